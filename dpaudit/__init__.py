@@ -1,0 +1,73 @@
+"""dpaudit: a formally checked property-testing and audit harness for differential privacy.
+
+Public API (everything in ``__all__``; imported lazily so ``import dpaudit`` and the CLI start fast)::
+
+    import dpaudit
+
+    @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=10)
+    def noisy_sum(data, rng):
+        return float(data.sum() + rng.laplace(scale=1.0))
+
+    result = dpaudit.audit(noisy_sum, seed=1)         # sampled ε lower bound, at a confidence
+    print(result.verdict, result.epsilon_lower_bound)
+
+Three kinds of evidence are kept apart: sampling and search REFUTE or do not; only a proof PROVES.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# name -> module that defines it. Each entry is re-exported as ``dpaudit.<name>``.
+_EXPORTS: dict[str, str] = {
+    # claims and specs
+    "Neighbours": "dpaudit.claims",
+    "Domain": "dpaudit.claims",
+    "PureDP": "dpaudit.claims",
+    "ApproxDP": "dpaudit.claims",
+    "SensitivityBound": "dpaudit.claims",
+    "privacy_claim": "dpaudit.claims",
+    "MechanismSpec": "dpaudit.spec",
+    "mechanism": "dpaudit.spec",
+    "OutputKind": "dpaudit.spec",
+    # results
+    "Verdict": "dpaudit.results",
+    "AuditResult": "dpaudit.results",
+    "Counterexample": "dpaudit.results",
+    "Interval": "dpaudit.results",
+    # errors
+    "DpauditError": "dpaudit.errors",
+    "InvalidArgument": "dpaudit.errors",
+    "UsageError": "dpaudit.errors",
+    "LoadError": "dpaudit.errors",
+    "MechanismError": "dpaudit.errors",
+    # command line
+    "ExitCode": "dpaudit.cli",
+    # statistical and exact privacy audits (dpaudit/auditor.py)
+    "audit": "dpaudit.auditor",
+    "exact_audit": "dpaudit.auditor",
+    # sensitivity search (dpaudit/sensitivity/)
+    "check_sensitivity": "dpaudit.sensitivity",
+    "SensitivityResult": "dpaudit.sensitivity",
+    # formal claims (dpaudit/formal/)
+    "verify": "dpaudit.formal",
+    "FormalResult": "dpaudit.formal",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dpaudit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

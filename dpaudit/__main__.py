@@ -1,0 +1,3 @@
+from dpaudit.cli import main
+
+main()

@@ -1,0 +1,170 @@
+"""The ``dpaudit`` command line: ``check | audit | verify | report | list``.
+
+Every subcommand returns an :class:`ExitCode`; only :func:`main` exits (STYLE.md 11). Errors in
+our inputs print one line and exit 3; a crash, hang or bad output of an audited mechanism is an
+ERROR verdict in the results, never a dpaudit traceback; an unexpected bug in dpaudit itself
+prints one line (and the traceback only with ``DPAUDIT_DEBUG=1``) and exits 4.
+
+Subcommand bodies live with the code they drive and are imported lazily, so ``dpaudit --help``
+stays fast: ``check`` → :mod:`dpaudit.check`, ``audit``/``list`` → :mod:`dpaudit.suite`,
+``verify`` → :mod:`dpaudit.formal.cli`, ``report`` → :mod:`dpaudit.report.cli`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from enum import IntEnum
+from typing import Optional, Sequence
+
+__all__ = ["ExitCode", "main", "build_parser"]
+
+
+class ExitCode(IntEnum):
+    """Process exit codes (DESIGN.md; documented in README.md)."""
+
+    OK = 0                 #: no claim refuted
+    REFUTED = 1            #: at least one claim refuted
+    INCONCLUSIVE = 2       #: only inconclusive results, with --fail-on-inconclusive
+    USAGE_ERROR = 3        #: bad flags, unloadable file, or the only target errored
+    INTERNAL_ERROR = 4     #: a bug in dpaudit
+    NOTHING_TO_AUDIT = 5   #: no mechanism, audit or claim matched
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so usage errors get exit code 3."""
+
+    def error(self, message: str):  # type: ignore[override]
+        from dpaudit.errors import UsageError
+
+        raise UsageError(f"{self.prog}: {message}")
+
+
+# Options whose value may start with '-' (a negative LO): `--domain -10:10` is rewritten to
+# `--domain=-10:10` before parsing, so both spellings work.
+_VALUE_MAY_START_WITH_DASH = ("--domain",)
+
+
+def _join_dash_values(argv: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in _VALUE_MAY_START_WITH_DASH and i + 1 < len(argv) and argv[i + 1].startswith("-") \
+                and len(argv[i + 1]) > 1 and (argv[i + 1][1].isdigit() or argv[i + 1][1] == "."):
+            out.append(f"{a}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from dpaudit import __version__
+
+    p = _Parser(prog="dpaudit", description="Audit differential-privacy mechanisms: sampled "
+                "lower bounds on ε, sensitivity search, and z3 proofs, with compliance reports.")
+    p.add_argument("--version", action="version", version=f"dpaudit {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    c = sub.add_parser("check", help="audit a mechanism in a Python file")
+    c.add_argument("target", metavar="FILE.py[:FUNCTION]")
+    c.add_argument("--epsilon", type=str, help="claimed ε (> 0)")
+    c.add_argument("--delta", type=str, help="claimed δ in [0, 1) (default 0: pure DP)")
+    c.add_argument("--neighbours", "--neighbors", dest="neighbours",
+                   help="add-remove | replace | linf | l1 (default add-remove)")
+    c.add_argument("--domain", metavar="LO:HI", help="record domain, e.g. --domain=-10:10 (default 0:1)")
+    c.add_argument("--size", type=str, help="records per dataset (default 10)")
+    c.add_argument("--samples", type=str, help="sample budget per audit")
+    c.add_argument("--confidence", type=str, help="family-wise confidence (default 0.95)")
+    c.add_argument("--seed", type=str, help="root seed (recorded; default fixed)")
+    c.add_argument("--timeout", type=str, help="total time limit in seconds")
+    c.add_argument("--call-timeout", type=str, help="per-call time limit in seconds")
+    c.add_argument("--memory", type=str, help="memory cap for the mechanism's process, e.g. 2G")
+    c.add_argument("--in-process", action="store_true",
+                   help="run the mechanism in this process (trusted code only; no sandbox)")
+    _report_flags(c)
+    c.add_argument("--exit-zero", action="store_true", help="exit 0 even when a claim is refuted")
+    c.add_argument("--fail-on-inconclusive", action="store_true",
+                   help="exit 2 when a result is inconclusive")
+    c.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+
+    a = sub.add_parser("audit", help="run audit definitions and write reports/")
+    a.add_argument("paths", nargs="*", metavar="PATH", help="audit files or folders (default audits/)")
+    a.add_argument("--id", dest="ids", action="append", metavar="ID", help="only this audit id (repeatable)")
+    a.add_argument("--out", metavar="DIR", default="reports", help="report folder (default reports/)")
+    a.add_argument("--seed", type=str, help="root seed (recorded; default fixed)")
+    _report_flags(a, html_default=None)
+    a.add_argument("--exit-zero", action="store_true")
+    a.add_argument("--fail-on-inconclusive", action="store_true")
+    a.add_argument("--quiet", "-q", action="store_true")
+
+    v = sub.add_parser("verify", help="run the z3 claims")
+    v.add_argument("--claim", dest="claims", action="append", metavar="NAME",
+                   help="only this claim (repeatable)")
+    v.add_argument("--json", metavar="F", help="write the results as JSON")
+    v.add_argument("--smt2-dir", metavar="DIR", help="dump each query as SMT-LIB2")
+    v.add_argument("--timeout", type=str, help="per-query solver timeout in seconds")
+
+    r = sub.add_parser("report", help="re-render a saved result")
+    r.add_argument("result", metavar="RESULT.json")
+    _report_flags(r)
+
+    sub.add_parser("list", help="list reference mechanisms, audits and formal claims")
+    return p
+
+
+def _report_flags(p: argparse.ArgumentParser, html_default: Optional[str] = None) -> None:
+    p.add_argument("--html", metavar="F", default=html_default, help="write an HTML report")
+    p.add_argument("--json", metavar="F", help="write the canonical JSON result")
+    p.add_argument("--junit", metavar="F", help="write JUnit XML (one test case per claim)")
+    p.add_argument("--sarif", metavar="F", help="write SARIF 2.1.0 (one result per refuted claim)")
+
+
+_COMMANDS = {
+    "check": ("dpaudit.check", "run_check"),
+    "audit": ("dpaudit.suite", "run_audit"),
+    "list": ("dpaudit.suite", "run_list"),
+    "verify": ("dpaudit.formal.cli", "run_verify"),
+    "report": ("dpaudit.report.cli", "run_report"),
+}
+
+
+def run(argv: Optional[Sequence[str]] = None) -> ExitCode:
+    """Parse ``argv`` and run the subcommand; return its exit code (never exits)."""
+    from dpaudit.errors import DpauditError
+
+    args_list = _join_dash_values(list(sys.argv[1:] if argv is None else argv))
+    try:
+        args = build_parser().parse_args(args_list)
+        if not args.command:
+            build_parser().print_help(sys.stderr)
+            return ExitCode.USAGE_ERROR
+        module, func = _COMMANDS[args.command]
+        return ExitCode(getattr(importlib.import_module(module), func)(args))
+    except DpauditError as exc:
+        print(f"dpaudit: error: {exc}", file=sys.stderr)
+        return ExitCode.USAGE_ERROR
+    except KeyboardInterrupt:
+        print("dpaudit: interrupted", file=sys.stderr)
+        return ExitCode.INTERNAL_ERROR
+    except Exception as exc:  # a bug in dpaudit itself
+        if os.environ.get("DPAUDIT_DEBUG"):
+            raise
+        print(f"dpaudit: internal error: {type(exc).__name__}: {exc} "
+              f"(rerun with DPAUDIT_DEBUG=1 for the traceback)", file=sys.stderr)
+        return ExitCode.INTERNAL_ERROR
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    """Console entry point: the only place that exits."""
+    code = run(argv)
+    sys.stdout.flush()
+    raise SystemExit(int(code))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,67 @@
+"""The exception hierarchy of dpaudit.
+
+One root, :class:`DpauditError`. Errors in *our* inputs (bad arguments, files that do not load)
+are kept apart from failures of the *audited* code (:class:`MechanismError`), which are never
+dpaudit's bug and are reported as an ERROR verdict for that mechanism (STYLE.md 9-10).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "DpauditError",
+    "InvalidArgument",
+    "UsageError",
+    "LoadError",
+    "MechanismError",
+]
+
+
+class DpauditError(Exception):
+    """Root of every error dpaudit raises on purpose."""
+
+
+class InvalidArgument(DpauditError, ValueError):
+    """An argument has an invalid value. The message names it, shows it and says what is allowed."""
+
+    @classmethod
+    def bad(cls, name: str, value: Any, requirement: str) -> "InvalidArgument":
+        """``InvalidArgument.bad("epsilon", -1.0, "a finite number > 0")`` ->
+        ``epsilon must be a finite number > 0, got -1.0``."""
+        return cls(f"{name} must be {requirement}, got {value!r}")
+
+
+class UsageError(DpauditError):
+    """The command line or the declaration is incomplete or contradictory (exit code 3)."""
+
+
+class LoadError(DpauditError):
+    """A mechanism file could not be found, parsed or imported, or holds no mechanism (exit code 3)."""
+
+
+class MechanismError(DpauditError):
+    """The audited mechanism misbehaved: it raised, hung, crashed, or returned a bad output.
+
+    ``cause`` is a one-line description (``"raised ZeroDivisionError: division by zero"``,
+    ``"returned nan"``); ``dataset`` is the input that triggered it, when known.
+    """
+
+    def __init__(self, cause: str, dataset: Any = None, output: Any = None) -> None:
+        self.cause = cause
+        self.dataset = dataset
+        self.output = output
+        where = "" if dataset is None else f" on dataset {_short(dataset)}"
+        super().__init__(f"mechanism {cause}{where}")
+
+
+def _short(x: Any, limit: int = 120) -> str:
+    try:
+        import numpy as np
+
+        if isinstance(x, np.ndarray):
+            x = x.tolist()
+    except Exception:  # pragma: no cover - numpy is a hard dependency
+        pass
+    text = repr(x)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

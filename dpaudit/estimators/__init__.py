@@ -1,0 +1,1 @@
+"""Event selection, Clopper-Pearson bounds, ε and δ lower bounds, exact (white-box) losses."""

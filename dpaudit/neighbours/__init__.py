@@ -1,0 +1,1 @@
+"""Neighbour relations and candidate neighbouring-pair generators."""

@@ -1,0 +1,1 @@
+"""Worst-case neighbouring-pair search: structured patterns, hypothesis-targeted search, refinement."""

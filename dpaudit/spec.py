@@ -1,0 +1,278 @@
+"""MechanismSpec: a mechanism callable together with the claim it makes.
+
+A mechanism is any of (DESIGN.md, "A mechanism"):
+
+* ``f(data, rng)``: ``data`` a 1-D float ``numpy`` array, ``rng`` a ``numpy.random.Generator``;
+* ``f(data)``: the mechanism brings its own randomness (then runs cannot be replayed exactly);
+* ``f(data, rng, size=k)``: the batch form, returning ``k`` outputs at once (much faster audits).
+
+Its claim is declared with :func:`mechanism` on the function, or given as overrides (CLI flags win
+over a declaration). Reference mechanisms may also give their exact output law as ``log_prob(data, y)``
+(log density or log pmf of output ``y`` on input ``data``) or ``distribution(data)`` (a frozen
+``scipy.stats`` distribution), so they can be audited exactly as well as by sampling.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from dpaudit.claims import (
+    Domain,
+    Neighbours,
+    PrivacyClaim,
+    check_delta,
+    check_epsilon,
+    check_size,
+    privacy_claim,
+)
+from dpaudit.errors import InvalidArgument, MechanismError, UsageError
+
+__all__ = [
+    "OutputKind",
+    "CallForm",
+    "Declaration",
+    "MechanismSpec",
+    "mechanism",
+    "declaration_of",
+    "DEFAULT_NEIGHBOURS",
+    "DEFAULT_DOMAIN",
+    "DEFAULT_SIZE",
+]
+
+DEFAULT_NEIGHBOURS = Neighbours.ADD_REMOVE
+DEFAULT_DOMAIN = Domain(0.0, 1.0)
+DEFAULT_SIZE = 10
+
+_ATTR = "__dpaudit__"
+
+
+class OutputKind(str, Enum):
+    """What a mechanism returns, as detected from its samples."""
+
+    REAL = "real"            # a real scalar with a continuous-looking law
+    DISCRETE = "discrete"    # an integer or a hashable category (finitely many atoms seen)
+    BOOL = "bool"
+    VECTOR = "vector"        # a fixed-length tuple / 1-D array of numbers
+    NONE = "none"            # always None (e.g. an SVT that answers nothing)
+
+    @property
+    def description(self) -> str:
+        return {
+            "real": "real scalar", "discrete": "integer or categorical", "bool": "boolean",
+            "vector": "fixed-length numeric vector", "none": "None",
+        }[self.value]
+
+
+class CallForm(str, Enum):
+    """How the callable takes its randomness."""
+
+    DATA = "f(data)"
+    DATA_RNG = "f(data, rng)"
+    BATCH = "f(data, rng, size=k)"
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """What ``@dpaudit.mechanism(...)`` wrote on a function; every field may be missing (None)."""
+
+    epsilon: Optional[float] = None
+    delta: Optional[float] = None
+    neighbours: Optional[Neighbours] = None
+    domain: Optional[Domain] = None
+    size: Optional[int] = None
+    log_prob: Optional[Callable[[np.ndarray, Any], float]] = None
+    distribution: Optional[Callable[[np.ndarray], Any]] = None
+    output: Optional[OutputKind] = None
+
+    @classmethod
+    def make(cls, *, epsilon=None, delta=None, neighbours=None, domain=None, size=None,
+             log_prob=None, distribution=None, output=None) -> "Declaration":
+        """Validate each given field (a bad value raises InvalidArgument naming it)."""
+        return cls(
+            epsilon=None if epsilon is None else check_epsilon(epsilon),
+            delta=None if delta is None else check_delta(delta),
+            neighbours=None if neighbours is None else Neighbours.parse(neighbours),
+            domain=None if domain is None else Domain.parse(domain),
+            size=None if size is None else check_size(size),
+            log_prob=log_prob,
+            distribution=distribution,
+            output=None if output is None else OutputKind(output),
+        )
+
+    def merged(self, other: "Declaration") -> "Declaration":
+        """``other``'s fields win where they are set (CLI flags over a decorator)."""
+        values = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        for f in self.__dataclass_fields__:
+            v = getattr(other, f)
+            if v is not None:
+                values[f] = v
+        return Declaration(**values)
+
+
+def mechanism(func: Optional[Callable] = None, *, epsilon=None, delta=None, neighbours=None,
+              domain=None, size=None, log_prob=None, distribution=None, output=None):
+    """Declare a mechanism's privacy claim on the function itself.
+
+    >>> @mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=10)
+    ... def noisy_sum(data, rng):
+    ...     return float(data.sum() + rng.laplace(scale=1.0))
+
+    The function is returned unchanged (it stays callable as before); the declaration is stored on
+    it and read by :meth:`MechanismSpec.from_function`, ``dpaudit check`` and the pytest plugin.
+    Arguments are validated now, so a bad declaration fails at import with a clear message.
+    """
+    decl = Declaration.make(epsilon=epsilon, delta=delta, neighbours=neighbours, domain=domain,
+                            size=size, log_prob=log_prob, distribution=distribution, output=output)
+
+    def wrap(f: Callable) -> Callable:
+        if not callable(f):
+            raise InvalidArgument.bad("mechanism", f, "a callable")
+        setattr(f, _ATTR, decl)
+        return f
+
+    return wrap if func is None else wrap(func)
+
+
+def declaration_of(func: Callable) -> Optional[Declaration]:
+    """The :class:`Declaration` written by :func:`mechanism`, or None."""
+    d = getattr(func, _ATTR, None)
+    return d if isinstance(d, Declaration) else None
+
+
+def _call_form(func: Callable) -> CallForm:
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return CallForm.DATA_RNG
+    params = list(sig.parameters.values())
+    positional = [p for p in params
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var_pos = any(p.kind is p.VAR_POSITIONAL for p in params)
+    takes_size = "size" in sig.parameters and sig.parameters["size"].kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    named = [p.name for p in positional if p.name != "size"]
+    takes_rng = var_pos or len(named) >= 2
+    if takes_rng and takes_size:
+        return CallForm.BATCH
+    if takes_rng:
+        return CallForm.DATA_RNG
+    if not named and not var_pos:
+        raise InvalidArgument.bad("mechanism", getattr(func, "__name__", func),
+                                  "a callable taking (data) or (data, rng)")
+    return CallForm.DATA
+
+
+def _source(func: Callable) -> Optional[tuple[str, int]]:
+    try:
+        f = inspect.unwrap(func)
+        path = inspect.getsourcefile(f)
+        line = inspect.getsourcelines(f)[1]
+        return (path, line) if path else None
+    except (TypeError, OSError):
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class MechanismSpec:
+    """A mechanism plus its claim: everything an auditor needs, validated.
+
+    ``size`` is the number of records in a dataset (for ``add-remove``, in the larger dataset of
+    a pair; for ``linf`` and ``l1``, the length of the answer / count vector).
+    """
+
+    func: Callable
+    claim: PrivacyClaim
+    neighbours: Neighbours = DEFAULT_NEIGHBOURS
+    domain: Domain = DEFAULT_DOMAIN
+    size: int = DEFAULT_SIZE
+    name: str = ""
+    call_form: CallForm = CallForm.DATA_RNG
+    log_prob: Optional[Callable[[np.ndarray, Any], float]] = None
+    distribution: Optional[Callable[[np.ndarray], Any]] = None
+    output: Optional[OutputKind] = None
+    source: Optional[tuple[str, int]] = field(default=None, compare=False)
+
+    @property
+    def epsilon(self) -> float:
+        return self.claim.epsilon
+
+    @property
+    def delta(self) -> float:
+        return self.claim.delta
+
+    @property
+    def exact(self) -> bool:
+        """True when the exact output law is available (white-box audit possible)."""
+        return self.log_prob is not None or self.distribution is not None
+
+    @classmethod
+    def from_function(cls, func: Callable, *, name: Optional[str] = None, **overrides: Any) -> "MechanismSpec":
+        """Build a spec from a (possibly decorated) function; ``overrides`` win over the declaration.
+
+        ``overrides`` takes the :func:`mechanism` keywords. A missing ε is a :class:`UsageError`
+        saying which flag or keyword to add; neighbours, domain and size have documented defaults.
+        """
+        if not callable(func):
+            raise InvalidArgument.bad("mechanism", func, "a callable")
+        decl = (declaration_of(func) or Declaration()).merged(Declaration.make(**overrides))
+        label = name or getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+        if decl.epsilon is None:
+            raise UsageError(
+                f"{label}: no privacy claim: add --epsilon E (and --delta D for (ε, δ)-DP) "
+                f"or declare @dpaudit.mechanism(epsilon=...) on the function")
+        return cls(
+            func=func,
+            claim=privacy_claim(decl.epsilon, decl.delta or 0.0),
+            neighbours=decl.neighbours or DEFAULT_NEIGHBOURS,
+            domain=decl.domain or DEFAULT_DOMAIN,
+            size=DEFAULT_SIZE if decl.size is None else decl.size,
+            name=label,
+            call_form=_call_form(func),
+            log_prob=decl.log_prob,
+            distribution=decl.distribution,
+            output=decl.output,
+            source=_source(func),
+        )
+
+    def with_claim(self, epsilon: float, delta: float = 0.0) -> "MechanismSpec":
+        """The same mechanism audited against another claim."""
+        return replace(self, claim=privacy_claim(epsilon, delta))
+
+    def call_batch(self, data: Any, rng: np.random.Generator, n: int) -> list | np.ndarray:
+        """Run the mechanism ``n`` times on ``data`` with ``rng``; return the raw outputs.
+
+        Uses the batch form when the callable has one, else a tight loop. Every call receives its
+        own copy of ``data`` so a mechanism that mutates its input cannot corrupt the audit.
+        Any exception raised by the mechanism becomes a :class:`MechanismError` naming it and the
+        dataset; output validation (NaN, type changes, lengths) is the sampling engine's job.
+        """
+        base = np.array(data, dtype=float)
+        f = self.func
+        try:
+            if self.call_form is CallForm.BATCH:
+                out = f(base.copy(), rng, size=n)
+                try:
+                    length = len(out)
+                except TypeError:
+                    raise MechanismError(f"batch form returned {type(out).__name__}, "
+                                         f"not a sequence of {n} outputs", base) from None
+                if length != n:
+                    raise MechanismError(f"batch form returned {length} outputs for size={n}", base)
+                return out
+            if self.call_form is CallForm.DATA_RNG:
+                return [f(base.copy(), rng) for _ in range(n)]
+            return [f(base.copy()) for _ in range(n)]
+        except MechanismError:
+            raise
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # the audited code failed: not our bug (STYLE.md 10)
+            msg = str(exc).splitlines()[0] if str(exc) else ""
+            raise MechanismError(f"raised {type(exc).__name__}" + (f": {msg}" if msg else ""),
+                                 base) from exc

@@ -1,0 +1,107 @@
+"""Claims, specs, seeds and the public API surface."""
+
+import math
+
+import numpy as np
+import pytest
+
+import dpaudit
+from dpaudit.claims import Domain, Neighbours, privacy_claim
+from dpaudit.errors import InvalidArgument, MechanismError, UsageError
+from dpaudit.rng import root_sequence, spawn_generators
+from dpaudit.spec import CallForm, MechanismSpec, mechanism
+
+
+@pytest.mark.parametrize("eps", [0, -1.0, math.nan, math.inf, "1", True])
+def test_invalid_epsilon_names_argument_and_value(eps):
+    with pytest.raises(InvalidArgument, match=r"^epsilon must be a finite number > 0, got"):
+        dpaudit.PureDP(eps)
+
+
+@pytest.mark.parametrize("delta", [-0.1, 1.0, 2, math.nan])
+def test_invalid_delta(delta):
+    with pytest.raises(InvalidArgument, match=r"^delta must be a number in \[0, 1\), got"):
+        dpaudit.ApproxDP(1.0, delta)
+
+
+def test_privacy_claim_picks_pure_or_approx():
+    assert privacy_claim(1.0) == dpaudit.PureDP(1.0)
+    assert privacy_claim(1.0, 1e-5) == dpaudit.ApproxDP(1.0, 1e-5)
+
+
+@pytest.mark.parametrize("bad", ["1:1", "2:1", "a:b", "1", (0, math.inf), (1, 0)])
+def test_invalid_domain(bad):
+    with pytest.raises(InvalidArgument, match="domain"):
+        Domain.parse(bad)
+
+
+def test_domain_parse_negative_lo():
+    assert Domain.parse("-10:10") == Domain(-10.0, 10.0)
+
+
+def test_unknown_relation_names_choices():
+    with pytest.raises(InvalidArgument, match="neighbours must be one of add-remove, replace, linf, l1"):
+        Neighbours.parse("swap")
+    assert Neighbours.parse("add_remove") is Neighbours.ADD_REMOVE
+
+
+def test_negative_size_rejected():
+    with pytest.raises(InvalidArgument, match="size must be an integer >= 0, got -1"):
+        mechanism(epsilon=1.0, size=-1)
+
+
+def test_call_forms_detected():
+    assert MechanismSpec.from_function(lambda d: 0.0, epsilon=1).call_form is CallForm.DATA
+    assert MechanismSpec.from_function(lambda d, rng: 0.0, epsilon=1).call_form is CallForm.DATA_RNG
+
+    def batch(d, rng, size=None):
+        return rng.normal(size=size)
+
+    assert MechanismSpec.from_function(batch, epsilon=1).call_form is CallForm.BATCH
+
+
+def test_flags_override_declaration_and_missing_claim_is_usage_error():
+    @mechanism(epsilon=1.0, domain=(0, 1), size=5)
+    def m(data, rng):
+        return 0.0
+
+    spec = MechanismSpec.from_function(m, epsilon=2.0, size=7)
+    assert (spec.epsilon, spec.size, spec.domain) == (2.0, 7, Domain(0.0, 1.0))
+    with pytest.raises(UsageError, match="--epsilon"):
+        MechanismSpec.from_function(lambda d, rng: 0.0)
+
+
+def test_call_batch_wraps_mechanism_exceptions_with_dataset():
+    spec = MechanismSpec.from_function(lambda d, rng: 1 / 0, epsilon=1)
+    with pytest.raises(MechanismError, match="raised ZeroDivisionError") as info:
+        spec.call_batch([0.5, 1.0], np.random.default_rng(0), 3)
+    assert list(info.value.dataset) == [0.5, 1.0]
+
+
+def test_call_batch_rejects_wrong_batch_length():
+    def m(d, rng, size=None):
+        return np.zeros(3)
+
+    with pytest.raises(MechanismError, match="returned 3 outputs for size=5"):
+        MechanismSpec.from_function(m, epsilon=1).call_batch([0.0], np.random.default_rng(0), 5)
+
+
+def test_mechanism_cannot_corrupt_the_dataset():
+    def mutating(d, rng):
+        d[:] = 99.0
+        return float(d.sum())
+
+    data = np.array([0.1, 0.2])
+    MechanismSpec.from_function(mutating, epsilon=1).call_batch(data, np.random.default_rng(0), 2)
+    assert data.tolist() == [0.1, 0.2]
+
+
+def test_same_seed_same_children():
+    a = [g.random() for g in spawn_generators(root_sequence(7), 3)]
+    b = [g.random() for g in spawn_generators(root_sequence(7), 3)]
+    assert a == b and len(set(a)) == 3
+
+
+def test_every_public_name_resolves():
+    for name in dpaudit.__all__:
+        assert getattr(dpaudit, name) is not None, name
