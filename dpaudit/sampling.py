@@ -1,0 +1,63 @@
+"""The sampling contract: batches of mechanism calls, each with its own spawned seed.
+
+Work is cut into :class:`BatchTask` s whose boundaries depend only on the requested count (never on
+the number of workers), and each batch gets a child of the audit's ``SeedSequence``. Any
+:class:`Executor` (in process, a process pool, or the sandbox of ``dpaudit check``) therefore
+returns exactly the same outputs for the same seed.
+
+An executor runs ``spec.call_batch(data, generator(task.seed), task.n)`` for every task and returns
+the raw outputs in task order, or raises :class:`~dpaudit.errors.MechanismError` naming the cause
+and the dataset. Validation of the outputs (NaN, type and length changes) happens afterwards, in
+the parent process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+from dpaudit.rng import generator
+from dpaudit.spec import MechanismSpec
+
+__all__ = ["BATCH_SIZE", "BatchTask", "Executor", "InProcessExecutor", "plan_batches"]
+
+#: Samples per batch: big enough to amortise a batch call, small enough to spread over cores.
+BATCH_SIZE = 50_000
+
+
+@dataclass(frozen=True, slots=True)
+class BatchTask:
+    """Run the mechanism ``n`` times on ``data`` with a generator on ``seed``."""
+
+    data: tuple
+    seed: np.random.SeedSequence
+    n: int
+
+
+def plan_batches(data: Any, seed: np.random.SeedSequence, n: int,
+                 batch_size: int = BATCH_SIZE) -> list[BatchTask]:
+    """Split ``n`` draws on ``data`` into batches of ``batch_size`` (the last may be shorter); batch
+    k uses the k-th child of ``seed``. Depends only on (seed, n, batch_size): reproducible."""
+    n = int(n)
+    if n <= 0:
+        return []
+    counts = [batch_size] * (n // batch_size) + ([n % batch_size] if n % batch_size else [])
+    children = seed.spawn(len(counts))
+    d = tuple(float(x) for x in np.asarray(data, dtype=float).reshape(-1))
+    return [BatchTask(d, s, c) for s, c in zip(children, counts)]
+
+
+class Executor(Protocol):
+    """Runs batches of a mechanism; returns one raw output sequence per task, in order."""
+
+    def run(self, spec: MechanismSpec, tasks: Sequence[BatchTask]) -> list[Any]:
+        ...
+
+
+class InProcessExecutor:
+    """Run every batch here, one after another (trusted code; the default for reference mechanisms)."""
+
+    def run(self, spec: MechanismSpec, tasks: Sequence[BatchTask]) -> list[Any]:
+        return [spec.call_batch(np.asarray(t.data, dtype=float), generator(t.seed), t.n) for t in tasks]
