@@ -1,0 +1,76 @@
+"""Canonical JSON of a run: written atomically, read back and validated.
+
+The JSON is the canonical result (DESIGN.md): HTML, JUnit and SARIF are rendered from it, and
+``dpaudit report RESULT.json`` re-renders them from the file alone. It is standard JSON
+(``allow_nan=False``: non-finite numbers are already the strings ``"inf"``/``"nan"``, see
+:func:`dpaudit.results.jsonable`), UTF-8, indented, with keys in the model's fixed order, so the
+same run always serialises to the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Mapping
+
+from dpaudit.errors import InvalidArgument, UsageError
+from dpaudit.report.model import check_run
+
+__all__ = ["dumps", "write_json", "read_json", "write_text"]
+
+
+def dumps(run: Mapping[str, Any]) -> str:
+    """The run as canonical JSON text (ends with a newline)."""
+    try:
+        return json.dumps(run, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgument(f"run is not JSON-ready: {exc}") from None
+
+
+def write_text(path: str | os.PathLike, text: str) -> str:
+    """Write ``text`` to ``path`` atomically (a temporary file renamed over it), creating parent
+    folders; return the path. A failure leaves any previous file intact and raises UsageError."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+        tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "w", encoding="utf-8", newline="\n") as fh:  # honours the umask
+                fh.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
+
+
+def write_json(run: Mapping[str, Any], path: str | os.PathLike) -> str:
+    """Write the canonical JSON of ``run`` to ``path``."""
+    return write_text(path, dumps(run))
+
+
+def read_json(path: str | os.PathLike) -> dict:
+    """Read a run saved by :func:`write_json` and validate it (UsageError with one clear line when
+    the file is missing, not JSON, or not a compatible dpaudit result)."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a folder, not a result file") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not a dpaudit result (not UTF-8 text)") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return check_run(data, source=path)
+    except InvalidArgument as exc:
+        raise UsageError(str(exc)) from None

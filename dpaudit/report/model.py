@@ -1,0 +1,227 @@
+"""The run model: one JSON-ready dict that every report (JSON, HTML, JUnit, SARIF) is rendered from.
+
+A *run* is what one ``dpaudit check`` or ``dpaudit audit`` produced (DESIGN.md, "JSON result")::
+
+    {"format_version", "tool_version", "seed", "started", "finished", "command",
+     "environment": {"python", "numpy", "scipy", "statsmodels", "hypothesis", "z3", "platform"},
+     "git_commit", "summary": {verdict: count, ..., "controls", "mismatches"}, "results": [record, ...]}
+
+Each record is a result's ``to_record()`` (the common keys of :mod:`dpaudit.results`: ``kind``,
+``target``, ``verdict``, ``elapsed_s``, ``reproduce``, ``error``, plus its kind's own keys). Records
+of the audit suite also carry ``id`` and ``expected``; any record may carry ``location``
+(``{"path": ..., "line": ...}``, the mechanism's source, used by SARIF). Reports are pure
+functions of this dict (STYLE.md 12: build the model, then render it).
+
+Only ``started``, ``finished``, ``elapsed_s`` (and the environment) vary between two runs with the
+same seed; :func:`stable_view` drops them, so reproducibility is checked by comparing stable views.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+import shlex
+import subprocess
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from dpaudit.errors import InvalidArgument
+from dpaudit.results import FORMAT_VERSION, Verdict, jsonable
+
+__all__ = ["make_run", "record_of", "summarise", "environment", "git_commit", "timestamp",
+           "stable_view", "check_run", "VOLATILE_KEYS", "matches_expected", "relative_path",
+           "location"]
+
+#: Keys whose values change from run to run even with the same seed (times and the machine).
+VOLATILE_KEYS = frozenset({"started", "finished", "elapsed_s", "environment", "git_commit",
+                           "tool_version", "command", "solver_time_s", "time_s", "seconds"})
+
+#: Distributions whose versions a reviewer needs to replay a run (import name -> distribution).
+_PACKAGES = {"numpy": "numpy", "scipy": "scipy", "statsmodels": "statsmodels",
+             "hypothesis": "hypothesis", "z3": "z3-solver"}
+
+
+def timestamp(when: Any = None) -> str:
+    """An ISO 8601 UTC timestamp (``2026-11-22T07:00:00Z``) from a datetime, a POSIX time, an ISO
+    string (kept as given) or ``None`` (now)."""
+    if when is None:
+        when = _dt.datetime.now(_dt.timezone.utc)
+    if isinstance(when, str):
+        return when
+    if isinstance(when, (int, float)) and not isinstance(when, bool):
+        when = _dt.datetime.fromtimestamp(float(when), _dt.timezone.utc)
+    if isinstance(when, _dt.datetime):
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=_dt.timezone.utc)
+        return when.astimezone(_dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    raise InvalidArgument.bad("started/finished", when, "a datetime, a POSIX time or an ISO string")
+
+
+def environment() -> dict:
+    """Versions of Python and of the numeric stack, and the platform (read from package metadata,
+    so nothing heavy is imported)."""
+    from importlib import metadata
+
+    env = {"python": platform.python_version()}
+    for key, dist in _PACKAGES.items():
+        try:
+            env[key] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            env[key] = None
+    env["platform"] = platform.platform()
+    return env
+
+
+def git_commit(cwd: Optional[str] = None) -> Optional[str]:
+    """The commit checked out in ``cwd`` (the current directory by default), or None when there is
+    no git or no repository. A ``+dirty`` suffix marks uncommitted changes to tracked files."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True,
+                              text=True, timeout=5)
+        if head.returncode != 0:
+            return None
+        commit = head.stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
+                               capture_output=True, text=True, timeout=5)
+        return commit + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def record_of(result: Any) -> dict:
+    """A result object (anything with ``to_record()``) or a record dict, as a JSON-ready record.
+
+    The common keys are checked: a record without ``kind``, ``target`` or a valid ``verdict``
+    cannot be reported and raises :class:`InvalidArgument`.
+    """
+    rec = jsonable(result)
+    if not isinstance(rec, dict):
+        raise InvalidArgument.bad("record", result, "a result with to_record() or a dict")
+    for key in ("kind", "target", "verdict"):
+        if key not in rec:
+            raise InvalidArgument(f"record must have a {key!r} key, got keys {sorted(rec)}")
+    try:
+        Verdict(rec["verdict"])
+    except ValueError:
+        allowed = ", ".join(v.value for v in Verdict)
+        raise InvalidArgument.bad("record verdict", rec["verdict"], f"one of {allowed}") from None
+    for key, default in (("elapsed_s", None), ("reproduce", ""), ("error", None)):
+        rec.setdefault(key, default)
+    return rec
+
+
+def matches_expected(record: Mapping[str, Any]) -> Optional[bool]:
+    """For a record with an ``expected`` verdict (a suite control): does the verdict equal it?
+    None when the record has no expectation."""
+    expected = record.get("expected")
+    if expected is None:
+        return None
+    return record.get("verdict") == expected
+
+
+def summarise(records: Sequence[Mapping[str, Any]]) -> dict:
+    """Counts per verdict, the worst verdict, and how many expectations were met / missed."""
+    counts = {v.value: 0 for v in Verdict}
+    for r in records:
+        counts[r["verdict"]] += 1
+    worst = max((Verdict(r["verdict"]) for r in records), key=lambda v: v.severity, default=None)
+    checked = [m for m in (matches_expected(r) for r in records) if m is not None]
+    return {"total": len(records), "verdicts": counts,
+            "worst": None if worst is None else worst.value,
+            "with_expected": len(checked), "mismatches": sum(1 for m in checked if not m)}
+
+
+def _command_text(command: Any) -> str:
+    if command is None:
+        return ""
+    if isinstance(command, str):
+        return command
+    return shlex.join(str(c) for c in command)
+
+
+def make_run(records: Iterable[Any], *, seed: Optional[int], started: Any, finished: Any,
+             command: Any, git: bool = True) -> dict:
+    """The canonical run dict (module docstring) from results or records.
+
+    ``records``: result objects with ``to_record()`` or record dicts; ``seed``: the root seed;
+    ``started``/``finished``: datetimes, POSIX times or ISO strings; ``command``: the command line
+    (a string or an argv list). ``git=False`` skips the git lookup (tests, foreign folders).
+    """
+    recs = [record_of(r) for r in records]
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise InvalidArgument.bad("seed", seed, "an integer >= 0 or None")
+    from dpaudit import __version__
+
+    return {
+        "format_version": FORMAT_VERSION,
+        "tool_version": __version__,
+        "seed": seed,
+        "started": timestamp(started),
+        "finished": timestamp(finished),
+        "command": _command_text(command),
+        "environment": environment(),
+        "git_commit": git_commit() if git else None,
+        "summary": summarise(recs),
+        "results": recs,
+    }
+
+
+def check_run(run: Any, source: str = "run") -> dict:
+    """Validate a run dict read back from JSON: a mapping with a compatible ``format_version``
+    (same major version) and a list of valid records. Raises :class:`InvalidArgument` naming
+    ``source`` and what is wrong."""
+    if not isinstance(run, Mapping):
+        raise InvalidArgument(f"{source}: not a dpaudit result (expected a JSON object)")
+    version = run.get("format_version")
+    if not isinstance(version, str):
+        raise InvalidArgument(f"{source}: not a dpaudit result (no format_version)")
+    if version.split(".")[0] != FORMAT_VERSION.split(".")[0]:
+        raise InvalidArgument(f"{source}: format_version {version!r} is not readable by this "
+                              f"dpaudit (reads {FORMAT_VERSION.split('.')[0]}.x)")
+    results = run.get("results")
+    if not isinstance(results, list):
+        raise InvalidArgument(f"{source}: 'results' must be a list")
+    try:
+        recs = [record_of(r) for r in results]
+    except InvalidArgument as exc:
+        raise InvalidArgument(f"{source}: {exc}") from None
+    out = dict(run)
+    out["results"] = recs
+    out["summary"] = summarise(recs)
+    out.setdefault("environment", {})
+    for key in ("seed", "started", "finished", "command", "git_commit", "tool_version"):
+        out.setdefault(key, None)
+    return out
+
+
+def stable_view(run: Any) -> Any:
+    """``run`` without the keys that vary between runs with the same seed (:data:`VOLATILE_KEYS`),
+    recursively: two runs reproduce each other iff their stable views are equal."""
+    if isinstance(run, Mapping):
+        return {k: stable_view(v) for k, v in run.items() if k not in VOLATILE_KEYS}
+    if isinstance(run, list):
+        return [stable_view(v) for v in run]
+    return run
+
+
+def relative_path(path: str, base: Optional[str] = None) -> str:
+    """``path`` relative to ``base`` (the current directory) when it lies inside it, with ``/``
+    separators, so recorded locations do not depend on where the repository was cloned."""
+    base = os.path.abspath(base or os.getcwd())
+    full = os.path.abspath(path)
+    try:
+        rel = os.path.relpath(full, base)
+    except ValueError:  # another drive on Windows
+        return full.replace(os.sep, "/")
+    if rel.startswith(".."):
+        return full.replace(os.sep, "/")
+    return rel.replace(os.sep, "/")
+
+
+def location(source: Any) -> Optional[dict]:
+    """A record's ``location`` from a spec's ``source`` ``(path, line)`` (or None): the path made
+    relative to the current directory (:func:`relative_path`)."""
+    if not source:
+        return None
+    path, line = source
+    return {"path": relative_path(str(path)), "line": int(line) if line else 1}
