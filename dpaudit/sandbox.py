@@ -1,0 +1,537 @@
+"""Run an untrusted mechanism in a child process: time limits, a memory cap, crash capture.
+
+:class:`SandboxExecutor` implements :class:`dpaudit.sampling.Executor`. One child Python process
+imports the mechanism's file by path itself (with :func:`dpaudit.loader.load_mechanism`) and then
+serves batch after batch (``spec.call_batch`` on the task's data, seed and count, exactly as
+:class:`~dpaudit.sampling.InProcessExecutor` does, so the same seed gives the same outputs). The child
+is reused across batches and restarted only after a failure.
+
+Whatever the mechanism does becomes a :class:`~dpaudit.errors.MechanismError` ``(cause, dataset)``
+for the batch that triggered it, which the auditor turns into an ERROR verdict (STYLE.md 10):
+
+=========================================  ====================================================
+the mechanism ...                          cause
+=========================================  ====================================================
+raises                                     ``raised ValueError: ...``
+calls ``sys.exit(n)``                      ``called sys.exit(n)``
+calls ``os._exit(n)`` / dies               ``exited with status n``
+segfaults / is killed                      ``crashed with SIGSEGV (segmentation fault)``
+runs one call past ``call_timeout``        ``hung: one call ran longer than the per-call limit``
+runs the whole run past ``total_timeout``  ``exceeded the total time limit``
+allocates past ``memory``                  ``exceeded the memory cap of 2 GiB``
+returns what cannot be sent back           ``returned an output that cannot be sent back``
+=========================================  ====================================================
+
+The child's stdout and stderr go to a private file (``print`` in a mechanism cannot corrupt the
+channel, which is a separate pipe), and the last lines of it are appended to the cause of a crash.
+The memory cap is ``RLIMIT_AS`` (address space) set in the child before the file is imported.
+
+Per-call limits are enforced in the child by a watchdog thread that interrupts the main thread
+when no call has completed for ``call_timeout`` seconds (a batch-form call of ``k`` outputs is one
+call); a call stuck in C code that holds the GIL cannot be interrupted that way and is stopped by
+the total limit. The sandbox guards dpaudit against accidents in the audited code; it is not a
+security boundary against code written to attack it.
+"""
+
+from __future__ import annotations
+
+import math
+import mmap
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from multiprocessing.connection import Connection
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from dpaudit.errors import InvalidArgument, LoadError, MechanismError
+from dpaudit.sampling import BatchTask
+from dpaudit.spec import MechanismSpec
+
+__all__ = ["SandboxExecutor", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MEMORY", "parse_memory"]
+
+#: Seconds one call of the mechanism may take (a batch-form call counts as one call).
+DEFAULT_CALL_TIMEOUT = 30.0
+#: Address-space cap of the child process, in bytes (2 GiB).
+DEFAULT_MEMORY = 2 * 1024 ** 3
+#: Seconds the child gets to start and import the file (on top of the per-call limit).
+_START_GRACE = 15.0
+#: Seconds a mechanism gets to react to the watchdog before the child is killed.
+_KILL_GRACE = 2.0
+#: Exit status of a child whose watchdog gave up on a hung call (see _child_main).
+_WATCHDOG_EXIT = 86
+_TAIL_BYTES = 4096
+_TRUNCATE_AT = 1 << 20
+
+
+def parse_memory(value: Any, name: str = "memory") -> int:
+    """A memory size in bytes from ``2G``, ``512M``, ``1.5GiB``, ``2e9`` or an integer (≥ 64 MiB)."""
+    units = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024 ** 2, "mb": 1024 ** 2,
+             "mib": 1024 ** 2, "g": 1024 ** 3, "gb": 1024 ** 3, "gib": 1024 ** 3,
+             "t": 1024 ** 4, "tb": 1024 ** 4, "tib": 1024 ** 4}
+    if isinstance(value, bool):
+        raise InvalidArgument.bad(name, value, "a size such as 2G or 512M")
+    if isinstance(value, (int, float)):
+        number, unit = float(value), ""
+    else:
+        text = str(value).strip().lower().replace("_", "")
+        i = len(text)
+        while i > 0 and text[i - 1].isalpha():
+            i -= 1
+        number_text, unit = text[:i], text[i:]
+        try:
+            number = float(number_text)
+        except ValueError:
+            raise InvalidArgument.bad(name, value, "a size such as 2G or 512M") from None
+        if unit not in units:
+            raise InvalidArgument.bad(name, value, "a size such as 2G or 512M (units K, M, G, T)")
+    size = number * units[unit]
+    if not math.isfinite(size) or size < 64 * 1024 ** 2:
+        raise InvalidArgument.bad(name, value, "a size of at least 64M")
+    return int(size)
+
+
+def _describe_size(n: int) -> str:
+    for unit, scale in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2)):
+        if n >= scale:
+            return f"{n / scale:g} {unit}"
+    return f"{n} bytes"  # pragma: no cover - parse_memory forbids it
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        extra = {"SIGSEGV": " (segmentation fault)", "SIGBUS": " (bus error)",
+                 "SIGKILL": " (killed; out of memory?)", "SIGABRT": " (aborted)",
+                 "SIGFPE": " (floating-point exception)"}.get(name, "")
+        return f"crashed with {name}{extra}"
+    return f"exited with status {code} (os._exit or a crash in native code)"
+
+
+class SandboxExecutor:
+    """Runs batches of the mechanism ``function`` of the file ``path`` in one child process.
+
+    ``call_timeout`` (seconds, per call), ``total_timeout`` (seconds from :meth:`start`, or None)
+    and ``memory`` (bytes, or a string like ``"2G"``; None for no cap) are validated here.
+    Use it as a context manager, or call :meth:`close`; :meth:`start` is called by the first
+    :meth:`run` and raises :class:`LoadError` when the child cannot load the file.
+    """
+
+    def __init__(self, path: str, function: Optional[str] = None, *,
+                 call_timeout: Optional[float] = DEFAULT_CALL_TIMEOUT,
+                 total_timeout: Optional[float] = None,
+                 memory: Any = DEFAULT_MEMORY) -> None:
+        self.path = str(path)
+        self.function = function
+        self.call_timeout = _check_seconds(call_timeout, "call_timeout")
+        self.total_timeout = _check_seconds(total_timeout, "total_timeout")
+        self.memory = None if memory is None else parse_memory(memory)
+        self.children_started = 0
+        self._proc: Optional[subprocess.Popen] = None
+        self._send: Optional[Connection] = None
+        self._recv: Optional[Connection] = None
+        self._out = None
+        self._shm = None          # file through which numeric batch outputs come back
+        self._shm_map: Optional[mmap.mmap] = None
+        self._deadline: Optional[float] = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @property
+    def pid(self) -> Optional[int]:
+        """The running child's process id (None when no child is running)."""
+        return None if self._proc is None else self._proc.pid
+
+    def start(self) -> None:
+        """Start the child and let it import the file; raise LoadError if it cannot."""
+        if self._proc is not None:
+            return
+        if self._deadline is None and self.total_timeout is not None:
+            self._deadline = time.monotonic() + self.total_timeout
+        p2c_r, p2c_w = os.pipe()
+        c2p_r, c2p_w = os.pipe()
+        if self._out is None:
+            self._out = tempfile.TemporaryFile(mode="a+b", prefix="dpaudit-child-")
+        if self._shm is None:
+            shm_dir = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+            self._shm = tempfile.NamedTemporaryFile(prefix="dpaudit-outputs-", dir=shm_dir)
+        env = dict(os.environ)
+        pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in [env.get("PYTHONPATH")] if p])
+        env["PYTHONUNBUFFERED"] = "1"        # the tail of a crash must not sit in a lost buffer
+        env["PYTHONFAULTHANDLER"] = "1"      # a segfault prints the mechanism's stack to the tail
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            env.setdefault(var, "1")         # per-thread BLAS buffers would eat the memory cap
+        config = (self.path, self.function, self.call_timeout, self.memory, self._shm.name)
+        cmd = [sys.executable, "-c", "import dpaudit.sandbox as s; s._child_main()",
+               str(p2c_r), str(c2p_w)]
+        try:
+            self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._out,
+                                          stderr=subprocess.STDOUT, pass_fds=(p2c_r, c2p_w),
+                                          env=env, close_fds=True)
+        finally:
+            os.close(p2c_r)
+            os.close(c2p_w)
+        self.children_started += 1
+        self._send = Connection(p2c_w, readable=False)
+        self._recv = Connection(c2p_r, writable=False)
+        self._send.send_bytes(pickle.dumps(config))
+        limit = _START_GRACE + (self.call_timeout or 0.0)
+        try:
+            reply = self._receive(limit, None, during="importing the file")
+        except MechanismError as exc:
+            self._kill()
+            raise LoadError(f"{self.path}: the sandbox could not import it: {exc.cause}") from None
+        if reply[0] == "load_error":
+            self._kill()
+            raise LoadError(reply[1])
+        if reply[0] != "ready":  # pragma: no cover - protocol bug
+            self._kill()
+            raise LoadError(f"{self.path}: the sandbox child answered {reply[0]!r}")
+
+    def close(self) -> None:
+        """Stop the child (politely, then by force) and free its resources."""
+        if self._proc is not None:
+            try:
+                self._send.send_bytes(pickle.dumps(("exit",)))
+                self._proc.wait(timeout=1.0)
+            except Exception:
+                pass
+            self._kill()
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+        if self._shm_map is not None:
+            self._shm_map.close()
+            self._shm_map = None
+        if self._shm is not None:
+            self._shm.close()
+            self._shm = None
+
+    def __enter__(self) -> "SandboxExecutor":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - best effort at interpreter exit
+        try:
+            self._kill()
+        except Exception:
+            pass
+
+    # -- the Executor protocol --------------------------------------------------------------
+    def run(self, spec: MechanismSpec, tasks: Sequence[BatchTask]) -> list[Any]:
+        """Run every task in the child, in order; raise MechanismError on the first failure."""
+        outputs: list[Any] = []
+        for task in tasks:
+            outputs.append(self._run_one(spec, task))
+        return outputs
+
+    def _run_one(self, spec: MechanismSpec, task: BatchTask) -> Any:
+        data = np.asarray(task.data, dtype=float)
+        if self._deadline is not None and time.monotonic() >= self._deadline:
+            self._kill()
+            raise MechanismError(f"exceeded the total time limit of {self.total_timeout:g} s", data)
+        self.start()
+        try:
+            self._send.send_bytes(pickle.dumps(("run", spec.call_form.value, task.data, task.seed,
+                                                task.n), protocol=pickle.HIGHEST_PROTOCOL))
+            # The child's watchdog stops a hung call; this parent-side limit catches a child that
+            # cannot be interrupted (a batch call stuck in C code).
+            limit = None
+            if spec.call_form.value == "f(data, rng, size=k)" and self.call_timeout is not None:
+                limit = self.call_timeout + 2 * _KILL_GRACE
+            reply = self._receive(limit, data, during="running a batch")
+        except BaseException:
+            self._kill()
+            raise
+        if reply[0] == "ok":
+            self._trim_output()
+            return reply[1]
+        if reply[0] == "ok_shared":
+            self._trim_output()
+            return self._read_shared(reply[1], reply[2], data)
+        self._kill()
+        if reply[0] == "error":
+            raise MechanismError(self._with_tail(reply[1], reply[2]), data)
+        raise MechanismError(f"sent back an unexpected reply {reply[0]!r}", data)  # pragma: no cover
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def _receive(self, limit: Optional[float], data: Any, *, during: str) -> tuple:
+        """Wait for the child's next reply, at most ``limit`` seconds and within the total limit."""
+        wait = limit
+        total_bound = False
+        if self._deadline is not None:
+            remaining = max(0.0, self._deadline - time.monotonic())
+            if wait is None or remaining < wait:
+                wait, total_bound = remaining, True
+        if not self._recv.poll(wait):
+            if total_bound:
+                raise MechanismError(self._with_tail(
+                    f"exceeded the total time limit of {self.total_timeout:g} s while {during}"),
+                    data)
+            raise MechanismError(self._with_tail(
+                f"hung: {during} took longer than {limit:g} s (per-call limit "
+                f"{self.call_timeout:g} s)"), data)
+        try:
+            payload = self._recv.recv_bytes()
+        except (EOFError, OSError):
+            raise MechanismError(self._with_tail(self._death()), data) from None
+        try:
+            reply = pickle.loads(payload)
+        except Exception as exc:
+            raise MechanismError(f"returned an output that cannot be read back "
+                                 f"({type(exc).__name__}: {exc})", data) from None
+        if not isinstance(reply, tuple) or not reply or not isinstance(reply[0], str):
+            raise MechanismError("sent back garbage instead of outputs", data)  # pragma: no cover
+        return reply
+
+    def _read_shared(self, dtype: str, shape: tuple, data: Any) -> np.ndarray:
+        """Copy a numeric batch output out of the shared file the child wrote it to."""
+        dt = np.dtype(dtype)
+        nbytes = dt.itemsize * math.prod(shape)
+        if nbytes == 0:
+            return np.empty(shape, dtype=dt)
+        if self._shm_map is None or len(self._shm_map) < nbytes:
+            if self._shm_map is not None:
+                self._shm_map.close()
+            size = os.fstat(self._shm.fileno()).st_size
+            if size < nbytes:  # pragma: no cover - the child grows the file before replying
+                raise MechanismError("sent back a truncated output", data)
+            self._shm_map = mmap.mmap(self._shm.fileno(), size, access=mmap.ACCESS_READ)
+        return np.frombuffer(self._shm_map, dtype=dt, count=math.prod(shape)).reshape(shape).copy()
+
+    def _death(self) -> str:
+        try:
+            code = self._proc.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:  # pragma: no cover - closed its pipe but lives on
+            self._kill()
+            return "closed the channel to dpaudit"
+        if code == _WATCHDOG_EXIT:
+            return (f"hung: one call ran longer than the per-call limit of {self.call_timeout:g} s "
+                    f"and could not be interrupted")
+        return _describe_exit(code)
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        for conn in (self._send, self._recv):
+            if conn is not None:
+                try:
+                    conn.close()
+                except OSError:  # pragma: no cover
+                    pass
+        self._send = self._recv = None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            try:
+                proc.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                pass
+
+    def output_tail(self, max_chars: int = 300) -> str:
+        """The last lines the child printed (stdout and stderr), joined by `` | ``; a fatal-signal
+        dump of :mod:`faulthandler` is shortened to its first line and the innermost frame."""
+        if self._out is None:
+            return ""
+        try:
+            self._out.flush()
+            size = self._out.seek(0, os.SEEK_END)
+            self._out.seek(max(0, size - _TAIL_BYTES))
+            text = self._out.read().decode("utf-8", "replace")
+        except (OSError, ValueError):  # pragma: no cover
+            return ""
+        return _summarise_tail(text, self.path, max_chars)
+
+    def _with_tail(self, cause: str, show_tail: bool = True) -> str:
+        tail = self.output_tail() if show_tail else ""
+        return f"{cause}; its last output: {tail}" if tail else cause
+
+    def _trim_output(self) -> None:
+        """Keep the capture file small when a healthy mechanism prints a lot."""
+        try:
+            if self._out is not None and self._out.seek(0, os.SEEK_END) > _TRUNCATE_AT:
+                self._out.truncate(0)
+        except OSError:  # pragma: no cover
+            pass
+
+
+def _summarise_tail(text: str, path: str, max_chars: int) -> str:
+    fatal = text.rfind("Fatal Python error:")
+    lines = [ln.strip() for ln in text[: fatal if fatal >= 0 else len(text)].splitlines() if ln.strip()]
+    lines = lines[-4:] if fatal >= 0 else lines[-6:]
+    if fatal >= 0:
+        dump = text[fatal:].splitlines()
+        frames = [ln.strip() for ln in dump if ln.strip().startswith("File ")]
+        mine = [f for f in frames if os.path.basename(path) in f] or frames
+        lines.append(dump[0].strip() + (f" ({mine[0]})" if mine else ""))
+    joined = " | ".join(lines)
+    return joined if len(joined) <= max_chars else "..." + joined[-(max_chars - 3):]
+
+
+def _check_seconds(value: Any, name: str) -> Optional[float]:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(float(value)) or float(value) <= 0:
+        raise InvalidArgument.bad(name, value, "a finite number of seconds > 0, or None")
+    return float(value)
+
+
+# ------------------------------------------------------------------------------------------
+# The child process
+# ------------------------------------------------------------------------------------------
+
+
+class _CallTimeout(BaseException):
+    """Raised in the child's main thread by the watchdog (a BaseException, so that a mechanism's
+    ``except Exception`` cannot swallow it)."""
+
+
+def _child_main() -> None:  # pragma: no cover - runs in the child; covered by the sandbox tests
+    import resource
+    import threading
+
+    fd_in, fd_out = int(sys.argv[1]), int(sys.argv[2])
+    recv = Connection(fd_in, writable=False)
+    send = Connection(fd_out, readable=False)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    path, function, call_timeout, memory, shared_path = pickle.loads(recv.recv_bytes())
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ValueError, OSError):
+        pass
+    if memory is not None:
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        except (ValueError, OSError):
+            pass
+
+    from dpaudit.claims import PureDP
+    from dpaudit.loader import load_mechanism
+    from dpaudit.rng import generator
+    from dpaudit.spec import CallForm
+
+    try:
+        loaded = load_mechanism(path, function)
+    except LoadError as exc:
+        send.send_bytes(pickle.dumps(("load_error", str(exc))))
+        return
+    send.send_bytes(pickle.dumps(("ready", os.getpid())))
+
+    state = {"calls": 0, "busy": False}
+    func = loaded.func
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        state["calls"] += 1
+        try:
+            return func(*args, **kwargs)
+        finally:
+            state["calls"] += 1
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        if state["busy"]:
+            raise _CallTimeout()
+
+    if call_timeout is not None:
+        signal.signal(signal.SIGUSR1, on_alarm)
+        main_id = threading.main_thread().ident
+
+        def watchdog() -> None:
+            tick = min(0.5, call_timeout / 10)
+            seen, since = state["calls"], time.monotonic()
+            fired_at = None
+            while True:
+                time.sleep(tick)
+                now, calls = time.monotonic(), state["calls"]
+                if calls != seen or not state["busy"]:
+                    seen, since, fired_at = calls, now, None
+                elif fired_at is None and now - since >= call_timeout:
+                    fired_at = now
+                    signal.pthread_kill(main_id, signal.SIGUSR1)
+                elif fired_at is not None and now - fired_at >= min(_KILL_GRACE, call_timeout):
+                    os._exit(_WATCHDOG_EXIT)
+
+        threading.Thread(target=watchdog, name="dpaudit-watchdog", daemon=True).start()
+
+    shared = _SharedOut(shared_path)
+    specs: dict[str, MechanismSpec] = {}
+    while True:
+        try:
+            message = pickle.loads(recv.recv_bytes())
+        except EOFError:
+            return
+        if message[0] != "run":
+            return
+        _, form, data, seed, n = message
+        spec = specs.get(form)
+        if spec is None:
+            spec = specs[form] = MechanismSpec(func=counted, claim=PureDP(1.0),
+                                               call_form=CallForm(form), name=loaded.function)
+        reply: tuple
+        state["busy"] = True
+        try:
+            out = spec.call_batch(np.asarray(data, dtype=float), generator(seed), n)
+            state["busy"] = False
+            reply = shared.put(out)
+        except MechanismError as exc:
+            state["busy"] = False
+            reply = ("error", _child_cause(exc, call_timeout, memory), True)
+        except SystemExit as exc:
+            state["busy"] = False
+            reply = ("error", f"called sys.exit({exc.code!r})", True)
+        except _CallTimeout:  # fired between calls of a loop: still a call past the limit
+            state["busy"] = False
+            reply = ("error", _hung(call_timeout), True)
+        try:
+            payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            payload = pickle.dumps(("error", f"returned an output that cannot be sent back "
+                                    f"({type(exc).__name__}: {str(exc)[:120]})", False))
+        send.send_bytes(payload)
+
+
+class _SharedOut:
+    """The child's side of the shared output file: a numeric ndarray is copied into it (one memcpy)
+    and only its dtype and shape travel through the pipe; anything else is pickled as usual."""
+
+    def __init__(self, path: str) -> None:
+        self.fd = os.open(path, os.O_RDWR)
+        self.map: Optional[mmap.mmap] = None
+
+    def put(self, out: Any) -> tuple:
+        if not (isinstance(out, np.ndarray) and out.dtype.kind in "biuf" and out.dtype.isnative):
+            return ("ok", out)
+        nbytes = out.nbytes
+        if nbytes == 0:
+            return ("ok", out)
+        if self.map is None or len(self.map) < nbytes:
+            size = max(nbytes, 2 * (len(self.map) if self.map is not None else 0), 1 << 20)
+            if self.map is not None:
+                self.map.close()
+            os.ftruncate(self.fd, size)
+            self.map = mmap.mmap(self.fd, size)
+        np.frombuffer(self.map, dtype=out.dtype, count=out.size)[:] = out.reshape(-1)
+        return ("ok_shared", out.dtype.str, out.shape)
+
+
+def _hung(call_timeout: float) -> str:
+    return f"hung: one call ran longer than the per-call limit of {call_timeout:g} s"
+
+
+def _child_cause(exc: MechanismError, call_timeout: Optional[float], memory: Optional[int]) -> str:
+    root = exc.__cause__
+    if isinstance(root, _CallTimeout):
+        return _hung(call_timeout)
+    if isinstance(root, MemoryError):
+        cap = f" of {_describe_size(memory)}" if memory is not None else ""
+        detail = str(root).splitlines()[0] if str(root) else ""
+        return f"exceeded the memory cap{cap} (MemoryError{': ' + detail if detail else ''})"
+    return exc.cause

@@ -1,0 +1,227 @@
+"""dpaudit.sandbox: the child process runs batches exactly like in process, and turns every kind of
+misbehaviour into a MechanismError(cause, dataset) without harming the parent."""
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from dpaudit.errors import InvalidArgument, LoadError, MechanismError
+from dpaudit.loader import load_mechanism
+from dpaudit.rng import root_sequence
+from dpaudit.sampling import InProcessExecutor, plan_batches
+from dpaudit.sandbox import SandboxExecutor, parse_memory
+from dpaudit.spec import MechanismSpec
+
+MECHANISMS = """
+import ctypes, os, sys, time
+import numpy as np
+import dpaudit
+
+@dpaudit.mechanism(epsilon=1.0)
+def batch_laplace(data, rng, size=None):
+    return data.sum() + rng.laplace(size=size)
+
+def loop_laplace(data, rng):
+    return float(data.sum() + rng.laplace())
+
+def vector(data, rng):
+    return (float(data.sum()), int(rng.integers(3)))
+
+def raises(data, rng):
+    raise ValueError("boom")
+
+def exits(data, rng):
+    sys.exit(3)
+
+def hard_exit(data, rng):
+    print("about to leave")
+    os._exit(7)
+
+def segfault(data, rng):
+    ctypes.string_at(0)
+
+def sleeps(data, rng):
+    time.sleep(1000)
+
+def spins_and_swallows(data, rng):
+    while True:
+        try:
+            while True:
+                pass
+        except Exception:
+            pass
+
+def swallows_everything(data, rng):
+    while True:
+        try:
+            while True:
+                pass
+        except BaseException:
+            pass
+
+def batch_sleeps(data, rng, size=None):
+    time.sleep(1000)
+
+def slow(data, rng):
+    time.sleep(0.05)
+    return 0.0
+
+def hogs_memory(data, rng):
+    return float(np.ones(2 * 10**8).sum())
+
+def prints(data, rng):
+    print("chatty mechanism", rng.random())
+    sys.stderr.write("to stderr too\\n")
+    return float(data.sum() + rng.laplace())
+
+def unpicklable(data, rng):
+    return lambda: 0
+"""
+
+
+@pytest.fixture(scope="module")
+def mech_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("sandbox") / "mechs.py"
+    path.write_text(textwrap.dedent(MECHANISMS))
+    return str(path)
+
+
+def spec_of(path, name):
+    return MechanismSpec.from_function(load_mechanism(path, name).func, epsilon=1.0)
+
+
+def tasks(n, data=(0.0, 1.0, 0.5), seed=7, batch_size=50_000):
+    return plan_batches(np.array(data), root_sequence(seed), n, batch_size)
+
+
+def failure(path, name, n=4, **limits) -> MechanismError:
+    limits.setdefault("call_timeout", 5.0)
+    with SandboxExecutor(path, name, **limits) as ex:
+        with pytest.raises(MechanismError) as info:
+            ex.run(spec_of(path, name), tasks(n))
+    err = info.value
+    assert "\n" not in str(err)
+    np.testing.assert_array_equal(err.dataset, [0.0, 1.0, 0.5])  # the input that triggered it
+    return err
+
+
+@pytest.mark.parametrize("name,batch_size", [("batch_laplace", 30_000), ("loop_laplace", 400),
+                                             ("vector", 400)])
+def test_same_outputs_as_in_process_and_one_child_for_all_batches(mech_file, name, batch_size):
+    spec = spec_of(mech_file, name)
+    work = tasks(1_000 if name != "batch_laplace" else 100_000, batch_size=batch_size)
+    expected = InProcessExecutor().run(spec, work)
+    with SandboxExecutor(mech_file, name) as ex:
+        got = ex.run(spec, work)
+        pid = ex.pid
+        again = ex.run(spec, work)
+        assert ex.pid == pid and ex.children_started == 1
+    assert len(got) == len(work) >= 3
+    for a, b, c in zip(got, expected, again):
+        assert type(a) is type(b)
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        np.testing.assert_array_equal(np.asarray(c), np.asarray(b))
+
+
+def test_prints_do_not_corrupt_the_channel(mech_file, capfd):
+    spec = spec_of(mech_file, "prints")
+    with SandboxExecutor(mech_file, "prints") as ex:
+        got = ex.run(spec, tasks(50))
+        assert "chatty mechanism" in ex.output_tail() and "to stderr too" in ex.output_tail()
+    out, err = capfd.readouterr()
+    assert "chatty" not in out and "chatty" not in err  # nothing leaks to our terminal
+    np.testing.assert_array_equal(got[0], InProcessExecutor().run(spec, tasks(50))[0])
+
+
+def test_raise(mech_file):
+    assert failure(mech_file, "raises").cause == "raised ValueError: boom"
+
+
+def test_sys_exit(mech_file):
+    assert failure(mech_file, "exits").cause == "called sys.exit(3)"
+
+
+def test_os_exit_keeps_the_tail_of_its_output(mech_file):
+    cause = failure(mech_file, "hard_exit").cause
+    assert cause.startswith("exited with status 7")
+    assert cause.endswith("its last output: about to leave")
+
+
+def test_segfault_names_the_signal_and_the_line(mech_file):
+    cause = failure(mech_file, "segfault").cause
+    assert cause.startswith("crashed with SIGSEGV")
+    assert "mechs.py" in cause and "in segfault" in cause
+
+
+def test_hang_stops_at_the_per_call_limit(mech_file):
+    assert failure(mech_file, "sleeps", call_timeout=0.5).cause.startswith(
+        "hung: one call ran longer than the per-call limit of 0.5 s")
+
+
+def test_hang_that_swallows_the_interrupt_is_killed(mech_file):
+    cause = failure(mech_file, "spins_and_swallows", call_timeout=0.5).cause
+    assert cause.startswith("hung") and "0.5 s" in cause
+
+
+def test_hang_that_swallows_even_base_exceptions_is_killed(mech_file):
+    cause = failure(mech_file, "swallows_everything", call_timeout=0.5).cause
+    assert cause.startswith("hung: one call ran longer than the per-call limit of 0.5 s "
+                            "and could not be interrupted")
+
+
+def test_batch_call_hang(mech_file):
+    assert failure(mech_file, "batch_sleeps", call_timeout=0.5).cause.startswith("hung")
+
+
+def test_total_time_limit(mech_file):
+    err = failure(mech_file, "slow", n=200, call_timeout=5.0, total_timeout=1.0)
+    assert err.cause.startswith("exceeded the total time limit of 1 s")
+
+
+def test_memory_cap(mech_file):
+    cause = failure(mech_file, "hogs_memory", memory="512M").cause
+    assert cause.startswith("exceeded the memory cap of 512 MiB")
+
+
+def test_unpicklable_output(mech_file):
+    assert failure(mech_file, "unpicklable").cause.startswith(
+        "returned an output that cannot be sent back")
+
+
+def test_a_fresh_child_after_a_failure(mech_file):
+    spec = spec_of(mech_file, "loop_laplace")
+    with SandboxExecutor(mech_file, "raises") as ex:
+        with pytest.raises(MechanismError):
+            ex.run(spec_of(mech_file, "raises"), tasks(3))
+        assert ex.pid is None
+    with SandboxExecutor(mech_file, "loop_laplace") as ex:
+        ex.run(spec, tasks(3))
+        first = ex.pid
+        ex._kill()  # simulate a dead child between runs
+        assert len(ex.run(spec, tasks(3))) == 1 and ex.pid != first and ex.children_started == 2
+
+
+def test_load_errors_come_back_from_the_child(tmp_path, mech_file):
+    with pytest.raises(LoadError, match="no such file"):
+        SandboxExecutor(str(tmp_path / "nope.py")).start()
+    crash = tmp_path / "crash_at_import.py"
+    crash.write_text("import os\nos._exit(5)\n")
+    with pytest.raises(LoadError, match="could not import it: exited with status 5"):
+        SandboxExecutor(str(crash)).start()
+    with pytest.raises(LoadError, match="no function named 'missing'"):
+        SandboxExecutor(mech_file, "missing").start()
+
+
+def test_arguments_are_validated(mech_file):
+    with pytest.raises(InvalidArgument, match="call_timeout must be"):
+        SandboxExecutor(mech_file, call_timeout=0)
+    with pytest.raises(InvalidArgument, match="total_timeout must be"):
+        SandboxExecutor(mech_file, total_timeout=float("nan"))
+    with pytest.raises(InvalidArgument, match="memory must be"):
+        SandboxExecutor(mech_file, memory="lots")
+    assert parse_memory("2G") == 2 * 1024 ** 3
+    assert parse_memory("512MiB") == 512 * 1024 ** 2
+    assert parse_memory(1e9) == 10 ** 9
+    with pytest.raises(InvalidArgument, match="at least 64M"):
+        parse_memory("1M")
