@@ -1,0 +1,140 @@
+"""The HTML report: self-contained, escaped, honest about verdicts, with inline SVG plots."""
+
+import datetime as dt
+from html.parser import HTMLParser
+
+import numpy as np
+
+from dpaudit.claims import Neighbours, PureDP
+from dpaudit.report import make_run, render_html
+from dpaudit.results import AuditResult, Counterexample, Interval, Verdict
+
+T0 = dt.datetime(2026, 11, 22, 7, 0, tzinfo=dt.timezone.utc)
+HOSTILE = '<script>document.title="pwned"</script><img src=x onerror=alert(1)>'
+
+
+class Tags(HTMLParser):
+    """Collect every start tag with its attributes, and the text per result section."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags, self.sections, self._section = [], {}, None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
+        if tag == "section" and attrs.get("id"):
+            self._section = attrs["id"]
+            self.sections[self._section] = ""
+
+    def handle_endtag(self, tag):
+        if tag == "section":
+            self._section = None
+
+    def handle_data(self, data):
+        if self._section:
+            self.sections[self._section] += data
+
+
+def parse(text):
+    p = Tags()
+    p.feed(text)
+    return p
+
+
+def sampled(target="noisy_sum", verdict=Verdict.REFUTED, details=None, event_text="output > 0.5"):
+    cx = Counterexample((0.0, 1.0), (0.0,), {"kind": "threshold", "text": event_text, "threshold": 0.5,
+                                             "side": ">"},
+                        0.4, 0.1, Interval(0.35, 0.45), Interval(0.08, 0.12))
+    return AuditResult(target, PureDP(1.0), Neighbours.ADD_REMOVE, verdict, 1.4, None, 0.95,
+                       10_000, cx, f"dpaudit check m.py:{target}", 1.0, details=details or {})
+
+
+def run_of(*records):
+    return make_run(list(records), seed=5, started=T0, finished=T0, command="dpaudit check m.py", git=False)
+
+
+def test_hostile_strings_are_inert():
+    """A page with <script> in a name, a docstring, an output, an error and the event is inert."""
+    rec = sampled(target=HOSTILE, event_text=HOSTILE).to_record()
+    rec["description"] = HOSTILE
+    rec["counterexample"]["dataset"] = [HOSTILE]
+    hist = {"histogram": {"atoms": [HOSTILE, "$\\frac{a}{$", "ok"], "p": [0.5, 0.3, 0.2], "q": [0.2, 0.3, 0.5]}}
+    rec["details"] = hist
+    err = {"kind": "audit", "target": HOSTILE, "verdict": "error", "error": HOSTILE, "reproduce": HOSTILE}
+    text = render_html(run_of(rec, err))
+    tags = parse(text).tags
+    assert [t for t, _ in tags if t == "script"] == []
+    assert [t for t, _ in tags if t == "img"] == []
+    assert not any(k.startswith("on") for _, attrs in tags for k in attrs)
+    assert "&lt;script&gt;" in text
+    assert "<svg" in text  # the histogram with hostile atom labels was still drawn, escaped
+    csp = [a for t, a in tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
+    assert csp and "default-src 'none'" in csp[0]["content"] and "script-src" not in csp[0]["content"]
+
+
+def test_self_contained_no_external_resources():
+    text = render_html(run_of(sampled(details=_plot_details())))
+    for tag, attrs in parse(text).tags:
+        for key in ("src", "href"):
+            v = attrs.get(key) or ""
+            assert not v.startswith(("http:", "https:", "//")), (tag, v)
+        assert tag not in ("script", "iframe", "object", "embed")
+        if tag == "link":
+            assert attrs.get("href", "").startswith("data:")
+    assert "<style>" in text
+
+
+def _plot_details():
+    rng = np.random.default_rng(0)
+    return {"samples": {"d": rng.laplace(size=500).tolist(), "d_prime": (rng.laplace(size=500) + 1).tolist()},
+            "bound_curve": {"threshold": np.linspace(-1, 2, 12).tolist(),
+                            "epsilon_lower_bound": np.linspace(0.2, 1.3, 12).tolist(), "chosen": 0.5}}
+
+
+def test_verdicts_are_never_promoted():
+    """NOT REFUTED is never shown as proved or passed; INCONCLUSIVE never as a pass."""
+    formal = {"kind": "formal", "target": "c", "verdict": "inconclusive", "smt2": "(check-sat)\n"}
+    text = render_html(run_of(sampled(verdict=Verdict.NOT_REFUTED), formal))
+    sections = parse(text).sections
+    assert "NOT REFUTED" in sections["r1"] and "not a proof" in sections["r1"]
+    assert "PROVED" not in sections["r1"]
+    assert "INCONCLUSIVE" in sections["r2"] and "not a pass" in sections["r2"]
+    assert "PROVED" not in sections["r2"]
+    for word in ("PASS", "Passed", "passed", "✔ OK"):
+        assert word not in text
+
+
+def test_result_section_shows_claim_bound_counterexample_plots_and_reproduce():
+    text = render_html(run_of(sampled(details=_plot_details())))
+    sec = parse(text).sections["r1"]
+    for piece in ("ε = 1 (pure DP), add-remove neighbours", "ε lower bound", "1.4", "95% (family-wise)",
+                  "10,000", "output > 0.5", "[0.35, 0.45]", "[0.08, 0.12]", "dpaudit check m.py:noisy_sum"):
+        assert piece in sec, piece
+    assert text.count("<svg") == 1 and "output histograms for D and D′" in text
+    assert "ε lower bound against the event threshold" in text
+
+
+def test_missing_or_malformed_plot_data_degrades_to_no_plot():
+    bad = [{"histogram": {"p": [1, 2], "q": [1]}}, {"samples": {"d": ["a"], "d_prime": [1]}},
+           {"bound_curve": {"threshold": [1, 2], "epsilon_lower_bound": [1]}}, {"histogram": "x"}]
+    text = render_html(run_of(*[sampled(details=b) for b in bad], sampled()))
+    assert "<svg" not in text and text.count('class="result') == 5
+
+
+def test_formal_proof_text_and_run_metadata_are_shown():
+    smt = "(declare-const x Real)\n(assert (< x (- x)))\n(check-sat)\n"
+    formal = {"kind": "formal", "target": "l1-helly-2d", "verdict": "proved", "smt2": smt,
+              "id": "formal-l1", "expected": "proved", "reproduce": "dpaudit verify --claim l1-helly-2d"}
+    run = run_of(formal)
+    run["git_commit"] = "0123456789abcdef"
+    text = render_html(run)
+    assert "(assert (&lt; x (- x)))" in text
+    assert "0123456789ab" in text and "numpy" in text and str(run["environment"]["numpy"]) in text
+    assert "2026-11-22T07:00:00Z" in text and ">5<" in text.replace(" ", "")
+    assert "expected PROVED" in text and "EXPECTED VERDICTS MET" in text
+
+
+def test_rendering_is_deterministic():
+    run = run_of(sampled(details=_plot_details()))
+    assert render_html(run) == render_html(run)

@@ -1,0 +1,57 @@
+"""JUnit XML: parses, one test case per claim, honest outcomes, controls judged by expectation."""
+
+import xml.etree.ElementTree as ET
+
+from dpaudit.report import make_run, render_junit
+
+
+def rec(verdict, target="m", **extra):
+    r = {"kind": "audit", "target": target, "verdict": verdict, "elapsed_s": 0.5, "reproduce": "dpaudit check m.py",
+         "claim": {"epsilon": 1.0, "delta": 0.0, "neighbours": "add-remove"}, "epsilon_lower_bound": 1.2,
+         "confidence": 0.95, "samples": 100}
+    r.update(extra)
+    return r
+
+
+def cases(run):
+    root = ET.fromstring(render_junit(run).encode("utf-8"))
+    assert root.tag == "testsuites"
+    suite = root.find("testsuite")
+    return root, suite, suite.findall("testcase")
+
+
+def outcome(case):
+    for tag in ("failure", "error", "skipped"):
+        if case.find(tag) is not None:
+            return tag
+    return "passed"
+
+
+def test_one_case_per_claim_with_honest_outcomes():
+    records = [rec("refuted"), rec("not_refuted"), rec("proved", kind="formal"), rec("inconclusive", kind="formal"),
+               rec("error", error="mechanism raised ValueError")]
+    run = make_run(records, seed=1, started=0, finished=1, command="c", git=False)
+    root, suite, tcs = cases(run)
+    assert len(tcs) == len(records) == int(suite.get("tests")) == int(root.get("tests"))
+    assert [outcome(c) for c in tcs] == ["failure", "passed", "passed", "skipped", "error"]
+    assert suite.get("failures") == "1" and suite.get("errors") == "1" and suite.get("skipped") == "1"
+    assert tcs[3].find("skipped").get("message").startswith("INCONCLUSIVE (not a pass)")
+    assert "not a proof" in tcs[1].find("system-out").text
+    assert "ε ≥ 1.2" in tcs[0].find("failure").get("message")
+    assert "reproduce: dpaudit check m.py" in tcs[0].find("failure").text
+
+
+def test_controls_pass_when_the_expected_verdict_is_met():
+    records = [rec("refuted", id="broken", expected="refuted"), rec("not_refuted", id="ok", expected="refuted")]
+    _, _, tcs = cases(make_run(records, seed=1, started=0, finished=1, command="c", git=False))
+    assert [outcome(c) for c in tcs] == ["passed", "failure"]
+    assert "expected REFUTED, got NOT REFUTED" in tcs[1].find("failure").get("message")
+    assert tcs[0].get("name").startswith("broken [")
+
+
+def test_hostile_text_still_parses():
+    bad = 'x\x00\x07<a>&"\'\ufffe'
+    run = make_run([rec("refuted", target=bad, reproduce=bad)], seed=1, started=0, finished=1,
+                   command=bad, git=False)
+    _, _, tcs = cases(run)
+    assert len(tcs) == 1 and "<a>&" in tcs[0].get("name")

@@ -1,0 +1,147 @@
+"""SARIF 2.1.0: the object model a code-scanning consumer accepts, one result per refuted claim.
+
+There is no jsonschema dependency, so :func:`validate_sarif` checks the properties SARIF 2.1.0
+(OASIS, §3) requires of each object dpaudit writes, and those GitHub code scanning needs
+(https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning):
+``version``, ``$schema``, ``runs[].tool.driver.name``, rules with ids, results with ``message.text``
+and ``ruleId`` matching ``rules[ruleIndex]``, ``level`` in its enum, and physical locations with a
+relative ``artifactLocation.uri`` and a ``region.startLine`` >= 1.
+"""
+
+import json
+import textwrap
+from urllib.parse import urlsplit
+
+from dpaudit.report import make_run, render_sarif
+
+LEVELS = {"none", "note", "warning", "error"}
+KINDS = {"notApplicable", "pass", "fail", "review", "open", "informational"}
+
+
+def _message(m, where):
+    assert isinstance(m, dict) and (isinstance(m.get("text"), str) or isinstance(m.get("id"), str)), where
+    if "text" in m:
+        assert m["text"].strip(), where
+
+
+def validate_sarif(log):
+    """Raise AssertionError at the first property that breaks the SARIF 2.1.0 object model."""
+    log = json.loads(json.dumps(log, allow_nan=False))  # must be plain JSON
+    assert log["version"] == "2.1.0"
+    assert isinstance(log["$schema"], str) and "sarif-schema-2.1.0" in log["$schema"]
+    assert isinstance(log["runs"], list) and log["runs"]
+    for run in log["runs"]:
+        driver = run["tool"]["driver"]
+        assert isinstance(driver["name"], str) and driver["name"]
+        rules = driver.get("rules", [])
+        ids = [r["id"] for r in rules]
+        assert all(isinstance(i, str) and i for i in ids) and len(set(ids)) == len(ids)
+        for r in rules:
+            for key in ("shortDescription", "fullDescription", "help"):
+                if key in r:
+                    _message(r[key], f"rule {r['id']} {key}")
+            if "defaultConfiguration" in r:
+                assert r["defaultConfiguration"].get("level", "warning") in LEVELS
+        for inv in run.get("invocations", []):
+            assert isinstance(inv["executionSuccessful"], bool)
+        assert isinstance(run["results"], list)
+        for res in run["results"]:
+            _message(res["message"], "result message")
+            assert isinstance(res["ruleId"], str)
+            if "ruleIndex" in res:
+                assert 0 <= res["ruleIndex"] < len(rules) and rules[res["ruleIndex"]]["id"] == res["ruleId"]
+            assert res.get("level", "warning") in LEVELS and res.get("kind", "fail") in KINDS
+            assert isinstance(res["locations"], list) and res["locations"]
+            for loc in res["locations"]:
+                phys = loc.get("physicalLocation")
+                if phys is not None:
+                    uri = phys["artifactLocation"]["uri"]
+                    assert isinstance(uri, str) and uri and " " not in uri
+                    split = urlsplit(uri)
+                    assert split.scheme in ("", "file")
+                    if not split.scheme:
+                        assert phys["artifactLocation"].get("uriBaseId") == "%SRCROOT%"
+                    region = phys.get("region", {})
+                    assert isinstance(region.get("startLine", 1), int) and region.get("startLine", 1) >= 1
+                for ll in loc.get("logicalLocations", []):
+                    assert isinstance(ll.get("fullyQualifiedName", ""), str)
+            for fp in res.get("partialFingerprints", {}).values():
+                assert isinstance(fp, str)
+            for sup in res.get("suppressions", []):
+                assert sup["kind"] in ("inSource", "external")
+                assert sup.get("status", "accepted") in ("accepted", "underReview", "rejected")
+    return True
+
+
+def rec(verdict, kind="audit", **extra):
+    r = {"kind": kind, "target": "m.py:noisy", "verdict": verdict, "elapsed_s": 0.1, "reproduce": "dpaudit check m.py",
+         "claim": {"epsilon": 1.0, "delta": 0.0, "neighbours": "add-remove"}, "epsilon_lower_bound": 2.0,
+         "confidence": 0.9, "samples": 10}
+    r.update(extra)
+    return r
+
+
+def test_one_result_per_refuted_claim_at_the_mechanism_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "my mech.py").write_text(textwrap.dedent("""\
+        import dpaudit
+
+
+        def helper():
+            pass
+
+
+        def noisy(data, rng):
+            return data.sum()
+        """))
+    records = [
+        rec("refuted", target="pkg/my mech.py:noisy"),                          # line from the file
+        rec("refuted", kind="sensitivity", target="f", location={"path": "pkg/s.py", "line": 42}),
+        rec("not_refuted"), rec("proved", kind="formal"), rec("error", error="boom"),
+        rec("refuted", kind="formal", target="l2-2d", id="ctrl", expected="refuted"),
+    ]
+    log = render_sarif(make_run(records, seed=1, started=0, finished=1, command="dpaudit check", git=False))
+    assert validate_sarif(log)
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert len(rules) == 4 and len({r["id"] for r in rules}) == 4  # one rule per claim kind
+    results = run["results"]
+    assert len(results) == 3
+    first = results[0]["locations"][0]["physicalLocation"]
+    assert first["artifactLocation"] == {"uri": "pkg/my%20mech.py", "uriBaseId": "%SRCROOT%"}
+    assert first["region"]["startLine"] == 8
+    second = results[1]["locations"][0]["physicalLocation"]
+    assert second["artifactLocation"]["uri"] == "pkg/s.py" and second["region"]["startLine"] == 42
+    assert rules[results[1]["ruleIndex"]]["name"] == "SensitivityBoundRefuted"
+    assert "REFUTED" in results[0]["message"]["text"] and "dpaudit check m.py" in results[0]["message"]["text"]
+    assert results[2]["suppressions"][0]["status"] == "accepted"  # an expected control finding
+    assert "locations" in results[2] and "physicalLocation" not in results[2]["locations"][0]
+
+
+def test_validator_catches_broken_logs():
+    """The validator itself can fail (so the test above means something)."""
+    good = render_sarif(make_run([rec("refuted", location={"path": "a.py", "line": 3})], seed=1, started=0,
+                                 finished=1, command="c", git=False))
+    assert validate_sarif(good)
+    breakers = [
+        lambda g: g.update(version="2.0.0"),
+        lambda g: g["runs"][0]["tool"]["driver"].pop("name"),
+        lambda g: g["runs"][0]["results"][0].update(level="fatal"),
+        lambda g: g["runs"][0]["results"][0].update(ruleIndex=3),
+        lambda g: g["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"].update(startLine=0),
+        lambda g: g["runs"][0]["results"][0].pop("message"),
+    ]
+    for breaker in breakers:
+        bad = json.loads(json.dumps(good))
+        breaker(bad)
+        try:
+            validate_sarif(bad)
+        except (AssertionError, KeyError):
+            continue
+        raise AssertionError("validator accepted a broken log")
+
+
+def test_no_refutation_means_no_results_but_a_valid_log():
+    log = render_sarif(make_run([rec("not_refuted")], seed=1, started=0, finished=1, command="c", git=False))
+    assert validate_sarif(log) and log["runs"][0]["results"] == []
