@@ -175,7 +175,8 @@ def _hist_axes(ax, h: Histogram, eps: Optional[float]) -> None:
         x = np.arange(len(h.p))
         ax.bar(x - 0.2, h.p, width=0.4, color=colours[0], label="M(D)")
         ax.bar(x + 0.2, h.q, width=0.4, color=colours[1], label="M(D′)")
-        labels = [str(a)[:10] for a in (h.atoms or ())]
+        # user outputs as labels: no mathtext ($...$ would be parsed), at most 10 characters
+        labels = [str(a)[:10].replace("$", r"\$") for a in (h.atoms or ())]
         step = max(1, len(labels) // 12)
         ax.set_xticks(x[::step], labels[::step], rotation=45 if step > 1 or len(labels) > 6 else 0,
                       fontsize=7)
