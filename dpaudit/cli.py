@@ -71,7 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     c = sub.add_parser("check", help="audit a mechanism in a Python file")
-    c.add_argument("target", metavar="FILE.py[:FUNCTION]")
+    c.add_argument("target", metavar="FILE.py[:FUNCTION]", nargs="+",
+                   help="the file, and optionally the function (else the one decorated with "
+                        "@dpaudit.mechanism, else the one named `mechanism`); several may be given")
     c.add_argument("--epsilon", type=str, help="claimed ε (> 0)")
     c.add_argument("--delta", type=str, help="claimed δ in [0, 1) (default 0: pure DP)")
     c.add_argument("--neighbours", "--neighbors", dest="neighbours",

@@ -1,0 +1,141 @@
+"""Progress of ``dpaudit check`` on a terminal, and its one-line summaries.
+
+While an audit runs, one status line on stderr is redrawn in place (at most ten times a second)::
+
+    examples/buggy_mean.py:buggy_mean · validate · candidate 3/8 · 400,000 samples · ε ≥ 2.31
+
+It names the current target, the auditor's phase, the candidate pair, the samples drawn so far
+and the running lower bound (fields the auditor's progress events carry; unknown fields are
+ignored, missing ones left out). The line is drawn only when stderr is a terminal, ``CI`` is not
+set and ``--quiet`` was not given, so logs and pipes stay clean.
+
+Whatever the mode, each finished target gets one summary line on stdout
+(:func:`dpaudit.report.describe.one_line`), and the run ends with the command that replays each
+result, so a CI log always shows the verdict and how to reproduce it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any, Mapping, Optional, Sequence, TextIO
+
+__all__ = ["Progress", "progress_enabled"]
+
+#: Seconds between two redraws of the status line.
+_REDRAW_EVERY = 0.1
+
+
+def progress_enabled(stream: TextIO, *, quiet: bool = False,
+                     environ: Optional[Mapping[str, str]] = None) -> bool:
+    """True when a live status line belongs on ``stream``: a TTY, no ``CI`` variable (any
+    non-empty value but ``0``/``false``), and not ``quiet``."""
+    env = os.environ if environ is None else environ
+    ci = env.get("CI", "").strip().lower()
+    if quiet or (ci and ci not in ("0", "false", "no")):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except (ValueError, OSError):  # a closed stream
+        return False
+
+
+class Progress:
+    """The status line and the per-target summaries of one ``dpaudit check`` run.
+
+    Call :meth:`start` when a target begins, pass the instance as the auditor's ``progress``
+    callback (it is called with one event dict at a time), call :meth:`finish` with the target's
+    record when it ends, and :meth:`reproduce` with all records at the end.
+    """
+
+    def __init__(self, *, stream: Optional[TextIO] = None, out: Optional[TextIO] = None,
+                 enabled: Optional[bool] = None, quiet: bool = False) -> None:
+        self.stream = sys.stderr if stream is None else stream
+        self.out = sys.stdout if out is None else out
+        self.enabled = progress_enabled(self.stream, quiet=quiet) if enabled is None else enabled
+        self.target = ""
+        self._fields: dict[str, Any] = {}
+        self._last_draw = 0.0
+        self._width = 0
+
+    def start(self, target: str) -> None:
+        """A new target begins."""
+        self.target = target
+        self._fields = {}
+        self._last_draw = 0.0
+        self._draw(force=True)
+
+    def __call__(self, event: Mapping[str, Any]) -> None:
+        """One progress event from the auditor (a dict; see the module docstring)."""
+        if not self.enabled or not isinstance(event, Mapping):
+            return
+        self._fields.update(event)
+        self._draw()
+
+    def status_text(self) -> str:
+        """The current status line (without terminal control characters)."""
+        parts = [self.target] if self.target else []
+        f = self._fields
+        phase = f.get("phase")
+        if phase:
+            parts.append(str(phase))
+        candidate, total = f.get("candidate"), f.get("candidates")
+        if candidate is not None:
+            parts.append(f"candidate {candidate}/{total}" if total else f"candidate {candidate}")
+        samples = f.get("samples")
+        if isinstance(samples, (int, float)) and not isinstance(samples, bool):
+            parts.append(f"{int(samples):,} samples")
+        bound = next((f[k] for k in ("epsilon_lower_bound", "eps_lb", "epsilon_lb") if k in f), None)
+        if isinstance(bound, (int, float)) and not isinstance(bound, bool):
+            parts.append(f"ε ≥ {bound:.3g}")
+        return " · ".join(parts)
+
+    def _draw(self, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_draw < _REDRAW_EVERY:
+            return
+        self._last_draw = now
+        text = self.status_text()
+        columns = _columns(self.stream)
+        if len(text) > columns - 1:
+            text = text[: columns - 2] + "…"
+        pad = max(0, self._width - len(text))
+        self._width = len(text)
+        self.stream.write("\r" + text + " " * pad)
+        self.stream.flush()
+
+    def clear(self) -> None:
+        """Erase the status line (before printing anything else)."""
+        if self.enabled and self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
+            self._width = 0
+
+    def finish(self, record: Mapping[str, Any]) -> None:
+        """Print the one-line summary of a finished target."""
+        from dpaudit.report.describe import one_line
+
+        self.note(one_line(record))
+
+    def reproduce(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """At the end of the run: the command that replays each target's result."""
+        for record in records:
+            if record.get("reproduce"):
+                self.note(f"reproduce: {record['reproduce']}")
+
+    def note(self, text: str) -> None:
+        """A line of information on stdout (e.g. the reports written)."""
+        self.clear()
+        print(text, file=self.out)
+        self.out.flush()
+
+
+def _columns(stream: TextIO) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 100

@@ -1,0 +1,137 @@
+"""dpaudit.check: flags over [tool.dpaudit] over defaults, one-line validation errors, exit codes."""
+
+import json
+
+import pytest
+
+from dpaudit.check import exit_code, read_config, reproduce_command, resolve_settings
+from dpaudit.claims import Domain, Neighbours, privacy_claim
+from dpaudit.cli import ExitCode, _join_dash_values, build_parser, run
+from dpaudit.errors import InvalidArgument, UsageError
+from dpaudit.rng import DEFAULT_SEED
+from dpaudit.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY
+
+
+def parse(*argv):
+    return build_parser().parse_args(_join_dash_values(["check", "m.py", *argv]))
+
+
+def settings(*argv, config=None):
+    return resolve_settings(parse(*argv), config, "/somewhere/pyproject.toml" if config else None)
+
+
+def test_defaults():
+    s = settings()
+    assert s.targets == ("m.py",) and s.claim == {}
+    assert (s.seed, s.samples, s.confidence) == (DEFAULT_SEED, None, 0.95)
+    assert (s.timeout, s.call_timeout, s.memory) == (None, DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY)
+    assert set(s.origin.values()) == {"default"}
+
+
+def test_flags_override_pyproject_which_overrides_defaults():
+    config = {"seed": 5, "samples": "2e5", "confidence": 0.9, "call-timeout": 3, "memory": "1G"}
+    s = settings("--seed", "7", config=config)
+    assert s.seed == 7 and s.origin["seed"] == "flag"
+    assert s.samples == 200_000 and s.origin["samples"].endswith("pyproject.toml")
+    assert (s.confidence, s.call_timeout, s.memory) == (0.9, 3.0, 1024 ** 3)
+    assert s.timeout is None and s.origin["timeout"] == "default"
+
+
+def test_claim_flags():
+    s = settings("--epsilon", "0.5", "--delta=1e-6", "--neighbours", "replace",
+                 "--domain", "-10:10", "--size", "20")
+    assert s.claim == {"epsilon": 0.5, "delta": 1e-6, "neighbours": Neighbours.REPLACE,
+                       "domain": Domain(-10.0, 10.0), "size": 20}
+    assert settings("--domain=-2.5:-1").claim["domain"] == Domain(-2.5, -1.0)
+    assert settings("--domain", "-.5:1").claim["domain"] == Domain(-0.5, 1.0)
+
+
+@pytest.mark.parametrize("argv,message", [
+    (("--epsilon", "0"), "--epsilon must be a finite number > 0, got 0.0"),
+    (("--epsilon", "-1"), "--epsilon must be a finite number > 0, got -1.0"),
+    (("--epsilon", "inf"), "--epsilon must be a finite number > 0"),
+    (("--epsilon", "one"), "--epsilon must be a number, got 'one'"),
+    (("--delta", "1"), "--delta must be a number in [0, 1), got 1.0"),
+    (("--delta", "-0.1"), "--delta must be a number in [0, 1)"),
+    (("--domain", "10:-10"), "--domain must be LO:HI with finite LO < HI"),
+    (("--domain", "1:1"), "--domain must be LO:HI with finite LO < HI"),
+    (("--domain", "0-1"), "--domain must be LO:HI"),
+    (("--domain", "a:1"), "--domain LO must be a number, got 'a'"),
+    (("--neighbours", "hamming"), "--neighbours must be one of add-remove, replace, linf, l1"),
+    (("--size", "0"), "--size must be an integer >= 1, got '0'"),
+    (("--size", "2.5"), "--size must be an integer >= 1"),
+    (("--samples", "many"), "--samples must be an integer >= 1, got 'many'"),
+    (("--confidence", "1"), "--confidence must be a number strictly between 0 and 1"),
+    (("--seed", "-3"), "--seed must be an integer >= 0"),
+    (("--timeout", "0"), "--timeout must be a number of seconds > 0"),
+    (("--call-timeout", "nan"), "--call-timeout must be a number of seconds > 0"),
+    (("--memory", "tiny"), "--memory must be a size such as 2G or 512M"),
+])
+def test_invalid_flags_are_one_line_naming_the_flag(argv, message):
+    with pytest.raises(InvalidArgument) as info:
+        settings(*argv)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_invalid_pyproject_value_names_the_file_and_key():
+    with pytest.raises(InvalidArgument, match=r"pyproject.toml \[tool.dpaudit\] samples must be"):
+        settings(config={"samples": -1})
+
+
+def test_read_config_finds_the_nearest_pyproject(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.dpaudit]\nseed = 3\ncall_timeout = 2\n")
+    inner = tmp_path / "a" / "b"
+    inner.mkdir(parents=True)
+    config, path = read_config(str(inner))
+    assert config == {"seed": 3, "call-timeout": 2} and path == str(tmp_path / "pyproject.toml")
+    (inner / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    assert read_config(str(inner)) == ({}, str(inner / "pyproject.toml"))
+    (inner / "pyproject.toml").write_text("[tool.dpaudit\n")
+    with pytest.raises(UsageError, match="cannot read"):
+        read_config(str(inner))
+
+
+def test_exit_codes_follow_the_worst_verdict():
+    def recs(*verdicts):
+        return [{"verdict": v} for v in verdicts]
+
+    assert exit_code(recs("not_refuted", "proved")) is ExitCode.OK
+    assert exit_code(recs("not_refuted", "refuted")) is ExitCode.REFUTED
+    assert exit_code(recs("refuted"), exit_zero=True) is ExitCode.OK
+    assert exit_code(recs("inconclusive")) is ExitCode.OK
+    assert exit_code(recs("inconclusive"), fail_on_inconclusive=True) is ExitCode.INCONCLUSIVE
+    assert exit_code(recs("refuted", "error")) is ExitCode.USAGE_ERROR
+    assert exit_code(recs("error"), exit_zero=True) is ExitCode.USAGE_ERROR
+    assert exit_code([]) is ExitCode.NOTHING_TO_AUDIT
+
+
+def test_reproduce_command_spells_out_the_claim_and_seed():
+    s = settings("--samples", "1000", "--confidence", "0.9", "--seed", "4")
+    cmd = reproduce_command("ex dir/m.py:f", s, privacy_claim(0.5, 1e-6), "replace",
+                            Domain(-1, 1), 7)
+    assert cmd == ("dpaudit check 'ex dir/m.py:f' --epsilon=0.5 --delta=1e-06 "
+                   "--neighbours=replace --domain=-1:1 --size=7 --samples=1000 "
+                   "--confidence=0.9 --seed=4")
+
+
+def test_a_usage_error_still_writes_the_report(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    code = run(["check", str(tmp_path / "m.py"), "--epsilon", "-1", "--json", str(out)])
+    assert code is ExitCode.USAGE_ERROR
+    err = capsys.readouterr().err
+    assert err.strip() == "dpaudit: error: --epsilon must be a finite number > 0, got -1.0"
+    (record,) = json.loads(out.read_text())["results"]
+    assert record["verdict"] == "error" and "--epsilon must be" in record["error"]
+
+
+def test_a_missing_file_fails_before_any_audit(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    good = tmp_path / "good.py"
+    good.write_text("def mechanism(data, rng):\n    return 0.0\n")
+    code = run(["check", str(good), str(tmp_path / "missing.py"), "--epsilon", "1",
+                "--json", str(out)])
+    assert code is ExitCode.USAGE_ERROR
+    assert capsys.readouterr().err.strip().endswith("missing.py: no such file")
+    records = json.loads(out.read_text())["results"]
+    assert [r["verdict"] for r in records] == ["error", "error"]
+    assert records[0]["error"] == "not audited: another target could not be loaded"

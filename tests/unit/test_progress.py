@@ -1,0 +1,57 @@
+"""dpaudit.progress: a live line only on a terminal outside CI, and summaries always."""
+
+import io
+
+from dpaudit.progress import Progress, progress_enabled
+
+
+class Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_enabled_only_on_a_tty_outside_ci_and_not_quiet():
+    assert progress_enabled(Tty(), environ={})
+    assert progress_enabled(Tty(), environ={"CI": "0"})
+    assert not progress_enabled(Tty(), environ={"CI": "true"})
+    assert not progress_enabled(Tty(), environ={"CI": "1"})
+    assert not progress_enabled(Tty(), quiet=True, environ={})
+    assert not progress_enabled(io.StringIO(), environ={})
+    closed = io.StringIO()
+    closed.close()
+    assert not progress_enabled(closed, environ={})
+
+
+def test_status_line_shows_target_phase_candidate_samples_and_bound():
+    p = Progress(stream=Tty(), out=io.StringIO(), enabled=True)
+    p.start("m.py:f")
+    p({"phase": "validate", "candidate": 3, "candidates": 8, "samples": 400000,
+       "epsilon_lower_bound": 2.3141, "unknown": object()})
+    assert p.status_text() == "m.py:f · validate · candidate 3/8 · 400,000 samples · ε ≥ 2.31"
+
+
+def test_redraws_in_place_and_clears_before_summaries():
+    stream, out = Tty(), io.StringIO()
+    p = Progress(stream=stream, out=out, enabled=True)
+    p.start("m.py:f")
+    p({"phase": "search"})
+    p.clear()
+    text = stream.getvalue()
+    assert text.startswith("\rm.py:f") and text.endswith("\r") and "\n" not in text
+
+
+def test_quiet_progress_writes_nothing_to_stderr_but_summaries_to_stdout():
+    stream, out = Tty(), io.StringIO()
+    p = Progress(stream=stream, out=out, enabled=False)
+    p.start("m.py:f")
+    p({"phase": "search", "samples": 10})
+    record = {"kind": "audit", "target": "m.py:f", "verdict": "refuted",
+              "claim": {"epsilon": 1.0, "delta": 0.0, "neighbours": "add-remove"},
+              "epsilon_lower_bound": 2.5, "confidence": 0.95, "samples": 1000,
+              "reproduce": "dpaudit check m.py:f --epsilon=1 --seed=1"}
+    p.finish(record)
+    p.reproduce([record])
+    assert stream.getvalue() == ""
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("m.py:f: REFUTED — ε = 1 (pure DP), add-remove neighbours; ε ≥ 2.5")
+    assert lines[1] == "reproduce: dpaudit check m.py:f --epsilon=1 --seed=1"
