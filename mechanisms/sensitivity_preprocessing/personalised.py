@@ -1,0 +1,220 @@
+"""Personalised DP with individual sensitivities (C&D Def 7.1, Props 7.3, 7.5) [R, SPEC §6.9].
+
+A mechanism M is (ε_i)-personally DP if ``P[M(D) ∈ A] ≤ e^{ε_i} P[M(D') ∈ A]`` for every individual
+i, every pair of i-neighbours D, D' = D ∪ {i} and every event A; this implies (max_i ε_i)-DP.
+With a scale ``b = max_i Δ_i/ε_i``:
+
+* **Prop 7.3 (Laplace)**: ``M(D) = f(D) + Lap(b)`` is (Δ_i/b)-PDP when f has individual
+  sensitivities Δ_i; Δ_i/b ≤ ε_i by the choice of b.
+* **Prop 7.5 (exponential mechanism)**: over a finite output set R, ``P[M(D) = r] ∝ exp(u(D,r)/(2b))``
+  is (Δ_i/b)-PDP when ``Δ_i(u) = sup_{D∌i, r} |u(D∪i, r) − u(D, r)|``: the score and the normaliser
+  each contribute at most Δ_i/(2b).
+
+Intended use (C&D §7): run the sensitivity preprocessing with Δ_i ∝ ε_i (for a score, on each
+output separately, Remark 3.4 / 7.6) and release through these mechanisms. Individuals are the
+population's members, numbered from 0, as in :class:`~.general.GeneralSPF`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import special, stats
+
+from dpaudit.claims import Neighbours, PureDP, SensitivityBound, check_epsilon
+from dpaudit.errors import InvalidArgument
+from dpaudit.laws import ContinuousLaw, DiscreteLaw
+from dpaudit.spec import MechanismSpec
+
+from .general import GeneralSPF, spf_table
+from .subsets import population_mask
+
+__all__ = ["PersonalisedLaplace", "PersonalisedExponential", "median_score"]
+
+
+def _check_pairs(sensitivities: Any, epsilons: Any) -> tuple[tuple[float, ...], tuple[float, ...], float]:
+    try:
+        ds = tuple(float(v) for v in sensitivities)
+        es = tuple(float(v) for v in epsilons)
+    except (TypeError, ValueError):
+        raise InvalidArgument("sensitivities and epsilons must be sequences of numbers, one per individual") from None
+    if len(ds) == 0 or len(ds) != len(es):
+        raise InvalidArgument(f"sensitivities and epsilons need one entry per individual and equal "
+                              f"lengths, got {len(ds)} and {len(es)}")
+    for k, d in enumerate(ds):
+        if not math.isfinite(d) or d < 0:
+            raise InvalidArgument.bad(f"sensitivities[{k}]", d, "a finite number >= 0")
+    for k, e in enumerate(es):
+        check_epsilon(e, f"epsilons[{k}]")
+    if max(ds) == 0:
+        raise InvalidArgument.bad("sensitivities", ds, "not all 0 (nothing would need noise)")
+    return ds, es, max(d / e for d, e in zip(ds, es))
+
+
+def _individual_fields(obj: Any) -> None:
+    ds, es, b = _check_pairs(obj.sensitivities, obj.epsilons)
+    object.__setattr__(obj, "sensitivities", ds)
+    object.__setattr__(obj, "epsilons", es)
+    object.__setattr__(obj, "scale", b)
+    object.__setattr__(obj, "claim", PureDP(max(es)))
+    object.__setattr__(obj, "sensitivity", SensitivityBound(max(ds), individual=ds))
+
+
+def _canonical_population(n: int, population: Any) -> np.ndarray:
+    if population is None:
+        return np.linspace(0.0, 1.0, n) if n > 1 else np.array([0.5])
+    pop = np.asarray(population, dtype=float).reshape(-1)
+    if pop.size != n:
+        raise InvalidArgument.bad("population", population, f"{n} records, one per individual")
+    return pop
+
+
+@dataclass(frozen=True, slots=True)
+class PersonalisedLaplace:
+    """Prop 7.3: release ``value + Lap(b)``, ``b = max_i Δ_i/ε_i``; (Δ_i/b)-PDP, so ε_i-PDP.
+
+    ``sensitivities[i]`` = Δ_i (of the released f̂), ``epsilons[i]`` = ε_i (individual i's budget).
+    ``individual_epsilon(i) = Δ_i/b`` is the exact loss bound toward i. ``claim`` is the implied
+    (max_i ε_i)-DP under add-remove neighbours.
+    """
+
+    sensitivities: tuple[float, ...]
+    epsilons: tuple[float, ...]
+    scale: float = field(init=False)
+    claim: PureDP = field(init=False, repr=False)
+    sensitivity: SensitivityBound = field(init=False, repr=False)
+    neighbours: Neighbours = field(init=False, repr=False, default=Neighbours.ADD_REMOVE)
+
+    def __post_init__(self) -> None:
+        _individual_fields(self)
+
+    def individual_epsilon(self, i: int) -> float:
+        return self.sensitivities[i] / self.scale
+
+    def logpdf(self, y: Any, value: float) -> np.ndarray:
+        return stats.laplace.logpdf(y, loc=value, scale=self.scale)
+
+    def pdf(self, y: Any, value: float) -> np.ndarray:
+        return stats.laplace.pdf(y, loc=value, scale=self.scale)
+
+    def cdf(self, y: Any, value: float) -> np.ndarray:
+        return stats.laplace.cdf(y, loc=value, scale=self.scale)
+
+    def law(self, value: float) -> ContinuousLaw:
+        """The exact output law on a database where the released function equals ``value``."""
+        return ContinuousLaw(stats.laplace(loc=float(value), scale=self.scale), (float(value),))
+
+    def sample(self, value: float, rng: np.random.Generator, size: Any = None) -> Any:
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidArgument.bad("rng", rng, "a numpy.random.Generator")
+        return value + rng.laplace(0.0, self.scale, size=size)
+
+    def spec(self, *, population: Any = None, centre: float = 0.5) -> MechanismSpec:
+        """Black-box form on the canonical query: the preprocessed mean over a population.
+
+        Individual i holds ``population[i]`` (default: n evenly spaced records in [0, 1]) and has
+        Δ_i = ``sensitivities[i]``; the query is f̂ of the mean with centre ``centre``
+        (:class:`~.general.GeneralSPF`), released with Laplace(b). A dataset lists the records of
+        the individuals present; records outside the population are rejected. ``f(data, rng, size)``.
+        """
+        pop = _canonical_population(len(self.sensitivities), population)
+        query = GeneralSPF(_mean_or_nan, pop, self.sensitivities, centre=centre)
+        mech = self
+
+        def personalised_laplace(data, rng, size=None):
+            return mech.sample(query(data), rng, size)
+
+        return MechanismSpec.from_function(
+            personalised_laplace, name="personalised-laplace(spf-mean)", epsilon=self.claim.epsilon,
+            neighbours="add-remove", domain=(float(pop.min()), float(max(pop.max(), pop.min() + 1e-9))),
+            size=pop.size, distribution=lambda data: mech.law(query(data)))
+
+
+def _mean_or_nan(records: np.ndarray) -> float:
+    return float(np.mean(records)) if records.size else math.nan
+
+
+def median_score(records: np.ndarray, outputs: np.ndarray) -> np.ndarray:
+    """``u(D, r) = −|C<(D, r) − C>(D, r)|`` for each output r: a median score, sensitivity 1 each."""
+    x = np.asarray(records, dtype=float).reshape(-1, 1)
+    r = np.asarray(outputs, dtype=float).reshape(1, -1)
+    return -np.abs((x < r).sum(axis=0) - (x > r).sum(axis=0)).astype(float)
+
+
+@dataclass(frozen=True, slots=True)
+class PersonalisedExponential:
+    """Prop 7.5: over ``outputs``, ``P[r] ∝ exp(u(D, r)/(2b))`` with ``b = max_i Δ_i/ε_i``; ε_i-PDP.
+
+    ``sensitivities[i]`` = Δ_i of the score u (sup over outputs), ``epsilons[i]`` = ε_i. The laws and
+    the sampler take the score vector ``u(D, ·)`` (one entry per output).
+    """
+
+    sensitivities: tuple[float, ...]
+    epsilons: tuple[float, ...]
+    outputs: tuple
+    scale: float = field(init=False)
+    claim: PureDP = field(init=False, repr=False)
+    sensitivity: SensitivityBound = field(init=False, repr=False)
+    neighbours: Neighbours = field(init=False, repr=False, default=Neighbours.ADD_REMOVE)
+
+    def __post_init__(self) -> None:
+        _individual_fields(self)
+        outs = tuple(self.outputs)
+        if len(outs) == 0 or len(set(outs)) != len(outs):
+            raise InvalidArgument.bad("outputs", self.outputs, "a non-empty sequence of distinct outputs")
+        object.__setattr__(self, "outputs", outs)
+
+    def individual_epsilon(self, i: int) -> float:
+        return self.sensitivities[i] / self.scale
+
+    def _scores(self, scores: Any) -> np.ndarray:
+        u = np.asarray(scores, dtype=float).reshape(-1)
+        if u.size != len(self.outputs) or not np.all(np.isfinite(u)):
+            raise InvalidArgument.bad("scores", scores, f"{len(self.outputs)} finite numbers, one per output")
+        return u
+
+    def logpmf(self, scores: Any) -> np.ndarray:
+        w = self._scores(scores) / (2.0 * self.scale)
+        return w - special.logsumexp(w)
+
+    def pmf(self, scores: Any) -> np.ndarray:
+        return np.exp(self.logpmf(scores))
+
+    def law(self, scores: Any) -> DiscreteLaw:
+        return DiscreteLaw(self.outputs, self.logpmf(scores))
+
+    def sample(self, scores: Any, rng: np.random.Generator, size: Any = None) -> Any:
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidArgument.bad("rng", rng, "a numpy.random.Generator")
+        k = rng.choice(len(self.outputs), size=size, p=self.pmf(scores))
+        if size is None:
+            return self.outputs[int(k)]
+        arr = np.asarray(self.outputs)
+        return (arr if arr.dtype != object and arr.ndim == 1 else np.asarray(self.outputs, dtype=object))[k]
+
+    def spec(self, *, population: Any = None) -> MechanismSpec:
+        """Black-box form on the canonical score: the preprocessed median score (:func:`median_score`).
+
+        Individual i holds ``population[i]`` (default: n evenly spaced records in [0, 1]); the score
+        of every output is preprocessed on its own to the Δ_i (Remark 3.4 / 7.6), then released by
+        this mechanism. ``outputs`` must be numbers for this canonical score.
+        """
+        pop = _canonical_population(len(self.sensitivities), population)
+        outs = np.asarray(self.outputs, dtype=float)
+        table = spf_table(lambda rec: median_score(rec, outs), pop, self.sensitivities)
+        mech = self
+
+        def scores(data):
+            return table.values[population_mask(pop, data)]
+
+        def personalised_exponential(data, rng, size=None):
+            return mech.sample(scores(data), rng, size)
+
+        return MechanismSpec.from_function(
+            personalised_exponential, name="personalised-exponential(spf-median-score)",
+            epsilon=self.claim.epsilon, neighbours="add-remove",
+            domain=(float(pop.min()), float(max(pop.max(), pop.min() + 1e-9))), size=pop.size,
+            distribution=lambda data: mech.law(scores(data)))

@@ -1,0 +1,177 @@
+"""The statistics C&D preprocess efficiently (Cor 5.3, §6) and their O(1) window forms.
+
+All act on a database given as the multiset of its records. With the records sorted,
+``s_1 ≤ … ≤ s_ℓ`` (SPEC notation):
+
+* mean ``(1/ℓ) Σ s_k``;
+* α-trimmed mean: drop ``t = ⌊αℓ⌋`` records at each end, average the rest (0 ≤ α < ½);
+* median, two conventions (SPEC notation): **LOW** ``s_⌈ℓ/2⌉``; **AVG** ``(s_⌊(ℓ+1)/2⌋ + s_⌊ℓ/2⌋+1)/2``;
+* max ``s_ℓ``, min ``s_1``; variance ``(1/ℓ) Σ (s_k − mean)²`` (SPEC §6.8).
+
+Each is a non-decreasing function of every order statistic (variance aside), hence
+database-ordered (Def 5.1; SPEC §6.5 [D]). The empty database has no value: f(∅) is undefined
+and the preprocessing takes an analyst-chosen centre (Remark 3.2); variance uses 0.
+
+``window_values`` evaluates one statistic on every window ``s[i : i+ℓ]`` of a sorted array at once,
+in O(1) per window from slices and prefix sums: the inner loop of the O(n²) DP (Lemma 5.2).
+"""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+from typing import Any, Union
+
+import numpy as np
+
+from dpaudit.errors import InvalidArgument
+
+__all__ = ["Statistic", "Convention", "statistic_value", "subset_statistic", "trim_count",
+           "window_values", "check_data", "check_alpha", "median_sorted"]
+
+
+class Statistic(str, Enum):
+    """The database-ordered statistics of Corollary 5.3."""
+
+    MEAN = "mean"
+    TRIMMED_MEAN = "trimmed-mean"
+    MEDIAN = "median"
+    MAX = "max"
+    MIN = "min"
+
+    @classmethod
+    def parse(cls, value: Union[str, "Statistic"]) -> "Statistic":
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            key = value.strip().lower().replace("_", "-").replace(" ", "-")
+            key = {"trimmed": "trimmed-mean", "trimmedmean": "trimmed-mean"}.get(key, key)
+            for member in cls:
+                if member.value == key:
+                    return member
+        raise InvalidArgument.bad("statistic", value, "one of " + ", ".join(m.value for m in cls))
+
+
+class Convention(str, Enum):
+    """Median of an even number of records: LOW = lower middle; AVG = mean of the two middles."""
+
+    LOW = "low"
+    AVG = "avg"
+
+    @classmethod
+    def parse(cls, value: Union[str, "Convention"]) -> "Convention":
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            key = value.strip().lower()
+            for member in cls:
+                if member.value == key:
+                    return member
+        raise InvalidArgument.bad("convention", value, "'low' or 'avg'")
+
+
+def check_data(data: Any, name: str = "data") -> np.ndarray:
+    """A database: a 1-D array of finite real records (a copy, as float)."""
+    try:
+        arr = np.array(data, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidArgument.bad(name, data, "a 1-D sequence of real numbers") from None
+    if arr.ndim != 1:
+        raise InvalidArgument.bad(name, f"an array of shape {arr.shape}", "1-D (one record per entry)")
+    if not np.all(np.isfinite(arr)):
+        raise InvalidArgument.bad(name, arr[~np.isfinite(arr)][0], "finite (no nan or inf records)")
+    return arr
+
+
+def check_alpha(alpha: Any) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating)) \
+            or not math.isfinite(float(alpha)) or not 0.0 <= float(alpha) < 0.5:
+        raise InvalidArgument.bad("alpha", alpha, "a number in [0, 0.5)")
+    return float(alpha)
+
+
+def trim_count(alpha: float, size: Any) -> Any:
+    """``⌊α·ℓ⌋`` records trimmed at each end (vectorised over ℓ; one formula everywhere)."""
+    return np.floor(alpha * np.asarray(size, dtype=float)).astype(np.int64)
+
+
+def median_sorted(s: np.ndarray, convention: Convention) -> float:
+    ell = s.size
+    if convention is Convention.LOW:
+        return float(s[(ell + 1) // 2 - 1])
+    return float(0.5 * (s[(ell + 1) // 2 - 1] + s[ell // 2]))
+
+
+def statistic_value(data: Any, statistic: Union[str, Statistic], *, alpha: float = 0.0,
+                    convention: Union[str, Convention] = Convention.AVG) -> float:
+    """The plain (unpreprocessed) statistic of a non-empty database; nan for the empty one."""
+    stat = Statistic.parse(statistic)
+    conv = Convention.parse(convention)
+    s = np.sort(check_data(data))
+    if s.size == 0:
+        return math.nan
+    if stat is Statistic.MEDIAN:
+        return median_sorted(s, conv)
+    if stat is Statistic.MAX:
+        return float(s[-1])
+    if stat is Statistic.MIN:
+        return float(s[0])
+    t = int(trim_count(check_alpha(alpha), s.size)) if stat is Statistic.TRIMMED_MEAN else 0
+    return float(np.mean(s[t:s.size - t]))
+
+
+def window_values(stat: Statistic, s: np.ndarray, ell: int, *, prefix: np.ndarray, shift: float,
+                  alpha: float, convention: Convention) -> np.ndarray:
+    """The statistic on every window ``s[i:i+ℓ]``, i = 0..n−ℓ, of the sorted array s.
+
+    ``prefix[k] = Σ_{j<k} (s_j − shift)`` (centred prefix sums, for the means).
+    """
+    count = s.size - ell + 1
+    if stat is Statistic.MEDIAN:
+        lo = s[(ell + 1) // 2 - 1:(ell + 1) // 2 - 1 + count]
+        if convention is Convention.LOW:
+            return lo
+        return 0.5 * (lo + s[ell // 2:ell // 2 + count])
+    if stat is Statistic.MAX:
+        return s[ell - 1:ell - 1 + count]
+    if stat is Statistic.MIN:
+        return s[:count]
+    t = int(trim_count(alpha, ell)) if stat is Statistic.TRIMMED_MEAN else 0
+    inner = ell - 2 * t
+    return shift + (prefix[ell - t:ell - t + count] - prefix[t:t + count]) / inner
+
+
+def subset_statistic(statistic: Union[str, Statistic], records: Any, B: Any, *, alpha: float = 0.0,
+                     convention: Union[str, Convention] = Convention.AVG) -> np.ndarray:
+    """The statistic on every subset at once: row m of the boolean matrix ``B`` (shape (m, n)) selects
+    the records of one database; nan for an empty row. ``"variance"`` is accepted too (0 on ∅).
+
+    This is the batched f of :func:`~.general.spf_table` (``batched=True``) for these statistics:
+    vectorised over subsets, independent of the window forms used by the efficient algorithms.
+    """
+    x = check_data(records, "records")
+    M = np.asarray(B, dtype=bool)
+    if M.ndim != 2 or M.shape[1] != x.size:
+        raise InvalidArgument.bad("B", f"shape {M.shape}", f"a boolean matrix with {x.size} columns")
+    cnt = M.sum(axis=1)
+    rows = np.arange(M.shape[0])
+    safe = np.maximum(cnt, 1)
+    if isinstance(statistic, str) and statistic.strip().lower() == "variance":
+        mean = (M @ x) / safe
+        dev = np.where(M, x[None, :] - mean[:, None], 0.0)
+        return (dev * dev).sum(axis=1) / safe
+    stat = Statistic.parse(statistic)
+    conv = Convention.parse(convention)
+    vals = np.sort(np.where(M, x[None, :], np.inf), axis=1)        # each subset sorted, then +inf
+    if stat is Statistic.MEDIAN:
+        lo = vals[rows, np.maximum((cnt + 1) // 2 - 1, 0)]
+        out = lo if conv is Convention.LOW else 0.5 * (lo + vals[rows, np.minimum(cnt // 2, x.size - 1)])
+    elif stat is Statistic.MAX:
+        out = vals[rows, np.maximum(cnt - 1, 0)]
+    elif stat is Statistic.MIN:
+        out = vals[rows, 0]
+    else:
+        t = trim_count(check_alpha(alpha), cnt) if stat is Statistic.TRIMMED_MEAN else np.zeros_like(cnt)
+        cs = np.concatenate([np.zeros((M.shape[0], 1)), np.cumsum(np.where(np.isfinite(vals), vals, 0.0), axis=1)], axis=1)
+        out = (cs[rows, cnt - t] - cs[rows, t]) / np.maximum(cnt - 2 * t, 1)
+    return np.where(cnt > 0, out, np.nan)
