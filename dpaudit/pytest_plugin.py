@@ -1,12 +1,268 @@
-"""pytest plugin (entry point ``pytest11``): ``pytest --dpaudit`` runs audit definitions.
+"""pytest plugin (entry point ``pytest11``): audits as test items, and a fixture for your own tests.
 
-Heavy imports happen lazily so merely having dpaudit installed costs pytest nothing.
+``pytest --dpaudit`` collects the audit definitions of ``audits/`` (or ``--dpaudit-path``) as test
+items, one per audit id; an item fails when its verdict differs from the expected one, with a
+readable report (claim, finding, counterexample, probabilities, and the command that replays it)::
+
+    pytest --dpaudit                            # the tests and every audit in audits/
+    pytest --dpaudit audits/laplace.py          # only these audits
+    pytest --dpaudit --dpaudit-id laplace.sampled --dpaudit-html audits.html
+
+The ``dpaudit_audit`` fixture audits a mechanism inside any test (with or without ``--dpaudit``)::
+
+    def test_my_noisy_sum_is_private(dpaudit_audit):
+        dpaudit_audit(noisy_sum, epsilon=1.0, domain=(0, 1))      # fails the test if refuted
+
+Options all start with ``--dpaudit``. Nothing heavy is imported unless ``--dpaudit`` is given or
+the fixture is used: without them the plugin adds a few options and one cheap check per collected
+file, and changes nothing else.
 """
 
 from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+_RECORDS = pytest.StashKey[list]()
+_STARTED = pytest.StashKey[float]()
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("dpaudit", "differential-privacy audits (dpaudit)")
     group.addoption("--dpaudit", action="store_true", default=False,
-                    help="collect audit definitions in audits/ as test items")
+                    help="collect audit definitions (audits/ or --dpaudit-path) as test items")
+    group.addoption("--dpaudit-path", action="append", default=None, metavar="PATH",
+                    help="audit files or folders to collect (repeatable; default audits/)")
+    group.addoption("--dpaudit-id", action="append", default=None, metavar="ID",
+                    help="only the audit with this id (repeatable)")
+    group.addoption("--dpaudit-seed", default=None, metavar="S",
+                    help="root seed for audits and the dpaudit_audit fixture (default: dpaudit's fixed seed)")
+    group.addoption("--dpaudit-json", default=None, metavar="F",
+                    help="write the canonical JSON of every audit run in this session")
+    group.addoption("--dpaudit-html", default=None, metavar="F",
+                    help="write the HTML report of every audit run in this session")
+
+
+def _enabled(config) -> bool:
+    return bool(config.getoption("dpaudit", False))
+
+
+def _audit_roots(config) -> list[Path]:
+    paths = config.getoption("dpaudit_path") or ["audits"]
+    base = config.invocation_params.dir
+    return [(base / p).resolve() for p in paths]
+
+
+def _root_seed(config) -> int:
+    from dpaudit.rng import DEFAULT_SEED
+
+    raw = config.getoption("dpaudit_seed")
+    if raw is None:
+        return DEFAULT_SEED
+    try:
+        seed = int(raw)
+        if seed < 0:
+            raise ValueError
+    except ValueError:
+        raise pytest.UsageError(f"--dpaudit-seed must be an integer >= 0, got {raw!r}") from None
+    return seed
+
+
+def pytest_configure(config):
+    config.stash[_RECORDS] = []
+    config.stash[_STARTED] = time.time()
+    if not _enabled(config):
+        return
+    config.addinivalue_line("markers", "dpaudit: an audit definition collected by dpaudit")
+    _root_seed(config)  # validate now: a bad seed is a usage error, not a failure per item
+    if config.args_source is not pytest.Config.ArgsSource.ARGS:
+        # no paths on the command line: collect the audit folders beside the usual tests
+        roots = _audit_roots(config)
+        missing = [str(r) for r in roots if not r.exists()]
+        if missing:
+            raise pytest.UsageError(f"--dpaudit: no audit folder {', '.join(missing)} "
+                                    f"(give --dpaudit-path PATH)")
+        for r in roots:
+            if str(r) not in config.args:
+                config.args.append(str(r))
+
+
+def pytest_collect_file(file_path: Path, parent):
+    if not _enabled(parent.config) or file_path.suffix != ".py" or file_path.name.startswith(("_", "conftest")):
+        return None
+    resolved = file_path.resolve()
+    for root in _audit_roots(parent.config):
+        if resolved == root or root in resolved.parents:
+            return AuditFile.from_parent(parent, path=file_path)
+    return None
+
+
+class AuditFile(pytest.File):
+    """An audit definition file: one item per audit in its ``AUDITS``."""
+
+    def collect(self):
+        from dpaudit.errors import DpauditError
+        from dpaudit.suite import load_file
+
+        try:
+            audits = load_file(self.path)
+        except DpauditError as exc:
+            raise self.CollectError(f"dpaudit: {exc}") from None
+        wanted = self.config.getoption("dpaudit_id")
+        for audit in audits:
+            if wanted and audit.id not in wanted:
+                continue
+            yield AuditItem.from_parent(self, name=audit.id, audit=audit)
+
+
+class AuditMismatch(Exception):
+    """An audit's verdict differs from the one expected of it (carries the record)."""
+
+    def __init__(self, record: dict) -> None:
+        super().__init__(record.get("id"))
+        self.record = record
+
+
+class AuditItem(pytest.Item):
+    """One audit definition, run with the session's root seed."""
+
+    def __init__(self, *, audit, **kwargs):
+        super().__init__(**kwargs)
+        self.audit = audit
+        self.add_marker("dpaudit")
+
+    def runtest(self) -> None:
+        from dpaudit.suite import run_one
+
+        rec = run_one(self.audit, _root_seed(self.config))
+        self.config.stash[_RECORDS].append(rec)
+        self.user_properties += [("verdict", rec["verdict"]), ("expected", rec["expected"]),
+                                 ("reproduce", rec["reproduce"])]
+        if rec["verdict"] != rec["expected"]:
+            raise AuditMismatch(rec)
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, AuditMismatch):
+            return explain(excinfo.value.record)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self):
+        return self.path, (self.audit.line or 1) - 1, f"dpaudit {self.audit.kind.value}: {self.audit.id}"
+
+
+def explain(rec: dict, headline: Optional[str] = None) -> str:
+    """A multi-line, readable account of one record (what failed and how to replay it)."""
+    from dpaudit.report import describe as d
+
+    v, e = rec.get("verdict"), rec.get("expected")
+    if headline is None:
+        headline = f"dpaudit {rec.get('kind')} {d.title(rec)}: " + (
+            f"expected {d.verdict_label(e)}, got {d.verdict_label(v)}" if e else d.verdict_label(v))
+    lines = [headline,
+             f"  claim:     {d.claim_text(rec)}",
+             f"  verdict:   {d.verdict_label(v)} ({d.verdict_meaning(v)})",
+             f"  finding:   {d.finding_text(rec)}"]
+    cx = rec.get("counterexample")
+    if isinstance(cx, dict):
+        if "dataset" in cx:
+            lines.append(f"  D:         {cx['dataset']}")
+        if "neighbour" in cx:
+            lines.append(f"  D':        {cx['neighbour']}")
+        ev = cx.get("event")
+        if isinstance(ev, dict) and ev.get("text"):
+            lines.append(f"  event S:   {ev['text']}")
+        if "p" in cx and "q" in cx:
+            lines.append(f"  P[M(D) in S] = {d.fmt(cx['p'])} {cx.get('p_interval', '')}; "
+                         f"P[M(D') in S] = {d.fmt(cx['q'])} {cx.get('q_interval', '')}")
+    if rec.get("error"):
+        lines.append(f"  error:     {rec['error']}")
+    if rec.get("location"):
+        lines.append(f"  source:    {rec['location'].get('path')}:{rec['location'].get('line')}")
+    if rec.get("reproduce"):
+        lines.append(f"  reproduce: {rec['reproduce']}")
+    return "\n".join(lines)
+
+
+_CLAIM_KEYS = ("epsilon", "delta", "neighbours", "domain", "size", "log_prob", "distribution", "output")
+
+
+@pytest.fixture
+def dpaudit_audit(request):
+    """Audit a mechanism inside a test; the test fails, with a readable report, when the verdict
+    is not the expected one (default: NOT REFUTED).
+
+    ``dpaudit_audit(mechanism, *, expect="not_refuted", exact=False, seed=None, **kw)``:
+    ``mechanism`` is a function (declared with ``@dpaudit.mechanism`` or not) or a MechanismSpec;
+    claim keywords (``epsilon``, ``delta``, ``neighbours``, ``domain``, ``size``, ...) override the
+    declaration, the others (``samples``, ``confidence``, ...) go to :func:`dpaudit.audit` (or
+    :func:`dpaudit.exact_audit` with ``exact=True``). ``seed`` defaults to ``--dpaudit-seed``, else
+    dpaudit's fixed seed. Returns the frozen result.
+    """
+    config = request.config
+
+    def audit(mechanism: Any, *, expect: str = "not_refuted", exact: bool = False,
+              seed: Optional[int] = None, **kwargs: Any):
+        import dpaudit
+        from dpaudit.report.model import location, record_of
+        from dpaudit.results import Verdict
+        from dpaudit.spec import MechanismSpec
+
+        from dpaudit.errors import DpauditError
+
+        expected = Verdict(expect)
+        claim = {k: kwargs.pop(k) for k in _CLAIM_KEYS if k in kwargs}
+        try:
+            if isinstance(mechanism, MechanismSpec):
+                spec = MechanismSpec.from_function(mechanism.func, name=mechanism.name, **{
+                    "epsilon": mechanism.epsilon, "delta": mechanism.delta, "neighbours": mechanism.neighbours,
+                    "domain": mechanism.domain, "size": mechanism.size, "log_prob": mechanism.log_prob,
+                    "distribution": mechanism.distribution, **claim}) if claim else mechanism
+            else:
+                spec = MechanismSpec.from_function(mechanism, **claim)
+            root = _root_seed(config) if seed is None else seed
+            engine = dpaudit.exact_audit if exact else dpaudit.audit
+            result = engine(spec, seed=root, **kwargs)
+        except DpauditError as exc:  # a bad claim or argument: one readable line, no traceback
+            pytest.fail(f"dpaudit: {exc}", pytrace=False)
+        rec = dict(record_of(result), expected=expected.value, id=request.node.nodeid)
+        if spec.source:
+            rec["location"] = location(spec.source)
+        config.stash[_RECORDS].append(rec)
+        if rec["verdict"] != expected.value:
+            pytest.fail(explain(rec, f"dpaudit: {spec.name}: expected {expected.label}, "
+                                     f"got {Verdict(rec['verdict']).label}"), pytrace=False)
+        return result
+
+    return audit
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    records = config.stash.get(_RECORDS, [])
+    json_path, html_path = config.getoption("dpaudit_json"), config.getoption("dpaudit_html")
+    if not records or not (json_path or html_path):
+        return
+    from dpaudit.report import make_run, write_reports
+
+    run = make_run(records, seed=_root_seed(config), started=config.stash[_STARTED], finished=time.time(),
+                   command=["pytest", *config.invocation_params.args])
+    write_reports(run, json=json_path, html=html_path)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    records = config.stash.get(_RECORDS, [])
+    if not records:
+        return
+    bad = [r for r in records if r["verdict"] != r.get("expected")]
+    terminalreporter.write_sep("-", "dpaudit")
+    terminalreporter.write_line(f"{len(records)} audits, {len(records) - len(bad)} with the expected verdict, "
+                                f"{len(bad)} not (seed {_root_seed(config)})")
+    for r in bad:
+        terminalreporter.write_line(f"  {r.get('id')}: expected {r.get('expected')}, got {r['verdict']}; "
+                                    f"reproduce: {r.get('reproduce') or '(see the failure above)'}")
+    for opt in ("dpaudit_json", "dpaudit_html"):
+        if config.getoption(opt):
+            terminalreporter.write_line(f"dpaudit: wrote {config.getoption(opt)}")

@@ -1,0 +1,15 @@
+"""The plugin is tested in throw-away projects with pytest's own ``pytester`` fixture.
+
+``pytester.runpytest`` runs in this process and afterwards drops every module the inner run
+imported; numpy (and extension modules like it) cannot be imported twice in one process, so the
+heavy modules the plugin uses are imported here, once, before any inner run.
+"""
+
+import dpaudit.report.html  # noqa: F401
+import dpaudit.report.plots  # noqa: F401
+import dpaudit.suite  # noqa: F401
+import matplotlib.backends.backend_svg  # noqa: F401
+import matplotlib.figure  # noqa: F401
+import numpy  # noqa: F401
+
+pytest_plugins = ["pytester"]
