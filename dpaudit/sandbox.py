@@ -25,6 +25,9 @@ returns what cannot be sent back           ``returned an output that cannot be s
 The child's stdout and stderr go to a private file (``print`` in a mechanism cannot corrupt the
 channel, which is a separate pipe), and the last lines of it are appended to the cause of a crash.
 The memory cap is ``RLIMIT_AS`` (address space) set in the child before the file is imported.
+Numeric array outputs come back through shared memory files (one copy each way), and two batches
+are in flight at once, so a batch-form mechanism costs little more than in process.
+The child's code is :mod:`dpaudit._sandbox_child`.
 
 Per-call limits are enforced in the child by a watchdog thread that interrupts the main thread
 when no call has completed for ``call_timeout`` seconds (a batch-form call of ``k`` outputs is one
@@ -49,9 +52,10 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from dpaudit._sandbox_child import KILL_GRACE, WATCHDOG_EXIT
 from dpaudit.errors import InvalidArgument, LoadError, MechanismError
 from dpaudit.sampling import BatchTask
-from dpaudit.spec import MechanismSpec
+from dpaudit.spec import CallForm, MechanismSpec
 
 __all__ = ["SandboxExecutor", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MEMORY", "parse_memory"]
 
@@ -61,10 +65,10 @@ DEFAULT_CALL_TIMEOUT = 30.0
 DEFAULT_MEMORY = 2 * 1024 ** 3
 #: Seconds the child gets to start and import the file (on top of the per-call limit).
 _START_GRACE = 15.0
-#: Seconds a mechanism gets to react to the watchdog before the child is killed.
-_KILL_GRACE = 2.0
-#: Exit status of a child whose watchdog gave up on a hung call (see _child_main).
-_WATCHDOG_EXIT = 86
+#: Batches in flight at once: the child computes batch k+1 while the parent copies batch k out.
+_SLOTS = 2
+#: A task message larger than this is never sent ahead (a full pipe could then deadlock).
+_AHEAD_MAX_BYTES = 32 * 1024
 _TAIL_BYTES = 4096
 _TRUNCATE_AT = 1 << 20
 
@@ -94,13 +98,6 @@ def parse_memory(value: Any, name: str = "memory") -> int:
     if not math.isfinite(size) or size < 64 * 1024 ** 2:
         raise InvalidArgument.bad(name, value, "a size of at least 64M")
     return int(size)
-
-
-def _describe_size(n: int) -> str:
-    for unit, scale in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2)):
-        if n >= scale:
-            return f"{n / scale:g} {unit}"
-    return f"{n} bytes"  # pragma: no cover - parse_memory forbids it
 
 
 def _describe_exit(code: int) -> str:
@@ -138,9 +135,9 @@ class SandboxExecutor:
         self._proc: Optional[subprocess.Popen] = None
         self._send: Optional[Connection] = None
         self._recv: Optional[Connection] = None
-        self._out = None
-        self._shm = None          # file through which numeric batch outputs come back
-        self._shm_map: Optional[mmap.mmap] = None
+        self._out: Any = None                       # capture file of the child's stdout/stderr
+        self._slots: list[Any] = []                 # shared files numeric outputs come back in
+        self._maps: list[Optional[mmap.mmap]] = []
         self._deadline: Optional[float] = None
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -155,13 +152,13 @@ class SandboxExecutor:
             return
         if self._deadline is None and self.total_timeout is not None:
             self._deadline = time.monotonic() + self.total_timeout
-        p2c_r, p2c_w = os.pipe()
-        c2p_r, c2p_w = os.pipe()
         if self._out is None:
             self._out = tempfile.TemporaryFile(mode="a+b", prefix="dpaudit-child-")
-        if self._shm is None:
-            shm_dir = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-            self._shm = tempfile.NamedTemporaryFile(prefix="dpaudit-outputs-", dir=shm_dir)
+        if not self._slots:
+            shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+            self._slots = [tempfile.NamedTemporaryFile(prefix="dpaudit-out-", dir=shm)
+                           for _ in range(_SLOTS)]
+            self._maps = [None] * _SLOTS
         env = dict(os.environ)
         pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in [env.get("PYTHONPATH")] if p])
@@ -169,8 +166,9 @@ class SandboxExecutor:
         env["PYTHONFAULTHANDLER"] = "1"      # a segfault prints the mechanism's stack to the tail
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             env.setdefault(var, "1")         # per-thread BLAS buffers would eat the memory cap
-        config = (self.path, self.function, self.call_timeout, self.memory, self._shm.name)
-        cmd = [sys.executable, "-c", "import dpaudit.sandbox as s; s._child_main()",
+        p2c_r, p2c_w = os.pipe()
+        c2p_r, c2p_w = os.pipe()
+        cmd = [sys.executable, "-c", "import dpaudit._sandbox_child as c; c.main()",
                str(p2c_r), str(c2p_w)]
         try:
             self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._out,
@@ -182,19 +180,19 @@ class SandboxExecutor:
         self.children_started += 1
         self._send = Connection(p2c_w, readable=False)
         self._recv = Connection(c2p_r, writable=False)
+        config = (self.path, self.function, self.call_timeout, self.memory,
+                  [f.name for f in self._slots])
         self._send.send_bytes(pickle.dumps(config))
-        limit = _START_GRACE + (self.call_timeout or 0.0)
         try:
-            reply = self._receive(limit, None, during="importing the file")
+            reply = self._receive(_START_GRACE + (self.call_timeout or 0.0), None,
+                                  during="importing the file")
         except MechanismError as exc:
             self._kill()
             raise LoadError(f"{self.path}: the sandbox could not import it: {exc.cause}") from None
-        if reply[0] == "load_error":
+        if reply[0] != "ready":
             self._kill()
-            raise LoadError(reply[1])
-        if reply[0] != "ready":  # pragma: no cover - protocol bug
-            self._kill()
-            raise LoadError(f"{self.path}: the sandbox child answered {reply[0]!r}")
+            raise LoadError(reply[1] if reply[0] == "load_error"
+                            else f"{self.path}: the sandbox child answered {reply[0]!r}")
 
     def close(self) -> None:
         """Stop the child (politely, then by force) and free its resources."""
@@ -205,15 +203,13 @@ class SandboxExecutor:
             except Exception:
                 pass
             self._kill()
-        if self._out is not None:
-            self._out.close()
-            self._out = None
-        if self._shm_map is not None:
-            self._shm_map.close()
-            self._shm_map = None
-        if self._shm is not None:
-            self._shm.close()
-            self._shm = None
+        for m in self._maps:
+            if m is not None:
+                m.close()
+        for f in [self._out, *self._slots]:
+            if f is not None:
+                f.close()
+        self._out, self._slots, self._maps = None, [], []
 
     def __enter__(self) -> "SandboxExecutor":
         return self
@@ -229,37 +225,53 @@ class SandboxExecutor:
 
     # -- the Executor protocol --------------------------------------------------------------
     def run(self, spec: MechanismSpec, tasks: Sequence[BatchTask]) -> list[Any]:
-        """Run every task in the child, in order; raise MechanismError on the first failure."""
-        outputs: list[Any] = []
-        for task in tasks:
-            outputs.append(self._run_one(spec, task))
-        return outputs
+        """Run every task in the child, in order, two in flight at a time; return the raw outputs.
 
-    def _run_one(self, spec: MechanismSpec, task: BatchTask) -> Any:
-        data = np.asarray(task.data, dtype=float)
-        if self._deadline is not None and time.monotonic() >= self._deadline:
-            self._kill()
-            raise MechanismError(f"exceeded the total time limit of {self.total_timeout:g} s", data)
+        Raises MechanismError (cause, the task's dataset) on the first failure; the child is then
+        stopped, and the next call starts a fresh one.
+        """
+        if not tasks:
+            return []
+        self._check_deadline(tasks[0])
         self.start()
+        form = spec.call_form.value
+        messages = [pickle.dumps(("run", form, t.data, t.seed, t.n, k % _SLOTS),
+                                 protocol=pickle.HIGHEST_PROTOCOL) for k, t in enumerate(tasks)]
+        ahead = _SLOTS if max(len(m) for m in messages) <= _AHEAD_MAX_BYTES else 1
+        # The child's watchdog stops a hung call; this parent-side limit catches a batch call that
+        # cannot be interrupted (stuck in C code).
+        limit = None
+        if spec.call_form is CallForm.BATCH and self.call_timeout is not None:
+            limit = self.call_timeout + 2 * KILL_GRACE
+        outputs: list[Any] = []
+        sent = min(ahead, len(messages))
         try:
-            self._send.send_bytes(pickle.dumps(("run", spec.call_form.value, task.data, task.seed,
-                                                task.n), protocol=pickle.HIGHEST_PROTOCOL))
-            # The child's watchdog stops a hung call; this parent-side limit catches a child that
-            # cannot be interrupted (a batch call stuck in C code).
-            limit = None
-            if spec.call_form.value == "f(data, rng, size=k)" and self.call_timeout is not None:
-                limit = self.call_timeout + 2 * _KILL_GRACE
-            reply = self._receive(limit, data, during="running a batch")
+            for message in messages[:sent]:
+                self._send.send_bytes(message)
+            for k, task in enumerate(tasks):
+                data = np.asarray(task.data, dtype=float)
+                reply = self._receive(limit, data, during="running a batch")
+                outputs.append(self._unpack(reply, k % _SLOTS, data))
+                if sent < len(messages):  # its slot was just copied out: safe to reuse
+                    self._send.send_bytes(messages[sent])
+                    sent += 1
         except BaseException:
             self._kill()
             raise
+        self._trim_output()
+        return outputs
+
+    def _check_deadline(self, task: BatchTask) -> None:
+        if self._deadline is not None and time.monotonic() >= self._deadline:
+            self._kill()
+            raise MechanismError(f"exceeded the total time limit of {self.total_timeout:g} s",
+                                 np.asarray(task.data, dtype=float))
+
+    def _unpack(self, reply: tuple, slot: int, data: np.ndarray) -> Any:
         if reply[0] == "ok":
-            self._trim_output()
             return reply[1]
         if reply[0] == "ok_shared":
-            self._trim_output()
-            return self._read_shared(reply[1], reply[2], data)
-        self._kill()
+            return self._read_slot(slot, reply[1], reply[2], data)
         if reply[0] == "error":
             raise MechanismError(self._with_tail(reply[1], reply[2]), data)
         raise MechanismError(f"sent back an unexpected reply {reply[0]!r}", data)  # pragma: no cover
@@ -294,20 +306,20 @@ class SandboxExecutor:
             raise MechanismError("sent back garbage instead of outputs", data)  # pragma: no cover
         return reply
 
-    def _read_shared(self, dtype: str, shape: tuple, data: Any) -> np.ndarray:
+    def _read_slot(self, slot: int, dtype: str, shape: tuple, data: Any) -> np.ndarray:
         """Copy a numeric batch output out of the shared file the child wrote it to."""
         dt = np.dtype(dtype)
-        nbytes = dt.itemsize * math.prod(shape)
-        if nbytes == 0:
-            return np.empty(shape, dtype=dt)
-        if self._shm_map is None or len(self._shm_map) < nbytes:
-            if self._shm_map is not None:
-                self._shm_map.close()
-            size = os.fstat(self._shm.fileno()).st_size
-            if size < nbytes:  # pragma: no cover - the child grows the file before replying
+        count = math.prod(shape)
+        m = self._maps[slot]
+        if m is None or len(m) < dt.itemsize * count:
+            if m is not None:
+                m.close()
+            fd = self._slots[slot].fileno()
+            size = os.fstat(fd).st_size
+            if size < dt.itemsize * count:  # pragma: no cover - the child grows it before replying
                 raise MechanismError("sent back a truncated output", data)
-            self._shm_map = mmap.mmap(self._shm.fileno(), size, access=mmap.ACCESS_READ)
-        return np.frombuffer(self._shm_map, dtype=dt, count=math.prod(shape)).reshape(shape).copy()
+            m = self._maps[slot] = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+        return np.frombuffer(m, dtype=dt, count=count).reshape(shape).copy()
 
     def _death(self) -> str:
         try:
@@ -315,7 +327,7 @@ class SandboxExecutor:
         except subprocess.TimeoutExpired:  # pragma: no cover - closed its pipe but lives on
             self._kill()
             return "closed the channel to dpaudit"
-        if code == _WATCHDOG_EXIT:
+        if code == WATCHDOG_EXIT:
             return (f"hung: one call ran longer than the per-call limit of {self.call_timeout:g} s "
                     f"and could not be interrupted")
         return _describe_exit(code)
@@ -383,155 +395,3 @@ def _check_seconds(value: Any, name: str) -> Optional[float]:
             or not math.isfinite(float(value)) or float(value) <= 0:
         raise InvalidArgument.bad(name, value, "a finite number of seconds > 0, or None")
     return float(value)
-
-
-# ------------------------------------------------------------------------------------------
-# The child process
-# ------------------------------------------------------------------------------------------
-
-
-class _CallTimeout(BaseException):
-    """Raised in the child's main thread by the watchdog (a BaseException, so that a mechanism's
-    ``except Exception`` cannot swallow it)."""
-
-
-def _child_main() -> None:  # pragma: no cover - runs in the child; covered by the sandbox tests
-    import resource
-    import threading
-
-    fd_in, fd_out = int(sys.argv[1]), int(sys.argv[2])
-    recv = Connection(fd_in, writable=False)
-    send = Connection(fd_out, readable=False)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    path, function, call_timeout, memory, shared_path = pickle.loads(recv.recv_bytes())
-    try:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    except (ValueError, OSError):
-        pass
-    if memory is not None:
-        try:
-            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        except (ValueError, OSError):
-            pass
-
-    from dpaudit.claims import PureDP
-    from dpaudit.loader import load_mechanism
-    from dpaudit.rng import generator
-    from dpaudit.spec import CallForm
-
-    try:
-        loaded = load_mechanism(path, function)
-    except LoadError as exc:
-        send.send_bytes(pickle.dumps(("load_error", str(exc))))
-        return
-    send.send_bytes(pickle.dumps(("ready", os.getpid())))
-
-    state = {"calls": 0, "busy": False}
-    func = loaded.func
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        state["calls"] += 1
-        try:
-            return func(*args, **kwargs)
-        finally:
-            state["calls"] += 1
-
-    def on_alarm(signum: int, frame: Any) -> None:
-        if state["busy"]:
-            raise _CallTimeout()
-
-    if call_timeout is not None:
-        signal.signal(signal.SIGUSR1, on_alarm)
-        main_id = threading.main_thread().ident
-
-        def watchdog() -> None:
-            tick = min(0.5, call_timeout / 10)
-            seen, since = state["calls"], time.monotonic()
-            fired_at = None
-            while True:
-                time.sleep(tick)
-                now, calls = time.monotonic(), state["calls"]
-                if calls != seen or not state["busy"]:
-                    seen, since, fired_at = calls, now, None
-                elif fired_at is None and now - since >= call_timeout:
-                    fired_at = now
-                    signal.pthread_kill(main_id, signal.SIGUSR1)
-                elif fired_at is not None and now - fired_at >= min(_KILL_GRACE, call_timeout):
-                    os._exit(_WATCHDOG_EXIT)
-
-        threading.Thread(target=watchdog, name="dpaudit-watchdog", daemon=True).start()
-
-    shared = _SharedOut(shared_path)
-    specs: dict[str, MechanismSpec] = {}
-    while True:
-        try:
-            message = pickle.loads(recv.recv_bytes())
-        except EOFError:
-            return
-        if message[0] != "run":
-            return
-        _, form, data, seed, n = message
-        spec = specs.get(form)
-        if spec is None:
-            spec = specs[form] = MechanismSpec(func=counted, claim=PureDP(1.0),
-                                               call_form=CallForm(form), name=loaded.function)
-        reply: tuple
-        state["busy"] = True
-        try:
-            out = spec.call_batch(np.asarray(data, dtype=float), generator(seed), n)
-            state["busy"] = False
-            reply = shared.put(out)
-        except MechanismError as exc:
-            state["busy"] = False
-            reply = ("error", _child_cause(exc, call_timeout, memory), True)
-        except SystemExit as exc:
-            state["busy"] = False
-            reply = ("error", f"called sys.exit({exc.code!r})", True)
-        except _CallTimeout:  # fired between calls of a loop: still a call past the limit
-            state["busy"] = False
-            reply = ("error", _hung(call_timeout), True)
-        try:
-            payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:
-            payload = pickle.dumps(("error", f"returned an output that cannot be sent back "
-                                    f"({type(exc).__name__}: {str(exc)[:120]})", False))
-        send.send_bytes(payload)
-
-
-class _SharedOut:
-    """The child's side of the shared output file: a numeric ndarray is copied into it (one memcpy)
-    and only its dtype and shape travel through the pipe; anything else is pickled as usual."""
-
-    def __init__(self, path: str) -> None:
-        self.fd = os.open(path, os.O_RDWR)
-        self.map: Optional[mmap.mmap] = None
-
-    def put(self, out: Any) -> tuple:
-        if not (isinstance(out, np.ndarray) and out.dtype.kind in "biuf" and out.dtype.isnative):
-            return ("ok", out)
-        nbytes = out.nbytes
-        if nbytes == 0:
-            return ("ok", out)
-        if self.map is None or len(self.map) < nbytes:
-            size = max(nbytes, 2 * (len(self.map) if self.map is not None else 0), 1 << 20)
-            if self.map is not None:
-                self.map.close()
-            os.ftruncate(self.fd, size)
-            self.map = mmap.mmap(self.fd, size)
-        np.frombuffer(self.map, dtype=out.dtype, count=out.size)[:] = out.reshape(-1)
-        return ("ok_shared", out.dtype.str, out.shape)
-
-
-def _hung(call_timeout: float) -> str:
-    return f"hung: one call ran longer than the per-call limit of {call_timeout:g} s"
-
-
-def _child_cause(exc: MechanismError, call_timeout: Optional[float], memory: Optional[int]) -> str:
-    root = exc.__cause__
-    if isinstance(root, _CallTimeout):
-        return _hung(call_timeout)
-    if isinstance(root, MemoryError):
-        cap = f" of {_describe_size(memory)}" if memory is not None else ""
-        detail = str(root).splitlines()[0] if str(root) else ""
-        return f"exceeded the memory cap{cap} (MemoryError{': ' + detail if detail else ''})"
-    return exc.cause

@@ -1,0 +1,208 @@
+"""The child side of :mod:`dpaudit.sandbox`: import the mechanism's file, then serve batches.
+
+Started as ``python -c "import dpaudit._sandbox_child as c; c.main()" FD_IN FD_OUT`` with its
+stdout and stderr already redirected to the parent's capture file. It reads its configuration
+(path, function, per-call limit, memory cap, shared output files) from FD_IN, caps its address
+space, imports the file with :func:`dpaudit.loader.load_mechanism`, answers ``ready`` (or
+``load_error``), and then runs one ``("run", call_form, data, seed, n, slot)`` message after another
+through :meth:`dpaudit.spec.MechanismSpec.call_batch`, exactly as the in-process executor does.
+
+Replies: ``("ok", outputs)`` (pickled), ``("ok_shared", dtype, shape)`` (a numeric array copied
+into the shared file of that slot), or ``("error", cause, show_tail)``. A call that makes no
+progress for the per-call limit is interrupted by a watchdog thread (:class:`CallTimeout` raised in
+the main thread); one that ignores the interruption is ended with exit status
+:data:`WATCHDOG_EXIT`.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import pickle
+import signal
+import sys
+import threading
+import time
+from multiprocessing.connection import Connection
+from typing import Any, Optional
+
+import numpy as np
+
+from dpaudit.errors import LoadError, MechanismError
+
+__all__ = ["main", "CallTimeout", "WATCHDOG_EXIT", "KILL_GRACE", "describe_size"]
+
+#: Exit status of a child whose watchdog gave up on a call that ignored the interruption.
+WATCHDOG_EXIT = 86
+#: Seconds a call gets to react to the watchdog's interruption before the child exits.
+KILL_GRACE = 2.0
+
+
+class CallTimeout(BaseException):
+    """Raised in the child's main thread by the watchdog (a BaseException, so that a mechanism's
+    ``except Exception`` cannot swallow it)."""
+
+
+def describe_size(n: int) -> str:
+    """``2 GiB``, ``512 MiB`` or ``N bytes``."""
+    for unit, scale in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2)):
+        if n >= scale:
+            return f"{n / scale:g} {unit}"
+    return f"{n} bytes"
+
+
+def hung(call_timeout: Optional[float]) -> str:
+    return f"hung: one call ran longer than the per-call limit of {call_timeout:g} s"
+
+
+class _Watchdog:
+    """Interrupts the main thread when no call has started or ended for ``limit`` seconds while a
+    batch runs. ``calls`` is bumped by the wrapped mechanism (two integer stores per call)."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.calls = 0
+        self.busy = False      # a batch is running (set and cleared by the main loop)
+        self.raised = False    # the interruption was raised during this batch
+        self.main_id = threading.main_thread().ident
+        signal.signal(signal.SIGUSR1, self._on_signal)
+        threading.Thread(target=self._loop, name="dpaudit-watchdog", daemon=True).start()
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        if self.busy and not self.raised:  # once per batch: never while handling the first
+            self.raised = True
+            raise CallTimeout()
+
+    def begin(self) -> None:
+        self.raised = False
+        self.busy = True
+
+    def _loop(self) -> None:
+        tick = min(0.5, self.limit / 10)
+        seen, since, fired_at = self.calls, time.monotonic(), None
+        while True:
+            time.sleep(tick)
+            now, calls = time.monotonic(), self.calls
+            if not self.busy or (calls != seen and fired_at is None):
+                seen, since, fired_at = calls, now, None
+            elif fired_at is None and now - since >= self.limit:
+                fired_at = now
+                signal.pthread_kill(self.main_id, signal.SIGUSR1)
+            elif fired_at is not None and now - fired_at >= min(KILL_GRACE, self.limit):
+                os._exit(WATCHDOG_EXIT)
+
+    def wrap(self, func: Any) -> Any:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
+            try:
+                return func(*args, **kwargs)
+            finally:
+                self.calls += 1
+
+        return counted
+
+
+class _SharedSlots:
+    """The child's side of the shared output files: a numeric ndarray is copied into the slot's
+    file (one memcpy) and only its dtype and shape travel through the pipe; anything else is
+    pickled. Two slots let the parent copy batch k out while the child computes batch k+1."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.fds = [os.open(p, os.O_RDWR) for p in paths]
+        self.maps: list[Optional[mmap.mmap]] = [None] * len(paths)
+
+    def put(self, out: Any, slot: int) -> tuple:
+        if not (isinstance(out, np.ndarray) and out.dtype.kind in "biuf" and out.dtype.isnative
+                and out.size):
+            return ("ok", out)
+        m = self.maps[slot]
+        if m is None or len(m) < out.nbytes:
+            size = max(out.nbytes, 2 * (len(m) if m is not None else 0), 1 << 20)
+            if m is not None:
+                m.close()
+            os.ftruncate(self.fds[slot], size)
+            m = self.maps[slot] = mmap.mmap(self.fds[slot], size)
+        np.frombuffer(m, dtype=out.dtype, count=out.size)[:] = out.reshape(-1)
+        return ("ok_shared", out.dtype.str, out.shape)
+
+
+def _cause(exc: MechanismError, call_timeout: Optional[float], memory: Optional[int]) -> str:
+    root = exc.__cause__
+    if isinstance(root, CallTimeout):
+        return hung(call_timeout)
+    if isinstance(root, MemoryError):
+        cap = f" of {describe_size(memory)}" if memory is not None else ""
+        detail = str(root).splitlines()[0] if str(root) else ""
+        return f"exceeded the memory cap{cap} (MemoryError{': ' + detail if detail else ''})"
+    return exc.cause
+
+
+def _limit_resources(memory: Optional[int]) -> None:
+    import resource
+
+    limits = [(resource.RLIMIT_CORE, 0)]  # a segfault must not leave a core file behind
+    if memory is not None:
+        limits.append((resource.RLIMIT_AS, memory))
+    for what, value in limits:
+        try:
+            resource.setrlimit(what, (value, value))
+        except (ValueError, OSError):  # pragma: no cover - a hard limit already lower
+            pass
+
+
+def main() -> None:  # pragma: no cover - runs in the child; covered by tests/unit/test_sandbox.py
+    recv = Connection(int(sys.argv[1]), writable=False)
+    send = Connection(int(sys.argv[2]), readable=False)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    path, function, call_timeout, memory, slot_paths = pickle.loads(recv.recv_bytes())
+    _limit_resources(memory)
+
+    from dpaudit.claims import PureDP
+    from dpaudit.loader import load_mechanism
+    from dpaudit.rng import generator
+    from dpaudit.spec import CallForm, MechanismSpec
+
+    try:
+        loaded = load_mechanism(path, function)
+    except LoadError as exc:
+        send.send_bytes(pickle.dumps(("load_error", str(exc))))
+        return
+    send.send_bytes(pickle.dumps(("ready", os.getpid())))
+
+    watchdog = _Watchdog(call_timeout) if call_timeout is not None else None
+    func = watchdog.wrap(loaded.func) if watchdog is not None else loaded.func
+    slots = _SharedSlots(slot_paths)
+    specs: dict[str, MechanismSpec] = {}
+    while True:
+        try:
+            message = pickle.loads(recv.recv_bytes())
+        except EOFError:
+            return
+        if message[0] != "run":
+            return
+        _, form, data, seed, n, slot = message
+        spec = specs.get(form)
+        if spec is None:
+            spec = specs[form] = MechanismSpec(func=func, claim=PureDP(1.0),
+                                               call_form=CallForm(form), name=loaded.function)
+        if watchdog is not None:
+            watchdog.begin()
+        try:
+            out = spec.call_batch(np.asarray(data, dtype=float), generator(seed), n)
+            reply: tuple = ("done", out)
+        except MechanismError as exc:
+            reply = ("error", _cause(exc, call_timeout, memory), True)
+        except SystemExit as exc:
+            reply = ("error", f"called sys.exit({exc.code!r})", True)
+        except CallTimeout:  # raised between two calls of a loop: still a call past the limit
+            reply = ("error", hung(call_timeout), True)
+        if watchdog is not None:
+            watchdog.busy = False
+        if reply[0] == "done":
+            reply = slots.put(reply[1], slot)
+        try:
+            payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            payload = pickle.dumps(("error", f"returned an output that cannot be sent back "
+                                    f"({type(exc).__name__}: {str(exc)[:120]})", False))
+        send.send_bytes(payload)
