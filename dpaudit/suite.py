@@ -256,7 +256,7 @@ def run_one(audit: AuditDef, root_seed: int) -> dict:
     out = {"id": audit.id, **rec, "expected": audit.expected.value}
     out["description"] = audit.description
     out["seed"] = seed
-    loc = _location(audit, target) if target is not None else None
+    loc = _location(audit, target)
     if loc:
         out["location"] = loc
     if rec.get("reproduce"):

@@ -1,0 +1,115 @@
+"""``dpaudit audit`` and ``dpaudit list`` on throw-away audit folders: selection, reports, exit codes."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from dpaudit.suite import AuditKind, audit_seed, formal, load_audits, run_one, sampled
+
+CRASHY = textwrap.dedent('''\
+    from dpaudit.suite import sampled
+
+    def broken_factory():
+        raise RuntimeError("cannot build <the> mechanism")
+
+    AUDITS = [
+        sampled("ctrl.crashes", broken_factory, expected="error", description="must error"),
+        sampled("ref.errs", broken_factory, description="expected not refuted, but errors"),
+    ]
+''')
+ONLY_CONTROL = CRASHY.replace('    sampled("ref.errs", broken_factory, description="expected not refuted, but errors"),\n', "")
+
+
+def dpaudit(*args, cwd):
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    return subprocess.run([sys.executable, "-m", "dpaudit", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=300)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    (tmp_path / "audits").mkdir()
+    (tmp_path / "audits" / "crashy.py").write_text(CRASHY)
+    return tmp_path
+
+
+def test_mismatch_exits_1_and_writes_the_report(folder):
+    out = dpaudit("audit", "--out", "rep", "--junit", "rep/junit.xml", cwd=folder)
+    assert out.returncode == 1, out.stderr
+    assert "ok   ctrl.crashes: ERROR" in out.stdout and "FAIL ref.errs: ERROR" in out.stdout
+    assert "2 audits, 1 as expected, 1 not as expected" in out.stdout
+    assert "reproduce: dpaudit audit audits/crashy.py --id ref.errs --seed 20261122" in out.stdout
+    run = json.loads((folder / "rep" / "results.json").read_text())
+    assert [(r["id"], r["kind"], r["verdict"], r["expected"]) for r in run["results"]] == [
+        ("ctrl.crashes", "audit", "error", "error"), ("ref.errs", "audit", "error", "not_refuted")]
+    assert run["results"][0]["error"] == "RuntimeError: cannot build <the> mechanism"
+    assert run["results"][0]["location"]["path"] == "audits/crashy.py"
+    assert run["seed"] == 20261122 and run["summary"]["mismatches"] == 1
+    html = (folder / "rep" / "index.html").read_text()
+    assert "cannot build &lt;the&gt; mechanism" in html and "1 MISMATCHED" in html
+    assert (folder / "rep" / "junit.xml").exists()
+    assert dpaudit("audit", "--out", "rep", "--exit-zero", cwd=folder).returncode == 0
+
+
+def test_all_as_expected_exits_0_and_replays_one_audit_without_touching_reports(folder):
+    (folder / "audits" / "crashy.py").write_text(ONLY_CONTROL)
+    out = dpaudit("audit", cwd=folder)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (folder / "reports" / "index.html").exists() and (folder / "reports" / "results.json").exists()
+    before = (folder / "reports" / "results.json").read_text()
+    out = dpaudit("audit", "--id", "ctrl.crashes", "--seed", "5", cwd=folder)
+    assert out.returncode == 0 and (folder / "reports" / "results.json").read_text() == before
+    assert "wrote" not in out.stdout
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["--id", "nope"], 3, "no audit with id 'nope'"),
+    (["missing/"], 3, "missing/: no such file or folder"),
+    (["--seed", "x"], 3, "--seed must be an integer"),
+])
+def test_bad_selection_is_one_line(folder, args, code, message):
+    out = dpaudit("audit", *args, cwd=folder)
+    assert out.returncode == code
+    assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_duplicate_ids_broken_files_and_empty_folders(folder):
+    (folder / "audits" / "copy.py").write_text(CRASHY)
+    out = dpaudit("audit", cwd=folder)
+    assert out.returncode == 3 and "audit id 'ctrl.crashes' is also defined in audits/copy.py" in out.stderr
+    (folder / "audits" / "copy.py").write_text("AUDITS = 3\n")
+    out = dpaudit("audit", "audits/copy.py", cwd=folder)
+    assert out.returncode == 3 and "define AUDITS = [...]" in out.stderr
+    (folder / "empty").mkdir()
+    assert dpaudit("audit", "empty", cwd=folder).returncode == 5
+
+
+def test_list_shows_audits_mechanisms_and_claims(folder):
+    out = dpaudit("list", cwd=folder)
+    assert out.returncode == 0
+    assert "ctrl.crashes" in out.stdout and "expected ERROR" in out.stdout
+    assert "Reference mechanisms" in out.stdout and "Formal claims" in out.stdout
+
+
+def test_definitions_are_validated():
+    with pytest.raises(ValueError, match="id must be"):
+        sampled("Bad Id", lambda: None)
+    with pytest.raises(ValueError, match="expected must be one of"):
+        sampled("a", lambda: None, expected="pass")
+    with pytest.raises(ValueError, match="can never prove"):
+        sampled("a", lambda: None, expected="proved")
+    f = formal("f.claim", "l1-helly-2d")
+    assert f.kind is AuditKind.FORMAL and f.expected.value == "proved" and f.line > 0
+
+
+def test_audit_seeds_depend_on_root_and_id_only(folder):
+    assert audit_seed(1, "a") == audit_seed(1, "a") != audit_seed(1, "b") != audit_seed(2, "b")
+    assert 0 <= audit_seed(20261122, "x") < 2 ** 63
+    audits = load_audits([str(folder / "audits")])
+    a, b = run_one(audits[0], 3), run_one(audits[0], 3)
+    a.pop("elapsed_s"), b.pop("elapsed_s")
+    assert a == b and a["seed"] == audit_seed(3, "ctrl.crashes")
