@@ -271,16 +271,59 @@ def _name(target: Any, audit: AuditDef) -> str:
     return str(getattr(target, "name", None) or getattr(target, "__qualname__", None) or target)
 
 
+_POOL_AUDITS: Sequence[AuditDef] = ()
+
+
+def _run_indexed(i: int, root_seed: int) -> dict:
+    return run_one(_POOL_AUDITS[i], root_seed)
+
+
+def default_jobs() -> int:
+    """Worker processes for the suite: ``DPAUDIT_JOBS`` when set, else the number of CPUs."""
+    import os
+
+    raw = os.environ.get("DPAUDIT_JOBS", "")
+    try:
+        return max(1, int(raw)) if raw.strip() else max(1, os.cpu_count() or 1)
+    except ValueError:
+        raise UsageError(f"DPAUDIT_JOBS must be a positive integer, got {raw!r}") from None
+
+
 def run_suite(audits: Sequence[AuditDef], root_seed: int,
-              on_result: Optional[Callable[[dict], None]] = None) -> list[dict]:
-    """Records of every audit, in order (``on_result`` is called after each one)."""
-    records = []
-    for a in audits:
-        rec = run_one(a, root_seed)
-        records.append(rec)
-        if on_result is not None:
-            on_result(rec)
-    return records
+              on_result: Optional[Callable[[dict], None]] = None, jobs: int = 1) -> list[dict]:
+    """Records of every audit, in definition order; ``on_result`` is called as each one finishes.
+
+    With ``jobs`` > 1 the audits run in that many forked worker processes (audit definitions hold
+    lambdas, so they are inherited rather than pickled). Every audit's numbers depend only on its
+    own seed, so the records are the same whatever ``jobs`` is.
+    """
+    import multiprocessing as mp
+
+    global _POOL_AUDITS
+    jobs = min(jobs, len(audits))
+    if jobs <= 1 or "fork" not in mp.get_all_start_methods():
+        records = []
+        for a in audits:
+            rec = run_one(a, root_seed)
+            records.append(rec)
+            if on_result is not None:
+                on_result(rec)
+        return records
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    _POOL_AUDITS = list(audits)
+    out: list[Optional[dict]] = [None] * len(audits)
+    try:
+        with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as pool:
+            futures = {pool.submit(_run_indexed, i, root_seed): i for i in range(len(audits))}
+            for fut in as_completed(futures):
+                rec = fut.result()
+                out[futures[fut]] = rec
+                if on_result is not None:
+                    on_result(rec)
+    finally:
+        _POOL_AUDITS = ()
+    return [r for r in out if r is not None]
 
 
 # -- command line ---------------------------------------------------------------------------------
@@ -334,7 +377,7 @@ def run_audit(args: argparse.Namespace):
         if not quiet:
             print(_line(rec), flush=True)
 
-    records = run_suite(audits, seed, on_result=show)
+    records = run_suite(audits, seed, on_result=show, jobs=getattr(args, "jobs", None) or default_jobs())
     command = ["dpaudit", "audit", *(args.paths or [])] + [x for i in (args.ids or []) for x in ("--id", i)] \
         + ["--seed", str(seed)]
     run = make_run(records, seed=seed, started=started, finished=time.time(), command=command)
