@@ -1,0 +1,481 @@
+"""Hypothesis strategies for datasets and neighbouring pairs under every relation (SPEC §1).
+
+Public API (stable; shared by the sensitivity search and the privacy auditor's pair search)::
+
+    from dpaudit.neighbours.strategies import (
+        SizeRange, NeighbourPair, size_range, elements, datasets, neighbouring_pairs)
+
+    pairs = neighbouring_pairs("add-remove", (0.0, 1.0), (0, 50))   # SearchStrategy[NeighbourPair]
+    pairs = neighbouring_pairs("add-remove", (0, 10), 8, individuals=12)  # seed 002 i-neighbours
+
+* :func:`size_range` parses ``sizes`` (an int ``N`` means 0..N; a pair ``(lo, hi)`` or a
+  ``range`` gives the inclusive bounds).
+* :func:`elements` draws one record of a :class:`~dpaudit.claims.Domain`: a special value (the
+  ends, the midpoint, 0, ±1 and the smallest subnormals when inside, the floats next to the ends,
+  so values near the float limits when the domain reaches them) or a point of a 2^20-step grid
+  on [lo, hi]. It is one integer choice, which hypothesis draws, hill-climbs and shrinks cheaply.
+* :func:`datasets` draws a dataset (a fresh float ``numpy`` array of shape ``(n,)``, or
+  ``(n, dim)`` with ``dim``) whose size lies in the range. Its *shape* is drawn too: free values,
+  duplicates of a few values, the domain ends only, a tight cluster, uniform spread, a cluster with
+  one outlier, and extreme (float-limit / subnormal) values. The first :data:`HEAD` records are
+  drawn one by one by hypothesis (so small counterexamples shrink value by value); longer tails are filled
+  by numpy from a hypothesis-drawn seed, which keeps generation fast for large sizes.
+* :func:`neighbouring_pairs` draws a :class:`NeighbourPair` ``(dataset, neighbour)`` such that
+  both lie in the domain, both sizes lie in the range, and they are neighbours:
+
+  - ``add-remove``: the neighbour has one record more or less, inserted at / removed from a drawn
+    position (``index``, counted in the larger dataset); the added record is any element or a copy
+    of an existing one. Both orders are drawn unless ``both_orders=False`` (then the dataset is
+    always the larger one).
+  - ``replace``: same size, the record at ``index`` changed (to any element or a copy of another).
+  - ``linf``: a vector of answers; every coordinate moves by at most 1 (patterns: one up or down,
+    all up or down, one up and the rest down, half up and half down, the X shape, random signs),
+    by a magnitude that is usually exactly 1, clipped to the domain.
+  - ``l1``: coordinates move by at most 1 in total (one coordinate by ±t, or two sharing t).
+  - With ``individuals=N`` (``add-remove`` only): seed 002's individual model (SPEC §6.1). A
+    universe of N individuals 0..N-1 each holds a fixed record; a dataset is the records of a set
+    of individuals D (in identity order) and its *i*-neighbour is D ∪ {i} with i ∉ D. The pair
+    carries ``dataset_ids``, ``neighbour_ids`` and ``individual = i``.
+
+Every array handed out is a fresh copy, so callers may mutate it. The strategies shrink toward
+small sizes, the "free" shape, the first relation pattern and simple values.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+import numpy as np
+from hypothesis import strategies as st
+
+from dpaudit.claims import Domain, Neighbours, check_size
+from dpaudit.errors import InvalidArgument
+
+__all__ = [
+    "SizeRange",
+    "NeighbourPair",
+    "size_range",
+    "elements",
+    "special_values",
+    "datasets",
+    "neighbouring_pairs",
+    "HEAD",
+    "SHAPES",
+    "LINF_PATTERNS",
+]
+
+#: How many leading records hypothesis draws one by one; the rest come from a numpy generator.
+HEAD = 4
+
+#: Dataset shapes, in shrinking order (hypothesis shrinks toward the first).
+SHAPES = ("free", "duplicates", "ends", "cluster", "spread", "outlier", "extremes")
+
+#: ``linf`` perturbation patterns, in shrinking order.
+LINF_PATTERNS = ("one", "all", "one-against-rest", "half", "x", "random")
+
+
+@dataclass(frozen=True, slots=True)
+class SizeRange:
+    """Inclusive bounds ``lo ≤ n ≤ hi`` on the number of records of every dataset drawn."""
+
+    lo: int
+    hi: int
+
+    def __contains__(self, n: object) -> bool:
+        return isinstance(n, numbers.Integral) and self.lo <= int(n) <= self.hi
+
+
+def size_range(sizes: Any, name: str = "sizes") -> SizeRange:
+    """Parse ``sizes``: an int N (0..N), a pair ``(lo, hi)`` (inclusive), a ``range`` or a SizeRange."""
+    if isinstance(sizes, SizeRange):
+        return sizes
+    if isinstance(sizes, range):
+        if sizes.step != 1 or len(sizes) == 0:
+            raise InvalidArgument.bad(name, sizes, "a non-empty range with step 1")
+        return SizeRange(check_size(sizes.start, name), check_size(sizes[-1], name))
+    if isinstance(sizes, numbers.Integral) and not isinstance(sizes, bool):
+        return SizeRange(0, check_size(sizes, name))
+    try:
+        lo, hi = sizes
+    except (TypeError, ValueError):
+        raise InvalidArgument.bad(name, sizes, "an int N (sizes 0..N), a pair (lo, hi) or a range") from None
+    for v in (lo, hi):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or int(v) < 0:
+            raise InvalidArgument.bad(name, sizes, "a pair of integers 0 <= lo <= hi")
+    if int(lo) > int(hi):
+        raise InvalidArgument.bad(name, sizes, "a pair of integers 0 <= lo <= hi")
+    return SizeRange(int(lo), int(hi))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NeighbourPair:
+    """Two neighbouring datasets under ``relation``.
+
+    ``index``: for ``add-remove`` the position of the extra record in the larger dataset; for
+    ``replace`` the position of the changed record; ``None`` for ``linf`` and ``l1``.
+    ``dataset_ids`` / ``neighbour_ids`` / ``individual`` are set in the individual model only.
+    """
+
+    dataset: np.ndarray
+    neighbour: np.ndarray
+    relation: Neighbours
+    index: Optional[int] = None
+    dataset_ids: Optional[np.ndarray] = None
+    neighbour_ids: Optional[np.ndarray] = None
+    individual: Optional[int] = None
+
+    @property
+    def sizes(self) -> tuple[int, int]:
+        return (len(self.dataset), len(self.neighbour))
+
+    def swapped(self) -> "NeighbourPair":
+        """The same pair in the other order (neighbour first)."""
+        return NeighbourPair(self.neighbour, self.dataset, self.relation, self.index,
+                             self.neighbour_ids, self.dataset_ids, self.individual)
+
+    def __repr__(self) -> str:
+        extra = "" if self.individual is None else f", individual={self.individual}"
+        return (f"NeighbourPair({self.relation.value}, dataset={self.dataset.tolist()!r}, "
+                f"neighbour={self.neighbour.tolist()!r}, index={self.index}{extra})")
+
+
+# --------------------------------------------------------------------------- validation
+
+def _domain(domain: Any) -> Domain:
+    return Domain.parse(domain)
+
+
+def _check_dim(dim: Any) -> Optional[int]:
+    if dim is None:
+        return None
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or int(dim) < 1:
+        raise InvalidArgument.bad("dim", dim, "None or an integer >= 1")
+    return int(dim)
+
+
+def _integer_bounds(domain: Domain) -> tuple[int, int]:
+    lo, hi = math.ceil(domain.lo), math.floor(domain.hi)
+    if lo > hi:
+        raise InvalidArgument.bad("domain", str(domain), "an interval containing an integer when integers=True")
+    return lo, hi
+
+
+# --------------------------------------------------------------------------- elements
+
+def special_values(domain: Any, *, integers: bool = False) -> tuple[float, ...]:
+    """The boundary and corner values of ``domain``, deduplicated, simplest first.
+
+    lo, hi, the midpoint, 0, ±1 and ±the smallest subnormal when inside, and the floats next to
+    the ends (which are the float limits when the domain reaches ±1.797e308).
+    """
+    d = _domain(domain)
+    if integers:
+        lo, hi = _integer_bounds(d)
+        cand = [0, lo, hi, 1, -1, (lo + hi) // 2, lo + 1, hi - 1]
+        out: list[float] = []
+        for v in cand:
+            if lo <= v <= hi and float(v) not in out:
+                out.append(float(v))
+        return tuple(out)
+    tiny = 5e-324
+    mid = 0.5 * d.lo + 0.5 * d.hi
+    cand = [0.0, d.lo, d.hi, mid, 1.0, -1.0, tiny, -tiny,
+            float(np.nextafter(d.lo, d.hi)), float(np.nextafter(d.hi, d.lo))]
+    out = []
+    for v in cand:
+        if d.lo <= v <= d.hi and v not in out:
+            out.append(float(v))
+    return tuple(out)
+
+
+#: Resolution of the value grid: a drawn value is a special value or lo + (hi − lo)·j / GRID.
+GRID = 2**20
+
+
+class _Codec:
+    """Values of a domain encoded as one integer choice (integer draws are far cheaper for
+    hypothesis than float draws, and shrink toward the special values, then toward lo)."""
+
+    __slots__ = ("lo", "hi", "specials", "n_special", "integers", "ilo", "top", "strategy")
+
+    def __init__(self, d: Domain, integers: bool) -> None:
+        self.lo, self.hi, self.integers = d.lo, d.hi, integers
+        self.specials = special_values(d, integers=integers)
+        self.n_special = len(self.specials)
+        if integers:
+            self.ilo, ihi = _integer_bounds(d)
+            self.top = self.n_special + (ihi - self.ilo)
+        else:
+            self.ilo, self.top = 0, self.n_special + GRID
+        self.strategy = st.integers(0, self.top)
+
+    def value(self, k: int) -> float:
+        if k < self.n_special:
+            return self.specials[k]
+        j = k - self.n_special
+        if self.integers:
+            return float(self.ilo + j)
+        t = j / GRID
+        return min(max(self.lo * (1.0 - t) + self.hi * t, self.lo), self.hi)
+
+    def draw(self, draw) -> float:
+        return self.value(draw(self.strategy))
+
+
+def elements(domain: Any, *, integers: bool = False) -> st.SearchStrategy[float]:
+    """One record of ``domain``: a special value (:func:`special_values`) or a point of the grid
+    lo + (hi − lo)·j / 2^20 (any integer of the domain with ``integers=True``). Shrinks toward
+    the special values (0 or lo first)."""
+    codec = _Codec(_domain(domain), integers)
+    return codec.strategy.map(codec.value)
+
+
+# --------------------------------------------------------------------------- datasets
+
+_SEEDS = st.integers(0, 2**32 - 1)
+_SHAPE = st.sampled_from(SHAPES)
+_WIDTH = st.sampled_from((0.0, 1e-12, 1e-6, 1e-3, 0.05, 0.5))
+_BOOL = st.booleans()
+
+
+def _uniform(rng: np.random.Generator, lo: float, hi: float, m: int) -> np.ndarray:
+    """m uniform draws on [lo, hi] without overflow when hi − lo exceeds the float range."""
+    u = rng.random(m)
+    return np.clip(lo * (1.0 - u) + hi * u, lo, hi)
+
+
+def _seed(draw) -> np.random.Generator:
+    return np.random.default_rng(draw(_SEEDS))
+
+
+def _fill(rng: np.random.Generator, c: _Codec, m: int) -> np.ndarray:
+    if c.integers:
+        return rng.integers(c.ilo, c.ilo + c.top - c.n_special, size=m, endpoint=True).astype(float)
+    return _uniform(rng, c.lo, c.hi, m)
+
+
+def _draw_values(draw, c: _Codec, m: int) -> np.ndarray:
+    """m record values of one drawn shape (see :data:`SHAPES`)."""
+    if m == 0:
+        return np.empty(0, dtype=float)
+    shape = draw(_SHAPE)
+    if shape == "free":
+        head = np.array([c.draw(draw) for _ in range(min(m, HEAD))], dtype=float)
+        return head if m <= HEAD else np.concatenate([head, _fill(_seed(draw), c, m - HEAD)])
+    if shape == "duplicates":
+        k = draw(st.integers(1, 3))
+        vals = np.array([c.draw(draw) for _ in range(k)], dtype=float)
+        return vals[_seed(draw).integers(0, k, size=m)]
+    if shape == "ends":
+        ends = np.array([c.ilo, c.ilo + c.top - c.n_special] if c.integers else [c.lo, c.hi], dtype=float)
+        return ends[_seed(draw).integers(0, 2, size=m)]
+    if shape == "spread":
+        return _fill(_seed(draw), c, m)
+    if shape == "extremes":
+        sv = np.array(c.specials, dtype=float)
+        return sv[_seed(draw).integers(0, len(sv), size=m)]
+    # cluster / outlier: a tight group around a drawn centre (+ one value at an end)
+    centre = c.draw(draw)
+    width = draw(_WIDTH) * (0.5 * c.hi - 0.5 * c.lo)
+    rng = _seed(draw)
+    with np.errstate(over="ignore", invalid="ignore"):
+        vals = np.clip(centre + width * rng.standard_normal(m), c.lo, c.hi)
+    if c.integers:
+        vals = np.clip(np.round(vals), c.ilo, c.ilo + c.top - c.n_special)
+    if shape == "outlier":
+        vals[rng.integers(0, m)] = c.hi if draw(_BOOL) else c.lo
+        if c.integers:
+            vals = np.clip(vals, c.ilo, c.ilo + c.top - c.n_special)
+    return vals.astype(float)
+
+
+def _draw_dataset(draw, c: _Codec, n: int, dim: Optional[int]) -> np.ndarray:
+    if dim is None:
+        return _draw_values(draw, c, n)
+    return _draw_values(draw, c, n * dim).reshape(n, dim)
+
+
+def datasets(domain: Any, sizes: Any, *, integers: bool = False,
+             dim: Optional[int] = None) -> st.SearchStrategy[np.ndarray]:
+    """A dataset with ``n`` records, ``n`` in ``sizes``, values in ``domain``: a float array of
+    shape ``(n,)`` (or ``(n, dim)``). See the module docstring for the shapes drawn."""
+    d, r, k = _domain(domain), size_range(sizes), _check_dim(dim)
+    c = _Codec(d, integers)
+    n_strategy = st.integers(r.lo, r.hi)
+
+    @st.composite
+    def _datasets(draw):
+        return _draw_dataset(draw, c, draw(n_strategy), k)
+
+    return _datasets()
+
+
+# --------------------------------------------------------------------------- pairs
+
+def _new_record(draw, c: _Codec, data: np.ndarray, dim: Optional[int]) -> np.ndarray:
+    """A record to add or to put in place of another: a fresh value (choice 0) or a copy of
+    record j − 1 (choice j ≥ 1)."""
+    j = draw(st.integers(0, len(data)))
+    if j:
+        return data[j - 1].copy()
+    return _draw_dataset(draw, c, 1, dim)[0]
+
+
+def _add_remove(draw, c, r, dim, both_orders) -> NeighbourPair:
+    big = draw(st.integers(max(r.lo + 1, 1), r.hi))
+    small = _draw_dataset(draw, c, big - 1, dim)
+    # one choice for the position and the order: big + p puts the smaller dataset first
+    where = draw(st.integers(0, 2 * big - 1 if both_orders else big - 1))
+    index = where % big
+    larger = np.insert(small, index, _new_record(draw, c, small, dim), axis=0)
+    if where >= big:
+        return NeighbourPair(small, larger, Neighbours.ADD_REMOVE, index)
+    return NeighbourPair(larger, small, Neighbours.ADD_REMOVE, index)
+
+
+def _replace(draw, c, r, dim) -> NeighbourPair:
+    n = draw(st.integers(max(r.lo, 1), r.hi))
+    data = _draw_dataset(draw, c, n, dim)
+    index = draw(st.integers(0, n - 1))
+    other = data.copy()
+    other[index] = _new_record(draw, c, data, dim)
+    return NeighbourPair(data, other, Neighbours.REPLACE, index)
+
+
+_PATTERN = st.sampled_from(LINF_PATTERNS)
+_UNIT = st.one_of(st.just(1.0), st.floats(0.0, 1.0, allow_nan=False))
+
+
+def _linf_signs(draw, pattern: str, m: int) -> np.ndarray:
+    s = -1.0 if draw(_BOOL) else 1.0
+    if pattern in ("one", "one-against-rest"):
+        v = np.zeros(m) if pattern == "one" else np.full(m, -s)
+        v[draw(st.integers(0, m - 1))] = s
+        return v
+    if pattern == "all":
+        return np.full(m, s)
+    if pattern == "half":
+        v = np.full(m, s)
+        v[m // 2:] = -s
+        return v
+    if pattern == "x":  # alternating signs: the crossing ("X") pattern of the violation finders
+        v = np.full(m, s)
+        v[1::2] = -s
+        return v
+    return _seed(draw).integers(-1, 2, size=m).astype(float)
+
+
+def _linf(draw, c, r, dim) -> NeighbourPair:
+    n = draw(st.integers(max(r.lo, 1), r.hi))
+    data = _draw_dataset(draw, c, n, dim)
+    flat = data.reshape(-1)
+    step = _signs_scaled(draw, c, _linf_signs(draw, draw(_PATTERN), flat.size))
+    return NeighbourPair(data, _shift(flat, step, c).reshape(data.shape), Neighbours.LINF, None)
+
+
+def _signs_scaled(draw, c: _Codec, signs: np.ndarray) -> np.ndarray:
+    return signs if c.integers else draw(_UNIT) * signs
+
+
+def _l1(draw, c, r, dim) -> NeighbourPair:
+    n = draw(st.integers(max(r.lo, 1), r.hi))
+    data = _draw_dataset(draw, c, n, dim)
+    flat = data.reshape(-1)
+    m = flat.size
+    step = np.zeros(m)
+    # choice 0..m-1: coordinate j moves by ±t; choice m + j: coordinates j and j + 1 share it
+    choice = draw(st.integers(0, m - 1 if (c.integers or m == 1) else 2 * m - 1))
+    j = choice % m
+    step[j] = -1.0 if draw(_BOOL) else 1.0
+    if choice >= m:
+        share = draw(st.floats(0.0, 1.0, allow_nan=False))
+        step[(j + 1) % m] = step[j] * (1.0 - share) * (-1.0 if draw(_BOOL) else 1.0)
+        step[j] *= share
+    step = _signs_scaled(draw, c, step)
+    return NeighbourPair(data, _shift(flat, step, c).reshape(data.shape), Neighbours.L1, None)
+
+
+def _shift(flat: np.ndarray, step: np.ndarray, c: _Codec) -> np.ndarray:
+    """flat + step clipped to the domain, each coordinate moving by at most |step| exactly: where
+    rounding of large values overshoots, step back one ulp toward the original value."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.clip(flat + step, c.lo, c.hi)
+        if c.integers:
+            out = np.clip(out, c.ilo, c.ilo + c.top - c.n_special)
+        for _ in range(4):
+            over = np.abs(out - flat) > np.abs(step)
+            if not over.any():
+                break
+            out[over] = np.nextafter(out[over], flat[over])
+    return out
+
+
+def _individual(draw, c, r, dim, n_ind, both_orders) -> NeighbourPair:
+    universe = _draw_dataset(draw, c, n_ind, dim)
+    i = draw(st.integers(0, n_ind - 1))
+    k = draw(st.integers(r.lo, min(r.hi - 1, n_ind - 1)))
+    members = np.delete(np.arange(n_ind), i)
+    if k < len(members):  # the first k others (choice 0), or a random k-subset of them
+        seed = draw(st.integers(0, 2**32 - 1))
+        pick = members[:k] if seed == 0 else np.random.default_rng(seed).permutation(members)[:k]
+        members = np.sort(pick)
+    with_i = np.sort(np.append(members, i))
+    small, large = universe[members], universe[with_i]
+    index = int(np.searchsorted(with_i, i))
+    if both_orders and draw(_BOOL):
+        return NeighbourPair(large, small, Neighbours.ADD_REMOVE, index, with_i, members, int(i))
+    return NeighbourPair(small, large, Neighbours.ADD_REMOVE, index, members, with_i, int(i))
+
+
+def neighbouring_pairs(relation: Union[str, Neighbours], domain: Any, sizes: Any, *,
+                       integers: bool = False, dim: Optional[int] = None,
+                       both_orders: bool = True,
+                       individuals: Optional[int] = None) -> st.SearchStrategy[NeighbourPair]:
+    """Neighbouring pairs under ``relation`` over ``domain`` with sizes in ``sizes``.
+
+    ``integers=True`` draws integer-valued records (count vectors for ``l1``; then moves are ±1);
+    ``dim`` draws records in domain^dim; ``individuals=N`` uses seed 002's individual model
+    (``add-remove`` only). For ``add-remove``, both datasets' sizes lie in ``sizes``, so it needs
+    ``hi ≥ 1`` and ``lo < hi``; the other relations need ``hi ≥ 1``. In the default order
+    (``both_orders=False`` fixes it) ``dataset`` is the larger dataset for ``add-remove`` and the
+    one without ``individual`` in the individual model.
+    """
+    rel = Neighbours.parse(relation)
+    d, r, k = _domain(domain), size_range(sizes), _check_dim(dim)
+    c = _Codec(d, integers)
+    if r.hi < 1:
+        raise InvalidArgument.bad("sizes", (r.lo, r.hi), "a range that allows at least one record")
+    if rel is Neighbours.ADD_REMOVE and r.lo >= r.hi:
+        raise InvalidArgument.bad("sizes", (r.lo, r.hi),
+                                  "a range with lo < hi for add-remove (a pair has sizes n and n+1)")
+    if individuals is not None:
+        if rel is not Neighbours.ADD_REMOVE:
+            raise InvalidArgument.bad("neighbours", rel.value,
+                                      "add-remove for the individual model (D and D ∪ {i})")
+        if isinstance(individuals, bool) or not isinstance(individuals, numbers.Integral) \
+                or int(individuals) < 1:
+            raise InvalidArgument.bad("individuals", individuals, "an integer >= 1")
+        if r.lo > int(individuals) - 1:
+            raise InvalidArgument.bad("sizes", (r.lo, r.hi),
+                                      f"a range whose lo is at most individuals - 1 = {int(individuals) - 1}")
+        n_ind = int(individuals)
+
+        @st.composite
+        def _ind(draw):
+            return _individual(draw, c, r, k, n_ind, both_orders)
+
+        return _ind()
+
+    build = {Neighbours.ADD_REMOVE: lambda draw: _add_remove(draw, c, r, k, both_orders),
+             Neighbours.REPLACE: lambda draw: _replace(draw, c, r, k),
+             Neighbours.LINF: lambda draw: _linf(draw, c, r, k),
+             Neighbours.L1: lambda draw: _l1(draw, c, r, k)}[rel]
+
+    @st.composite
+    def _pairs(draw):
+        return build(draw)
+
+    return _pairs()
