@@ -1,0 +1,71 @@
+"""The callable preprocessed-function objects and their sensitivity claims (issue 6 consumes them)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from dpaudit.claims import SensitivityBound
+from dpaudit.errors import InvalidArgument
+from mechanisms.sensitivity_preprocessing import (
+    GeneralSPF, MedianSPF, OrderedSPF, VarianceSPF, spf_median, spf_ordered, spf_variance)
+from mechanisms.sensitivity_preprocessing.subsets import population_mask
+
+
+def test_uniform_objects_are_functions_of_the_multiset():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=40)
+    for fn in (OrderedSPF("mean", 0.1, 0.0), OrderedSPF("trimmed-mean", 0.1, 0.0, alpha=0.2),
+               OrderedSPF("median", 0.1, 0.0, convention="low"), OrderedSPF("max", 0.1, 0.0),
+               OrderedSPF("min", 0.1, 0.0), MedianSPF(0.1, 0.0), VarianceSPF(0.1)):
+        assert isinstance(fn.sensitivity, SensitivityBound)
+        assert fn.sensitivity.bound == 0.1 and fn.sensitivity.individual is None
+        assert fn(x) == fn(x[::-1]) == fn(list(rng.permutation(x)))
+        assert isinstance(fn(x), float) and isinstance(fn([]), float)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            fn.delta = 1.0  # type: ignore[misc]
+    assert OrderedSPF("median", 0.1, 0.0)(x) == pytest.approx(MedianSPF(0.1, 0.0)(x), abs=1e-12)
+    assert OrderedSPF("mean", 0.3, 0.5)(x) == spf_ordered(x, "mean", 0.3, 0.5)
+    assert VarianceSPF(0.2)(x) == spf_variance(x, 0.2)
+    assert MedianSPF(0.2, 1.0)(x) == spf_median(np.sort(x), 0.2, 1.0)
+
+
+def test_empty_database_gives_the_centre():
+    assert OrderedSPF("mean", 1.0, 2.5)([]) == 2.5
+    assert MedianSPF(1.0, -1.0)([]) == -1.0
+    assert VarianceSPF(1.0)([]) == 0.0
+
+
+def test_raw_statistics_are_exposed_for_comparison():
+    assert OrderedSPF("median", 1.0, 0.0, convention="avg").raw([1.0, 2.0, 3.0, 10.0]) == 2.5
+    assert OrderedSPF("median", 1.0, 0.0, convention="low").raw([1.0, 2.0, 3.0, 10.0]) == 2.0
+    assert OrderedSPF("trimmed-mean", 1.0, 0.0, alpha=0.25).raw([0.0, 1.0, 2.0, 100.0]) == 1.5
+    assert VarianceSPF(1.0).raw([1.0, 3.0]) == 1.0
+    assert np.isnan(OrderedSPF("mean", 1.0, 0.0).raw([]))
+
+
+def test_general_object_states_individual_bounds_and_maps_records():
+    pop = [3.0, 1.0, 2.0, 1.0]
+    spf = GeneralSPF(lambda r: float(np.median(r)) if r.size else np.nan, pop, [0.5, 0.1, 0.2, 0.3],
+                     centre=0.0)
+    assert spf.sensitivity == SensitivityBound(0.5, individual=(0.5, 0.1, 0.2, 0.3))
+    assert spf([2.0, 3.0]) == spf.at({0, 2}) == spf.at(0b0101)
+    assert spf([1.0]) == spf.at({1})            # the first holder of a repeated record
+    assert spf([1.0, 1.0]) == spf.at({1, 3})
+    assert spf([]) == 0.0
+    with pytest.raises(InvalidArgument, match="more often"):
+        spf([1.0, 1.0, 1.0])
+    with pytest.raises(InvalidArgument, match="real-valued"):
+        GeneralSPF(lambda r: np.zeros(2), pop, 1.0)
+
+
+def test_population_mask_matches_records_to_individuals():
+    pop = np.array([5.0, 2.0, 5.0, 7.0])
+    assert population_mask(pop, []) == 0
+    assert population_mask(pop, [5.0]) == 0b0001
+    assert population_mask(pop, [5.0, 5.0, 7.0]) == 0b1101
+    assert population_mask(pop, [7.0, 2.0]) == 0b1010
+    with pytest.raises(InvalidArgument, match="not in the population"):
+        population_mask(pop, [6.0])
