@@ -94,7 +94,10 @@ def _norm(diff: np.ndarray, norm: str) -> np.ndarray:
 
 def check_deltas(deltas: Any, n: int, name: str = "deltas") -> np.ndarray:
     """Δ: one finite number ≥ 0 (uniform) or n of them (individual Δ_i)."""
-    arr = np.asarray(deltas, dtype=float) if not isinstance(deltas, np.ndarray) else deltas.astype(float)
+    try:
+        arr = np.array(deltas, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidArgument.bad(name, deltas, f"a number or a sequence of {n} numbers") from None
     if arr.ndim == 0:
         arr = np.full(n, float(arr))
     if arr.shape != (n,):
@@ -124,13 +127,23 @@ def _call(f: Callable, *args: Any, where: str) -> Any:
                               + f" on {where}") from exc
 
 
+def _where(m: int) -> str:
+    return "D = {" + ", ".join(str(i) for i in members(m)) + "}"
+
+
+def _floats(out: Any, where: str) -> np.ndarray:
+    try:
+        return np.asarray(out, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"f returned {out!r} on {where}; f must return numbers") from None
+
+
 def _evaluate(f: Callable, records: np.ndarray, centre: Any, batched: bool) -> tuple[np.ndarray, bool]:
     """f on every subset, shape (2^n, d); row 0 is f̂(∅)."""
     n = records.shape[0]
     size = 1 << n
     if batched:
-        raw = _call(f, records, membership(n), where="the batch of all subsets")
-        vals = np.asarray(raw, dtype=float)
+        vals = _floats(_call(f, records, membership(n), where="the batch of all subsets"), "the batch")
         if vals.shape[:1] != (size,) or vals.ndim > 2:
             raise InvalidArgument.bad("f", f"batch output of shape {vals.shape}",
                                       f"an array of shape ({size},) or ({size}, d) from the batched f")
@@ -138,23 +151,24 @@ def _evaluate(f: Callable, records: np.ndarray, centre: Any, batched: bool) -> t
         vals = vals.reshape(size, -1).copy()
     else:
         B = membership(n)
-        first = None if centre is not None else _call(f, records[B[0]], where="the empty database")
-        start = 1 if centre is not None else 0
-        outs = [first] if first is not None else [None]
-        for m in range(1, size):
-            outs.append(_call(f, records[B[m]], where=f"D = {set(members(m)) or '{}'}"))
-        probe = outs[1] if size > 1 else outs[0]
-        scalar = np.ndim(probe) == 0 if probe is not None else True
-        d = 1 if scalar else int(np.size(probe))
-        vals = np.empty((size, d))
-        for m in range(start, size):
-            v = np.asarray(outs[m], dtype=float).reshape(-1)
-            if v.size != d:
-                raise InvalidArgument(f"f returned {v.size} values on D = {set(members(m))}, "
-                                      f"but {d} elsewhere; f must have one output dimension")
-            vals[m] = v
+        outs = [None if m == 0 and centre is not None else
+                _floats(_call(f, records[B[m]], where=_where(m)), _where(m)) for m in range(size)]
+        probe = next((o for o in outs if o is not None), None)
+        scalar = probe is None or probe.ndim == 0
+        d = 1 if scalar else int(probe.size)
+        vals = np.full((size, d), np.nan)
+        for m, v in enumerate(outs):
+            if v is None:
+                continue
+            if v.shape != probe.shape:
+                raise InvalidArgument(f"f returned an output of shape {v.shape} on {_where(m)} but "
+                                      f"{probe.shape} elsewhere; f must have one output shape")
+            vals[m] = v.reshape(-1)
     if centre is not None:
-        c = np.asarray(centre, dtype=float).reshape(-1)
+        try:
+            c = np.array(centre, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            c = np.array([np.nan])
         if c.size == 1 and vals.shape[1] > 1:
             c = np.full(vals.shape[1], c[0])
         if c.size != vals.shape[1] or not np.all(np.isfinite(c)):
@@ -166,7 +180,7 @@ def _evaluate(f: Callable, records: np.ndarray, centre: Any, batched: bool) -> t
     bad = ~np.all(np.isfinite(vals), axis=1)
     if bad.any():
         m = int(np.flatnonzero(bad)[0])
-        raise InvalidArgument(f"f returned {vals[m].tolist()} on D = {set(members(m))}; "
+        raise InvalidArgument(f"f returned {vals[m].tolist()} on {_where(m)}; "
                               f"f must be finite on every non-empty database")
     return vals, scalar
 

@@ -35,7 +35,7 @@ from dpaudit.claims import SensitivityBound
 from dpaudit.errors import InvalidArgument
 
 from .ordered import check_centre, check_delta
-from .statistics import Convention, check_data, median_sorted
+from .statistics import Convention, check_data, finite_result, median_sorted
 
 __all__ = ["spf_median", "median_exact_condition", "MedianSPF"]
 
@@ -77,6 +77,13 @@ def _window_medians(s: np.ndarray, start: np.ndarray, ell: np.ndarray, conventio
 
 
 def _median_chain(s: np.ndarray, delta: float, centre: float, convention: Convention) -> float:
+    # a pair sum beyond the float range becomes ±inf, which compares and clamps correctly
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = _chain(s, delta, centre, convention)
+    return finite_result(value, s, "median")
+
+
+def _chain(s: np.ndarray, delta: float, centre: float, convention: Convention) -> float:
     n = s.size
     if n == 0:
         return centre
@@ -125,6 +132,12 @@ def median_exact_condition(sorted_data: Any, delta: float, centre: float, *,
     n = s.size
     if n == 0:
         raise InvalidArgument.bad("sorted_data", "[]", "non-empty (the median of ∅ is undefined)")
+    with np.errstate(over="ignore", invalid="ignore"):   # an overflowed median gives False (no claim)
+        return _exact(s, d, c, conv)
+
+
+def _exact(s: np.ndarray, d: float, c: float, conv: Convention) -> bool:
+    n = s.size
     med = median_sorted(s, conv)
     k = np.arange(1, n + 1, dtype=np.int64)
     ell = n - k                                                   # sizes of P_{n−k} / S_{n−k}

@@ -18,15 +18,13 @@ extension to any f̃ with Lemma 4.2's guarantee follows only in the UNSAT direct
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
 import numpy as np
 
 from dpaudit.errors import InvalidArgument
 
 from .errors import SpfError
 from .general import SubsetTable, spf_table
-from .subsets import MAX_INDIVIDUALS, membership
+from .subsets import MAX_INDIVIDUALS
 
 __all__ = ["CNF", "random_cnf", "gadget_table", "spf_says_unsatisfiable", "z3_satisfiable"]
 

@@ -11,7 +11,9 @@ right-hand minimum exactly on a finite universe as the LP
     minimise t  s.t.  |f(S) − g(S)| ≤ t  and  |g(S ∪ i) − g(S)| ≤ Δ_i   for all S ⊆ D, i ∈ D∖S,
 
 solved by ``scipy.optimize.linprog`` (HiGHS). Only subsets of D matter: a g feasible on them
-extends to the whole universe by g(S) := g(S ∩ D).
+extends to the whole universe by g(S) := g(S ∩ D). The optimal g is returned too: it is one of
+the competitors against which the tests check Lemma 4.5 (Pareto optimality: a g ∈ F_Δ that beats
+f̂ at D is strictly worse at some D' ⊊ D, when f̂(∅) = f(∅)).
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ import numpy as np
 from dpaudit.claims import SensitivityBound
 from dpaudit.errors import InvalidArgument
 
-from .statistics import (Convention, Statistic, check_alpha, check_data, statistic_value,
-                         window_values)
+from .statistics import (Convention, Statistic, check_alpha, check_data, finite_result,
+                         statistic_value, window_values)
 
 __all__ = ["spf_ordered", "OrderedSPF", "check_delta", "check_centre"]
 
@@ -53,13 +53,15 @@ def _ordered_dp(s: np.ndarray, stat: Statistic, delta: float, centre: float, alp
     """Anti-diagonal DP of Lemma 5.2 on sorted s. F holds F(i, i+ℓ−1) for i = 0..n−ℓ."""
     n = s.size
     shift = float(s[n // 2]) if n else 0.0
-    prefix = np.concatenate(([0.0], np.cumsum(s - shift))) if stat in (
-        Statistic.MEAN, Statistic.TRIMMED_MEAN) else np.empty(0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        prefix = np.concatenate(([0.0], np.cumsum(s - shift))) if stat in (
+            Statistic.MEAN, Statistic.TRIMMED_MEAN) else np.empty(0)
     F = np.full(n + 1, centre)
-    for ell in range(1, n + 1):
-        fv = window_values(stat, s, ell, prefix=prefix, shift=shift, alpha=alpha, convention=convention)
-        F = np.minimum(np.maximum(fv, F[1:] - delta), F[:-1] + delta)
-    return float(F[0])
+    with np.errstate(over="ignore", invalid="ignore"):   # ±inf clamps away; nan is caught below
+        for ell in range(1, n + 1):
+            fv = window_values(stat, s, ell, prefix=prefix, shift=shift, alpha=alpha, convention=convention)
+            F = np.minimum(np.maximum(fv, F[1:] - delta), F[:-1] + delta)
+    return finite_result(float(F[0]), s, stat.value)
 
 
 def spf_ordered(data: Any, statistic: Union[str, Statistic], delta: float, centre: float, *,

@@ -26,8 +26,10 @@ import numpy as np
 
 from dpaudit.errors import InvalidArgument
 
+from .errors import SpfError
+
 __all__ = ["Statistic", "Convention", "statistic_value", "subset_statistic", "trim_count",
-           "window_values", "check_data", "check_alpha", "median_sorted"]
+           "window_values", "check_data", "check_alpha", "median_sorted", "finite_result"]
 
 
 class Statistic(str, Enum):
@@ -88,6 +90,15 @@ def check_alpha(alpha: Any) -> float:
             or not math.isfinite(float(alpha)) or not 0.0 <= float(alpha) < 0.5:
         raise InvalidArgument.bad("alpha", alpha, "a number in [0, 0.5)")
     return float(alpha)
+
+
+def finite_result(value: float, s: np.ndarray, what: str) -> float:
+    """``value``, or a one-line :class:`SpfError` when double precision overflowed on these records."""
+    if not np.isfinite(value):
+        big = float(np.max(np.abs(s))) if s.size else 0.0
+        raise SpfError(f"the preprocessed {what} overflowed double precision (records up to {big:.3g} in "
+                       f"magnitude); rescale the records (and Δ, c) by a power of two")
+    return float(value)
 
 
 def trim_count(alpha: float, size: Any) -> Any:

@@ -26,7 +26,7 @@ import numpy as np
 from dpaudit.claims import SensitivityBound
 
 from .ordered import check_delta
-from .statistics import check_data
+from .statistics import check_data, finite_result
 
 __all__ = ["spf_variance", "variance_witness", "VarianceWitness", "VarianceSPF", "variance"]
 
@@ -47,14 +47,21 @@ class VarianceWitness:
 
 
 def _sweep(s: np.ndarray, delta: float, witness: bool) -> tuple[float, VarianceWitness | None]:
+    """Lemma 6.4's DP along the anti-diagonals (and Lemma 6.9's witness when asked)."""
+    with np.errstate(over="ignore", invalid="ignore"):   # inf variances clamp away; nan is caught below
+        value, best = _diagonals(s, delta, witness)
+    return finite_result(value, s, "variance"), best
+
+
+def _diagonals(s: np.ndarray, delta: float, witness: bool) -> tuple[float, VarianceWitness | None]:
     n = s.size
-    F = np.zeros(n + 1)
-    mean = s.copy()
+    F = np.zeros(n + 1)                                   # f̂(∅) = 0 for every empty range
+    mean = s.copy()                                      # windows of length 1
     m2 = np.zeros(n)
     best = VarianceWitness(0, 0, n * delta) if witness else None
     for ell in range(1, n + 1):
         count = n - ell + 1
-        if ell > 1:
+        if ell > 1:                                      # Welford: extend s[i:i+ℓ−1] by s[i+ℓ−1]
             x = s[ell - 1:ell - 1 + count]
             prev = mean[:count]
             d1 = x - prev

@@ -10,7 +10,7 @@ import pytest
 from dpaudit.claims import SensitivityBound
 from dpaudit.errors import InvalidArgument
 from mechanisms.sensitivity_preprocessing import (
-    GeneralSPF, MedianSPF, OrderedSPF, VarianceSPF, spf_median, spf_ordered, spf_variance)
+    GeneralSPF, MedianSPF, OrderedSPF, SpfError, VarianceSPF, spf_median, spf_ordered, spf_variance)
 from mechanisms.sensitivity_preprocessing.subsets import population_mask
 
 
@@ -69,3 +69,14 @@ def test_population_mask_matches_records_to_individuals():
     assert population_mask(pop, [7.0, 2.0]) == 0b1010
     with pytest.raises(InvalidArgument, match="not in the population"):
         population_mask(pop, [6.0])
+
+
+def test_float_overflow_is_clamped_away_or_a_clear_error():
+    """Huge records: an infinite window statistic is clamped like any other value; a nan from
+    inf − inf is reported as a one-line SpfError, never returned."""
+    assert OrderedSPF("mean", 1.0, 0.0)([1e308, 1e308, 1e308]) == 3.0
+    assert MedianSPF(1.0, 0.0)([1.7e308, 1.7e308]) == 2.0
+    with pytest.raises(SpfError, match="overflowed double precision"):
+        OrderedSPF("mean", 1.0, 0.0)([-1.7e308, 1.7e308, 1.7e308, 1e300])
+    with pytest.raises(SpfError, match="overflowed double precision"):
+        VarianceSPF(1.0)([-1.7e308, 1.7e308, 1.7e308, 1e300])
