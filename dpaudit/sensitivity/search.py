@@ -1,0 +1,339 @@
+"""Hypothesis search for sensitivity violations: :func:`check_sensitivity`.
+
+For neighbours D ~ D' (SPEC §1) the claim is ``‖f(D) − f(D')‖ ≤ Δ`` (global sensitivity), or in
+seed 002's individual model ``‖f(D ∪ {i}) − f(D)‖ ≤ Δ_i`` (Definition 2.3; SPEC §6.1), or for a
+utility ``sup_r |u(D, r) − u(D', r)| ≤ Δu`` (MT07; SPEC §4.1). The search:
+
+1. draws neighbouring pairs from :mod:`dpaudit.neighbours.strategies` (domain ends, duplicates,
+   clusters, tiny and large sizes, float-limit values; every relation; the individual model);
+2. steers hypothesis with ``hypothesis.target`` on the gap ``‖f(D) − f(D')‖`` and on
+   gap / bound, so its hill climber pushes each drawn value toward larger gaps;
+3. stops at the first violation (gap above the bound, see :mod:`dpaudit.sensitivity.problem`) or
+   the first failure of ``f`` (raise, NaN, ±inf, None, shape change), lets hypothesis shrink it,
+   then simplifies the concrete pair (:mod:`dpaudit.sensitivity.simplify`).
+
+The run is deterministic: hypothesis is seeded from ``seed`` (``hypothesis.seed``), with no
+example database, no deadline, health checks off and its output silenced; the counterexample is
+captured by the search itself. A ``"thorough"`` profile runs 20 times more examples.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Union
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings, target
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+from hypothesis.errors import HypothesisException
+
+from dpaudit.errors import InvalidArgument
+from dpaudit.neighbours.strategies import NeighbourPair, elements, neighbouring_pairs
+from dpaudit.results import Verdict
+from dpaudit.rng import check_seed
+from dpaudit.sensitivity.problem import BadOutput, OutOfDomain, Problem, make_problem
+from dpaudit.sensitivity.reproduce import reproduce_snippet
+from dpaudit.sensitivity.result import SensitivityExample, SensitivityResult
+from dpaudit.sensitivity.simplify import Case, simplify
+
+__all__ = ["Profile", "PROFILES", "check_sensitivity"]
+
+_TARGET_CAP = 1e300  # hypothesis.target needs finite scores
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """How hard to search: ``examples`` pairs by default, ``simplify_evals`` pairs at most for
+    the post-shrink simplification. ``ci`` is the default; ``thorough`` is for long runs."""
+
+    name: str
+    examples: int
+    simplify_evals: int = 500
+
+
+PROFILES = {
+    "ci": Profile("ci", 1_000, 500),
+    "thorough": Profile("thorough", 20_000, 5_000),
+}
+
+
+def _profile(profile: Union[str, Profile]) -> Profile:
+    if isinstance(profile, Profile):
+        return profile
+    if isinstance(profile, str) and profile in PROFILES:
+        return PROFILES[profile]
+    raise InvalidArgument.bad("profile", profile, f"one of {', '.join(PROFILES)} or a Profile")
+
+
+# --------------------------------------------------------------------------- strategies
+
+def _outputs(draw, p: Problem, pair: NeighbourPair) -> float:
+    """The utility argument r: a record of either dataset, the float just below or above one, the
+    midpoint of two records, an end of the output domain, or any value of the output domain."""
+    dom = p.outputs
+    records = np.concatenate([pair.dataset.reshape(-1), pair.neighbour.reshape(-1)])
+    kind = draw(st.integers(0, 5))
+    if kind == 0 or len(records) == 0:
+        return draw(elements(dom))
+    if kind == 5:
+        return dom.hi if draw(st.booleans()) else dom.lo
+    a = float(records[draw(st.integers(0, len(records) - 1))])
+    if kind == 1:
+        v = a
+    elif kind == 2:
+        v = float(np.nextafter(a, -np.inf))
+    elif kind == 3:
+        v = float(np.nextafter(a, np.inf))
+    else:
+        b = float(records[draw(st.integers(0, len(records) - 1))])
+        v = 0.5 * a + 0.5 * b
+    return min(max(v, dom.lo), dom.hi)
+
+
+def _cases(p: Problem) -> st.SearchStrategy[Case]:
+    pairs = neighbouring_pairs(p.neighbours, p.domain, p.sizes, integers=p.integers, dim=p.dim,
+                               individuals=None if p.individual is None else len(p.individual))
+
+    @st.composite
+    def cases(draw):
+        pair = draw(pairs)
+        return Case(pair, _outputs(draw, p, pair) if p.outputs is not None else None)
+
+    return cases()
+
+
+# --------------------------------------------------------------------------- search
+
+class _Found(Exception):
+    """Raised inside the hypothesis test to mark a failing pair (a violation or an error)."""
+
+
+class _State:
+    """Book-keeping of one search (private and short-lived; the result is frozen)."""
+
+    def __init__(self) -> None:
+        self.examples = 0
+        self.evaluations = 0
+        self.skipped = 0
+        self.found = False
+        self.last: Optional[tuple[Case, Any]] = None   # (case, outcome) of the last failing call
+        self.max_gap = 0.0
+        self.max_ratio = 0.0
+        self.tightest: Optional[SensitivityExample] = None
+
+
+def _example(p: Problem, case: Case, gap: Optional[float], fa: Any, fb: Any,
+             r: Optional[float]) -> SensitivityExample:
+    pair = case.pair
+    return SensitivityExample(
+        dataset=tuple(pair.dataset.tolist()), neighbour=tuple(pair.neighbour.tolist()),
+        f_dataset=fa, f_neighbour=fb, gap=gap, allowed=p.allowed(pair.individual),
+        individual=pair.individual,
+        ids=None if pair.dataset_ids is None else tuple(int(i) for i in pair.dataset_ids),
+        neighbour_ids=None if pair.neighbour_ids is None else tuple(int(i) for i in pair.neighbour_ids),
+        output=r)
+
+
+def _evaluate(p: Problem, case: Case) -> tuple[float, Any, Any, Optional[float]]:
+    pair = case.pair
+    return p.gap(pair.dataset, pair.neighbour, pair.dataset_ids, pair.neighbour_ids, case.r)
+
+
+def _ratio(gap: float, allowed: float) -> float:
+    if allowed == 0.0:
+        return 0.0 if gap == 0.0 else float("inf")
+    return gap / allowed
+
+
+def _search(p: Problem, examples: int, seed: int) -> _State:
+    state = _State()
+
+    def probe(case: Case) -> None:
+        state.evaluations += 1
+        try:
+            gap, fa, fb, r = _evaluate(p, case)
+        except OutOfDomain:
+            state.skipped += 1
+            reject()
+        except BadOutput as bad:
+            state.found = True
+            state.last = (case, bad)
+            raise _Found() from None
+        if not state.found:
+            state.examples += 1
+        allowed = p.allowed(case.pair.individual)
+        ratio = _ratio(gap, allowed)
+        # With one global bound, gap and gap/bound order examples identically: one target is
+        # enough. Individual bounds Δ_i differ per pair, so both are climbed.
+        target(min(gap, _TARGET_CAP), label="gap")
+        if p.individual is not None:
+            target(min(ratio, _TARGET_CAP), label="gap/bound")
+        if gap > state.max_gap:
+            state.max_gap = gap
+        if ratio > state.max_ratio or state.tightest is None:
+            state.max_ratio = max(ratio, state.max_ratio)
+            state.tightest = _example(p, case, gap, fa, fb, r)
+        if p.violates(gap, allowed, fa, fb):
+            state.found = True
+            state.last = (case, (gap, fa, fb, r))
+            raise _Found()
+
+    test = settings(
+        max_examples=examples, database=None, derandomize=False, deadline=None,
+        verbosity=Verbosity.quiet, print_blob=False, report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.generate, Phase.target, Phase.shrink),
+    )(given(_cases(p))(probe))
+    test = hypothesis_seed(seed)(test)
+    try:
+        with warnings.catch_warnings():
+            # numpy's RuntimeWarnings from f (0/0, overflow) would repeat for every example;
+            # what they signal (NaN, inf) is reported as an ERROR verdict instead.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            test()
+    except _Found:
+        pass
+    except HypothesisException:
+        # Flaky (f not deterministic) or Unsatisfiable (every input out of domain): the state
+        # still holds the last failing pair, if any; the caller reports what it has.
+        pass
+    return state
+
+
+def _still_fails(p: Problem, kind: str) -> Callable[[Case], bool]:
+    def fails(case: Case) -> bool:
+        try:
+            gap, fa, fb, _ = _evaluate(p, case)
+        except OutOfDomain:
+            return False
+        except BadOutput as bad:
+            return kind != "violation" and bad.message.split(":")[0] == kind
+        if kind != "violation":
+            return False
+        return p.violates(gap, p.allowed(case.pair.individual), fa, fb)
+
+    return fails
+
+
+# --------------------------------------------------------------------------- public
+
+def check_sensitivity(f: Callable, bound: Any = None, *, neighbours: Any, domain: Any, sizes: Any,
+                      individual: Any = None, norm: Optional[str] = None,
+                      examples: Optional[int] = None, seed: Any = None,
+                      profile: Union[str, Profile] = "ci", outputs: Any = None,
+                      output_grid: Any = None, out_of_domain: Any = None, ids: Optional[bool] = None,
+                      integers: bool = False, dim: Optional[int] = None, rtol: float = 1e-9,
+                      target: Optional[str] = None, simplify_pairs: bool = True) -> SensitivityResult:
+    """Search for neighbouring datasets on which ``f`` breaks its declared sensitivity bound.
+
+    The claim is ``‖f(D) − f(D')‖ ≤ bound`` for neighbours D ~ D' under ``neighbours``
+    (``"add-remove"``, ``"replace"``, ``"linf"``, ``"l1"``) with records in ``domain`` and sizes in
+    ``sizes`` (an int N for 0..N, or ``(lo, hi)``). ``bound`` is a number or a
+    :class:`~dpaudit.claims.SensitivityBound` (its ``individual`` and ``norm`` are used); when it is
+    omitted, ``f.sensitivity`` is used.
+
+    * ``individual=(Δ_0, …, Δ_{N−1})``: seed 002's individual sensitivity (SPEC §6.1): a universe
+      of N identities with fixed records; pairs are D and D ∪ {i} and the bound is Δ_i. ``f`` is
+      called ``f(data, ids)`` when it takes a second positional argument (or ``ids=True``), else
+      ``f(data)``; ``data`` holds the members' records in identity order.
+    * ``norm``: ``"l1"``, ``"l2"`` or ``"linf"`` for functions into ℝ^d (scalars: absolute value).
+    * ``outputs=(lo, hi)``: ``f`` is a utility u(data, r) and the sensitivity is the sup over r
+      too; r is *searched* with the pair (a record, the float next to one, a midpoint of two
+      records, an end of ``outputs``, or any value of it). ``output_grid=[r, ...]`` instead takes
+      the max over that finite grid for every pair.
+    * ``out_of_domain``: an exception class (or tuple) that ``f`` raises on inputs outside its
+      domain, or a predicate ``data -> bool``; such inputs are skipped. Any other exception, and
+      NaN, ±inf, None or a change of output shape, gives verdict ERROR with that input.
+    * ``examples``: pairs to try (default from ``profile``: ``"ci"`` 1,000; ``"thorough"``
+      20,000). ``seed`` (default :data:`dpaudit.rng.DEFAULT_SEED`) fixes the whole run.
+    * ``integers=True`` draws integer records; ``dim=k`` draws records in domain^k.
+    * ``rtol``: relative tolerance for floating-point rounding (see
+      :mod:`dpaudit.sensitivity.problem`). ``simplify_pairs=False`` skips the post-shrink pass.
+
+    Returns a frozen :class:`SensitivityResult`: REFUTED with a shrunk counterexample and a
+    Python snippet that replays it, NOT_REFUTED after ``examples`` pairs (never "proved"), or
+    ERROR. Bad arguments raise :class:`~dpaudit.errors.InvalidArgument`.
+    """
+    started = time.perf_counter()
+    p = make_problem(f, bound, neighbours=neighbours, domain=domain, sizes=sizes,
+                     individual=individual, norm=norm, outputs=outputs, output_grid=output_grid,
+                     ids=ids, out_of_domain=out_of_domain, integers=integers, dim=dim, rtol=rtol,
+                     target=target)
+    prof = _profile(profile)
+    if examples is None:
+        examples = prof.examples
+    if isinstance(examples, bool) or not isinstance(examples, int) or examples < 1:
+        raise InvalidArgument.bad("examples", examples, "an integer >= 1")
+    run_seed = check_seed(seed)
+    # validates the sizes against the relation before any search starts
+    _cases(p)
+
+    state = _search(p, examples, run_seed)
+    details: dict[str, Any] = {"skipped_out_of_domain": state.skipped, "profile_examples": examples}
+    if p.outputs is not None:
+        details["outputs"] = f"searched over {p.outputs}"
+    elif p.output_grid is not None:
+        details["outputs"] = f"max over a grid of {len(p.output_grid)} values"
+
+    def result(verdict: Verdict, cex: Optional[SensitivityExample], reproduce: str,
+               error: Optional[str] = None, evaluations: int = 0) -> SensitivityResult:
+        return SensitivityResult(
+            target=p.name, verdict=verdict, bound=p.bound, neighbours=p.neighbours, norm=p.norm,
+            max_gap=state.max_gap, ratio=state.max_ratio, counterexample=cex,
+            examples=state.examples, elapsed_s=time.perf_counter() - started, reproduce=reproduce,
+            individual=p.individual, error=error, tightest=state.tightest,
+            evaluations=state.evaluations + evaluations, seed=run_seed, profile=prof.name,
+            details=details)
+
+    if state.last is None:
+        if state.examples == 0:
+            return result(Verdict.ERROR, None, "", error=(
+                f"no example could be evaluated: all {state.skipped} inputs drawn were out of domain"))
+        return result(Verdict.NOT_REFUTED, None, "")
+
+    case, outcome = state.last
+    if isinstance(outcome, BadOutput):
+        kind = outcome.message.split(":")[0]
+        extra = 0
+        if simplify_pairs:
+            case, extra = _simplify(p, case, kind, prof)
+            outcome = _error_of(p, case) or outcome
+        message = f"f {outcome.message} on the {outcome.which}"
+        cex = _example(p, case, None, None, None, case.r)
+        return result(Verdict.ERROR, cex, reproduce_snippet(p, case, error=message), error=message,
+                      evaluations=extra)
+
+    extra = 0
+    if simplify_pairs:
+        case, extra = _simplify(p, case, "violation", prof)
+    gap, fa, fb, r = _evaluate(p, case)
+    if r is not None and case.r is None:  # output grid: the r attaining the sup
+        case = Case(case.pair, r)
+    cex = _example(p, case, gap, fa, fb, r)
+    state.max_gap = max(state.max_gap, gap)
+    state.max_ratio = max(state.max_ratio, _ratio(gap, cex.allowed))
+    return result(Verdict.REFUTED, cex, reproduce_snippet(p, case), evaluations=extra)
+
+
+def _simplify(p: Problem, case: Case, kind: str, prof: Profile) -> tuple[Case, int]:
+    fails = _still_fails(p, kind)
+    if not fails(case):  # not reproducible (f is not deterministic): keep it as found
+        return case, 1
+    out = p.outputs
+    return simplify(case, fails, lo=p.domain.lo, hi=p.domain.hi,
+                    min_size=p.sizes.lo, integers=p.integers,
+                    output_lo=None if out is None else out.lo,
+                    output_hi=None if out is None else out.hi, max_evals=prof.simplify_evals)
+
+
+def _error_of(p: Problem, case: Case) -> Optional[BadOutput]:
+    try:
+        _evaluate(p, case)
+    except BadOutput as bad:
+        return bad
+    except OutOfDomain:
+        return None
+    return None
