@@ -21,8 +21,8 @@ bound holds up to a few ulps of those sums.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any, Callable, Iterable, Optional
 
 import numpy as np
 
@@ -138,8 +138,10 @@ def _floats(out: Any, where: str) -> np.ndarray:
         raise InvalidArgument(f"f returned {out!r} on {where}; f must return numbers") from None
 
 
-def _evaluate(f: Callable, records: np.ndarray, centre: Any, batched: bool) -> tuple[np.ndarray, bool]:
-    """f on every subset, shape (2^n, d); row 0 is f̂(∅)."""
+def _evaluate(f: Callable, records: np.ndarray, centre: Any, batched: bool,
+              dim: int | None = None) -> tuple[np.ndarray, bool]:
+    """f on every subset, shape (2^n, d); row 0 is f̂(∅). ``dim`` is the output dimension when the
+    caller knows it (it decides d when f is never called: the empty population with a centre)."""
     n = records.shape[0]
     size = 1 << n
     if batched:
@@ -154,7 +156,9 @@ def _evaluate(f: Callable, records: np.ndarray, centre: Any, batched: bool) -> t
         outs = [None if m == 0 and centre is not None else
                 _floats(_call(f, records[B[m]], where=_where(m)), _where(m)) for m in range(size)]
         probe = next((o for o in outs if o is not None), None)
-        scalar = probe is None or probe.ndim == 0
+        if probe is None:                       # only ∅, whose value is the centre
+            probe = np.zeros(()) if dim is None and np.ndim(centre) == 0 else np.zeros(dim or np.size(centre))
+        scalar = probe.ndim == 0
         d = 1 if scalar else int(probe.size)
         vals = np.full((size, d), np.nan)
         for m, v in enumerate(outs):
@@ -229,47 +233,123 @@ def spf_table(f: Callable, records: Any, deltas: Any, *, centre: Any = None,
                        lower=lower, upper=upper, scalar=scalar)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class GeneralSPF:
-    """The general preprocessed f over a fixed population, as a function of a dataset.
+def _check_ids(ids: Any, size: int, universe: int | None) -> np.ndarray:
+    try:
+        arr = np.asarray(ids)
+        ok = arr.ndim == 1 and arr.size == size and (arr.size == 0 or np.issubdtype(arr.dtype, np.integer))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise InvalidArgument.bad("ids", ids, f"{size} integer identities, one per record of data")
+    arr = arr.astype(np.int64)
+    if arr.size and (arr.min() < 0 or (universe is not None and arr.max() >= universe)):
+        raise InvalidArgument.bad("ids", ids.tolist() if hasattr(ids, "tolist") else ids,
+                                  f"identities in 0..{(universe or 1) - 1}")
+    if np.unique(arr).size != arr.size:
+        raise InvalidArgument.bad("ids", ids, "distinct identities (a database is a set of individuals)")
+    return arr
 
-    Individual i (numbered from 0) holds the record ``population[i]`` and has individual
-    sensitivity ``deltas[i]``. A dataset is the 1-D array of the records of the individuals present
-    (any order); records map back to individuals by value, equal records to their holders in
-    increasing index order (:func:`~.subsets.population_mask`). ``GeneralSPF(...)(data)`` returns
-    f̂ of that database, read from the table of all 2^n subsets computed once at construction.
+
+class _IndividualModel:
+    """Evaluation shared by :class:`GeneralSPF` and the 2-D :class:`~.two_d.TwoDimSPF`.
+
+    Two ways to say who is in the database (SPEC §6.1, individual model):
+
+    * **on the fly** (no ``population``): ``spf(data, ids)`` with ``data`` the records of the
+      members and ``ids`` their identities; Δ_i = ``deltas[ids[k]]``. f̂(D) is computed by the
+      general algorithm over the 2^|D| subsets of D, from D's own records: it depends only on D,
+      so the claim holds whatever records the universe assigns. With a uniform Δ the identities
+      do not matter and ``spf(data)`` treats every record as its own individual.
+    * **fixed population**: individual i holds ``population[i]``; the table of all 2^n subsets is
+      computed once. ``spf(data)`` maps records back to individuals by value (equal records to
+      their holders in increasing index order, :func:`~.subsets.population_mask`);
+      ``spf(data, ids)`` checks that ``data`` are those individuals' records.
+    """
+
+    __slots__ = ()
+
+    def _setup(self, build: Callable, norm: str) -> None:
+        d = self.deltas
+        uniform = np.ndim(d) == 0
+        if self.population is not None:
+            pop = check_data(self.population, "population")
+            table = build(self.f, pop, d, centre=self.centre, batched=self.batched)
+            ds = tuple(table.deltas.tolist())
+            object.__setattr__(self, "population", pop)
+            object.__setattr__(self, "table", table)
+            bound = SensitivityBound(max(ds, default=0.0), individual=ds, norm=norm)
+        else:
+            ds = check_deltas(d, 1 if uniform else len(d))
+            ds = float(ds[0]) if uniform else tuple(ds.tolist())
+            object.__setattr__(self, "table", None)
+            bound = (SensitivityBound(ds, norm=norm) if uniform
+                     else SensitivityBound(max(ds, default=0.0), individual=ds, norm=norm))
+        object.__setattr__(self, "deltas", ds)
+        object.__setattr__(self, "sensitivity", bound)
+
+    def _value(self, data: Any, ids: Any, build: Callable) -> Any:
+        if self.table is not None:
+            if ids is None:
+                return self.table.value(population_mask(self.population, data))
+            x = check_data(data)
+            who = _check_ids(ids, x.size, self.table.n)
+            if not np.array_equal(self.population[who], x):
+                raise InvalidArgument("data must be the population records of ids "
+                                      f"(population[ids] = {self.population[who].tolist()}, got {x.tolist()})")
+            return self.table.value(who.tolist())
+        x = check_data(data)
+        if isinstance(self.deltas, tuple):
+            if ids is None:
+                raise InvalidArgument("individual Δ_i need identities: call spf(data, ids), or build "
+                                      "the function with a population")
+            deltas = np.asarray(self.deltas)[_check_ids(ids, x.size, len(self.deltas))]
+        else:
+            deltas = self.deltas
+        return build(self.f, x, deltas, centre=self.centre, batched=self.batched).value(range(x.size))
+
+    def at(self, subset: Iterable[int] | int) -> Any:
+        """f̂ of a database of the fixed population, given as a set of individuals or a bitmask."""
+        if self.table is None:
+            raise InvalidArgument("at() needs a fixed population; call spf(data, ids) instead")
+        return self.table.value(subset)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GeneralSPF(_IndividualModel):
+    """The general preprocessed f (Definition 3.1) as a function of a dataset: ``spf(data[, ids])``.
+
+    ``deltas`` is Δ (uniform) or (Δ_0, …, Δ_{N−1}) by identity; ``centre`` is f̂(∅) when f(∅) is
+    undefined; ``batched`` as in :func:`spf_table`. Identities and records follow
+    :class:`_IndividualModel`: on the fly with ``spf(data, ids)``, or a fixed ``population``.
 
     Claim (Lemma 3.5): ``|f̂(D ∪ {i}) − f̂(D)| ≤ Δ_i`` for every i and D ∌ i; ``sensitivity`` states
-    it as a :class:`~dpaudit.claims.SensitivityBound` with ``individual = (Δ_0, …, Δ_{n−1})`` and
-    ``bound = max_i Δ_i`` (the global add-remove sensitivity it implies).
+    it as a :class:`~dpaudit.claims.SensitivityBound`: ``individual = (Δ_i)`` with ``bound = max Δ_i``
+    (the global add-remove sensitivity it implies), or just ``bound = Δ`` for a uniform Δ without a
+    population (then f̂ of any multiset of records, for f symmetric in the records).
     """
 
     f: Callable
-    population: Any
     deltas: Any
+    _: KW_ONLY
     centre: Any = None
     batched: bool = False
-    table: SubsetTable = field(init=False, repr=False)
+    population: Any = None
+    table: Optional[SubsetTable] = field(init=False, repr=False)
     sensitivity: SensitivityBound = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        pop = check_data(self.population, "population")
-        object.__setattr__(self, "population", pop)
-        table = spf_table(self.f, pop, self.deltas, centre=self.centre, batched=self.batched)
-        if not table.scalar:
+        if not callable(self.f):
+            raise InvalidArgument.bad("f", self.f, "a callable")
+        self._setup(spf_table, "l1")
+        if self.table is not None and not self.table.scalar:
             raise InvalidArgument.bad("f", "a vector-valued f", "real-valued (use TwoDimSPF for f into ℝ²)")
-        object.__setattr__(self, "deltas", tuple(table.deltas.tolist()))
-        object.__setattr__(self, "table", table)
-        object.__setattr__(self, "sensitivity", SensitivityBound(
-            float(table.deltas.max(initial=0.0)), individual=self.deltas))
 
     @property
     def name(self) -> str:
-        return f"spf-general({getattr(self.f, '__name__', 'f')}, n={self.table.n})"
+        return f"spf-general({getattr(self.f, '__name__', 'f')})"
 
-    def __call__(self, data: Any) -> float:
-        return self.table.value(population_mask(self.population, data))
-
-    def at(self, subset: Iterable[int] | int) -> float:
-        """f̂ of the database given as a set of individuals (or a bitmask)."""
-        return self.table.value(subset)
+    def __call__(self, data: Any, ids: Any = None) -> float:
+        out = self._value(data, ids, spf_table)
+        if not isinstance(out, float):
+            raise InvalidArgument.bad("f", "a vector-valued f", "real-valued (use TwoDimSPF for f into ℝ²)")
+        return out

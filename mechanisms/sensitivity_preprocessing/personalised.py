@@ -121,7 +121,7 @@ class PersonalisedLaplace:
         the individuals present; records outside the population are rejected. ``f(data, rng, size)``.
         """
         pop = _canonical_population(len(self.sensitivities), population)
-        query = GeneralSPF(_mean_or_nan, pop, self.sensitivities, centre=centre)
+        query = GeneralSPF(_mean_or_nan, self.sensitivities, centre=centre, population=pop)
         mech = self
 
         def personalised_laplace(data, rng, size=None):

@@ -16,17 +16,15 @@ Claim: ``‖f̂(D ∪ {i}) − f̂(D)‖₁ ≤ Δ_i``. Where f(D) already lies 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from dpaudit.claims import SensitivityBound
 from dpaudit.errors import InvalidArgument
 
-from .general import SubsetTable, _check_records, _evaluate, _fill, check_deltas
-from .statistics import check_data
-from .subsets import population_mask
+from .general import SubsetTable, _check_records, _evaluate, _fill, _IndividualModel, check_deltas
 
 __all__ = ["spf_l1_2d", "TwoDimSPF", "to_uv", "from_uv"]
 
@@ -55,7 +53,7 @@ def spf_l1_2d(f: Callable, records: Any, deltas: Any, *, centre: Any = None,
     ds = check_deltas(deltas, recs.shape[0])
     if not callable(f):
         raise InvalidArgument.bad("f", f, "a callable")
-    fv, scalar = _evaluate(f, recs, centre, bool(batched))
+    fv, scalar = _evaluate(f, recs, centre, bool(batched), dim=2)
     if scalar or fv.shape[1] != 2:
         raise InvalidArgument.bad("f", f"outputs of dimension {1 if scalar else fv.shape[1]}",
                                   "into ℝ² (length-2 vectors)")
@@ -69,37 +67,31 @@ def spf_l1_2d(f: Callable, records: Any, deltas: Any, *, centre: Any = None,
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class TwoDimSPF:
-    """The 2-D ℓ1 preprocessed f over a fixed population: ``TwoDimSPF(...)(data) -> array([x, y])``.
+class TwoDimSPF(_IndividualModel):
+    """The 2-D ℓ1 preprocessed f as a function of a dataset: ``spf(data[, ids]) -> array([x, y])``.
 
-    Individuals and records as in :class:`~.general.GeneralSPF` (individual i holds
-    ``population[i]``; a dataset lists the records present, mapped back by value). Claim:
-    ``‖f̂(D ∪ {i}) − f̂(D)‖₁ ≤ Δ_i``, stated as ``sensitivity`` with ``norm='l1'``.
+    Arguments, identities and records as in :class:`~.general.GeneralSPF` (on the fly with
+    ``spf(data, ids)``, or a fixed ``population``). Claim: ``‖f̂(D ∪ {i}) − f̂(D)‖₁ ≤ Δ_i``, stated as
+    ``sensitivity`` with ``norm='l1'``.
     """
 
     f: Callable
-    population: Any
     deltas: Any
+    _: KW_ONLY
     centre: Any = None
     batched: bool = False
-    table: SubsetTable = field(init=False, repr=False)
+    population: Any = None
+    table: Optional[SubsetTable] = field(init=False, repr=False)
     sensitivity: SensitivityBound = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        pop = check_data(self.population, "population")
-        object.__setattr__(self, "population", pop)
-        table = spf_l1_2d(self.f, pop, self.deltas, centre=self.centre, batched=self.batched)
-        object.__setattr__(self, "deltas", tuple(table.deltas.tolist()))
-        object.__setattr__(self, "table", table)
-        object.__setattr__(self, "sensitivity", SensitivityBound(
-            float(table.deltas.max(initial=0.0)), individual=self.deltas, norm="l1"))
+        if not callable(self.f):
+            raise InvalidArgument.bad("f", self.f, "a callable")
+        self._setup(spf_l1_2d, "l1")
 
     @property
     def name(self) -> str:
-        return f"spf-2d-l1({getattr(self.f, '__name__', 'f')}, n={self.table.n})"
+        return f"spf-2d-l1({getattr(self.f, '__name__', 'f')})"
 
-    def __call__(self, data: Any) -> np.ndarray:
-        return self.table.value(population_mask(self.population, data))
-
-    def at(self, subset: Iterable[int] | int) -> np.ndarray:
-        return self.table.value(subset)
+    def __call__(self, data: Any, ids: Any = None) -> np.ndarray:
+        return self._value(data, ids, spf_l1_2d)

@@ -44,7 +44,7 @@ def test_laplace_exact_loss_toward_each_individual_is_at_most_its_epsilon(seed, 
     rng = np.random.default_rng(seed)
     sens, eps, pop = draw_individuals(rng, n)
     mech = PersonalisedLaplace(tuple(sens), tuple(eps))
-    query = GeneralSPF(lambda r: float(np.mean(r)) if r.size else np.nan, pop, sens, centre=0.0)
+    query = GeneralSPF(lambda r: float(np.mean(r)) if r.size else np.nan, sens, centre=0.0, population=pop)
     for i, D, Di in i_neighbour_pairs(n):
         loss = pair_loss(mech.law(query.at(Di)), mech.law(query.at(D))).epsilon
         assert loss <= mech.individual_epsilon(i) + 1e-9

@@ -76,7 +76,7 @@ def test_lemma_8_9_error_bound_on_thousands_of_cases():
 
 def test_two_dim_object_maps_records_to_individuals():
     pop = np.array([0.1, 0.5, 0.9, 0.5])
-    spf = TwoDimSPF(lambda r: np.array([r.sum(), r.size]), pop, [0.2, 0.4, 0.6, 0.8])
+    spf = TwoDimSPF(lambda r: np.array([r.sum(), r.size]), [0.2, 0.4, 0.6, 0.8], population=pop)
     assert spf.sensitivity.norm == "l1" and spf.sensitivity.individual == (0.2, 0.4, 0.6, 0.8)
     assert spf.sensitivity.bound == 0.8
     # records → individuals by value; the repeated 0.5 maps to individual 1 first, then 3

@@ -48,8 +48,8 @@ def test_raw_statistics_are_exposed_for_comparison():
 
 def test_general_object_states_individual_bounds_and_maps_records():
     pop = [3.0, 1.0, 2.0, 1.0]
-    spf = GeneralSPF(lambda r: float(np.median(r)) if r.size else np.nan, pop, [0.5, 0.1, 0.2, 0.3],
-                     centre=0.0)
+    spf = GeneralSPF(lambda r: float(np.median(r)) if r.size else np.nan, [0.5, 0.1, 0.2, 0.3],
+                     centre=0.0, population=pop)
     assert spf.sensitivity == SensitivityBound(0.5, individual=(0.5, 0.1, 0.2, 0.3))
     assert spf([2.0, 3.0]) == spf.at({0, 2}) == spf.at(0b0101)
     assert spf([1.0]) == spf.at({1})            # the first holder of a repeated record
@@ -58,7 +58,7 @@ def test_general_object_states_individual_bounds_and_maps_records():
     with pytest.raises(InvalidArgument, match="more often"):
         spf([1.0, 1.0, 1.0])
     with pytest.raises(InvalidArgument, match="real-valued"):
-        GeneralSPF(lambda r: np.zeros(2), pop, 1.0)
+        GeneralSPF(lambda r: np.zeros(2), 1.0, population=pop)
 
 
 def test_population_mask_matches_records_to_individuals():
@@ -80,3 +80,46 @@ def test_float_overflow_is_clamped_away_or_a_clear_error():
         OrderedSPF("mean", 1.0, 0.0)([-1.7e308, 1.7e308, 1.7e308, 1e300])
     with pytest.raises(SpfError, match="overflowed double precision"):
         VarianceSPF(1.0)([-1.7e308, 1.7e308, 1.7e308, 1e300])
+
+
+def median_or_nan(r):
+    return float(np.median(r)) if r.size else np.nan
+
+
+def test_general_object_on_the_fly_with_identities():
+    """Without a population, spf(data, ids) preprocesses over D's own records with Δ by identity,
+    and agrees with the fixed-population table on that population's databases."""
+    deltas = (0.5, 0.1, 0.2, 0.3)
+    free = GeneralSPF(median_or_nan, deltas, centre=0.0)
+    fixed = GeneralSPF(median_or_nan, deltas, centre=0.0, population=[3.0, 1.0, 2.0, 1.0])
+    assert free.sensitivity == fixed.sensitivity == SensitivityBound(0.5, individual=deltas)
+    assert free([1.0, 2.0, 1.0], [1, 2, 3]) == fixed.at({1, 2, 3}) == fixed([1.0, 2.0, 1.0], [1, 2, 3])
+    assert free([], []) == 0.0
+    with pytest.raises(InvalidArgument, match="need identities"):
+        free([1.0])
+    with pytest.raises(InvalidArgument, match="ids"):
+        free([1.0, 2.0], [0, 0])
+    with pytest.raises(InvalidArgument, match="ids"):
+        free([1.0], [4])
+    with pytest.raises(InvalidArgument, match="population records of ids"):
+        fixed([5.0], [0])
+    with pytest.raises(InvalidArgument, match="fixed population"):
+        free.at({0})
+    uniform = GeneralSPF(median_or_nan, 0.25, centre=0.0)
+    assert uniform.sensitivity == SensitivityBound(0.25)
+    assert uniform([1.0, 9.0, 2.0]) == uniform([2.0, 1.0, 9.0]) == uniform([9.0, 2.0, 1.0], [7, 3, 5])
+
+
+def test_objects_plug_into_the_sensitivity_search():
+    """dpaudit.check_sensitivity reads ``.sensitivity`` and calls ``spf(data, ids)`` in the
+    individual model; the preprocessed functions survive it (a search, so: not refuted)."""
+    import dpaudit
+    from mechanisms.sensitivity_preprocessing import TwoDimSPF
+
+    deltas = (0.1, 0.5, 0.2, 0.3, 0.05)
+    for fn in (GeneralSPF(median_or_nan, deltas, centre=0.0),
+               TwoDimSPF(lambda r: np.array([r.sum(), r.max(initial=0.0)]), deltas, centre=0.0),
+               MedianSPF(0.1, 0.5)):
+        result = dpaudit.check_sensitivity(fn, examples=150, neighbours="add-remove", domain=(0, 1),
+                                           sizes=(0, 5), seed=5)
+        assert result.verdict.value == "not_refuted", (fn.name, result)
