@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
-from scipy import sparse
-from scipy.optimize import linprog
 
 from dpaudit.errors import InvalidArgument
 
@@ -43,6 +41,9 @@ class L1Projection:
 
 
 def _project(p: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> L1Projection | None:
+    from scipy import sparse
+    from scipy.optimize import linprog
+
     d, m = p.size, centres.shape[0]
     if m == 0 or np.all(np.abs(centres - p).sum(axis=1) <= radii + _TOL):
         return L1Projection(p.copy(), 0.0)

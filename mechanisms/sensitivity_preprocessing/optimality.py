@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
-from scipy.optimize import linprog
 
 from dpaudit.errors import InvalidArgument
 
@@ -50,6 +48,9 @@ def best_fit(table: SubsetTable, within=None) -> BestFit:
     """
     if not isinstance(table, SubsetTable) or not table.scalar:
         raise InvalidArgument.bad("table", type(table).__name__, "a SubsetTable of a scalar f")
+    from scipy import sparse
+    from scipy.optimize import linprog
+
     n = table.n
     D = table.full if within is None else check_subset(within, n)
     people = members(D)

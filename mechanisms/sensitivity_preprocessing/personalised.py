@@ -22,12 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
 
 from dpaudit.claims import Neighbours, PureDP, SensitivityBound, check_epsilon
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import ContinuousLaw, DiscreteLaw
 from dpaudit.spec import MechanismSpec
+from mechanisms.exponential import em_log_probs
+from mechanisms.laplace import Laplace, check_rng
 
 from .general import GeneralSPF, spf_table
 from .subsets import population_mask
@@ -94,23 +95,26 @@ class PersonalisedLaplace:
     def individual_epsilon(self, i: int) -> float:
         return self.sensitivities[i] / self.scale
 
+    @property
+    def noise(self) -> Laplace:
+        """The noise: Laplace of scale b (``mechanisms.laplace.Laplace`` with ε = 1, Δ = b)."""
+        return Laplace(1.0, self.scale)
+
     def logpdf(self, y: Any, value: float) -> np.ndarray:
-        return stats.laplace.logpdf(y, loc=value, scale=self.scale)
+        return self.noise.logpdf(np.asarray(y, dtype=float) - value)
 
     def pdf(self, y: Any, value: float) -> np.ndarray:
-        return stats.laplace.pdf(y, loc=value, scale=self.scale)
+        return self.noise.pdf(np.asarray(y, dtype=float) - value)
 
     def cdf(self, y: Any, value: float) -> np.ndarray:
-        return stats.laplace.cdf(y, loc=value, scale=self.scale)
+        return self.noise.cdf(np.asarray(y, dtype=float) - value)
 
     def law(self, value: float) -> ContinuousLaw:
         """The exact output law on a database where the released function equals ``value``."""
-        return ContinuousLaw(stats.laplace(loc=float(value), scale=self.scale), (float(value),))
+        return self.noise.law(value)
 
     def sample(self, value: float, rng: np.random.Generator, size: Any = None) -> Any:
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidArgument.bad("rng", rng, "a numpy.random.Generator")
-        return value + rng.laplace(0.0, self.scale, size=size)
+        return self.noise.sample(value, rng, size)
 
     def spec(self, *, population: Any = None, centre: float = 0.5) -> MechanismSpec:
         """Black-box form on the canonical query: the preprocessed mean over a population.
@@ -177,8 +181,8 @@ class PersonalisedExponential:
         return u
 
     def logpmf(self, scores: Any) -> np.ndarray:
-        w = self._scores(scores) / (2.0 * self.scale)
-        return w - special.logsumexp(w)
+        """ln P[r] = u(D, r)/(2b) − LSE_r'(u(D, r')/(2b))."""
+        return em_log_probs(self._scores(scores), 1.0 / (2.0 * self.scale))
 
     def pmf(self, scores: Any) -> np.ndarray:
         return np.exp(self.logpmf(scores))
@@ -187,9 +191,7 @@ class PersonalisedExponential:
         return DiscreteLaw(self.outputs, self.logpmf(scores))
 
     def sample(self, scores: Any, rng: np.random.Generator, size: Any = None) -> Any:
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidArgument.bad("rng", rng, "a numpy.random.Generator")
-        k = rng.choice(len(self.outputs), size=size, p=self.pmf(scores))
+        k = check_rng(rng).choice(len(self.outputs), size=size, p=self.pmf(scores))
         if size is None:
             return self.outputs[int(k)]
         arr = np.asarray(self.outputs)
