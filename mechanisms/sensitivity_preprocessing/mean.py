@@ -27,7 +27,7 @@ import numpy as np
 
 from dpaudit.errors import InvalidArgument
 
-from .ordered import check_centre, check_delta
+from .ordered import check_centre, check_sensitivity_delta
 from .statistics import check_data
 
 __all__ = ["MeanBounds", "mean_bounds", "mean_error_bound", "mean_exact_condition"]
@@ -43,7 +43,7 @@ class MeanBounds:
 
 def _running(data: Any, delta: Any, centre: Any, *, nonempty: bool):
     s = np.sort(check_data(data))
-    d, c = check_delta(delta), check_centre(centre)
+    d, c = check_sensitivity_delta(delta), check_centre(centre)
     if nonempty and s.size == 0:
         raise InvalidArgument.bad("data", "[]", "non-empty (the mean of ∅ is undefined)")
     j = np.arange(1, s.size + 1)

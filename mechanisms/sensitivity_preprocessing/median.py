@@ -34,7 +34,7 @@ import numpy as np
 from dpaudit.claims import SensitivityBound
 from dpaudit.errors import InvalidArgument
 
-from .ordered import check_centre, check_delta
+from .ordered import check_centre, check_sensitivity_delta
 from .statistics import Convention, check_data, finite_result, median_sorted
 
 __all__ = ["spf_median", "median_exact_condition", "MedianSPF"]
@@ -113,7 +113,7 @@ def _chain(s: np.ndarray, delta: float, centre: float, convention: Convention) -
 def spf_median(sorted_data: Any, delta: float, centre: float, *,
                convention: Union[str, Convention] = Convention.AVG) -> float:
     """f̂(D) for the median with uniform Δ and centre c, O(n) on presorted records (Lemma 5.4)."""
-    return _median_chain(_check_sorted(sorted_data), check_delta(delta), check_centre(centre),
+    return _median_chain(_check_sorted(sorted_data), check_sensitivity_delta(delta), check_centre(centre),
                          Convention.parse(convention))
 
 
@@ -127,7 +127,7 @@ def median_exact_condition(sorted_data: Any, delta: float, centre: float, *,
     S_j = {x_{n−j+1}..x_n} when med(D) < c. True means f̂(D) = med(D); False says nothing.
     """
     s = _check_sorted(sorted_data)
-    d, c = check_delta(delta), check_centre(centre)
+    d, c = check_sensitivity_delta(delta), check_centre(centre)
     conv = Convention.parse(convention)
     n = s.size
     if n == 0:
@@ -169,7 +169,7 @@ class MedianSPF:
     sensitivity: SensitivityBound = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "delta", check_delta(self.delta))
+        object.__setattr__(self, "delta", check_sensitivity_delta(self.delta))
         object.__setattr__(self, "centre", check_centre(self.centre))
         object.__setattr__(self, "convention", Convention.parse(self.convention))
         object.__setattr__(self, "sensitivity", SensitivityBound(self.delta))

@@ -31,10 +31,10 @@ from dpaudit.errors import InvalidArgument
 from .statistics import (Convention, Statistic, check_alpha, check_data, finite_result,
                          statistic_value, window_values)
 
-__all__ = ["spf_ordered", "OrderedSPF", "check_delta", "check_centre"]
+__all__ = ["spf_ordered", "OrderedSPF", "check_sensitivity_delta", "check_centre"]
 
 
-def check_delta(delta: Any, name: str = "delta") -> float:
+def check_sensitivity_delta(delta: Any, name: str = "delta") -> float:
     if isinstance(delta, bool) or not isinstance(delta, (int, float, np.integer, np.floating)) \
             or not math.isfinite(float(delta)) or float(delta) < 0:
         raise InvalidArgument.bad(name, delta, "a finite number >= 0")
@@ -73,7 +73,7 @@ def spf_ordered(data: Any, statistic: Union[str, Statistic], delta: float, centr
     """
     stat = Statistic.parse(statistic)
     s = np.sort(check_data(data))
-    return _ordered_dp(s, stat, check_delta(delta), check_centre(centre), check_alpha(alpha),
+    return _ordered_dp(s, stat, check_sensitivity_delta(delta), check_centre(centre), check_alpha(alpha),
                        Convention.parse(convention))
 
 
@@ -95,7 +95,7 @@ class OrderedSPF:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "statistic", Statistic.parse(self.statistic))
-        object.__setattr__(self, "delta", check_delta(self.delta))
+        object.__setattr__(self, "delta", check_sensitivity_delta(self.delta))
         object.__setattr__(self, "centre", check_centre(self.centre))
         object.__setattr__(self, "alpha", check_alpha(self.alpha))
         object.__setattr__(self, "convention", Convention.parse(self.convention))

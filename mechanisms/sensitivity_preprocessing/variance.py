@@ -25,7 +25,7 @@ import numpy as np
 
 from dpaudit.claims import SensitivityBound
 
-from .ordered import check_delta
+from .ordered import check_sensitivity_delta
 from .statistics import check_data, finite_result
 
 __all__ = ["spf_variance", "variance_witness", "VarianceWitness", "VarianceSPF", "variance"]
@@ -79,12 +79,12 @@ def _diagonals(s: np.ndarray, delta: float, witness: bool) -> tuple[float, Varia
 
 def spf_variance(data: Any, delta: float) -> float:
     """f̂(D) for the variance with uniform Δ and f̂(∅) = 0, by Lemma 6.4's DP in O(n²)."""
-    return _sweep(np.sort(check_data(data)), check_delta(delta), False)[0]
+    return _sweep(np.sort(check_data(data)), check_sensitivity_delta(delta), False)[0]
 
 
 def variance_witness(data: Any, delta: float) -> VarianceWitness:
     """Lemma 6.9's D' (a contiguous range of the sorted records) and its value min_W(Var(W) + (n−|W|)Δ)."""
-    return _sweep(np.sort(check_data(data)), check_delta(delta), True)[1]
+    return _sweep(np.sort(check_data(data)), check_sensitivity_delta(delta), True)[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +98,7 @@ class VarianceSPF:
     sensitivity: SensitivityBound = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "delta", check_delta(self.delta))
+        object.__setattr__(self, "delta", check_sensitivity_delta(self.delta))
         object.__setattr__(self, "sensitivity", SensitivityBound(self.delta))
 
     @property
