@@ -1,0 +1,334 @@
+"""The public audits: :func:`audit` (sampled, black-box) and :func:`exact_audit` (white-box).
+
+``audit`` returns, at the stated confidence, a lower bound on the ε of the mechanism's worst
+neighbouring pair it could find, and REFUTED when the bound exceeds the claim (DESIGN.md; the
+method is described in :mod:`dpaudit.search.engine`). It never raises for a misbehaving
+mechanism: a mechanism that raises, returns NaN or ±inf, or changes its output's type or length
+gives an ERROR result naming the cause and the dataset. Invalid arguments raise
+:class:`~dpaudit.errors.InvalidArgument` naming the argument and its value.
+
+``AuditResult.details`` of a sampled audit (all JSON-ready; for the report):
+
+============================  ================================================================
+key                           meaning
+============================  ================================================================
+``output_kind``               detected output kind, e.g. ``"real scalar"``
+``bound_method``              ``marginal`` | ``ratio`` | ``paired`` (:mod:`dpaudit.estimators.bounds`)
+``alpha``                     error level of the validated candidate (after Bonferroni)
+``candidates_validated``      how many candidates shared the family-wise confidence
+``validation``                counts: ``n_D``, ``n_D_prime``, ``in_event_D``, ``in_event_D_prime``,
+                              ``both`` (paired only), ``design`` (``paired`` | ``independent``)
+``pair_label``                how the pair was found (``"one above"``, ``"hypothesis search"``…)
+``projected_bound``           the bound the selection split predicted for the chosen event
+``samples``                   ``{"d": [...], "d_prime": [...]}``: ≤ 2,000 validation outputs of D
+                              and D' each (scalar outputs only), D being the counterexample's
+                              ``dataset``
+``bound_curve``               ``{"threshold", "epsilon_lower_bound", "chosen", "projected"}``:
+                              projected bound per threshold on the selection split (threshold
+                              events on scalar outputs only)
+``event_thresholds``          the event's threshold(s) (also in the counterexample's event)
+``phases``                    what each phase did (pairs scored, hypothesis examples, …)
+``timed_out``                 True when the time limit cut the audit short
+``error_dataset``             the dataset on which the mechanism failed (ERROR only)
+============================  ================================================================
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import time
+from dataclasses import replace
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from dpaudit.claims import Neighbours, check_confidence
+from dpaudit.errors import InvalidArgument, MechanismError
+from dpaudit.results import AuditResult, Counterexample, Interval, Verdict
+from dpaudit.rng import check_seed
+from dpaudit.sampling import InProcessExecutor
+from dpaudit.spec import CallForm, Declaration, MechanismSpec
+
+__all__ = ["audit", "exact_audit", "default_samples"]
+
+#: default sample budgets (mechanism calls) with and without a batch form
+DEFAULT_SAMPLES_BATCH = 4_000_000
+DEFAULT_SAMPLES_LOOP = 400_000
+MIN_SAMPLES = 1_000
+
+
+def default_samples(spec: MechanismSpec) -> int:
+    """The budget used when ``samples`` is None."""
+    return DEFAULT_SAMPLES_BATCH if spec.call_form is CallForm.BATCH else DEFAULT_SAMPLES_LOOP
+
+
+# ---------------------------------------------------------------------------------- arguments
+
+def _spec(mechanism: Any, overrides: dict) -> MechanismSpec:
+    if isinstance(mechanism, MechanismSpec):
+        if not overrides:
+            return mechanism
+        decl = Declaration.make(**overrides)
+        spec = mechanism
+        if decl.epsilon is not None or decl.delta is not None:
+            spec = spec.with_claim(decl.epsilon if decl.epsilon is not None else spec.epsilon,
+                                   decl.delta if decl.delta is not None else spec.delta)
+        changes = {k: getattr(decl, k) for k in ("neighbours", "domain", "size", "log_prob",
+                                                 "distribution", "output")
+                   if getattr(decl, k) is not None}
+        return replace(spec, **changes) if changes else spec
+    if not callable(mechanism):
+        raise InvalidArgument.bad("mechanism", mechanism, "a MechanismSpec or a callable")
+    return MechanismSpec.from_function(mechanism, **overrides)
+
+
+def _check_samples(samples: Any) -> Optional[int]:
+    if samples is None:
+        return None
+    if isinstance(samples, bool) or not isinstance(samples, numbers.Integral) or int(samples) < MIN_SAMPLES:
+        raise InvalidArgument.bad("samples", samples, f"None or an integer >= {MIN_SAMPLES}")
+    return int(samples)
+
+
+def _check_timeout(timeout: Any) -> Optional[float]:
+    if timeout is None:
+        return None
+    if (isinstance(timeout, bool) or not isinstance(timeout, numbers.Real)
+            or not math.isfinite(float(timeout)) or float(timeout) <= 0):
+        raise InvalidArgument.bad("timeout", timeout, "None or a finite number of seconds > 0")
+    return float(timeout)
+
+
+def _check_size(spec: MechanismSpec) -> None:
+    if spec.size < 1:
+        what = ("the largest dataset" if spec.neighbours is Neighbours.ADD_REMOVE
+                else f"records per dataset under {spec.neighbours.value}")
+        raise InvalidArgument.bad("size", spec.size, f"an integer >= 1 ({what})")
+
+
+def _check_callable(name: str, f: Any) -> None:
+    if f is not None and not callable(f):
+        raise InvalidArgument.bad(name, f, "None or a callable")
+
+
+# ---------------------------------------------------------------------------------- reproduce
+
+def _reproduce(spec: MechanismSpec, samples: int, seed: int, exact: bool = False) -> str:
+    """A command line when the mechanism lives in a file, else a Python snippet."""
+    func = getattr(spec.func, "__name__", "mechanism")
+    lo, hi = spec.domain.lo, spec.domain.hi
+    src = spec.source[0] if spec.source else None
+    if not exact and src and os.path.isfile(src) and not func.startswith("<"):
+        return (f"dpaudit check {src}:{func} --epsilon {spec.epsilon:g} --delta {spec.delta:g} "
+                f"--neighbours {spec.neighbours.value} --domain={lo:g}:{hi:g} --size {spec.size} "
+                f"--samples {samples} --seed {seed}")
+    call = "exact_audit" if exact else "audit"
+    extra = "" if exact else f", samples={samples}"
+    return (f"import dpaudit; dpaudit.{call}({func}, epsilon={spec.epsilon!r}, delta={spec.delta!r}, "
+            f"neighbours={spec.neighbours.value!r}, domain=({lo!r}, {hi!r}), size={spec.size}"
+            f"{extra}, seed={seed})")
+
+
+# ---------------------------------------------------------------------------------- sampled
+
+def _default_executor(spec: MechanismSpec):
+    from dpaudit.parallel import ForkExecutor, default_workers
+
+    if spec.call_form is not CallForm.BATCH and default_workers() > 1 and ForkExecutor.available():
+        return ForkExecutor()
+    return None
+
+
+def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 0.95,
+          seed: Optional[int] = None, executor: Any = None,
+          progress: Optional[Callable[[dict], None]] = None, timeout: Optional[float] = None,
+          **claim_overrides: Any) -> AuditResult:
+    """Audit ``mechanism``'s privacy claim by sampling; return a frozen :class:`AuditResult`.
+
+    ``mechanism`` is a :class:`MechanismSpec` or a (decorated) function; ``claim_overrides`` are
+    the :func:`dpaudit.mechanism` keywords (epsilon, delta, neighbours, domain, size, output, …).
+    ``samples`` is the total number of mechanism calls (default: 4·10⁶ with a batch form, 4·10⁵
+    without); ``confidence`` is family-wise; ``seed`` (recorded) makes the run reproducible;
+    ``executor`` runs the batches (default: in process, or all cores for a mechanism without a
+    batch form); ``progress(dict)`` receives ``phase``, ``candidate``, ``samples``, ``budget``,
+    ``estimate`` (best projected bound so far) and, once validated, ``epsilon_lb``; ``timeout`` is a
+    wall budget in seconds after which the best valid statement so far is returned.
+    """
+    spec = _spec(mechanism, claim_overrides)
+    budget = _check_samples(samples) or default_samples(spec)
+    confidence = check_confidence(confidence)
+    seed = check_seed(seed)
+    timeout = _check_timeout(timeout)
+    _check_callable("progress", progress)
+    _check_size(spec)
+    if executor is not None and not callable(getattr(executor, "run", None)):
+        raise InvalidArgument.bad("executor", executor, "None or an object with run(spec, tasks)")
+    from dpaudit.search import engine
+
+    t0 = time.monotonic()
+    own = None
+    if executor is None:
+        own = _default_executor(spec)
+        executor = own or InProcessExecutor()
+    try:
+        out = engine.run(spec, executor, budget=budget, confidence=confidence, seed=seed,
+                         timeout=timeout, progress=progress)
+    finally:
+        if own is not None:
+            own.close()
+    return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0)
+
+
+def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: float, seed: int,
+                    elapsed: float) -> AuditResult:
+    details: dict = {"phases": out.phases, "timed_out": bool(out.timed_out),
+                     "candidates_validated": out.validated}
+    if out.schema is not None:
+        details["output_kind"] = out.schema.description
+    reproduce = _reproduce(spec, budget, seed)
+    common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours,
+                  confidence=confidence, samples=int(out.samples), reproduce=reproduce,
+                  elapsed_s=elapsed, seed=seed)
+    if out.error is not None:
+        exc = out.error
+        details["error_dataset"] = None if exc.dataset is None else np.asarray(exc.dataset).tolist()
+        if exc.output is not None:
+            details["error_output"] = repr(exc.output)[:200]
+        return AuditResult(verdict=Verdict.ERROR, epsilon_lower_bound=None, delta_lower_bound=None,
+                           counterexample=None, error=str(exc), details=details, **common)
+    if out.bound is None:
+        verdict = Verdict.INCONCLUSIVE if out.timed_out else Verdict.NOT_REFUTED
+        return AuditResult(verdict=verdict, epsilon_lower_bound=0.0, delta_lower_bound=None,
+                           counterexample=None, details=details, **common)
+    b, cand, counts = out.bound, out.candidate, out.counts
+    choice = cand.choice
+    pair = cand.pair if choice.numerator == 0 else cand.pair.swapped()
+    decode = _decoder(out)
+    event = choice.event.to_record(decode)
+    cx = Counterexample(pair.dataset, pair.neighbour, event, b.p, b.q,
+                        Interval(*b.p_interval), Interval(*b.q_interval))
+    details.update({
+        "bound_method": b.method, "alpha": b.alpha, "pair_label": cand.pair.label,
+        "projected_bound": choice.projected,
+        "validation": {"n_D": counts.n_num, "n_D_prime": counts.n_den, "in_event_D": counts.x,
+                       "in_event_D_prime": counts.y, "both": counts.a,
+                       "design": "paired" if counts.paired else "independent"},
+        "event_thresholds": [v for v in (event.get("threshold"), event.get("lo"), event.get("hi"))
+                             if v is not None and np.isfinite(v)],
+    })
+    if out.kept and out.schema is not None and out.schema.ordered and out.schema.kind.value != "vector":
+        details["samples"] = {"d": out.kept[0], "d_prime": out.kept[1]}
+    if choice.curve is not None:
+        details["bound_curve"] = choice.curve
+    refuted = b.epsilon_lb > spec.epsilon
+    delta_lb = b.delta_lb if spec.delta > 0 else None
+    verdict = Verdict.REFUTED if refuted else Verdict.NOT_REFUTED
+    return AuditResult(verdict=verdict, epsilon_lower_bound=b.epsilon_lb, delta_lower_bound=delta_lb,
+                       counterexample=cx, details=details, **common)
+
+
+def _decoder(out: Any) -> Callable[[float], Any]:
+    enc = out.encoder
+    return (lambda v: v) if enc is None else enc.atom
+
+
+# ---------------------------------------------------------------------------------- exact
+
+def exact_audit(mechanism: Any, *, seed: Optional[int] = None, examples: int = 200,
+                **claim_overrides: Any) -> AuditResult:
+    """Audit a mechanism with an exact output law: the exact loss sup_y |ln p_D(y) − ln p_D'(y)|
+    and the exact δ(ε) of the worst pair found (:mod:`dpaudit.search.exact_search`).
+
+    Needs ``distribution`` (a dpaudit law or a frozen scipy distribution) or ``log_prob`` on the
+    spec. ``method="exact"``, ``confidence=1``; REFUTED when the loss exceeds ε (pure claims) or
+    δ(ε) exceeds δ; otherwise NOT REFUTED (the search covers pairs, it proves nothing).
+    """
+    spec = _spec(mechanism, claim_overrides)
+    seed = check_seed(seed)
+    if isinstance(examples, bool) or not isinstance(examples, numbers.Integral) or int(examples) < 1:
+        raise InvalidArgument.bad("examples", examples, "an integer >= 1")
+    if not spec.exact:
+        raise InvalidArgument.bad("mechanism", spec.name,
+                                  "a spec with distribution= or log_prob= for an exact audit")
+    _check_size(spec)
+    from dpaudit.search.exact_search import ExactObjective, search_exact
+
+    t0 = time.monotonic()
+    common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours, confidence=1.0,
+                  samples=0, reproduce=_reproduce(spec, 0, seed, exact=True), method="exact",
+                  seed=seed)
+    try:
+        obj = ExactObjective(spec, seed)
+        found = search_exact(spec, seed=seed, examples=int(examples), objective=obj)
+        result = _exact_result(spec, obj, found, common, time.monotonic() - t0)
+    except MechanismError as exc:
+        details = {"error_dataset": None if exc.dataset is None else np.asarray(exc.dataset).tolist()}
+        return AuditResult(verdict=Verdict.ERROR, epsilon_lower_bound=None, delta_lower_bound=None,
+                           counterexample=None, elapsed_s=time.monotonic() - t0, error=str(exc),
+                           details=details, **common)
+    return result
+
+
+def _exact_result(spec: MechanismSpec, obj: Any, found: Any, common: dict, elapsed: float) -> AuditResult:
+    from dpaudit.estimators.exact import level_set
+
+    pair = found.pair
+    loss, witness = obj.loss(pair)
+    eps, delta = spec.epsilon, spec.delta
+    tol = 1e-9 * max(1.0, eps)
+    details: dict = {"exact_loss": loss, "witness": _plain(witness), "pairs_evaluated": found.evaluated,
+                     "phases": found.phases, "pair_label": pair.label,
+                     "objective": "delta" if delta > 0 and obj.by_law else "loss"}
+    cx = None
+    delta_claim = None
+    if obj.by_law:
+        P, Q = obj.laws(pair)
+        delta_claim = obj.delta(pair, eps, exact=True)
+        details["delta_at_claim"] = delta_claim
+        refuted = delta_claim > delta + 1e-12 if delta > 0 else loss > eps + tol
+        # the event: where the loss beats the claim (violations), else where it is attained
+        best = None
+        for num, (A, B) in enumerate(((P, Q), (Q, P))):
+            ls = level_set(A, B, eps) if refuted else level_set(A, B, loss - tol, inclusive=True)
+            gap = ls.p - math.exp(eps) * ls.q
+            if best is None or gap > best[0] or (not refuted and ls.p > best[1].p and gap >= best[0]):
+                best = (gap, ls, num)
+        _, ls, num = best
+        d, d2 = (pair.dataset, pair.neighbour) if num == 0 else (pair.neighbour, pair.dataset)
+        event = _level_event(ls, eps if refuted else loss - tol)
+        cx = Counterexample(d, d2, event, ls.p, ls.q, Interval(ls.p, ls.p), Interval(ls.q, ls.q))
+    else:
+        refuted = loss > eps + tol
+        details["note"] = "log_prob only: the loss is exact at the outputs evaluated (a lower bound)"
+        event = {"kind": "output", "text": f"output = {_plain(witness)!r}", "atoms": [_plain(witness)]}
+        cx = Counterexample(pair.dataset, pair.neighbour, event, math.nan, math.nan,
+                            Interval(math.nan, math.nan), Interval(math.nan, math.nan))
+    verdict = Verdict.REFUTED if refuted else Verdict.NOT_REFUTED
+    return AuditResult(verdict=verdict, epsilon_lower_bound=loss,
+                       delta_lower_bound=delta_claim if delta > 0 else None,
+                       counterexample=cx, elapsed_s=elapsed, details=details, **common)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return v
+
+
+def _level_event(ls: Any, threshold: float) -> dict:
+    if ls.kind == "atoms":
+        shown = ", ".join(repr(_plain(a)) for a in ls.parts[:12])
+        more = f", … ({len(ls.parts)} in all)" if len(ls.parts) > 12 else ""
+        return {"kind": "atoms", "atoms": [_plain(a) for a in ls.parts],
+                "text": f"output ∈ {{{shown}{more}}} (where ln p − ln q ≥ {threshold:.6g})"}
+    parts = [(float(a), float(b)) for a, b in ls.parts]
+    text = " ∪ ".join(f"[{a:.6g}, {b:.6g}]" for a, b in parts[:6]) or "∅"
+    ev: dict = {"kind": "interval", "intervals": parts,
+                "text": f"output ∈ {text} (where ln p − ln q ≥ {threshold:.6g})"}
+    if len(parts) == 1:
+        ev["lo"], ev["hi"] = parts[0]
+    return ev

@@ -1,0 +1,114 @@
+"""Events S of the output space: level sets of a score, with their human description.
+
+``Event(score, side, lo, hi)`` is ``{y : s(y) ≥ lo}`` (side ``"above"``), ``{y : s(y) < hi}``
+(``"below"``) or ``{y : lo ≤ s(y) < hi}`` (``"interval"``), where ``s`` is a score of
+:mod:`dpaudit.estimators.scores`. Half-open ends make "above" and "below" at one threshold
+complements of each other (up to unseen atoms, which lie in no event), and the same definition is
+used when an event is chosen and when it is counted on the validation split.
+
+:meth:`Event.to_record` is the ``event`` of a counterexample: a JSON-ready dict with ``kind``
+(``threshold`` | ``interval`` | ``atoms`` | ``patterns`` | ``score``), a human ``text``, and the
+numbers needed to replay it: ``side`` and ``threshold`` (thresholds), ``lo`` and ``hi``
+(intervals), ``atoms`` / ``patterns`` (sets), ``score`` (the fitted score model, for ``score``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from dpaudit.estimators.scores import AtomRatio, Coordinate, Identity, PatternRatio
+
+__all__ = ["Event", "SIDES"]
+
+SIDES = ("above", "below", "interval")
+
+#: at most this many atoms or patterns are listed in an event's text
+_MAX_LISTED = 12
+
+
+def _num(x: float) -> str:
+    return f"{x:.6g}"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Event:
+    """A level set of ``score`` (module docstring)."""
+
+    score: Any
+    side: str
+    lo: Optional[float] = None
+    hi: Optional[float] = None
+
+    def contains(self, y: np.ndarray) -> np.ndarray:
+        """Boolean mask of the encoded outputs ``y`` that lie in the event."""
+        s = self.score(y)
+        with np.errstate(invalid="ignore"):
+            if self.side == "above":
+                return s >= self.lo
+            if self.side == "below":
+                return s < self.hi
+            return (s >= self.lo) & (s < self.hi)
+
+    def _keep(self) -> Callable[[np.ndarray], np.ndarray]:
+        lo = -math.inf if self.lo is None else self.lo
+        hi = math.inf if self.hi is None else self.hi
+        return lambda v: (v >= lo) & (v < hi)
+
+    def text(self, decode: Callable[[float], Any] = lambda v: v) -> str:
+        """A one-line description, e.g. ``output ≥ 0.73`` or ``output ∈ {3, 4}``."""
+        sc = self.score
+        if isinstance(sc, (AtomRatio, PatternRatio)):
+            members = sc.members(self._keep())
+            if isinstance(sc, AtomRatio):
+                shown = [repr(decode(a)) for a in members[:_MAX_LISTED]]
+                what = "output"
+            else:
+                shown = [_vector(p) for p in members[:_MAX_LISTED]]
+                what = "output vector"
+            more = f", … ({len(members)} in all)" if len(members) > _MAX_LISTED else ""
+            return f"{what} ∈ {{{', '.join(shown)}{more}}}"
+        name = sc.describe()
+        if self.side == "above":
+            return f"{name} ≥ {_num(self.lo)}"
+        if self.side == "below":
+            return f"{name} < {_num(self.hi)}"
+        return f"{_num(self.lo)} ≤ {name} < {_num(self.hi)}"
+
+    def to_record(self, decode: Callable[[float], Any] = lambda v: v) -> dict:
+        sc = self.score
+        rec: dict = {"text": self.text(decode), "side": self.side}
+        if isinstance(sc, (Identity, Coordinate)):
+            rec["kind"] = "interval" if self.side == "interval" else "threshold"
+            if isinstance(sc, Coordinate):
+                rec["coordinate"] = sc.j
+            if self.side == "above":
+                rec["threshold"] = self.lo
+            elif self.side == "below":
+                rec["threshold"] = self.hi
+            else:
+                rec["lo"], rec["hi"] = self.lo, self.hi
+            if self.side != "interval" and isinstance(sc, Identity):
+                # the same set as an interval, for plots: [t, inf) or (-inf, t)
+                rec["lo"], rec["hi"] = ((self.lo, math.inf) if self.side == "above"
+                                        else (-math.inf, self.hi))
+        elif isinstance(sc, AtomRatio):
+            rec["kind"] = "atoms"
+            rec["atoms"] = [decode(a) for a in sc.members(self._keep())]
+        elif isinstance(sc, PatternRatio):
+            rec["kind"] = "patterns"
+            rec["patterns"] = sc.members(self._keep()).tolist()
+        else:
+            rec["kind"] = "score"
+            rec["score_lo"], rec["score_hi"] = self.lo, self.hi
+            rec["score"] = sc.to_record()
+        return rec
+
+
+def _vector(p: np.ndarray) -> str:
+    vals = [int(v) if float(v).is_integer() else float(v) for v in p]
+    return "(" + ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in vals) + ")"
+

@@ -1,0 +1,220 @@
+"""Scores: maps from encoded outputs to one real number, so that every event is a level set.
+
+An event is ``{y : s(y) ≥ t}``, ``{y : s(y) < t}`` or ``{y : lo ≤ s(y) < hi}`` for a score ``s``
+(:mod:`dpaudit.estimators.events`). By the Neyman-Pearson lemma the most powerful events are the
+level sets of the likelihood ratio p_D(y)/p_D'(y) (Neyman and Pearson 1933; DP-Sniper, Bichsel et
+al. 2021, Thm 1), so the fitted scores below are estimates of that ratio, fitted on one half of
+the selection split and thresholded on the other:
+
+* :class:`Identity` / :class:`Coordinate`: the output (or one coordinate of a vector) itself;
+* :class:`AtomRatio`: for discrete outputs, the estimated log-ratio of each atom
+  (thresholding it gives DP-Sniper/StatDP's likelihood-ratio-ordered sets of atoms);
+* :class:`PatternRatio`: the same for whole output vectors when they take few values (SVT);
+* :class:`NaiveBayes`: for vectors, Σ_j log-ratio of coordinate j (histogram per coordinate with
+  atoms for repeated values), exact when the coordinates are independent (RAPPOR, noisy histograms).
+
+Atoms and patterns never seen at fitting time score NaN and lie in no event. Log-ratios use a
+prior of :data:`PRIOR` pseudo-counts per cell, which keeps rare cells from dominating.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+__all__ = ["Identity", "Coordinate", "AtomRatio", "PatternRatio", "NaiveBayes", "Score",
+           "fit_atoms", "fit_patterns", "fit_naive_bayes", "PRIOR"]
+
+#: pseudo-counts added to every cell of a fitted log-ratio
+PRIOR = 1.0
+
+
+def _llr(cd: np.ndarray, cp: np.ndarray) -> np.ndarray:
+    return np.log((cd + PRIOR) / (cp + PRIOR))
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """s(y) = y, for real or integer scalar outputs."""
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return y
+
+    def describe(self) -> str:
+        return "output"
+
+    def to_record(self) -> dict:
+        return {"kind": "identity"}
+
+
+@dataclass(frozen=True, slots=True)
+class Coordinate:
+    """s(y) = y[j] for vector outputs."""
+
+    j: int
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return y[:, self.j]
+
+    def describe(self) -> str:
+        return f"output[{self.j}]"
+
+    def to_record(self) -> dict:
+        return {"kind": "coordinate", "index": self.j}
+
+
+def _lookup(keys: np.ndarray, values: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """values[k] where y == keys[k] (keys sorted), NaN where y is not a key."""
+    if keys.size == 0:
+        return np.full(y.shape[0], np.nan)
+    i = np.clip(np.searchsorted(keys, y), 0, keys.size - 1)
+    return np.where(keys[i] == y, values[i], np.nan)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class AtomRatio:
+    """s(y) = estimated ln(P[M(D) = y] / P[M(D') = y]) for each atom y seen at fitting time."""
+
+    atoms: np.ndarray
+    llr: np.ndarray
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return _lookup(self.atoms, self.llr, y)
+
+    def describe(self) -> str:
+        return "estimated log-likelihood ratio of the output"
+
+    def members(self, keep: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """The atoms whose score satisfies ``keep``."""
+        return self.atoms[keep(self.llr)]
+
+    def to_record(self) -> dict:
+        return {"kind": "atom-ratio", "atoms": self.atoms.tolist(), "llr": self.llr.tolist()}
+
+
+def _rows(y: np.ndarray) -> np.ndarray:
+    """Each row of a 2-D float array as one sortable opaque value."""
+    y = np.ascontiguousarray(y, dtype=float) + 0.0  # +0.0 turns -0.0 into 0.0
+    return y.view(np.dtype((np.void, y.dtype.itemsize * y.shape[1]))).reshape(-1)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PatternRatio:
+    """s(y) = estimated log-ratio of the whole output vector y (few distinct vectors)."""
+
+    patterns: np.ndarray  # (k, d) float, in the sort order of their row view
+    llr: np.ndarray
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return _lookup(_rows(self.patterns), self.llr, _rows(y))
+
+    def describe(self) -> str:
+        return "estimated log-likelihood ratio of the output vector"
+
+    def members(self, keep: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        return self.patterns[keep(self.llr)]
+
+    def to_record(self) -> dict:
+        return {"kind": "pattern-ratio", "patterns": self.patterns.tolist(), "llr": self.llr.tolist()}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _CoordModel:
+    atoms: np.ndarray      # sorted repeated values, each its own cell
+    atom_llr: np.ndarray
+    edges: np.ndarray      # inner bin edges for the other values
+    bin_llr: np.ndarray    # len(edges) + 1 cells
+
+    def __call__(self, v: np.ndarray) -> np.ndarray:
+        s = self.bin_llr[np.searchsorted(self.edges, v, side="right")] if self.bin_llr.size else np.zeros(v.shape)
+        if self.atoms.size:
+            i = np.clip(np.searchsorted(self.atoms, v), 0, self.atoms.size - 1)
+            s = np.where(self.atoms[i] == v, self.atom_llr[i], s)
+        return s
+
+    def to_record(self) -> dict:
+        return {"atoms": self.atoms.tolist(), "atom_llr": self.atom_llr.tolist(),
+                "edges": self.edges.tolist(), "bin_llr": self.bin_llr.tolist()}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NaiveBayes:
+    """s(y) = Σ_j ŝ_j(y_j), ŝ_j the estimated log-ratio of coordinate j's cell (atom or bin)."""
+
+    coords: tuple
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        total = np.zeros(y.shape[0])
+        for j, m in enumerate(self.coords):
+            if m is not None:
+                total += m(y[:, j])
+        return total
+
+    def describe(self) -> str:
+        return "naive-Bayes log-likelihood-ratio score of the output vector"
+
+    def to_record(self) -> dict:
+        return {"kind": "naive-bayes",
+                "coordinates": [None if m is None else m.to_record() for m in self.coords]}
+
+
+Score = Any  # Identity | Coordinate | AtomRatio | PatternRatio | NaiveBayes
+
+
+# ---------------------------------------------------------------------------------------------
+# fitting
+
+def fit_atoms(yd: np.ndarray, yp: np.ndarray) -> AtomRatio:
+    """Per-atom log-ratios from equal-size samples of D and D'."""
+    atoms, inv = np.unique(np.concatenate([yd, yp]), return_inverse=True)
+    cd = np.bincount(inv[: yd.size], minlength=atoms.size).astype(float)
+    cp = np.bincount(inv[yd.size:], minlength=atoms.size).astype(float)
+    return AtomRatio(atoms, _llr(cd, cp))
+
+
+def fit_patterns(yd: np.ndarray, yp: np.ndarray) -> PatternRatio:
+    """Per-vector log-ratios from equal-size samples of D and D'."""
+    rows = np.concatenate([_rows(yd), _rows(yp)])
+    keys, first, inv = np.unique(rows, return_index=True, return_inverse=True)
+    both = np.concatenate([yd, yp])
+    cd = np.bincount(inv[: yd.shape[0]], minlength=keys.size).astype(float)
+    cp = np.bincount(inv[yd.shape[0]:], minlength=keys.size).astype(float)
+    return PatternRatio(both[first] + 0.0, _llr(cd, cp))
+
+
+def _fit_coordinate(vd: np.ndarray, vp: np.ndarray, max_bins: int) -> Optional[_CoordModel]:
+    both = np.concatenate([vd, vp])
+    vals, counts = np.unique(both, return_counts=True)
+    if vals.size == 1:
+        return None
+    if vals.size <= 64:
+        atoms = vals
+    else:
+        atoms = vals[counts >= max(20, 0.01 * both.size)]
+    rest = both[~np.isin(both, atoms)] if atoms.size else both
+    if rest.size:
+        nb = int(np.clip(np.sqrt(rest.size) / 4, 2, max_bins))
+        edges = np.unique(np.quantile(rest, np.linspace(0, 1, nb + 1)[1:-1]))
+    else:
+        edges = np.empty(0)
+
+    def cells(v: np.ndarray) -> np.ndarray:
+        c = np.searchsorted(edges, v, side="right") + atoms.size
+        if atoms.size:
+            i = np.clip(np.searchsorted(atoms, v), 0, atoms.size - 1)
+            c = np.where(atoms[i] == v, i, c)
+        return c
+
+    k = atoms.size + edges.size + 1
+    cd = np.bincount(cells(vd), minlength=k).astype(float)
+    cp = np.bincount(cells(vp), minlength=k).astype(float)
+    llr = _llr(cd, cp)
+    bins = llr[atoms.size:] if rest.size else np.empty(0)
+    return _CoordModel(atoms, llr[: atoms.size], edges, bins)
+
+
+def fit_naive_bayes(yd: np.ndarray, yp: np.ndarray, max_bins: int = 32) -> NaiveBayes:
+    """Per-coordinate histogram log-ratios (constant coordinates are left out)."""
+    return NaiveBayes(tuple(_fit_coordinate(yd[:, j], yp[:, j], max_bins) for j in range(yd.shape[1])))

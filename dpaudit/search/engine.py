@@ -1,0 +1,328 @@
+"""The sampled audit, phase by phase: search pairs, select events, validate on fresh samples.
+
+1. **patterns**: score every structured pair (:mod:`dpaudit.neighbours.patterns`);
+2. **search**: hypothesis-targeted search from the relation's strategy (:mod:`.targeted`);
+3. **refine**: hill-climb from the best pairs (:mod:`.refine`);
+4. **select**: the best few pairs get a fresh, larger selection sample; the event, direction and
+   bound method that promise the largest validated bound are chosen for each
+   (:func:`dpaudit.estimators.selection.choose_event`);
+5. **validate**: the best ``validate`` candidates are counted on fresh samples drawn with Poisson
+   sample sizes (paired on common random numbers when the chosen method is ``paired``), and each is
+   bounded at level α/k (Bonferroni over the k candidates validated), so the reported bound, the
+   largest of them, holds with probability ≥ confidence (SPEC-level rule: DESIGN.md, "Statistical
+   soundness"). No validation sample is ever used to choose anything.
+
+Phases 1-3 score a pair by the projected ε_LB of its best event on a small sample, drawn for every
+pair on the *same* seeds (common random numbers across pairs: differences between pairs are
+estimated with far less noise, and the score is a deterministic function of the pair, which
+hypothesis needs to shrink). Budget: phases 1-3 share :data:`SEARCH_SHARE` of the samples,
+phase 4 gets :data:`SELECT_SHARE`, validation the rest. With a time limit, phases 1-3 stop at 35%
+of it and phase 4 at 50%, and validation keeps every batch completed before the limit.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from dpaudit.errors import MechanismError
+from dpaudit.estimators.bounds import Bound, Counts, bonferroni, validated_bound
+from dpaudit.estimators.selection import Choice, choose_event
+from dpaudit.neighbours.patterns import structured_pairs
+from dpaudit.neighbours.relations import Pair
+from dpaudit.outputs import OutputEncoder
+from dpaudit.rng import generator, root_sequence
+from dpaudit.search.refine import refine
+from dpaudit.search.sampler import Exhausted, Sampler
+from dpaudit.search.targeted import default_strategy, targeted_search
+from dpaudit.spec import MechanismSpec
+
+__all__ = ["Candidate", "Outcome", "run", "SEARCH_SHARE", "SELECT_SHARE"]
+
+SEARCH_SHARE = 0.15
+SELECT_SHARE = 0.10
+#: pairs that get a selection sample of their own, and the smallest per-pair scoring sample
+FINALISTS = 3
+MIN_SCORE_SAMPLES = 50
+MAX_SCORE_SAMPLES = 50_000
+
+
+@dataclass(slots=True, eq=False)
+class Candidate:
+    """A (pair, chosen event) ready for validation, with its selection samples."""
+
+    pair: Pair
+    choice: Choice
+    selection: tuple  # (yd, yp) selection samples (paired rows)
+
+
+@dataclass(slots=True)
+class Outcome:
+    """Everything the public result is built from (mutable while the audit runs)."""
+
+    bound: Optional[Bound] = None
+    candidate: Optional[Candidate] = None
+    counts: Optional[Counts] = None
+    samples: int = 0
+    validated: int = 0
+    timed_out: bool = False
+    error: Optional[MechanismError] = None
+    phases: dict = field(default_factory=dict)
+    kept: Optional[list] = None
+    schema: Any = None
+    encoder: Optional[OutputEncoder] = None
+
+
+class _Audit:
+    """State shared by the phases of one audit."""
+
+    def __init__(self, spec: MechanismSpec, sampler: Sampler, confidence: float, k: int,
+                 seed: int, deadline: Optional[float], progress: Optional[Callable]) -> None:
+        self.spec = spec
+        self.sampler = sampler
+        self.root = root_sequence(seed)
+        (self.s_score, self.s_hyp, self.s_refine, self.s_select, self.s_val,
+         self.s_poisson) = self.root.spawn(6)
+        self.seed = seed
+        self.k = k
+        self.alpha = bonferroni(confidence, k)
+        self.deadline = deadline
+        self.t0 = time.monotonic()
+        self.progress = progress
+        self.cache: dict = {}
+        self.n_score = MIN_SCORE_SAMPLES
+        budget = sampler.budget
+        self.search_budget = int(SEARCH_SHARE * budget)
+        self.select_budget = int(SELECT_SHARE * budget)
+        self.lam = max(1.0, (budget - self.search_budget - self.select_budget) / (2.0 * k))
+        self.best_estimate = -math.inf
+        self._pairs: dict = {}
+        self.phases: dict = {}
+
+    # -------------------------------------------------------------- helpers
+    def phase_deadline(self, share: float) -> Optional[float]:
+        if self.deadline is None:
+            return None
+        return self.t0 + share * (self.deadline - self.t0)
+
+    def report(self, phase: str, **kw: Any) -> None:
+        if self.progress is not None:
+            info = {"phase": phase, "samples": self.sampler.used, "budget": self.sampler.budget,
+                    "estimate": None if not np.isfinite(self.best_estimate) else self.best_estimate}
+            info.update(kw)
+            self.progress(info)
+
+    def evaluate(self, pair: Pair, deadline: Optional[float] = None) -> float:
+        """Projected ε_LB of the pair's best event on the scoring sample (cached; deterministic)."""
+        hit = self.cache.get(pair.key)
+        if hit is not None:
+            return hit
+        yd, yp = self.sampler.draw_pair(pair, self.s_score, self.n_score, deadline)
+        choice = choose_event(yd, yp, self.sampler.encoder.schema, n_val=self.lam, alpha=self.alpha,
+                              delta=self.spec.delta, paired=True, quick=True)
+        v = -math.inf if choice is None else float(choice.projected)
+        self.cache[pair.key] = v
+        if v > self.best_estimate:
+            self.best_estimate = v
+        return v
+
+    def ranked(self) -> list[tuple[Pair, float]]:
+        return sorted(self._pairs.values(), key=lambda pv: -pv[1])
+
+    def note(self, pair: Pair, v: float) -> None:
+        """Remember the first label of each distinct (unordered) pair and its score."""
+        key = pair.key if pair.key in self._pairs else (pair.neighbour, pair.dataset)
+        if key not in self._pairs:
+            self._pairs[pair.key] = (pair, v)
+
+
+# ----------------------------------------------------------------------------------- phases
+
+def _score_patterns(a: _Audit, patterns: list[Pair]) -> None:
+    # half the search budget, but enough to score every pattern once on a small budget
+    budget = int(max(a.search_budget // 2,
+                     min(0.3 * a.sampler.budget, 2 * len(patterns) * MIN_SCORE_SAMPLES)))
+    a.n_score = int(np.clip(budget / (2 * max(1, len(patterns))), MIN_SCORE_SAMPLES, MAX_SCORE_SAMPLES))
+    deadline = a.phase_deadline(0.35)
+    spent0 = a.sampler.used
+    for p in patterns:
+        if a.sampler.used - spent0 + 2 * a.n_score > max(budget, 2 * a.n_score):
+            break
+        try:
+            v = a.evaluate(p, deadline)
+        except Exhausted:
+            break
+        a.note(p, v)
+        a.report("patterns", candidate=p.label)
+    a.phases["patterns"] = {"pairs": len(a._pairs), "samples_per_pair": a.n_score}
+
+
+def _search(a: _Audit, strategy: Any) -> None:
+    deadline = a.phase_deadline(0.35)
+    limit = a.sampler.used + a.search_budget // 4
+    per = 2 * a.n_score
+    examples = int(min(100, (a.search_budget // 4) // per))
+    ranked = a.ranked()
+    best = ranked[0][1] if ranked else -math.inf
+    goal = best + 0.02 + 0.05 * abs(best) if np.isfinite(best) else 0.0
+
+    def budget_left() -> bool:
+        return (a.sampler.used + per <= limit and a.sampler.remaining >= per
+                and (deadline is None or time.monotonic() < deadline))
+
+    def evaluate(pair: Pair) -> float:
+        try:
+            v = a.evaluate(pair, deadline)
+        except Exhausted:
+            return -math.inf
+        a.report("search", candidate="hypothesis")
+        return v
+
+    if strategy is None:
+        try:
+            strategy = default_strategy(a.spec.neighbours, a.spec.domain, a.spec.size)
+        except ImportError:  # the strategies of issue 6 are not installed
+            strategy = None
+    out = targeted_search(evaluate, strategy, goal=goal, max_examples=examples,
+                          seed=int(a.s_hyp.generate_state(1)[0]), budget_left=budget_left)
+    for p, v in out.evaluated:
+        if np.isfinite(v):
+            a.note(Pair(p.dataset, p.neighbour, "hypothesis search"), v)
+    if out.shrunk is not None:
+        p, v = out.shrunk
+        a._pairs.pop(p.key, None)
+        a.note(p, v)
+    a.phases["search"] = {"examples": len(out.evaluated), "goal": goal if np.isfinite(goal) else None,
+                          "shrunk": out.shrunk is not None, "skipped": out.skipped}
+
+
+def _refine(a: _Audit) -> None:
+    deadline = a.phase_deadline(0.35)
+    per = 2 * a.n_score
+    limit = a.sampler.used + a.search_budget // 4
+    evals = int((a.search_budget // 4) // per)
+    starts = [pv for pv in a.ranked()[:3] if np.isfinite(pv[1])]
+
+    def budget_left() -> bool:
+        return (a.sampler.used + per <= limit and a.sampler.remaining >= per
+                and (deadline is None or time.monotonic() < deadline))
+
+    def evaluate(pair: Pair) -> float:
+        try:
+            v = a.evaluate(pair, deadline)
+        except Exhausted:
+            return -math.inf
+        a.report("refine", candidate=pair.label)
+        return v
+
+    seen = refine(evaluate, a.spec.neighbours, a.spec.domain, a.spec.size, starts,
+                  max_evals=evals, rng=generator(a.s_refine), budget_left=budget_left)
+    for p, v in seen:
+        if np.isfinite(v):
+            a.note(p, v)
+    a.phases["refine"] = {"evaluated": len(seen)}
+
+
+def _select(a: _Audit) -> list[Candidate]:
+    ranked = a.ranked()
+    finalists = ranked[: max(FINALISTS, a.k)]
+    if not finalists:
+        return []
+    n_sel = max(MIN_SCORE_SAMPLES, a.select_budget // (2 * len(finalists)))
+    deadline = a.phase_deadline(0.5)
+    seeds = a.s_select.spawn(len(finalists))
+    out: list[Candidate] = []
+    for (p, _), s in zip(finalists, seeds):
+        try:
+            yd, yp = a.sampler.draw_pair(p, s, n_sel, deadline)
+        except Exhausted:
+            break
+        choice = choose_event(yd, yp, a.sampler.encoder.schema, n_val=a.lam, alpha=a.alpha,
+                              delta=a.spec.delta, paired=True)
+        a.report("select", candidate=p.label)
+        if choice is not None:
+            out.append(Candidate(p, choice, (yd, yp)))
+    out.sort(key=lambda c: -c.choice.projected)
+    a.phases["select"] = {"finalists": len(finalists), "samples_per_pair": n_sel,
+                          "projected": [c.choice.projected for c in out]}
+    return out
+
+
+def _validate(a: _Audit, cand: Candidate, lam: float, seeds: tuple, deadline: Optional[float],
+              kept: Optional[list]) -> Counts:
+    """Count the candidate's event on fresh samples with Poisson sizes (module docstring)."""
+    c = cand.choice
+    paired = c.method == "paired"
+    rng = generator(seeds[2])
+    n_num = int(rng.poisson(lam))
+    n_den = n_num if paired else int(rng.poisson(lam))
+
+    def progress(counts: Counts) -> None:
+        a.report("validate", candidate=cand.pair.label, epsilon_lb=None, validated=counts.n_num)
+
+    return a.sampler.count(cand.pair, c.event, paired=paired, n_num=n_num, n_den=n_den,
+                           seeds=(seeds[0], seeds[1]), numerator=c.numerator, deadline=deadline,
+                           lam=None if paired else lam, progress=progress, keep=kept)
+
+
+def _bound(a: _Audit, cand: Candidate, counts: Counts) -> Bound:
+    c = cand.choice
+    method, split = c.method, c.split
+    if not counts.usable(method):
+        method, split = "marginal", (0.5, 0.5)
+    return validated_bound(method, counts, a.alpha, split, a.spec.delta, a.spec.epsilon)
+
+
+# ----------------------------------------------------------------------------------- run
+
+def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, seed: int,
+        timeout: Optional[float] = None, progress: Optional[Callable] = None, validate: int = 1,
+        strategy: Any = None) -> Outcome:
+    """Run a sampled audit of ``spec`` (module docstring); never raises for a misbehaving
+    mechanism (the error is in ``Outcome.error``)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    encoder = OutputEncoder(spec.output)
+    sampler = Sampler(spec, executor, encoder, budget)
+    a = _Audit(spec, sampler, confidence, validate, seed, deadline, progress)
+    out = Outcome()
+    try:
+        patterns = structured_pairs(spec.neighbours, spec.domain, spec.size, both_orders=False)
+        _score_patterns(a, patterns)
+        if sampler.remaining and a.ranked():
+            _search(a, strategy)
+            _refine(a)
+        cands = _select(a)[: validate]
+        out.validated = len(cands)
+        best: Optional[tuple] = None
+        # what is left, less room for the Poisson draws to exceed their mean (by > 5 sd: < 1e-6)
+        left = sampler.remaining
+        lam = max(1.0, (left - 5.0 * math.sqrt(2.0 * left) - 2.0) / (2.0 * max(1, len(cands))))
+        seeds = a.s_val.spawn(max(1, len(cands)))
+        for cand, s in zip(cands, seeds):
+            kept: list = [[], []]
+            counts = _validate(a, cand, lam, tuple(s.spawn(3)), deadline, kept)
+            if counts.n_num == 0 or counts.n_den == 0:
+                out.timed_out = True
+                continue
+            b = _bound(a, cand, counts)
+            if best is None or b.epsilon_lb > best[0].epsilon_lb:
+                best = (b, cand, counts, kept)
+            a.report("validate", candidate=cand.pair.label, epsilon_lb=b.epsilon_lb)
+        if best is not None:
+            out.bound, out.candidate, out.counts, out.kept = best
+        elif cands:
+            out.candidate = cands[0]
+    except MechanismError as exc:
+        out.error = exc
+    out.samples = sampler.used
+    out.schema = encoder.schema
+    out.encoder = encoder
+    out.timed_out = out.timed_out or (deadline is not None and time.monotonic() > deadline)
+    out.phases = a.phases
+    a.report("done", epsilon_lb=None if out.bound is None else out.bound.epsilon_lb)
+    return out
+

@@ -1,0 +1,150 @@
+"""Drawing outputs for the auditor: budget and time accounting, common random numbers, and the
+streamed event counts of the validation split.
+
+Every draw goes through :func:`dpaudit.sampling.plan_batches` and an
+:class:`~dpaudit.sampling.Executor`, so the same seed gives the same outputs whatever the executor
+and the number of workers, and every batch is validated and encoded by
+:class:`~dpaudit.outputs.OutputEncoder` (bad outputs raise MechanismError naming the dataset).
+
+Common random numbers: :meth:`Sampler.draw_pair` runs D and D' on the *same* batch seeds, so row i
+of both samples comes from one random stream. Each sample is still an i.i.d. sample of its own
+output law; the coupling only makes the two dependent, which the paired bound of
+:mod:`dpaudit.estimators.bounds` exploits and the others do not mind.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from dpaudit.estimators.bounds import Counts
+from dpaudit.estimators.events import Event
+from dpaudit.neighbours.relations import Pair
+from dpaudit.outputs import OutputEncoder
+from dpaudit.sampling import BATCH_SIZE, Executor, plan_batches
+from dpaudit.spec import CallForm, MechanismSpec
+
+__all__ = ["Sampler", "Exhausted", "LOOP_BATCH"]
+
+#: batch size for mechanisms without a batch form (small, so a parallel executor can spread them)
+LOOP_BATCH = 2_000
+
+
+class Exhausted(Exception):
+    """The sample budget or the time limit of a phase ran out (internal control flow)."""
+
+
+class Sampler:
+    """Draw encoded outputs of ``spec`` within a total ``budget`` of mechanism calls."""
+
+    def __init__(self, spec: MechanismSpec, executor: Executor, encoder: OutputEncoder,
+                 budget: int, on_batch: Optional[Callable[[int], None]] = None) -> None:
+        self.spec = spec
+        self.executor = executor
+        self.encoder = encoder
+        self.budget = int(budget)
+        self.used = 0
+        self.on_batch = on_batch
+        self.batch_size = BATCH_SIZE if spec.call_form is CallForm.BATCH else LOOP_BATCH
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.budget - self.used)
+
+    def _run(self, tasks: list, deadline: Optional[float]) -> list[np.ndarray]:
+        if deadline is not None and time.monotonic() > deadline:
+            raise Exhausted("time")
+        need = sum(t.n for t in tasks)
+        if need > self.remaining:
+            raise Exhausted("samples")
+        raws = self.executor.run(self.spec, tasks)
+        self.used += need
+        out = [self.encoder.encode(raw, np.asarray(t.data)) for raw, t in zip(raws, tasks)]
+        if self.on_batch is not None:
+            self.on_batch(self.used)
+        return out
+
+    def draw(self, data: Any, seed: np.random.SeedSequence, n: int,
+             deadline: Optional[float] = None) -> np.ndarray:
+        """``n`` encoded outputs of the mechanism on ``data``."""
+        tasks = plan_batches(data, seed, n, self.batch_size)
+        parts = self._run(tasks, deadline)
+        return np.concatenate(parts) if parts else self.encoder._empty()
+
+    def draw_pair(self, pair: Pair, seed: np.random.SeedSequence, n: int,
+                  deadline: Optional[float] = None) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` outputs on each of D and D', on the same batch seeds (common random numbers)."""
+        td = plan_batches(pair.dataset, seed, n, self.batch_size)
+        tp = plan_batches(pair.neighbour, seed, n, self.batch_size)
+        parts = self._run(td + tp, deadline)
+        k = len(td)
+        cat = lambda xs: np.concatenate(xs) if xs else self.encoder._empty()  # noqa: E731
+        return cat(parts[:k]), cat(parts[k:])
+
+    def count(self, pair: Pair, event: Event, *, paired: bool, n_num: int, n_den: int,
+              seeds: tuple[np.random.SeedSequence, np.random.SeedSequence], numerator: int,
+              deadline: Optional[float] = None, lam: Optional[float] = None,
+              chunk: int = 4, progress: Optional[Callable[[Counts], None]] = None,
+              keep: Optional[list] = None, keep_n: int = 2_000) -> Counts:
+        """Count the event on fresh samples: ``n_num`` outputs of the numerator dataset (D when
+        ``numerator == 0``) and ``n_den`` of the other; in ``paired`` design both use ``seeds[0]``
+        batch by batch and ``n_num == n_den``. Batches of the two datasets are interleaved and
+        counted as they arrive, so a run cut short by ``deadline`` keeps every completed batch
+        (then the counts are not Poisson and ``lam`` is dropped). When ``keep`` is a list of two
+        lists, the first ``keep_n`` encoded outputs of the numerator and the denominator dataset
+        are appended to them (for the report's plots)."""
+        num, den = (pair.dataset, pair.neighbour) if numerator == 0 else (pair.neighbour, pair.dataset)
+        tn = plan_batches(num, seeds[0], n_num, self.batch_size)
+        td = plan_batches(den, seeds[0] if paired else seeds[1], n_den, self.batch_size)
+        order = []
+        for i in range(max(len(tn), len(td))):
+            if i < len(tn):
+                order.append((0, i))
+            if i < len(td):
+                order.append((1, i))
+        totals = {"nn": 0, "nd": 0, "x": 0, "y": 0, "a": 0}
+        pending: dict[int, np.ndarray] = {}
+        complete = True
+        step = max(2, 2 * (chunk // 2))  # even: the two batches of a pair run together
+        for start in range(0, len(order), step):
+            group = order[start:start + step]
+            tasks = [tn[i] if side == 0 else td[i] for side, i in group]
+            try:
+                enc = self._run(tasks, deadline)
+            except Exhausted:
+                complete = False
+                break
+            for (side, i), y in zip(group, enc):
+                inside = event.contains(y)
+                if keep is not None and len(keep[side]) < keep_n:
+                    keep[side].extend(y[: keep_n - len(keep[side])].tolist())
+                if side == 0:
+                    totals["nn"] += y.shape[0]
+                    totals["x"] += int(np.count_nonzero(inside))
+                else:
+                    totals["nd"] += y.shape[0]
+                    totals["y"] += int(np.count_nonzero(inside))
+                if paired:
+                    if i in pending:
+                        totals["a"] += int(np.count_nonzero(pending.pop(i) & inside))
+                    else:
+                        pending[i] = inside
+            if progress is not None:
+                progress(self._counts(totals, paired, pending, None))
+        lam_used = lam if complete else None
+        return self._counts(totals, paired, pending, lam_used)
+
+    @staticmethod
+    def _counts(t: dict, paired: bool, pending: dict, lam: Optional[float]) -> Counts:
+        if paired and pending:
+            # a batch whose partner never ran: leave both out (pairs must be complete)
+            t = dict(t)
+            for inside in pending.values():
+                t["nn"] -= inside.shape[0]
+                t["x"] -= int(np.count_nonzero(inside))
+        if paired:
+            n = min(t["nn"], t["nd"])
+            return Counts(n, n, t["x"], t["y"], t["a"])
+        return Counts(t["nn"], t["nd"], t["x"], t["y"], None, lam, lam)
