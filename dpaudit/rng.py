@@ -15,7 +15,8 @@ import numpy as np
 
 from dpaudit.errors import InvalidArgument
 
-__all__ = ["DEFAULT_SEED", "root_sequence", "generator", "spawn", "spawn_generators", "check_seed"]
+__all__ = ["DEFAULT_SEED", "root_sequence", "generator", "spawn", "spawn_generators", "check_seed",
+           "check_generator"]
 
 #: The seed used when none is given. It is always recorded in results, so runs replay.
 DEFAULT_SEED = 20261122
@@ -48,3 +49,10 @@ def spawn(seq: np.random.SeedSequence, n: int) -> list[np.random.SeedSequence]:
 def spawn_generators(seq: np.random.SeedSequence, n: int) -> list[np.random.Generator]:
     """``n`` independent generators built on children of ``seq``."""
     return [generator(s) for s in seq.spawn(n)]
+
+
+def check_generator(rng: Any, name: str = "rng") -> np.random.Generator:
+    """Samplers take an explicit ``numpy.random.Generator`` and never fall back to a global one."""
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidArgument.bad(name, rng, "a numpy.random.Generator (numpy.random.default_rng(seed))")
+    return rng

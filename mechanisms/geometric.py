@@ -27,7 +27,8 @@ from dpaudit.claims import Neighbours, PureDP, check_epsilon, check_size
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import DiscreteLaw
 from dpaudit.spec import MechanismSpec
-from mechanisms.laplace import check_draws, check_rng
+from dpaudit.rng import check_generator
+from mechanisms.laplace import check_draws
 
 __all__ = ["Geometric", "MAX_ATOMS"]
 
@@ -144,7 +145,7 @@ class Geometric:
         G = ⌊E/λ⌋ with E ~ Exp(1) and λ = −ln r, since P(⌊E/λ⌋ ≥ j) = e^{−jλ} = r^j (ziggurat
         exponentials are about three times faster than ``Generator.geometric``).
         """
-        rng, size = check_rng(rng), check_draws(size)
+        rng, size = check_generator(rng), check_draws(size)
         c = -1.0 / self.log_ratio
         k = np.floor(rng.standard_exponential(size) * c) - np.floor(rng.standard_exponential(size) * c)
         return k.astype(np.int64)

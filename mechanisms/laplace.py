@@ -27,19 +27,13 @@ from scipy import stats
 from dpaudit.claims import Neighbours, PureDP, check_epsilon, check_size
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import ContinuousLaw
+from dpaudit.rng import check_generator
 from dpaudit.spec import MechanismSpec
 
-__all__ = ["Laplace", "snapped_sum_units", "SNAP_BITS", "check_rng", "check_draws"]
+__all__ = ["Laplace", "snapped_sum_units", "SNAP_BITS", "check_draws"]
 
 #: Records are snapped to the grid Δ·2^-SNAP_BITS by :func:`snapped_sum_units`.
 SNAP_BITS = 32
-
-
-def check_rng(rng: Any) -> np.random.Generator:
-    """Samplers take an explicit ``numpy.random.Generator`` and never fall back to a global one."""
-    if not isinstance(rng, np.random.Generator):
-        raise InvalidArgument.bad("rng", rng, "a numpy.random.Generator (numpy.random.default_rng(seed))")
-    return rng
 
 
 def check_draws(size: Any) -> Any:
@@ -124,7 +118,7 @@ class Laplace:
     # -- sampling ---------------------------------------------------------------------------------
     def noise(self, rng: np.random.Generator, size: Any = None) -> Any:
         """Z = (Δ/ε)(E1 − E2), E_i iid Exp(1) (SPEC §2.1). ``size`` follows numpy's convention."""
-        rng, size = check_rng(rng), check_draws(size)
+        rng, size = check_generator(rng), check_draws(size)
         return self.scale * (rng.standard_exponential(size) - rng.standard_exponential(size))
 
     def sample(self, value: Any, rng: np.random.Generator, size: Any = None) -> Any:

@@ -26,6 +26,7 @@ from scipy import integrate, optimize, stats
 from dpaudit.errors import InvalidArgument
 from dpaudit.estimators.exact import pair_loss
 from dpaudit.results import Verdict, jsonable
+from dpaudit.rng import generator, root_sequence
 from mechanisms import collusion as col
 from mechanisms import lp_optimal as lp
 from mechanisms.geometric import Geometric
@@ -244,10 +245,10 @@ def _lemma1_laplace_geometric() -> ClaimEvidence:
     """The low median maximises Σ ln p(m_i − θ): over all observations (continuous, the log-likelihood
     is concave piecewise linear with kinks there) and over every integer in range (geometric)."""
     worst = -np.inf
-    ss = np.random.SeedSequence(1)
+    ss = root_sequence(1)
     for kind in ("laplace", "geometric"):
         for k in (2, 3, 4, 7, 10):
-            rng = np.random.Generator(np.random.PCG64(ss.spawn(1)[0]))
+            rng = generator(ss.spawn(1)[0])
             m = Laplace(0.7).sample(0.0, rng, k) if kind == "laplace" else Geometric(0.7).sample(0, rng, k)
             noise = Laplace(0.7) if kind == "laplace" else Geometric(0.7)
             cand = np.unique(m) if kind == "laplace" else np.arange(m.min(), m.max() + 1)

@@ -32,7 +32,8 @@ from dpaudit.claims import Neighbours, PureDP, check_epsilon, check_size
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import PiecewiseConstantLaw
 from dpaudit.spec import MechanismSpec
-from mechanisms.laplace import SNAP_BITS, check_draws, check_rng, snapped_sum_units
+from dpaudit.rng import check_generator
+from mechanisms.laplace import SNAP_BITS, check_draws, snapped_sum_units
 
 __all__ = ["Staircase", "optimal_gamma", "MAX_CELLS"]
 
@@ -130,7 +131,7 @@ class Staircase:
     # -- sampling ---------------------------------------------------------------------------------
     def noise(self, rng: np.random.Generator, size: Any = None) -> Any:
         """The exact sampler of the module docstring (SPEC §2.3), vectorised."""
-        rng, size = check_rng(rng), check_draws(size)
+        rng, size = check_generator(rng), check_draws(size)
         g, rho = self.gamma, self.rho
         geo = np.floor(rng.standard_exponential(size) / self.epsilon)   # P(G ≥ j) = ρ^j
         u = rng.random(size)
