@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.errors import InvalidArgument
+from dpaudit.rng import check_generator
 
 from .errors import SpfError
 from .general import SubsetTable, spf_table
@@ -61,8 +62,7 @@ class CNF:
 
 def random_cnf(rng: np.random.Generator, n_vars: int, n_clauses: int, width: int = 3) -> CNF:
     """A random CNF: each clause has ``min(width, n_vars)`` distinct variables with random signs."""
-    if not isinstance(rng, np.random.Generator):
-        raise InvalidArgument.bad("rng", rng, "a numpy.random.Generator")
+    check_generator(rng)
     k = min(int(width), int(n_vars))
     clauses = []
     for _ in range(int(n_clauses)):

@@ -26,9 +26,10 @@ import numpy as np
 from dpaudit.claims import Neighbours, PureDP, SensitivityBound, check_epsilon
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import ContinuousLaw, DiscreteLaw
+from dpaudit.rng import check_generator
 from dpaudit.spec import MechanismSpec
 from mechanisms.exponential import em_log_probs
-from mechanisms.laplace import Laplace, check_rng
+from mechanisms.laplace import Laplace
 
 from .general import GeneralSPF, spf_table
 from .subsets import population_mask
@@ -191,7 +192,7 @@ class PersonalisedExponential:
         return DiscreteLaw(self.outputs, self.logpmf(scores))
 
     def sample(self, scores: Any, rng: np.random.Generator, size: Any = None) -> Any:
-        k = check_rng(rng).choice(len(self.outputs), size=size, p=self.pmf(scores))
+        k = check_generator(rng).choice(len(self.outputs), size=size, p=self.pmf(scores))
         if size is None:
             return self.outputs[int(k)]
         arr = np.asarray(self.outputs)

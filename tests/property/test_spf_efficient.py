@@ -22,6 +22,12 @@ from mechanisms.sensitivity_preprocessing.statistics import subset_statistic
 from mechanisms.sensitivity_preprocessing.subsets import membership
 
 SEEDS = st.integers(0, 2**32 - 1)
+#: HYPOTHESIS_PROFILE=thorough (tests/conftest.py) searches 25 times longer than CI.
+THOROUGH = settings.default.max_examples > 100
+
+
+def budget(examples: int) -> int:
+    return examples * 25 if THOROUGH else examples
 VARIANTS = [("mean", {}), ("trimmed-mean", {"alpha": 0.1}), ("trimmed-mean", {"alpha": 0.25}),
             ("trimmed-mean", {"alpha": 0.4}), ("median", {"convention": "low"}),
             ("median", {"convention": "avg"}), ("max", {}), ("min", {})]
@@ -63,7 +69,7 @@ def test_subset_statistic_matches_the_plain_statistic():
 
 @given(seed=SEEDS, n=st.integers(1, 12), delta=st.sampled_from([0.05, 0.3, 1.0, 4.0]),
        centre=st.sampled_from([-2.0, 0.0, 0.7, 10.0]))
-@settings(max_examples=40)
+@settings(max_examples=budget(40))
 @example(seed=1, n=12, delta=0.3, centre=0.0)
 @example(seed=2, n=12, delta=0.05, centre=10.0)
 @example(seed=3, n=11, delta=1.0, centre=-2.0)
@@ -88,7 +94,7 @@ def test_efficient_algorithms_equal_the_general_algorithm(seed, n, delta, centre
 
 
 @given(seed=SEEDS, n=st.integers(0, 300), delta=st.floats(0.0, 3.0), centre=st.floats(-5.0, 5.0))
-@settings(max_examples=60)
+@settings(max_examples=budget(60))
 def test_median_chain_equals_quadratic_dp_on_larger_data(seed, n, delta, centre):
     rng = np.random.default_rng(seed)
     x = np.sort(random_data(rng, n))
@@ -104,7 +110,7 @@ RECORDS = st.floats(-100.0, 100.0, allow_nan=False, allow_infinity=False)
 
 @given(data=st.lists(RECORDS, max_size=25), z=RECORDS, delta=st.floats(0.0, 5.0),
        centre=st.floats(-50.0, 50.0))
-@settings(max_examples=150)
+@settings(max_examples=budget(150))
 def test_every_efficient_preprocessing_keeps_sensitivity_delta(data, z, delta, centre):
     """|f̂(D ∪ {z}) − f̂(D)| ≤ Δ for the ordered statistics, the median chain and the variance."""
     D = np.asarray(data, dtype=float)
@@ -177,7 +183,7 @@ def test_theorem_1_7_bounds_error_and_exactness_on_thousands_of_cases():
 
 
 @given(seed=SEEDS, n=st.integers(1, 10))
-@settings(max_examples=30)
+@settings(max_examples=budget(30))
 def test_mean_statements_against_the_general_algorithm(seed, n):
     rng = np.random.default_rng(seed)
     x = random_data(rng, n)

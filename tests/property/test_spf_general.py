@@ -19,6 +19,12 @@ from mechanisms.sensitivity_preprocessing import best_fit, permutation_error_bou
 from mechanisms.sensitivity_preprocessing.subsets import members
 
 SEEDS = st.integers(0, 2**32 - 1)
+#: HYPOTHESIS_PROFILE=thorough (tests/conftest.py) searches 25 times longer than CI.
+THOROUGH = settings.default.max_examples > 100
+
+
+def budget(examples: int) -> int:
+    return examples * 25 if THOROUGH else examples
 
 
 def integer_table(rng: np.random.Generator, n: int, *, spread: int = 12, max_delta: int = 4,
@@ -55,7 +61,7 @@ def pair_gaps(table) -> np.ndarray:
 # --- Definition 3.1, Lemma 3.5 --------------------------------------------------------------
 
 @given(seed=SEEDS, n=st.integers(1, 9), individual=st.booleans(), centred=st.booleans())
-@settings(max_examples=60)
+@settings(max_examples=budget(60))
 def test_individual_sensitivity_on_every_pair(seed, n, individual, centred):
     """Lemma 3.5: |f̂(D ∪ {i}) − f̂(D)| ≤ Δ_i for every i and D ∌ i, for real-valued f and Δ_i."""
     rng = np.random.default_rng(seed)
@@ -72,7 +78,7 @@ def test_individual_sensitivity_on_every_pair(seed, n, individual, centred):
 
 
 @given(table=int_tables(max_n=6))
-@settings(max_examples=150)
+@settings(max_examples=budget(150))
 def test_definition_3_1_recomputed_by_hand(table):
     """Each f̂(D) is clamp(f(D), max_i(f̂(D∖i) − Δ_i), min_i(f̂(D∖i) + Δ_i)), exactly (integers)."""
     assert table.values[0, 0] == table.f_values[0, 0]
@@ -127,7 +133,7 @@ def brute_force_bound(table, mask: int, pick) -> float:
 
 
 @given(table=int_tables(max_n=5))
-@settings(max_examples=60)
+@settings(max_examples=budget(60))
 def test_lemma_3_6_dp_equals_max_over_all_orderings(table):
     bmax = permutation_error_bound(table, over="max")
     bmin = permutation_error_bound(table, over="min")
@@ -209,7 +215,7 @@ def lemma_4_3_witnesses(table, D: int):
 
 
 @given(table=int_tables(max_n=5, centre=False))
-@settings(max_examples=200)
+@settings(max_examples=budget(200))
 def test_lemma_4_3_inequality_form(table):
     for D in range(1, 1 << table.n):
         fh, f = table.values[D, 0], table.f_values[D, 0]

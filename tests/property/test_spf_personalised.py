@@ -20,6 +20,12 @@ from mechanisms.sensitivity_preprocessing import (
     GeneralSPF, PersonalisedExponential, PersonalisedLaplace, median_score, spf_table)
 
 SEEDS = st.integers(0, 2**32 - 1)
+#: HYPOTHESIS_PROFILE=thorough (tests/conftest.py) searches 25 times longer than CI.
+THOROUGH = settings.default.max_examples > 100
+
+
+def budget(examples: int) -> int:
+    return examples * 25 if THOROUGH else examples
 
 
 def i_neighbour_pairs(n: int):
@@ -38,7 +44,7 @@ def draw_individuals(rng: np.random.Generator, n: int):
 
 
 @given(seed=SEEDS, n=st.integers(1, 4))
-@settings(max_examples=25)
+@settings(max_examples=budget(25))
 def test_laplace_exact_loss_toward_each_individual_is_at_most_its_epsilon(seed, n):
     """Prop 7.3: f̂ + Lap(b), b = max Δ_i/ε_i, loses at most Δ_i/b ≤ ε_i toward individual i."""
     rng = np.random.default_rng(seed)
@@ -52,7 +58,7 @@ def test_laplace_exact_loss_toward_each_individual_is_at_most_its_epsilon(seed, 
 
 
 @given(seed=SEEDS, n=st.integers(1, 4), outputs=st.integers(2, 6))
-@settings(max_examples=25)
+@settings(max_examples=budget(25))
 def test_exponential_exact_loss_toward_each_individual_is_at_most_its_epsilon(seed, n, outputs):
     """Prop 7.5 with Remark 7.6: preprocess the median score per output to Δ_i, then the EM."""
     rng = np.random.default_rng(seed)

@@ -20,6 +20,12 @@ from mechanisms.sensitivity_preprocessing import (
 from mechanisms.sensitivity_preprocessing.subsets import members
 
 SEEDS = st.integers(0, 2**32 - 1)
+#: HYPOTHESIS_PROFILE=thorough (tests/conftest.py) searches 25 times longer than CI.
+THOROUGH = settings.default.max_examples > 100
+
+
+def budget(examples: int) -> int:
+    return examples * 25 if THOROUGH else examples
 
 
 def random_2d_table(rng: np.random.Generator, n: int, individual: bool):
@@ -34,7 +40,7 @@ def random_2d_table(rng: np.random.Generator, n: int, individual: bool):
 
 
 @given(seed=SEEDS, n=st.integers(1, 9), individual=st.booleans())
-@settings(max_examples=60)
+@settings(max_examples=budget(60))
 def test_l1_individual_sensitivity_on_every_pair(seed, n, individual):
     """‖f̂(D ∪ {i}) − f̂(D)‖₁ ≤ Δ_i for every i and D ∌ i (Theorem 8.3)."""
     table = random_2d_table(np.random.default_rng(seed), n, individual)
@@ -46,7 +52,7 @@ def test_l1_individual_sensitivity_on_every_pair(seed, n, individual):
 
 
 @given(seed=SEEDS, n=st.integers(1, 5), individual=st.booleans())
-@settings(max_examples=40)
+@settings(max_examples=budget(40))
 def test_each_value_is_an_l1_nearest_point_of_the_feasible_set(seed, n, individual):
     """f̂(D) ∈ K(D) = ∩ B₁(f̂(D∖i), Δ_i), at the LP's minimal ℓ1 distance from f(D)."""
     table = random_2d_table(np.random.default_rng(seed), n, individual)
@@ -117,7 +123,7 @@ def test_remark_8_6_construction_step_by_step():
 
 
 @given(seed=SEEDS, n=st.integers(1, 5))
-@settings(max_examples=15)
+@settings(max_examples=budget(15))
 def test_naive_lp_version_is_always_defined_in_two_dimensions(seed, n):
     """In ℝ² the literal Definition 8.2 (LP projection) never meets an empty K(D) (Lemma 8.5)."""
     rng = np.random.default_rng(seed)
