@@ -153,8 +153,16 @@ def order_statistic_pairs(size: int, lo: float, hi: float, neighbours: Any) -> l
 def max_pair_loss(law: Callable[[np.ndarray], Any], pairs) -> tuple[float, tuple]:
     """max over ``pairs`` of the exact loss sup|ln p − ln q| between law(D) and law(D'), and its pair."""
     best, arg = -math.inf, ()
+    cache: dict[bytes, Any] = {}
+
+    def cached(x: np.ndarray) -> Any:
+        key = np.asarray(x, dtype=float).tobytes()
+        if key not in cache:
+            cache[key] = law(x)
+        return cache[key]
+
     for d, d2 in pairs:
-        loss = pair_loss(law(d), law(d2)).epsilon
+        loss = pair_loss(cached(d), cached(d2)).epsilon
         if loss > best:
             best, arg = loss, (tuple(d.tolist()), tuple(d2.tolist()))
     return best, arg
