@@ -73,13 +73,15 @@ class SolverConfig:
         return max(1, int(round(self.timeout_s * 1000)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Query:
     """One solver query of a claim.
 
     ``assertions`` are conjoined; ``needs`` is ``"unsat"`` when they state the negation of a
     universal statement (no counterexample may exist) and ``"sat"`` when they state an existential
-    one (a witness must exist). ``shown`` names derived quantities to evaluate in a model (for a
+    one (a witness must exist). For an ``"unsat"`` query the last assertion is the negated
+    conclusion and the others are the hypotheses (a test checks the hypotheses are satisfiable,
+    so no proof is vacuous). ``shown`` names derived quantities to evaluate in a model (for a
     readable counterexample, e.g. both utilities and their difference).
     """
 
