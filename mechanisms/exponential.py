@@ -41,6 +41,7 @@ from scipy.special import logsumexp
 from dpaudit.claims import Domain, Neighbours, PureDP, check_epsilon, check_size
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import DiscreteLaw, PiecewiseConstantLaw
+from dpaudit.rng import check_generator
 from dpaudit.spec import MechanismSpec
 
 __all__ = [
@@ -260,7 +261,7 @@ class ExponentialMechanism:
 
     def sample(self, data: Any, rng: np.random.Generator, size: Optional[int] = None):
         """Draw by inverse cdf on the exact pmf; ``size=None`` gives one output."""
-        _check_rng(rng)
+        check_generator(rng)
         p = self.pmf(data)
         cdf = np.cumsum(p)
         n = 1 if size is None else check_size(size)
@@ -338,7 +339,7 @@ def sample_piecewise(law: PiecewiseConstantLaw, rng: np.random.Generator,
     """Exact draws from a piecewise-constant density (SPEC §4.3 step 4): choose cell k with
     probability ℓ_k·p_k (inverse cdf on the normalised cell masses, computed from their logs),
     then a uniform point of the cell. O(n) set-up plus O(log n) per draw."""
-    _check_rng(rng)
+    check_generator(rng)
     lm = _cell_log_masses(law)
     lm = np.where(np.isnan(lm), -np.inf, lm)
     p = np.exp(lm - logsumexp(lm))
@@ -385,11 +386,6 @@ def _as_data(data: Any, name: str = "data") -> np.ndarray:
     if not np.all(np.isfinite(d)):
         raise InvalidArgument.bad(name, data, "a 1-D array of finite numbers")
     return d
-
-
-def _check_rng(rng: Any) -> None:
-    if not isinstance(rng, np.random.Generator):
-        raise InvalidArgument.bad("rng", rng, "a numpy.random.Generator")
 
 
 def _non_numeric(values: tuple) -> bool:

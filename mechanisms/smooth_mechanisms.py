@@ -28,8 +28,9 @@ from scipy import stats
 from dpaudit.claims import ApproxDP, Domain, Neighbours, PureDP, check_delta, check_epsilon, check_size
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import ContinuousLaw
+from dpaudit.rng import check_generator
 from dpaudit.spec import MechanismSpec
-from mechanisms.exponential import _as_data, _check_rng
+from mechanisms.exponential import _as_data
 from mechanisms.smooth_sensitivity import (
     _check_relation,
     median_convention,
@@ -90,7 +91,7 @@ class _SmoothMedian:
 
     def sample(self, data: Any, rng: np.random.Generator, size: Optional[int] = None):
         """T(S) + (SS_β(S)/α)·Z, vectorised; ``size=None`` gives one float."""
-        _check_rng(rng)
+        check_generator(rng)
         t, scale = self.target(data), self.noise_scale(data)
         z = self._noise(rng, 1 if size is None else check_size(size))
         out = t + scale * z
