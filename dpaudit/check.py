@@ -200,16 +200,18 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
 
 
 def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbours: Any,
-                      domain: Any, size: int) -> str:
+                      domain: Any, size: int, samples: Optional[int] = None) -> str:
     """The ``dpaudit check`` command line that replays one target's audit from anywhere: the claim
-    as audited and every setting that changes the numbers, pyproject values spelled out."""
+    as audited and every setting that changes the numbers (the sample budget ``samples``, the
+    confidence, the seed), pyproject values spelled out."""
     parts = ["dpaudit", "check", target, f"--epsilon={claim.epsilon:g}"]
     if claim.delta:
         parts.append(f"--delta={claim.delta:g}")
     parts += [f"--neighbours={Neighbours.parse(neighbours).value}",
               f"--domain={domain.lo:g}:{domain.hi:g}", f"--size={size}"]
-    if settings.samples is not None:
-        parts.append(f"--samples={settings.samples}")
+    samples = settings.samples if samples is None else samples
+    if samples is not None:
+        parts.append(f"--samples={samples}")
     if settings.confidence != _DEFAULTS["confidence"]:
         parts.append(f"--confidence={settings.confidence:g}")
     parts.append(f"--seed={settings.seed}")
@@ -251,7 +253,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
 
     from dpaudit.progress import Progress
 
-    _precheck(settings.targets, reports, started, command)
+    _precheck(settings.targets, reports, settings.seed, started, command)
     progress = Progress(quiet=settings.quiet)
     records: list[dict] = []
     internal_errors = 0
@@ -296,8 +298,8 @@ def run_check(args: argparse.Namespace) -> ExitCode:
                      fail_on_inconclusive=settings.fail_on_inconclusive)
 
 
-def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], started: float,
-              command: str) -> None:
+def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], seed: int,
+              started: float, command: str) -> None:
     """Fail fast, before any audit runs, on a target whose file does not exist."""
     from dpaudit.loader import parse_target
 
@@ -311,7 +313,7 @@ def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], st
             records = [_error_record(t, str(exc) if t == target else
                                      "not audited: another target could not be loaded", command)
                        for t in targets]
-            _write(records, reports, None, started, command)
+            _write(records, reports, seed, started, command)
             raise UsageError(str(exc)) from None
 
 
@@ -320,6 +322,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
     """Load, audit and record one target. Load and claim errors propagate (usage errors); a
     misbehaving mechanism is an ERROR record."""
     import dpaudit
+    from dpaudit.auditor import default_samples
     from dpaudit.loader import load_mechanism, parse_target
     from dpaudit.report.model import location
     from dpaudit.sandbox import SandboxExecutor
@@ -342,8 +345,9 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
             executor.start()  # the child imports the file first: a crash there is a load error
         loaded = load_mechanism(path, function)
         spec = MechanismSpec.from_function(loaded.func, name=loaded.target, **settings.claim)
+        budget = settings.samples or default_samples(spec)
         reproduce = reproduce_command(loaded.target, settings, spec.claim, spec.neighbours,
-                                      spec.domain, spec.size)
+                                      spec.domain, spec.size, budget)
         try:
             result = dpaudit.audit(spec, samples=settings.samples, confidence=settings.confidence,
                                    seed=settings.seed, executor=executor, progress=progress,

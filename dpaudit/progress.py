@@ -2,11 +2,13 @@
 
 While an audit runs, one status line on stderr is redrawn in place (at most ten times a second)::
 
-    examples/buggy_mean.py:buggy_mean · validate · candidate 3/8 · 400,000 samples · ε ≥ 2.31
+    examples/buggy_mean.py:buggy_mean · validate · candidate 3 · 400,000/4,000,000 samples · ε ≥ 2.31
 
 It names the current target, the auditor's phase, the candidate pair, the samples drawn so far
-and the running lower bound (fields the auditor's progress events carry; unknown fields are
-ignored, missing ones left out). The line is drawn only when stderr is a terminal, ``CI`` is not
+out of the budget, and the validated lower bound (or, before validation, the bound the selection
+split projects). These are the fields of :func:`dpaudit.audit`'s progress events (``phase``,
+``candidate``, ``samples``, ``budget``, ``estimate``, ``epsilon_lb``); unknown fields are ignored and
+missing ones left out. The line is drawn only when stderr is a terminal, ``CI`` is not
 set and ``--quiet`` was not given, so logs and pipes stay clean.
 
 Whatever the mode, each finished target gets one summary line on stdout
@@ -84,12 +86,16 @@ class Progress:
         candidate, total = f.get("candidate"), f.get("candidates")
         if candidate is not None:
             parts.append(f"candidate {candidate}/{total}" if total else f"candidate {candidate}")
-        samples = f.get("samples")
-        if isinstance(samples, (int, float)) and not isinstance(samples, bool):
-            parts.append(f"{int(samples):,} samples")
-        bound = next((f[k] for k in ("epsilon_lower_bound", "eps_lb", "epsilon_lb") if k in f), None)
-        if isinstance(bound, (int, float)) and not isinstance(bound, bool):
+        samples, budget = _number(f.get("samples")), _number(f.get("budget"))
+        if samples is not None:
+            parts.append(f"{int(samples):,}/{int(budget):,} samples" if budget
+                         else f"{int(samples):,} samples")
+        bound = next((_number(f[k]) for k in ("epsilon_lb", "epsilon_lower_bound") if k in f), None)
+        estimate = _number(f.get("estimate"))
+        if bound is not None:
             parts.append(f"ε ≥ {bound:.3g}")
+        elif estimate is not None:
+            parts.append(f"ε ≈ {estimate:.3g} (projected)")
         return " · ".join(parts)
 
     def _draw(self, force: bool = False) -> None:
@@ -132,6 +138,12 @@ class Progress:
         self.clear()
         print(text, file=self.out)
         self.out.flush()
+
+
+def _number(x: Any) -> Optional[float]:
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or x != x:
+        return None
+    return float(x)
 
 
 def _columns(stream: TextIO) -> int:

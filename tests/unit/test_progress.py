@@ -25,9 +25,13 @@ def test_enabled_only_on_a_tty_outside_ci_and_not_quiet():
 def test_status_line_shows_target_phase_candidate_samples_and_bound():
     p = Progress(stream=Tty(), out=io.StringIO(), enabled=True)
     p.start("m.py:f")
-    p({"phase": "validate", "candidate": 3, "candidates": 8, "samples": 400000,
-       "epsilon_lower_bound": 2.3141, "unknown": object()})
-    assert p.status_text() == "m.py:f · validate · candidate 3/8 · 400,000 samples · ε ≥ 2.31"
+    p({"phase": "search", "candidate": 3, "samples": 400000, "budget": 4000000,
+       "estimate": 2.9, "unknown": object()})
+    assert p.status_text() == ("m.py:f · search · candidate 3 · 400,000/4,000,000 samples · "
+                               "ε ≈ 2.9 (projected)")
+    p({"phase": "validate", "candidates": 8, "epsilon_lb": 2.3141})
+    assert p.status_text() == ("m.py:f · validate · candidate 3/8 · 400,000/4,000,000 samples · "
+                               "ε ≥ 2.31")
 
 
 def test_redraws_in_place_and_clears_before_summaries():

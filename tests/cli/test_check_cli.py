@@ -1,0 +1,222 @@
+"""``dpaudit check`` end to end in subprocesses: verdicts, exit codes, one-line errors, reports.
+
+Every bad input of issue 8 gets one clear line, the right exit code, no traceback, and (when a
+report was asked for) a report that records the ERROR. Audits are kept tiny (``--samples``).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SMALL = ["--samples", "20000"]
+TINY = ["--samples", "2000"]
+
+BAD = """
+import os, sys, time
+import numpy as np
+import dpaudit
+
+def raises(data, rng):
+    raise ZeroDivisionError("division by zero")
+
+def hangs(data, rng):
+    time.sleep(1000)
+
+def hogs_memory(data, rng):
+    return float(np.ones(2 ** 27).sum())
+
+def hard_exit(data, rng):
+    os._exit(7)
+
+calls = 0
+
+def changes_type(data, rng):
+    global calls
+    calls += 1
+    return "oops" if calls > 300 else float(data.sum() + rng.laplace())
+
+def chatty(data, rng, size=None):
+    print("MECHANISM SAYS HELLO")
+    return data.sum() + rng.laplace(scale=2.0, size=size)
+
+def slow(data, rng):
+    if not os.path.exists(os.environ["STARTED_MARKER"]):
+        open(os.environ["STARTED_MARKER"], "w").close()
+    time.sleep(0.002)
+    return float(data.sum() + rng.laplace())
+"""
+
+
+def dpaudit(*args, cwd=ROOT, env=None):
+    full_env = dict(os.environ, CI="1", **(env or {}))
+    proc = subprocess.run([sys.executable, "-m", "dpaudit", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, env=full_env, timeout=120)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    return proc
+
+
+def one_error_line(proc) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("dpaudit: error: ")
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def bad(tmp_path_factory):
+    path = tmp_path_factory.mktemp("check") / "bad.py"
+    path.write_text(textwrap.dedent(BAD))
+    return str(path)
+
+
+def write(tmp_path, name, body):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+def records(path, seed=True):
+    run = json.loads(open(path).read())
+    assert run["format_version"] and (run["seed"] is not None or not seed)
+    return run["results"]
+
+
+# -- verdicts ----------------------------------------------------------------------------------
+
+def test_correct_example_is_not_refuted(tmp_path):
+    out = tmp_path / "r.json"
+    proc = dpaudit("check", "examples/laplace_sum.py", *SMALL, "--json", out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("examples/laplace_sum.py:noisy_sum: NOT REFUTED")
+    assert any(ln.startswith("reproduce: dpaudit check examples/laplace_sum.py:noisy_sum "
+                             "--epsilon=1 ") for ln in lines)
+    (rec,) = records(out)
+    assert rec["verdict"] == "not_refuted" and rec["samples"] > 0
+    assert rec["location"] == {"path": "examples/laplace_sum.py", "line": 10}
+
+
+def test_buggy_mean_is_refuted_with_every_report(tmp_path):
+    files = {k: tmp_path / f"r.{k}" for k in ("json", "html", "junit", "sarif")}
+    proc = dpaudit("check", "examples/buggy_mean.py", *SMALL,
+                   *[a for k, f in files.items() for a in (f"--{k}", f)])
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("examples/buggy_mean.py:buggy_mean: REFUTED")
+    (rec,) = records(files["json"])
+    assert rec["verdict"] == "refuted" and rec["epsilon_lower_bound"] > 1.0
+    assert all(f.stat().st_size > 0 for f in files.values())
+    sarif = json.loads(files["sarif"].read_text())
+    assert len(sarif["runs"][0]["results"]) == 1
+    # the printed command replays the same bound; --exit-zero keeps the verdict but exits 0
+    reproduce = next(ln for ln in proc.stdout.splitlines() if ln.startswith("reproduce: "))
+    replay = dpaudit(*reproduce.split()[2:], "--exit-zero", "--json", tmp_path / "again.json")
+    assert replay.returncode == 0 and "REFUTED" in replay.stdout
+    assert records(tmp_path / "again.json")[0]["epsilon_lower_bound"] == rec["epsilon_lower_bound"]
+
+
+def test_undeclared_mechanism_takes_its_claim_from_flags_and_negative_domains(tmp_path):
+    proc = dpaudit("check", "examples/third_party_count.py", "--epsilon", "0.5", "--domain",
+                   "-1:1", *SMALL)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "NOT REFUTED" in proc.stdout and "--domain=-1:1" in proc.stdout
+
+
+def test_missing_claim_says_which_flag_to_add(tmp_path):
+    out = tmp_path / "r.json"
+    proc = dpaudit("check", "examples/third_party_count.py", "--json", out)
+    assert proc.returncode == 3
+    assert "add --epsilon E" in one_error_line(proc)
+    assert records(out)[0]["verdict"] == "error"
+
+
+# -- bad files and flags: exit 3, one line, a report that records the ERROR -----------------------
+
+@pytest.mark.parametrize("name,body,target_suffix,expected", [
+    ("missing.py", None, "", "missing.py: no such file"),
+    ("syntax.py", "def mechanism(data, rng):\n    return (\n", "", "syntax error"),
+    ("imports.py", "import no_such_module_xyz\n", "",
+     "importing it raised ModuleNotFoundError: No module named 'no_such_module_xyz'"),
+    ("empty.py", "def helper(x):\n    return x\n", "", "no mechanism found"),
+    ("two.py", "import dpaudit\n@dpaudit.mechanism(epsilon=1)\ndef a(d, r):\n    return 0.0\n"
+               "@dpaudit.mechanism(epsilon=1)\ndef b(d, r):\n    return 0.0\n", "",
+     "2 decorated mechanisms (a, b)"),
+    ("plain.py", "def mechanism(d, r):\n    return 0.0\n", ":nope", "no function named 'nope'"),
+])
+def test_bad_files(tmp_path, name, body, target_suffix, expected):
+    path = tmp_path / name
+    if body is not None:
+        path.write_text(body)
+    out = tmp_path / "r.json"
+    proc = dpaudit("check", f"{path}{target_suffix}", "--epsilon", "1", "--json", out)
+    assert proc.returncode == 3
+    assert expected in one_error_line(proc)
+    (rec,) = records(out)
+    assert rec["verdict"] == "error" and expected in rec["error"]
+
+
+@pytest.mark.parametrize("flags,expected", [
+    (["--epsilon", "0"], "--epsilon must be a finite number > 0"),
+    (["--epsilon", "x"], "--epsilon must be a number, got 'x'"),
+    (["--delta", "1"], "--delta must be a number in [0, 1)"),
+    (["--domain=5:-5"], "--domain must be LO:HI with finite LO < HI"),
+    (["--samples", "lots"], "--samples must be an integer >= 1"),
+    (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+])
+def test_bad_flags(tmp_path, flags, expected):
+    out = tmp_path / "r.json"
+    proc = dpaudit("check", "examples/laplace_sum.py", *flags, "--json", out)
+    assert proc.returncode == 3
+    assert expected in one_error_line(proc)
+    if "--no-such-flag" not in flags:  # argparse failed: no report flags were read
+        assert records(out, seed=False)[0]["verdict"] == "error"
+
+
+# -- misbehaving mechanisms: an ERROR verdict, exit 3, the cause and the dataset ------------------
+
+@pytest.mark.parametrize("function,flags,cause", [
+    ("raises", [], "raised ZeroDivisionError: division by zero"),
+    ("hangs", ["--call-timeout", "0.5"], "hung: one call ran longer than the per-call limit"),
+    ("hogs_memory", ["--memory", "512M"], "exceeded the memory cap of 512 MiB"),
+    ("hard_exit", [], "exited with status 7"),
+    ("changes_type", [], "oops"),
+])
+def test_misbehaving_mechanism_is_an_error_verdict(tmp_path, bad, function, flags, cause):
+    out = tmp_path / "r.json"
+    proc = dpaudit("check", f"{bad}:{function}", "--epsilon", "1", *TINY, *flags, "--json", out)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    summary = proc.stdout.splitlines()[0]
+    assert ": ERROR" in summary and cause in summary
+    (rec,) = records(out)
+    assert rec["verdict"] == "error" and cause in rec["error"] and "dataset" in rec["error"]
+
+
+def test_prints_do_not_reach_our_output(bad, tmp_path):
+    proc = dpaudit("check", f"{bad}:chatty", "--epsilon", "1", *TINY)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "HELLO" not in proc.stdout + proc.stderr
+    assert "NOT REFUTED" in proc.stdout
+
+
+def test_interrupt_writes_what_was_done(bad, tmp_path):
+    out = tmp_path / "r.json"
+    cmd = [sys.executable, "-m", "dpaudit", "check", f"{bad}:slow", "--epsilon", "1",
+           "--samples", "10000000", "--json", str(out)]
+    marker = tmp_path / "started"
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ, CI="1", STARTED_MARKER=str(marker)))
+    deadline = time.monotonic() + 60
+    while not marker.exists() and time.monotonic() < deadline:  # the audit is under way
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert "Traceback" not in stdout + stderr
+    assert proc.returncode == 4 and stderr.strip().splitlines()[-1] == "dpaudit: interrupted"
+    (rec,) = records(out)
+    assert rec["verdict"] == "error" and "interrupted" in rec["error"]
