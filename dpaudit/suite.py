@@ -214,9 +214,10 @@ def _engine(kind: AuditKind, target: Any, params: Mapping[str, Any], seed: int) 
     if kind is AuditKind.EXACT:
         return dpaudit.exact_audit(target, seed=seed, **params)
     if kind is AuditKind.SENSITIVITY:
-        bound = params.pop("bound")
+        bound = params.pop("bound", None)  # None: the function states its own (f.sensitivity)
+        params.setdefault("target", _name(target, None))
         return dpaudit.check_sensitivity(target, bound, seed=seed, **params)
-    return dpaudit.verify(target, **params)
+    return dpaudit.verify([target], **params)[0]
 
 
 def _location(audit: AuditDef, target: Any) -> Optional[dict]:
@@ -224,8 +225,10 @@ def _location(audit: AuditDef, target: Any) -> Optional[dict]:
 
     source = getattr(target, "source", None)
     if source is None and callable(target):
+        f = inspect.unwrap(target)
+        if not (inspect.isfunction(f) or inspect.ismethod(f)):
+            f = type(f)  # a callable object: point at its class
         try:
-            f = inspect.unwrap(target)
             source = (inspect.getsourcefile(f), inspect.getsourcelines(f)[1])
         except (TypeError, OSError):
             source = None
@@ -265,10 +268,13 @@ def run_one(audit: AuditDef, root_seed: int) -> dict:
     return out
 
 
-def _name(target: Any, audit: AuditDef) -> str:
+def _name(target: Any, audit: Optional[AuditDef]) -> str:
     if target is None:
-        return audit.id
-    return str(getattr(target, "name", None) or getattr(target, "__qualname__", None) or target)
+        return audit.id if audit is not None else "?"
+    name = getattr(target, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return str(getattr(target, "__qualname__", None) or type(target).__name__)
 
 
 _POOL_AUDITS: Sequence[AuditDef] = ()
@@ -348,10 +354,21 @@ def _seed(args: argparse.Namespace) -> int:
 
 
 def _line(rec: Mapping[str, Any]) -> str:
+    """``ok   ID  VERDICT (expected …)  ε ≥ x  1.2 s``: one short terminal line per audit."""
     from dpaudit.report import describe as d
 
-    mark = "ok  " if rec.get("verdict") == rec.get("expected") else "FAIL"
-    return f"{mark} {d.one_line(rec)} ({d.fmt(rec.get('elapsed_s'), 3)} s)"
+    ok = rec.get("verdict") == rec.get("expected")
+    parts = [f"{'ok  ' if ok else 'FAIL'} {rec.get('id')}", d.verdict_label(rec.get("verdict"))]
+    if not ok:
+        parts.append(f"(expected {d.verdict_label(rec.get('expected'))})")
+    if rec.get("kind") in ("audit", "exact") and d.num(rec.get("epsilon_lower_bound")) is not None:
+        parts.append(f"ε ≥ {d.fmt(rec['epsilon_lower_bound'])} (claimed {d.fmt((rec.get('claim') or {}).get('epsilon'))})")
+    elif rec.get("kind") == "sensitivity" and d.num(rec.get("ratio")) is not None:
+        parts.append(f"gap/bound {d.fmt(rec['ratio'])}")
+    if rec.get("error"):
+        parts.append(f"error: {rec['error']}")
+    parts.append(f"{d.fmt(rec.get('elapsed_s'), 3)} s")
+    return "  ".join(parts)
 
 
 def run_audit(args: argparse.Namespace):
@@ -455,12 +472,8 @@ def _first_doc_line(path: Path) -> str:
 
 def _formal_claims() -> list[tuple[str, str]]:
     try:
-        from dpaudit.formal import claims as registry  # type: ignore[attr-defined]
-    except ImportError:
+        from dpaudit.formal import list_claims
+    except ImportError:  # pragma: no cover - the formal package is part of dpaudit
         return []
-    items = registry() if callable(registry) else registry
-    out = []
-    for c in (items.values() if isinstance(items, Mapping) else items):
-        name = getattr(c, "name", str(c))
-        out.append((name, f"{getattr(c, 'source', '')} (expected {getattr(c, 'expected', '?')})".strip()))
-    return out
+    return [(c.name, f"{c.source}; expected {c.expected.value}" + (" (negative control)" if c.control_of else ""))
+            for c in list_claims(include_controls=True)]

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Optional
 
 from dpaudit.results import Verdict
 
-__all__ = ["num", "fmt", "verdict_label", "verdict_meaning", "claim_text", "title",
+__all__ = ["num", "fmt", "delta_floor", "verdict_label", "verdict_meaning", "claim_text", "title",
            "finding_text", "one_line", "KIND_TEXT"]
 
 #: What each record kind is, in words (also the SARIF rule names).
@@ -49,6 +49,12 @@ def fmt(x: Any, digits: int = 4) -> str:
     if v == int(v) and abs(v) < 1e15:
         return str(int(v))
     return f"{v:.{digits}g}"
+
+
+def delta_floor(x: Any) -> Any:
+    """A δ lower bound as shown: below 0 it says nothing beyond δ ≥ 0, so 0 is shown."""
+    v = num(x)
+    return x if v is None or v != v or v >= 0 else 0.0
 
 
 def verdict_label(verdict: Any) -> str:
@@ -133,7 +139,7 @@ def finding_text(rec: Mapping[str, Any]) -> str:
         where = "exactly" if exact else (f"at {fmt(100 * conf, 3)}% confidence" if conf else "")
         text = f"ε ≥ {fmt(eps_lb)} {where}".strip() if num(eps_lb) is not None else "no ε bound"
         if num(rec.get("delta_lower_bound")) is not None and (num(claim.get("delta")) or 0) > 0:
-            text += f"; δ ≥ {fmt(rec['delta_lower_bound'])} at ε = {fmt(claim.get('epsilon'))}"
+            text += f"; δ ≥ {fmt(delta_floor(rec['delta_lower_bound']))} at ε = {fmt(claim.get('epsilon'))}"
         text += f" (claimed ε = {fmt(claim.get('epsilon'))}"
         text += f", δ = {fmt(claim.get('delta'))})" if (num(claim.get("delta")) or 0) > 0 else ")"
         if rec.get("samples"):
@@ -143,10 +149,13 @@ def finding_text(rec: Mapping[str, Any]) -> str:
             text += f"; counterexample {_cx_text(cx)}"
         return text
     if kind == "sensitivity":
-        gap = rec.get("gap", rec.get("largest_gap"))
-        text = f"largest gap {fmt(gap)} against bound {fmt(rec.get('bound'))}"
+        claim = rec.get("claim") if isinstance(rec.get("claim"), Mapping) else {}
+        gap = rec.get("max_gap", rec.get("gap"))
+        text = f"largest gap {fmt(gap)} against bound {fmt(rec.get('bound', claim.get('bound')))}"
+        if num(rec.get("ratio")) is not None:
+            text += f" (ratio {fmt(rec['ratio'])})"
         if rec.get("examples"):
-            text += f" over {rec['examples']} examples"
+            text += f" over {int(num(rec['examples']) or 0):,} examples"
         cx = rec.get("counterexample")
         if v == Verdict.REFUTED.value and isinstance(cx, Mapping):
             text += f"; counterexample {_cx_text(cx)}"

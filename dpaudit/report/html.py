@@ -26,7 +26,9 @@ __all__ = ["render_html", "view"]
 #: record keys shown in their own place in the template (everything else goes under "details")
 _SHOWN = {"kind", "target", "verdict", "expected", "id", "claim", "epsilon_lower_bound",
           "delta_lower_bound", "confidence", "samples", "counterexample", "reproduce", "error",
-          "elapsed_s", "method", "seed", "location", "details", "title", "description"}
+          "elapsed_s", "method", "seed", "location", "details", "title", "description",
+          "statement", "source", "bound", "max_gap", "ratio", "examples", "evaluations", "profile",
+          "assumes_exact_reals", "decided_by", "control_of", "solver_time_s", "matches_expected"}
 
 #: long text fields (SMT-LIB2 queries, proofs) get a <pre> block of their own
 _LONG_TEXT_MIN = 160
@@ -38,6 +40,13 @@ def _interval(x: Any) -> str:
     return d.fmt(x) if x is not None else "—"
 
 
+def _short(text: str, limit: int) -> str:
+    """The first sentence of ``text``, cut at ``limit`` characters (summary table cells)."""
+    first = text.split(". ")[0]
+    first = first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+    return first if first == text else first.rstrip(".") + (" …" if not first.endswith("…") else "")
+
+
 def _json(x: Any) -> str:
     return json.dumps(x, ensure_ascii=False, indent=1) if not isinstance(x, str) else x
 
@@ -47,19 +56,26 @@ def _facts(rec: Mapping[str, Any]) -> list[tuple[str, str]]:
     facts: list[tuple[str, str]] = [("target", str(rec.get("target", "")))]
     if rec.get("location"):
         loc = rec["location"]
-        facts.append(("source", f"{loc.get('path')}:{loc.get('line')}"))
+        facts.append(("code", f"{loc.get('path')}:{loc.get('line')}"))
     facts.append(("evidence", d.KIND_TEXT.get(str(kind), str(kind))))
     if kind in ("audit", "exact"):
         conf = d.num(rec.get("confidence"))
         facts += [
             ("ε lower bound", d.fmt(rec.get("epsilon_lower_bound"))),
-            ("δ lower bound (at the claimed ε)", d.fmt(rec.get("delta_lower_bound"))),
+            ("δ lower bound (at the claimed ε)", d.fmt(d.delta_floor(rec.get("delta_lower_bound")))),
             ("confidence", "exact (1)" if kind == "exact" else
              (f"{d.fmt(100 * conf, 4)}% (family-wise)" if conf is not None else "—")),
             ("samples", f"{int(d.num(rec.get('samples')) or 0):,}"),
         ]
-    for key in ("bound", "gap", "largest_gap", "ratio", "examples", "individual", "norm",
-                "neighbours", "source", "status", "expected_status", "assumes_exact_reals"):
+    claim = rec.get("claim") if isinstance(rec.get("claim"), Mapping) else {}
+    if kind == "sensitivity":
+        for key in ("bound", "neighbours", "norm"):
+            if claim.get(key) is not None:
+                facts.append((key, d.fmt(claim[key]) if d.num(claim[key]) is not None else str(claim[key])))
+        if claim.get("individual"):
+            facts.append(("individual bounds Δ_i", _json(claim["individual"])))
+    for key in ("bound", "max_gap", "ratio", "examples", "evaluations", "profile", "source",
+                "assumes_exact_reals", "decided_by", "control_of", "solver_time_s"):
         if key in rec and rec[key] is not None and not isinstance(rec[key], (dict, list)):
             facts.append((key.replace("_", " "), d.fmt(rec[key]) if d.num(rec[key]) is not None else str(rec[key])))
     if rec.get("method"):
@@ -81,9 +97,12 @@ def _counterexample(rec: Mapping[str, Any]) -> Optional[dict]:
     for key, label in (("dataset", "D"), ("neighbour", "D′")):
         if key in cx:
             rows.append((label, _json(cx[key])))
-    for key in ("individual", "output", "output_neighbour", "gap"):
+    for key, label in (("individual", "individual i"), ("ids", "identities in D"),
+                       ("neighbour_ids", "identities in D′"), ("f_dataset", "f(D)"),
+                       ("f_neighbour", "f(D′)"), ("gap", "gap ‖f(D) − f(D′)‖"),
+                       ("allowed", "allowed"), ("output", "output r")):
         if key in cx and cx[key] is not None:
-            rows.append((key.replace("_", " "), _json(cx[key])))
+            rows.append((label, _json(cx[key])))
     probs = None
     if "p" in cx or "q" in cx:
         probs = {"p": d.fmt(cx.get("p")), "p_interval": _interval(cx.get("p_interval")),
@@ -129,6 +148,7 @@ def view(rec: Mapping[str, Any], index: int, plots: bool = True) -> dict:
         "kind": str(rec.get("kind")),
         "kind_text": d.KIND_TEXT.get(str(rec.get("kind")), str(rec.get("kind"))),
         "claim": d.claim_text(rec),
+        "claim_short": _short(d.claim_text(rec), 120),
         "verdict": str(verdict),
         "verdict_label": d.verdict_label(verdict),
         "verdict_meaning": d.verdict_meaning(verdict),
@@ -145,7 +165,7 @@ def view(rec: Mapping[str, Any], index: int, plots: bool = True) -> dict:
         "error": rec.get("error"),
         "long_texts": long_texts,
         "extra": [(k, _json(v)) for k, v in extra.items() if k not in long_keys],
-        "details": _json(rec.get("details")) if rec.get("details") else "",
+        "details": _json(_raw_details(rec.get("details"))) if rec.get("details") else "",
     }
 
 
@@ -158,6 +178,16 @@ def _finding(rec: Mapping[str, Any]) -> str:
     if rec.get("verdict") == "error" and rec.get("error"):
         return ""  # shown on its own line
     return text
+
+
+#: details drawn as plots; the raw view leaves them out (they are in the JSON)
+_PLOTTED = ("samples", "bound_curve", "histogram")
+
+
+def _raw_details(details: Any) -> Any:
+    if not isinstance(details, Mapping):
+        return details
+    return {k: ("(plotted above; in the JSON result)" if k in _PLOTTED else v) for k, v in details.items()}
 
 
 def _environment(run: Mapping[str, Any]) -> list[tuple[str, str]]:

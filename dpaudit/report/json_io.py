@@ -20,11 +20,30 @@ __all__ = ["dumps", "write_json", "read_json", "write_text"]
 
 
 def dumps(run: Mapping[str, Any]) -> str:
-    """The run as canonical JSON text (ends with a newline)."""
+    """The run as canonical JSON text (ends with a newline): objects indented two spaces per
+    level, lists of scalars on one line (samples and curves stay compact and diffable)."""
     try:
-        return json.dumps(run, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return _encode(run, 0) + "\n"
     except (TypeError, ValueError) as exc:
         raise InvalidArgument(f"run is not JSON-ready: {exc}") from None
+
+
+def _scalar(x: Any) -> str:
+    return json.dumps(x, ensure_ascii=False, allow_nan=False)
+
+
+def _encode(x: Any, level: int) -> str:
+    pad, inner = "  " * level, "  " * (level + 1)
+    if isinstance(x, Mapping):
+        if not x:
+            return "{}"
+        items = (f"{inner}{_scalar(str(k))}: {_encode(v, level + 1)}" for k, v in x.items())
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    if isinstance(x, (list, tuple)):
+        if all(not isinstance(v, (Mapping, list, tuple)) for v in x):
+            return "[" + ", ".join(_scalar(v) for v in x) + "]"
+        return "[\n" + ",\n".join(f"{inner}{_encode(v, level + 1)}" for v in x) + f"\n{pad}]"
+    return _scalar(x)
 
 
 def write_text(path: str | os.PathLike, text: str) -> str:

@@ -40,7 +40,8 @@ def folder(tmp_path):
 def test_mismatch_exits_1_and_writes_the_report(folder):
     out = dpaudit("audit", "--out", "rep", "--junit", "rep/junit.xml", cwd=folder)
     assert out.returncode == 1, out.stderr
-    assert "ok   ctrl.crashes: ERROR" in out.stdout and "FAIL ref.errs: ERROR" in out.stdout
+    assert "ok   ctrl.crashes  ERROR  error: RuntimeError" in out.stdout
+    assert "FAIL ref.errs  ERROR  (expected NOT REFUTED)" in out.stdout
     assert "2 audits, 1 as expected, 1 not as expected" in out.stdout
     assert "reproduce: dpaudit audit audits/crashy.py --id ref.errs --seed 20261122" in out.stdout
     run = json.loads((folder / "rep" / "results.json").read_text())
