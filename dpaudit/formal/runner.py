@@ -64,14 +64,18 @@ def run_claim(claim: Claim, config: SolverConfig) -> FormalResult:
         control_of=claim.control_of)
 
 
-def verify(names: Optional[Iterable[str]] = None, *, timeout: float = DEFAULT_TIMEOUT_S,
-           seed: int = DEFAULT_SEED, rlimit: int = DEFAULT_RLIMIT) -> list[FormalResult]:
+def verify(names: Optional[Iterable[str]] = None, *, timeout: Optional[float] = DEFAULT_TIMEOUT_S,
+           seed: Optional[int] = DEFAULT_SEED, rlimit: Optional[int] = DEFAULT_RLIMIT
+           ) -> list[FormalResult]:
     """Run the formal claims and return one frozen :class:`FormalResult` each.
 
     ``names``: claim names (see :func:`dpaudit.formal.list_claims`; negative controls may be
     named too); None runs every non-control claim. ``timeout``: per-query wall-clock limit in
     seconds; ``seed``: z3's ``smt.random_seed`` and ``sat.random_seed``; ``rlimit``: per-query z3
-    resource limit. A claim whose queries hit a limit is INCONCLUSIVE, never PROVED.
+    resource limit (None means the default for each). A claim whose queries hit a limit is
+    INCONCLUSIVE, never PROVED.
     """
-    config = SolverConfig(seed=seed, timeout_s=timeout, rlimit=rlimit)
+    config = SolverConfig(seed=DEFAULT_SEED if seed is None else seed,
+                          timeout_s=DEFAULT_TIMEOUT_S if timeout is None else timeout,
+                          rlimit=DEFAULT_RLIMIT if rlimit is None else rlimit)
     return [run_claim(c, config) for c in get_claims(names)]
