@@ -105,7 +105,7 @@ class PreRounding:
     def expected_loss(self, q: Any) -> np.ndarray:
         """E|R(q) + ΔK − q| = P(K = 0)·|R(q) − q| + Δ·E|K| (module docstring; exact)."""
         g = self.noise
-        p0 = math.exp(g._log_p0())
+        p0 = float(g.pmf(0.0))
         return p0 * np.abs(self.round(q) - np.clip(np.asarray(q, dtype=float), self.domain.lo,
                                                     self.domain.hi)) + g.expected_abs()
 
