@@ -39,6 +39,8 @@ from scipy import stats
 from dpaudit.claims import check_size
 from dpaudit.errors import InvalidArgument
 from mechanisms.geometric import Geometric
+from mechanisms.laplace import Laplace
+from mechanisms.staircase import Staircase
 
 __all__ = [
     "round_to_count", "collusion_median", "expected_abs_order_statistic", "expected_abs_median",
@@ -98,6 +100,8 @@ def expected_abs_order_statistic(noise: Any, k: int, j: int) -> float:
     tails). For a Geometric (lattice dℤ) the integral is the sum d·Σ_{m≥0} of the same terms at
     t = m·d; continuous noise is integrated by Gauss-Legendre quadrature on its smooth pieces.
     """
+    if not isinstance(noise, (Laplace, Staircase, Geometric)):
+        raise InvalidArgument.bad("noise", noise, "a Laplace, Staircase or Geometric")
     k, j = check_size(k, "k"), check_size(j, "j")
     if not 1 <= j <= k:
         raise InvalidArgument(f"j must be in 1..k, got j={j}, k={k}")
@@ -131,7 +135,7 @@ def _smooth_pieces(noise: Any, k: int) -> np.ndarray:
     """Edges of [0, T] split where ``noise``'s survival function has kinks (module docstring)."""
     log_tail = math.log(2e20 * k)                       # S(T) = ½e^{−εT/Δ} ≤ 1e-20/k
     delta_ = float(noise.sensitivity)
-    if hasattr(noise, "gamma"):                         # staircase: ρ^m/2 ≤ 1e-20/k
+    if isinstance(noise, Staircase):                    # staircase: ρ^m/2 ≤ 1e-20/k
         m = np.arange(math.ceil(log_tail / noise.epsilon) + 1, dtype=float)
         e = np.sort(np.concatenate([m, m[:-1] + noise.gamma])) * delta_
         return np.unique(e)

@@ -28,7 +28,7 @@ from dpaudit.errors import InvalidArgument
 from dpaudit.laws import DiscreteLaw
 from dpaudit.spec import MechanismSpec
 from dpaudit.rng import check_generator
-from mechanisms.laplace import check_draws
+from mechanisms.laplace import check_draws, check_values
 
 __all__ = ["Geometric", "MAX_ATOMS"]
 
@@ -156,7 +156,7 @@ class Geometric:
         return k * int(self.step) if self.integral else k * self.step
 
     def _grid_index(self, value: Any) -> np.ndarray:
-        m, on = self._steps(value)
+        m, on = self._steps(check_values(value))
         if not np.all(on):
             raise InvalidArgument.bad("value", value, f"on the grid {self.step:g}·ℤ (the step d)")
         return m.astype(np.int64)

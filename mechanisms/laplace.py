@@ -30,7 +30,7 @@ from dpaudit.laws import ContinuousLaw
 from dpaudit.rng import check_generator
 from dpaudit.spec import MechanismSpec
 
-__all__ = ["Laplace", "snapped_sum_units", "SNAP_BITS", "check_draws"]
+__all__ = ["Laplace", "snapped_sum_units", "SNAP_BITS", "check_draws", "check_values"]
 
 #: Records are snapped to the grid Δ·2^-SNAP_BITS by :func:`snapped_sum_units`.
 SNAP_BITS = 32
@@ -43,6 +43,17 @@ def check_draws(size: Any) -> Any:
     if isinstance(size, tuple):
         return tuple(check_size(s, "size") for s in size)
     return check_size(size, "size")
+
+
+def check_values(value: Any, name: str = "value") -> np.ndarray:
+    """True answers handed to a sampler or a law: finite numbers (a scalar or an array)."""
+    try:
+        v = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidArgument.bad(name, value, "a finite number or an array of them") from None
+    if not np.all(np.isfinite(v)):
+        raise InvalidArgument.bad(name, value, "a finite number or an array of them")
+    return v
 
 
 def snapped_sum_units(data: Any, sensitivity: float) -> int:
@@ -123,15 +134,15 @@ class Laplace:
 
     def sample(self, value: Any, rng: np.random.Generator, size: Any = None) -> Any:
         """``value + Z``: the released answer for true answer ``value`` (broadcast with ``size``)."""
-        out = np.asarray(value, dtype=float) + self.noise(rng, size)
+        out = check_values(value) + self.noise(rng, size)
         return float(out) if out.ndim == 0 else out
 
     # -- exact output law and the canonical spec --------------------------------------------------
     def law(self, value: float = 0.0) -> ContinuousLaw:
         """The law of ``value + Z``: ``ContinuousLaw(scipy.stats.laplace(value, Δ/ε), (value,))``."""
-        v = float(value)
-        if not math.isfinite(v):
+        if np.ndim(value) != 0:
             raise InvalidArgument.bad("value", value, "a finite number")
+        v = float(check_values(value))
         return ContinuousLaw(stats.laplace(loc=v, scale=self.scale), (v,))
 
     def spec(self, size: int = 10, name: Optional[str] = None) -> MechanismSpec:

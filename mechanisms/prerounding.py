@@ -27,11 +27,10 @@ from typing import Any, Optional
 import numpy as np
 
 from dpaudit.claims import Domain, Neighbours, PureDP, check_epsilon, check_size
-from dpaudit.errors import InvalidArgument
 from dpaudit.laws import DiscreteLaw
 from dpaudit.spec import MechanismSpec
 from mechanisms.geometric import Geometric
-from mechanisms.laplace import SNAP_BITS, snapped_sum_units
+from mechanisms.laplace import SNAP_BITS, check_values, snapped_sum_units
 
 __all__ = ["PreRounding"]
 
@@ -73,10 +72,7 @@ class PreRounding:
     # -- stage 1 ----------------------------------------------------------------------------------
     def _index(self, q: Any) -> np.ndarray:
         """⌊clamp(q)/Δ + ½⌋ as int64."""
-        q = np.asarray(q, dtype=float)
-        if not np.all(np.isfinite(q)):
-            raise InvalidArgument.bad("q", q, "finite numbers")
-        q = np.clip(q, self.domain.lo, self.domain.hi)
+        q = np.clip(check_values(q, "q"), self.domain.lo, self.domain.hi)
         return np.floor(q / self.sensitivity + 0.5).astype(np.int64)
 
     def round(self, q: Any) -> np.ndarray:

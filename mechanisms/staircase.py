@@ -33,7 +33,7 @@ from dpaudit.errors import InvalidArgument
 from dpaudit.laws import PiecewiseConstantLaw
 from dpaudit.spec import MechanismSpec
 from dpaudit.rng import check_generator
-from mechanisms.laplace import SNAP_BITS, check_draws, snapped_sum_units
+from mechanisms.laplace import SNAP_BITS, check_draws, check_values, snapped_sum_units
 
 __all__ = ["Staircase", "optimal_gamma", "MAX_CELLS"]
 
@@ -142,7 +142,7 @@ class Staircase:
 
     def sample(self, value: Any, rng: np.random.Generator, size: Any = None) -> Any:
         """``value + Z``: the released answer for true answer ``value`` (broadcast with ``size``)."""
-        out = np.asarray(value, dtype=float) + self.noise(rng, size)
+        out = check_values(value) + self.noise(rng, size)
         return float(out) if out.ndim == 0 else out
 
     # -- exact output law and the canonical spec --------------------------------------------------
@@ -180,9 +180,9 @@ class Staircase:
 
         ``tail_mass`` = P(|Z| ≥ k_max·Δ) = ρ^{k_max}. Log-densities are exact (log space).
         """
-        v = float(value)
-        if not math.isfinite(v):
+        if np.ndim(value) != 0:
             raise InvalidArgument.bad("value", value, "a finite number")
+        v = float(check_values(value))
         return self._law_units(v / self.sensitivity, tail)
 
     def spec(self, size: int = 10, name: Optional[str] = None) -> MechanismSpec:

@@ -90,3 +90,10 @@ def test_rho_is_validated(bad):
 def test_k_is_validated():
     with pytest.raises(InvalidArgument, match="^k must be an integer >= 1"):
         col.collusion_laplace_loss(0.5, 0)
+
+
+def test_order_statistic_needs_a_known_noise():
+    with pytest.raises(InvalidArgument, match="^noise must be a Laplace, Staircase or Geometric"):
+        col.expected_abs_order_statistic(object(), 3, 2)
+    with pytest.raises(InvalidArgument, match="^j must be in 1..k"):
+        col.expected_abs_order_statistic(Laplace(1.0), 3, 4)

@@ -52,6 +52,12 @@ def test_sampler_needs_an_explicit_generator(bad):
         Laplace(1.0).noise(bad, 3)
 
 
+@pytest.mark.parametrize("value", ["a", math.nan, [1.0, math.inf], None])
+def test_bad_true_answers_are_one_line_errors(value):
+    with pytest.raises(InvalidArgument, match="^value must be a finite number"):
+        Laplace(1.0).sample(value, np.random.default_rng(0), 3)
+
+
 def test_negative_size_is_rejected():
     with pytest.raises(InvalidArgument, match="^size must be an integer >= 0, got -1"):
         Laplace(1.0).noise(np.random.default_rng(0), -1)

@@ -16,7 +16,7 @@ def test_rounding_cells_are_the_seeds():
     h = PreRounding(1.0)
     q = np.array([-10, -7, -5.000001, -5, 0, 4.999999, 5, 9.9, 10, 14, -30])
     np.testing.assert_array_equal(h.round(q), [-10, -10, -10, 0, 0, 0, 10, 10, 10, 10, -10])
-    with pytest.raises(InvalidArgument, match="^q must be finite numbers"):
+    with pytest.raises(InvalidArgument, match="^q must be a finite number or an array of them"):
         h.round([math.nan])
 
 
