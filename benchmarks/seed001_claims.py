@@ -23,7 +23,7 @@ from seed001_common import save
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
-    ap.parse_args(argv)
+    args = ap.parse_args(argv)
     checks = evaluate_seed001_claims()
     lines = [f"{'claim':40s} {'verdict':13s} {'agrees':6s}  detail"]
     for c in checks:
@@ -34,7 +34,8 @@ def main(argv=None) -> int:
                  f"{sum(c.evidence.verdict.value == 'not_refuted' for c in checks)} not refuted; "
                  f"disagreements with the recorded verdicts: {bad if bad else 'none'}")
     print("\n".join(lines))
-    for p in save("claims", {"claims": [c.to_record() for c in checks], "disagreements": bad}, lines):
+    record = {"quick": args.quick, "claims": [c.to_record() for c in checks], "disagreements": bad}
+    for p in save("claims", record, lines):
         print("wrote", p)
     return 0 if not bad else 1
 

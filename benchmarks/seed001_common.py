@@ -30,9 +30,14 @@ def machine() -> dict:
 
 
 def save(name: str, record: dict, lines: list[str], figure: Any = None) -> list[Path]:
-    """Write the JSON record, the text table and the SVG figure; return the paths written."""
+    """Write the JSON record, the text table and the SVG figure; return the paths written.
+
+    A ``--quick`` smoke run (``record["quick"]``) writes ``seed001_<name>_quick.*`` so it never
+    overwrites the recorded full results."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     record = {"machine": machine(), **record}
+    if record.get("quick"):
+        name = f"{name}_quick"
     paths = [RESULTS / f"seed001_{name}.json", RESULTS / f"seed001_{name}.txt"]
     paths[0].write_text(json.dumps(jsonable(record), indent=1, allow_nan=False) + "\n")
     m = record["machine"]

@@ -218,5 +218,5 @@ class Geometric:
             geometric_sum,
             name=name or f"Geometric(epsilon={self.epsilon:g}, sensitivity={delta_:g}, step={d:g})",
             epsilon=self.epsilon, delta=0.0, neighbours=self.neighbours.value,
-            domain=(0.0, delta_), size=size,
+            domain=(0.0, delta_), size=size, output="discrete",
             distribution=lambda data: self.law(self._at(index_of(data)).item()))

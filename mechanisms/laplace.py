@@ -166,4 +166,4 @@ class Laplace:
         return MechanismSpec.from_function(
             laplace_sum, name=name or f"Laplace(epsilon={self.epsilon:g}, sensitivity={delta_:g})",
             epsilon=self.epsilon, delta=0.0, neighbours=self.neighbours.value,
-            domain=(0.0, delta_), size=size, distribution=lambda data: self.law(value_of(data)))
+            domain=(0.0, delta_), size=size, output="real", distribution=lambda data: self.law(value_of(data)))

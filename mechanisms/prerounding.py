@@ -80,6 +80,17 @@ class PreRounding:
         return self._index(q) * self.sensitivity
 
     # -- release, law and loss --------------------------------------------------------------------
+    def logpmf(self, y: Any, q: Any) -> np.ndarray:
+        """ln P(R(q) + ΔK = y) = ln P(ΔK = y − R(q)) (−∞ off the grid Δℤ)."""
+        return self.noise.logpmf(check_values(y, "y") - self.round(q))
+
+    def pmf(self, y: Any, q: Any) -> np.ndarray:
+        return np.exp(self.logpmf(y, q))
+
+    def cdf(self, y: Any, q: Any) -> np.ndarray:
+        """P(R(q) + ΔK ≤ y)."""
+        return self.noise.cdf(check_values(y, "y") - self.round(q))
+
     def sample(self, q: Any, rng: np.random.Generator, size: Any = None) -> Any:
         """R(q) + Δ·K (floats on Δℤ). Returns a scalar when ``size`` is None and q is a scalar."""
         m = self._index(q)
@@ -132,5 +143,5 @@ class PreRounding:
             prerounded_sum,
             name=name or f"PreRounding(epsilon={self.epsilon:g}, sensitivity={delta_:g}, domain={self.domain})",
             epsilon=self.epsilon, delta=0.0, neighbours=self.neighbours.value,
-            domain=(0.0, delta_), size=size,
+            domain=(0.0, delta_), size=size, output="discrete",
             distribution=lambda data: self._law_index(index_of(data), 1e-300))

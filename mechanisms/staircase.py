@@ -208,5 +208,5 @@ class Staircase:
             staircase_sum,
             name=name or f"Staircase(epsilon={self.epsilon:g}, sensitivity={delta_:g}, gamma={self.gamma:.6g})",
             epsilon=self.epsilon, delta=0.0, neighbours=self.neighbours.value,
-            domain=(0.0, delta_), size=size,
+            domain=(0.0, delta_), size=size, output="real",
             distribution=lambda data: self._law_units(units_of(data), 1e-300))
