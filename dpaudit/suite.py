@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 from dpaudit.errors import InvalidArgument, LoadError, UsageError
 from dpaudit.results import Verdict
 
-__all__ = ["AuditKind", "AuditDef", "sampled", "exact", "sensitivity", "formal", "load_audits",
+__all__ = ["AuditKind", "AuditDef", "SUITE_CONFIDENCE", "sampled", "exact", "sensitivity", "formal", "load_audits",
            "audit_seed", "run_one", "run_suite", "run_audit", "run_list", "DEFAULT_AUDIT_DIR"]
 
 DEFAULT_AUDIT_DIR = "audits"
@@ -100,8 +100,17 @@ def _define(kind: AuditKind, id: str, target: Any, expected: Any, description: s
     return AuditDef(id, kind, target, dict(params), exp, description, frame.filename, frame.lineno)
 
 
+#: Default confidence of a sampled suite audit. The reference mechanisms are tight (their true ε
+#: equals the claim), so each correct one is refuted with probability up to 1 − confidence; at
+#: 99.9% per audit, a suite of up to 50 sampled audits keeps its family-wise confidence ≥ 95%
+#: (Bonferroni), where 95% per audit would expect a false refutation in every 20.
+SUITE_CONFIDENCE = 0.999
+
+
 def sampled(id: str, target: Any, *, expected: Any = "not_refuted", description: str = "", **params: Any) -> AuditDef:
-    """A black-box sampled audit of a MechanismSpec (``params`` go to :func:`dpaudit.audit`)."""
+    """A black-box sampled audit of a MechanismSpec (``params`` go to :func:`dpaudit.audit`;
+    ``confidence`` defaults to :data:`SUITE_CONFIDENCE`)."""
+    params.setdefault("confidence", SUITE_CONFIDENCE)
     return _define(AuditKind.SAMPLED, id, target, expected, description, params)
 
 

@@ -1,0 +1,21 @@
+"""The formal claims of ``dpaudit verify`` (z3; dpaudit/formal), each with the status expected of it.
+
+Every claim in the registry is an audit here, named ``formal.<claim name>``: true statements are
+expected PROVED; the seed statements that SPEC §8 lists as false (S1 eqs (6) and (7) as printed,
+seed 003's "range = sensitivity", seed 004 eq (2.2) under add/drop, seed 000 Prop 2's δ) are
+expected REFUTED with a model; and the registry's negative controls (a claim restated with a
+planted error: dimension 3, radius 0.9, a wrong constant) are expected REFUTED too, which shows the
+encodings can fail. INCONCLUSIVE never counts as PROVED. Each record carries the SMT-LIB2 text of
+its queries, replayable with any z3.
+"""
+
+from __future__ import annotations
+
+from dpaudit.formal import list_claims
+from dpaudit.suite import formal
+
+AUDITS = [
+    formal(f"formal.{c.name}", c.name, expected=c.expected.value,
+           description=(f"negative control of {c.control_of}: " if c.control_of else "") + c.statement)
+    for c in list_claims(include_controls=True)
+]

@@ -1,0 +1,149 @@
+"""Audits of the oblivious noise mechanisms of seed 001 (SPEC §2), with broken variants as controls.
+
+Every reference mechanism is audited black-box (sampled) and white-box (exact output law). The
+negative controls are the seed's own misprints made executable, plus one classic implementation
+slip; each is expected to be REFUTED:
+
+* ``laplace.broken-eq6``: Laplace noise read off S1 eq (6) as printed, whose exponent lacks ε: the
+  scale is Δ whatever ε is, so a claim of ε = 0.5 is really ε = 1 (SPEC §8 E8).
+* ``geometric.broken-eq10``: the quantised geometric with ratio ρ per step d instead of
+  ρ^{d/Δ} (S1 eq (10), SPEC §8 E10): with d = Δ/4 the true ε is 4ε.
+* ``prerounding.broken-fine-grid``: pre-rounding onto a grid finer than the noise step (Δ/2
+  instead of Δ): neighbours land on disjoint lattices, an infinite privacy loss (SPEC §2.6 needs
+  rounding cells of width Δ).
+* ``collusion.broken-median``: the colluders' median of k = 5 releases presented as one ε-DP
+  release; composition makes it up to 5ε-DP (S1 §5.3, SPEC §8 E16).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpaudit.spec import MechanismSpec
+from dpaudit.suite import exact, sampled
+from mechanisms.collusion import collusion_median, round_to_count
+from mechanisms.geometric import Geometric
+from mechanisms.laplace import SNAP_BITS, Laplace, snapped_sum_units
+from mechanisms.prerounding import PreRounding
+from mechanisms.staircase import Staircase
+
+SAMPLES = 300_000
+
+
+def _sum(data) -> float:
+    """The canonical sum query of the reference mechanisms (records clamped to [0, 1])."""
+    return snapped_sum_units(data, 1.0) * 2.0 ** -SNAP_BITS
+
+
+# -- broken variants (negative controls) -----------------------------------------------------------
+
+def laplace_eq6_as_printed(data, rng, size=None):
+    """S1 eq (6) as printed: density (ε/2Δ)·exp(−|z|/Δ), i.e. noise of scale Δ for every ε."""
+    return _sum(data) + rng.laplace(scale=1.0, size=size)
+
+
+def laplace_eq6_spec() -> MechanismSpec:
+    return MechanismSpec.from_function(
+        laplace_eq6_as_printed, name="Laplace per S1 eq (6) as printed (claims ε=0.5)",
+        epsilon=0.5, neighbours="add-remove", domain=(0.0, 1.0), size=10,
+        distribution=lambda data: Laplace(1.0).law(_sum(data)))
+
+
+_QUANTISED = Geometric(1.0, sensitivity=1.0, step=0.25)
+_EQ10 = Geometric(4.0, sensitivity=1.0, step=0.25)   # ratio ρ per step of Δ/4: ε_true = 4ε
+
+
+def _quarter_sum(data) -> float:
+    x = np.clip(np.asarray(data, dtype=float), 0.0, 1.0)
+    return float(np.rint(x / 0.25).sum() * 0.25)
+
+
+def geometric_eq10_as_printed(data, rng, size=None):
+    """S1 eq (10) as printed: step d = Δ/4 with ratio ρ = e^{-ε} per step (should be ρ^{d/Δ})."""
+    return _EQ10.sample(_quarter_sum(data), rng, size)
+
+
+def geometric_eq10_spec() -> MechanismSpec:
+    return MechanismSpec.from_function(
+        geometric_eq10_as_printed, name="quantised Geometric per S1 eq (10) (claims ε=1)",
+        epsilon=1.0, neighbours="add-remove", domain=(0.0, 1.0), size=10,
+        distribution=lambda data: _EQ10.law(_quarter_sum(data), 1e-200))
+
+
+_PRE = PreRounding(1.0)
+
+
+def prerounding_fine_grid(data, rng, size=None):
+    """Pre-rounding onto the grid Δ/2 = 5 (cells too fine), then Δ·K noise with K geometric."""
+    q = min(max(_sum(data) * 10.0, -10.0), 10.0)        # the query on [−10, 10], sensitivity Δ = 10
+    m = np.floor(q / 5.0 + 0.5) * 5.0
+    return m + 10.0 * _PRE.noise.noise_steps(rng, size)
+
+
+def prerounding_fine_spec() -> MechanismSpec:
+    return MechanismSpec.from_function(
+        prerounding_fine_grid, name="pre-rounding onto a grid finer than the noise step (claims ε=1)",
+        epsilon=1.0, neighbours="add-remove", domain=(0.0, 1.0), size=6)
+
+
+_LAP = Laplace(1.0)
+
+
+def collusion_median_of_five(data, rng, size=None):
+    """Five colluders each receive an ε-DP Laplace release; their median is released as if ε-DP."""
+    n = 1 if size is None else size
+    out = collusion_median(_LAP.sample(_sum(data), rng, (n, 5)), axis=1)
+    return float(out[0]) if size is None else out
+
+
+def collusion_spec() -> MechanismSpec:
+    return MechanismSpec.from_function(
+        collusion_median_of_five, name="median of 5 colluders' Laplace releases (claims ε=1)",
+        epsilon=1.0, neighbours="add-remove", domain=(0.0, 1.0), size=10)
+
+
+def count_remap(data, rng, size=None):
+    """A count released with Laplace(1/ε) noise and rounded to the nearest integer (S1 §4.2.3):
+    post-processing, so still ε-DP."""
+    return round_to_count(_LAP.sample(_sum(data), rng, size))
+
+
+def count_remap_spec() -> MechanismSpec:
+    return MechanismSpec.from_function(count_remap, name="Laplace count, rounded (S1 §4.2.3)", epsilon=1.0,
+                                       neighbours="add-remove", domain=(0.0, 1.0), size=10)
+
+
+AUDITS = [
+    sampled("laplace.sampled", lambda: Laplace(1.0).spec(), samples=SAMPLES,
+            description="Laplace(Δ/ε) on the sum of records in [0, 1]: ε = 1, add-remove (SPEC §2.1)"),
+    exact("laplace.exact", lambda: Laplace(1.0).spec(), examples=40,
+          description="exact loss sup_y |ln p_D(y) − ln p_D'(y)| of the Laplace law over searched pairs"),
+    sampled("laplace.broken-eq6.sampled", laplace_eq6_spec, samples=SAMPLES, expected="refuted",
+            description="control: S1 eq (6) as printed (no ε in the exponent), claiming ε = 0.5"),
+    exact("laplace.broken-eq6.exact", laplace_eq6_spec, examples=40, expected="refuted",
+          description="control: S1 eq (6) as printed, exact law"),
+    sampled("geometric.sampled", lambda: Geometric(1.0).spec(), samples=SAMPLES,
+            description="two-sided geometric on ℤ (Ghosh et al.), ε = 1, add-remove (SPEC §2.2)"),
+    exact("geometric.exact", lambda: Geometric(1.0).spec(), examples=60,
+          description="exact pmf ratio of the two-sided geometric over searched pairs"),
+    exact("geometric-quantised.exact", lambda: _QUANTISED.spec(), examples=60,
+          description="quantised geometric, step d = Δ/4, ratio ρ^{d/Δ} (SPEC §2.2, S1 eq (10) corrected)"),
+    sampled("geometric.broken-eq10.sampled", geometric_eq10_spec, samples=SAMPLES, expected="refuted",
+            description="control: S1 eq (10) as printed (ratio ρ per step d = Δ/4): true ε = 4"),
+    exact("geometric.broken-eq10.exact", geometric_eq10_spec, examples=60, expected="refuted",
+          description="control: S1 eq (10) as printed, exact pmf"),
+    sampled("staircase.sampled", lambda: Staircase(1.0).spec(), samples=SAMPLES,
+            description="staircase noise at γ* = 1/(1 + e^{ε/2}), ε = 1 (SPEC §2.3)"),
+    exact("staircase.exact", lambda: Staircase(1.0).spec(), examples=60,
+          description="exact piecewise-constant staircase law over searched pairs"),
+    sampled("prerounding.sampled", lambda: PreRounding(1.0).spec(), samples=SAMPLES,
+            description="pre-rounding heuristic: round to Δℤ, add Δ·geometric (S1 §5.2.2, SPEC §2.6)"),
+    exact("prerounding.exact", lambda: PreRounding(1.0).spec(), examples=60,
+          description="exact law of the pre-rounding heuristic over searched pairs"),
+    sampled("prerounding.broken-fine-grid.sampled", prerounding_fine_spec, samples=SAMPLES,
+            expected="refuted", description="control: rounding cells of width Δ/2: disjoint output lattices"),
+    sampled("count-remap.sampled", count_remap_spec, samples=SAMPLES,
+            description="Laplace count rounded to an integer (post-processing keeps ε = 1)"),
+    sampled("collusion.broken-median.sampled", collusion_spec, samples=SAMPLES, expected="refuted",
+            description="control: the median of 5 ε-DP releases is not ε-DP (composition, S1 §5.3)"),
+]
