@@ -203,7 +203,7 @@ def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbou
                       domain: Any, size: int, samples: Optional[int] = None) -> str:
     """The ``dpaudit check`` command line that replays one target's audit from anywhere: the claim
     as audited and every setting that changes the numbers (the sample budget ``samples``, the
-    confidence, the seed), pyproject values spelled out."""
+    confidence, the seed) or an ERROR (non-default sandbox limits), pyproject values spelled out."""
     parts = ["dpaudit", "check", target, f"--epsilon={claim.epsilon:g}"]
     if claim.delta:
         parts.append(f"--delta={claim.delta:g}")
@@ -215,6 +215,10 @@ def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbou
     if settings.confidence != _DEFAULTS["confidence"]:
         parts.append(f"--confidence={settings.confidence:g}")
     parts.append(f"--seed={settings.seed}")
+    if settings.call_timeout != _DEFAULTS["call-timeout"] and settings.call_timeout is not None:
+        parts.append(f"--call-timeout={settings.call_timeout:g}")  # replays a hang the same way
+    if settings.memory != _DEFAULTS["memory"] and settings.memory is not None:
+        parts.append(f"--memory={settings.memory}")
     return shlex.join(parts)
 
 
@@ -275,7 +279,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
                 if os.environ.get("DPAUDIT_DEBUG"):
                     raise
                 progress.clear()
-                internal = f"internal error in dpaudit: {type(exc).__name__}: {exc}"
+                internal = f"internal error in dpaudit: {type(exc).__name__}: {_first_line(exc)}"
                 print(f"dpaudit: {target}: {internal} (rerun with DPAUDIT_DEBUG=1 for the "
                       f"traceback)", file=sys.stderr)
                 record = _error_record(target, internal, command)
@@ -321,8 +325,6 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
                deadline: Optional[float]) -> dict:
     """Load, audit and record one target. Load and claim errors propagate (usage errors); a
     misbehaving mechanism is an ERROR record."""
-    import dpaudit
-    from dpaudit.auditor import default_samples
     from dpaudit.loader import load_mechanism, parse_target
     from dpaudit.report.model import location
     from dpaudit.sandbox import SandboxExecutor
@@ -342,16 +344,20 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
                                    else remaining + _TIMEOUT_GRACE)
     try:
         if executor is not None:
+            executor.spawn()  # the child boots while this process imports the auditor
+        import dpaudit.auditor
+        _warm_imports()  # the auditor's heavy imports run while the child boots
+        if executor is not None:
             executor.start()  # the child imports the file first: a crash there is a load error
         loaded = load_mechanism(path, function)
         spec = MechanismSpec.from_function(loaded.func, name=loaded.target, **settings.claim)
-        budget = settings.samples or default_samples(spec)
+        budget = settings.samples or dpaudit.auditor.default_samples(spec)
         reproduce = reproduce_command(loaded.target, settings, spec.claim, spec.neighbours,
                                       spec.domain, spec.size, budget)
         try:
-            result = dpaudit.audit(spec, samples=settings.samples, confidence=settings.confidence,
-                                   seed=settings.seed, executor=executor, progress=progress,
-                                   timeout=remaining)
+            result = dpaudit.auditor.audit(spec, samples=settings.samples,
+                                           confidence=settings.confidence, seed=settings.seed,
+                                           executor=executor, progress=progress, timeout=remaining)
         except MechanismError as exc:  # the auditor should have made it an ERROR verdict
             record = _error_record(loaded.target, str(exc), reproduce)
             record["elapsed_s"] = time.monotonic() - t0
@@ -363,6 +369,22 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
     finally:
         if executor is not None:
             executor.close()
+
+
+def _first_line(exc: BaseException, limit: int = 200) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _warm_imports() -> None:
+    """Import what :func:`dpaudit.audit` imports lazily (scipy, statsmodels, hypothesis through the
+    search engine) now, overlapping the sandbox child's start-up. Only a warm-up: never fails."""
+    try:
+        import importlib
+
+        importlib.import_module("dpaudit.search.engine")
+    except ImportError:  # pragma: no cover - the auditor's layout changed; audit() imports it
+        pass
 
 
 def _error_record(target: str, message: str, reproduce: str) -> dict:

@@ -19,6 +19,7 @@ result, so a CI log always shows the verdict and how to reproduce it.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from typing import Any, Mapping, Optional, Sequence, TextIO
@@ -125,7 +126,7 @@ class Progress:
         """Print the one-line summary of a finished target."""
         from dpaudit.report.describe import one_line
 
-        self.note(one_line(record))
+        self.note(re.sub(r"\s*\n\s*", " ", one_line(record)))  # one line, whatever the messages
 
     def reproduce(self, records: Sequence[Mapping[str, Any]]) -> None:
         """At the end of the run: the command that replays each target's result."""

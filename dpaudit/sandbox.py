@@ -139,6 +139,7 @@ class SandboxExecutor:
         self._slots: list[Any] = []                 # shared files numeric outputs come back in
         self._maps: list[Optional[mmap.mmap]] = []
         self._deadline: Optional[float] = None
+        self._ready = False
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -146,8 +147,9 @@ class SandboxExecutor:
         """The running child's process id (None when no child is running)."""
         return None if self._proc is None else self._proc.pid
 
-    def start(self) -> None:
-        """Start the child and let it import the file; raise LoadError if it cannot."""
+    def spawn(self) -> None:
+        """Start the child without waiting for it: it boots and imports the file while the caller
+        does other work (``dpaudit check`` imports the auditor meanwhile). :meth:`start` waits."""
         if self._proc is not None:
             return
         if self._deadline is None and self.total_timeout is not None:
@@ -178,11 +180,19 @@ class SandboxExecutor:
             os.close(p2c_r)
             os.close(c2p_w)
         self.children_started += 1
+        self._ready = False
         self._send = Connection(p2c_w, readable=False)
         self._recv = Connection(c2p_r, writable=False)
         config = (self.path, self.function, self.call_timeout, self.memory,
                   [f.name for f in self._slots])
         self._send.send_bytes(pickle.dumps(config))
+
+    def start(self) -> None:
+        """Start the child (unless :meth:`spawn` did) and wait until it has imported the file;
+        raise LoadError if it cannot (the file's own error, or a crash or hang while importing)."""
+        self.spawn()
+        if self._ready:
+            return
         try:
             reply = self._receive(_START_GRACE + (self.call_timeout or 0.0), None,
                                   during="importing the file")
@@ -193,6 +203,7 @@ class SandboxExecutor:
             self._kill()
             raise LoadError(reply[1] if reply[0] == "load_error"
                             else f"{self.path}: the sandbox child answered {reply[0]!r}")
+        self._ready = True
 
     def close(self) -> None:
         """Stop the child (politely, then by force) and free its resources."""

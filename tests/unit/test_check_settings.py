@@ -112,6 +112,10 @@ def test_reproduce_command_spells_out_the_claim_and_seed():
     assert cmd == ("dpaudit check 'ex dir/m.py:f' --epsilon=0.5 --delta=1e-06 "
                    "--neighbours=replace --domain=-1:1 --size=7 --samples=1000 "
                    "--confidence=0.9 --seed=4")
+    s = settings("--call-timeout", "2", "--memory", "1G")
+    cmd = reproduce_command("m.py:f", s, privacy_claim(1.0), "add-remove", Domain(0, 1), 10,
+                            samples=4000)
+    assert cmd.endswith("--samples=4000 --seed=20261122 --call-timeout=2 --memory=1073741824")
 
 
 def test_a_usage_error_still_writes_the_report(tmp_path, capsys):

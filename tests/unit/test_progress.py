@@ -59,3 +59,11 @@ def test_quiet_progress_writes_nothing_to_stderr_but_summaries_to_stdout():
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("m.py:f: REFUTED — ε = 1 (pure DP), add-remove neighbours; ε ≥ 2.5")
     assert lines[1] == "reproduce: dpaudit check m.py:f --epsilon=1 --seed=1"
+
+
+def test_a_multi_line_message_is_printed_on_one_line():
+    out = io.StringIO()
+    p = Progress(stream=io.StringIO(), out=out, enabled=False)
+    p.finish({"kind": "audit", "target": "m.py:f", "verdict": "error", "claim": None,
+              "error": "mechanism returned 'a\nb'\n  on dataset [0.0]"})
+    assert out.getvalue().count("\n") == 1 and "'a b' on dataset" in out.getvalue()

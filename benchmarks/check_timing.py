@@ -1,0 +1,179 @@
+"""Timings of ``dpaudit check`` and of its sandbox (issue 8, "Must show").
+
+1. ``dpaudit check examples/laplace_sum.py`` with default settings, end to end in a subprocess
+   (interpreter start, sandbox child, audit, summary): target ≤ 15 s wall.
+2. Sandbox overhead against in-process execution on a batch-form Laplace mechanism (target
+   ≤ 10%), interleaving the two so both see the same machine load:
+   a. the executor alone: the same ``plan_batches`` tasks through ``InProcessExecutor`` and
+      ``SandboxExecutor`` (one warm child), medians over repeats: the worst case, no audit work;
+   b. a whole ``dpaudit.audit`` (default budget) with ``executor=InProcessExecutor()`` against a
+      warm ``SandboxExecutor`` (the ratio the target is about), and the child's start-up time on
+      its own (``dpaudit check`` overlaps it with importing the auditor);
+   c. ``dpaudit check`` against ``dpaudit check --in-process``, end to end.
+
+Wall times on a loaded machine are noisy, so CPU times (this process and its children) are
+recorded beside them. Results go to ``benchmarks/results/check_timing.json`` with the machine
+(platform, CPU count, load average) and the date.
+
+    python benchmarks/check_timing.py            # full run (the recorded figures)
+    python benchmarks/check_timing.py --quick    # smoke run, a few seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLE = os.path.join(ROOT, "examples", "laplace_sum.py")
+RESULTS = os.path.join(ROOT, "benchmarks", "results", "check_timing.json")
+
+
+def machine() -> dict:
+    return {"platform": platform.platform(), "python": platform.python_version(),
+            "cpu_count": os.cpu_count(), "loadavg": list(os.getloadavg()),
+            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+
+
+def cpu_seconds(pid=None) -> float:
+    """CPU seconds (user + system) of this process, plus those of the running child ``pid``."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    total = me.ru_utime + me.ru_stime
+    if pid is not None:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def time_check_cli(repeats: int) -> dict:
+    """Wall time of `dpaudit check examples/laplace_sum.py` (default settings) in a subprocess,
+    sandboxed and with --in-process, interleaved: the end-to-end cost of the sandbox."""
+    walls = {"sandbox": [], "in_process": []}
+    codes, summary = [], []
+    for _ in range(repeats):
+        for name, extra in (("sandbox", []), ("in_process", ["--in-process"])):
+            t0 = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-m", "dpaudit", "check", EXAMPLE, "--quiet",
+                                   *extra], cwd=ROOT, capture_output=True, text=True)
+            walls[name].append(time.perf_counter() - t0)
+            codes.append(proc.returncode)
+            summary = proc.stdout.strip().splitlines()[:1]
+    med = {k: statistics.median(v) for k, v in walls.items()}
+    return {"command": "dpaudit check examples/laplace_sum.py [--in-process]", "wall_s": walls,
+            "median_wall_s": med, "ratio_wall": med["sandbox"] / med["in_process"],
+            "exit_codes": codes, "summary": summary, "target_s": 15.0,
+            "meets_target": med["sandbox"] <= 15.0}
+
+
+def _spec():
+    from dpaudit.loader import load_mechanism
+    from dpaudit.spec import MechanismSpec
+
+    loaded = load_mechanism(EXAMPLE)
+    return loaded, MechanismSpec.from_function(loaded.func, name=loaded.target)
+
+
+def time_executors(samples: int, repeats: int) -> dict:
+    """The same batches in process and in the (warm) sandbox, interleaved; medians per run."""
+    from dpaudit.rng import root_sequence
+    from dpaudit.sampling import InProcessExecutor, plan_batches
+    from dpaudit.sandbox import SandboxExecutor
+
+    loaded, spec = _spec()
+    tasks = plan_batches(np.zeros(spec.size), root_sequence(1), samples)
+    inproc = InProcessExecutor()
+    walls = {"in_process": [], "sandbox": []}
+    cpus = {"in_process": [], "sandbox": []}
+    with SandboxExecutor(loaded.path, loaded.function) as sandbox:
+        sandbox.run(spec, tasks[:1])  # start the child outside the timed region
+        for _ in range(repeats):
+            for name, ex in (("in_process", inproc), ("sandbox", sandbox)):
+                pid = sandbox.pid if name == "sandbox" else None
+                c0, t0 = cpu_seconds(pid), time.perf_counter()
+                ex.run(spec, tasks)
+                walls[name].append(time.perf_counter() - t0)
+                cpus[name].append(cpu_seconds(pid) - c0)
+    med = {k: statistics.median(v) for k, v in walls.items()}
+    cpu = {k: statistics.median(v) for k, v in cpus.items()}
+    return {"samples": samples, "batches": len(tasks), "repeats": repeats, "wall_s": walls,
+            "cpu_s": cpus, "median_wall_s": med, "median_cpu_s": cpu,
+            "ratio_wall": med["sandbox"] / med["in_process"],
+            "ratio_cpu": cpu["sandbox"] / cpu["in_process"],
+            "per_batch_overhead_ms": 1e3 * (med["sandbox"] - med["in_process"]) / len(tasks)}
+
+
+def time_audits(repeats: int, samples) -> dict:
+    """A whole dpaudit.audit of the batch Laplace in process and in a warm sandbox child,
+    interleaved; and, separately, how long a child takes to start (spawn to ready)."""
+    import dpaudit
+    from dpaudit.sampling import InProcessExecutor
+    from dpaudit.sandbox import SandboxExecutor
+
+    loaded, spec = _spec()
+    dpaudit.audit(spec, seed=2, samples=20_000, executor=InProcessExecutor())  # warm imports
+    walls = {"in_process": [], "sandbox": []}
+    bounds = {"in_process": [], "sandbox": []}
+    starts = []
+    for _ in range(repeats):
+        with SandboxExecutor(loaded.path, loaded.function) as sandbox:
+            t0 = time.perf_counter()
+            sandbox.start()
+            starts.append(time.perf_counter() - t0)
+            for name, ex in (("in_process", InProcessExecutor()), ("sandbox", sandbox)):
+                t0 = time.perf_counter()
+                result = dpaudit.audit(spec, seed=1, samples=samples, executor=ex)
+                walls[name].append(time.perf_counter() - t0)
+                bounds[name].append(result.epsilon_lower_bound)
+    med = {k: statistics.median(v) for k, v in walls.items()}
+    return {"samples": samples, "repeats": repeats, "wall_s": walls, "median_wall_s": med,
+            "ratio_wall": med["sandbox"] / med["in_process"], "target_ratio": 1.10,
+            "meets_target": med["sandbox"] / med["in_process"] <= 1.10,
+            "verdict": result.verdict.value, "epsilon_lower_bounds": bounds,
+            "same_result": bounds["in_process"] == bounds["sandbox"],
+            "child_start_s": starts, "median_child_start_s": statistics.median(starts)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smoke run: small sizes, one repeat")
+    ap.add_argument("--out", default=RESULTS, help="where to write the JSON results")
+    args = ap.parse_args()
+    quick = args.quick
+    report = {"benchmark": "check_timing", "quick": quick, "machine": machine()}
+    report["executor"] = time_executors(samples=200_000 if quick else 2_000_000,
+                                        repeats=3 if quick else 9)
+    e = report["executor"]
+    print(f"executor: sandbox/in-process wall ratio {e['ratio_wall']:.3f}, CPU ratio "
+          f"{e['ratio_cpu']:.3f} ({e['per_batch_overhead_ms']:.2f} ms wall per 50k batch)")
+    report["audit"] = time_audits(repeats=1 if quick else 5, samples=20_000 if quick else None)
+    a = report["audit"]
+    print(f"audit: in-process {a['median_wall_s']['in_process']:.2f} s, warm sandbox "
+          f"{a['median_wall_s']['sandbox']:.2f} s, ratio {a['ratio_wall']:.3f} "
+          f"(target <= 1.10), same result: {a['same_result']}; child start "
+          f"{a['median_child_start_s']:.2f} s")
+    report["check_cli"] = time_check_cli(repeats=1 if quick else 3)
+    c = report["check_cli"]
+    print(f"dpaudit check examples/laplace_sum.py: median {c['median_wall_s']['sandbox']:.2f} s "
+          f"(target <= 15 s; --in-process {c['median_wall_s']['in_process']:.2f} s, ratio "
+          f"{c['ratio_wall']:.3f}), exit codes {c['exit_codes']}")
+    report["machine"]["loadavg_after"] = list(os.getloadavg())
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as fh:
+        json.dump(report, fh, indent=2)
+        fh.write("\n")
+    print(f"wrote {os.path.relpath(args.out, ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
