@@ -72,6 +72,9 @@ def _grid(law: ContinuousLaw, other: ContinuousLaw, n: int = 20001) -> np.ndarra
         a = a if np.isfinite(a) else lo_s
         b = b if np.isfinite(b) else hi_s
         pts.append(np.linspace(a, b, n))
+        # quantile-spaced points: for heavy tails (Cauchy: ppf(1e-15) ≈ −3e14·scale) the linspace
+        # above leaves the body of the law unsampled
+        pts.append(d.ppf(np.linspace(0.0, 1.0, n + 2)[1:-1]))
         width = b - a
         if np.isfinite(width):
             pts.append(np.array([a - 10 * width, b + 10 * width]))
