@@ -175,8 +175,11 @@ def explain(rec: dict, headline: Optional[str] = None) -> str:
         if isinstance(ev, dict) and ev.get("text"):
             lines.append(f"  event S:   {ev['text']}")
         if "p" in cx and "q" in cx:
-            lines.append(f"  P[M(D) in S] = {d.fmt(cx['p'])} {cx.get('p_interval', '')}; "
-                         f"P[M(D') in S] = {d.fmt(cx['q'])} {cx.get('q_interval', '')}")
+            def ci(iv: Any) -> str:
+                return f"[{d.fmt(iv[0])}, {d.fmt(iv[1])}]" if isinstance(iv, (list, tuple)) and len(iv) == 2 else ""
+
+            lines.append(f"  P[M(D) in S] = {d.fmt(cx['p'])} {ci(cx.get('p_interval'))}; "
+                         f"P[M(D') in S] = {d.fmt(cx['q'])} {ci(cx.get('q_interval'))}")
     if rec.get("error"):
         lines.append(f"  error:     {rec['error']}")
     if rec.get("location"):
@@ -214,6 +217,7 @@ def dpaudit_audit(request):
 
         expected = Verdict(expect)
         claim = {k: kwargs.pop(k) for k in _CLAIM_KEYS if k in kwargs}
+        problem = None
         try:
             if isinstance(mechanism, MechanismSpec):
                 spec = MechanismSpec.from_function(mechanism.func, name=mechanism.name, **{
@@ -226,7 +230,9 @@ def dpaudit_audit(request):
             engine = dpaudit.exact_audit if exact else dpaudit.audit
             result = engine(spec, seed=root, **kwargs)
         except DpauditError as exc:  # a bad claim or argument: one readable line, no traceback
-            pytest.fail(f"dpaudit: {exc}", pytrace=False)
+            problem = f"dpaudit: {exc}"
+        if problem is not None:
+            pytest.fail(problem, pytrace=False)
         rec = dict(record_of(result), expected=expected.value, id=request.node.nodeid)
         if spec.source:
             rec["location"] = location(spec.source)

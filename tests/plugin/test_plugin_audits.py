@@ -1,0 +1,87 @@
+"""The plugin on real audits: items run the auditor, and the ``dpaudit_audit`` fixture audits a
+user's own mechanism inside a test.
+
+Sampled audits here use small budgets at the suite's 99.9% confidence; the broken variants are off
+by a factor 4 in ε, far beyond what such budgets can miss (each check is deterministic given the
+fixed seed; α = 0.001 per correct mechanism). They run pytest in a subprocess: an in-process
+inner run would import numpy's extension modules a second time.
+"""
+
+import textwrap
+
+AUDITS = textwrap.dedent('''\
+    from dpaudit.spec import MechanismSpec
+    from dpaudit.suite import sampled
+
+    def noisy_count(data, rng, size=None):
+        return data.clip(0, 1).sum() + rng.laplace(scale=1.0, size=size)
+
+    def too_little_noise(data, rng, size=None):
+        return data.clip(0, 1).sum() + rng.laplace(scale=0.25, size=size)
+
+    def spec(f):
+        return MechanismSpec.from_function(f, epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=4)
+
+    AUDITS = [
+        sampled("count.sampled", lambda: spec(noisy_count), samples=20_000),
+        sampled("count.broken", lambda: spec(too_little_noise), samples=20_000, expected="refuted"),
+        sampled("count.mislabelled", lambda: spec(too_little_noise), samples=20_000,
+                description="a broken mechanism wrongly expected to pass"),
+    ]
+''')
+
+USER_TESTS = textwrap.dedent('''\
+    import dpaudit
+
+    @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=4)
+    def private_sum(data, rng, size=None):
+        return data.sum() + rng.laplace(scale=1.0, size=size)
+
+    def leaky_sum(data, rng, size=None):
+        return data.sum() + rng.laplace(scale=0.25, size=size)
+
+    def test_private(dpaudit_audit):
+        result = dpaudit_audit(private_sum, samples=20_000)
+        assert result.verdict.value == "not_refuted"
+
+    def test_leaky(dpaudit_audit):
+        dpaudit_audit(leaky_sum, epsilon=1.0, domain=(0, 1), size=4, samples=20_000)
+
+    def test_leaky_is_caught(dpaudit_audit):
+        dpaudit_audit(leaky_sum, epsilon=1.0, domain=(0, 1), size=4, samples=20_000, expect="refuted")
+
+    def test_missing_claim(dpaudit_audit):
+        dpaudit_audit(leaky_sum, samples=20_000)
+''')
+
+
+def test_audit_items_run_the_auditor_and_explain_failures(pytester):
+    pytester.makepyfile(**{"audits/counts": AUDITS})
+    result = pytester.runpytest_subprocess("--dpaudit", "audits", "-v")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([
+        "*count.sampled PASSED*", "*count.broken PASSED*", "*count.mislabelled FAILED*",
+        "*dpaudit audit count.mislabelled: expected NOT REFUTED, got REFUTED*",
+        "*claim:     ε = 1 (pure DP), add-remove neighbours*",
+        "*D:*", "*D':*", "*event S:*", "*P?M(D) in S? = * ?*, *?; P?M(D') in S? = * ?*, *?",
+        "*reproduce: dpaudit audit audits/counts.py --id count.mislabelled --seed 20261122*",
+    ])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_fixture_audits_a_users_mechanism(pytester):
+    pytester.makepyfile(test_user=USER_TESTS)
+    result = pytester.runpytest_subprocess("-v", "--dpaudit-json", "fixture.json")
+    result.assert_outcomes(passed=2, failed=2)
+    out = result.stdout.str()
+    assert "test_private PASSED" in out and "test_leaky_is_caught PASSED" in out
+    result.stdout.fnmatch_lines([
+        "*dpaudit: leaky_sum: expected NOT REFUTED, got REFUTED*",
+        "*finding:   ε ≥ * at 95% confidence (claimed ε = 1)*",
+        "*dpaudit: leaky_sum: no privacy claim: add --epsilon E*",
+    ])
+    assert "Traceback" not in out
+    import json
+    run = json.loads((pytester.path / "fixture.json").read_text())
+    assert [r["verdict"] for r in run["results"]] == ["not_refuted", "refuted", "refuted"]
+    assert run["results"][1]["location"]["line"] == 7
