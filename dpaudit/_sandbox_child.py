@@ -168,6 +168,9 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
         send.send_bytes(pickle.dumps(("load_error", str(exc))))
         return
     send.send_bytes(pickle.dumps(("ready", os.getpid())))
+    folder = os.path.dirname(loaded.path)  # imports made inside the mechanism find its siblings
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
 
     watchdog = _Watchdog(call_timeout) if call_timeout is not None else None
     func = watchdog.wrap(loaded.func) if watchdog is not None else loaded.func

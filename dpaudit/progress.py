@@ -126,7 +126,11 @@ class Progress:
         """Print the one-line summary of a finished target."""
         from dpaudit.report.describe import one_line
 
-        self.note(re.sub(r"\s*\n\s*", " ", one_line(record)))  # one line, whatever the messages
+        line = re.sub(r"\s*\n\s*", " ", one_line(record))  # one line, whatever the messages
+        details = record.get("details")
+        if isinstance(details, Mapping) and details.get("timed_out"):
+            line += " (cut short by the time limit)"
+        self.note(line)
 
     def reproduce(self, records: Sequence[Mapping[str, Any]]) -> None:
         """At the end of the run: the command that replays each target's result."""

@@ -67,3 +67,11 @@ def test_a_multi_line_message_is_printed_on_one_line():
     p.finish({"kind": "audit", "target": "m.py:f", "verdict": "error", "claim": None,
               "error": "mechanism returned 'a\nb'\n  on dataset [0.0]"})
     assert out.getvalue().count("\n") == 1 and "'a b' on dataset" in out.getvalue()
+
+
+def test_a_timed_out_audit_says_so():
+    out = io.StringIO()
+    Progress(stream=io.StringIO(), out=out, enabled=False).finish(
+        {"kind": "audit", "target": "m.py:f", "verdict": "inconclusive", "claim": None,
+         "details": {"timed_out": True}})
+    assert out.getvalue().rstrip().endswith("(cut short by the time limit)")
