@@ -43,8 +43,10 @@ def test_empty_data_costs_one_everywhere():
 @pytest.mark.parametrize("conv", ["low", "avg"])
 def test_pieces_agree_with_cost_inside_cells(conv):
     rng = np.random.default_rng(1)
-    for n in range(0, 9):
-        data = rng.uniform(-1, 1, n)
+    cases = [rng.uniform(-1, 1, n) for n in range(0, 9)]
+    cases += [np.r_[-2.0, -2.0, 0.5, 0.5, 2.0], np.r_[-3.0, 1.0, 1.0, 1.0], np.full(4, 2.0)]  # ends, ties, clamping
+    for data in cases:
+        n = data.size
         edges, costs = duff_pieces(data, conv, (-2, 2))
         assert costs.size == edges.size - 1 == (n + 1 if conv == "low" else 2 * n + 2)
         mids = (edges[1:] + edges[:-1]) / 2
