@@ -1,20 +1,22 @@
-"""A noisy mean that is NOT ε-DP: its noise is calibrated to the dataset's own size.
+"""A noisy mean that is NOT ε-DP: its noise assumes the mean moves by 1/SIZE, but it divides by
+the dataset's own size.
 
-The mean of n records in [0, 1] moves by at most 1/n when one record is added or removed, so the
-author adds Laplace noise of scale 1/(n ε) with n = len(data). But n is what add/remove
-neighbours differ in: D and D' get noise of different scales b = 1/(n ε) and b' = 1/((n+1) ε), and
-the log-ratio of two Laplace densities of different scales grows without bound in the tails,
-|ln p_D(y) − ln p_D'(y)| ≈ |y| (1/b' − 1/b) (SPEC §2.1 for the density). The claim ε = 1 is false;
-``dpaudit check examples/buggy_mean.py`` refutes it and prints a small counterexample.
+The author calibrates Laplace noise to the sensitivity of a mean of SIZE = 10 records in [0, 1],
+Δ = 1/SIZE, so the scale is Δ/ε = 0.1 (SPEC §2.1). But the mean divides by n = len(data), which
+add/remove neighbours change: from D = [] (mean 0 by convention) to D' = [1] the mean moves by 1,
+not 1/10, so the true privacy loss is Δ_true/scale = 1/0.1 = 10, not the claimed ε = 1 (and on
+larger datasets, 1/n > 1/SIZE whenever n < SIZE). ``dpaudit check examples/buggy_mean.py`` refutes
+the claim and prints a small counterexample.
 """
 
 import dpaudit
 
 EPSILON = 1.0
+SIZE = 10
 
 
-@dpaudit.mechanism(epsilon=EPSILON, neighbours="add-remove", domain=(0.0, 1.0), size=10)
+@dpaudit.mechanism(epsilon=EPSILON, neighbours="add-remove", domain=(0.0, 1.0), size=SIZE)
 def buggy_mean(data, rng, size=None):
-    """Mean plus Laplace(1/(n ε)) noise, n = len(data): the bug is the data-dependent n."""
-    n = max(len(data), 1)
-    return data.sum() / n + rng.laplace(scale=1.0 / (n * EPSILON), size=size)
+    """Mean plus Laplace(1/(SIZE·ε)) noise: the bug is the data-dependent denominator len(data)."""
+    mean = data.sum() / len(data) if len(data) else 0.0
+    return mean + rng.laplace(scale=1.0 / (SIZE * EPSILON), size=size)

@@ -90,35 +90,29 @@ def records(path, seed=True):
 
 # -- verdicts ----------------------------------------------------------------------------------
 
-def test_correct_example_is_not_refuted(tmp_path):
-    out = tmp_path / "r.json"
-    proc = dpaudit("check", "examples/laplace_sum.py", *SMALL, "--json", out)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+def test_two_targets_correct_and_buggy_with_every_report(tmp_path):
+    files = {k: tmp_path / f"r.{k}" for k in ("json", "html", "junit", "sarif")}
+    proc = dpaudit("check", "examples/laplace_sum.py", "examples/buggy_mean.py", *SMALL,
+                   *[a for k, f in files.items() for a in (f"--{k}", f)])
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the worst verdict: refuted
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("examples/laplace_sum.py:noisy_sum: NOT REFUTED")
-    assert any(ln.startswith("reproduce: dpaudit check examples/laplace_sum.py:noisy_sum "
-                             "--epsilon=1 ") for ln in lines)
-    (rec,) = records(out)
-    assert rec["verdict"] == "not_refuted" and rec["samples"] > 0
-    assert rec["location"] == {"path": "examples/laplace_sum.py", "line": 10}
-
-
-def test_buggy_mean_is_refuted_with_every_report(tmp_path):
-    files = {k: tmp_path / f"r.{k}" for k in ("json", "html", "junit", "sarif")}
-    proc = dpaudit("check", "examples/buggy_mean.py", *SMALL,
-                   *[a for k, f in files.items() for a in (f"--{k}", f)])
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert proc.stdout.startswith("examples/buggy_mean.py:buggy_mean: REFUTED")
-    (rec,) = records(files["json"])
-    assert rec["verdict"] == "refuted" and rec["epsilon_lower_bound"] > 1.0
+    assert lines[1].startswith("examples/buggy_mean.py:buggy_mean: REFUTED")
+    reproduce = [ln for ln in lines if ln.startswith("reproduce: ")]
+    assert reproduce[0].startswith("reproduce: dpaudit check examples/laplace_sum.py:noisy_sum "
+                                   "--epsilon=1 ") and len(reproduce) == 2
+    good, buggy = records(files["json"])
+    assert good["verdict"] == "not_refuted" and good["samples"] > 0
+    assert good["location"] == {"path": "examples/laplace_sum.py", "line": 10}
+    assert buggy["verdict"] == "refuted" and buggy["epsilon_lower_bound"] > 1.0
     assert all(f.stat().st_size > 0 for f in files.values())
     sarif = json.loads(files["sarif"].read_text())
-    assert len(sarif["runs"][0]["results"]) == 1
+    assert len(sarif["runs"][0]["results"]) == 1  # one result per refuted claim
+    assert files["junit"].read_text().count("<testcase") == 2
     # the printed command replays the same bound; --exit-zero keeps the verdict but exits 0
-    reproduce = next(ln for ln in proc.stdout.splitlines() if ln.startswith("reproduce: "))
-    replay = dpaudit(*reproduce.split()[2:], "--exit-zero", "--json", tmp_path / "again.json")
+    replay = dpaudit(*reproduce[1].split()[2:], "--exit-zero", "--json", tmp_path / "again.json")
     assert replay.returncode == 0 and "REFUTED" in replay.stdout
-    assert records(tmp_path / "again.json")[0]["epsilon_lower_bound"] == rec["epsilon_lower_bound"]
+    assert records(tmp_path / "again.json")[0]["epsilon_lower_bound"] == buggy["epsilon_lower_bound"]
 
 
 def test_undeclared_mechanism_takes_its_claim_from_flags_and_negative_domains(tmp_path):
