@@ -103,7 +103,7 @@ def _classes(raw: list) -> dict[str, Any]:
 
 
 def _short(v: Any, limit: int = 80) -> str:
-    if isinstance(v, np.ndarray):
+    if isinstance(v, (np.ndarray, np.generic)):
         v = v.tolist()
     text = repr(v)
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-from scipy import stats
+from scipy.special import ndtri
 
 from dpaudit.claims import check_confidence
 from dpaudit.errors import InvalidArgument
@@ -200,23 +200,25 @@ def _wilson(k, n, z, upper: bool):
 
 
 def _z(alpha: float) -> float:
-    return float(stats.norm.isf(alpha))
+    return float(-ndtri(alpha))
 
 
 #: selection estimates are moved this many standard errors the pessimistic way before projecting
-SELECTION_Z = 3.0
+SELECTION_Z = 2.0
 
 
 def projected_lb(method: str, n, x, y, a, n_val: float, alpha: float, split: tuple[float, ...],
-                 delta: float = 0.0) -> np.ndarray:
+                 delta: float = 0.0, pessimism: Optional[float] = None) -> np.ndarray:
     """The ε_LB an event would get from ``n_val`` validation samples per dataset (pairs for
     ``paired``), predicted from selection counts: ``n`` pairs, ``x``/``y`` in the event under the
     numerator / denominator dataset, ``a`` pairs with both in it. The selection proportions are
     first moved :data:`SELECTION_Z` standard errors the pessimistic way (the
     best of many events on one sample is optimistic), then the Wilson version of the method's
-    bound is taken at the validation size. Vectorised over events; −inf where the bound is empty.
+    bound is taken at the validation size (``pessimism`` overrides the number of standard errors;
+    0 for counts of one event on data that did not choose it). Vectorised over events; −inf where
+    the bound is empty.
     """
-    zs = SELECTION_Z
+    zs = SELECTION_Z if pessimism is None else float(pessimism)
     n = np.asarray(n, dtype=float)
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)

@@ -15,7 +15,8 @@ no minimum-probability floor, so where ε is large or infinite the bound keeps g
 budget. Events considered:
 
 * scalars with ordered values: thresholds ``s ≥ t`` and ``s < t`` on up to :data:`THRESHOLDS`
-  values (dense in both tails) and intervals ``lo ≤ s < hi`` on a coarser grid;
+  values (dense in both tails) and intervals ``lo ≤ s < hi`` on a coarser grid (both grids
+  shrink with the sample: about 20 samples per threshold step);
 * discrete outputs: likelihood-ratio-ordered sets of atoms (thresholds of :class:`AtomRatio`);
 * vectors: whole-pattern ratios (few distinct vectors), a naive-Bayes score, and each coordinate.
 
@@ -31,7 +32,7 @@ import numpy as np
 
 from dpaudit.estimators.bounds import SPLITS, projected_lb
 from dpaudit.estimators.events import Event
-from dpaudit.estimators.scores import (Coordinate, Identity, fit_atoms, fit_naive_bayes,
+from dpaudit.estimators.scores import (Coordinate, Identity, _rows, fit_atoms, fit_naive_bayes,
                                        fit_patterns)
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
@@ -140,20 +141,25 @@ class _Best:
 def _score_table(tab: _Table, n: int, n_val: float, alpha: float, delta: float,
                  methods: tuple, quick: bool, best: _Best, tag: Any) -> Optional[np.ndarray]:
     """Update ``best`` with the table's best (event, direction, method, split); return the
-    projected bound per event for the best direction/method (for the curve)."""
+    projected bound per event for the best direction/method (for the curve). Both directions
+    are projected in one vectorised call per (method, split)."""
+    m = tab.x.size
+    x = np.concatenate([tab.x, tab.y])
+    y = np.concatenate([tab.y, tab.x])
+    a = np.concatenate([tab.a, tab.a])
     best_curve, best_here = None, -np.inf
-    for numerator in (0, 1):
-        x, y = (tab.x, tab.y) if numerator == 0 else (tab.y, tab.x)
-        for method in methods:
-            for split in (SPLITS[method][:1] if quick else SPLITS[method]):
-                v = projected_lb(method, n, x, y, tab.a, n_val, alpha, split, delta)
-                k = int(np.argmax(v))
-                if v[k] > best_here:
-                    best_here, best_curve = float(v[k]), v
-                if v[k] > best.value:
-                    best.value = float(v[k])
-                    best.found = (tag, tab.side, float(tab.lo[k]), float(tab.hi[k]), numerator,
-                                  method, split)
+    for method in methods:
+        for split in (SPLITS[method][:1] if quick else SPLITS[method]):
+            v = projected_lb(method, n, x, y, a, n_val, alpha, split, delta)
+            k = int(np.argmax(v))
+            if v[k] > best_here:
+                best_here = float(v[k])
+                best_curve = v[:m] if k < m else v[m:]
+            if v[k] > best.value:
+                numerator, i = (0, k) if k < m else (1, k - m)
+                best.value = float(v[k])
+                best.found = (tag, tab.side, float(tab.lo[i]), float(tab.hi[i]), numerator,
+                              method, split)
     return best_curve
 
 
@@ -164,7 +170,7 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool)
     fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
     kind = schema.kind
     if kind is OutputKind.VECTOR:
-        rows = np.unique(np.concatenate([fit_d, fit_p]), axis=0).shape[0] if half else 0
+        rows = np.unique(_rows(np.concatenate([fit_d, fit_p]))).size if half else 0
         if 0 < rows <= min(4000, max(2, half // 5)):
             sc = fit_patterns(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False
@@ -188,25 +194,53 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool)
 
 
 def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val: float,
-                 alpha: float, delta: float = 0.0, paired: bool = True,
-                 quick: bool = False) -> Optional[Choice]:
+                 alpha: float, delta: float = 0.0, paired: bool = True, quick: bool = False,
+                 honest: bool = False) -> Optional[Choice]:
     """The best event for the selection samples ``yd``, ``yp`` (equal length; paired rows when
     ``paired``), or None when there are too few samples. ``n_val`` is the validation size per
     dataset, ``alpha`` the candidate's error level after the family-wise correction, ``delta`` the
     claimed δ. ``quick`` (pair scoring) tries one α split per method and no coordinate intervals.
+
+    With ``honest``, the event is chosen on the first half of the rows and its projected bound is
+    recomputed on the second half with no pessimism: an estimate free of the winner's curse of
+    choosing among thousands of events, used to rank *pairs* against each other.
     """
+    if not honest:
+        return _choose(yd, yp, schema, n_val, alpha, delta, paired, quick)
+    h = yd.shape[0] // 2
+    c = _choose(yd[:h], yp[:h], schema, n_val, alpha, delta, paired, quick)
+    if c is None:
+        return None
+    bd, bp = yd[h:], yp[h:]
+    num, den = (bd, bp) if c.numerator == 0 else (bp, bd)
+    inn, ind = c.event.contains(num), c.event.contains(den)
+    v = projected_lb(c.method, num.shape[0], [np.count_nonzero(inn)], [np.count_nonzero(ind)],
+                     [np.count_nonzero(inn & ind)], n_val, alpha, c.split, delta, pessimism=0.0)
+    return Choice(c.event, c.numerator, c.method, c.split, float(v[0]), c.curve)
+
+
+def _choose(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, n_val: float, alpha: float,
+            delta: float, paired: bool, quick: bool) -> Optional[Choice]:
     n_all = yd.shape[0]
     if n_all < 4:
         return None
-    methods = ("marginal",) if delta > 0 else (("marginal", "ratio", "paired") if paired
-                                                else ("marginal", "ratio"))
+    if delta > 0:
+        methods: tuple = ("marginal",)
+    else:
+        methods = ("ratio", "paired") if paired else ("ratio",)
+        if not quick:
+            methods = ("marginal",) + methods
     best = _Best()
     scores: list = []
     curves: dict = {}
     for sc, sd, sp, intervals in _families(yd, yp, schema, quick):
         tag = len(scores)
         scores.append(sc)
-        for tab in _tables(sd, sp, THRESHOLDS, INTERVAL_GRID, intervals):
+        # grids coarse enough that each step holds ~20 samples: fewer, sturdier events on small
+        # samples, where the best of many fine events would mostly be the luckiest
+        g = int(min(THRESHOLDS, max(16, sd.size // 20)))
+        gi = int(min(INTERVAL_GRID, max(6, np.sqrt(sd.size) / 2)))
+        for tab in _tables(sd, sp, g, gi, intervals):
             curve = _score_table(tab, sd.size, n_val, alpha, delta, methods, quick, best, tag)
             if isinstance(sc, Identity) and tab.side != "interval" and curve is not None:
                 prev = curves.get("best", (-np.inf,))[0]

@@ -3,9 +3,9 @@
 1. **patterns**: score every structured pair (:mod:`dpaudit.neighbours.patterns`);
 2. **search**: hypothesis-targeted search from the relation's strategy (:mod:`.targeted`);
 3. **refine**: hill-climb from the best pairs (:mod:`.refine`);
-4. **select**: the best few pairs get a fresh, larger selection sample; the event, direction and
-   bound method that promise the largest validated bound are chosen for each
-   (:func:`dpaudit.estimators.selection.choose_event`);
+4. **select**: successive halving over the best pairs: fresh, larger samples rank them by an
+   honest projection of their validated bound, and the event, direction and bound method of the
+   winner are chosen on its whole sample (:func:`dpaudit.estimators.selection.choose_event`);
 5. **validate**: the best ``validate`` candidates are counted on fresh samples drawn with Poisson
    sample sizes (paired on common random numbers when the chosen method is ``paired``), and each is
    bounded at level α/k (Bonferroni over the k candidates validated), so the reported bound, the
@@ -16,7 +16,7 @@ Phases 1-3 score a pair by the projected ε_LB of its best event on a small samp
 pair on the *same* seeds (common random numbers across pairs: differences between pairs are
 estimated with far less noise, and the score is a deterministic function of the pair, which
 hypothesis needs to shrink). Budget: phases 1-3 share :data:`SEARCH_SHARE` of the samples,
-phase 4 gets :data:`SELECT_SHARE`, validation the rest. With a time limit, phases 1-3 stop at 35%
+phase 4 gets :data:`RACE_SHARE` + :data:`SELECT_SHARE`, validation the rest. With a time limit, phases 1-3 stop at 35%
 of it and phase 4 at 50%, and validation keeps every batch completed before the limit.
 """
 
@@ -41,13 +41,18 @@ from dpaudit.search.sampler import Exhausted, Sampler
 from dpaudit.search.targeted import default_strategy, targeted_search
 from dpaudit.spec import MechanismSpec
 
-__all__ = ["Candidate", "Outcome", "run", "SEARCH_SHARE", "SELECT_SHARE"]
+__all__ = ["Candidate", "Outcome", "run", "SEARCH_SHARE", "RACE_SHARE", "SELECT_SHARE"]
 
-SEARCH_SHARE = 0.15
-SELECT_SHARE = 0.10
-#: pairs that get a selection sample of their own, and the smallest per-pair scoring sample
+SEARCH_SHARE = 0.125
+RACE_SHARE = 0.075
+SELECT_SHARE = 0.075
+#: pairs in the two racing stages, and the smallest per-pair scoring sample
+RACE_WIDTH = 8
 FINALISTS = 3
 MIN_SCORE_SAMPLES = 50
+#: the targeted search and refinement run only when each pair's score uses at least this many
+#: samples (below it, climbing would chase the noise of the scores)
+MIN_SEARCH_SAMPLES = 400
 MAX_SCORE_SAMPLES = 50_000
 
 
@@ -97,10 +102,11 @@ class _Audit:
         self.n_score = MIN_SCORE_SAMPLES
         budget = sampler.budget
         self.search_budget = int(SEARCH_SHARE * budget)
-        self.select_budget = int(SELECT_SHARE * budget)
+        self.select_budget = int((RACE_SHARE + SELECT_SHARE) * budget)
         self.lam = max(1.0, (budget - self.search_budget - self.select_budget) / (2.0 * k))
         self.best_estimate = -math.inf
         self._pairs: dict = {}
+        self.pattern_keys: set = set()
         self.phases: dict = {}
 
     # -------------------------------------------------------------- helpers
@@ -123,7 +129,7 @@ class _Audit:
             return hit
         yd, yp = self.sampler.draw_pair(pair, self.s_score, self.n_score, deadline)
         choice = choose_event(yd, yp, self.sampler.encoder.schema, n_val=self.lam, alpha=self.alpha,
-                              delta=self.spec.delta, paired=True, quick=True)
+                              delta=self.spec.delta, paired=True, quick=True, honest=True)
         v = -math.inf if choice is None else float(choice.projected)
         self.cache[pair.key] = v
         if v > self.best_estimate:
@@ -157,6 +163,7 @@ def _score_patterns(a: _Audit, patterns: list[Pair]) -> None:
         except Exhausted:
             break
         a.note(p, v)
+        a.pattern_keys.add(p.key)
         a.report("patterns", candidate=p.label)
     a.phases["patterns"] = {"pairs": len(a._pairs), "samples_per_pair": a.n_score}
 
@@ -227,28 +234,52 @@ def _refine(a: _Audit) -> None:
     a.phases["refine"] = {"evaluated": len(seen)}
 
 
-def _select(a: _Audit) -> list[Candidate]:
-    ranked = a.ranked()
-    finalists = ranked[: max(FINALISTS, a.k)]
-    if not finalists:
+def _race(a: _Audit) -> list[Candidate]:
+    """Successive halving (Jamieson and Talwalkar 2016) over the pairs found: the best
+    :data:`RACE_WIDTH` pairs get a fresh sample each and are ranked by the honest (split-sample)
+    projection; the best :data:`FINALISTS` of them get a larger fresh sample and are ranked again.
+    The stage-1 scores are biased upward by the search that maximised them, so only fresh samples
+    rank the finalists. The events to validate are then chosen on each winner's whole sample."""
+    ranked = [p for p, _ in a.ranked()]
+    if not ranked:
         return []
-    n_sel = max(MIN_SCORE_SAMPLES, a.select_budget // (2 * len(finalists)))
+    # the best pairs overall, and the best structured patterns among them: a search that chased
+    # lucky scores cannot crowd the patterns out of the race
+    patterns = [p for p in ranked if p.key in a.pattern_keys][:3]
+    survivors = patterns + [p for p in ranked if p.key not in {q.key for q in patterns}]
+    survivors = sorted(survivors[: max(RACE_WIDTH, a.k)], key=lambda p: ranked.index(p))
+    survivors += [p for p in ranked if p not in survivors]
     deadline = a.phase_deadline(0.5)
-    seeds = a.s_select.spawn(len(finalists))
-    out: list[Candidate] = []
-    for (p, _), s in zip(finalists, seeds):
-        try:
-            yd, yp = a.sampler.draw_pair(p, s, n_sel, deadline)
-        except Exhausted:
+    stages = ((max(RACE_WIDTH, a.k), RACE_SHARE), (max(FINALISTS, a.k), SELECT_SHARE))
+    cands: list[Candidate] = []
+    record = []
+    for (width, share), seed in zip(stages, a.s_select.spawn(len(stages))):
+        pool = survivors[:width]
+        n = max(MIN_SCORE_SAMPLES, int(share * a.sampler.budget) // (2 * len(pool)))
+        cands = []
+        for p, s in zip(pool, seed.spawn(len(pool))):
+            try:
+                yd, yp = a.sampler.draw_pair(p, s, n, deadline)
+            except Exhausted:
+                break
+            ranking = choose_event(yd, yp, a.sampler.encoder.schema, n_val=a.lam, alpha=a.alpha,
+                                   delta=a.spec.delta, paired=True, honest=True)
+            a.report("select", candidate=p.label)
+            if ranking is not None:
+                cands.append(Candidate(p, ranking, (yd, yp)))
+        if not cands:
             break
-        choice = choose_event(yd, yp, a.sampler.encoder.schema, n_val=a.lam, alpha=a.alpha,
-                              delta=a.spec.delta, paired=True)
-        a.report("select", candidate=p.label)
-        if choice is not None:
-            out.append(Candidate(p, choice, (yd, yp)))
-    out.sort(key=lambda c: -c.choice.projected)
-    a.phases["select"] = {"finalists": len(finalists), "samples_per_pair": n_sel,
-                          "projected": [c.choice.projected for c in out]}
+        cands.sort(key=lambda c: -c.choice.projected)
+        survivors = [c.pair for c in cands]
+        record.append({"pairs": len(pool), "samples_per_pair": n,
+                       "honest_projection": [(c.pair.label, c.choice.projected) for c in cands]})
+    out = cands[: a.k]
+    for c in out:
+        full = choose_event(c.selection[0], c.selection[1], a.sampler.encoder.schema, n_val=a.lam,
+                            alpha=a.alpha, delta=a.spec.delta, paired=True)
+        if full is not None:
+            c.choice = full
+    a.phases["select"] = record
     return out
 
 
@@ -292,10 +323,12 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
     try:
         patterns = structured_pairs(spec.neighbours, spec.domain, spec.size, both_orders=False)
         _score_patterns(a, patterns)
-        if sampler.remaining and a.ranked():
+        if sampler.remaining and a.ranked() and a.n_score >= MIN_SEARCH_SAMPLES:
             _search(a, strategy)
             _refine(a)
-        cands = _select(a)[: validate]
+        elif a.ranked():
+            a.phases["search"] = {"skipped": f"scoring samples below {MIN_SEARCH_SAMPLES} per pair"}
+        cands = _race(a)[: validate]
         out.validated = len(cands)
         best: Optional[tuple] = None
         # what is left, less room for the Poisson draws to exceed their mean (by > 5 sd: < 1e-6)

@@ -26,10 +26,17 @@ from dpaudit.outputs import OutputEncoder
 from dpaudit.sampling import BATCH_SIZE, Executor, plan_batches
 from dpaudit.spec import CallForm, MechanismSpec
 
-__all__ = ["Sampler", "Exhausted", "LOOP_BATCH"]
+__all__ = ["Sampler", "Exhausted", "LOOP_BATCH", "fresh"]
 
 #: batch size for mechanisms without a batch form (small, so a parallel executor can spread them)
 LOOP_BATCH = 2_000
+
+
+def fresh(seq: np.random.SeedSequence) -> np.random.SeedSequence:
+    """A copy of ``seq`` that has spawned no children yet. ``SeedSequence.spawn`` is stateful (the
+    second call gives new children), so every plan that must repeat the same batch seeds, such as
+    the two datasets of a pair, starts from a fresh copy."""
+    return np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key, pool_size=seq.pool_size)
 
 
 class Exhausted(Exception):
@@ -69,15 +76,15 @@ class Sampler:
     def draw(self, data: Any, seed: np.random.SeedSequence, n: int,
              deadline: Optional[float] = None) -> np.ndarray:
         """``n`` encoded outputs of the mechanism on ``data``."""
-        tasks = plan_batches(data, seed, n, self.batch_size)
+        tasks = plan_batches(data, fresh(seed), n, self.batch_size)
         parts = self._run(tasks, deadline)
         return np.concatenate(parts) if parts else self.encoder._empty()
 
     def draw_pair(self, pair: Pair, seed: np.random.SeedSequence, n: int,
                   deadline: Optional[float] = None) -> tuple[np.ndarray, np.ndarray]:
         """``n`` outputs on each of D and D', on the same batch seeds (common random numbers)."""
-        td = plan_batches(pair.dataset, seed, n, self.batch_size)
-        tp = plan_batches(pair.neighbour, seed, n, self.batch_size)
+        td = plan_batches(pair.dataset, fresh(seed), n, self.batch_size)
+        tp = plan_batches(pair.neighbour, fresh(seed), n, self.batch_size)
         parts = self._run(td + tp, deadline)
         k = len(td)
         cat = lambda xs: np.concatenate(xs) if xs else self.encoder._empty()  # noqa: E731
@@ -96,8 +103,8 @@ class Sampler:
         lists, the first ``keep_n`` encoded outputs of the numerator and the denominator dataset
         are appended to them (for the report's plots)."""
         num, den = (pair.dataset, pair.neighbour) if numerator == 0 else (pair.neighbour, pair.dataset)
-        tn = plan_batches(num, seeds[0], n_num, self.batch_size)
-        td = plan_batches(den, seeds[0] if paired else seeds[1], n_den, self.batch_size)
+        tn = plan_batches(num, fresh(seeds[0]), n_num, self.batch_size)
+        td = plan_batches(den, fresh(seeds[0] if paired else seeds[1]), n_den, self.batch_size)
         order = []
         for i in range(max(len(tn), len(td))):
             if i < len(tn):

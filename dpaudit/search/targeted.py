@@ -79,17 +79,21 @@ def targeted_search(evaluate: Callable[[Pair], float], strategy: Any, *, goal: f
         out.skipped = "no strategy" if strategy is None else "no budget"
         return out
     held: list[MechanismError] = []
+    memo: dict = {}
 
     def condition(x: Any) -> bool:
-        if held or not budget_left():
-            return False
         pair = _as_pair(x)
-        try:
-            v = float(evaluate(pair))
-        except MechanismError as exc:
-            held.append(exc)
-            return False
-        out.evaluated.append((pair, v))
+        v = memo.get(pair.key)
+        if v is None:  # a pair seen before keeps its answer (hypothesis replays examples)
+            if held or not budget_left():
+                return False
+            try:
+                v = float(evaluate(pair))
+            except MechanismError as exc:
+                held.append(exc)
+                return False
+            memo[pair.key] = v
+            out.evaluated.append((pair, v))
         if np.isfinite(v):
             target(v, label="epsilon estimate")
         return v >= goal
@@ -106,10 +110,14 @@ def targeted_search(evaluate: Callable[[Pair], float], strategy: Any, *, goal: f
     except (NoSuchExample, Unsatisfiable):
         pass
     except FailedHealthCheck as exc:
-        if "Nest" in str(exc):
-            out.skipped = "nested inside a running hypothesis test"
-        else:  # pragma: no cover - all health checks are suppressed
-            raise
+        out.skipped = ("nested inside a running hypothesis test" if "Nest" in str(exc)
+                       else f"hypothesis health check: {str(exc).splitlines()[0]}")
+    except MechanismError:
+        raise
+    except Exception as exc:  # the search is an optimisation: never let it sink the audit
+        if held:
+            raise held[0] from None
+        out.skipped = f"hypothesis stopped: {type(exc).__name__}"
     if held:
         raise held[0]
     return out

@@ -1,0 +1,107 @@
+"""Output-kind detection, validation and encoding (dpaudit/outputs.py)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpaudit.errors import MechanismError
+from dpaudit.outputs import OutputEncoder
+from dpaudit.spec import OutputKind
+
+DATA = np.array([0.25, 1.0])
+
+
+def encode(raw, enc=None, data=DATA):
+    enc = enc or OutputEncoder()
+    return enc.encode(raw, data), enc
+
+
+@pytest.mark.parametrize("raw, kind, ordered", [
+    ([1.5, -2.0, 3.25], OutputKind.REAL, True),
+    ([1, 2.5], OutputKind.REAL, True),
+    ([1, 2, 3], OutputKind.DISCRETE, True),
+    (np.array([4, 5]), OutputKind.DISCRETE, True),
+    ([True, False], OutputKind.BOOL, False),
+    (np.array([True, False]), OutputKind.BOOL, False),
+    ([None, None], OutputKind.NONE, False),
+    (["a", "b", "a"], OutputKind.DISCRETE, False),
+    ([3, None], OutputKind.DISCRETE, False),
+    ([(1, 2), (3.5, 4)], OutputKind.VECTOR, True),
+    (np.ones((3, 4)), OutputKind.VECTOR, True),
+])
+def test_kind_detected(raw, kind, ordered):
+    _, enc = encode(raw)
+    assert enc.schema.kind is kind
+    assert enc.schema.ordered is ordered
+
+
+def test_reals_and_integers_are_encoded_as_values():
+    y, _ = encode([1, 2.5, -3])
+    assert y.tolist() == [1.0, 2.5, -3.0]
+
+
+def test_categories_get_codes_in_order_of_first_appearance_and_decode():
+    y, enc = encode(["b", "a", "b", ("t", 1)])
+    assert y.tolist() == [0.0, 1.0, 0.0, 2.0]
+    assert [enc.atom(c) for c in (0, 1, 2)] == ["b", "a", ("t", 1)]
+    y2, _ = encode(["a", "c"], enc)
+    assert y2.tolist() == [1.0, 3.0]
+
+
+def test_none_widens_to_categories_keeping_its_code():
+    y, enc = encode([None, None])
+    assert y.tolist() == [0.0, 0.0]
+    y2, _ = encode([3, None], enc)
+    assert enc.schema.kind is OutputKind.DISCRETE and not enc.schema.ordered
+    assert y2.tolist() == [1.0, 0.0]
+    assert enc.atom(1) == 3 and enc.atom(0) is None
+
+
+def test_integers_then_floats_stay_numeric():
+    _, enc = encode([1, 2])
+    y, _ = encode([0.5], enc)
+    assert enc.schema.kind is OutputKind.REAL and y.tolist() == [0.5]
+
+
+@pytest.mark.parametrize("raw, fragment", [
+    ([1.0, math.nan], "returned nan"),
+    ([math.inf], "returned inf"),
+    (np.array([1.0, -np.inf]), "returned -inf"),
+    ([(1.0, math.nan)], "returned (1.0, nan)"),
+    ([(1, 2), (1, 2, 3)], "changed output length"),
+    ([{"a": 1}], "unhashable dict"),
+    ([[1, "x"]], "unhashable list"),
+    ([True, 2], "changed output type"),
+    ([1.5, "x"], "changed output type"),
+    ([(1, 2), 3.0], "changed output type"),
+    (np.ones((2, 2, 2)), "shape"),
+])
+def test_bad_outputs_name_the_output_and_the_dataset(raw, fragment):
+    with pytest.raises(MechanismError) as err:
+        encode(raw)
+    assert fragment in str(err.value)
+    assert "on dataset [0.25, 1.0]" in str(err.value)
+    assert np.array_equal(err.value.dataset, DATA)
+
+
+def test_change_between_batches_is_an_error():
+    _, enc = encode([1.0, 2.0])
+    with pytest.raises(MechanismError, match="changed output type.*after real scalar"):
+        encode(["a"], enc)
+    _, enc = encode([(1.0, 2.0)])
+    with pytest.raises(MechanismError, match="of length 3 after vectors of length 2"):
+        encode([(1.0, 2.0, 3.0)], enc)
+
+
+def test_declared_kind_is_respected():
+    y, enc = encode([0.5, 0.5, 1.5], OutputEncoder(OutputKind.DISCRETE))
+    assert enc.schema.kind is OutputKind.DISCRETE and not enc.schema.ordered
+    assert y.tolist() == [0.0, 0.0, 1.0]
+    with pytest.raises(MechanismError, match="not the declared"):
+        encode(["a"], OutputEncoder(OutputKind.REAL))
+
+
+def test_empty_batch():
+    y, enc = encode([])
+    assert y.size == 0
