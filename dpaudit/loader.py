@@ -53,16 +53,9 @@ class LoadedMechanism:
     def target(self) -> str:
         """``FILE.py:FUNCTION`` as the user would type it (the path relative to the working folder
         when it lies below it)."""
-        return f"{display_path(self.path)}:{self.function}"
+        from dpaudit.report.model import relative_path
 
-
-def display_path(path: str) -> str:
-    """``path`` relative to the working folder when it lies below it, else absolute."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # pragma: no cover - other drive on Windows
-        return path
-    return path if rel.startswith("..") else rel
+        return f"{relative_path(self.path)}:{self.function}"
 
 
 def parse_target(target: str) -> tuple[str, Optional[str]]:
