@@ -286,15 +286,11 @@ def _name(target: Any, audit: Optional[AuditDef]) -> str:
     return str(getattr(target, "__qualname__", None) or type(target).__name__)
 
 
-_POOL_AUDITS: Sequence[AuditDef] = ()
-
-
-def _run_indexed(i: int, root_seed: int) -> dict:
-    return run_one(_POOL_AUDITS[i], root_seed)
+_FORK_AUDITS: Sequence[AuditDef] = ()  # what a forked audit process inherits
 
 
 def default_jobs() -> int:
-    """Worker processes for the suite: ``DPAUDIT_JOBS`` when set, else the number of CPUs."""
+    """Audits run at once: ``DPAUDIT_JOBS`` when set, else the number of CPUs."""
     import os
 
     raw = os.environ.get("DPAUDIT_JOBS", "")
@@ -304,40 +300,71 @@ def default_jobs() -> int:
         raise UsageError(f"DPAUDIT_JOBS must be a positive integer, got {raw!r}") from None
 
 
+def _child(i: int, root_seed: int, conn: Any) -> None:
+    try:
+        conn.send(run_one(_FORK_AUDITS[i], root_seed))
+    finally:
+        conn.close()
+
+
+def _died(audit: AuditDef, code: Optional[int]) -> dict:
+    return {"id": audit.id, "kind": audit.kind.value, "target": audit.id, "verdict": Verdict.ERROR.value,
+            "elapsed_s": None, "reproduce": "", "expected": audit.expected.value,
+            "error": f"the audit's process died (exit code {code}) before reporting a result"}
+
+
 def run_suite(audits: Sequence[AuditDef], root_seed: int,
               on_result: Optional[Callable[[dict], None]] = None, jobs: int = 1) -> list[dict]:
     """Records of every audit, in definition order; ``on_result`` is called as each one finishes.
 
-    With ``jobs`` > 1 the audits run in that many forked worker processes (audit definitions hold
-    lambdas, so they are inherited rather than pickled). Every audit's numbers depend only on its
-    own seed, so the records are the same whatever ``jobs`` is.
+    Where ``fork`` exists every audit runs in its own process forked from this one (up to
+    ``jobs`` at a time): each starts from the same state whatever ran before it, so a record
+    depends only on its audit and the root seed, a run of one ``--id`` reproduces the full run's
+    record exactly, and a crash is contained to its audit. Elsewhere audits run here, in order.
     """
     import multiprocessing as mp
+    from multiprocessing.connection import wait
 
-    global _POOL_AUDITS
-    jobs = min(jobs, len(audits))
-    if jobs <= 1 or "fork" not in mp.get_all_start_methods():
+    global _FORK_AUDITS
+    if "fork" not in mp.get_all_start_methods():  # pragma: no cover - Windows
         records = []
         for a in audits:
-            rec = run_one(a, root_seed)
-            records.append(rec)
+            records.append(run_one(a, root_seed))
             if on_result is not None:
-                on_result(rec)
+                on_result(records[-1])
         return records
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    _POOL_AUDITS = list(audits)
+    ctx = mp.get_context("fork")
+    _FORK_AUDITS = list(audits)
     out: list[Optional[dict]] = [None] * len(audits)
+    pending = list(range(len(audits)))
+    running: dict[Any, tuple[Any, int]] = {}
     try:
-        with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as pool:
-            futures = {pool.submit(_run_indexed, i, root_seed): i for i in range(len(audits))}
-            for fut in as_completed(futures):
-                rec = fut.result()
-                out[futures[fut]] = rec
+        while pending or running:
+            while pending and len(running) < max(1, jobs):
+                i = pending.pop(0)
+                reader, writer = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_child, args=(i, root_seed, writer), name=f"dpaudit-{audits[i].id}")
+                proc.start()
+                writer.close()
+                running[reader] = (proc, i)
+            for reader in wait(list(running)):
+                proc, i = running.pop(reader)
+                try:
+                    rec = reader.recv()
+                except (EOFError, OSError):
+                    proc.join()
+                    rec = _died(audits[i], proc.exitcode)
+                reader.close()
+                proc.join()
+                out[i] = rec
                 if on_result is not None:
                     on_result(rec)
     finally:
-        _POOL_AUDITS = ()
+        for reader, (proc, _) in running.items():
+            proc.terminate()
+            proc.join()
+            reader.close()
+        _FORK_AUDITS = ()
     return [r for r in out if r is not None]
 
 

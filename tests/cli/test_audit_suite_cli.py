@@ -114,3 +114,19 @@ def test_audit_seeds_depend_on_root_and_id_only(folder):
     a, b = run_one(audits[0], 3), run_one(audits[0], 3)
     a.pop("elapsed_s"), b.pop("elapsed_s")
     assert a == b and a["seed"] == audit_seed(3, "ctrl.crashes")
+
+
+def test_an_audit_whose_process_dies_is_an_error_record(folder):
+    (folder / "audits" / "crashy.py").write_text(textwrap.dedent('''\
+        import os
+        from dpaudit.suite import sampled
+
+        def dies():
+            os._exit(7)
+
+        AUDITS = [sampled("ctrl.dies", dies, expected="error")]
+    '''))
+    out = dpaudit("audit", "--out", "rep", cwd=folder)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rec = json.loads((folder / "rep" / "results.json").read_text())["results"][0]
+    assert rec["verdict"] == "error" and "died (exit code 7)" in rec["error"]
