@@ -79,6 +79,7 @@ class AuditDef:
     description: str = ""
     file: Optional[str] = None
     line: Optional[int] = None
+    group: str = ""
 
     @property
     def is_control(self) -> bool:
@@ -154,7 +155,9 @@ def load_file(path: str | Path) -> list[AuditDef]:
     if not isinstance(audits, (list, tuple)) or not all(isinstance(a, AuditDef) for a in audits):
         raise LoadError(f"{path}: define AUDITS = [...] of dpaudit.suite audits (sampled, exact, sensitivity, formal)")
     rel = _display(Path(path))
-    return [replace(a, file=rel) for a in audits]
+    doc = (module.__doc__ or "").strip().splitlines()
+    group = f"{rel}: {doc[0].rstrip('.')}" if doc else rel
+    return [replace(a, file=rel, group=group) for a in audits]
 
 
 def _display(path: Path) -> str:
@@ -267,6 +270,8 @@ def run_one(audit: AuditDef, root_seed: int) -> dict:
                "error": f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__}
     out = {"id": audit.id, **rec, "expected": audit.expected.value}
     out["description"] = audit.description
+    if audit.group:
+        out["group"] = audit.group
     out["seed"] = seed
     loc = _location(audit, target)
     if loc:

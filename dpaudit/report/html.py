@@ -28,7 +28,8 @@ _SHOWN = {"kind", "target", "verdict", "expected", "id", "claim", "epsilon_lower
           "delta_lower_bound", "confidence", "samples", "counterexample", "reproduce", "error",
           "elapsed_s", "method", "seed", "location", "details", "title", "description",
           "statement", "source", "bound", "max_gap", "ratio", "examples", "evaluations", "profile",
-          "assumes_exact_reals", "decided_by", "control_of", "solver_time_s", "matches_expected"}
+          "assumes_exact_reals", "decided_by", "control_of", "solver_time_s", "matches_expected",
+          "group"}
 
 #: long text fields (SMT-LIB2 queries, proofs) get a <pre> block of their own
 _LONG_TEXT_MIN = 160
@@ -38,6 +39,14 @@ def _interval(x: Any) -> str:
     if isinstance(x, (list, tuple)) and len(x) == 2:
         return f"[{d.fmt(x[0])}, {d.fmt(x[1])}]"
     return d.fmt(x) if x is not None else "—"
+
+
+def _summary_claim(rec: Mapping[str, Any]) -> str:
+    """The claim as the summary table shows it: a formal claim by its source (the statement is in
+    its section), anything else by its claim text, shortened."""
+    if rec.get("kind") == "formal" and isinstance(rec.get("source"), str) and rec["source"]:
+        return _short(rec["source"], 90)
+    return _short(d.claim_text(rec), 120)
 
 
 def _short(text: str, limit: int) -> str:
@@ -148,7 +157,8 @@ def view(rec: Mapping[str, Any], index: int, plots: bool = True) -> dict:
         "kind": str(rec.get("kind")),
         "kind_text": d.KIND_TEXT.get(str(rec.get("kind")), str(rec.get("kind"))),
         "claim": d.claim_text(rec),
-        "claim_short": _short(d.claim_text(rec), 120),
+        "claim_short": _summary_claim(rec),
+        "group": str(rec.get("group") or ""),
         "verdict": str(verdict),
         "verdict_label": d.verdict_label(verdict),
         "verdict_meaning": d.verdict_meaning(verdict),
