@@ -305,6 +305,19 @@ def default_jobs() -> int:
         raise UsageError(f"DPAUDIT_JOBS must be a positive integer, got {raw!r}") from None
 
 
+#: Imported once before forking, so each audit process starts with every engine loaded (the same
+#: state for a full run and a one-audit replay) instead of importing it again.
+_ENGINES = ("dpaudit.auditor", "dpaudit.search.engine", "dpaudit.search.exact_search",
+            "dpaudit.sensitivity", "dpaudit.formal", "dpaudit.report.model")
+
+
+def _warm_engines() -> None:
+    import importlib
+
+    for name in _ENGINES:
+        importlib.import_module(name)
+
+
 def _child(i: int, root_seed: int, conn: Any) -> None:
     try:
         conn.send(run_one(_FORK_AUDITS[i], root_seed))
@@ -339,6 +352,7 @@ def run_suite(audits: Sequence[AuditDef], root_seed: int,
                 on_result(records[-1])
         return records
     ctx = mp.get_context("fork")
+    _warm_engines()
     _FORK_AUDITS = list(audits)
     out: list[Optional[dict]] = [None] * len(audits)
     pending = list(range(len(audits)))
