@@ -43,6 +43,7 @@ small sizes, the "free" shape, the first relation pattern and simple values.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass
@@ -235,6 +236,12 @@ def elements(domain: Any, *, integers: bool = False) -> st.SearchStrategy[float]
 
 # --------------------------------------------------------------------------- datasets
 
+@functools.lru_cache(maxsize=4096)
+def _ints(lo: int, hi: int) -> st.SearchStrategy[int]:
+    """st.integers(lo, hi), built once (strategy construction is a measurable cost per draw)."""
+    return st.integers(lo, hi)
+
+
 _SEEDS = st.integers(0, 2**32 - 1)
 _SHAPE = st.sampled_from(SHAPES)
 _WIDTH = st.sampled_from((0.0, 1e-12, 1e-6, 1e-3, 0.05, 0.5))
@@ -266,7 +273,7 @@ def _draw_values(draw, c: _Codec, m: int) -> np.ndarray:
         head = np.array([c.draw(draw) for _ in range(min(m, HEAD))], dtype=float)
         return head if m <= HEAD else np.concatenate([head, _fill(_seed(draw), c, m - HEAD)])
     if shape == "duplicates":
-        k = draw(st.integers(1, 3))
+        k = draw(_ints(1, 3))
         vals = np.array([c.draw(draw) for _ in range(k)], dtype=float)
         return vals[_seed(draw).integers(0, k, size=m)]
     if shape == "ends":
@@ -318,17 +325,19 @@ def datasets(domain: Any, sizes: Any, *, integers: bool = False,
 def _new_record(draw, c: _Codec, data: np.ndarray, dim: Optional[int]) -> np.ndarray:
     """A record to add or to put in place of another: a fresh value (choice 0) or a copy of
     record j − 1 (choice j ≥ 1)."""
-    j = draw(st.integers(0, len(data)))
+    j = draw(_ints(0, len(data)))
     if j:
         return data[j - 1].copy()
-    return _draw_dataset(draw, c, 1, dim)[0]
+    if dim is None:
+        return np.float64(c.draw(draw))
+    return np.array([c.draw(draw) for _ in range(dim)], dtype=float)
 
 
 def _add_remove(draw, c, r, dim, both_orders) -> NeighbourPair:
-    big = draw(st.integers(max(r.lo + 1, 1), r.hi))
+    big = draw(_ints(max(r.lo + 1, 1), r.hi))
     small = _draw_dataset(draw, c, big - 1, dim)
     # one choice for the position and the order: big + p puts the smaller dataset first
-    where = draw(st.integers(0, 2 * big - 1 if both_orders else big - 1))
+    where = draw(_ints(0, 2 * big - 1 if both_orders else big - 1))
     index = where % big
     larger = np.insert(small, index, _new_record(draw, c, small, dim), axis=0)
     if where >= big:
@@ -337,23 +346,29 @@ def _add_remove(draw, c, r, dim, both_orders) -> NeighbourPair:
 
 
 def _replace(draw, c, r, dim) -> NeighbourPair:
-    n = draw(st.integers(max(r.lo, 1), r.hi))
+    n = draw(_ints(max(r.lo, 1), r.hi))
     data = _draw_dataset(draw, c, n, dim)
-    index = draw(st.integers(0, n - 1))
+    index = draw(_ints(0, n - 1))
     other = data.copy()
     other[index] = _new_record(draw, c, data, dim)
     return NeighbourPair(data, other, Neighbours.REPLACE, index)
 
 
 _PATTERN = st.sampled_from(LINF_PATTERNS)
-_UNIT = st.one_of(st.just(1.0), st.floats(0.0, 1.0, allow_nan=False))
+_UNIT = st.integers(0, GRID)
+
+
+def _unit(draw) -> float:
+    """A magnitude in (0, 1]: exactly 1 for choice 0 (the shrink target), else k / 2^20."""
+    k = draw(_UNIT)
+    return 1.0 if k == 0 else k / GRID
 
 
 def _linf_signs(draw, pattern: str, m: int) -> np.ndarray:
     s = -1.0 if draw(_BOOL) else 1.0
     if pattern in ("one", "one-against-rest"):
         v = np.zeros(m) if pattern == "one" else np.full(m, -s)
-        v[draw(st.integers(0, m - 1))] = s
+        v[draw(_ints(0, m - 1))] = s
         return v
     if pattern == "all":
         return np.full(m, s)
@@ -369,7 +384,7 @@ def _linf_signs(draw, pattern: str, m: int) -> np.ndarray:
 
 
 def _linf(draw, c, r, dim) -> NeighbourPair:
-    n = draw(st.integers(max(r.lo, 1), r.hi))
+    n = draw(_ints(max(r.lo, 1), r.hi))
     data = _draw_dataset(draw, c, n, dim)
     flat = data.reshape(-1)
     step = _signs_scaled(draw, c, _linf_signs(draw, draw(_PATTERN), flat.size))
@@ -377,21 +392,21 @@ def _linf(draw, c, r, dim) -> NeighbourPair:
 
 
 def _signs_scaled(draw, c: _Codec, signs: np.ndarray) -> np.ndarray:
-    return signs if c.integers else draw(_UNIT) * signs
+    return signs if c.integers else _unit(draw) * signs
 
 
 def _l1(draw, c, r, dim) -> NeighbourPair:
-    n = draw(st.integers(max(r.lo, 1), r.hi))
+    n = draw(_ints(max(r.lo, 1), r.hi))
     data = _draw_dataset(draw, c, n, dim)
     flat = data.reshape(-1)
     m = flat.size
     step = np.zeros(m)
     # choice 0..m-1: coordinate j moves by ±t; choice m + j: coordinates j and j + 1 share it
-    choice = draw(st.integers(0, m - 1 if (c.integers or m == 1) else 2 * m - 1))
+    choice = draw(_ints(0, m - 1 if (c.integers or m == 1) else 2 * m - 1))
     j = choice % m
     step[j] = -1.0 if draw(_BOOL) else 1.0
     if choice >= m:
-        share = draw(st.floats(0.0, 1.0, allow_nan=False))
+        share = _unit(draw)
         step[(j + 1) % m] = step[j] * (1.0 - share) * (-1.0 if draw(_BOOL) else 1.0)
         step[j] *= share
     step = _signs_scaled(draw, c, step)
@@ -415,11 +430,11 @@ def _shift(flat: np.ndarray, step: np.ndarray, c: _Codec) -> np.ndarray:
 
 def _individual(draw, c, r, dim, n_ind, both_orders) -> NeighbourPair:
     universe = _draw_dataset(draw, c, n_ind, dim)
-    i = draw(st.integers(0, n_ind - 1))
-    k = draw(st.integers(r.lo, min(r.hi - 1, n_ind - 1)))
+    i = draw(_ints(0, n_ind - 1))
+    k = draw(_ints(r.lo, min(r.hi - 1, n_ind - 1)))
     members = np.delete(np.arange(n_ind), i)
     if k < len(members):  # the first k others (choice 0), or a random k-subset of them
-        seed = draw(st.integers(0, 2**32 - 1))
+        seed = draw(_ints(0, 2**32 - 1))
         pick = members[:k] if seed == 0 else np.random.default_rng(seed).permutation(members)[:k]
         members = np.sort(pick)
     with_i = np.sort(np.append(members, i))

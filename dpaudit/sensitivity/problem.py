@@ -282,5 +282,10 @@ def make_problem(f: Any, bound: Any, *, neighbours: Any, domain: Any, sizes: Any
 
 
 def _name_of(f: Callable) -> str:
+    """A readable name: a string ``name`` attribute (e.g. ``spf-median(Δ=0.5, c=0)``), else the
+    qualified name, else the type's name."""
+    name = getattr(f, "name", None)
+    if isinstance(name, str) and name:
+        return name
     return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
 

@@ -93,12 +93,16 @@ def _outputs(draw, p: Problem, pair: NeighbourPair) -> float:
     return min(max(v, dom.lo), dom.hi)
 
 
-def _cases(p: Problem) -> st.SearchStrategy[Case]:
+def _cases(p: Problem, state: Optional["_State"] = None) -> st.SearchStrategy[Case]:
     pairs = neighbouring_pairs(p.neighbours, p.domain, p.sizes, integers=p.integers, dim=p.dim,
                                individuals=None if p.individual is None else len(p.individual))
 
     @st.composite
     def cases(draw):
+        if state is not None:
+            state.draws += 1
+            if state.draws > state.draw_cap:
+                raise _OutOfBudget()
         pair = draw(pairs)
         return Case(pair, _outputs(draw, p, pair) if p.outputs is not None else None)
 
@@ -109,6 +113,24 @@ def _cases(p: Problem) -> st.SearchStrategy[Case]:
 
 class _Found(Exception):
     """Raised inside the hypothesis test to mark a failing pair (a violation or an error)."""
+
+
+class _OutOfBudget(BaseException):
+    """Raised from the strategy to end a hypothesis run that spends its calls on inputs that
+    never reach the test (a BaseException, so hypothesis lets it through instead of shrinking)."""
+
+
+#: A run may draw at most this many inputs per example asked for (overruns included), plus
+#: _SHRINK_DRAWS once a failure is being shrunk. Hypothesis's target phase can otherwise spin on
+#: overrunning replays for minutes (seen with max_examples >= 1000 on a flat target).
+_DRAWS_PER_EXAMPLE = 2
+_SHRINK_DRAWS = 20_000
+#: Examples per hypothesis run. Hypothesis interleaves its target phase with generation from
+#: max_examples = 1000 on, and that schedule is the one seen to spin; below it, one target pass
+#: runs per round. A search is a sequence of such rounds, each seeded from (seed, round).
+_CHUNK = 500
+#: Extra rounds allowed beyond ceil(examples / _CHUNK), for rounds cut short.
+_EXTRA_ROUNDS = 4
 
 
 class _State:
@@ -123,6 +145,9 @@ class _State:
         self.max_gap = 0.0
         self.max_ratio = 0.0
         self.tightest: Optional[SensitivityExample] = None
+        self.draws = 0
+        self.draw_cap = 0
+        self.rounds = 0
 
 
 def _example(p: Problem, case: Case, gap: Optional[float], fa: Any, fb: Any,
@@ -149,6 +174,13 @@ def _ratio(gap: float, allowed: float) -> float:
 
 
 def _search(p: Problem, examples: int, seed: int) -> _State:
+    """Run hypothesis until ``examples`` pairs were evaluated or a failure was found.
+
+    The search is a sequence of hypothesis runs (rounds) of at most :data:`_CHUNK` examples, each
+    seeded from (seed, round) and capped in draws (:data:`_DRAWS_PER_EXAMPLE`); a round cut short
+    leaves its remaining examples to the next. Everything depends on the seed and on call counts
+    only, never on time.
+    """
     state = _State()
 
     def probe(case: Case) -> None:
@@ -159,7 +191,7 @@ def _search(p: Problem, examples: int, seed: int) -> _State:
             state.skipped += 1
             reject()
         except BadOutput as bad:
-            state.found = True
+            _mark_found(state)
             state.last = (case, bad)
             raise _Found() from None
         if not state.found:
@@ -177,30 +209,48 @@ def _search(p: Problem, examples: int, seed: int) -> _State:
             state.max_ratio = max(ratio, state.max_ratio)
             state.tightest = _example(p, case, gap, fa, fb, r)
         if p.violates(gap, allowed, fa, fb):
-            state.found = True
+            _mark_found(state)
             state.last = (case, (gap, fa, fb, r))
             raise _Found()
 
-    test = settings(
-        max_examples=examples, database=None, derandomize=False, deadline=None,
-        verbosity=Verbosity.quiet, print_blob=False, report_multiple_bugs=False,
-        suppress_health_check=list(HealthCheck),
-        phases=(Phase.generate, Phase.target, Phase.shrink),
-    )(given(_cases(p))(probe))
-    test = hypothesis_seed(seed)(test)
-    try:
-        with warnings.catch_warnings():
-            # numpy's RuntimeWarnings from f (0/0, overflow) would repeat for every example;
-            # what they signal (NaN, inf) is reported as an ERROR verdict instead.
-            warnings.simplefilter("ignore", RuntimeWarning)
+    for rnd in range(-(-examples // _CHUNK) + _EXTRA_ROUNDS):
+        chunk = min(examples - state.examples, _CHUNK)
+        if chunk <= 0 or state.found:
+            break
+        before = state.examples
+        state.rounds += 1
+        state.draws, state.draw_cap = 0, _DRAWS_PER_EXAMPLE * chunk + 100
+        test = settings(
+            max_examples=chunk, database=None, derandomize=False, deadline=None,
+            verbosity=Verbosity.quiet, print_blob=False, report_multiple_bugs=False,
+            suppress_health_check=list(HealthCheck),
+            phases=(Phase.generate, Phase.target, Phase.shrink),
+        )(given(_cases(p, state))(probe))
+        test = hypothesis_seed(_round_seed(seed, rnd))(test)
+        try:
             test()
-    except _Found:
-        pass
-    except HypothesisException:
-        # Flaky (f not deterministic) or Unsatisfiable (every input out of domain): the state
-        # still holds the last failing pair, if any; the caller reports what it has.
-        pass
+        except (_Found, _OutOfBudget):
+            pass
+        except HypothesisException:
+            # Flaky (f not deterministic) or Unsatisfiable (every input out of domain): the state
+            # still holds the last failing pair, if any; the caller reports what it has.
+            pass
+        if state.examples == before:   # nothing evaluated: more rounds will not help
+            break
     return state
+
+
+def _mark_found(state: _State) -> None:
+    if not state.found:
+        state.found = True
+        state.draw_cap = state.draws + _SHRINK_DRAWS
+
+
+def _round_seed(seed: int, rnd: int) -> int:
+    """The hypothesis seed of round ``rnd``: the run's seed itself, then SeedSequence children."""
+    if rnd == 0:
+        return seed
+    return int(np.random.SeedSequence([seed, rnd]).generate_state(1)[0])
 
 
 def _still_fails(p: Problem, kind: str) -> Callable[[Case], bool]:
@@ -271,8 +321,18 @@ def check_sensitivity(f: Callable, bound: Any = None, *, neighbours: Any, domain
     # validates the sizes against the relation before any search starts
     _cases(p)
 
+    with warnings.catch_warnings():
+        # numpy's RuntimeWarnings from f (0/0, overflow) would repeat for every example; what
+        # they signal (NaN, inf) is reported as an ERROR verdict instead.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _check(p, prof, examples, run_seed, started, simplify_pairs)
+
+
+def _check(p: Problem, prof: Profile, examples: int, run_seed: int, started: float,
+           simplify_pairs: bool) -> SensitivityResult:
     state = _search(p, examples, run_seed)
-    details: dict[str, Any] = {"skipped_out_of_domain": state.skipped, "profile_examples": examples}
+    details: dict[str, Any] = {"skipped_out_of_domain": state.skipped, "examples_asked": examples,
+                               "rounds": state.rounds}
     if p.outputs is not None:
         details["outputs"] = f"searched over {p.outputs}"
     elif p.output_grid is not None:

@@ -1,0 +1,98 @@
+"""Negative controls: functions with a planted sensitivity bug and the (false) bound they claim.
+
+They measure the power of :func:`dpaudit.check_sensitivity` (tests and
+``benchmarks/sensitivity_speed.py``) and can be audited like any target. Each mimics a real
+mistake in DP glue code and states its claim as ``.sensitivity`` (a SensitivityBound):
+
+* :class:`UpperOnlyMeanSPF`: C&D's sensitivity preprocessing of the mean (Definition 3.1,
+  Lemma 5.2; SPEC §6.2, §6.5) that clamps f(D) only from above, ``f̂ = min(f(D), U(D))``, and
+  forgets ``L(D)``. Adding a record far below the others pulls f̂ down by more than Δ.
+* :class:`DataClampedMean`: a "clipped" mean whose clamp range [m − w, m + w] is centred on the
+  data's own median m, divided by a public n. The claim 2w/n assumes a fixed range; moving the
+  median moves every clamped record.
+* :class:`DoubledMedianUtility`: the median utility ``u(D, r) = −|C<(D, r) − C>(D, r)|`` (SPEC §4.2
+  with q = ½, up to the factor) computed on the records counted twice, a hidden factor of 2: it
+  claims the add/remove Δu = 1 of the plain utility but has Δu = 2 (SPEC §4.1: an exponential
+  mechanism calibrated with it spends 2ε).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpaudit.claims import SensitivityBound
+
+__all__ = ["UpperOnlyMeanSPF", "DataClampedMean", "DoubledMedianUtility", "CONTROLS"]
+
+
+@dataclass(frozen=True, slots=True)
+class UpperOnlyMeanSPF:
+    """Preprocessed mean with only the upper clamp: on the sorted records x_1 ≤ … ≤ x_n,
+    ``F(i, j) = min(mean(x_i..x_j), F(i+1, j) + Δ, F(i, j−1) + Δ)``, ``F(i, i−1) = centre``
+    (Lemma 5.2's DP with the lower clamp L dropped). Claims add/remove sensitivity Δ (false)."""
+
+    delta: float
+    centre: float = 0.0
+    sensitivity: SensitivityBound = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sensitivity", SensitivityBound(self.delta))
+
+    def __call__(self, data: Any) -> float:
+        x = np.sort(np.asarray(data, dtype=float))
+        n = x.size
+        if n == 0:
+            return float(self.centre)
+        prefix = np.concatenate([[0.0], np.cumsum(x)])
+        below = np.full(n + 1, float(self.centre))     # F over windows of length ℓ − 1
+        for ell in range(1, n + 1):
+            i = np.arange(n - ell + 1)
+            means = (prefix[i + ell] - prefix[i]) / ell
+            below = np.minimum(means, np.minimum(below[1:n - ell + 2], below[:n - ell + 1]) + self.delta)
+        return float(below[0])
+
+
+@dataclass(frozen=True, slots=True)
+class DataClampedMean:
+    """``Σ_i clamp(x_i, m − w, m + w) / n`` with m the median of the data (0 when empty) and n a
+    public size. Claims add/remove sensitivity 2w/n (false: it holds only for a fixed range)."""
+
+    width: float
+    n: int
+    sensitivity: SensitivityBound = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sensitivity", SensitivityBound(2.0 * self.width / self.n))
+
+    def __call__(self, data: Any) -> float:
+        x = np.asarray(data, dtype=float)
+        m = float(np.median(x)) if x.size else 0.0
+        return float(np.sum(np.clip(x, m - self.width, m + self.width)) / self.n)
+
+
+@dataclass(frozen=True, slots=True)
+class DoubledMedianUtility:
+    """``u(D, r) = −|C<(D ⊎ D, r) − C>(D ⊎ D, r)|`` (every record counted twice). Claims the
+    add/remove Δu = 1 of the median utility (false: Δu = 2)."""
+
+    sensitivity: SensitivityBound = field(default_factory=lambda: SensitivityBound(1.0))
+
+    def __call__(self, data: Any, r: float) -> float:
+        x = np.asarray(data, dtype=float)
+        twice = np.concatenate([x, x])
+        return -abs(float(np.count_nonzero(twice < r)) - float(np.count_nonzero(twice > r)))
+
+
+#: name -> (control, keyword arguments for check_sensitivity)
+CONTROLS: dict[str, tuple[Any, dict]] = {
+    "upper-only-clamp-spf-mean": (UpperOnlyMeanSPF(0.25, 0.0),
+                                  dict(neighbours="add-remove", domain=(-10.0, 10.0), sizes=12)),
+    "data-dependent-clamp-mean": (DataClampedMean(1.0, 10),
+                                  dict(neighbours="add-remove", domain=(0.0, 10.0), sizes=(0, 10))),
+    "doubled-em-utility": (DoubledMedianUtility(),
+                           dict(neighbours="add-remove", domain=(0.0, 1.0), sizes=12,
+                                outputs=(0.0, 1.0))),
+}
