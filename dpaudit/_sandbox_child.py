@@ -4,11 +4,13 @@ Started as ``python -c "import dpaudit._sandbox_child as c; c.main()" FD_IN FD_O
 stdout and stderr already redirected to the parent's capture file. It reads its configuration
 (path, function, per-call limit, memory cap, shared output files) from FD_IN, caps its address
 space, imports the file with :func:`dpaudit.loader.load_mechanism`, answers ``ready`` (or
-``load_error``), and then runs one ``("run", call_form, data, seed, n, slot)`` message after another
+``load_error``), and then runs one ``("run", call_form, batches, slot)`` message after another
 through :meth:`dpaudit.spec.MechanismSpec.call_batch`, exactly as the in-process executor does.
+A message carries one or more batches ``(data, seed state, n)``.
 
-Replies: ``("ok", outputs)`` (pickled), ``("ok_shared", dtype, shape)`` (a numeric array copied
-into the shared file of that slot), or ``("error", cause, show_tail)``. A call that makes no
+Replies: ``("ok", [outputs, ...])`` (pickled), ``("ok_shared", dtype, shape)`` (the one batch's
+numeric array, copied into the shared file of that slot), or ``("error", cause, show_tail,
+index)`` naming the batch of the message that failed. A call that makes no
 progress for the per-call limit is interrupted by a watchdog thread (:class:`CallTimeout` raised in
 the main thread); one that ignores the interruption is ended with exit status
 :data:`WATCHDOG_EXIT`.
@@ -29,6 +31,7 @@ from typing import Any, Optional
 import numpy as np
 
 from dpaudit.errors import LoadError, MechanismError
+from dpaudit.rng import generator
 
 __all__ = ["main", "CallTimeout", "WATCHDOG_EXIT", "KILL_GRACE", "describe_size"]
 
@@ -114,7 +117,7 @@ class _SharedSlots:
     def put(self, out: Any, slot: int) -> tuple:
         if not (isinstance(out, np.ndarray) and out.dtype.kind in "biuf" and out.dtype.isnative
                 and out.size):
-            return ("ok", out)
+            return ("ok", [out])
         m = self.maps[slot]
         if m is None or len(m) < out.nbytes:
             size = max(out.nbytes, 2 * (len(m) if m is not None else 0), 1 << 20)
@@ -159,7 +162,6 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
 
     from dpaudit.claims import PureDP
     from dpaudit.loader import load_mechanism
-    from dpaudit.rng import generator
     from dpaudit.spec import CallForm, MechanismSpec
 
     try:
@@ -183,29 +185,56 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
             return
         if message[0] != "run":
             return
-        _, form, data, seed, n, slot = message
+        _, form, items, slot = message
         spec = specs.get(form)
         if spec is None:
             spec = specs[form] = MechanismSpec(func=func, claim=PureDP(1.0),
                                                call_form=CallForm(form), name=loaded.function)
-        if watchdog is not None:
-            watchdog.begin()
-        try:
-            out = spec.call_batch(np.asarray(data, dtype=float), generator(seed), n)
-            reply: tuple = ("done", out)
-        except MechanismError as exc:
-            reply = ("error", _cause(exc, call_timeout, memory), True)
-        except SystemExit as exc:
-            reply = ("error", f"called sys.exit({exc.code!r})", True)
-        except CallTimeout:  # raised between two calls of a loop: still a call past the limit
-            reply = ("error", hung(call_timeout), True)
-        if watchdog is not None:
-            watchdog.busy = False
-        if reply[0] == "done":
-            reply = slots.put(reply[1], slot)
+        outputs: list = []
+        reply: tuple = ()
+        for index, (data, (entropy, key, pool, spawned), n) in enumerate(items):
+            seed = np.random.SeedSequence(entropy, spawn_key=key, pool_size=pool,
+                                          n_children_spawned=spawned)
+            cause = _run_batch(spec, watchdog, data, seed, n, outputs, call_timeout, memory)
+            if cause is not None:
+                reply = ("error", cause, True, index)
+                break
+        if not reply:
+            reply = slots.put(outputs[0], slot) if len(items) == 1 else ("ok", outputs)
         try:
             payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
             payload = pickle.dumps(("error", f"returned an output that cannot be sent back "
-                                    f"({type(exc).__name__}: {str(exc)[:120]})", False))
+                                    f"({type(exc).__name__}: {str(exc)[:120]})", False,
+                                    _unpicklable(outputs)))
         send.send_bytes(payload)
+
+
+def _unpicklable(outputs: list) -> int:
+    """The index of the first output that does not pickle (0 when they all do one by one)."""
+    for i, out in enumerate(outputs):
+        try:
+            pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            return i
+    return 0
+
+
+def _run_batch(spec: Any, watchdog: Optional[_Watchdog], data: tuple, seed: Any, n: int,
+               outputs: list, call_timeout: Optional[float],
+               memory: Optional[int]) -> Optional[str]:  # pragma: no cover - in the child
+    """Run one batch; append its outputs, or return the cause of its failure."""
+    if watchdog is not None:
+        watchdog.begin()
+    cause = None
+    try:
+        outputs.append(spec.call_batch(np.asarray(data, dtype=float), generator(seed), n))
+    except MechanismError as exc:
+        cause = _cause(exc, call_timeout, memory)
+    except SystemExit as exc:
+        cause = f"called sys.exit({exc.code!r})"
+    except CallTimeout:  # raised between two calls of a loop: still a call past the limit
+        cause = hung(call_timeout)
+    if watchdog is not None:
+        watchdog.busy = False
+    return cause

@@ -31,6 +31,11 @@ def vector(data, rng):
 def raises(data, rng):
     raise ValueError("boom")
 
+def raises_on_ones(data, rng):
+    if data.sum() > 1.5:
+        raise ValueError("too big")
+    return 0.0
+
 def exits(data, rng):
     sys.exit(3)
 
@@ -136,6 +141,16 @@ def test_prints_do_not_corrupt_the_channel(mech_file, capfd):
 
 def test_raise(mech_file):
     assert failure(mech_file, "raises").cause == "raised ValueError: boom"
+
+
+def test_the_failing_dataset_is_named_when_small_batches_travel_together(mech_file):
+    spec = spec_of(mech_file, "raises_on_ones")
+    work = tasks(30, data=(0.0, 0.0)) + tasks(30, data=(1.0, 1.0)) + tasks(30, data=(0.0, 0.0))
+    with SandboxExecutor(mech_file, "raises_on_ones") as ex:
+        with pytest.raises(MechanismError) as info:
+            ex.run(spec, work)
+    assert info.value.cause == "raised ValueError: too big"
+    np.testing.assert_array_equal(info.value.dataset, [1.0, 1.0])
 
 
 def test_sys_exit(mech_file):
