@@ -265,35 +265,41 @@ def _fill(rng: np.random.Generator, c: _Codec, m: int) -> np.ndarray:
 
 
 def _draw_values(draw, c: _Codec, m: int) -> np.ndarray:
-    """m record values of one drawn shape (see :data:`SHAPES`)."""
-    if m == 0:
-        return np.empty(0, dtype=float)
+    """m record values of one drawn shape (see :data:`SHAPES`).
+
+    Every call makes the same choices in the same order (shape, :data:`HEAD` values, a count, a
+    width, a seed, a flag), whatever the shape and m, and each shape uses the ones it needs. A
+    fixed-length choice sequence keeps hypothesis's hill climber and shrinker aligned: changing one
+    choice never changes how many follow (otherwise its target phase burns most calls on replays
+    that overrun).
+    """
     shape = draw(_SHAPE)
-    if shape == "free":
-        head = np.array([c.draw(draw) for _ in range(min(m, HEAD))], dtype=float)
-        return head if m <= HEAD else np.concatenate([head, _fill(_seed(draw), c, m - HEAD)])
-    if shape == "duplicates":
-        k = draw(_ints(1, 3))
-        vals = np.array([c.draw(draw) for _ in range(k)], dtype=float)
-        return vals[_seed(draw).integers(0, k, size=m)]
-    if shape == "ends":
-        ends = np.array([c.ilo, c.ilo + c.top - c.n_special] if c.integers else [c.lo, c.hi], dtype=float)
-        return ends[_seed(draw).integers(0, 2, size=m)]
-    if shape == "spread":
-        return _fill(_seed(draw), c, m)
-    if shape == "extremes":
-        sv = np.array(c.specials, dtype=float)
-        return sv[_seed(draw).integers(0, len(sv), size=m)]
-    # cluster / outlier: a tight group around a drawn centre (+ one value at an end)
-    centre = c.draw(draw)
+    head = np.array([c.draw(draw) for _ in range(HEAD)], dtype=float)
+    k = draw(_ints(1, 3))
     width = draw(_WIDTH) * (0.5 * c.hi - 0.5 * c.lo)
     rng = _seed(draw)
+    flip = draw(_BOOL)
+    if m == 0:
+        return np.empty(0, dtype=float)
+    if shape == "free":
+        return head[:m].copy() if m <= HEAD else np.concatenate([head, _fill(rng, c, m - HEAD)])
+    if shape == "duplicates":
+        return head[:k][rng.integers(0, k, size=m)]
+    if shape == "ends":
+        ends = np.array([c.ilo, c.ilo + c.top - c.n_special] if c.integers else [c.lo, c.hi], dtype=float)
+        return ends[rng.integers(0, 2, size=m)]
+    if shape == "spread":
+        return _fill(rng, c, m)
+    if shape == "extremes":
+        sv = np.array(c.specials, dtype=float)
+        return sv[rng.integers(0, len(sv), size=m)]
+    # cluster / outlier: a tight group around the first head value (+ one value at an end)
     with np.errstate(over="ignore", invalid="ignore"):
-        vals = np.clip(centre + width * rng.standard_normal(m), c.lo, c.hi)
+        vals = np.clip(head[0] + width * rng.standard_normal(m), c.lo, c.hi)
     if c.integers:
         vals = np.clip(np.round(vals), c.ilo, c.ilo + c.top - c.n_special)
     if shape == "outlier":
-        vals[rng.integers(0, m)] = c.hi if draw(_BOOL) else c.lo
+        vals[rng.integers(0, m)] = c.hi if flip else c.lo
         if c.integers:
             vals = np.clip(vals, c.ilo, c.ilo + c.top - c.n_special)
     return vals.astype(float)
@@ -324,13 +330,12 @@ def datasets(domain: Any, sizes: Any, *, integers: bool = False,
 
 def _new_record(draw, c: _Codec, data: np.ndarray, dim: Optional[int]) -> np.ndarray:
     """A record to add or to put in place of another: a fresh value (choice 0) or a copy of
-    record j − 1 (choice j ≥ 1)."""
+    record j − 1 (choice j ≥ 1). The fresh value is drawn either way (fixed-length choices)."""
     j = draw(_ints(0, len(data)))
+    fresh = np.array([c.draw(draw) for _ in range(dim or 1)], dtype=float)
     if j:
         return data[j - 1].copy()
-    if dim is None:
-        return np.float64(c.draw(draw))
-    return np.array([c.draw(draw) for _ in range(dim)], dtype=float)
+    return np.float64(fresh[0]) if dim is None else fresh
 
 
 def _add_remove(draw, c, r, dim, both_orders) -> NeighbourPair:
@@ -355,20 +360,23 @@ def _replace(draw, c, r, dim) -> NeighbourPair:
 
 
 _PATTERN = st.sampled_from(LINF_PATTERNS)
-_UNIT = st.integers(0, GRID)
+_UNIT = st.integers(0, 2 * GRID)
 
 
 def _unit(draw) -> float:
-    """A magnitude in (0, 1]: exactly 1 for choice 0 (the shrink target), else k / 2^20."""
+    """A magnitude in [0, 1]: exactly 1 for choices 0..2^20 (half of them, and the shrink
+    target), else (k − 2^20) / 2^20."""
     k = draw(_UNIT)
-    return 1.0 if k == 0 else k / GRID
+    return 1.0 if k <= GRID else (k - GRID) / GRID
 
 
 def _linf_signs(draw, pattern: str, m: int) -> np.ndarray:
     s = -1.0 if draw(_BOOL) else 1.0
+    at = draw(_ints(0, m - 1))            # drawn for every pattern (fixed-length choices)
+    rng = _seed(draw)
     if pattern in ("one", "one-against-rest"):
         v = np.zeros(m) if pattern == "one" else np.full(m, -s)
-        v[draw(_ints(0, m - 1))] = s
+        v[at] = s
         return v
     if pattern == "all":
         return np.full(m, s)
@@ -380,7 +388,7 @@ def _linf_signs(draw, pattern: str, m: int) -> np.ndarray:
         v = np.full(m, s)
         v[1::2] = -s
         return v
-    return _seed(draw).integers(-1, 2, size=m).astype(float)
+    return rng.integers(-1, 2, size=m).astype(float)
 
 
 def _linf(draw, c, r, dim) -> NeighbourPair:
@@ -401,14 +409,16 @@ def _l1(draw, c, r, dim) -> NeighbourPair:
     flat = data.reshape(-1)
     m = flat.size
     step = np.zeros(m)
-    # choice 0..m-1: coordinate j moves by ±t; choice m + j: coordinates j and j + 1 share it
+    # choice 0..m-1: coordinate j moves by ±t; choice m + j: coordinates j and j + 1 share it.
+    # The share and the second sign are drawn either way (fixed-length choices).
     choice = draw(_ints(0, m - 1 if (c.integers or m == 1) else 2 * m - 1))
     j = choice % m
-    step[j] = -1.0 if draw(_BOOL) else 1.0
+    sign = -1.0 if draw(_BOOL) else 1.0
+    share, sign2 = _unit(draw), (-1.0 if draw(_BOOL) else 1.0)
+    step[j] = sign
     if choice >= m:
-        share = _unit(draw)
-        step[(j + 1) % m] = step[j] * (1.0 - share) * (-1.0 if draw(_BOOL) else 1.0)
-        step[j] *= share
+        step[(j + 1) % m] = sign * (1.0 - share) * sign2
+        step[j] = sign * share
     step = _signs_scaled(draw, c, step)
     return NeighbourPair(data, _shift(flat, step, c).reshape(data.shape), Neighbours.L1, None)
 
@@ -433,8 +443,8 @@ def _individual(draw, c, r, dim, n_ind, both_orders) -> NeighbourPair:
     i = draw(_ints(0, n_ind - 1))
     k = draw(_ints(r.lo, min(r.hi - 1, n_ind - 1)))
     members = np.delete(np.arange(n_ind), i)
+    seed = draw(_SEEDS)   # drawn even when unused (fixed-length choices)
     if k < len(members):  # the first k others (choice 0), or a random k-subset of them
-        seed = draw(_ints(0, 2**32 - 1))
         pick = members[:k] if seed == 0 else np.random.default_rng(seed).permutation(members)[:k]
         members = np.sort(pick)
     with_i = np.sort(np.append(members, i))

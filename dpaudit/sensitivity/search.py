@@ -70,17 +70,21 @@ def _profile(profile: Union[str, Profile]) -> Profile:
 
 # --------------------------------------------------------------------------- strategies
 
-def _outputs(draw, p: Problem, pair: NeighbourPair) -> float:
+def _outputs(draw, p: Problem, pair: NeighbourPair, free: st.SearchStrategy[float]) -> float:
     """The utility argument r: a record of either dataset, the float just below or above one, the
-    midpoint of two records, an end of the output domain, or any value of the output domain."""
+    midpoint of two records, an end of the output domain, or any value of the output domain.
+    The same choices are drawn whatever the kind (a fixed-length sequence keeps hypothesis's
+    hill climber aligned)."""
     dom = p.outputs
     records = np.concatenate([pair.dataset.reshape(-1), pair.neighbour.reshape(-1)])
-    kind = draw(st.integers(0, 5))
+    top = max(len(records) - 1, 0)
+    kind, value = draw(_KIND), draw(free)
+    ia, ib, high = draw(st.integers(0, top)), draw(st.integers(0, top)), draw(st.booleans())
     if kind == 0 or len(records) == 0:
-        return draw(elements(dom))
+        return value
     if kind == 5:
-        return dom.hi if draw(st.booleans()) else dom.lo
-    a = float(records[draw(st.integers(0, len(records) - 1))])
+        return dom.hi if high else dom.lo
+    a = float(records[ia])
     if kind == 1:
         v = a
     elif kind == 2:
@@ -88,14 +92,17 @@ def _outputs(draw, p: Problem, pair: NeighbourPair) -> float:
     elif kind == 3:
         v = float(np.nextafter(a, np.inf))
     else:
-        b = float(records[draw(st.integers(0, len(records) - 1))])
-        v = 0.5 * a + 0.5 * b
+        v = 0.5 * a + 0.5 * float(records[ib])
     return min(max(v, dom.lo), dom.hi)
+
+
+_KIND = st.integers(0, 5)
 
 
 def _cases(p: Problem, state: Optional["_State"] = None) -> st.SearchStrategy[Case]:
     pairs = neighbouring_pairs(p.neighbours, p.domain, p.sizes, integers=p.integers, dim=p.dim,
                                individuals=None if p.individual is None else len(p.individual))
+    free = None if p.outputs is None else elements(p.outputs)
 
     @st.composite
     def cases(draw):
@@ -104,7 +111,7 @@ def _cases(p: Problem, state: Optional["_State"] = None) -> st.SearchStrategy[Ca
             if state.draws > state.draw_cap:
                 raise _OutOfBudget()
         pair = draw(pairs)
-        return Case(pair, _outputs(draw, p, pair) if p.outputs is not None else None)
+        return Case(pair, _outputs(draw, p, pair, free) if free is not None else None)
 
     return cases()
 
