@@ -95,7 +95,7 @@ class Progress:
         estimate = _number(f.get("estimate"))
         if bound is not None:
             parts.append(f"ε ≥ {bound:.3g}")
-        elif estimate is not None:
+        elif estimate is not None and estimate > 0:
             parts.append(f"ε ≈ {estimate:.3g} (projected)")
         return " · ".join(parts)
 
@@ -153,6 +153,7 @@ def _number(x: Any) -> Optional[float]:
 
 def _columns(stream: TextIO) -> int:
     try:
-        return os.get_terminal_size(stream.fileno()).columns
+        columns = os.get_terminal_size(stream.fileno()).columns
     except (AttributeError, ValueError, OSError):
-        return 100
+        columns = 0
+    return columns if columns >= 20 else 100  # a pseudo-terminal may report 0
