@@ -39,6 +39,15 @@ def import_line(f: Callable) -> Optional[str]:
     return f"from {module} import {qualname} as f"
 
 
+def _where(f: Callable) -> str:
+    """Where ``f`` comes from, for a snippet that cannot import it."""
+    target = f if inspect.isfunction(f) or inspect.ismethod(f) else type(f)
+    try:
+        return f" (defined in {inspect.getsourcefile(target)}:{inspect.getsourcelines(target)[1]})"
+    except (TypeError, OSError):
+        return f" (a {type(f).__module__}.{type(f).__qualname__})"
+
+
 def _array(x: np.ndarray) -> str:
     return f"np.array({x.tolist()!r})"
 
@@ -58,12 +67,7 @@ def reproduce_snippet(p: Problem, case: Case, *, error: Optional[str] = None) ->
     lines = ["import numpy as np"]
     imp = import_line(p.f)
     if imp is None:
-        where = ""
-        try:
-            where = f" (defined in {inspect.getsourcefile(p.f)}:{inspect.getsourcelines(p.f)[1]})"
-        except (TypeError, OSError):
-            pass
-        lines.append(f"# f = {p.name}{where}: the function under test")
+        lines.append(f"# f = {p.name}{_where(p.f)}: the function under test")
     else:
         lines.append(imp)
     pair = case.pair
