@@ -240,3 +240,15 @@ def test_arguments_are_validated(mech_file):
     assert parse_memory(1e9) == 10 ** 9
     with pytest.raises(InvalidArgument, match="at least 64M"):
         parse_memory("1M")
+
+
+def test_an_audit_through_the_sandbox_equals_the_in_process_audit(mech_file):
+    import dpaudit
+
+    spec = spec_of(mech_file, "batch_laplace")
+    with SandboxExecutor(mech_file, "batch_laplace") as ex:
+        sandboxed = dpaudit.audit(spec, samples=20_000, seed=3, executor=ex)
+    in_process = dpaudit.audit(spec, samples=20_000, seed=3, executor=InProcessExecutor())
+    assert sandboxed.verdict is in_process.verdict
+    assert sandboxed.epsilon_lower_bound == in_process.epsilon_lower_bound
+    assert sandboxed.counterexample == in_process.counterexample
