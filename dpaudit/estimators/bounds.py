@@ -29,6 +29,7 @@ reported bound.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Optional
@@ -40,7 +41,7 @@ from dpaudit.claims import check_confidence
 from dpaudit.errors import InvalidArgument
 
 __all__ = ["METHODS", "Counts", "Bound", "cp_lower", "cp_upper", "validated_bound",
-           "projected_lb", "SPLITS", "bonferroni"]
+           "projected_lb", "projected_lbs", "SPLITS", "bonferroni"]
 
 #: The bound methods, and the α splits tried for each at selection time.
 METHODS = ("marginal", "ratio", "paired")
@@ -188,17 +189,24 @@ def validated_bound(method: str, counts: Counts, alpha: float, split: tuple[floa
 # ---------------------------------------------------------------------------------------------
 # projections (selection only)
 
-def _wilson(k, n, z, upper: bool):
-    """Wilson score bound (Wilson 1927) at z standard errors; a fast stand-in for CP."""
-    n = np.maximum(np.asarray(n, dtype=float), 1e-12)
-    ph = np.clip(np.asarray(k, dtype=float) / n, 0.0, 1.0)
+def _wilson_p(ph, n, z, upper: bool):
+    """Wilson score bound (Wilson 1927) on a proportion ph observed in n trials, at z standard
+    errors: a fast stand-in for Clopper-Pearson. Broadcasts (z may be a column of values)."""
     z2 = z * z
-    centre = ph + z2 / (2 * n)
-    half = z * np.sqrt(ph * (1 - ph) / n + z2 / (4 * n * n))
-    b = (centre + half if upper else centre - half) / (1 + z2 / n)
-    return np.clip(b, 0.0, 1.0)
+    inv = 1.0 / np.maximum(n, 1e-12)
+    half = z * np.sqrt(ph * (1.0 - ph) * inv + z2 * 0.25 * inv * inv)
+    centre = ph + z2 * 0.5 * inv
+    b = (centre + half if upper else centre - half) / (1.0 + z2 * inv)
+    return np.minimum(np.maximum(b, 0.0), 1.0)
 
 
+def _wilson(k, n, z, upper: bool):
+    n = np.asarray(n, dtype=float)
+    ph = np.minimum(np.maximum(np.asarray(k, dtype=float) / np.maximum(n, 1e-12), 0.0), 1.0)
+    return _wilson_p(ph, n, z, upper)
+
+
+@functools.lru_cache(maxsize=4096)
 def _z(alpha: float) -> float:
     return float(-ndtri(alpha))
 
@@ -218,33 +226,41 @@ def projected_lb(method: str, n, x, y, a, n_val: float, alpha: float, split: tup
     0 for counts of one event on data that did not choose it). Vectorised over events; −inf where
     the bound is empty.
     """
+    return projected_lbs(method, n, x, y, a, n_val, alpha, (split,), delta, pessimism)[0]
+
+
+def projected_lbs(method: str, n, x, y, a, n_val: float, alpha: float, splits: tuple,
+                  delta: float = 0.0, pessimism: Optional[float] = None) -> np.ndarray:
+    """:func:`projected_lb` for several α splits at once: an array (len(splits), events)."""
     zs = SELECTION_Z if pessimism is None else float(pessimism)
     n = np.asarray(n, dtype=float)
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
-    w = np.asarray(split, dtype=float) / float(np.sum(split))
+    w = np.asarray(splits, dtype=float)
+    w = w / w.sum(axis=1, keepdims=True)
+    zcol = lambda j: np.array([[_z(alpha * float(v))] for v in w[:, j]])  # noqa: E731
     with np.errstate(divide="ignore", invalid="ignore"):
         if method == "marginal":
             p_s = _wilson(x, n, zs, False)
             q_s = _wilson(y, n, zs, True)
-            p_v = _wilson(p_s * n_val, n_val, _z(alpha * w[0]), False)
-            q_v = _wilson(q_s * n_val, n_val, _z(alpha * w[1]), True)
+            p_v = _wilson_p(p_s, n_val, zcol(0), False)
+            q_v = _wilson_p(q_s, n_val, zcol(1), True)
             out = np.log((p_v - delta) / q_v)
         elif method == "ratio":
             m = x + y
             pi_s = _wilson(x, m, zs, False)
-            m_v = m * (n_val / n)
-            pi_v = _wilson(pi_s * m_v, m_v, _z(alpha), False)
+            m_v = m * (n_val / np.maximum(n, 1e-12))
+            pi_v = _wilson_p(pi_s, m_v, zcol(0), False)
             out = np.log(pi_v / (1 - pi_v))
         else:
             a = np.asarray(a, dtype=float)
-            scale = n_val / n
+            scale = n_val / np.maximum(n, 1e-12)
             t1 = _wilson(a, x, zs, True)
             t2 = _wilson(y - a, n - x, zs, True)
             p_s = _wilson(x, n, zs, False)
-            t1v = _wilson(t1 * x * scale, x * scale, _z(alpha * w[0]), True)
-            t2v = _wilson(t2 * (n - x) * scale, (n - x) * scale, _z(alpha * w[1]), True)
-            p_v = _wilson(p_s * n_val, n_val, _z(alpha * w[2]), False)
+            t1v = _wilson_p(t1, x * scale, zcol(0), True)
+            t2v = _wilson_p(t2, (n - x) * scale, zcol(1), True)
+            p_v = _wilson_p(p_s, n_val, zcol(2), False)
             out = -np.log(t1v + t2v * (1 - p_v) / p_v)
     out = np.where(np.isnan(out), -np.inf, out)
     return np.where(x > 0, out, -np.inf)

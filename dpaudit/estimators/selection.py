@@ -30,7 +30,7 @@ from typing import Any, Iterator, Optional
 
 import numpy as np
 
-from dpaudit.estimators.bounds import SPLITS, projected_lb
+from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
 from dpaudit.estimators.scores import (Coordinate, Identity, _rows, fit_atoms, fit_naive_bayes,
                                        fit_patterns)
@@ -44,6 +44,11 @@ THRESHOLDS = 1500
 INTERVAL_GRID = 120
 #: vectors with at most this many coordinates also get per-coordinate events
 MAX_COORDINATES = 32
+#: honest selection re-projects this many events per half (the best of each family and side)
+#: on the other half, moved HONEST_Z standard errors the pessimistic way (a short list still
+#: has a small winner's curse of its own)
+HONEST_SHORTLIST = 24
+HONEST_Z = 1.5
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -132,35 +137,27 @@ def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
 # ---------------------------------------------------------------------------------------------
 # scoring the events of a table
 
-@dataclass(slots=True)
-class _Best:
-    value: float = -np.inf
-    found: Optional[tuple] = None
-
-
 def _score_table(tab: _Table, n: int, n_val: float, alpha: float, delta: float,
-                 methods: tuple, quick: bool, best: _Best, tag: Any) -> Optional[np.ndarray]:
-    """Update ``best`` with the table's best (event, direction, method, split); return the
-    projected bound per event for the best direction/method (for the curve). Both directions
-    are projected in one vectorised call per (method, split)."""
+                 methods: tuple, quick: bool) -> tuple:
+    """The table's best (value, (side, lo, hi, numerator, method, split)) and the projected
+    bound per event for the best direction/method (for the curve). Both directions are
+    projected in one vectorised call per (method, split)."""
     m = tab.x.size
     x = np.concatenate([tab.x, tab.y])
     y = np.concatenate([tab.y, tab.x])
     a = np.concatenate([tab.a, tab.a])
-    best_curve, best_here = None, -np.inf
+    best_v, found, curve = -np.inf, None, None
     for method in methods:
-        for split in (SPLITS[method][:1] if quick else SPLITS[method]):
-            v = projected_lb(method, n, x, y, a, n_val, alpha, split, delta)
+        splits = SPLITS[method][:1] if quick else SPLITS[method]
+        vs = projected_lbs(method, n, x, y, a, n_val, alpha, splits, delta)
+        for split, v in zip(splits, vs):
             k = int(np.argmax(v))
-            if v[k] > best_here:
-                best_here = float(v[k])
-                best_curve = v[:m] if k < m else v[m:]
-            if v[k] > best.value:
+            if v[k] > best_v:
                 numerator, i = (0, k) if k < m else (1, k - m)
-                best.value = float(v[k])
-                best.found = (tag, tab.side, float(tab.lo[i]), float(tab.hi[i]), numerator,
-                              method, split)
-    return best_curve
+                best_v = float(v[k])
+                found = (tab.side, float(tab.lo[i]), float(tab.hi[i]), numerator, method, split)
+                curve = v[:m] if k < m else v[m:]
+    return best_v, found, curve
 
 
 def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool):
@@ -180,7 +177,7 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool)
         if schema.length <= MAX_COORDINATES:
             for j in range(schema.length):
                 sc = Coordinate(j)
-                yield sc, sc(yd), sc(yp), not quick
+                yield sc, sc(yd), sc(yp), True
         return
     if schema.ordered:
         sc = Identity()
@@ -195,67 +192,68 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool)
 
 def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val: float,
                  alpha: float, delta: float = 0.0, paired: bool = True, quick: bool = False,
-                 honest: bool = False) -> Optional[Choice]:
+                 honest: bool = False, folds: int = 1) -> Optional[Choice]:
     """The best event for the selection samples ``yd``, ``yp`` (equal length; paired rows when
     ``paired``), or None when there are too few samples. ``n_val`` is the validation size per
     dataset, ``alpha`` the candidate's error level after the family-wise correction, ``delta`` the
-    claimed δ. ``quick`` (pair scoring) tries one α split per method and no coordinate intervals.
+    claimed δ. ``quick`` (pair scoring) tries one α split per method and a coarser interval grid.
 
-    With ``honest``, the event is chosen on the first half of the rows and its projected bound is
-    recomputed on the second half with no pessimism: an estimate free of the winner's curse of
-    choosing among thousands of events, used to rank *pairs* against each other.
+    With ``honest``, the best event of each (score family, side) is chosen on one half of the
+    rows, and each is projected again on the other half with no pessimism; the best of these few
+    is returned with that value, an estimate nearly free of the winner's curse of choosing among
+    thousands of events. With ``folds=2`` both halves take a turn at choosing (two-fold
+    cross-fitting).
     """
     if not honest:
-        return _choose(yd, yp, schema, n_val, alpha, delta, paired, quick)
+        cands = _choose(yd, yp, schema, n_val, alpha, delta, paired, quick)
+        return cands[0] if cands else None
     h = yd.shape[0] // 2
-    c = _choose(yd[:h], yp[:h], schema, n_val, alpha, delta, paired, quick)
-    if c is None:
-        return None
-    bd, bp = yd[h:], yp[h:]
-    num, den = (bd, bp) if c.numerator == 0 else (bp, bd)
-    inn, ind = c.event.contains(num), c.event.contains(den)
-    v = projected_lb(c.method, num.shape[0], [np.count_nonzero(inn)], [np.count_nonzero(ind)],
-                     [np.count_nonzero(inn & ind)], n_val, alpha, c.split, delta, pessimism=0.0)
-    return Choice(c.event, c.numerator, c.method, c.split, float(v[0]), c.curve)
+    halves = [(slice(0, h), slice(h, None)), (slice(h, None), slice(0, h))][: max(1, min(2, folds))]
+    best: Optional[Choice] = None
+    for fit, ev in halves:
+        bd, bp = yd[ev], yp[ev]
+        for c in _choose(yd[fit], yp[fit], schema, n_val, alpha, delta, paired, quick)[:HONEST_SHORTLIST]:
+            num, den = (bd, bp) if c.numerator == 0 else (bp, bd)
+            inn, ind = c.event.contains(num), c.event.contains(den)
+            v = projected_lb(c.method, num.shape[0], [np.count_nonzero(inn)], [np.count_nonzero(ind)],
+                             [np.count_nonzero(inn & ind)], n_val, alpha, c.split, delta,
+                             pessimism=HONEST_Z)
+            if best is None or float(v[0]) > best.projected:
+                best = Choice(c.event, c.numerator, c.method, c.split, float(v[0]), c.curve)
+    return best
 
 
 def _choose(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, n_val: float, alpha: float,
-            delta: float, paired: bool, quick: bool) -> Optional[Choice]:
-    n_all = yd.shape[0]
-    if n_all < 4:
-        return None
+            delta: float, paired: bool, quick: bool) -> list[Choice]:
+    """The best event of every (score family, side), best first."""
+    if yd.shape[0] < 4:
+        return []
     if delta > 0:
         methods: tuple = ("marginal",)
     else:
         methods = ("ratio", "paired") if paired else ("ratio",)
         if not quick:
             methods = ("marginal",) + methods
-    best = _Best()
-    scores: list = []
-    curves: dict = {}
+    out: list[Choice] = []
     for sc, sd, sp, intervals in _families(yd, yp, schema, quick):
-        tag = len(scores)
-        scores.append(sc)
         # grids coarse enough that each step holds ~20 samples: fewer, sturdier events on small
         # samples, where the best of many fine events would mostly be the luckiest
         g = int(min(THRESHOLDS, max(16, sd.size // 20)))
         gi = int(min(INTERVAL_GRID, max(6, np.sqrt(sd.size) / 2)))
+        if quick:
+            gi = max(6, gi // 2)
         for tab in _tables(sd, sp, g, gi, intervals):
-            curve = _score_table(tab, sd.size, n_val, alpha, delta, methods, quick, best, tag)
-            if isinstance(sc, Identity) and tab.side != "interval" and curve is not None:
-                prev = curves.get("best", (-np.inf,))[0]
-                if float(np.max(curve)) > prev:
-                    t = tab.lo if tab.side == "above" else tab.hi
-                    curves["best"] = (float(np.max(curve)), t, curve)
-    if best.found is None or not np.isfinite(best.value):
-        return None
-    tag, side, lo, hi, numerator, method, split = best.found
-    event = Event(scores[tag], side, None if side == "below" else lo, None if side == "above" else hi)
-    curve = None
-    if isinstance(scores[tag], Identity) and "best" in curves:
-        _, t, v = curves["best"]
-        keep = np.isfinite(v)
-        chosen = lo if side == "above" else hi if side == "below" else None
-        curve = {"threshold": t[keep].tolist(), "epsilon_lower_bound": v[keep].tolist(),
-                 "chosen": chosen, "projected": True}
-    return Choice(event, numerator, method, tuple(split), best.value, curve)
+            value, found, v = _score_table(tab, sd.size, n_val, alpha, delta, methods, quick)
+            if found is None or not np.isfinite(value):
+                continue
+            side, lo, hi, numerator, method, split = found
+            event = Event(sc, side, None if side == "below" else lo, None if side == "above" else hi)
+            curve = None
+            if isinstance(sc, Identity) and side != "interval":
+                t = tab.lo if side == "above" else tab.hi
+                keep = np.isfinite(v)
+                curve = {"threshold": t[keep].tolist(), "epsilon_lower_bound": v[keep].tolist(),
+                         "chosen": lo if side == "above" else hi, "projected": True}
+            out.append(Choice(event, numerator, method, tuple(split), value, curve))
+    out.sort(key=lambda c: -c.projected)
+    return out

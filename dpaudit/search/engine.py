@@ -4,8 +4,8 @@
 2. **search**: hypothesis-targeted search from the relation's strategy (:mod:`.targeted`);
 3. **refine**: hill-climb from the best pairs (:mod:`.refine`);
 4. **select**: successive halving over the best pairs: fresh, larger samples rank them by an
-   honest projection of their validated bound, and the event, direction and bound method of the
-   winner are chosen on its whole sample (:func:`dpaudit.estimators.selection.choose_event`);
+   honest (cross-fitted) projection of their validated bound; the event, direction and bound
+   method come with it (:func:`dpaudit.estimators.selection.choose_event`);
 5. **validate**: the best ``validate`` candidates are counted on fresh samples drawn with Poisson
    sample sizes (paired on common random numbers when the chosen method is ``paired``), and each is
    bounded at level α/k (Bonferroni over the k candidates validated), so the reported bound, the
@@ -45,10 +45,10 @@ __all__ = ["Candidate", "Outcome", "run", "SEARCH_SHARE", "RACE_SHARE", "SELECT_
 
 SEARCH_SHARE = 0.125
 RACE_SHARE = 0.075
-SELECT_SHARE = 0.075
+SELECT_SHARE = 0.15
 #: pairs in the two racing stages, and the smallest per-pair scoring sample
 RACE_WIDTH = 8
-FINALISTS = 3
+FINALISTS = 2
 MIN_SCORE_SAMPLES = 50
 #: the targeted search and refinement run only when each pair's score uses at least this many
 #: samples (below it, climbing would chase the noise of the scores)
@@ -239,7 +239,9 @@ def _race(a: _Audit) -> list[Candidate]:
     :data:`RACE_WIDTH` pairs get a fresh sample each and are ranked by the honest (split-sample)
     projection; the best :data:`FINALISTS` of them get a larger fresh sample and are ranked again.
     The stage-1 scores are biased upward by the search that maximised them, so only fresh samples
-    rank the finalists. The events to validate are then chosen on each winner's whole sample."""
+    rank the finalists. Each finalist's event is chosen by two-fold cross-fitting on its sample
+    (chosen on one half, confirmed on the other), and the winner's event is the one validated:
+    re-choosing it on the whole sample would pick the luckiest of thousands of events again."""
     ranked = [p for p, _ in a.ranked()]
     if not ranked:
         return []
@@ -263,7 +265,7 @@ def _race(a: _Audit) -> list[Candidate]:
             except Exhausted:
                 break
             ranking = choose_event(yd, yp, a.sampler.encoder.schema, n_val=a.lam, alpha=a.alpha,
-                                   delta=a.spec.delta, paired=True, honest=True)
+                                   delta=a.spec.delta, paired=True, honest=True, folds=2)
             a.report("select", candidate=p.label)
             if ranking is not None:
                 cands.append(Candidate(p, ranking, (yd, yp)))
@@ -274,11 +276,6 @@ def _race(a: _Audit) -> list[Candidate]:
         record.append({"pairs": len(pool), "samples_per_pair": n,
                        "honest_projection": [(c.pair.label, c.choice.projected) for c in cands]})
     out = cands[: a.k]
-    for c in out:
-        full = choose_event(c.selection[0], c.selection[1], a.sampler.encoder.schema, n_val=a.lam,
-                            alpha=a.alpha, delta=a.spec.delta, paired=True)
-        if full is not None:
-            c.choice = full
     a.phases["select"] = record
     return out
 

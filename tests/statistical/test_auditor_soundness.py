@@ -1,0 +1,87 @@
+"""Soundness of the sampled auditor: a correct mechanism is refuted at most at the stated rate.
+
+α of the test: each audit of a correct mechanism at 95% confidence refutes it with probability at
+most 0.05, so the number of refutations among 100 independent seeded audits is stochastically at
+most Bin(100, 0.05), and P(Bin(100, 0.05) > 10) = 0.0115. A sound auditor therefore fails
+``test_correct_laplace_refuted_at_most_10_of_100`` with probability below 1.2%; the seeds are
+fixed and nothing is retried.
+
+The test must also be able to fail: the same 100 audits with a deliberately broken auditor
+(validation counted on the very sample the event was chosen on; or K candidates validated
+without the multiplicity correction) DO exceed the limit. Those runs show the test's power
+against exactly the two mistakes it guards against.
+"""
+
+import numpy as np
+import pytest
+
+import dpaudit
+from dpaudit.estimators.bounds import Counts
+from dpaudit.estimators.selection import choose_event
+from dpaudit.sampling import InProcessExecutor
+from dpaudit.search import engine
+
+pytestmark = pytest.mark.statistical
+
+LIMIT = 10
+AUDITS = 100
+
+
+@dpaudit.mechanism(epsilon=1.0, neighbours="linf", domain=(-10, 10), size=1)
+def laplace(data, rng, size=None):
+    """Correct and tight: ε = 1 exactly on every pair moved by 1."""
+    return data[0] + rng.laplace(scale=1.0, size=size)
+
+
+@dpaudit.mechanism(epsilon=1.0, neighbours="l1", domain=(0, 10), size=2)
+def laplace_hist(data, rng, size=None):
+    """Correct and tight under l1: Laplace(1/ε) on each bin; many distinct tight pairs."""
+    return data + rng.laplace(scale=1.0, size=(size, data.size))
+
+
+def refutations(mechanism, samples: int, validate: int = 1, seeds: range = range(1000, 1000 + AUDITS)) -> int:
+    spec = dpaudit.MechanismSpec.from_function(mechanism)
+    count = 0
+    for s in seeds:
+        out = engine.run(spec, InProcessExecutor(), budget=samples, confidence=0.95, seed=s,
+                         validate=validate)
+        assert out.error is None
+        count += out.bound is not None and out.bound.epsilon_lb > spec.epsilon
+    return count
+
+
+def test_correct_laplace_refuted_at_most_10_of_100():
+    assert refutations(laplace, 20_000) <= LIMIT
+
+
+def _one_sample_validation(a, cand, lam, seeds, deadline, kept):
+    """BROKEN on purpose: choose the event on the validation sample and count it there."""
+    n = int(lam)
+    yd, yp = a.sampler.draw_pair(cand.pair, seeds[0], n)
+    c = choose_event(yd, yp, a.sampler.encoder.schema, n_val=n, alpha=a.alpha, paired=True)
+    cand.choice = c
+    num, den = (yd, yp) if c.numerator == 0 else (yp, yd)
+    i, j = c.event.contains(num), c.event.contains(den)
+    if c.method == "ratio":
+        return Counts(n, n, int(i.sum()), int(j.sum()), None, float(n), float(n))
+    return Counts(n, n, int(i.sum()), int(j.sum()), int((i & j).sum()))
+
+
+def test_the_test_catches_validation_on_the_selection_sample(monkeypatch):
+    monkeypatch.setattr(engine, "_validate", _one_sample_validation)
+    assert refutations(laplace, 20_000) > LIMIT
+
+
+def test_family_wise_correction_over_several_validated_candidates(monkeypatch):
+    # sound: 8 candidates validated, each at α/8 (and α split inside each bound)
+    assert refutations(laplace_hist, 40_000, validate=8) <= LIMIT
+    # BROKEN on purpose: no correction across candidates nor across a bound's own CP bounds
+    real = engine.validated_bound
+
+    def uncorrected(method, counts, alpha, split, delta=0.0, epsilon=None):
+        k = len(split)
+        return real(method, counts, min(0.999, alpha * k), (1.0,) * k, delta, epsilon)
+
+    monkeypatch.setattr(engine, "bonferroni", lambda confidence, k: 1.0 - confidence)
+    monkeypatch.setattr(engine, "validated_bound", uncorrected)
+    assert refutations(laplace_hist, 40_000, validate=8) > LIMIT
