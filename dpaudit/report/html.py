@@ -76,6 +76,19 @@ def _facts(rec: Mapping[str, Any]) -> list[tuple[str, str]]:
              (f"{d.fmt(100 * conf, 4)}% (family-wise)" if conf is not None else "—")),
             ("samples", f"{int(d.num(rec.get('samples')) or 0):,}"),
         ]
+    det = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}
+    if kind == "exact":
+        for key, label in (("exact_loss", "exact privacy loss sup |ln p − ln q|"),
+                           ("delta_at_claim", "exact δ at the claimed ε (hockey stick)"),
+                           ("pairs_evaluated", "neighbouring pairs evaluated"), ("pair_label", "worst pair")):
+            if det.get(key) is not None:
+                facts.append((label, d.fmt(det[key], 10) if d.num(det[key]) is not None else str(det[key])))
+    elif kind == "audit":
+        for key, label in (("pair_label", "pair found by"), ("bound_method", "bound"),
+                           ("candidates_validated", "candidates validated (family-wise)"),
+                           ("output_kind", "output")):
+            if det.get(key) is not None:
+                facts.append((label, str(det[key])))
     claim = rec.get("claim") if isinstance(rec.get("claim"), Mapping) else {}
     if kind == "sensitivity":
         for key in ("bound", "neighbours", "norm"):
