@@ -23,7 +23,7 @@ import os
 import shlex
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from dpaudit.claims import Domain, Neighbours, check_confidence, check_delta, check_epsilon
@@ -34,8 +34,6 @@ from dpaudit.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY, parse_memory
 
 __all__ = ["CheckSettings", "resolve_settings", "read_config", "run_check", "exit_code"]
 
-#: ``[tool.dpaudit]`` keys that ``dpaudit check`` reads (``_`` and ``-`` are interchangeable).
-CONFIG_KEYS = ("seed", "samples", "confidence", "timeout", "call-timeout", "memory")
 #: Seconds the sandbox grants beyond ``--timeout`` so the auditor can stop on its own first.
 _TIMEOUT_GRACE = 5.0
 
@@ -123,10 +121,18 @@ def _claim_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     return claim
 
 
+def _samples(name: str, raw: Any) -> int:
+    import importlib
+
+    least = getattr(importlib.import_module("dpaudit.auditor"), "MIN_SAMPLES", 1)
+    return _integer(name, raw, f"an integer >= {least}", least)
+
+
+#: The run settings, as ``[tool.dpaudit]`` keys (``_`` and ``-`` are interchangeable there):
+#: key -> (flag attribute, parser of (name, raw)).
 _RUN_SETTINGS = {
-    # key: (flag attribute, parser of (name, raw))
     "seed": ("seed", lambda n, r: _integer(n, r, "an integer >= 0", 0)),
-    "samples": ("samples", lambda n, r: _integer(n, r, "an integer >= 1", 1)),
+    "samples": ("samples", _samples),
     "confidence": ("confidence", lambda n, r: check_confidence(_real(n, r), n)),
     "timeout": ("timeout", _seconds),
     "call-timeout": ("call_timeout", _seconds),
@@ -139,7 +145,9 @@ _DEFAULTS = {"seed": DEFAULT_SEED, "samples": None, "confidence": 0.95, "timeout
 def read_config(start: Optional[str] = None) -> tuple[dict[str, Any], Optional[str]]:
     """The ``[tool.dpaudit]`` table of the nearest ``pyproject.toml`` at or above ``start`` (the
     working folder), with its path; ``({}, None)`` when there is none. Keys are normalised to the
-    flag spelling (``call_timeout`` → ``call-timeout``); a file that does not parse is a UsageError."""
+    flag spelling (``call_timeout`` → ``call-timeout``); ``dpaudit check`` reads the run settings
+    (seed, samples, confidence, timeout, call-timeout, memory) and leaves other keys to other
+    commands. A file that does not parse is a UsageError."""
     folder = os.path.abspath(start or os.getcwd())
     while True:
         candidate = os.path.join(folder, "pyproject.toml")

@@ -162,7 +162,7 @@ def test_bad_files(tmp_path, name, body, target_suffix, expected):
     (["--epsilon", "x"], "--epsilon must be a number, got 'x'"),
     (["--delta", "1"], "--delta must be a number in [0, 1)"),
     (["--domain=5:-5"], "--domain must be LO:HI with finite LO < HI"),
-    (["--samples", "lots"], "--samples must be an integer >= 1"),
+    (["--samples", "lots"], "--samples must be an integer >= 1000"),
     (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
 ])
 def test_bad_flags(tmp_path, flags, expected):
