@@ -164,6 +164,7 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
     from dpaudit.loader import load_mechanism
     from dpaudit.spec import CallForm, MechanismSpec
 
+    slots = _SharedSlots(slot_paths)  # opened before answering: the parent then unlinks them
     try:
         loaded = load_mechanism(path, function)
     except LoadError as exc:
@@ -176,7 +177,6 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
 
     watchdog = _Watchdog(call_timeout) if call_timeout is not None else None
     func = watchdog.wrap(loaded.func) if watchdog is not None else loaded.func
-    slots = _SharedSlots(slot_paths)
     specs: dict[str, MechanismSpec] = {}
     while True:
         try:

@@ -138,8 +138,9 @@ class SandboxExecutor:
         self._send: Optional[Connection] = None
         self._recv: Optional[Connection] = None
         self._out: Any = None                       # capture file of the child's stdout/stderr
-        self._slots: list[Any] = []                 # shared files numeric outputs come back in
+        self._slots: list[int] = []                 # fds of the shared files outputs come back in
         self._maps: list[Optional[mmap.mmap]] = []
+        self._slot_paths: list[str] = []            # their names, until the child has opened them
         self._deadline: Optional[float] = None
         self._ready = False
 
@@ -158,11 +159,7 @@ class SandboxExecutor:
             self._deadline = time.monotonic() + self.total_timeout
         if self._out is None:
             self._out = tempfile.TemporaryFile(mode="a+b", prefix="dpaudit-child-")
-        if not self._slots:
-            shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-            self._slots = [tempfile.NamedTemporaryFile(prefix="dpaudit-out-", dir=shm)
-                           for _ in range(_SLOTS)]
-            self._maps = [None] * _SLOTS
+        self._new_slots()
         env = dict(os.environ)
         pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in [env.get("PYTHONPATH")] if p])
@@ -186,7 +183,7 @@ class SandboxExecutor:
         self._send = Connection(p2c_w, readable=False)
         self._recv = Connection(c2p_r, writable=False)
         config = (self.path, self.function, self.call_timeout, self.memory,
-                  [f.name for f in self._slots])
+                  self._slot_paths)
         self._send.send_bytes(pickle.dumps(config))
 
     def start(self) -> None:
@@ -198,6 +195,7 @@ class SandboxExecutor:
         try:
             reply = self._receive(_START_GRACE + (self.call_timeout or 0.0), None,
                                   during="importing the file")
+            self._unlink_slot_paths()  # the child has them open: no name left to leak
         except MechanismError as exc:
             self._kill()
             raise LoadError(f"{self.path}: the sandbox could not import it: {exc.cause}") from None
@@ -216,13 +214,10 @@ class SandboxExecutor:
             except Exception:
                 pass
             self._kill()
-        for m in self._maps:
-            if m is not None:
-                m.close()
-        for f in [self._out, *self._slots]:
-            if f is not None:
-                f.close()
-        self._out, self._slots, self._maps = None, [], []
+        self._drop_slots()
+        if self._out is not None:
+            self._out.close()
+            self._out = None
 
     def __enter__(self) -> "SandboxExecutor":
         return self
@@ -337,7 +332,7 @@ class SandboxExecutor:
         if m is None or len(m) < dt.itemsize * count:
             if m is not None:
                 m.close()
-            fd = self._slots[slot].fileno()
+            fd = self._slots[slot]
             size = os.fstat(fd).st_size
             if size < dt.itemsize * count:  # pragma: no cover - the child grows it before replying
                 raise MechanismError("sent back a truncated output", data)
@@ -355,7 +350,35 @@ class SandboxExecutor:
                     f"and could not be interrupted")
         return _describe_exit(code)
 
+    def _new_slots(self) -> None:
+        """Fresh shared output files for a new child (the previous child's are dropped)."""
+        self._drop_slots()
+        shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+        for _ in range(_SLOTS):
+            fd, path = tempfile.mkstemp(prefix="dpaudit-out-", dir=shm)
+            self._slots.append(fd)
+            self._slot_paths.append(path)
+        self._maps = [None] * _SLOTS
+
+    def _drop_slots(self) -> None:
+        for m in self._maps:
+            if m is not None:
+                m.close()
+        for fd in self._slots:
+            os.close(fd)
+        self._unlink_slot_paths()
+        self._slots, self._maps = [], []
+
+    def _unlink_slot_paths(self) -> None:
+        for path in self._slot_paths:
+            try:
+                os.unlink(path)
+            except OSError:  # pragma: no cover - already gone
+                pass
+        self._slot_paths = []
+
     def _kill(self) -> None:
+        self._unlink_slot_paths()
         proc, self._proc = self._proc, None
         for conn in (self._send, self._recv):
             if conn is not None:
