@@ -12,7 +12,7 @@ and every subproblem is a contiguous range of the sorted records:
 
 Mean, α-trimmed mean, median (LOW or AVG), max and min are database-ordered (Cor 5.3). The DP
 here walks the anti-diagonals j − i = ℓ − 1 (ℓ = 1, …, n): each is one vectorised numpy step over
-all windows of length ℓ, with the statistic read in O(1) per window from slices and prefix sums.
+all windows of length ℓ, with the statistic read in O(1) per window from slices and accumulated window sums.
 Total O(n log n + n²) time, O(n) memory. With uniform Δ, f̂ depends only on the multiset of
 records, so ``OrderedSPF(...)(data)`` is well defined on any 1-D array.
 """
@@ -28,7 +28,7 @@ import numpy as np
 from dpaudit.claims import SensitivityBound
 from dpaudit.errors import InvalidArgument
 
-from .statistics import (Convention, Statistic, check_alpha, check_data, finite_result,
+from .statistics import (Convention, Statistic, WindowSums, check_alpha, check_data, finite_result,
                          statistic_value, window_values)
 
 __all__ = ["spf_ordered", "OrderedSPF", "check_sensitivity_delta", "check_centre"]
@@ -52,14 +52,11 @@ def _ordered_dp(s: np.ndarray, stat: Statistic, delta: float, centre: float, alp
                 convention: Convention) -> float:
     """Anti-diagonal DP of Lemma 5.2 on sorted s. F holds F(i, i+ℓ−1) for i = 0..n−ℓ."""
     n = s.size
-    shift = float(s[n // 2]) if n else 0.0
-    with np.errstate(over="ignore", invalid="ignore"):
-        prefix = np.concatenate(([0.0], np.cumsum(s - shift))) if stat in (
-            Statistic.MEAN, Statistic.TRIMMED_MEAN) else np.empty(0)
+    sums = WindowSums(s) if stat in (Statistic.MEAN, Statistic.TRIMMED_MEAN) else None
     F = np.full(n + 1, centre)
     with np.errstate(over="ignore", invalid="ignore"):   # ±inf clamps away; nan is caught below
         for ell in range(1, n + 1):
-            fv = window_values(stat, s, ell, prefix=prefix, shift=shift, alpha=alpha, convention=convention)
+            fv = window_values(stat, s, ell, sums=sums, alpha=alpha, convention=convention)
             F = np.minimum(np.maximum(fv, F[1:] - delta), F[:-1] + delta)
     return finite_result(float(F[0]), s, stat.value)
 

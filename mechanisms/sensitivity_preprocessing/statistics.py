@@ -29,7 +29,7 @@ from dpaudit.errors import InvalidArgument
 from .errors import SpfError
 
 __all__ = ["Statistic", "Convention", "statistic_value", "subset_statistic", "trim_count",
-           "window_values", "check_data", "check_alpha", "median_sorted", "finite_result"]
+           "window_values", "WindowSums", "check_data", "check_alpha", "median_sorted", "finite_result"]
 
 
 class Statistic(str, Enum):
@@ -131,11 +131,63 @@ def statistic_value(data: Any, statistic: Union[str, Statistic], *, alpha: float
     return float(np.mean(s[t:s.size - t]))
 
 
-def window_values(stat: Statistic, s: np.ndarray, ell: int, *, prefix: np.ndarray, shift: float,
+class WindowSums:
+    """``Σ_{k ≤ j < k+m} y_j`` for every start k, for the inner lengths m the anti-diagonal DP asks
+    for in turn, on the scaled records ``y = s·scale``.
+
+    Sums are built by accumulation, ``W_{m+1}[k] = W_m[k] + y_{k+m}``, never as differences of
+    prefix sums: such a difference loses every digit of a window that lies after a huge record
+    (|x| near the float limit). The computed means then stop being monotone in the order
+    statistics, and the contiguous-range DP no longer keeps the bound (found by
+    dpaudit.check_sensitivity: D = [0, 1, −1.7e308, 0, 1] with Δ = 0.25 gave a gap of 0.75).
+    Records are not centred either: a window {1.0} measured from a shift of −1.7e308 reads 0.0.
+    Each window sum thus carries only its own records' rounding. ``scale`` is a power of two
+    (exact) that keeps every window sum finite. The trimmed mean's inner length
+    m = ℓ − 2⌊αℓ⌋ moves by ±1 per step and, as α < ½, never falls twice in a row, so the array of
+    the previous length is all the step down needs.
+    """
+
+    __slots__ = ("y", "scale", "m", "cur", "prev", "prev_m")
+
+    def __init__(self, s: np.ndarray) -> None:
+        n = s.size
+        big = float(np.max(np.abs(s))) if n else 0.0
+        # keep n·max|y| below the float limit
+        self.scale = 1.0 if big * max(n, 1) < 2.0 ** 1020 else 2.0 ** -(int(math.log2(max(n, 1))) + 3)
+        self.y = s * self.scale
+        self.m = 0
+        self.cur = np.zeros(n + 1)
+        self.prev: np.ndarray | None = None
+        self.prev_m = -1
+
+    def sums(self, m: int) -> np.ndarray:
+        """``W_m[k] = Σ y[k:k+m]`` for k = 0..n−m."""
+        if m == self.m:
+            return self.cur
+        n = self.y.size
+        if m == self.m + 1:
+            new = self.cur[:n - m + 1] + self.y[m - 1:]
+        elif m == self.prev_m:
+            new = self.prev
+        else:  # not reached by the DP's sequence of lengths; kept correct for any caller
+            new = np.zeros(n - m + 1)
+            for j in range(m):
+                new += self.y[j:j + n - m + 1]
+        self.prev, self.prev_m = self.cur, self.m
+        self.cur, self.m = new, m
+        return new
+
+    def means(self, m: int, start: int, count: int) -> np.ndarray:
+        """Means of the windows ``s[start+k : start+k+m]``, k = 0..count−1."""
+        return (self.sums(m)[start:start + count] / m) / self.scale
+
+
+def window_values(stat: Statistic, s: np.ndarray, ell: int, *, sums: "WindowSums | None",
                   alpha: float, convention: Convention) -> np.ndarray:
     """The statistic on every window ``s[i:i+ℓ]``, i = 0..n−ℓ, of the sorted array s.
 
-    ``prefix[k] = Σ_{j<k} (s_j − shift)`` (centred prefix sums, for the means).
+    The means read their window sums from ``sums`` (a :class:`WindowSums` on the same s, asked for
+    ℓ = 1, 2, … in turn).
     """
     count = s.size - ell + 1
     if stat is Statistic.MEDIAN:
@@ -148,8 +200,7 @@ def window_values(stat: Statistic, s: np.ndarray, ell: int, *, prefix: np.ndarra
     if stat is Statistic.MIN:
         return s[:count]
     t = int(trim_count(alpha, ell)) if stat is Statistic.TRIMMED_MEAN else 0
-    inner = ell - 2 * t
-    return shift + (prefix[ell - t:ell - t + count] - prefix[t:t + count]) / inner
+    return sums.means(ell - 2 * t, t, count)
 
 
 def subset_statistic(statistic: Union[str, Statistic], records: Any, B: Any, *, alpha: float = 0.0,
@@ -183,6 +234,8 @@ def subset_statistic(statistic: Union[str, Statistic], records: Any, B: Any, *, 
         out = vals[rows, 0]
     else:
         t = trim_count(check_alpha(alpha), cnt) if stat is Statistic.TRIMMED_MEAN else np.zeros_like(cnt)
-        cs = np.concatenate([np.zeros((M.shape[0], 1)), np.cumsum(np.where(np.isfinite(vals), vals, 0.0), axis=1)], axis=1)
-        out = (cs[rows, cnt - t] - cs[rows, t]) / np.maximum(cnt - 2 * t, 1)
+        # sum only the kept columns t ≤ j < cnt − t (no prefix-sum differences: see WindowSums)
+        j = np.arange(x.size)[None, :]
+        keep = (j >= t[:, None]) & (j < (cnt - t)[:, None])
+        out = np.where(keep, vals, 0.0).sum(axis=1) / np.maximum(cnt - 2 * t, 1)
     return np.where(cnt > 0, out, np.nan)

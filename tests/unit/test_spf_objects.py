@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import dataclasses
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -72,12 +74,15 @@ def test_population_mask_matches_records_to_individuals():
 
 
 def test_float_overflow_is_clamped_away_or_a_clear_error():
-    """Huge records: an infinite window statistic is clamped like any other value; a nan from
-    inf − inf is reported as a one-line SpfError, never returned."""
+    """Huge records: window means are summed at an exact power-of-two scale, so they stay finite
+    and match the general algorithm with an exactly rounded mean (rational arithmetic); a variance that
+    overflows is reported as a one-line SpfError, never returned as nan."""
     assert OrderedSPF("mean", 1.0, 0.0)([1e308, 1e308, 1e308]) == 3.0
     assert MedianSPF(1.0, 0.0)([1.7e308, 1.7e308]) == 2.0
-    with pytest.raises(SpfError, match="overflowed double precision"):
-        OrderedSPF("mean", 1.0, 0.0)([-1.7e308, 1.7e308, 1.7e308, 1e300])
+    huge = [-1.7e308, 1.7e308, 1.7e308, 1e300]
+    exact_mean = GeneralSPF(lambda r: float(sum(map(Fraction, r)) / len(r)) if len(r) else math.nan, (1.0,) * 4,
+                            centre=0.0, population=huge)
+    assert OrderedSPF("mean", 1.0, 0.0)(huge) == exact_mean.at({0, 1, 2, 3})
     with pytest.raises(SpfError, match="overflowed double precision"):
         VarianceSPF(1.0)([-1.7e308, 1.7e308, 1.7e308, 1e300])
 
