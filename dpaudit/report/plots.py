@@ -37,6 +37,7 @@ class Histogram:
     edges: Optional[np.ndarray] = None
     atoms: Optional[tuple] = None
     event: Optional[tuple[float, float]] = None
+    event_atoms: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,13 @@ def _event_interval(rec: Mapping[str, Any]) -> Optional[tuple[float, float]]:
     return (-math.inf if lo is None else lo, math.inf if hi is None else hi)
 
 
+def _event_atoms(rec: Mapping[str, Any]) -> tuple:
+    cx = rec.get("counterexample")
+    ev = cx.get("event") if isinstance(cx, Mapping) else None
+    atoms = ev.get("atoms") if isinstance(ev, Mapping) else None
+    return tuple(num(a) for a in atoms if num(a) is not None) if isinstance(atoms, list) else ()
+
+
 def histogram_data(rec: Mapping[str, Any]) -> Optional[Histogram]:
     """The output histograms of a record, or None when its details carry none."""
     det = rec.get("details")
@@ -118,7 +126,8 @@ def histogram_data(rec: Mapping[str, Any]) -> Optional[Histogram]:
         if uniq.size <= 30:
             pa = np.array([(a == u).sum() for u in uniq], dtype=float)
             pb = np.array([(b == u).sum() for u in uniq], dtype=float)
-            return Histogram(_normalise(pa), _normalise(pb), atoms=tuple(uniq.tolist()))
+            return Histogram(_normalise(pa), _normalise(pb), atoms=tuple(uniq.tolist()),
+                             event_atoms=_event_atoms(rec))
         lo, hi = np.quantile(both, [0.005, 0.995])
         edges = np.linspace(lo, hi if hi > lo else lo + 1.0, 41)
         # fractions of *all* samples (the 1% in the far tails is left out of the picture, not
@@ -173,6 +182,9 @@ def _hist_axes(ax, h: Histogram, eps: Optional[float]) -> None:
         ax.set_ylabel("density")
     else:
         x = np.arange(len(h.p))
+        marked = [i for i, a in enumerate(h.atoms or ()) if num(a) is not None and num(a) in h.event_atoms]
+        for k, i in enumerate(marked):
+            ax.axvspan(i - 0.5, i + 0.5, color="#c0392b", alpha=0.08, label="event S" if k == 0 else None)
         ax.bar(x - 0.2, h.p, width=0.4, color=colours[0], label="M(D)")
         ax.bar(x + 0.2, h.q, width=0.4, color=colours[1], label="M(D′)")
         # user outputs as labels: no mathtext ($...$ would be parsed), at most 10 characters

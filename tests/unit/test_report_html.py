@@ -138,3 +138,12 @@ def test_formal_proof_text_and_run_metadata_are_shown():
 def test_rendering_is_deterministic():
     run = run_of(sampled(details=_plot_details()))
     assert render_html(run) == render_html(run)
+
+
+def test_discrete_outputs_get_bars_with_the_event_atoms_marked():
+    rng = np.random.default_rng(1)
+    rec = sampled(details={"samples": {"d": rng.integers(0, 5, 300).tolist(),
+                                       "d_prime": rng.integers(1, 6, 300).tolist()}}).to_record()
+    rec["counterexample"]["event"] = {"kind": "atoms", "atoms": [0, 1], "text": "output ∈ {0, 1}"}
+    text = render_html(run_of(rec))
+    assert text.count("<svg") == 1 and "event S" in text
