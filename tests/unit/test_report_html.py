@@ -146,4 +146,6 @@ def test_discrete_outputs_get_bars_with_the_event_atoms_marked():
                                        "d_prime": rng.integers(1, 6, 300).tolist()}}).to_record()
     rec["counterexample"]["event"] = {"kind": "atoms", "atoms": [0, 1], "text": "output ∈ {0, 1}"}
     text = render_html(run_of(rec))
-    assert text.count("<svg") == 1 and "event S" in text
+    assert text.count("<svg") == 1
+    svg = text[text.index("<svg"):text.index("</svg>")]
+    assert "event S" in svg and "M(D′)" in svg
