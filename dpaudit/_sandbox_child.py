@@ -4,13 +4,13 @@ Started as ``python -c "import dpaudit._sandbox_child as c; c.main()" FD_IN FD_O
 stdout and stderr already redirected to the parent's capture file. It reads its configuration
 (path, function, per-call limit, memory cap, shared output files) from FD_IN, caps its address
 space, imports the file with :func:`dpaudit.loader.load_mechanism`, answers ``ready`` (or
-``load_error``), and then runs one ``("run", call_form, batches, slot)`` message after another
+``load_error``), and then runs one ``("run", call_form, batches, buffer)`` message after another
 through :meth:`dpaudit.spec.MechanismSpec.call_batch`, exactly as the in-process executor does.
 A message carries one or more batches ``(data, seed state, n)``.
 
 Replies: ``("ok", [outputs, ...])`` (pickled), ``("ok_shared", dtype, shape)`` (the one batch's
-numeric array, copied into the shared file of that slot), or ``("error", cause, show_tail,
-index)`` naming the batch of the message that failed. A call that makes no
+numeric array, copied into the shared buffer the parent lent, :mod:`dpaudit._shared_outputs`), or
+``("error", cause, show_tail, index)`` naming the batch of the message that failed. A call that makes no
 progress for the per-call limit is interrupted by a watchdog thread (:class:`CallTimeout` raised in
 the main thread); one that ignores the interruption is ended with exit status
 :data:`WATCHDOG_EXIT`.
@@ -18,7 +18,6 @@ the main thread); one that ignores the interruption is ended with exit status
 
 from __future__ import annotations
 
-import mmap
 import os
 import pickle
 import signal
@@ -30,6 +29,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from dpaudit._shared_outputs import BufferWriter
 from dpaudit.errors import LoadError, MechanismError
 from dpaudit.rng import generator
 
@@ -105,30 +105,6 @@ class _Watchdog:
         return counted
 
 
-class _SharedSlots:
-    """The child's side of the shared output files: a numeric ndarray is copied into the slot's
-    file (one memcpy) and only its dtype and shape travel through the pipe; anything else is
-    pickled. Two slots let the parent copy batch k out while the child computes batch k+1."""
-
-    def __init__(self, paths: list[str]) -> None:
-        self.fds = [os.open(p, os.O_RDWR) for p in paths]
-        self.maps: list[Optional[mmap.mmap]] = [None] * len(paths)
-
-    def put(self, out: Any, slot: int) -> tuple:
-        if not (isinstance(out, np.ndarray) and out.dtype.kind in "biuf" and out.dtype.isnative
-                and out.size):
-            return ("ok", [out])
-        m = self.maps[slot]
-        if m is None or len(m) < out.nbytes:
-            size = max(out.nbytes, 2 * (len(m) if m is not None else 0), 1 << 20)
-            if m is not None:
-                m.close()
-            os.ftruncate(self.fds[slot], size)
-            m = self.maps[slot] = mmap.mmap(self.fds[slot], size)
-        np.frombuffer(m, dtype=out.dtype, count=out.size)[:] = out.reshape(-1)
-        return ("ok_shared", out.dtype.str, out.shape)
-
-
 def _cause(exc: MechanismError, call_timeout: Optional[float], memory: Optional[int]) -> str:
     root = exc.__cause__
     if isinstance(root, CallTimeout):
@@ -157,14 +133,14 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
     recv = Connection(int(sys.argv[1]), writable=False)
     send = Connection(int(sys.argv[2]), readable=False)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    path, function, call_timeout, memory, slot_paths = pickle.loads(recv.recv_bytes())
+    path, function, call_timeout, memory = pickle.loads(recv.recv_bytes())
     _limit_resources(memory)
 
     from dpaudit.claims import PureDP
     from dpaudit.loader import load_mechanism
     from dpaudit.spec import CallForm, MechanismSpec
 
-    slots = _SharedSlots(slot_paths)  # opened before answering: the parent then unlinks them
+    writer = BufferWriter()
     try:
         loaded = load_mechanism(path, function)
     except LoadError as exc:
@@ -185,7 +161,8 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
             return
         if message[0] != "run":
             return
-        _, form, items, slot = message
+        _, form, items, buffer = message
+        writer.open(buffer)  # at once: the parent unlinks a new buffer's name when we reply
         spec = specs.get(form)
         if spec is None:
             spec = specs[form] = MechanismSpec(func=func, claim=PureDP(1.0),
@@ -200,7 +177,7 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
                 reply = ("error", cause, True, index)
                 break
         if not reply:
-            reply = slots.put(outputs[0], slot) if len(items) == 1 else ("ok", outputs)
+            reply = writer.put(outputs[0], buffer) if len(items) == 1 else ("ok", outputs)
         try:
             payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:

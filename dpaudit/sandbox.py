@@ -25,9 +25,10 @@ returns what cannot be sent back           ``returned an output that cannot be s
 The child's stdout and stderr go to a private file (``print`` in a mechanism cannot corrupt the
 channel, which is a separate pipe), and the last lines of it are appended to the cause of a crash.
 The memory cap is ``RLIMIT_AS`` (address space) set in the child before the file is imported.
-Numeric array outputs come back through shared memory files (one copy each way), and two batches
-are in flight at once, so a batch-form mechanism costs little more than in process.
-The child's code is :mod:`dpaudit._sandbox_child`.
+Numeric array outputs come back through shared memory without being copied in this process
+(:mod:`dpaudit._shared_outputs`), small batches travel together, and two messages are in flight at
+once, so a batch-form mechanism costs little more than in process. The child's code is
+:mod:`dpaudit._sandbox_child`.
 
 Per-call limits are enforced in the child by a watchdog thread that interrupts the main thread
 when no call has completed for ``call_timeout`` seconds (a batch-form call of ``k`` outputs is one
@@ -39,7 +40,6 @@ security boundary against code written to attack it.
 from __future__ import annotations
 
 import math
-import mmap
 import os
 import pickle
 import signal
@@ -53,6 +53,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from dpaudit._sandbox_child import KILL_GRACE, WATCHDOG_EXIT
+from dpaudit._shared_outputs import OutputPool
 from dpaudit.errors import InvalidArgument, LoadError, MechanismError
 from dpaudit.sampling import BatchTask
 from dpaudit.spec import CallForm, MechanismSpec
@@ -65,8 +66,8 @@ DEFAULT_CALL_TIMEOUT = 30.0
 DEFAULT_MEMORY = 2 * 1024 ** 3
 #: Seconds the child gets to start and import the file (on top of the per-call limit).
 _START_GRACE = 15.0
-#: Batches in flight at once: the child computes batch k+1 while the parent copies batch k out.
-_SLOTS = 2
+#: Messages in flight at once: the child computes batch k+1 while the parent takes batch k.
+_AHEAD = 2
 #: A task message larger than this is never sent ahead (a full pipe could then deadlock).
 _AHEAD_MAX_BYTES = 32 * 1024
 #: Tasks of fewer draws than this travel together, up to this many draws per message.
@@ -138,9 +139,7 @@ class SandboxExecutor:
         self._send: Optional[Connection] = None
         self._recv: Optional[Connection] = None
         self._out: Any = None                       # capture file of the child's stdout/stderr
-        self._slots: list[int] = []                 # fds of the shared files outputs come back in
-        self._maps: list[Optional[mmap.mmap]] = []
-        self._slot_paths: list[str] = []            # their names, until the child has opened them
+        self._pool: Optional[OutputPool] = None     # shared buffers numeric outputs come back in
         self._deadline: Optional[float] = None
         self._ready = False
 
@@ -159,7 +158,9 @@ class SandboxExecutor:
             self._deadline = time.monotonic() + self.total_timeout
         if self._out is None:
             self._out = tempfile.TemporaryFile(mode="a+b", prefix="dpaudit-child-")
-        self._new_slots()
+        if self._pool is not None:
+            self._pool.close()
+        self._pool = OutputPool()  # a new child opens its buffers afresh
         env = dict(os.environ)
         pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in [env.get("PYTHONPATH")] if p])
@@ -182,8 +183,7 @@ class SandboxExecutor:
         self._ready = False
         self._send = Connection(p2c_w, readable=False)
         self._recv = Connection(c2p_r, writable=False)
-        config = (self.path, self.function, self.call_timeout, self.memory,
-                  self._slot_paths)
+        config = (self.path, self.function, self.call_timeout, self.memory)
         self._send.send_bytes(pickle.dumps(config))
 
     def start(self) -> None:
@@ -195,7 +195,6 @@ class SandboxExecutor:
         try:
             reply = self._receive(_START_GRACE + (self.call_timeout or 0.0), None,
                                   during="importing the file")
-            self._unlink_slot_paths()  # the child has them open: no name left to leak
         except MechanismError as exc:
             self._kill()
             raise LoadError(f"{self.path}: the sandbox could not import it: {exc.cause}") from None
@@ -209,7 +208,9 @@ class SandboxExecutor:
         """Stop the child and free its resources. The child holds nothing worth a polite exit
         (its output files are already unlinked), so it is killed rather than waited for."""
         self._kill()
-        self._drop_slots()
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
         if self._out is not None:
             self._out.close()
             self._out = None
@@ -242,32 +243,40 @@ class SandboxExecutor:
         self.start()
         form = spec.call_form.value
         groups = _bundle(tasks)
-        messages = [pickle.dumps(("run", form, [(t.data, _seed_state(t.seed), t.n) for t in g],
-                                  k % _SLOTS), protocol=pickle.HIGHEST_PROTOCOL)
-                    for k, g in enumerate(groups)]
-        ahead = _SLOTS if max(len(m) for m in messages) <= _AHEAD_MAX_BYTES else 1
+        items = [[(t.data, _seed_state(t.seed), t.n) for t in g] for g in groups]
+        biggest = max(sum(9 * len(t.data) + 100 for t in g) for g in groups)  # pickled size, roughly
+        ahead = _AHEAD if biggest <= _AHEAD_MAX_BYTES else 1
         # The child's watchdog stops a hung call; this parent-side limit catches a batch call that
         # cannot be interrupted (stuck in C code).
         per_call = None
         if spec.call_form is CallForm.BATCH and self.call_timeout is not None:
             per_call = self.call_timeout + 2 * KILL_GRACE
         outputs: list[Any] = []
-        sent = min(ahead, len(messages))
+        lent: list[Optional[tuple]] = []
         try:
-            for message in messages[:sent]:
-                self._send.send_bytes(message)
+            for k in range(min(ahead, len(groups))):
+                lent.append(self._send_group(form, items[k], len(groups[k])))
             for k, group in enumerate(groups):
                 limit = None if per_call is None else per_call * len(group)
                 reply = self._receive(limit, group[0].data, during="running a batch")
-                outputs += self._unpack(reply, k % _SLOTS, group)
-                if sent < len(messages):  # its slot was just copied out: safe to reuse
-                    self._send.send_bytes(messages[sent])
-                    sent += 1
+                if lent[k] is not None:
+                    self._pool.release(lent[k][0])
+                outputs += self._unpack(reply, lent[k], group)
+                if len(lent) < len(groups):
+                    j = len(lent)
+                    lent.append(self._send_group(form, items[j], len(groups[j])))
         except BaseException:
             self._kill()
             raise
         self._trim_output()
         return outputs
+
+    def _send_group(self, form: str, items: list, size: int) -> Optional[tuple]:
+        """Send one message; a single-batch message borrows a shared buffer for its output."""
+        buffer = self._pool.lend() if size == 1 else None
+        self._send.send_bytes(pickle.dumps(("run", form, items, buffer),
+                                           protocol=pickle.HIGHEST_PROTOCOL))
+        return buffer
 
     def _check_deadline(self, task: BatchTask) -> None:
         if self._deadline is not None and time.monotonic() >= self._deadline:
@@ -275,11 +284,11 @@ class SandboxExecutor:
             raise MechanismError(f"exceeded the total time limit of {self.total_timeout:g} s",
                                  np.asarray(task.data, dtype=float))
 
-    def _unpack(self, reply: tuple, slot: int, group: list[BatchTask]) -> list[Any]:
+    def _unpack(self, reply: tuple, buffer: Optional[tuple], group: list[BatchTask]) -> list[Any]:
         if reply[0] == "ok":
             return reply[1]
-        if reply[0] == "ok_shared":
-            return [self._read_slot(slot, reply[1], reply[2], group[0].data)]
+        if reply[0] == "ok_shared" and buffer is not None:
+            return [self._pool.take(buffer[0], reply[1], reply[2])]
         if reply[0] == "error":
             data = np.asarray(group[reply[3]].data, dtype=float)
             raise MechanismError(self._with_tail(reply[1], reply[2]), data)
@@ -319,21 +328,6 @@ class SandboxExecutor:
             raise MechanismError("sent back garbage instead of outputs", data)  # pragma: no cover
         return reply
 
-    def _read_slot(self, slot: int, dtype: str, shape: tuple, data: Any) -> np.ndarray:
-        """Copy a numeric batch output out of the shared file the child wrote it to."""
-        dt = np.dtype(dtype)
-        count = math.prod(shape)
-        m = self._maps[slot]
-        if m is None or len(m) < dt.itemsize * count:
-            if m is not None:
-                m.close()
-            fd = self._slots[slot]
-            size = os.fstat(fd).st_size
-            if size < dt.itemsize * count:  # pragma: no cover - the child grows it before replying
-                raise MechanismError("sent back a truncated output", data)
-            m = self._maps[slot] = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
-        return np.frombuffer(m, dtype=dt, count=count).reshape(shape).copy()
-
     def _death(self) -> str:
         try:
             code = self._proc.wait(timeout=5.0)
@@ -345,35 +339,7 @@ class SandboxExecutor:
                     f"and could not be interrupted")
         return _describe_exit(code)
 
-    def _new_slots(self) -> None:
-        """Fresh shared output files for a new child (the previous child's are dropped)."""
-        self._drop_slots()
-        shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-        for _ in range(_SLOTS):
-            fd, path = tempfile.mkstemp(prefix="dpaudit-out-", dir=shm)
-            self._slots.append(fd)
-            self._slot_paths.append(path)
-        self._maps = [None] * _SLOTS
-
-    def _drop_slots(self) -> None:
-        for m in self._maps:
-            if m is not None:
-                m.close()
-        for fd in self._slots:
-            os.close(fd)
-        self._unlink_slot_paths()
-        self._slots, self._maps = [], []
-
-    def _unlink_slot_paths(self) -> None:
-        for path in self._slot_paths:
-            try:
-                os.unlink(path)
-            except OSError:  # pragma: no cover - already gone
-                pass
-        self._slot_paths = []
-
     def _kill(self) -> None:
-        self._unlink_slot_paths()
         proc, self._proc = self._proc, None
         for conn in (self._send, self._recv):
             if conn is not None:

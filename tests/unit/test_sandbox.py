@@ -252,3 +252,19 @@ def test_an_audit_through_the_sandbox_equals_the_in_process_audit(mech_file):
     assert sandboxed.verdict is in_process.verdict
     assert sandboxed.epsilon_lower_bound == in_process.epsilon_lower_bound
     assert sandboxed.counterexample == in_process.counterexample
+
+
+def test_outputs_handed_out_stay_intact_and_buffers_are_reused_only_when_free(mech_file):
+    spec = spec_of(mech_file, "batch_laplace")
+    with SandboxExecutor(mech_file, "batch_laplace") as ex:
+        kept = ex.run(spec, tasks(100_000, seed=1, batch_size=50_000))
+        saved = [k.copy() for k in kept]
+        view = kept[1][10:20]
+        del kept[1]  # a slice still refers to the second buffer
+        for seed in range(2, 8):  # dropped at once: their buffers come back
+            ex.run(spec, tasks(100_000, seed=seed, batch_size=50_000))
+        assert len(ex._pool._buffers) <= 6
+        np.testing.assert_array_equal(kept[0], saved[0])
+        np.testing.assert_array_equal(view, saved[1][10:20])
+        kept[0][:3] = 0.0  # outputs are ordinary writable arrays
+    np.testing.assert_array_equal(kept[0][3:], saved[0][3:])  # and outlive the sandbox
