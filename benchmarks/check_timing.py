@@ -162,13 +162,13 @@ def main() -> None:
     e = report["executor"]
     print(f"executor: sandbox/in-process wall ratio {e['ratio_wall']:.3f}, CPU ratio "
           f"{e['ratio_cpu']:.3f} ({e['per_batch_overhead_ms']:.2f} ms wall per 50k batch)")
-    report["audit"] = time_audits(repeats=1 if quick else 5, samples=20_000 if quick else None)
+    report["audit"] = time_audits(repeats=1 if quick else 15, samples=20_000 if quick else None)
     a = report["audit"]
     print(f"audit: in-process {a['median_wall_s']['in_process']:.2f} s, warm sandbox "
           f"{a['median_wall_s']['sandbox']:.2f} s, ratio {a['ratio_wall']:.3f} "
           f"(target <= 1.10; CPU ratio {a['ratio_cpu']:.3f}), same result: {a['same_result']}; child start "
           f"{a['median_child_start_s']:.2f} s")
-    report["check_cli"] = time_check_cli(repeats=1 if quick else 3)
+    report["check_cli"] = time_check_cli(repeats=1 if quick else 5)
     c = report["check_cli"]
     print(f"dpaudit check examples/laplace_sum.py: median {c['median_wall_s']['sandbox']:.2f} s "
           f"(target <= 15 s; --in-process {c['median_wall_s']['in_process']:.2f} s, ratio "
