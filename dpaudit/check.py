@@ -253,7 +253,7 @@ def exit_code(records: list[Mapping[str, Any]], *, exit_zero: bool = False,
 def run_check(args: argparse.Namespace) -> ExitCode:
     """Run ``dpaudit check``; return its exit code (only ``dpaudit.cli.main`` exits)."""
     started = time.time()
-    command = shlex.join(["dpaudit", *sys.argv[1:]]) if sys.argv and sys.argv[0] else "dpaudit check"
+    command = shlex.join(["dpaudit", *getattr(args, "argv", sys.argv[1:])])
     reports = {k: getattr(args, k, None) for k in ("html", "json", "junit", "sarif")}
     targets = args.target if isinstance(args.target, (list, tuple)) else [args.target]
     try:

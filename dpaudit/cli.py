@@ -145,6 +145,7 @@ def run(argv: Optional[Sequence[str]] = None) -> ExitCode:
         if not args.command:
             build_parser().print_help(sys.stderr)
             return ExitCode.USAGE_ERROR
+        args.argv = args_list  # the command line as given, for reports and reproduce lines
         module, func = _COMMANDS[args.command]
         return ExitCode(getattr(importlib.import_module(module), func)(args))
     except DpauditError as exc:

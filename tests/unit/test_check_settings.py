@@ -125,8 +125,10 @@ def test_a_usage_error_still_writes_the_report(tmp_path, capsys):
     assert code is ExitCode.USAGE_ERROR
     err = capsys.readouterr().err
     assert err.strip() == "dpaudit: error: --epsilon must be a finite number > 0, got -1.0"
-    (record,) = json.loads(out.read_text())["results"]
+    run_record = json.loads(out.read_text())
+    (record,) = run_record["results"]
     assert record["verdict"] == "error" and "--epsilon must be" in record["error"]
+    assert run_record["command"].startswith(f"dpaudit check {tmp_path / 'm.py'} --epsilon -1")
 
 
 def test_a_missing_file_fails_before_any_audit(tmp_path, capsys):
