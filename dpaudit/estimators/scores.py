@@ -160,7 +160,7 @@ class NaiveBayes:
                 "coordinates": [None if m is None else m.to_record() for m in self.coords]}
 
 
-Score = Any  # Identity | Coordinate | AtomRatio | PatternRatio | NaiveBayes
+Score = Any  # Identity | Coordinate | AtomRatio | PatternRatio | NaiveBayes | logistic.Logistic
 
 
 # ---------------------------------------------------------------------------------------------

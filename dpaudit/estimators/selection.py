@@ -18,7 +18,9 @@ budget. Events considered:
   values (dense in both tails) and intervals ``lo ≤ s < hi`` on a coarser grid (both grids
   shrink with the sample: about 20 samples per threshold step);
 * discrete outputs: likelihood-ratio-ordered sets of atoms (thresholds of :class:`AtomRatio`);
-* vectors: whole-pattern ratios (few distinct vectors), a naive-Bayes score, and each coordinate.
+* vectors: whole-pattern ratios (few distinct vectors), a naive-Bayes score, a logistic-regression
+  score on flag features (:mod:`~dpaudit.estimators.logistic`), and the coordinates whose
+  marginal laws differ most.
 
 Fitted scores are fitted on the first half of the selection split and thresholded on the second.
 """
@@ -32,6 +34,7 @@ import numpy as np
 
 from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
+from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.scores import (Coordinate, Identity, _rows, fit_atoms, fit_naive_bayes,
                                        fit_patterns)
 from dpaudit.outputs import OutputSchema
@@ -42,13 +45,15 @@ __all__ = ["Choice", "choose_event", "THRESHOLDS", "INTERVAL_GRID"]
 #: at most this many thresholds per score, and this many grid points for intervals
 THRESHOLDS = 1500
 INTERVAL_GRID = 120
-#: vectors with at most this many coordinates also get per-coordinate events
-MAX_COORDINATES = 32
+#: vectors with at most this many coordinates also get per-coordinate events, for the
+#: COORDINATE_FAMILIES coordinates whose laws differ most
+MAX_COORDINATES = 64
+COORDINATE_FAMILIES = 8
 #: honest selection re-projects this many events per half (the best of each family and side)
 #: on the other half, moved HONEST_Z standard errors the pessimistic way (a short list still
 #: has a small winner's curse of its own)
 HONEST_SHORTLIST = 24
-HONEST_Z = 1.5
+HONEST_Z = 2.0
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -160,6 +165,24 @@ def _score_table(tab: _Table, n: int, n_val: float, alpha: float, delta: float,
     return best_v, found, curve
 
 
+def _coordinates(yd: np.ndarray, yp: np.ndarray) -> list[int]:
+    """The coordinates that get events of their own: the :data:`COORDINATE_FAMILIES` whose
+    marginal laws differ most between D and D' (standardised difference of means, or of the
+    frequency of the coordinate's most common value, whichever is larger), in index order."""
+    d = yd.shape[1]
+    if d > MAX_COORDINATES:
+        return []
+    if d <= COORDINATE_FAMILIES:
+        return list(range(d))
+    sd = np.sqrt(0.5 * (yd.var(axis=0) + yp.var(axis=0))) + 1e-300
+    gap = np.abs(yd.mean(axis=0) - yp.mean(axis=0)) / sd
+    mode = yd[0]
+    fd, fp = (yd == mode).mean(axis=0), (yp == mode).mean(axis=0)
+    pooled = 0.5 * (fd + fp)
+    gap = np.maximum(gap, np.abs(fd - fp) / np.sqrt(pooled * (1 - pooled) + 1e-12))
+    return sorted(np.argsort(-gap, kind="stable")[:COORDINATE_FAMILIES].tolist())
+
+
 def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool):
     """(score, sd, sp, intervals?) for every score family of the schema."""
     n = yd.shape[0]
@@ -174,10 +197,11 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool)
         if half:
             sc = fit_naive_bayes(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False
-        if schema.length <= MAX_COORDINATES:
-            for j in range(schema.length):
-                sc = Coordinate(j)
-                yield sc, sc(yd), sc(yp), True
+            sc = fit_logistic(fit_d, fit_p)
+            yield sc, sc(ev_d), sc(ev_p), False
+        for j in _coordinates(yd, yp):
+            sc = Coordinate(j)
+            yield sc, sc(yd), sc(yp), True
         return
     if schema.ordered:
         sc = Identity()

@@ -351,7 +351,7 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
     out.samples = sampler.used
     out.schema = encoder.schema
     out.encoder = encoder
-    out.timed_out = out.timed_out or (deadline is not None and time.monotonic() > deadline)
+    out.timed_out = out.timed_out or sampler.time_cut
     out.phases = a.phases
     a.report("done", epsilon_lb=None if out.bound is None else out.bound.epsilon_lb)
     return out

@@ -55,6 +55,7 @@ class Sampler:
         self.used = 0
         self.on_batch = on_batch
         self.batch_size = BATCH_SIZE if spec.call_form is CallForm.BATCH else LOOP_BATCH
+        self.time_cut = False  # set when a time limit stopped a draw
 
     @property
     def remaining(self) -> int:
@@ -62,6 +63,7 @@ class Sampler:
 
     def _run(self, tasks: list, deadline: Optional[float]) -> list[np.ndarray]:
         if deadline is not None and time.monotonic() > deadline:
+            self.time_cut = True
             raise Exhausted("time")
         need = sum(t.n for t in tasks)
         if need > self.remaining:
