@@ -1,0 +1,57 @@
+"""The committed ``reports/`` is what ``dpaudit audit`` produces: every control as expected, every
+audit present, and a re-run of a subset (one audit of each kind, seeded) reproduces its records
+exactly, timings aside.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dpaudit.report import stable_view
+from dpaudit.suite import load_audits
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = ROOT / "reports" / "results.json"
+# fast audits covering every kind and both expectations
+SUBSET = ["geometric.exact", "laplace.broken-eq6.sampled", "collusion.broken-median.sampled",
+          "raw-mean.broken.sensitivity", "quantile-utility.broken-eq22.sensitivity",
+          "formal.laplace-loss-bound", "formal.control-laplace-loss-half"]
+
+
+@pytest.fixture(scope="module")
+def committed():
+    if not COMMITTED.exists():
+        pytest.fail("reports/results.json is missing: run `dpaudit audit` at the repository root")
+    return json.loads(COMMITTED.read_text(encoding="utf-8"))
+
+
+def test_committed_report_is_complete_and_as_expected(committed):
+    records = committed["results"]
+    ids = [a.id for a in load_audits([str(ROOT / "audits")])]
+    assert [r["id"] for r in records] == ids, "reports/ is stale: rerun `dpaudit audit`"
+    wrong = [(r["id"], r["verdict"], r["expected"]) for r in records if r["verdict"] != r["expected"]]
+    assert wrong == []
+    controls = [r for r in records if r["expected"] in ("refuted", "error")]
+    assert len(controls) >= 10 and all(r["verdict"] == r["expected"] for r in controls)
+    kinds = {r["kind"] for r in records}
+    assert kinds == {"audit", "exact", "sensitivity", "formal"}
+    html = (ROOT / "reports" / "index.html").read_text(encoding="utf-8")
+    assert all(f">{i}<" in html for i in ids[:: max(1, len(ids) // 12)])
+    assert committed["seed"] == 20261122 and committed["summary"]["mismatches"] == 0
+
+
+def test_a_subset_rerun_reproduces_the_committed_records(committed, tmp_path):
+    args = [a for i in SUBSET for a in ("--id", i)]
+    out = subprocess.run([sys.executable, "-m", "dpaudit", "audit", *args, "--out", str(tmp_path), "--quiet"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    fresh = {r["id"]: r for r in json.loads((tmp_path / "results.json").read_text())["results"]}
+    old = {r["id"]: r for r in committed["results"] if r["id"] in SUBSET}
+    assert set(fresh) == set(old) == set(SUBSET)
+    for i in SUBSET:
+        assert stable_view(fresh[i]) == stable_view(old[i]), f"{i} no longer reproduces the committed record"
