@@ -215,8 +215,9 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
         "validation": {"n_D": counts.n_num, "n_D_prime": counts.n_den, "in_event_D": counts.x,
                        "in_event_D_prime": counts.y, "both": counts.a,
                        "design": "paired" if counts.paired else "independent"},
-        "event_thresholds": [v for v in (event.get("threshold"), event.get("lo"), event.get("hi"))
-                             if v is not None and np.isfinite(v)],
+        "event_thresholds": sorted({float(v) for v in (event.get("threshold"), event.get("lo"),
+                                                       event.get("hi"))
+                                    if v is not None and np.isfinite(v)}),
     })
     if out.kept and out.schema is not None and out.schema.ordered and out.schema.kind.value != "vector":
         details["samples"] = {"d": out.kept[0], "d_prime": out.kept[1]}

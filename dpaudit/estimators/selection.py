@@ -54,6 +54,9 @@ COORDINATE_FAMILIES = 8
 #: has a small winner's curse of its own)
 HONEST_SHORTLIST = 24
 HONEST_Z = 2.0
+#: ... and this many when scoring pairs (quick): there the value only ranks pairs for the race,
+#: which re-measures them on fresh samples, so a rare strong event may show its promise
+HONEST_Z_QUICK = 1.0
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -241,7 +244,7 @@ def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val:
             inn, ind = c.event.contains(num), c.event.contains(den)
             v = projected_lb(c.method, num.shape[0], [np.count_nonzero(inn)], [np.count_nonzero(ind)],
                              [np.count_nonzero(inn & ind)], n_val, alpha, c.split, delta,
-                             pessimism=HONEST_Z)
+                             pessimism=HONEST_Z_QUICK if quick else HONEST_Z)
             if best is None or float(v[0]) > best.projected:
                 best = Choice(c.event, c.numerator, c.method, c.split, float(v[0]), c.curve)
     return best

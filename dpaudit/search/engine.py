@@ -16,7 +16,7 @@ Phases 1-3 score a pair by the projected ε_LB of its best event on a small samp
 pair on the *same* seeds (common random numbers across pairs: differences between pairs are
 estimated with far less noise, and the score is a deterministic function of the pair, which
 hypothesis needs to shrink). Budget: phases 1-3 share :data:`SEARCH_SHARE` of the samples,
-phase 4 gets :data:`RACE_SHARE` + :data:`SELECT_SHARE`, validation the rest. With a time limit, phases 1-3 stop at 35%
+phase 4 gets the shares of :data:`RACE`, validation the rest. With a time limit, phases 1-3 stop at 35%
 of it and phase 4 at 50%, and validation keeps every batch completed before the limit.
 """
 
@@ -41,14 +41,16 @@ from dpaudit.search.sampler import Exhausted, Sampler
 from dpaudit.search.targeted import default_strategy, targeted_search
 from dpaudit.spec import MechanismSpec
 
-__all__ = ["Candidate", "Outcome", "run", "SEARCH_SHARE", "RACE_SHARE", "SELECT_SHARE"]
+__all__ = ["Candidate", "Outcome", "run", "SEARCH_SHARE", "RACE"]
 
 SEARCH_SHARE = 0.125
-RACE_SHARE = 0.075
-SELECT_SHARE = 0.15
+#: successive halving: (pairs, share of the budget) per stage
+RACE = ((12, 0.10), (4, 0.10), (2, 0.10))
 #: pairs in the two racing stages, and the smallest per-pair scoring sample
-RACE_WIDTH = 8
-FINALISTS = 2
+#: a race stage runs only when each of its pairs gets at least this many samples
+MIN_RACE_SAMPLES = 2_000
+#: structured patterns always in the first race stage (the best ones by their scores)
+RACE_PATTERNS = 6
 MIN_SCORE_SAMPLES = 50
 #: the targeted search and refinement run only when each pair's score uses at least this many
 #: samples (below it, climbing would chase the noise of the scores)
@@ -90,8 +92,7 @@ class _Audit:
         self.spec = spec
         self.sampler = sampler
         self.root = root_sequence(seed)
-        (self.s_score, self.s_hyp, self.s_refine, self.s_select, self.s_val,
-         self.s_poisson) = self.root.spawn(6)
+        self.s_score, self.s_hyp, self.s_refine, self.s_select, self.s_val = self.root.spawn(5)
         self.seed = seed
         self.k = k
         self.alpha = bonferroni(confidence, k)
@@ -102,10 +103,10 @@ class _Audit:
         self.n_score = MIN_SCORE_SAMPLES
         budget = sampler.budget
         self.search_budget = int(SEARCH_SHARE * budget)
-        self.select_budget = int((RACE_SHARE + SELECT_SHARE) * budget)
+        self.select_budget = int(sum(share for _, share in RACE) * budget)
         self.lam = max(1.0, (budget - self.search_budget - self.select_budget) / (2.0 * k))
         self.best_estimate = -math.inf
-        self._pairs: dict = {}
+        self.pairs: dict = {}
         self.pattern_keys: set = set()
         self.phases: dict = {}
 
@@ -137,13 +138,13 @@ class _Audit:
         return v
 
     def ranked(self) -> list[tuple[Pair, float]]:
-        return sorted(self._pairs.values(), key=lambda pv: -pv[1])
+        return sorted(self.pairs.values(), key=lambda pv: -pv[1])
 
     def note(self, pair: Pair, v: float) -> None:
         """Remember the first label of each distinct (unordered) pair and its score."""
-        key = pair.key if pair.key in self._pairs else (pair.neighbour, pair.dataset)
-        if key not in self._pairs:
-            self._pairs[pair.key] = (pair, v)
+        key = pair.key if pair.key in self.pairs else (pair.neighbour, pair.dataset)
+        if key not in self.pairs:
+            self.pairs[pair.key] = (pair, v)
 
 
 # ----------------------------------------------------------------------------------- phases
@@ -165,7 +166,7 @@ def _score_patterns(a: _Audit, patterns: list[Pair]) -> None:
         a.note(p, v)
         a.pattern_keys.add(p.key)
         a.report("patterns", candidate=p.label)
-    a.phases["patterns"] = {"pairs": len(a._pairs), "samples_per_pair": a.n_score}
+    a.phases["patterns"] = {"pairs": len(a.pairs), "samples_per_pair": a.n_score}
 
 
 def _search(a: _Audit, strategy: Any) -> None:
@@ -201,7 +202,7 @@ def _search(a: _Audit, strategy: Any) -> None:
             a.note(Pair(p.dataset, p.neighbour, "hypothesis search"), v)
     if out.shrunk is not None:
         p, v = out.shrunk
-        a._pairs.pop(p.key, None)
+        a.pairs.pop(p.key, None)
         a.note(p, v)
     a.phases["search"] = {"examples": len(out.evaluated), "goal": goal if np.isfinite(goal) else None,
                           "shrunk": out.shrunk is not None, "skipped": out.skipped}
@@ -236,8 +237,9 @@ def _refine(a: _Audit) -> None:
 
 def _race(a: _Audit) -> list[Candidate]:
     """Successive halving (Jamieson and Talwalkar 2016) over the pairs found: the best
-    :data:`RACE_WIDTH` pairs get a fresh sample each and are ranked by the honest (split-sample)
-    projection; the best :data:`FINALISTS` of them get a larger fresh sample and are ranked again.
+    pairs of each stage of :data:`RACE` get a fresh sample each and are ranked by the honest
+    (split-sample) projection; the best of them go on to the next, smaller stage with larger
+    samples.
     The stage-1 scores are biased upward by the search that maximised them, so only fresh samples
     rank the finalists. Each finalist's event is chosen by two-fold cross-fitting on its sample
     (chosen on one half, confirmed on the other), and the winner's event is the one validated:
@@ -247,17 +249,26 @@ def _race(a: _Audit) -> list[Candidate]:
         return []
     # the best pairs overall, and the best structured patterns among them: a search that chased
     # lucky scores cannot crowd the patterns out of the race
-    patterns = [p for p in ranked if p.key in a.pattern_keys][:3]
+    patterns = [p for p in ranked if p.key in a.pattern_keys][: RACE_PATTERNS]
     survivors = patterns + [p for p in ranked if p.key not in {q.key for q in patterns}]
-    survivors = sorted(survivors[: max(RACE_WIDTH, a.k)], key=lambda p: ranked.index(p))
+    survivors = sorted(survivors[: max(RACE[0][0], a.k)], key=lambda p: ranked.index(p))
     survivors += [p for p in ranked if p not in survivors]
     deadline = a.phase_deadline(0.5)
-    stages = ((max(RACE_WIDTH, a.k), RACE_SHARE), (max(FINALISTS, a.k), SELECT_SHARE))
+    stages = tuple((max(width, a.k), share) for width, share in RACE)
     cands: list[Candidate] = []
     record = []
-    for (width, share), seed in zip(stages, a.s_select.spawn(len(stages))):
+    carry = 0
+    for i, ((width, share), seed) in enumerate(zip(stages, a.s_select.spawn(len(stages)))):
+        budget = int(share * a.sampler.budget) + carry
+        last = i == len(stages) - 1
+        if budget < 2 * width * MIN_RACE_SAMPLES:
+            if not last:  # too small to rank this many pairs: leave the samples to the next stage
+                carry = budget
+                continue
+            width = max(a.k, budget // (2 * MIN_RACE_SAMPLES))
+        carry = 0
         pool = survivors[:width]
-        n = max(MIN_SCORE_SAMPLES, int(share * a.sampler.budget) // (2 * len(pool)))
+        n = max(MIN_SCORE_SAMPLES, budget // (2 * len(pool)))
         cands = []
         for p, s in zip(pool, seed.spawn(len(pool))):
             try:
