@@ -276,8 +276,8 @@ def run_one(audit: AuditDef, root_seed: int) -> dict:
     loc = _location(audit, target)
     if loc:
         out["location"] = loc
-    if rec.get("reproduce"):
-        out["reproduce_engine"] = rec["reproduce"]
+    # the suite's own command replays the audit exactly (the engine's line may name a nested
+    # function or an absolute path, which would not replay from another clone)
     out["reproduce"] = f"dpaudit audit {audit.file or DEFAULT_AUDIT_DIR} --id {audit.id} --seed {root_seed}"
     return out
 
