@@ -16,8 +16,10 @@ Phases 1-3 score a pair by the projected ε_LB of its best event on a small samp
 pair on the *same* seeds (common random numbers across pairs: differences between pairs are
 estimated with far less noise, and the score is a deterministic function of the pair, which
 hypothesis needs to shrink). Budget: phases 1-3 share :data:`SEARCH_SHARE` of the samples,
-phase 4 gets the shares of :data:`RACE`, validation the rest. With a time limit, phases 1-3 stop at 35%
-of it and phase 4 at 50%, and validation keeps every batch completed before the limit.
+phase 4 gets the shares of :data:`RACE`, validation the rest. With a time limit, phases 1-3 stop
+at 35% of it and phase 4 at 50%, and validation keeps every batch completed before the limit
+(a bound from a validation cut short assumes, as any time limit must, that how long the
+mechanism takes does not depend on which outputs it returns).
 """
 
 from __future__ import annotations
