@@ -54,6 +54,10 @@ def default_strategy(relation: Any, domain: Any, size: int):
     return neighbouring_pairs(relation, domain, (lo, hi))
 
 
+class _Stop(Exception):
+    """Ends a search whose generation no longer finds new pairs."""
+
+
 def _as_pair(x: Any) -> Pair:
     if isinstance(x, Pair):
         return x
@@ -80,8 +84,13 @@ def targeted_search(evaluate: Callable[[Pair], float], strategy: Any, *, goal: f
         return out
     held: list[MechanismError] = []
     memo: dict = {}
+    calls = [0]
+    max_calls = 20 * max_examples + 200
 
     def condition(x: Any) -> bool:
+        calls[0] += 1
+        if calls[0] > max_calls:  # hypothesis's target phase can spin on a plateau: stop it
+            raise _Stop
         pair = _as_pair(x)
         v = memo.get(pair.key)
         if v is None:  # a pair seen before keeps its answer (hypothesis replays examples)
@@ -114,6 +123,8 @@ def targeted_search(evaluate: Callable[[Pair], float], strategy: Any, *, goal: f
                        else f"hypothesis health check: {str(exc).splitlines()[0]}")
     except MechanismError:
         raise
+    except _Stop:
+        out.skipped = f"stopped after {max_calls} calls"
     except Exception as exc:  # the search is an optimisation: never let it sink the audit
         if held:
             raise held[0] from None
