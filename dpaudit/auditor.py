@@ -165,6 +165,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     _check_size(spec)
     if executor is not None and not callable(getattr(executor, "run", None)):
         raise InvalidArgument.bad("executor", executor, "None or an object with run(spec, tasks)")
+    from dpaudit._blas import single_blas_thread
     from dpaudit.search import engine
 
     t0 = time.monotonic()
@@ -173,8 +174,9 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
         own = _default_executor(spec)
         executor = own or InProcessExecutor()
     try:
-        out = engine.run(spec, executor, budget=budget, confidence=confidence, seed=seed,
-                         timeout=timeout, progress=progress)
+        with single_blas_thread():  # speed beside other processes, and core-count-free results
+            out = engine.run(spec, executor, budget=budget, confidence=confidence, seed=seed,
+                             timeout=timeout, progress=progress)
     finally:
         if own is not None:
             own.close()

@@ -135,10 +135,25 @@ _COMMANDS = {
 }
 
 
+def _hypothesis_storage() -> None:
+    """Keep hypothesis's files out of the user's working directory.
+
+    dpaudit's searches run with no example database, but hypothesis still caches what it learns
+    about the code (``.hypothesis/constants``) under the current directory. A command-line run
+    should not leave that in the user's repository, so it goes to ``$XDG_CACHE_HOME/dpaudit``
+    (default ``~/.cache/dpaudit``) unless HYPOTHESIS_STORAGE_DIRECTORY is already set.
+    """
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(cache, "dpaudit", "hypothesis")
+
+
 def run(argv: Optional[Sequence[str]] = None) -> ExitCode:
     """Parse ``argv`` and run the subcommand; return its exit code (never exits)."""
     from dpaudit.errors import DpauditError
 
+    _hypothesis_storage()
     args_list = _join_dash_values(list(sys.argv[1:] if argv is None else argv))
     try:
         args = build_parser().parse_args(args_list)

@@ -24,6 +24,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from dpaudit.errors import InvalidArgument, MechanismError
+from dpaudit._blas import cap_worker
 from dpaudit.rng import generator
 from dpaudit.sampling import BatchTask
 from dpaudit.spec import MechanismSpec
@@ -74,7 +75,7 @@ class ForkExecutor:
         self.close()
         _SPEC = spec
         self._spec = spec
-        self._pool = multiprocessing.get_context("fork").Pool(self.workers)
+        self._pool = multiprocessing.get_context("fork").Pool(self.workers, initializer=cap_worker)
         return self._pool
 
     def run(self, spec: MechanismSpec, tasks: Sequence[BatchTask]) -> list[Any]:

@@ -117,6 +117,21 @@ def test_two_targets_correct_and_buggy_with_every_report(tmp_path):
     assert records(tmp_path / "again.json")[0]["epsilon_lower_bound"] == buggy["epsilon_lower_bound"]
 
 
+def test_leaves_nothing_in_the_working_directory(tmp_path):
+    """hypothesis caches what it learns under the current directory even with no example
+    database; a CLI run sends that to the user's cache instead of their repository."""
+    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_STORAGE_DIRECTORY"}
+    env.update(CI="1", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "dpaudit", "check",
+                           os.path.join(ROOT, "examples", "laplace_sum.py"), "--epsilon", "2"],
+                          cwd=work, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert list(work.iterdir()) == []
+    assert (tmp_path / "cache" / "dpaudit" / "hypothesis").is_dir()  # the search did run
+
+
 def test_undeclared_mechanism_takes_its_claim_from_flags_and_negative_domains(tmp_path):
     proc = dpaudit("check", "examples/third_party_count.py", "--epsilon", "1", "--domain",
                    "-1:1", *SMALL)  # its true ε is 0.5: headroom, as above
