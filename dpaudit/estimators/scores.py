@@ -10,6 +10,10 @@ the selection split and thresholded on the other:
 * :class:`AtomRatio`: for discrete outputs, the estimated log-ratio of each atom
   (thresholding it gives DP-Sniper/StatDP's likelihood-ratio-ordered sets of atoms);
 * :class:`PatternRatio`: the same for whole output vectors when they take few values (SVT);
+* :class:`CellPatternRatio`: the same for vectors with real coordinates, each coordinate first
+  reduced to its cell (a repeated value, or one of a few quantile bins of the others), so the
+  joint law is seen where naive Bayes assumes independence (SVT3 releases a value that matters
+  only together with the index of the query that crossed the threshold);
 * :class:`NaiveBayes`: for vectors, Σ_j log-ratio of coordinate j (histogram per coordinate with
   atoms for repeated values), exact when the coordinates are independent (RAPPOR, noisy histograms).
 
@@ -24,8 +28,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-__all__ = ["Identity", "Coordinate", "AtomRatio", "PatternRatio", "NaiveBayes", "Score",
-           "fit_atoms", "fit_patterns", "fit_naive_bayes", "PRIOR"]
+__all__ = ["Identity", "Coordinate", "AtomRatio", "PatternRatio", "CellPatternRatio", "NaiveBayes",
+           "Score", "fit_atoms", "fit_patterns", "fit_cell_patterns", "fit_naive_bayes", "PRIOR"]
 
 #: pseudo-counts added to every cell of a fitted log-ratio
 PRIOR = 1.0
@@ -121,22 +125,79 @@ class PatternRatio:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class _CoordModel:
-    atoms: np.ndarray      # sorted repeated values, each its own cell
-    atom_llr: np.ndarray
-    edges: np.ndarray      # inner bin edges for the other values
-    bin_llr: np.ndarray    # len(edges) + 1 cells
+class _Cells:
+    """A coordinate's cells: each repeated value (``atoms``, sorted) is a cell of its own, and the
+    other values fall in the bins between the inner ``edges``: cell indices 0..size−1."""
+
+    atoms: np.ndarray
+    edges: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return self.atoms.size + self.edges.size + 1
 
     def __call__(self, v: np.ndarray) -> np.ndarray:
-        s = self.bin_llr[np.searchsorted(self.edges, v, side="right")] if self.bin_llr.size else np.zeros(v.shape)
+        c = np.searchsorted(self.edges, v, side="right") + self.atoms.size
         if self.atoms.size:
             i = np.clip(np.searchsorted(self.atoms, v), 0, self.atoms.size - 1)
-            s = np.where(self.atoms[i] == v, self.atom_llr[i], s)
-        return s
+            c = np.where(self.atoms[i] == v, i, c)
+        return c
+
+
+def _cells_of(both: np.ndarray, max_bins: int) -> Optional[_Cells]:
+    """Cells for a coordinate from its pooled fitting values (None when it is constant): values
+    seen often are atoms, the rest go in about √n/4 quantile bins, at most ``max_bins``."""
+    vals, counts = np.unique(both, return_counts=True)
+    if vals.size == 1:
+        return None
+    atoms = vals if vals.size <= 64 else vals[counts >= max(20, 0.01 * both.size)]
+    rest = both[~np.isin(both, atoms)] if atoms.size else both
+    if rest.size:
+        nb = int(np.clip(np.sqrt(rest.size) / 4, 2, max_bins))
+        edges = np.unique(np.quantile(rest, np.linspace(0, 1, nb + 1)[1:-1]))
+    else:
+        edges = np.empty(0)
+    return _Cells(atoms, edges)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _CoordModel:
+    cells: _Cells
+    llr: np.ndarray        # one log-ratio per cell
+
+    def __call__(self, v: np.ndarray) -> np.ndarray:
+        return self.llr[self.cells(v)]
 
     def to_record(self) -> dict:
-        return {"atoms": self.atoms.tolist(), "atom_llr": self.atom_llr.tolist(),
-                "edges": self.edges.tolist(), "bin_llr": self.bin_llr.tolist()}
+        return {"atoms": self.cells.atoms.tolist(), "edges": self.cells.edges.tolist(),
+                "llr": self.llr.tolist()}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CellPatternRatio:
+    """s(y) = estimated log-ratio of y's cell pattern: coordinate j of y replaced by its cell
+    index under ``cells[j]`` (constant coordinates by 0), the resulting vector scored by
+    ``inner``, a :class:`PatternRatio` over cell patterns."""
+
+    cells: tuple
+    inner: PatternRatio
+
+    def codes(self, y: np.ndarray) -> np.ndarray:
+        cols = [np.zeros(y.shape[0]) if c is None else c(y[:, j]).astype(float)
+                for j, c in enumerate(self.cells)]
+        return np.column_stack(cols) if cols else np.zeros((y.shape[0], 0))
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return self.inner(self.codes(y))
+
+    def describe(self) -> str:
+        return "estimated log-likelihood ratio of the output vector's cell pattern"
+
+    def to_record(self) -> dict:
+        return {"kind": "cell-pattern-ratio",
+                "cells": [None if c is None else {"atoms": c.atoms.tolist(), "edges": c.edges.tolist()}
+                          for c in self.cells],
+                "patterns": self.inner.patterns.tolist(), "llr": self.inner.llr.tolist()}
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -185,34 +246,20 @@ def fit_patterns(yd: np.ndarray, yp: np.ndarray) -> PatternRatio:
 
 
 def _fit_coordinate(vd: np.ndarray, vp: np.ndarray, max_bins: int) -> Optional[_CoordModel]:
-    both = np.concatenate([vd, vp])
-    vals, counts = np.unique(both, return_counts=True)
-    if vals.size == 1:
+    cells = _cells_of(np.concatenate([vd, vp]), max_bins)
+    if cells is None:
         return None
-    if vals.size <= 64:
-        atoms = vals
-    else:
-        atoms = vals[counts >= max(20, 0.01 * both.size)]
-    rest = both[~np.isin(both, atoms)] if atoms.size else both
-    if rest.size:
-        nb = int(np.clip(np.sqrt(rest.size) / 4, 2, max_bins))
-        edges = np.unique(np.quantile(rest, np.linspace(0, 1, nb + 1)[1:-1]))
-    else:
-        edges = np.empty(0)
+    cd = np.bincount(cells(vd), minlength=cells.size).astype(float)
+    cp = np.bincount(cells(vp), minlength=cells.size).astype(float)
+    return _CoordModel(cells, _llr(cd, cp))
 
-    def cells(v: np.ndarray) -> np.ndarray:
-        c = np.searchsorted(edges, v, side="right") + atoms.size
-        if atoms.size:
-            i = np.clip(np.searchsorted(atoms, v), 0, atoms.size - 1)
-            c = np.where(atoms[i] == v, i, c)
-        return c
 
-    k = atoms.size + edges.size + 1
-    cd = np.bincount(cells(vd), minlength=k).astype(float)
-    cp = np.bincount(cells(vp), minlength=k).astype(float)
-    llr = _llr(cd, cp)
-    bins = llr[atoms.size:] if rest.size else np.empty(0)
-    return _CoordModel(atoms, llr[: atoms.size], edges, bins)
+def fit_cell_patterns(yd: np.ndarray, yp: np.ndarray, max_bins: int = 16) -> CellPatternRatio:
+    """Cells per coordinate from the pooled samples, then per-cell-pattern log-ratios."""
+    both = np.concatenate([yd, yp])
+    cells = tuple(_cells_of(both[:, j], max_bins) for j in range(yd.shape[1]))
+    probe = CellPatternRatio(cells, PatternRatio(np.zeros((0, yd.shape[1])), np.zeros(0)))
+    return CellPatternRatio(cells, fit_patterns(probe.codes(yd), probe.codes(yp)))
 
 
 def fit_naive_bayes(yd: np.ndarray, yp: np.ndarray, max_bins: int = 32) -> NaiveBayes:

@@ -18,7 +18,8 @@ budget. Events considered:
   values (dense in both tails) and intervals ``lo ≤ s < hi`` on a coarser grid (both grids
   shrink with the sample: about 20 samples per threshold step);
 * discrete outputs: likelihood-ratio-ordered sets of atoms (thresholds of :class:`AtomRatio`);
-* vectors: whole-pattern ratios (few distinct vectors), a naive-Bayes score, a logistic-regression
+* vectors: whole-pattern ratios (few distinct vectors), cell-pattern ratios (real coordinates
+  binned), a naive-Bayes score, a logistic-regression
   score on flag features (:mod:`~dpaudit.estimators.logistic`), and the coordinates whose
   marginal laws differ most.
 
@@ -35,8 +36,8 @@ import numpy as np
 from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
 from dpaudit.estimators.logistic import fit_logistic
-from dpaudit.estimators.scores import (Coordinate, Identity, _rows, fit_atoms, fit_naive_bayes,
-                                       fit_patterns)
+from dpaudit.estimators.scores import (Coordinate, Identity, _rows, fit_atoms, fit_cell_patterns,
+                                       fit_naive_bayes, fit_patterns)
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
 
@@ -193,10 +194,15 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool)
     fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
     kind = schema.kind
     if kind is OutputKind.VECTOR:
+        few = min(4000, max(2, half // 5))  # patterns few enough to estimate each one's ratio
         rows = np.unique(_rows(np.concatenate([fit_d, fit_p]))).size if half else 0
-        if 0 < rows <= min(4000, max(2, half // 5)):
+        if 0 < rows <= few:
             sc = fit_patterns(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False
+        elif half:
+            sc = fit_cell_patterns(fit_d, fit_p)
+            if 0 < sc.inner.llr.size <= few:
+                yield sc, sc(ev_d), sc(ev_p), False
         if half:
             sc = fit_naive_bayes(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False

@@ -46,8 +46,11 @@ from dpaudit.spec import MechanismSpec
 __all__ = ["Candidate", "Outcome", "run", "SEARCH_SHARE", "RACE"]
 
 SEARCH_SHARE = 0.125
-#: successive halving: (pairs, share of the budget) per stage
-RACE = ((12, 0.10), (4, 0.10), (2, 0.10))
+#: successive halving: (pairs, share of the budget) per stage. With one candidate validated, the
+#: last stage holds one pair: its job is to choose that pair's event, and rare strong events
+#: (SVT3's, p ~ 1e-3) are found only on a large sample (0.21 instead of 0.125 on SVT3, other rows
+#: of the violation suite unchanged within noise)
+RACE = ((12, 0.10), (4, 0.10), (1, 0.15))
 #: pairs in the two racing stages, and the smallest per-pair scoring sample
 #: a race stage runs only when each of its pairs gets at least this many samples
 MIN_RACE_SAMPLES = 2_000
