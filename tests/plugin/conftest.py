@@ -1,4 +1,6 @@
-"""The plugin is tested in throw-away projects with pytest's own ``pytester`` fixture.
+"""The plugin is tested in throw-away projects with pytest's own ``pytester`` fixture (enabled
+with ``-p pytester`` in pyproject.toml's addopts: pytest refuses ``pytest_plugins`` in a conftest
+below the root, which broke collection of the whole suite).
 
 ``pytester.runpytest`` runs in this process and afterwards drops every module the inner run
 imported; numpy (and extension modules like it) cannot be imported twice in one process, so the
@@ -15,5 +17,3 @@ import dpaudit.suite  # noqa: F401
 import matplotlib.backends.backend_svg  # noqa: F401
 import matplotlib.figure  # noqa: F401
 import numpy  # noqa: F401
-
-pytest_plugins = ["pytester"]
