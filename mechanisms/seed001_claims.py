@@ -1,94 +1,48 @@
 """The claims of seed 001 (Chen, Pal and Golubchik, oblivious mechanisms), evaluated numerically, as data.
 
-Each :class:`Seed001Claim` names where seed 001 states it ("S1 eq (n)", "S1 Lemma 1", "S1 §n"), the
-statement, the verdict we record, the SPEC section and errata (SPEC §8 E8–E12), and a ``check``
-that recomputes the evidence from scratch: closed-form sums of the seed's own formulas, quadrature
-or exact sums against our laws, exact order statistics, exact privacy losses
-(:func:`dpaudit.estimators.exact.pair_loss`) and the linear programs of
-:mod:`mechanisms.lp_optimal`. Nothing here samples, so every check is deterministic.
+Each claim (a :class:`~mechanisms.seed_claim_types.SeedClaim`) names where seed 001 states it
+("S1 eq (n)", "S1 Lemma 1", "S1 §n"), the statement, the verdict we record, the SPEC section and
+errata (SPEC §8 E8–E12), and a ``check`` that recomputes the evidence from scratch: closed-form
+sums of the seed's own formulas, quadrature or exact sums against our laws, exact order
+statistics, exact privacy losses (:func:`dpaudit.estimators.exact.pair_loss`) and the linear
+programs of :mod:`mechanisms.lp_optimal`. Nothing here samples, so every check is deterministic.
 
 Verdicts follow the project's three-valued honesty: a claim with an explicit, exactly evaluated
 counterexample is REFUTED; one that matched at every point checked is NOT_REFUTED (never
-"proved"). Records (:meth:`Seed001Check.to_record`) use the same keys as the seed-claim records
-of :mod:`mechanisms.seed_claims` (``kind = "seed-claim"``), so the compliance report can list both.
+"proved"). The types are the shared ones of :mod:`mechanisms.seed_claim_types` (``Seed001Claim``
+and ``Seed001Check`` are their old names), so these records (``kind = "seed-claim"``) and those of
+:mod:`mechanisms.seed_claims` have the same keys; ``audits/seed_claims.py`` puts both in the
+compliance report.
 """
 
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 from scipy import integrate, optimize, stats
 
-from dpaudit.errors import InvalidArgument
 from dpaudit.estimators.exact import pair_loss
-from dpaudit.results import Verdict, jsonable
+from dpaudit.results import Verdict
 from dpaudit.rng import generator, root_sequence
 from mechanisms import collusion as col
 from mechanisms import lp_optimal as lp
 from mechanisms.geometric import Geometric
 from mechanisms.laplace import Laplace
 from mechanisms.prerounding import PreRounding
+from mechanisms.seed_claim_types import ClaimCheck, ClaimEvidence, SeedClaim, evaluate_selected
 from mechanisms.staircase import Staircase, optimal_gamma
 
 __all__ = ["ClaimEvidence", "Seed001Claim", "Seed001Check", "seed001_claims", "evaluate_seed001_claims"]
 
 _RHOS = np.round(np.arange(0.05, 0.951, 0.05), 2)          # ρ = 0.05 … 0.95, as in S1 Fig. 3
 REFUTED, NOT_REFUTED = Verdict.REFUTED, Verdict.NOT_REFUTED
+_EVALUATOR = "mechanisms.seed001_claims:evaluate_seed001_claims"
 
-
-@dataclass(frozen=True, slots=True)
-class ClaimEvidence:
-    """What a check observed: verdict, the measured quantity and the bound it was held to, a
-    one-line ``detail``, and a JSON-ready counterexample when the claim is refuted."""
-
-    verdict: Verdict
-    observed: Optional[float]
-    bound: Optional[float]
-    detail: str
-    counterexample: Optional[Mapping[str, Any]] = None
-
-
-@dataclass(frozen=True, slots=True)
-class Seed001Claim:
-    """One claim of seed 001, the verdict we record, and the check that re-derives it."""
-
-    id: str
-    source: str
-    statement: str
-    verdict: Verdict
-    spec: str
-    errata: tuple[str, ...]
-    check: Callable[[], ClaimEvidence] = field(compare=False, repr=False)
-
-
-@dataclass(frozen=True, slots=True)
-class Seed001Check:
-    """A claim, the evidence its check produced now, and whether the two verdicts agree."""
-
-    claim: Seed001Claim
-    evidence: ClaimEvidence
-    elapsed_s: float
-
-    @property
-    def agrees(self) -> bool:
-        return self.claim.verdict is self.evidence.verdict
-
-    def to_record(self) -> dict:
-        c, e = self.claim, self.evidence
-        return {
-            "kind": "seed-claim", "target": c.id, "verdict": e.verdict.value,
-            "recorded_verdict": c.verdict.value, "agrees": self.agrees, "seed": "001",
-            "source": c.source, "statement": c.statement, "spec": c.spec, "errata": list(c.errata),
-            "observed": jsonable(e.observed), "bound": jsonable(e.bound), "detail": e.detail,
-            "counterexample": jsonable(e.counterexample), "elapsed_s": self.elapsed_s,
-            "reproduce": f"python -c \"from mechanisms.seed001_claims import evaluate_seed001_claims; "
-                         f"print(evaluate_seed001_claims('{c.id}')[0].evidence)\"",
-            "error": None,
-        }
+#: The shared types under their former names.
+Seed001Claim = SeedClaim
+Seed001Check = ClaimCheck
 
 
 def _holds(ok: bool, observed: float, bound: float, detail: str, cex: Any = None) -> ClaimEvidence:
@@ -360,9 +314,14 @@ def _heuristic_collusion() -> ClaimEvidence:
 
 
 # -- the list -----------------------------------------------------------------------------------------
-def seed001_claims() -> tuple[Seed001Claim, ...]:
+def _claim(id: str, source: str, statement: str, verdict: Verdict, spec: str, errata: tuple[str, ...],
+           check: Callable[[], ClaimEvidence]) -> SeedClaim:
+    return SeedClaim(id, "001", source, statement, verdict, spec, errata, check, _EVALUATOR)
+
+
+def seed001_claims() -> tuple[SeedClaim, ...]:
     """Every checked claim of seed 001, in the order of the paper."""
-    C = Seed001Claim
+    C = _claim
     return (
         C("S1-eq6-density", "S1 eq (6)", "p(x|ε,Δ) = (ε/(2Δ)) e^{−|x|/Δ} is the Laplace density", REFUTED,
           "SPEC §2.1", ("E8",), _eq6_mass),
@@ -418,17 +377,6 @@ def seed001_claims() -> tuple[Seed001Claim, ...]:
     )
 
 
-def evaluate_seed001_claims(claim_id: Optional[str] = None) -> tuple[Seed001Check, ...]:
+def evaluate_seed001_claims(claim_id: Optional[str] = None) -> tuple[ClaimCheck, ...]:
     """Run the checks (all, or the one named ``claim_id``) and return their evidence."""
-    claims = seed001_claims()
-    if claim_id is not None:
-        claims = tuple(c for c in claims if c.id == claim_id)
-        if not claims:
-            names = ", ".join(c.id for c in seed001_claims())
-            raise InvalidArgument.bad("claim_id", claim_id, f"one of {names}")
-    out = []
-    for c in claims:
-        t0 = time.perf_counter()
-        ev = c.check()
-        out.append(Seed001Check(c, ev, time.perf_counter() - t0))
-    return tuple(out)
+    return evaluate_selected(seed001_claims(), claim_id)

@@ -1,9 +1,10 @@
 """The claims of seeds 000 (Duff), 003 (range vs sensitivity) and 004 (EM for medians), with
 their verdicts, as data (SPEC §4, §5, §8).
 
-Each :class:`SeedClaim` names its seed, where the seed states it, the statement checked, the
-verdict we record, the SPEC section and errata (E-numbers, SPEC §8), and a ``check`` that recomputes
-the evidence from scratch (exhaustive enumeration over a small universe, or exact laws and
+Each claim (a :class:`~mechanisms.seed_claim_types.SeedClaim`, the type shared with
+:mod:`mechanisms.seed001_claims`) names its seed, where the seed states it, the statement checked,
+the verdict we record, the SPEC section and errata (E-numbers, SPEC §8), and a ``check`` that
+recomputes the evidence from scratch (exhaustive enumeration over a small universe, or exact laws and
 :func:`dpaudit.estimators.exact.pair_loss` on a deterministic set of neighbouring pairs).
 
 Verdicts follow the project's three-valued honesty: a claim with an explicit, exactly checked
@@ -23,16 +24,15 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+from functools import partial
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from dpaudit.claims import Domain, Neighbours, check_size
 from dpaudit.errors import InvalidArgument
 from dpaudit.estimators.exact import pair_loss
-from dpaudit.results import Verdict, jsonable
+from dpaudit.results import Verdict
 from dpaudit.rng import generator, root_sequence
 from mechanisms.duff import Duff, duff_utility
 from mechanisms.duff_bounds import level_set_measure
@@ -48,6 +48,7 @@ from mechanisms.quantile import (
     quantile_utility_eq21,
     quantile_utility_eq22,
 )
+from mechanisms.seed_claim_types import ClaimCheck, ClaimEvidence, SeedClaim, evaluate_selected
 
 __all__ = [
     "ClaimEvidence",
@@ -58,58 +59,6 @@ __all__ = [
     "seed_claims",
     "evaluate_claims",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimEvidence:
-    """What a check observed: its verdict, the measured quantity and the bound it was held to,
-    a one-line ``detail``, and a counterexample (JSON-ready) when the claim is refuted."""
-
-    verdict: Verdict
-    observed: Optional[float]
-    bound: Optional[float]
-    detail: str
-    counterexample: Optional[Mapping[str, Any]] = None
-
-
-@dataclass(frozen=True, slots=True)
-class SeedClaim:
-    """One claim of a seed with the verdict we record and the check that re-derives it."""
-
-    id: str
-    seed: str
-    source: str
-    statement: str
-    verdict: Verdict
-    spec: str
-    errata: tuple[str, ...]
-    check: Callable[[], ClaimEvidence] = field(compare=False, repr=False)
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimCheck:
-    """A claim, the evidence its check produced now, and whether the two verdicts agree."""
-
-    claim: SeedClaim
-    evidence: ClaimEvidence
-    elapsed_s: float
-
-    @property
-    def agrees(self) -> bool:
-        return self.claim.verdict is self.evidence.verdict
-
-    def to_record(self) -> dict:
-        c, e = self.claim, self.evidence
-        return {
-            "kind": "seed-claim", "target": c.id, "verdict": e.verdict.value,
-            "recorded_verdict": c.verdict.value, "agrees": self.agrees, "seed": c.seed,
-            "source": c.source, "statement": c.statement, "spec": c.spec, "errata": list(c.errata),
-            "observed": jsonable(e.observed), "bound": jsonable(e.bound), "detail": e.detail,
-            "counterexample": jsonable(e.counterexample), "elapsed_s": self.elapsed_s,
-            "reproduce": f"python -c \"from mechanisms.seed_claims import evaluate_claims; "
-                         f"print(evaluate_claims('{c.id}')[0].evidence)\"",
-            "error": None,
-        }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,6 +120,7 @@ def max_pair_loss(law: Callable[[np.ndarray], Any], pairs) -> tuple[float, tuple
 # ---------------------------------------------------------------------------------------------
 # checks
 
+_EVALUATOR = "mechanisms.seed_claims:evaluate_claims"
 _GRID = tuple(np.arange(-0.5, 3.51, 0.25).tolist())   # outputs r, data points and gaps
 _UNIVERSE = (0.0, 1.0, 2.0, 3.0)
 
@@ -333,61 +283,51 @@ def _range_theorem() -> ClaimEvidence:
 def seed_claims() -> tuple[SeedClaim, ...]:
     """Every recorded claim of seeds 000, 003 and 004, in seed order."""
     NR, RF = Verdict.NOT_REFUTED, Verdict.REFUTED
+    C = partial(SeedClaim, evaluator=_EVALUATOR)
     return (
-        SeedClaim("s000-duff-sensitivity", "000", "Def 8 and the text after it",
-                  "the Duff utility u_d has sensitivity 1 under add/remove", NR, "SPEC §5.1", (),
-                  _duff_sensitivity),
-        SeedClaim("s000-duff-private", "000", "Def 7–8 (exponential mechanism with u_d)",
-                  "Duff (density ∝ exp(ε u_d/2)) is ε-DP under add/remove", NR, "SPEC §5.1", (),
-                  _em_private(lambda: Duff(1.0, 0.0, 1.0, "avg"), "add-remove")),
-        SeedClaim("s000-thm1-assumption", "000", "Theorem 1 (assumption λ(H_t) ≥ Ct)",
-                  "some C > 0 satisfies λ(H_t) ≥ C·t for all t", RF, "SPEC §5.4", ("E4",),
-                  _theorem1_assumption),
-        SeedClaim("s003-range-theorem", "003", "Theorem 1 [DDR '19]",
-                  "Exp_{q,ε} is range(q)·ε-DP", NR, "SPEC §4.1", (), _range_theorem),
-        SeedClaim("s003-equal-mechanisms-equal-range", "003", "Proposition",
-                  "q and q' = 100x + y give the same mechanism and the same range", NR,
-                  "SPEC §4.1", (), _equal_mechanisms_equal_range),
-        SeedClaim("s003-range-le-2sens", "003", "item 1 after Theorem 1",
-                  "range(q) ≤ 2·sens(q)", NR, "SPEC §4.1", (), _range_le_two_sens),
-        SeedClaim("s003-monotone-range-eq-sens", "003", "item 2 after Theorem 1",
-                  "range(q) = sens(q) if q is monotone", RF, "SPEC §4.1", ("E27",),
-                  _monotone_range_eq_sens),
-        SeedClaim("s003-counting-range-eq-sens", "003", "item 2 after Theorem 1",
-                  "counting queries are monotone with range = sens = 1", NR, "SPEC §4.1", (),
-                  _counting_range),
-        SeedClaim("s004-eq21-sign", "004", "eq 2.1",
-                  "u = |#(x<r) − #(x>r)| scores outputs near the median highest", RF,
-                  "SPEC §4.2", ("E29",), _eq21_sign),
-        SeedClaim("s004-thm2-change-one", "004", "Theorem 2",
-                  "the utility of eq 2.2 has change-one sensitivity ≤ 1", NR, "SPEC §4.2",
-                  ("E31",), _quantile_change_one),
-        SeedClaim("s004-thm3-add-remove-no-constant", "004", "Theorem 3 (utility without the constant)",
-                  "−|(1−q)#(x<r) − q#(x>r)| has add/drop sensitivity ≤ max(q, 1−q)", NR,
-                  "SPEC §4.2", ("E32",), _quantile_add_remove),
-        SeedClaim("s004-thm3-eq22-as-written", "004", "Theorem 3 with eq 2.2 as written",
-                  "max(q, 1−q)N − |(1−q)#(x<r) − q#(x>r)| has add/drop sensitivity ≤ max(q, 1−q)",
-                  RF, "SPEC §4.2", ("E30", "E32"), _quantile_eq22_add_remove),
-        SeedClaim("s004-em-private-change-one", "004", "Theorem 1 applied to §2 (normaliser: E35)",
-                  "the quantile EM with Δu = 1 is ε-DP under change-one", NR, "SPEC §4.3", ("E35",),
-                  _em_private(lambda: QuantileEM(1.0, 0.5, 0.0, 1.0, "replace"), "replace")),
-        SeedClaim("s004-em-private-add-remove", "004", "Theorem 1 applied to §2 (normaliser: E35)",
-                  "the quantile EM with Δu = max(q, 1−q) is ε-DP under add/drop", NR, "SPEC §4.3",
-                  ("E35",), _em_private(lambda: QuantileEM(1.0, 0.25, 0.0, 1.0, "add-remove"), "add-remove")),
+        C("s000-duff-sensitivity", "000", "Def 8 and the text after it",
+          "the Duff utility u_d has sensitivity 1 under add/remove", NR, "SPEC §5.1", (),
+          _duff_sensitivity),
+        C("s000-duff-private", "000", "Def 7–8 (exponential mechanism with u_d)",
+          "Duff (density ∝ exp(ε u_d/2)) is ε-DP under add/remove", NR, "SPEC §5.1", (),
+          _em_private(lambda: Duff(1.0, 0.0, 1.0, "avg"), "add-remove")),
+        C("s000-thm1-assumption", "000", "Theorem 1 (assumption λ(H_t) ≥ Ct)",
+          "some C > 0 satisfies λ(H_t) ≥ C·t for all t", RF, "SPEC §5.4", ("E4",),
+          _theorem1_assumption),
+        C("s003-range-theorem", "003", "Theorem 1 [DDR '19]",
+          "Exp_{q,ε} is range(q)·ε-DP", NR, "SPEC §4.1", (), _range_theorem),
+        C("s003-equal-mechanisms-equal-range", "003", "Proposition",
+          "q and q' = 100x + y give the same mechanism and the same range", NR,
+          "SPEC §4.1", (), _equal_mechanisms_equal_range),
+        C("s003-range-le-2sens", "003", "item 1 after Theorem 1",
+          "range(q) ≤ 2·sens(q)", NR, "SPEC §4.1", (), _range_le_two_sens),
+        C("s003-monotone-range-eq-sens", "003", "item 2 after Theorem 1",
+          "range(q) = sens(q) if q is monotone", RF, "SPEC §4.1", ("E27",),
+          _monotone_range_eq_sens),
+        C("s003-counting-range-eq-sens", "003", "item 2 after Theorem 1",
+          "counting queries are monotone with range = sens = 1", NR, "SPEC §4.1", (),
+          _counting_range),
+        C("s004-eq21-sign", "004", "eq 2.1",
+          "u = |#(x<r) − #(x>r)| scores outputs near the median highest", RF,
+          "SPEC §4.2", ("E29",), _eq21_sign),
+        C("s004-thm2-change-one", "004", "Theorem 2",
+          "the utility of eq 2.2 has change-one sensitivity ≤ 1", NR, "SPEC §4.2",
+          ("E31",), _quantile_change_one),
+        C("s004-thm3-add-remove-no-constant", "004", "Theorem 3 (utility without the constant)",
+          "−|(1−q)#(x<r) − q#(x>r)| has add/drop sensitivity ≤ max(q, 1−q)", NR,
+          "SPEC §4.2", ("E32",), _quantile_add_remove),
+        C("s004-thm3-eq22-as-written", "004", "Theorem 3 with eq 2.2 as written",
+          "max(q, 1−q)N − |(1−q)#(x<r) − q#(x>r)| has add/drop sensitivity ≤ max(q, 1−q)",
+          RF, "SPEC §4.2", ("E30", "E32"), _quantile_eq22_add_remove),
+        C("s004-em-private-change-one", "004", "Theorem 1 applied to §2 (normaliser: E35)",
+          "the quantile EM with Δu = 1 is ε-DP under change-one", NR, "SPEC §4.3", ("E35",),
+          _em_private(lambda: QuantileEM(1.0, 0.5, 0.0, 1.0, "replace"), "replace")),
+        C("s004-em-private-add-remove", "004", "Theorem 1 applied to §2 (normaliser: E35)",
+          "the quantile EM with Δu = max(q, 1−q) is ε-DP under add/drop", NR, "SPEC §4.3",
+          ("E35",), _em_private(lambda: QuantileEM(1.0, 0.25, 0.0, 1.0, "add-remove"), "add-remove")),
     )
 
 
 def evaluate_claims(claim_id: Optional[str] = None) -> tuple[ClaimCheck, ...]:
     """Run the checks (all, or the one named ``claim_id``) and return their evidence."""
-    claims = seed_claims()
-    if claim_id is not None:
-        claims = tuple(c for c in claims if c.id == claim_id)
-        if not claims:
-            names = ", ".join(c.id for c in seed_claims())
-            raise InvalidArgument.bad("claim_id", claim_id, f"one of {names}")
-    out = []
-    for c in claims:
-        t0 = time.perf_counter()
-        ev = c.check()
-        out.append(ClaimCheck(c, ev, time.perf_counter() - t0))
-    return tuple(out)
+    return evaluate_selected(seed_claims(), claim_id)
