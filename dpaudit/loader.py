@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 import re
 import sys
 import traceback

@@ -15,7 +15,6 @@ over a declaration). Reference mechanisms may also give their exact output law a
 from __future__ import annotations
 
 import inspect
-import math
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Callable, Optional

@@ -28,11 +28,12 @@ from typing import Any, Optional
 
 import numpy as np
 
-from dpaudit.claims import Domain, Neighbours, PureDP, check_epsilon
+from dpaudit.claims import Domain, Neighbours, check_epsilon
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import PiecewiseConstantLaw
 from dpaudit.spec import MechanismSpec
-from mechanisms.exponential import _as_data, piecewise_cdf, piecewise_em_law, sample_piecewise
+from mechanisms._base import PiecewiseLawMethods, PureAddRemove
+from mechanisms.exponential import _as_data, piecewise_em_law
 from mechanisms.smooth_sensitivity import _check_convention, median_of
 
 __all__ = ["duff_cost", "duff_utility", "duff_pieces", "Duff"]
@@ -112,7 +113,7 @@ def duff_pieces(data: Any, convention: str = "avg", domain: Any = (0.0, 1.0)) ->
 
 
 @dataclass(frozen=True, slots=True)
-class Duff:
+class Duff(PureAddRemove, PiecewiseLawMethods):
     """Duff for the median on [lo, hi]: density ∝ exp(−ε·c(x)/2) (seed 000 Def 7–8; SPEC §5).
 
     ε-DP under add/remove (Δu = 1). ``convention`` chooses the even-size median ("low" or "avg";
@@ -130,14 +131,6 @@ class Duff:
         object.__setattr__(self, "lo", dom.lo)
         object.__setattr__(self, "hi", dom.hi)
         _check_convention(self.convention)
-
-    @property
-    def claim(self) -> PureDP:
-        return PureDP(self.epsilon)
-
-    @property
-    def neighbours(self) -> Neighbours:
-        return Neighbours.ADD_REMOVE
 
     @property
     def sensitivity(self) -> float:
@@ -159,16 +152,6 @@ class Duff:
         """The exact output law: density exp(−ε c_j/2 − LSE) on cell j (SPEC §5.3)."""
         edges, costs = duff_pieces(data, self.convention, self.domain)
         return piecewise_em_law(edges, -costs, self.epsilon / 2.0)
-
-    def log_pdf(self, data: Any, y: Any) -> np.ndarray:
-        return self.law(data).log_pdf(y)
-
-    def cdf(self, data: Any, y: Any) -> np.ndarray:
-        return piecewise_cdf(self.law(data), y)
-
-    def sample(self, data: Any, rng: np.random.Generator, size: Optional[int] = None):
-        """Exact draws (cell by mass, uniform within); ``size=None`` gives one float."""
-        return sample_piecewise(self.law(data), rng, size)
 
     def spec(self, *, size: int = 9, name: Optional[str] = None) -> MechanismSpec:
         """Black box ``f(data, rng, size=None)``: Duff's private median of records in [lo, hi],

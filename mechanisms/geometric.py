@@ -23,11 +23,12 @@ from typing import Any, Optional
 
 import numpy as np
 
-from dpaudit.claims import Neighbours, PureDP, check_epsilon, check_size
+from dpaudit.claims import check_epsilon, check_size
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import DiscreteLaw
 from dpaudit.spec import MechanismSpec
 from dpaudit.rng import check_generator
+from mechanisms._base import AddRemoveNoise
 from mechanisms.laplace import check_draws, check_values
 
 __all__ = ["Geometric", "MAX_ATOMS"]
@@ -38,7 +39,7 @@ _GRID_TOL = 1e-9
 
 
 @dataclass(frozen=True, slots=True)
-class Geometric:
+class Geometric(AddRemoveNoise):
     """Two-sided geometric noise on dℤ for a query of sensitivity Δ (Δ/d ∈ ℕ): ε-DP (SPEC §2.2).
 
     ``Geometric(ε)`` is the classic geometric mechanism on ℤ (d = Δ = 1) of Ghosh et al.;
@@ -75,19 +76,6 @@ class Geometric:
     def ratio(self) -> float:
         """r = ρ^{d/Δ} = e^{−ε/s}."""
         return math.exp(self.log_ratio)
-
-    @property
-    def rho(self) -> float:
-        """ρ = e^{−ε} (seed 001's α)."""
-        return math.exp(-self.epsilon)
-
-    @property
-    def claim(self) -> PureDP:
-        return PureDP(self.epsilon)
-
-    @property
-    def neighbours(self) -> Neighbours:
-        return Neighbours.ADD_REMOVE
 
     @property
     def integral(self) -> bool:

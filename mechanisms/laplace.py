@@ -17,18 +17,18 @@ pair (add-remove) moves the sum by at most Δ exactly, with no floating-point sl
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
 from scipy import stats
 
-from dpaudit.claims import Neighbours, PureDP, check_epsilon, check_size
+from dpaudit.claims import check_epsilon, check_size
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import ContinuousLaw
 from dpaudit.rng import check_generator
 from dpaudit.spec import MechanismSpec
+from mechanisms._base import AddRemoveNoise
 
 __all__ = ["Laplace", "snapped_sum_units", "SNAP_BITS", "check_draws", "check_values"]
 
@@ -72,7 +72,7 @@ def snapped_sum_units(data: Any, sensitivity: float) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class Laplace:
+class Laplace(AddRemoveNoise):
     """Laplace noise of scale Δ/ε: the ε-DP release of a query of sensitivity Δ (SPEC §2.1).
 
     ``pdf``/``logpdf``/``cdf``/``sf`` describe the noise Z; ``sample(value, rng, size)`` releases
@@ -92,19 +92,6 @@ class Laplace:
     def scale(self) -> float:
         """b = Δ/ε."""
         return self.sensitivity / self.epsilon
-
-    @property
-    def rho(self) -> float:
-        """ρ = e^{-ε} (seed 001's α)."""
-        return math.exp(-self.epsilon)
-
-    @property
-    def claim(self) -> PureDP:
-        return PureDP(self.epsilon)
-
-    @property
-    def neighbours(self) -> Neighbours:
-        return Neighbours.ADD_REMOVE
 
     # -- exact law of the noise -----------------------------------------------------------------
     def logpdf(self, z: Any) -> np.ndarray:

@@ -26,9 +26,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from dpaudit.claims import Domain, Neighbours, PureDP, check_epsilon, check_size
+from dpaudit.claims import Domain, check_epsilon, check_size
 from dpaudit.laws import DiscreteLaw
 from dpaudit.spec import MechanismSpec
+from mechanisms._base import AddRemoveNoise
 from mechanisms.geometric import Geometric
 from mechanisms.laplace import SNAP_BITS, check_values, snapped_sum_units
 
@@ -36,7 +37,7 @@ __all__ = ["PreRounding"]
 
 
 @dataclass(frozen=True, slots=True)
-class PreRounding:
+class PreRounding(AddRemoveNoise):
     """Round q ∈ [lo, hi] to Δℤ, then add Δ·K with K two-sided geometric of ratio e^{−ε} (SPEC §2.6).
 
     Defaults are seed 001's Fig. 3 setting: Δ = 10 and the query domain [−10, 10]. Inputs are
@@ -56,18 +57,6 @@ class PreRounding:
     def noise(self) -> Geometric:
         """The stage-2 noise: Geometric(ε, sensitivity=Δ, step=Δ)."""
         return Geometric(self.epsilon, self.sensitivity, self.sensitivity)
-
-    @property
-    def rho(self) -> float:
-        return math.exp(-self.epsilon)
-
-    @property
-    def claim(self) -> PureDP:
-        return PureDP(self.epsilon)
-
-    @property
-    def neighbours(self) -> Neighbours:
-        return Neighbours.ADD_REMOVE
 
     # -- stage 1 ----------------------------------------------------------------------------------
     def _index(self, q: Any) -> np.ndarray:

@@ -27,12 +27,11 @@ from dpaudit.claims import Domain, Neighbours, PureDP, check_epsilon
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import PiecewiseConstantLaw
 from dpaudit.spec import MechanismSpec
+from mechanisms._base import PiecewiseLawMethods
 from mechanisms.exponential import (
     _as_data,
     em_coefficient,
-    piecewise_cdf,
     piecewise_em_law,
-    sample_piecewise,
 )
 
 __all__ = [
@@ -106,7 +105,7 @@ def quantile_sensitivity(q: float = 0.5, neighbours: Any = Neighbours.REPLACE) -
 
 
 @dataclass(frozen=True, slots=True)
-class QuantileEM:
+class QuantileEM(PiecewiseLawMethods):
     """ε-DP q-quantile on [lo, hi] by the exponential mechanism (SPEC §4.3).
 
     ``neighbours="replace"`` calibrates with Δu = 1, ``"add-remove"`` with Δu = max(q, 1 − q).
@@ -155,16 +154,6 @@ class QuantileEM:
         """The exact output law: density exp(−ε|k − qn|/(2Δu))/Z on cell k (SPEC §4.3)."""
         edges, u = self.cells(data)
         return piecewise_em_law(edges, u, em_coefficient(self.epsilon, self.sensitivity))
-
-    def log_pdf(self, data: Any, y: Any) -> np.ndarray:
-        return self.law(data).log_pdf(y)
-
-    def cdf(self, data: Any, y: Any) -> np.ndarray:
-        return piecewise_cdf(self.law(data), y)
-
-    def sample(self, data: Any, rng: np.random.Generator, size: Optional[int] = None):
-        """Exact draws: a cell by its mass, then uniform in the cell; ``size=None`` gives one float."""
-        return sample_piecewise(self.law(data), rng, size)
 
     def spec(self, *, size: int = 9, name: Optional[str] = None) -> MechanismSpec:
         """Black box ``f(data, rng, size=None)``: the private q-quantile of records in [lo, hi],

@@ -28,11 +28,12 @@ from typing import Any, Optional
 
 import numpy as np
 
-from dpaudit.claims import Neighbours, PureDP, check_epsilon, check_size
+from dpaudit.claims import check_epsilon, check_size
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import PiecewiseConstantLaw
 from dpaudit.spec import MechanismSpec
 from dpaudit.rng import check_generator
+from mechanisms._base import AddRemoveNoise
 from mechanisms.laplace import SNAP_BITS, check_draws, check_values, snapped_sum_units
 
 __all__ = ["Staircase", "optimal_gamma", "MAX_CELLS"]
@@ -47,7 +48,7 @@ def optimal_gamma(epsilon: float) -> float:
 
 
 @dataclass(frozen=True, slots=True)
-class Staircase:
+class Staircase(AddRemoveNoise):
     """Staircase noise (shape γ, default γ*) for a query of sensitivity Δ: ε-DP (SPEC §2.3).
 
     ``pdf``/``logpdf``/``cdf``/``sf`` describe the noise Z; ``sample(value, rng, size)`` releases
@@ -70,11 +71,6 @@ class Staircase:
 
     # -- parameters and claim -------------------------------------------------------------------
     @property
-    def rho(self) -> float:
-        """ρ = e^{−ε} (seed 001's α)."""
-        return math.exp(-self.epsilon)
-
-    @property
     def _a_unit(self) -> float:
         """A·Δ = (1 − ρ)/(2(γ + (1 − γ)ρ)): the density at 0 in units of 1/Δ."""
         rho, g = self.rho, self.gamma
@@ -84,14 +80,6 @@ class Staircase:
     def height(self) -> float:
         """A = f(0) = (1 − ρ)/(2Δ(γ + (1 − γ)ρ))."""
         return self._a_unit / self.sensitivity
-
-    @property
-    def claim(self) -> PureDP:
-        return PureDP(self.epsilon)
-
-    @property
-    def neighbours(self) -> Neighbours:
-        return Neighbours.ADD_REMOVE
 
     # -- exact law of the noise -----------------------------------------------------------------
     def logpdf(self, z: Any) -> np.ndarray:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.laws import ContinuousLaw, DiscreteLaw, Law, PiecewiseConstantLaw, as_law
+from dpaudit.laws import ContinuousLaw, DiscreteLaw, PiecewiseConstantLaw, as_law
 
 __all__ = ["privacy_loss", "hockey_stick", "PairLoss", "pair_loss", "LevelSet", "level_set"]
 

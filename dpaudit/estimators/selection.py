@@ -29,7 +29,7 @@ Fitted scores are fitted on the first half of the selection split and thresholde
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Iterator, Optional
 
 import numpy as np
 

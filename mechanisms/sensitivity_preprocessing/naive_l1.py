@@ -47,8 +47,7 @@ def _project(p: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> L1Project
     d, m = p.size, centres.shape[0]
     if m == 0 or np.all(np.abs(centres - p).sum(axis=1) <= radii + _TOL):
         return L1Projection(p.copy(), 0.0)
-    # variables: z (d), t (d), w (m·d)
-    nz = 2 * d + m * d
+    # variables: z (d), t (d), w (m·d): 2d + md in all
     eye = sparse.identity(d, format="csr")
     blocks, rhs = [], []
     blocks.append(sparse.hstack([eye, -eye, sparse.csr_matrix((d, m * d))]))       # z − t ≤ p
