@@ -14,14 +14,17 @@ An audit definition pairs a target with one kind of evidence and the verdict exp
 
 Kinds (the record ``kind`` of the result): ``audit`` (black-box sampled audit,
 :func:`dpaudit.audit`), ``exact`` (white-box exact audit, :func:`dpaudit.exact_audit`),
-``sensitivity`` (hypothesis search, :func:`dpaudit.check_sensitivity`) and ``formal`` (a z3 claim,
-:func:`dpaudit.verify`). Each audit has a stable ``id``; its seed is derived from the run's root
-seed and the id alone (:func:`audit_seed`), so one audit replays by itself with
-``dpaudit audit FILE --id ID --seed S`` and gives the same record as in the full run. Expected
+``sensitivity`` (hypothesis search, :func:`dpaudit.check_sensitivity`), ``formal`` (a z3 claim,
+:func:`dpaudit.verify`) and ``seed-claim`` (a source paper's statement re-checked numerically, a
+:class:`mechanisms.seed_claim_types.SeedClaim`). Each audit has a stable ``id``; its seed is
+derived from the run's root seed and the id alone (:func:`audit_seed`), so one audit replays by
+itself with ``dpaudit audit FILE --id ID --seed S`` and gives the same record as in the full run
+(a seed claim's check is deterministic and ignores the seed). Expected
 verdicts: a correct reference mechanism is ``not_refuted`` (sampling and search never prove),
 a formal claim that holds is ``proved``, a deliberately broken variant (negative control) is
-``refuted`` (or ``error`` for one that crashes). The run passes when every verdict equals its
-expected one.
+``refuted`` (or ``error`` for one that crashes), and a seed claim is its recorded verdict:
+``refuted`` for a statement shown false, ``not_refuted`` for one that held under the check (a
+numeric check never proves). The run passes when every verdict equals its expected one.
 
 Audit files are plain Python modules loaded by path (:func:`dpaudit.loader.import_file`); each
 defines a module-level ``AUDITS`` list.
@@ -43,8 +46,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 from dpaudit.errors import InvalidArgument, LoadError, UsageError
 from dpaudit.results import Verdict
 
-__all__ = ["AuditKind", "AuditDef", "SUITE_CONFIDENCE", "sampled", "exact", "sensitivity", "formal", "load_audits",
-           "audit_seed", "run_one", "run_suite", "run_audit", "run_list", "DEFAULT_AUDIT_DIR"]
+__all__ = ["AuditKind", "AuditDef", "SUITE_CONFIDENCE", "sampled", "exact", "sensitivity", "formal", "seed_claim",
+           "load_audits", "audit_seed", "run_one", "run_suite", "run_audit", "run_list", "DEFAULT_AUDIT_DIR"]
 
 DEFAULT_AUDIT_DIR = "audits"
 _ID = re.compile(r"^[a-z0-9][a-z0-9._/-]*$")
@@ -57,11 +60,12 @@ class AuditKind(str, Enum):
     EXACT = "exact"
     SENSITIVITY = "sensitivity"
     FORMAL = "formal"
+    SEED_CLAIM = "seed-claim"
 
     @property
     def description(self) -> str:
         return {"audit": "sampled audit", "exact": "exact audit", "sensitivity": "sensitivity search",
-                "formal": "formal claim"}[self.value]
+                "formal": "formal claim", "seed-claim": "seed claim"}[self.value]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +101,9 @@ def _define(kind: AuditKind, id: str, target: Any, expected: Any, description: s
         raise InvalidArgument.bad("expected", expected, "one of " + ", ".join(v.value for v in Verdict)) from None
     if kind in (AuditKind.SAMPLED, AuditKind.EXACT, AuditKind.SENSITIVITY) and exp is Verdict.PROVED:
         raise InvalidArgument(f"{id}: a {kind.description} can never prove; expect not_refuted")
+    if kind is AuditKind.SEED_CLAIM and exp is Verdict.PROVED:
+        raise InvalidArgument(f"{id}: a seed claim is checked numerically and can never be proved; "
+                              "expect refuted or not_refuted")
     frame = inspect.stack()[2]
     return AuditDef(id, kind, target, dict(params), exp, description, frame.filename, frame.lineno)
 
@@ -131,6 +138,19 @@ def formal(id: str, claim: str, *, expected: Any = "proved", description: str = 
     return _define(AuditKind.FORMAL, id, claim, expected, description, params)
 
 
+def seed_claim(id: str, claim: Any, *, expected: Any = None, description: str = "") -> AuditDef:
+    """A seed paper's statement re-checked numerically: ``claim`` is a
+    :class:`mechanisms.seed_claim_types.SeedClaim` (anything with ``evaluate()`` returning a result
+    with ``to_record()``), or a zero-argument factory of one. Running it evaluates that one claim's
+    check. ``expected`` defaults to the claim's recorded verdict (``refuted`` for a statement shown
+    false, ``not_refuted`` for one that held); a factory must state it; ``proved`` is refused."""
+    if expected is None:
+        expected = getattr(claim, "verdict", None)
+        if expected is None:
+            raise InvalidArgument(f"{id}: give expected= (refuted or not_refuted) for a claim built by a factory")
+    return _define(AuditKind.SEED_CLAIM, id, claim, expected, description, {})
+
+
 # -- loading --------------------------------------------------------------------------------------
 
 def _audit_files(paths: Sequence[str]) -> list[Path]:
@@ -153,7 +173,8 @@ def load_file(path: str | Path) -> list[AuditDef]:
     module = import_file(str(path))
     audits = getattr(module, "AUDITS", None)
     if not isinstance(audits, (list, tuple)) or not all(isinstance(a, AuditDef) for a in audits):
-        raise LoadError(f"{path}: define AUDITS = [...] of dpaudit.suite audits (sampled, exact, sensitivity, formal)")
+        raise LoadError(f"{path}: define AUDITS = [...] of dpaudit.suite audits "
+                        "(sampled, exact, sensitivity, formal, seed_claim)")
     rel = _display(Path(path))
     doc = (module.__doc__ or "").strip().splitlines()
     group = f"{rel}: {doc[0].rstrip('.')}" if doc else rel
@@ -229,6 +250,12 @@ def _engine(kind: AuditKind, target: Any, params: Mapping[str, Any], seed: int) 
         bound = params.pop("bound", None)  # None: the function states its own (f.sensitivity)
         params.setdefault("target", _name(target, None))
         return dpaudit.check_sensitivity(target, bound, seed=seed, **params)
+    if kind is AuditKind.SEED_CLAIM:  # deterministic: the seed plays no part
+        evaluate = getattr(target, "evaluate", None)
+        if not callable(evaluate):
+            raise InvalidArgument.bad("seed claim", target, "a claim with evaluate() "
+                                      "(mechanisms.seed_claim_types.SeedClaim)")
+        return evaluate(**params)
     return dpaudit.verify([target], **params)[0]
 
 
@@ -246,6 +273,10 @@ def _location(audit: AuditDef, target: Any) -> Optional[dict]:
             source = None
     if source and source[0]:
         return location(source)
+    return _file_location(audit)
+
+
+def _file_location(audit: AuditDef) -> Optional[dict]:
     return {"path": audit.file, "line": audit.line} if audit.file else None
 
 
@@ -273,7 +304,10 @@ def run_one(audit: AuditDef, root_seed: int) -> dict:
     if audit.group:
         out["group"] = audit.group
     out["seed"] = seed
-    loc = _location(audit, target)
+    if audit.kind is AuditKind.SEED_CLAIM:  # where the claim is defined (its record says), else the audit
+        loc = rec.get("location") if isinstance(rec.get("location"), Mapping) else _file_location(audit)
+    else:
+        loc = _location(audit, target)
     if loc:
         out["location"] = loc
     # the suite's own command replays the audit exactly (the engine's line may name a nested
@@ -420,6 +454,9 @@ def _line(rec: Mapping[str, Any]) -> str:
         parts.append(f"ε ≥ {d.fmt(rec['epsilon_lower_bound'])} (claimed {d.fmt((rec.get('claim') or {}).get('epsilon'))})")
     elif rec.get("kind") == "sensitivity" and d.num(rec.get("ratio")) is not None:
         parts.append(f"gap/bound {d.fmt(rec['ratio'])}")
+    elif rec.get("kind") == "seed-claim" and d.num(rec.get("observed")) is not None:
+        parts.append(f"observed {d.fmt(rec['observed'])}"
+                     + (f" vs {d.fmt(rec['bound'])}" if d.num(rec.get("bound")) is not None else ""))
     if rec.get("error"):
         parts.append(f"error: {rec['error']}")
     parts.append(f"{d.fmt(rec.get('elapsed_s'), 3)} s")

@@ -8,7 +8,23 @@ import textwrap
 
 import pytest
 
-from dpaudit.suite import AuditKind, audit_seed, formal, load_audits, run_one, sampled
+from dpaudit.results import Verdict
+from dpaudit.suite import AuditKind, audit_seed, formal, load_audits, run_one, sampled, seed_claim
+from mechanisms.seed_claim_types import ClaimEvidence, SeedClaim
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SEED_CLAIM_FILE = textwrap.dedent('''\
+    """A toy seed claim."""
+    from dpaudit.results import Verdict
+    from dpaudit.suite import seed_claim
+    from mechanisms.seed_claim_types import ClaimEvidence, SeedClaim
+
+    def _false():
+        return ClaimEvidence(Verdict.REFUTED, 2.0, 1.0, "sums to 2", {"mass": 2.0})
+
+    AUDITS = [seed_claim("toy/mass", SeedClaim("T-mass", "001", "S1 eq (0)", "it sums to 1",
+                                               Verdict.REFUTED, "SPEC §2", ("E0",), _false))]
+''')
 
 CRASHY = textwrap.dedent('''\
     from dpaudit.suite import sampled
@@ -90,9 +106,12 @@ def test_duplicate_ids_broken_files_and_empty_folders(folder):
 
 
 def test_list_shows_audits_mechanisms_and_claims(folder):
+    (folder / "audits" / "toy_seed.py").write_text(SEED_CLAIM_FILE)
     out = dpaudit("list", cwd=folder)
     assert out.returncode == 0
     assert "ctrl.crashes" in out.stdout and "expected ERROR" in out.stdout
+    assert any(line.split()[:4] == ["toy/mass", "seed", "claim", "expected"] and "REFUTED" in line
+               for line in out.stdout.splitlines())
     assert "Reference mechanisms" in out.stdout and "Formal claims" in out.stdout
 
 
@@ -130,3 +149,64 @@ def test_an_audit_whose_process_dies_is_an_error_record(folder):
     assert out.returncode == 0, out.stdout + out.stderr
     rec = json.loads((folder / "rep" / "results.json").read_text())["results"][0]
     assert rec["verdict"] == "error" and "died (exit code 7)" in rec["error"]
+
+
+def _claim(verdict, check, id="T-1"):
+    return SeedClaim(id, "004", "eq 9.9", "a <b> statement", verdict, "SPEC §4.2", ("E29",), check)
+
+
+def test_seed_claim_definitions():
+    """The expected verdict is the recorded one; a seed claim is never expected PROVED."""
+    refuted = _claim(Verdict.REFUTED, lambda: None)
+    a = seed_claim("seed004/t-1", refuted)
+    assert a.kind is AuditKind.SEED_CLAIM and AuditKind("seed-claim") is a.kind
+    assert a.expected is Verdict.REFUTED and a.is_control and a.line > 0
+    assert seed_claim("s/x", refuted, expected="not_refuted").expected is Verdict.NOT_REFUTED
+    with pytest.raises(ValueError, match="can never be proved"):
+        seed_claim("s/x", refuted, expected="proved")
+    with pytest.raises(ValueError, match="give expected="):
+        seed_claim("s/x", lambda: refuted)
+    assert seed_claim("s/x", lambda: refuted, expected="refuted").expected is Verdict.REFUTED
+    with pytest.raises(ValueError, match="id must be"):
+        seed_claim("seed001/S1-eq6", refuted)
+
+
+def test_a_seed_claim_audit_runs_its_check_and_keeps_its_evidence(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    audits = load_audits(["audits/seed_claims.py"], ids=["seed001/s1-eq7-density", "seed003/s003-range-le-2sens"])
+    recs = [run_one(a, 11) for a in audits]
+    for rec, verdict in zip(recs, ("refuted", "not_refuted")):
+        assert rec["kind"] == "seed-claim" and rec["verdict"] == rec["expected"] == rec["recorded_verdict"] == verdict
+        assert rec["reproduce"] == f"dpaudit audit audits/seed_claims.py --id {rec['id']} --seed 11"
+        assert rec["recheck"].startswith("python -c") and rec["target"] in rec["recheck"]
+        assert rec["location"]["path"].startswith("mechanisms/seed") and rec["location"]["line"] > 1
+        assert rec["group"].startswith("audits/seed_claims.py: ")
+    assert recs[0]["seed_paper"] == "001" and recs[0]["errata"] == ["E9"] and recs[0]["counterexample"]["mass"] > 100
+
+
+def test_a_seed_claim_that_errs_or_disagrees_is_reported_not_raised():
+    def boom():
+        raise ZeroDivisionError("division by zero")
+
+    err = run_one(seed_claim("t/err", _claim(Verdict.REFUTED, boom)), 1)
+    assert err["verdict"] == "error" and err["expected"] == "refuted" and err["kind"] == "seed-claim"
+    assert err["error"] == "ZeroDivisionError: division by zero" and err["target"] == "T-1"
+    assert err["location"]["path"].endswith("test_audit_suite_cli.py")   # where the audit is defined
+    held = _claim(Verdict.REFUTED, lambda: ClaimEvidence(Verdict.NOT_REFUTED, 0.5, 1.0, "held"))
+    rec = run_one(seed_claim("t/held", held), 1)
+    assert rec["verdict"] == "not_refuted" != rec["expected"] and rec["agrees"] is False
+    bad = run_one(seed_claim("t/bad", lambda: 42, expected="refuted"), 1)
+    assert bad["verdict"] == "error" and "seed claim must be a claim with evaluate()" in bad["error"]
+
+
+def test_every_seed_claim_is_a_suite_audit_with_a_stable_id():
+    from mechanisms.seed001_claims import seed001_claims
+    from mechanisms.seed_claims import seed_claims
+
+    audits = load_audits([os.path.join(ROOT, "audits", "seed_claims.py")])
+    claims = [*seed001_claims(), *seed_claims()]
+    assert [a.id for a in audits] == [f"seed{c.seed}/{c.id.lower()}" for c in claims] and len(audits) >= 39
+    assert [a.expected for a in audits] == [c.verdict for c in claims]
+    assert {a.kind for a in audits} == {AuditKind.SEED_CLAIM}
+    assert {"seed001/s1-eq6-density", "seed001/s1-eq18", "seed004/s004-thm3-eq22-as-written"} <= {a.id for a in audits}
+    assert all(a.description.startswith(f"seed {c.seed}, ") for a, c in zip(audits, claims))
