@@ -2,7 +2,9 @@
 
 HTML, JUnit, SARIF, the terminal summary and the pytest plugin all describe a record the same
 way, so the wording lives here. Three kinds of evidence are never confused: NOT REFUTED says
-"not a proof", INCONCLUSIVE says "not a pass" (DESIGN.md).
+"not a proof", INCONCLUSIVE says "not a pass" (DESIGN.md). A ``seed-claim`` record is a source
+paper's statement re-checked numerically: its claim is the statement, its finding the check's
+detail with the observed value against the bound.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any, Mapping, Optional
 from dpaudit.results import Verdict
 
 __all__ = ["num", "fmt", "delta_floor", "verdict_label", "verdict_meaning", "claim_text", "title",
-           "finding_text", "one_line", "KIND_TEXT"]
+           "finding_text", "one_line", "paper_source", "KIND_TEXT"]
 
 #: What each record kind is, in words (also the SARIF rule names).
 KIND_TEXT = {
@@ -22,6 +24,7 @@ KIND_TEXT = {
     "exact": "exact privacy audit (white box, exact output law)",
     "sensitivity": "sensitivity search (hypothesis)",
     "formal": "formal claim (z3)",
+    "seed-claim": "seed claim (a source paper's statement, checked numerically)",
 }
 
 
@@ -84,6 +87,10 @@ def claim_text(rec: Mapping[str, Any]) -> str:
     """The claim a record checks, e.g. ``ε = 1 (pure DP), add-remove neighbours`` or
     ``sensitivity ≤ 1 (replace)`` or a formal claim's statement."""
     claim = rec.get("claim")
+    if rec.get("kind") == "seed-claim":
+        statement = str(rec.get("statement") or rec.get("target") or "")
+        source = paper_source(rec)
+        return f"{source}: {statement}" if source else statement
     if isinstance(claim, Mapping) and "epsilon" in claim:
         return _privacy_claim(claim)
     if rec.get("kind") == "sensitivity" or "bound" in rec:
@@ -102,6 +109,17 @@ def claim_text(rec: Mapping[str, Any]) -> str:
     if isinstance(claim, Mapping):
         return ", ".join(f"{k} = {fmt(v) if num(v) is not None else v}" for k, v in claim.items())
     return str(rec.get("target", ""))
+
+
+def paper_source(rec: Mapping[str, Any]) -> str:
+    """Where the paper states a seed claim, in SPEC's notation: ``S4 eq 2.1`` (the seed's tag ``S<n>``
+    is added when the source does not start with it)."""
+    source = str(rec.get("source") or "")
+    paper = rec.get("seed_paper")
+    tag = f"S{int(paper)}" if isinstance(paper, str) and paper.isdigit() else ""
+    if tag and source != tag and not source.startswith(tag + " "):
+        source = f"{tag} {source}".strip()
+    return source
 
 
 def title(rec: Mapping[str, Any]) -> str:
@@ -160,6 +178,8 @@ def finding_text(rec: Mapping[str, Any]) -> str:
         if v == Verdict.REFUTED.value and isinstance(cx, Mapping):
             text += f"; counterexample {_cx_text(cx)}"
         return text
+    if kind == "seed-claim":
+        return _seed_claim_finding(rec)
     if kind == "formal":
         text = verdict_meaning(v)
         model = rec.get("model")
@@ -167,6 +187,17 @@ def finding_text(rec: Mapping[str, Any]) -> str:
             text += f"; model {_short(model)}"
         return text
     return verdict_meaning(v)
+
+
+def _seed_claim_finding(rec: Mapping[str, Any]) -> str:
+    """``DETAIL (observed x against bound b)``, and the recorded verdict when the re-check disagrees."""
+    text = str(rec.get("detail") or verdict_meaning(rec.get("verdict")))
+    if rec.get("observed") is not None:
+        bound = f" against bound {fmt(rec['bound'])}" if rec.get("bound") is not None else ""
+        text += f" (observed {fmt(rec['observed'])}{bound})"
+    if rec.get("agrees") is False:
+        text += f"; the verdict recorded with the claim is {verdict_label(rec.get('recorded_verdict'))}"
+    return text
 
 
 def one_line(rec: Mapping[str, Any]) -> str:

@@ -11,6 +11,10 @@ values (labels, formatted numbers, the counterexample, inline SVG plots); the te
 * CSS is inlined and there are no external resources, so the file opens anywhere offline;
 * verdict badges use the verdict's own label: NOT REFUTED is never shown as passed or proved, and
   INCONCLUSIVE never as a pass.
+
+A seed claim (``kind = "seed-claim"``) shows the paper's statement, where the paper makes it, the
+SPEC section and SPEC §8 errata, the observed value against its bound, the check's detail, the
+verdict recorded with the claim, and the command that re-runs the check alone (``recheck``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,10 @@ _SHOWN = {"kind", "target", "verdict", "expected", "id", "claim", "epsilon_lower
           "statement", "source", "bound", "max_gap", "ratio", "examples", "evaluations", "profile",
           "assumes_exact_reals", "decided_by", "control_of", "solver_time_s", "matches_expected",
           "group"}
+
+#: keys of a seed-claim record shown in their own place as well
+_SHOWN_SEED_CLAIM = _SHOWN | {"recorded_verdict", "agrees", "seed_paper", "spec", "errata", "observed",
+                              "detail", "recheck"}
 
 #: long text fields (SMT-LIB2 queries, proofs) get a <pre> block of their own
 _LONG_TEXT_MIN = 160
@@ -67,6 +75,8 @@ def _facts(rec: Mapping[str, Any]) -> list[tuple[str, str]]:
         loc = rec["location"]
         facts.append(("code", f"{loc.get('path')}:{loc.get('line')}"))
     facts.append(("evidence", d.KIND_TEXT.get(str(kind), str(kind))))
+    if kind == "seed-claim":
+        return facts + _seed_claim_facts(rec)
     if kind in ("audit", "exact"):
         conf = d.num(rec.get("confidence"))
         facts += [
@@ -108,10 +118,34 @@ def _facts(rec: Mapping[str, Any]) -> list[tuple[str, str]]:
     return facts
 
 
+def _seed_claim_facts(rec: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """A seed claim: the paper and place, SPEC and errata, observed against bound, recorded verdict."""
+    errata = rec.get("errata") if isinstance(rec.get("errata"), list) else []
+    recorded = rec.get("recorded_verdict")
+    facts = [("seed paper", f"seed {rec['seed_paper']}" if rec.get("seed_paper") else "—"),
+             ("stated in", str(rec.get("source") or "—")),
+             ("SPEC", str(rec.get("spec") or "—")),
+             ("errata (SPEC §8)", ", ".join(map(str, errata)) if errata else "none"),
+             ("observed", _number(rec.get("observed"))),
+             ("bound", _number(rec.get("bound")))]
+    if recorded:
+        agrees = "" if rec.get("agrees") is None else (" (the re-check agrees)" if rec.get("agrees")
+                                                       else " (the re-check DISAGREES)")
+        facts.append(("recorded verdict", d.verdict_label(recorded) + agrees))
+    facts.append(("time", f"{d.fmt(rec.get('elapsed_s'), 3)} s"))
+    return facts
+
+
+def _number(x: Any) -> str:
+    return d.fmt(x, 10) if d.num(x) is not None else ("—" if x is None else str(x))
+
+
 def _counterexample(rec: Mapping[str, Any]) -> Optional[dict]:
     cx = rec.get("counterexample")
     if not isinstance(cx, Mapping):
         return None
+    if rec.get("kind") == "seed-claim":  # the values that show the statement false, as recorded
+        return {"rows": [(str(k), _json(v)) for k, v in cx.items()], "event": None, "probs": None}
     event = cx.get("event")
     event_text = event.get("text") if isinstance(event, Mapping) and event.get("text") else (
         _json(event) if event is not None else None)
@@ -134,7 +168,9 @@ def _counterexample(rec: Mapping[str, Any]) -> Optional[dict]:
 
 def _long_texts(rec: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Multi-line or long string fields (SMT-LIB2 text, proofs, models) of the record and its details."""
-    out = []
+    out: list[tuple[str, str]] = []
+    if rec.get("kind") == "seed-claim":  # its text fields all have their own place
+        return out
     for where in (rec, rec.get("details") if isinstance(rec.get("details"), Mapping) else {}):
         for k, v in where.items():
             if k in ("reproduce", "error", "target", "title", "description"):
@@ -159,17 +195,22 @@ def view(rec: Mapping[str, Any], index: int, plots: bool = True) -> dict:
             svgs = [(cap, Markup(svg)) for cap, svg in record_svgs(rec, salt=f"dpaudit-{index}")]
         except (ValueError, TypeError, OverflowError):  # malformed plot data: no plot, not a crash
             svgs = []
-    extra = {k: v for k, v in rec.items() if k not in _SHOWN}
+    seed_claim = rec.get("kind") == "seed-claim"
+    extra = {k: v for k, v in rec.items() if k not in (_SHOWN_SEED_CLAIM if seed_claim else _SHOWN)}
+    claim = d.claim_text(rec)
+    description = rec.get("description") or ""
     long_texts = _long_texts(rec)
     long_keys = {k for k, _ in long_texts}
     return {
         "anchor": f"r{index}",
         "index": index,
         "title": d.title(rec),
-        "description": rec.get("description") or "",
+        "description": "" if description == claim or (seed_claim and rec.get("statement")
+                                                       and str(rec["statement"]) in description) else description,
         "kind": str(rec.get("kind")),
         "kind_text": d.KIND_TEXT.get(str(rec.get("kind")), str(rec.get("kind"))),
-        "claim": d.claim_text(rec),
+        "claim": claim,
+        "claim_label": "Statement" if seed_claim else "Claim",
         "claim_short": _summary_claim(rec),
         "group": str(rec.get("group") or ""),
         "verdict": str(verdict),
@@ -185,6 +226,7 @@ def view(rec: Mapping[str, Any], index: int, plots: bool = True) -> dict:
         "counterexample": _counterexample(rec),
         "plots": svgs,
         "reproduce": rec.get("reproduce") or "",
+        "recheck": (rec.get("recheck") or "") if seed_claim and rec.get("recheck") != rec.get("reproduce") else "",
         "error": rec.get("error"),
         "long_texts": long_texts,
         "extra": [(k, _json(v)) for k, v in extra.items() if k not in long_keys],
@@ -236,6 +278,7 @@ def render_html(run: Mapping[str, Any], *, plots: bool = True) -> str:
         summary=summary,
         badges=badges,
         results=[view(r, i, plots) for i, r in enumerate(records, 1)],
+        has_seed_claims=any(r.get("kind") == "seed-claim" for r in records),
         environment=_environment(run),
         meta=[(label, "—" if run.get(key) in (None, "") else str(run.get(key)))
               for key, label in (("seed", "seed"), ("started", "started"), ("finished", "finished"),

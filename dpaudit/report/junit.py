@@ -10,7 +10,8 @@ Mapping (honest by construction: nothing undecided is shown as passed):
 
 A suite control (a record with ``expected``) passes when its verdict equals the expected one and
 fails otherwise, whatever the verdict: a broken mechanism that is REFUTED as expected is a working
-control. The schema followed is the common Jenkins/Ant one (``testsuites`` > ``testsuite`` >
+control. Seed claims (a source paper's statement re-checked numerically) are judged the same way:
+a statement recorded as false and REFUTED again passes; their output adds the re-check command. The schema followed is the common Jenkins/Ant one (``testsuites`` > ``testsuite`` >
 ``testcase``), which GitLab, GitHub Actions reporters and pytest's own ``--junitxml`` use.
 """
 
@@ -75,6 +76,8 @@ def _case(parent: ET.Element, rec: Mapping[str, Any]) -> str:
     out = f"{d.verdict_label(verdict)}: {d.verdict_meaning(verdict)}\n{finding}"
     if reproduce:
         out += f"\nreproduce: {reproduce}"
+    if rec.get("recheck") and rec.get("recheck") != reproduce:
+        out += f"\nre-check: {rec['recheck']}"
     ET.SubElement(case, "system-out").text = _clean(out)
     return outcome
 

@@ -4,14 +4,20 @@ Static-analysis consumers (GitHub code scanning, GitLab, VS Code SARIF viewer) r
 SARIF 2.1.0 object model: ``{"version": "2.1.0", "$schema", "runs": [{"tool": {"driver":
 {"name", "rules": [...]}}, "results": [...]}]}``. dpaudit writes
 
-* one rule per claim kind (sampled audit, exact audit, sensitivity search, formal claim), always all
-  four, so ``ruleIndex`` is stable across runs;
+* one rule per claim kind (sampled audit, exact audit, sensitivity search, formal claim, seed
+  claim), always all five in that order, so ``ruleIndex`` is stable across runs;
 * one result per REFUTED record: ``ruleId``, ``ruleIndex``, ``level: "error"``, ``message.text``
   (claim, finding, reproduce line), ``locations`` at the mechanism's source (a path relative to the
   repository root with ``uriBaseId: "%SRCROOT%"``, and ``region.startLine``), a
   ``partialFingerprints`` entry so alerts are tracked across commits, and the numbers in
   ``properties``. A suite negative control that was *expected* to be refuted carries an external,
   accepted ``suppression`` with the reason, so a consumer lists it as intended.
+
+A seed claim is a statement of a source paper, not a defect in code. When it is refuted as
+expected (its ``expected``, else its ``recorded_verdict``, is ``refuted``) its result is a
+``note`` with an accepted suppression citing SPEC §8's erratum, located at the line that defines the
+claim in ``mechanisms/``. A seed claim refuted against its recorded verdict is an ``error``: the
+re-check no longer reproduces what we recorded.
 
 Records that are not refuted produce no result (SARIF reports findings, not passes). The location
 comes from the record's ``location`` (``{"path", "line"}``); failing that, a ``FILE.py:FUNCTION``
@@ -55,7 +61,16 @@ RULES = {
                "A formal claim is refuted by a solver model.",
                "z3 found a model that violates the claim; the model and the SMT-LIB2 query are in "
                "the report."),
+    "seed-claim": ("DPA005", "SeedStatementRefuted",
+                   "A statement of a source paper is refuted by a numeric check.",
+                   "A formula, lemma or theorem of one of the seed papers was re-checked numerically "
+                   "(exact sums or quadrature of the stated formula, exact privacy losses, exhaustive "
+                   "enumeration) and an explicit counterexample shows it false. This is a finding about "
+                   "the paper, not a defect in this code; SPEC section 8 lists the erratum and the "
+                   "correction the reference mechanisms implement."),
 }
+#: kinds whose findings are about a paper, not the code: a refutation expected of them is a note
+_PAPER_KINDS = frozenset({"seed-claim"})
 _KINDS = list(RULES)
 
 
@@ -69,9 +84,10 @@ def _rules() -> list[dict]:
             "shortDescription": {"text": short},
             "fullDescription": {"text": full},
             "help": {"text": f"{full} Re-run the reproduce command in the message to replay it."},
-            "defaultConfiguration": {"level": "error"},
+            "defaultConfiguration": {"level": "note" if kind in _PAPER_KINDS else "error"},
             "properties": {"tags": ["differential-privacy", "privacy", d.KIND_TEXT[kind]],
-                           "precision": "very-high", "problem.severity": "error"},
+                           "precision": "very-high",
+                           "problem.severity": "recommendation" if kind in _PAPER_KINDS else "error"},
         })
     return out
 
@@ -117,23 +133,32 @@ def _fingerprint(rec: Mapping[str, Any]) -> str:
 
 def _result(rec: Mapping[str, Any]) -> dict:
     kind = rec.get("kind") if rec.get("kind") in RULES else "audit"
-    text = f"{d.title(rec)}: the claim {d.claim_text(rec)} is REFUTED: {d.finding_text(rec)}."
+    paper = kind in _PAPER_KINDS
+    expected = rec.get("expected", rec.get("recorded_verdict") if paper else None)
+    if paper:
+        text = (f"{d.title(rec)}: the paper's statement \"{d.claim_text(rec)}\" is REFUTED by a numeric "
+                f"check: {d.finding_text(rec)}.")
+    else:
+        text = f"{d.title(rec)}: the claim {d.claim_text(rec)} is REFUTED: {d.finding_text(rec)}."
     if rec.get("reproduce"):
         text += f" Reproduce: {rec['reproduce']}"
     res: dict[str, Any] = {
         "ruleId": RULES[kind][0],
         "ruleIndex": _KINDS.index(kind),
-        "level": "error",
+        "level": "note" if paper and expected == Verdict.REFUTED.value else "error",
         "kind": "fail",
         "message": {"text": text},
         "locations": [],
         "partialFingerprints": {"dpauditClaim/v1": _fingerprint(rec)},
         "properties": {k: rec[k] for k in ("id", "target", "verdict", "expected", "claim",
                                            "epsilon_lower_bound", "delta_lower_bound", "confidence",
-                                           "samples", "reproduce") if rec.get(k) is not None},
+                                           "samples", "reproduce", "recorded_verdict", "seed_paper",
+                                           "source", "statement", "spec", "errata", "observed", "bound",
+                                           "recheck") if rec.get(k) is not None},
     }
     loc = find_location(rec)
-    logical = [{"fullyQualifiedName": str(rec.get("target") or d.title(rec)), "kind": "function"}]
+    logical = [{"fullyQualifiedName": str(rec.get("target") or d.title(rec)),
+                "kind": "declaration" if paper else "function"}]
     if loc is not None:
         uri, base = _uri(loc["path"])
         artifact = {"uri": uri} if base is None else {"uri": uri, "uriBaseId": base}
@@ -142,10 +167,19 @@ def _result(rec: Mapping[str, Any]) -> dict:
                                  "logicalLocations": logical})
     else:
         res["locations"].append({"logicalLocations": logical})
-    if rec.get("expected") == Verdict.REFUTED.value:
+    if expected == Verdict.REFUTED.value:
         res["suppressions"] = [{"kind": "external", "status": "accepted",
-                                "justification": "negative control: this broken variant is expected to be refuted"}]
+                                "justification": _seed_justification(rec) if paper else
+                                "negative control: this broken variant is expected to be refuted"}]
     return res
+
+
+def _seed_justification(rec: Mapping[str, Any]) -> str:
+    errata = rec.get("errata") if isinstance(rec.get("errata"), list) else []
+    where = f"SPEC §8 {', '.join(map(str, errata))}" if errata else str(rec.get("spec") or "SPEC")
+    paper = f"seed {rec['seed_paper']}" if rec.get("seed_paper") else "a seed paper"
+    return (f"a statement of {paper} ({d.paper_source(rec) or 'source unknown'}) recorded as false ({where}); "
+            "a finding about the paper, not a defect in this code")
 
 
 def render_sarif(run: Mapping[str, Any]) -> dict:

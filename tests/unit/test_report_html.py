@@ -149,3 +149,49 @@ def test_discrete_outputs_get_bars_with_the_event_atoms_marked():
     assert text.count("<svg") == 1
     svg = text[text.index("<svg"):text.index("</svg>")]
     assert "event S" in svg and "M(D′)" in svg
+
+
+def seed_claim(verdict="refuted", expected="refuted", statement="u = |#(x<r) − #(x>r)| <script>x</script>", **extra):
+    """A suite record of kind seed-claim, as dpaudit.suite.run_one writes it."""
+    rec = {"id": "seed004/s004-eq21-sign", "kind": "seed-claim", "target": "s004-eq21-sign", "verdict": verdict,
+           "recorded_verdict": expected, "agrees": verdict == expected, "seed": 7, "seed_paper": "004",
+           "source": "eq 2.1", "statement": statement, "spec": "SPEC §4.2", "errata": ["E29"], "observed": 0.0,
+           "bound": 4.0, "detail": "the density is highest on cell 0", "counterexample": {"mode_cell": 0},
+           "elapsed_s": 0.01, "reproduce": "dpaudit audit audits/seed_claims.py --id seed004/s004-eq21-sign --seed 7",
+           "recheck": "python -c \"from mechanisms.seed_claims import evaluate_claims\"", "error": None,
+           "expected": expected, "location": {"path": "mechanisms/seed_claims.py", "line": 310},
+           "group": "audits/seed_claims.py: The seed papers' own statements", "description": "seed 004, " + statement}
+    rec.update(extra)
+    return rec
+
+
+def test_seed_claims_show_statement_source_spec_errata_evidence_and_recheck():
+    held = seed_claim("not_refuted", "not_refuted", statement="eq 2.2 has change-one sensitivity ≤ 1",
+                      id="seed004/s004-thm2", errata=[], detail="sensitivity = 1 over 3000 pairs")
+    text = render_html(run_of(seed_claim(), held))
+    page = parse(text)
+    assert [t for t, _ in page.tags if t == "script"] == []
+    sec = page.sections["r1"]
+    assert "u = |#(x&lt;r) − #(x&gt;r)| &lt;script&gt;x&lt;/script&gt;" in text   # the statement, escaped
+    for piece in ("Statement:", "S4 eq 2.1: u = |#(x<r)", "SPEC §4.2", "E29", "seed 004", "observed", "bound",
+                  "the density is highest on cell 0", "(observed 0 against bound 4)", "mode_cell",
+                  "mechanisms/seed_claims.py:310", "REFUTED (the re-check agrees)", "expected REFUTED",
+                  "Re-check the statement alone", "from mechanisms.seed_claims import evaluate_claims",
+                  "dpaudit audit audits/seed_claims.py --id seed004/s004-eq21-sign --seed 7"):
+        assert piece in sec, piece
+    assert sec.count("u = |#(x<r)") == 1            # the description repeats the statement: shown once
+    assert "recorded_verdict" not in sec and "recheck" not in sec   # no raw duplicates under details
+    held_sec = page.sections["r2"]
+    assert "NOT REFUTED" in held_sec and "not a proof" in held_sec and "PROVED" not in held_sec
+    assert "errata (SPEC §8)none" in held_sec.replace("\n", "")
+    assert '<tr class="group"><th colspan="8">audits/seed_claims.py: The seed papers&#39; own statements' in text
+    assert text.count('<tr class="group">') == 1 and "<td>seed-claim</td>" in text
+    assert "Seed claims (evidence" in text and "Seed claims (evidence" not in render_html(run_of(sampled()))
+
+
+def test_a_real_seed_claim_record_renders():
+    from mechanisms.seed001_claims import evaluate_seed001_claims
+
+    rec = evaluate_seed001_claims("S1-eq7-density")[0].to_record()
+    sec = parse(render_html(run_of(rec))).sections["r1"]
+    assert "S1 eq (7): p(x|α)" in sec and "E9" in sec and "REFUTED" in sec and "100.6673" in sec

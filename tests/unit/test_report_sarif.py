@@ -105,7 +105,7 @@ def test_one_result_per_refuted_claim_at_the_mechanism_line(tmp_path, monkeypatc
     assert validate_sarif(log)
     run = log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert len(rules) == 4 and len({r["id"] for r in rules}) == 4  # one rule per claim kind
+    assert len(rules) == 5 and len({r["id"] for r in rules}) == 5  # one rule per claim kind
     results = run["results"]
     assert len(results) == 3
     first = results[0]["locations"][0]["physicalLocation"]
@@ -145,3 +145,40 @@ def test_validator_catches_broken_logs():
 def test_no_refutation_means_no_results_but_a_valid_log():
     log = render_sarif(make_run([rec("not_refuted")], seed=1, started=0, finished=1, command="c", git=False))
     assert validate_sarif(log) and log["runs"][0]["results"] == []
+
+
+def seed_claim(verdict, **extra):
+    r = {"kind": "seed-claim", "target": "S1-eq7-density", "verdict": verdict, "recorded_verdict": "refuted",
+         "seed_paper": "001", "source": "S1 eq (7)", "statement": "p(x|α) = ((1+α)/(1−α)) α^{|x|} is a pmf on ℤ",
+         "spec": "SPEC §2.2", "errata": ["E9"], "observed": 100.67, "bound": 1.0, "detail": "sums to 100.67",
+         "elapsed_s": 0.01, "reproduce": "dpaudit audit audits/seed_claims.py --id x --seed 1",
+         "recheck": "python -c 'recheck'", "location": {"path": "mechanisms/seed001_claims.py", "line": 330}}
+    r.update(extra)
+    return r
+
+
+def test_a_refuted_seed_claim_is_a_suppressed_note_at_its_definition():
+    """A paper's statement refuted as recorded is no defect in code: an accepted suppression, level note."""
+    records = [seed_claim("refuted", id="seed001/s1-eq7-density", expected="refuted"),
+               seed_claim("refuted"),                                          # a module record: recorded refuted
+               seed_claim("refuted", id="seed001/held", expected="not_refuted", recorded_verdict="not_refuted"),
+               seed_claim("not_refuted", id="seed001/ok", expected="not_refuted", recorded_verdict="not_refuted")]
+    log = render_sarif(make_run(records, seed=1, started=0, finished=1, command="dpaudit audit", git=False))
+    assert validate_sarif(log)
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    results = run["results"]
+    assert len(results) == 3
+    for res in results:
+        assert rules[res["ruleIndex"]]["id"] == res["ruleId"] == "DPA005"
+        assert rules[res["ruleIndex"]]["name"] == "SeedStatementRefuted"
+        phys = res["locations"][0]["physicalLocation"]
+        assert phys["artifactLocation"] == {"uri": "mechanisms/seed001_claims.py", "uriBaseId": "%SRCROOT%"}
+        assert phys["region"]["startLine"] == 330
+        assert "S1 eq (7): p(x|α)" in res["message"]["text"] and res["properties"]["errata"] == ["E9"]
+    for res in results[:2]:
+        assert res["level"] == "note" and res["suppressions"][0]["status"] == "accepted"
+        just = res["suppressions"][0]["justification"]
+        assert "seed 001 (S1 eq (7))" in just and "SPEC §8 E9" in just and "not a defect in this code" in just
+    assert results[2]["level"] == "error" and "suppressions" not in results[2]   # the recorded verdict broke
+    assert rules[4]["defaultConfiguration"]["level"] == "note"
