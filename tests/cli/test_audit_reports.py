@@ -20,7 +20,8 @@ COMMITTED = ROOT / "reports" / "results.json"
 # fast audits covering every kind and both expectations
 SUBSET = ["geometric.exact", "laplace.broken-eq6.sampled", "collusion.broken-median.sampled",
           "raw-mean.broken.sensitivity", "quantile-utility.broken-eq22.sensitivity",
-          "formal.laplace-loss-bound", "formal.control-laplace-loss-half"]
+          "formal.laplace-loss-bound", "formal.control-laplace-loss-half", "seed001/s1-eq7-density",
+          "seed004/s004-thm3-eq22-as-written"]
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def test_committed_report_is_complete_and_as_expected(committed):
     controls = [r for r in records if r["expected"] in ("refuted", "error")]
     assert len(controls) >= 10 and all(r["verdict"] == r["expected"] for r in controls)
     kinds = {r["kind"] for r in records}
-    assert kinds == {"audit", "exact", "sensitivity", "formal"}
+    assert kinds == {"audit", "exact", "sensitivity", "formal", "seed-claim"}
     html = (ROOT / "reports" / "index.html").read_text(encoding="utf-8")
     assert all(f">{i}<" in html for i in ids[:: max(1, len(ids) // 12)])
     assert committed["seed"] == 20261122 and committed["summary"]["mismatches"] == 0
