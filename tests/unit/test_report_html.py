@@ -185,7 +185,7 @@ def test_seed_claims_show_statement_source_spec_errata_evidence_and_recheck():
     assert "NOT REFUTED" in held_sec and "not a proof" in held_sec and "PROVED" not in held_sec
     assert "errata (SPEC §8)none" in held_sec.replace("\n", "")
     assert '<tr class="group"><th colspan="8">audits/seed_claims.py: The seed papers&#39; own statements' in text
-    assert text.count('<tr class="group">') == 1 and "<td>seed-claim</td>" in text
+    assert text.count('<tr class="group">') == 1 and '<td class="nowrap">seed-claim</td>' in text
     assert "Seed claims (evidence" in text and "Seed claims (evidence" not in render_html(run_of(sampled()))
 
 
