@@ -145,6 +145,27 @@ class _Audit:
     def ranked(self) -> list[tuple[Pair, float]]:
         return sorted(self.pairs.values(), key=lambda pv: -pv[1])
 
+    def climber(self, phase: str, label: Callable[[Pair], str]) -> tuple[Callable, Callable]:
+        """``(budget_left, evaluate)`` for a search phase: a quarter of the search budget, stopping
+        at 35% of any time limit; ``evaluate`` scores a pair (−∞ once samples run out)."""
+        deadline = self.phase_deadline(0.35)
+        per = 2 * self.n_score
+        limit = self.sampler.used + self.search_budget // 4
+
+        def budget_left() -> bool:
+            return (self.sampler.used + per <= limit and self.sampler.remaining >= per
+                    and (deadline is None or time.monotonic() < deadline))
+
+        def evaluate(pair: Pair) -> float:
+            try:
+                v = self.evaluate(pair, deadline)
+            except Exhausted:
+                return -math.inf
+            self.report(phase, candidate=label(pair))
+            return v
+
+        return budget_left, evaluate
+
     def note(self, pair: Pair, v: float) -> None:
         """Remember the first label of each distinct (unordered) pair and its score."""
         key = pair.key if pair.key in self.pairs else (pair.neighbour, pair.dataset)
@@ -175,25 +196,11 @@ def _score_patterns(a: _Audit, patterns: list[Pair]) -> None:
 
 
 def _search(a: _Audit, strategy: Any) -> None:
-    deadline = a.phase_deadline(0.35)
-    limit = a.sampler.used + a.search_budget // 4
-    per = 2 * a.n_score
-    examples = int(min(100, (a.search_budget // 4) // per))
+    examples = int(min(100, (a.search_budget // 4) // (2 * a.n_score)))
     ranked = a.ranked()
     best = ranked[0][1] if ranked else -math.inf
     goal = best + 0.02 + 0.05 * abs(best) if np.isfinite(best) else 0.0
-
-    def budget_left() -> bool:
-        return (a.sampler.used + per <= limit and a.sampler.remaining >= per
-                and (deadline is None or time.monotonic() < deadline))
-
-    def evaluate(pair: Pair) -> float:
-        try:
-            v = a.evaluate(pair, deadline)
-        except Exhausted:
-            return -math.inf
-        a.report("search", candidate="hypothesis")
-        return v
+    budget_left, evaluate = a.climber("search", lambda pair: "hypothesis")
 
     if strategy is None:
         try:
@@ -214,23 +221,9 @@ def _search(a: _Audit, strategy: Any) -> None:
 
 
 def _refine(a: _Audit) -> None:
-    deadline = a.phase_deadline(0.35)
-    per = 2 * a.n_score
-    limit = a.sampler.used + a.search_budget // 4
-    evals = int((a.search_budget // 4) // per)
+    evals = int((a.search_budget // 4) // (2 * a.n_score))
     starts = [pv for pv in a.ranked()[:3] if np.isfinite(pv[1])]
-
-    def budget_left() -> bool:
-        return (a.sampler.used + per <= limit and a.sampler.remaining >= per
-                and (deadline is None or time.monotonic() < deadline))
-
-    def evaluate(pair: Pair) -> float:
-        try:
-            v = a.evaluate(pair, deadline)
-        except Exhausted:
-            return -math.inf
-        a.report("refine", candidate=pair.label)
-        return v
+    budget_left, evaluate = a.climber("refine", lambda pair: pair.label)
 
     seen = refine(evaluate, a.spec.neighbours, a.spec.domain, a.spec.size, starts,
                   max_evals=evals, rng=generator(a.s_refine), budget_left=budget_left)
