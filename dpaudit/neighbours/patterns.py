@@ -12,7 +12,8 @@ search (StatDP, Ding et al. 2018, §5.1 "generate_databases"; DP-Sniper's Patter
     one coordinate ±1 (first, middle, last), two coordinates ±½, around m and at the ends.
 ``add-remove`` (size = the largest dataset allowed)
     empty vs. one record (lo, hi, m); records at the domain ends with one end record removed;
-    all lo or all hi with one removed; half lo and half hi; a cluster around the median with the
+    all lo or all hi with one removed; j records at lo and n − j at hi for every split j (as
+    duplicates and as tight clusters of distinct records); a cluster around the median with the
     median or an end record removed; duplicates; at the largest size and at sizes 1..3.
 ``replace``
     the same backgrounds with one record replaced by the opposite end, the median moved to an end.
@@ -94,13 +95,27 @@ def _backgrounds(dom: Domain, n: int) -> Iterator[tuple[str, np.ndarray]]:
     yield "all lo", np.full(n, lo)
     yield "all hi", np.full(n, hi)
     yield "duplicates at the midpoint", np.full(n, m)
-    h = n // 2
-    yield "half lo, half hi", np.r_[np.full(h, lo), np.full(n - h, hi)]
     if n >= 2:
-        yield "lo with one hi", np.r_[np.full(n - 1, lo), [hi]]
-        yield "hi with one lo", np.r_[np.full(n - 1, hi), [lo]]
         yield "cluster around the median", m + w * 1e-3 * np.linspace(-1, 1, n)
         yield "spread", np.linspace(lo, hi, n)
+    # j records at lo and n − j at hi, as duplicates and as tight clusters of distinct records:
+    # a rank-based mechanism (quantiles, Duff) is worst where the gap between the ends sits at the
+    # rank it targets (j ≈ qn), which a black box cannot know, so every split is tried
+    # (about 12 spread over 1..n−1 when n is large)
+    eta = w * 1e-3
+    for j in _splits(n):
+        yield f"{j} lo, {n - j} hi", np.r_[np.full(j, lo), np.full(n - j, hi)]
+        yield f"clusters of {j} near lo and {n - j} near hi", \
+            np.r_[lo + eta * np.arange(j), hi - eta * np.arange(n - j)]
+
+
+def _splits(n: int) -> list[int]:
+    """Split points j in 1..n−1: all of them up to n = 13, else 12 spread evenly."""
+    if n < 2:
+        return []
+    if n <= 13:
+        return list(range(1, n))
+    return sorted({int(round(x)) for x in np.linspace(1, n - 1, 12)})
 
 
 def _median_index(x: np.ndarray) -> int:

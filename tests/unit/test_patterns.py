@@ -26,8 +26,19 @@ def test_add_remove_has_empty_single_and_largest_datasets():
     assert {0, 1, 5, 6} <= sizes
     labels = " | ".join(_labels(ps))
     for fragment in ("empty vs one record at lo", "all hi (n=6)", "cluster around the median",
-                     "duplicates", "lo with one hi"):
+                     "duplicates", "5 lo, 1 hi"):
         assert fragment in labels
+    # every split of the end records, as duplicates and as tight clusters (rank-based mechanisms
+    # are worst at the split j ≈ qn of their target rank)
+    for j in range(1, 6):
+        assert f"{j} lo, {6 - j} hi (n=6)" in labels
+        assert f"clusters of {j} near lo and {6 - j} near hi (n=6)" in labels
+
+
+def test_splits_are_spread_over_large_sizes():
+    labels = " | ".join(_labels(structured_pairs("replace", (0, 1), 100)))
+    for j in (1, 99):
+        assert f"{j} lo, {100 - j} hi" in labels
 
 
 @pytest.mark.parametrize("rel, dom, n", [("linf", (-10, 10), 10), ("linf", (0, 0.5), 3),
