@@ -7,7 +7,8 @@ Every result type in dpaudit (sampled or exact audit here, ``SensitivityResult``
 ``dpaudit.sensitivity``, ``FormalResult`` in ``dpaudit.formal``) has ``to_record() -> dict``, a
 JSON-ready dict with at least the common keys
 
-``kind`` (``"audit"`` | ``"exact"`` | ``"sensitivity"`` | ``"formal"``), ``target``, ``verdict``
+``kind`` (``"audit"`` | ``"exact"`` | ``"sensitivity"`` | ``"formal"`` | ``"seed-claim"``, a source
+paper's statement checked numerically: mechanisms/seed_claim_types.py), ``target``, ``verdict``
 (a :class:`Verdict` value), ``elapsed_s``, ``reproduce`` (a command line or Python snippet, may be
 ``""``), ``error`` (message or ``None``),
 
