@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import dpaudit  # noqa: E402
 from dpaudit.results import Verdict, jsonable  # noqa: E402
-from dpaudit.sensitivity.controls import CONTROLS  # noqa: E402
+from dpaudit.sensitivity.controls import CONTROLS, raw_mean, raw_median, unclipped_sum  # noqa: E402
 from seed001_common import machine  # noqa: E402  (platform, CPU count, load, date)
 
 RESULTS = HERE / "results"
@@ -48,18 +48,6 @@ def weighted_clipped_sum(data, ids):
 
 def median_utility(data, r):
     return -abs(float(np.count_nonzero(data < r)) - float(np.count_nonzero(data > r)))
-
-
-def raw_median(data):
-    return float(np.median(data))
-
-
-def raw_mean(data):
-    return float(np.sum(data) / len(data))
-
-
-def unclipped_sum(data):
-    return float(np.sum(data))
 
 
 _WEIGHTS = np.linspace(0.5, 2.0, 60)

@@ -58,7 +58,7 @@ def laplace_beta(epsilon: float, delta: float, rule: str = "corrected") -> float
 
 
 class _SmoothMedian:
-    """Behaviour shared by the two SS mechanisms (needs lo, hi, neighbours, _alpha, _beta,
+    """Behaviour shared by the two SS mechanisms (needs lo, hi, neighbours, alpha, beta,
     _noise, _family on the concrete class)."""
 
     __slots__ = ()
@@ -83,11 +83,11 @@ class _SmoothMedian:
         return median_of(np.clip(_as_data(data), self.lo, self.hi), self.convention)
 
     def smooth_sensitivity(self, data: Any) -> float:
-        return median_smooth_sensitivity(data, self._beta(), self.lo, self.hi, self.neighbours)
+        return median_smooth_sensitivity(data, self.beta, self.lo, self.hi, self.neighbours)
 
     def noise_scale(self, data: Any) -> float:
         """SS_β(S)/α."""
-        return self.smooth_sensitivity(data) / self._alpha()
+        return self.smooth_sensitivity(data) / self.alpha
 
     def sample(self, data: Any, rng: np.random.Generator, size: Optional[int] = None):
         """T(S) + (SS_β(S)/α)·Z, vectorised; ``size=None`` gives one float."""
@@ -144,12 +144,6 @@ class SmoothCauchyMedian(_SmoothMedian):
     def claim(self) -> PureDP:
         return PureDP(self.epsilon)
 
-    def _alpha(self) -> float:
-        return self.alpha
-
-    def _beta(self) -> float:
-        return self.beta
-
     @staticmethod
     def _noise(rng: np.random.Generator, n: int) -> np.ndarray:
         return np.tan(np.pi * (rng.random(n) - 0.5))
@@ -192,12 +186,6 @@ class SmoothLaplaceMedian(_SmoothMedian):
     @property
     def beta(self) -> float:
         return laplace_beta(self.epsilon, self.delta, self.beta_rule)
-
-    def _alpha(self) -> float:
-        return self.alpha
-
-    def _beta(self) -> float:
-        return self.beta
 
     @staticmethod
     def _noise(rng: np.random.Generator, n: int) -> np.ndarray:

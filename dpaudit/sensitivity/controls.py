@@ -14,6 +14,10 @@ mistake in DP glue code and states its claim as ``.sensitivity`` (a SensitivityB
   with q = ½, up to the factor) computed on the records counted twice, a hidden factor of 2: it
   claims the add/remove Δu = 1 of the plain utility but has Δu = 2 (SPEC §4.1: an exponential
   mechanism calibrated with it spends 2ε).
+
+The raw statistics that these bugs try to protect are controls too, with no preprocessing at
+all: :func:`raw_median` and :func:`raw_mean` (Σx / |D|: its denominator is the data's own size)
+have add/remove sensitivity up to the domain's width, and :func:`unclipped_sum` has no bound.
 """
 
 from __future__ import annotations
@@ -25,7 +29,23 @@ import numpy as np
 
 from dpaudit.claims import SensitivityBound
 
-__all__ = ["UpperOnlyMeanSPF", "DataClampedMean", "DoubledMedianUtility", "CONTROLS"]
+__all__ = ["UpperOnlyMeanSPF", "DataClampedMean", "DoubledMedianUtility", "CONTROLS",
+           "raw_median", "raw_mean", "unclipped_sum"]
+
+
+def raw_median(data):
+    """The median with no preprocessing."""
+    return float(np.median(data))
+
+
+def raw_mean(data):
+    """Σx / |D|: the denominator is the data's own size (undefined on the empty dataset)."""
+    return float(np.sum(data) / len(data))
+
+
+def unclipped_sum(data):
+    """Σx with no clipping."""
+    return float(np.sum(data))
 
 
 @dataclass(frozen=True, slots=True)

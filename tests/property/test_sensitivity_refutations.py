@@ -18,24 +18,14 @@ from dpaudit.sensitivity.controls import (
     DataClampedMean,
     DoubledMedianUtility,
     UpperOnlyMeanSPF,
+    raw_mean,
+    raw_median,
+    unclipped_sum,
 )
 from mechanisms.duff import duff_utility
 from mechanisms.quantile import quantile_utility, quantile_utility_eq22
 
 DELTA = 0.25  # the bound the preprocessed versions of these statistics keep
-
-
-def raw_median(data):
-    return float(np.median(data))
-
-
-def raw_mean(data):
-    """Σx / |D|: the denominator is the data's own size."""
-    return float(np.sum(data) / len(data))
-
-
-def unclipped_sum(data):
-    return float(np.sum(data))
 
 
 @pytest.mark.parametrize("f, sizes", [(raw_median, (1, 20)), (raw_mean, (1, 20)), (unclipped_sum, 20)])
