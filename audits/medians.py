@@ -24,11 +24,11 @@ import numpy as np
 from dpaudit.claims import Domain
 from dpaudit.spec import MechanismSpec
 from dpaudit.suite import exact, sampled
-from mechanisms.duff import Duff
-from mechanisms.exponential import ExponentialMechanism, count_utility, top_item_mechanism
-from mechanisms.quantile import QuantileEM
-from mechanisms.smooth_mechanisms import SmoothCauchyMedian, SmoothLaplaceMedian
-from mechanisms.smooth_sensitivity import median_local_sensitivity, median_of
+from dpaudit.reference.duff import Duff
+from dpaudit.reference.exponential import ExponentialMechanism, count_utility, top_item_mechanism
+from dpaudit.reference.quantile import QuantileEM
+from dpaudit.reference.smooth_mechanisms import SmoothCauchyMedian, SmoothLaplaceMedian
+from dpaudit.reference.smooth_sensitivity import median_local_sensitivity, median_of
 
 SAMPLES = 300_000
 

@@ -21,11 +21,11 @@ import numpy as np
 
 from dpaudit.spec import MechanismSpec
 from dpaudit.suite import exact, sampled
-from mechanisms.collusion import collusion_median, round_to_count
-from mechanisms.geometric import Geometric
-from mechanisms.laplace import SNAP_BITS, Laplace, snapped_sum_units
-from mechanisms.prerounding import PreRounding
-from mechanisms.staircase import Staircase
+from dpaudit.reference.collusion import collusion_median, round_to_count
+from dpaudit.reference.geometric import Geometric
+from dpaudit.reference.laplace import SNAP_BITS, Laplace, snapped_sum_units
+from dpaudit.reference.prerounding import PreRounding
+from dpaudit.reference.staircase import Staircase
 
 SAMPLES = 300_000
 

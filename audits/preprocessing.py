@@ -24,10 +24,10 @@ import numpy as np
 from dpaudit.claims import SensitivityBound
 from dpaudit.spec import MechanismSpec
 from dpaudit.suite import exact, sampled, sensitivity
-from mechanisms.duff import duff_utility
-from mechanisms.laplace import Laplace
-from mechanisms.quantile import quantile_utility, quantile_utility_eq22
-from mechanisms.sensitivity_preprocessing import GeneralSPF, MedianSPF, OrderedSPF, TwoDimSPF, VarianceSPF
+from dpaudit.reference.duff import duff_utility
+from dpaudit.reference.laplace import Laplace
+from dpaudit.reference.quantile import quantile_utility, quantile_utility_eq22
+from dpaudit.reference.sensitivity_preprocessing import GeneralSPF, MedianSPF, OrderedSPF, TwoDimSPF, VarianceSPF
 
 EXAMPLES = 400
 ADD_REMOVE = dict(neighbours="add-remove", domain=(0.0, 1.0), sizes=(0, 10), examples=EXAMPLES)

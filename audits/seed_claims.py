@@ -19,8 +19,8 @@ that defines its claim.
 from __future__ import annotations
 
 from dpaudit.suite import seed_claim
-from mechanisms.seed001_claims import seed001_claims
-from mechanisms.seed_claims import seed_claims
+from dpaudit.reference.seed001_claims import seed001_claims
+from dpaudit.reference.seed_claims import seed_claims
 
 AUDITS = [
     seed_claim(f"seed{c.seed}/{c.id.lower()}", c, expected=c.verdict.value,

@@ -30,8 +30,8 @@ import numpy as np
 from seed000_common import emit, save
 
 from dpaudit.rng import generator, root_sequence
-from mechanisms.duff import Duff
-from mechanisms.smooth_mechanisms import SmoothCauchyMedian, SmoothLaplaceMedian
+from dpaudit.reference.duff import Duff
+from dpaudit.reference.smooth_mechanisms import SmoothCauchyMedian, SmoothLaplaceMedian
 
 EPSILONS = (0.5, 1.0, 2.0)
 LO, HI = -10.0, 10.0

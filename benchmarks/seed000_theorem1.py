@@ -22,8 +22,8 @@ from statsmodels.stats.proportion import proportion_confint
 from seed000_common import emit, save
 
 from dpaudit.rng import generator, root_sequence
-from mechanisms.duff import Duff
-from mechanisms.duff_bounds import theorem1_bound
+from dpaudit.reference.duff import Duff
+from dpaudit.reference.duff_bounds import theorem1_bound
 
 LO, HI = -10.0, 10.0
 EPSILONS = (0.5, 1.0, 2.0)

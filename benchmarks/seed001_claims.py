@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mechanisms.seed001_claims import evaluate_seed001_claims
+from dpaudit.reference.seed001_claims import evaluate_seed001_claims
 from seed001_common import save
 
 

@@ -31,11 +31,11 @@ import sys
 import numpy as np
 from scipy import integrate, stats
 
-from mechanisms import collusion as col
-from mechanisms.geometric import Geometric
-from mechanisms.laplace import Laplace
-from mechanisms.prerounding import PreRounding
-from mechanisms.staircase import Staircase
+from dpaudit.reference import collusion as col
+from dpaudit.reference.geometric import Geometric
+from dpaudit.reference.laplace import Laplace
+from dpaudit.reference.prerounding import PreRounding
+from dpaudit.reference.staircase import Staircase
 from seed001_common import mean_interval, pyplot, save
 
 SEED = 20260304

@@ -27,10 +27,10 @@ import sys
 
 import numpy as np
 
-from mechanisms import collusion as col
-from mechanisms.geometric import Geometric
-from mechanisms.laplace import Laplace
-from mechanisms.staircase import Staircase
+from dpaudit.reference import collusion as col
+from dpaudit.reference.geometric import Geometric
+from dpaudit.reference.laplace import Laplace
+from dpaudit.reference.staircase import Staircase
 from seed001_common import mean_interval, pyplot, save
 
 SEED = 20260302

@@ -29,9 +29,9 @@ import time
 import numpy as np
 from scipy import stats
 
-from mechanisms import lp_optimal as lp
-from mechanisms.laplace import Laplace
-from mechanisms.staircase import Staircase
+from dpaudit.reference import lp_optimal as lp
+from dpaudit.reference.laplace import Laplace
+from dpaudit.reference.staircase import Staircase
 from seed001_common import save
 
 REL_TOL = 1e-7

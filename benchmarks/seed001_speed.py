@@ -26,10 +26,10 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from mechanisms.geometric import Geometric  # noqa: E402
-from mechanisms.laplace import Laplace  # noqa: E402
-from mechanisms.prerounding import PreRounding  # noqa: E402
-from mechanisms.staircase import Staircase  # noqa: E402
+from dpaudit.reference.geometric import Geometric  # noqa: E402
+from dpaudit.reference.laplace import Laplace  # noqa: E402
+from dpaudit.reference.prerounding import PreRounding  # noqa: E402
+from dpaudit.reference.staircase import Staircase  # noqa: E402
 from seed001_common import save  # noqa: E402
 
 SEED = 20260301

@@ -29,7 +29,7 @@ from seed001_common import pyplot
 
 from dpaudit.estimators.exact import pair_loss
 from dpaudit.rng import generator, root_sequence
-from mechanisms.exponential import em_coefficient, top_item_mechanism, utility_bounds
+from dpaudit.reference.exponential import em_coefficient, top_item_mechanism, utility_bounds
 
 ITEMS, K = 20, 3
 COUNTS = np.round(40 * 0.93 ** np.arange(ITEMS))          # 40, 37, 35, 32, 30, …

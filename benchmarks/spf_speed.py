@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mechanisms.sensitivity_preprocessing import spf_median, spf_ordered, spf_table, spf_variance
-from mechanisms.sensitivity_preprocessing.statistics import subset_statistic
+from dpaudit.reference.sensitivity_preprocessing import spf_median, spf_ordered, spf_table, spf_variance
+from dpaudit.reference.sensitivity_preprocessing.statistics import subset_statistic
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SEED = 20260505

@@ -157,10 +157,10 @@ def read_config(start: Optional[str] = None) -> tuple[dict[str, Any], Optional[s
         if parent == folder:
             return {}, None
         folder = parent
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # pragma: no cover - Python 3.10 without tomllib: defaults only
-        return {}, None
+    else:  # pragma: no cover - Python 3.10: the same parser, as the tomli backport (a dependency)
+        import tomli as tomllib
     try:
         with open(candidate, "rb") as fh:
             table = tomllib.load(fh).get("tool", {}).get("dpaudit", {})

@@ -4,7 +4,7 @@ An audit definition pairs a target with one kind of evidence and the verdict exp
 
     # audits/laplace.py
     from dpaudit.suite import sampled, exact, sensitivity, formal
-    from mechanisms.laplace import Laplace
+    from dpaudit.reference.laplace import Laplace
 
     AUDITS = [
         sampled("laplace/sampled", lambda: Laplace(1.0).spec(), samples=200_000),
@@ -16,7 +16,7 @@ Kinds (the record ``kind`` of the result): ``audit`` (black-box sampled audit,
 :func:`dpaudit.audit`), ``exact`` (white-box exact audit, :func:`dpaudit.exact_audit`),
 ``sensitivity`` (hypothesis search, :func:`dpaudit.check_sensitivity`), ``formal`` (a z3 claim,
 :func:`dpaudit.verify`) and ``seed-claim`` (a source paper's statement re-checked numerically, a
-:class:`mechanisms.seed_claim_types.SeedClaim`). Each audit has a stable ``id``; its seed is
+:class:`dpaudit.reference.seed_claim_types.SeedClaim`). Each audit has a stable ``id``; its seed is
 derived from the run's root seed and the id alone (:func:`audit_seed`), so one audit replays by
 itself with ``dpaudit audit FILE --id ID --seed S`` and gives the same record as in the full run
 (a seed claim's check is deterministic and ignores the seed). Expected
@@ -140,7 +140,7 @@ def formal(id: str, claim: str, *, expected: Any = "proved", description: str = 
 
 def seed_claim(id: str, claim: Any, *, expected: Any = None, description: str = "") -> AuditDef:
     """A seed paper's statement re-checked numerically: ``claim`` is a
-    :class:`mechanisms.seed_claim_types.SeedClaim` (anything with ``evaluate()`` returning a result
+    :class:`dpaudit.reference.seed_claim_types.SeedClaim` (anything with ``evaluate()`` returning a result
     with ``to_record()``), or a zero-argument factory of one. Running it evaluates that one claim's
     check. ``expected`` defaults to the claim's recorded verdict (``refuted`` for a statement shown
     false, ``not_refuted`` for one that held); a factory must state it; ``proved`` is refused."""
@@ -254,7 +254,7 @@ def _engine(kind: AuditKind, target: Any, params: Mapping[str, Any], seed: int) 
         evaluate = getattr(target, "evaluate", None)
         if not callable(evaluate):
             raise InvalidArgument.bad("seed claim", target, "a claim with evaluate() "
-                                      "(mechanisms.seed_claim_types.SeedClaim)")
+                                      "(dpaudit.reference.seed_claim_types.SeedClaim)")
         return evaluate(**params)
     return dpaudit.verify([target], **params)[0]
 
@@ -526,9 +526,9 @@ def run_list(args: argparse.Namespace):
         print(f"  {a.id:<{width}}  {a.kind.description:<18} expected {a.expected.label:<12} {a.description}")
     if not audits:
         print("  (none found in ./audits)")
-    print("Reference mechanisms (package mechanisms):")
+    print("Reference mechanisms (package dpaudit.reference):")
     for name, doc in _mechanism_modules():
-        print(f"  mechanisms.{name:<28} {doc}")
+        print(f"  dpaudit.reference.{name:<20} {doc}")
     print("Formal claims (dpaudit verify --claim NAME):")
     for name, doc in _formal_claims():
         print(f"  {name:<34} {doc}")
@@ -539,7 +539,7 @@ def _mechanism_modules() -> list[tuple[str, str]]:
     import importlib.util
     import pkgutil
 
-    spec = importlib.util.find_spec("mechanisms")
+    spec = importlib.util.find_spec("dpaudit.reference")
     if spec is None or not spec.submodule_search_locations:
         return []
     out = []

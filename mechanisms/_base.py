@@ -54,12 +54,12 @@ class PiecewiseLawMethods:
         return self.law(data).log_pdf(y)
 
     def cdf(self, data: Any, y: Any) -> np.ndarray:
-        from mechanisms.exponential import piecewise_cdf
+        from .exponential import piecewise_cdf
 
         return piecewise_cdf(self.law(data), y)
 
     def sample(self, data: Any, rng: np.random.Generator, size: Optional[int] = None):
         """Exact draws: a cell by its mass, then uniform in the cell; ``size=None`` gives one float."""
-        from mechanisms.exponential import sample_piecewise
+        from .exponential import sample_piecewise
 
         return sample_piecewise(self.law(data), rng, size)

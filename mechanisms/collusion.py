@@ -38,9 +38,9 @@ from scipy import stats
 
 from dpaudit.claims import check_size
 from dpaudit.errors import InvalidArgument
-from mechanisms.geometric import Geometric
-from mechanisms.laplace import Laplace
-from mechanisms.staircase import Staircase
+from .geometric import Geometric
+from .laplace import Laplace
+from .staircase import Staircase
 
 __all__ = [
     "round_to_count", "collusion_median", "expected_abs_order_statistic", "expected_abs_median",

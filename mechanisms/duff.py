@@ -32,9 +32,9 @@ from dpaudit.claims import Domain, Neighbours, check_epsilon
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import PiecewiseConstantLaw
 from dpaudit.spec import MechanismSpec
-from mechanisms._base import PiecewiseLawMethods, PureAddRemove
-from mechanisms.exponential import _as_data, piecewise_em_law
-from mechanisms.smooth_sensitivity import _check_convention, median_of
+from ._base import PiecewiseLawMethods, PureAddRemove
+from .exponential import _as_data, piecewise_em_law
+from .smooth_sensitivity import _check_convention, median_of
 
 __all__ = ["duff_cost", "duff_utility", "duff_pieces", "Duff"]
 

@@ -31,8 +31,8 @@ from scipy.special import lambertw
 
 from dpaudit.claims import Domain, check_delta, check_epsilon
 from dpaudit.errors import InvalidArgument
-from mechanisms.duff import duff_pieces
-from mechanisms.smooth_sensitivity import median_smooth_sensitivity
+from .duff import duff_pieces
+from .smooth_sensitivity import median_smooth_sensitivity
 
 __all__ = [
     "Theorem1Bound",

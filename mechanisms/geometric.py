@@ -28,8 +28,8 @@ from dpaudit.errors import InvalidArgument
 from dpaudit.laws import DiscreteLaw
 from dpaudit.spec import MechanismSpec
 from dpaudit.rng import check_generator
-from mechanisms._base import AddRemoveNoise
-from mechanisms.laplace import check_draws, check_values
+from ._base import AddRemoveNoise
+from .laplace import check_draws, check_values
 
 __all__ = ["Geometric", "MAX_ATOMS"]
 

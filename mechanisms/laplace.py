@@ -28,7 +28,7 @@ from dpaudit.errors import InvalidArgument
 from dpaudit.laws import ContinuousLaw
 from dpaudit.rng import check_generator
 from dpaudit.spec import MechanismSpec
-from mechanisms._base import AddRemoveNoise
+from ._base import AddRemoveNoise
 
 __all__ = ["Laplace", "snapped_sum_units", "SNAP_BITS", "check_draws", "check_values"]
 

@@ -29,9 +29,9 @@ import numpy as np
 from dpaudit.claims import Domain, check_epsilon, check_size
 from dpaudit.laws import DiscreteLaw
 from dpaudit.spec import MechanismSpec
-from mechanisms._base import AddRemoveNoise
-from mechanisms.geometric import Geometric
-from mechanisms.laplace import SNAP_BITS, check_values, snapped_sum_units
+from ._base import AddRemoveNoise
+from .geometric import Geometric
+from .laplace import SNAP_BITS, check_values, snapped_sum_units
 
 __all__ = ["PreRounding"]
 

@@ -27,8 +27,8 @@ from dpaudit.claims import Domain, Neighbours, PureDP, check_epsilon
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import PiecewiseConstantLaw
 from dpaudit.spec import MechanismSpec
-from mechanisms._base import PiecewiseLawMethods
-from mechanisms.exponential import (
+from ._base import PiecewiseLawMethods
+from .exponential import (
     _as_data,
     em_coefficient,
     piecewise_em_law,

@@ -26,19 +26,19 @@ from scipy import integrate, optimize, stats
 from dpaudit.estimators.exact import pair_loss
 from dpaudit.results import Verdict
 from dpaudit.rng import generator, root_sequence
-from mechanisms import collusion as col
-from mechanisms import lp_optimal as lp
-from mechanisms.geometric import Geometric
-from mechanisms.laplace import Laplace
-from mechanisms.prerounding import PreRounding
-from mechanisms.seed_claim_types import ClaimCheck, ClaimEvidence, SeedClaim, evaluate_selected
-from mechanisms.staircase import Staircase, optimal_gamma
+from . import collusion as col
+from . import lp_optimal as lp
+from .geometric import Geometric
+from .laplace import Laplace
+from .prerounding import PreRounding
+from .seed_claim_types import ClaimCheck, ClaimEvidence, SeedClaim, evaluate_selected
+from .staircase import Staircase, optimal_gamma
 
 __all__ = ["ClaimEvidence", "Seed001Claim", "Seed001Check", "seed001_claims", "evaluate_seed001_claims"]
 
 _RHOS = np.round(np.arange(0.05, 0.951, 0.05), 2)          # ρ = 0.05 … 0.95, as in S1 Fig. 3
 REFUTED, NOT_REFUTED = Verdict.REFUTED, Verdict.NOT_REFUTED
-_EVALUATOR = "mechanisms.seed001_claims:evaluate_seed001_claims"
+_EVALUATOR = "dpaudit.reference.seed001_claims:evaluate_seed001_claims"
 
 #: The shared types under their former names.
 Seed001Claim = SeedClaim

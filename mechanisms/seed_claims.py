@@ -34,21 +34,21 @@ from dpaudit.errors import InvalidArgument
 from dpaudit.estimators.exact import pair_loss
 from dpaudit.results import Verdict
 from dpaudit.rng import generator, root_sequence
-from mechanisms.duff import Duff, duff_utility
-from mechanisms.duff_bounds import level_set_measure
-from mechanisms.exponential import (
+from .duff import Duff, duff_utility
+from .duff_bounds import level_set_measure
+from .exponential import (
     ExponentialMechanism,
     count_utility,
     piecewise_em_law,
     utility_bounds,
 )
-from mechanisms.quantile import (
+from .quantile import (
     QuantileEM,
     quantile_utility,
     quantile_utility_eq21,
     quantile_utility_eq22,
 )
-from mechanisms.seed_claim_types import ClaimCheck, ClaimEvidence, SeedClaim, evaluate_selected
+from .seed_claim_types import ClaimCheck, ClaimEvidence, SeedClaim, evaluate_selected
 
 __all__ = [
     "ClaimEvidence",
@@ -120,7 +120,7 @@ def max_pair_loss(law: Callable[[np.ndarray], Any], pairs) -> tuple[float, tuple
 # ---------------------------------------------------------------------------------------------
 # checks
 
-_EVALUATOR = "mechanisms.seed_claims:evaluate_claims"
+_EVALUATOR = "dpaudit.reference.seed_claims:evaluate_claims"
 _GRID = tuple(np.arange(-0.5, 3.51, 0.25).tolist())   # outputs r, data points and gaps
 _UNIVERSE = (0.0, 1.0, 2.0, 3.0)
 

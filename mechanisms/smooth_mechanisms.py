@@ -30,8 +30,8 @@ from dpaudit.errors import InvalidArgument
 from dpaudit.laws import ContinuousLaw
 from dpaudit.rng import check_generator
 from dpaudit.spec import MechanismSpec
-from mechanisms.exponential import _as_data
-from mechanisms.smooth_sensitivity import (
+from .exponential import _as_data
+from .smooth_sensitivity import (
     _check_relation,
     median_convention,
     median_of,

@@ -33,8 +33,8 @@ from dpaudit.errors import InvalidArgument
 from dpaudit.laws import PiecewiseConstantLaw
 from dpaudit.spec import MechanismSpec
 from dpaudit.rng import check_generator
-from mechanisms._base import AddRemoveNoise
-from mechanisms.laplace import SNAP_BITS, check_draws, check_values, snapped_sum_units
+from ._base import AddRemoveNoise
+from .laplace import SNAP_BITS, check_draws, check_values, snapped_sum_units
 
 __all__ = ["Staircase", "optimal_gamma", "MAX_CELLS"]
 

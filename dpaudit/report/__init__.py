@@ -18,9 +18,9 @@ import os
 from typing import Any, Mapping, Optional
 
 from dpaudit.report.json_io import dumps, read_json, write_json, write_text
-from dpaudit.report.model import check_run, make_run, stable_view
+from dpaudit.report.model import check_run, differences, make_run, stable_view
 
-__all__ = ["make_run", "write_reports", "read_json", "write_json", "check_run", "stable_view",
+__all__ = ["make_run", "write_reports", "read_json", "write_json", "check_run", "stable_view", "differences",
            "render_html", "render_junit", "render_sarif"]
 
 PathLike = Optional[str | os.PathLike]

@@ -19,6 +19,7 @@ same seed; :func:`stable_view` drops them, so reproducibility is checked by comp
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
 import platform
 import shlex
@@ -202,6 +203,37 @@ def stable_view(run: Any) -> Any:
     if isinstance(run, list):
         return [stable_view(v) for v in run]
     return run
+
+
+#: Tolerances within which two runs with one seed agree across machines: the same verdicts and
+#: strings, and every number to about 12 significant digits (``abs`` covers floating-point noise
+#: around a true 0, e.g. an exact δ of 7e-17 on one CPU and 6.9e-17 on another).
+REPRODUCE_REL_TOL = 1e-9
+REPRODUCE_ABS_TOL = 1e-12
+
+
+def differences(a: Any, b: Any, rel_tol: float = REPRODUCE_REL_TOL, abs_tol: float = REPRODUCE_ABS_TOL,
+                path: str = "") -> list[str]:
+    """Where the stable views of two records differ: a list of ``path: a != b`` lines, empty when
+    they reproduce each other. Floats compare with ``math.isclose(rel_tol, abs_tol)`` (libm and
+    BLAS may round the last bits differently on another CPU); everything else compares exactly."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        a, b = stable_view(a), stable_view(b)
+        keys = sorted(set(a) | set(b), key=str)
+        return [d for k in keys for d in differences(a.get(k, _MISSING), b.get(k, _MISSING),
+                                                     rel_tol, abs_tol, f"{path}.{k}" if path else str(k))]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in differences(x, y, rel_tol, abs_tol, f"{path}[{i}]")]
+    if (isinstance(a, float) or isinstance(b, float)) and isinstance(a, (int, float)) \
+            and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
+        if a == b or math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol):
+            return []
+    elif a == b:
+        return []
+    return [f"{path}: {a!r} != {b!r}"]
+
+
+_MISSING = "<missing>"
 
 
 def relative_path(path: str, base: Optional[str] = None) -> str:

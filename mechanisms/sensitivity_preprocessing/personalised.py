@@ -28,8 +28,8 @@ from dpaudit.errors import InvalidArgument
 from dpaudit.laws import ContinuousLaw, DiscreteLaw
 from dpaudit.rng import check_generator
 from dpaudit.spec import MechanismSpec
-from mechanisms.exponential import em_log_probs
-from mechanisms.laplace import Laplace
+from ..exponential import em_log_probs
+from ..laplace import Laplace
 
 from .general import GeneralSPF, spf_table
 from .subsets import population_mask

@@ -1,6 +1,6 @@
 """The committed ``reports/`` is what ``dpaudit audit`` produces: every control as expected, every
 audit present, and a re-run of a subset (one audit of each kind, seeded) reproduces its records
-exactly, timings aside.
+to ~12 significant digits (the cross-machine promise), timings aside.
 """
 
 import json
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dpaudit.report import stable_view
+from dpaudit.report import differences
 from dpaudit.suite import load_audits
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +59,7 @@ def test_a_subset_rerun_reproduces_the_committed_records(committed, tmp_path):
     old = {r["id"]: r for r in committed["results"] if r["id"] in SUBSET}
     assert set(fresh) == set(old) == set(SUBSET)
     for i in SUBSET:
-        assert stable_view(fresh[i]) == stable_view(old[i]), (
+        # same verdicts and strings, numbers to ~12 digits: another CPU may round the last bits
+        assert differences(fresh[i], old[i]) == [], (
             f"{i} no longer reproduces its record in reports/results.json; if an engine changed on "
             f"purpose, regenerate reports/ with `dpaudit audit` and commit it")

@@ -10,14 +10,14 @@ import pytest
 
 from dpaudit.results import Verdict
 from dpaudit.suite import AuditKind, audit_seed, formal, load_audits, run_one, sampled, seed_claim
-from mechanisms.seed_claim_types import ClaimEvidence, SeedClaim
+from dpaudit.reference.seed_claim_types import ClaimEvidence, SeedClaim
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEED_CLAIM_FILE = textwrap.dedent('''\
     """A toy seed claim."""
     from dpaudit.results import Verdict
     from dpaudit.suite import seed_claim
-    from mechanisms.seed_claim_types import ClaimEvidence, SeedClaim
+    from dpaudit.reference.seed_claim_types import ClaimEvidence, SeedClaim
 
     def _false():
         return ClaimEvidence(Verdict.REFUTED, 2.0, 1.0, "sums to 2", {"mass": 2.0})
@@ -200,8 +200,8 @@ def test_a_seed_claim_that_errs_or_disagrees_is_reported_not_raised():
 
 
 def test_every_seed_claim_is_a_suite_audit_with_a_stable_id():
-    from mechanisms.seed001_claims import seed001_claims
-    from mechanisms.seed_claims import seed_claims
+    from dpaudit.reference.seed001_claims import seed001_claims
+    from dpaudit.reference.seed_claims import seed_claims
 
     audits = load_audits([os.path.join(ROOT, "audits", "seed_claims.py")])
     claims = [*seed001_claims(), *seed_claims()]

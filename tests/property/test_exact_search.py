@@ -17,8 +17,8 @@ from dpaudit.neighbours.relations import are_neighbours
 from dpaudit.neighbours.strategies import neighbouring_pairs
 from dpaudit.search.exact_search import ExactObjective
 from dpaudit.neighbours.relations import Pair
-from mechanisms.duff import Duff
-from mechanisms.quantile import QuantileEM
+from dpaudit.reference.duff import Duff
+from dpaudit.reference.quantile import QuantileEM
 
 
 def laplace_spec(eps, rel="add-remove", dom=(0.0, 1.0), size=4):

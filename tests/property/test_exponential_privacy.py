@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from dpaudit.estimators.exact import pair_loss
 from dpaudit.neighbours.strategies import neighbouring_pairs
-from mechanisms.exponential import ExponentialMechanism, top_item_mechanism, utility_bounds
+from dpaudit.reference.exponential import ExponentialMechanism, top_item_mechanism, utility_bounds
 
 ITEMS = 4
 

@@ -5,9 +5,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechanisms.geometric import Geometric
-from mechanisms.laplace import Laplace
-from mechanisms.staircase import Staircase
+from dpaudit.reference.geometric import Geometric
+from dpaudit.reference.laplace import Laplace
+from dpaudit.reference.staircase import Staircase
 
 EPS = st.floats(0.05, 6.0)
 DELTA = st.floats(0.1, 10.0)

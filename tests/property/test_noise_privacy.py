@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.estimators.exact import pair_loss
-from mechanisms.geometric import Geometric
-from mechanisms.laplace import Laplace
-from mechanisms.prerounding import PreRounding
-from mechanisms.staircase import Staircase
+from dpaudit.reference.geometric import Geometric
+from dpaudit.reference.laplace import Laplace
+from dpaudit.reference.prerounding import PreRounding
+from dpaudit.reference.staircase import Staircase
 
 EPS = st.floats(0.1, 4.0)
 DELTAS = st.sampled_from([0.5, 1.0, 2.5])

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from dpaudit.estimators.exact import pair_loss
 from dpaudit.neighbours.strategies import neighbouring_pairs
-from mechanisms.exponential import utility_bounds
-from mechanisms.quantile import QuantileEM, quantile_utility, quantile_utility_eq22
-from mechanisms.seed_claims import max_pair_loss, order_statistic_pairs
+from dpaudit.reference.exponential import utility_bounds
+from dpaudit.reference.quantile import QuantileEM, quantile_utility, quantile_utility_eq22
+from dpaudit.reference.seed_claims import max_pair_loss, order_statistic_pairs
 
 SETTINGS = [(0.5, 0.5), (2.0, 0.5), (1.0, 0.2), (1.0, 0.9)]
 

@@ -16,14 +16,14 @@ import pytest
 
 import dpaudit
 from dpaudit.results import Verdict
-from mechanisms.sensitivity_preprocessing import (
+from dpaudit.reference.sensitivity_preprocessing import (
     GeneralSPF,
     MedianSPF,
     OrderedSPF,
     TwoDimSPF,
     VarianceSPF,
 )
-from mechanisms.sensitivity_preprocessing.statistics import subset_statistic
+from dpaudit.reference.sensitivity_preprocessing.statistics import subset_statistic
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 EXAMPLES = 20_000 if THOROUGH else 2_000

@@ -22,8 +22,8 @@ from dpaudit.sensitivity.controls import (
     raw_median,
     unclipped_sum,
 )
-from mechanisms.duff import duff_utility
-from mechanisms.quantile import quantile_utility, quantile_utility_eq22
+from dpaudit.reference.duff import duff_utility
+from dpaudit.reference.quantile import quantile_utility, quantile_utility_eq22
 
 DELTA = 0.25  # the bound the preprocessed versions of these statistics keep
 

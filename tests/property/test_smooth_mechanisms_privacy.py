@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from dpaudit.estimators.exact import pair_loss
 from dpaudit.neighbours.strategies import neighbouring_pairs
-from mechanisms.smooth_mechanisms import SmoothCauchyMedian, SmoothLaplaceMedian
+from dpaudit.reference.smooth_mechanisms import SmoothCauchyMedian, SmoothLaplaceMedian
 
 
 def test_pair_loss_of_cauchy_laws_matches_a_dense_grid():
@@ -72,7 +72,7 @@ def test_laplace_noise_four_times_too_small_is_caught():
     from scipy import stats
 
     from dpaudit.laws import ContinuousLaw
-    from mechanisms.seed_claims import order_statistic_pairs
+    from dpaudit.reference.seed_claims import order_statistic_pairs
 
     m = SmoothLaplaceMedian(1.0, 1e-3, 0.0, 1.0)
 

@@ -14,12 +14,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dpaudit.errors import InvalidArgument
-from mechanisms.sensitivity_preprocessing import (
+from dpaudit.reference.sensitivity_preprocessing import (
     MedianSPF, OrderedSPF, VarianceSPF, mean_bounds, mean_error_bound, mean_exact_condition,
     median_exact_condition, spf_median, spf_ordered, spf_table, spf_variance, statistic_value,
     variance_witness)
-from mechanisms.sensitivity_preprocessing.statistics import subset_statistic
-from mechanisms.sensitivity_preprocessing.subsets import membership
+from dpaudit.reference.sensitivity_preprocessing.statistics import subset_statistic
+from dpaudit.reference.sensitivity_preprocessing.subsets import membership
 
 SEEDS = st.integers(0, 2**32 - 1)
 #: HYPOTHESIS_PROFILE=thorough (tests/conftest.py) searches 25 times longer than CI.

@@ -10,8 +10,8 @@ import pytest
 
 import dpaudit
 from dpaudit.results import Verdict
-from mechanisms.sensitivity_preprocessing import OrderedSPF
-from mechanisms.sensitivity_preprocessing.errors import SpfError
+from dpaudit.reference.sensitivity_preprocessing import OrderedSPF
+from dpaudit.reference.sensitivity_preprocessing.errors import SpfError
 
 HUGE = 1.7e308
 

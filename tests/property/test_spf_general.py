@@ -15,8 +15,8 @@ from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from dpaudit.errors import DpauditError, InvalidArgument
-from mechanisms.sensitivity_preprocessing import best_fit, permutation_error_bound, spf_table
-from mechanisms.sensitivity_preprocessing.subsets import members
+from dpaudit.reference.sensitivity_preprocessing import best_fit, permutation_error_bound, spf_table
+from dpaudit.reference.sensitivity_preprocessing.subsets import members
 
 SEEDS = st.integers(0, 2**32 - 1)
 #: HYPOTHESIS_PROFILE=thorough (tests/conftest.py) searches 25 times longer than CI.

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpaudit.errors import InvalidArgument
-from mechanisms.sensitivity_preprocessing import (CNF, gadget_table, random_cnf, spf_says_unsatisfiable,
+from dpaudit.reference.sensitivity_preprocessing import (CNF, gadget_table, random_cnf, spf_says_unsatisfiable,
                                                   z3_satisfiable)
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from dpaudit.claims import Neighbours, PureDP
 from dpaudit.errors import InvalidArgument
 from dpaudit.estimators.exact import pair_loss
-from mechanisms.sensitivity_preprocessing import (
+from dpaudit.reference.sensitivity_preprocessing import (
     GeneralSPF, PersonalisedExponential, PersonalisedLaplace, median_score, spf_table)
 
 SEEDS = st.integers(0, 2**32 - 1)

@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.errors import DpauditError, InvalidArgument
-from mechanisms.sensitivity_preprocessing import (
+from dpaudit.reference.sensitivity_preprocessing import (
     EmptyFeasibleSet, TwoDimSPF, l1_projection, permutation_error_bound, remark_8_6_example,
     spf_l1_2d, spf_l1_naive, spf_table)
-from mechanisms.sensitivity_preprocessing.subsets import members
+from dpaudit.reference.sensitivity_preprocessing.subsets import members
 
 SEEDS = st.integers(0, 2**32 - 1)
 #: HYPOTHESIS_PROFILE=thorough (tests/conftest.py) searches 25 times longer than CI.

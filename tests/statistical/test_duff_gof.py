@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mechanisms.duff import Duff
+from dpaudit.reference.duff import Duff
 
 ALPHA = 1e-3
 N = 100_000

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mechanisms.exponential import ExponentialMechanism, top_item_mechanism
+from dpaudit.reference.exponential import ExponentialMechanism, top_item_mechanism
 
 ALPHA = 1e-3
 N = 100_000

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mechanisms.geometric import Geometric
-from mechanisms.laplace import Laplace
-from mechanisms.prerounding import PreRounding
-from mechanisms.staircase import Staircase
+from dpaudit.reference.geometric import Geometric
+from dpaudit.reference.laplace import Laplace
+from dpaudit.reference.prerounding import PreRounding
+from dpaudit.reference.staircase import Staircase
 
 ALPHA = 1e-3
 N = 100_000

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mechanisms.quantile import QuantileEM
+from dpaudit.reference.quantile import QuantileEM
 
 ALPHA = 1e-3
 N = 100_000

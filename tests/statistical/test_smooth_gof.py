@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mechanisms.smooth_mechanisms import SmoothCauchyMedian, SmoothLaplaceMedian
+from dpaudit.reference.smooth_mechanisms import SmoothCauchyMedian, SmoothLaplaceMedian
 
 ALPHA = 1e-3
 N = 100_000

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from mechanisms.sensitivity_preprocessing import PersonalisedExponential, PersonalisedLaplace
+from dpaudit.reference.sensitivity_preprocessing import PersonalisedExponential, PersonalisedLaplace
 
 ALPHA = 1e-3
 

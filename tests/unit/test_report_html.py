@@ -158,7 +158,7 @@ def seed_claim(verdict="refuted", expected="refuted", statement="u = |#(x<r) −
            "source": "eq 2.1", "statement": statement, "spec": "SPEC §4.2", "errata": ["E29"], "observed": 0.0,
            "bound": 4.0, "detail": "the density is highest on cell 0", "counterexample": {"mode_cell": 0},
            "elapsed_s": 0.01, "reproduce": "dpaudit audit audits/seed_claims.py --id seed004/s004-eq21-sign --seed 7",
-           "recheck": "python -c \"from mechanisms.seed_claims import evaluate_claims\"", "error": None,
+           "recheck": "python -c \"from dpaudit.reference.seed_claims import evaluate_claims\"", "error": None,
            "expected": expected, "location": {"path": "mechanisms/seed_claims.py", "line": 310},
            "group": "audits/seed_claims.py: The seed papers' own statements", "description": "seed 004, " + statement}
     rec.update(extra)
@@ -176,7 +176,7 @@ def test_seed_claims_show_statement_source_spec_errata_evidence_and_recheck():
     for piece in ("Statement:", "S4 eq 2.1: u = |#(x<r)", "SPEC §4.2", "E29", "seed 004", "observed", "bound",
                   "the density is highest on cell 0", "(observed 0 against bound 4)", "mode_cell",
                   "mechanisms/seed_claims.py:310", "REFUTED (the re-check agrees)", "expected REFUTED",
-                  "Re-check the statement alone", "from mechanisms.seed_claims import evaluate_claims",
+                  "Re-check the statement alone", "from dpaudit.reference.seed_claims import evaluate_claims",
                   "dpaudit audit audits/seed_claims.py --id seed004/s004-eq21-sign --seed 7"):
         assert piece in sec, piece
     assert sec.count("u = |#(x<r)") == 1            # the description repeats the statement: shown once
@@ -190,7 +190,7 @@ def test_seed_claims_show_statement_source_spec_errata_evidence_and_recheck():
 
 
 def test_a_real_seed_claim_record_renders():
-    from mechanisms.seed001_claims import evaluate_seed001_claims
+    from dpaudit.reference.seed001_claims import evaluate_seed001_claims
 
     rec = evaluate_seed001_claims("S1-eq7-density")[0].to_record()
     sec = parse(render_html(run_of(rec))).sections["r1"]

@@ -103,3 +103,17 @@ def test_write_reports_writes_only_what_is_asked(tmp_path):
     assert set(written) == {"json", "junit"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.xml"]
     assert write_reports(run) == {}
+
+
+def test_differences_tolerates_last_bit_noise_but_not_real_changes():
+    from dpaudit.report import differences
+
+    old = {"verdict": "not_refuted", "delta_at_claim": 7.11e-17, "epsilon_lower_bound": 0.9876543210123,
+           "elapsed_s": 1.0, "rows": [1, "a"]}
+    noisy = dict(old, delta_at_claim=6.98e-17, epsilon_lower_bound=0.9876543210124, elapsed_s=9.0)
+    assert differences(noisy, old) == []
+    assert differences(dict(old, epsilon_lower_bound=0.98766), old) == [
+        "epsilon_lower_bound: 0.98766 != 0.9876543210123"]
+    assert differences(dict(old, verdict="refuted"), old) == ["verdict: 'refuted' != 'not_refuted'"]
+    assert differences(dict(old, rows=[1, "b"]), old) == ["rows[1]: 'b' != 'a'"]
+    assert len(differences({k: v for k, v in old.items() if k != "rows"}, old)) == 1

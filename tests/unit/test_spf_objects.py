@@ -11,9 +11,9 @@ import pytest
 
 from dpaudit.claims import SensitivityBound
 from dpaudit.errors import InvalidArgument
-from mechanisms.sensitivity_preprocessing import (
+from dpaudit.reference.sensitivity_preprocessing import (
     GeneralSPF, MedianSPF, OrderedSPF, SpfError, VarianceSPF, spf_median, spf_ordered, spf_variance)
-from mechanisms.sensitivity_preprocessing.subsets import population_mask
+from dpaudit.reference.sensitivity_preprocessing.subsets import population_mask
 
 
 def test_uniform_objects_are_functions_of_the_multiset():
@@ -119,7 +119,7 @@ def test_objects_plug_into_the_sensitivity_search():
     """dpaudit.check_sensitivity reads ``.sensitivity`` and calls ``spf(data, ids)`` in the
     individual model; the preprocessed functions survive it (a search, so: not refuted)."""
     import dpaudit
-    from mechanisms.sensitivity_preprocessing import TwoDimSPF
+    from dpaudit.reference.sensitivity_preprocessing import TwoDimSPF
 
     deltas = (0.1, 0.5, 0.2, 0.3, 0.05)
     for fn in (GeneralSPF(median_or_nan, deltas, centre=0.0),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpaudit.errors import InvalidArgument
-from mechanisms.duff import Duff, duff_cost, duff_pieces, duff_utility
+from dpaudit.reference.duff import Duff, duff_cost, duff_pieces, duff_utility
 
 
 def test_low_costs_on_gaps_of_five_points():

@@ -8,7 +8,7 @@ import pytest
 from dpaudit.errors import InvalidArgument
 from dpaudit.estimators.exact import pair_loss
 from dpaudit.laws import PiecewiseConstantLaw
-from mechanisms.exponential import (
+from dpaudit.reference.exponential import (
     ExponentialMechanism,
     count_utility,
     em_coefficient,

@@ -8,9 +8,9 @@ import pytest
 from scipy import stats
 
 from dpaudit.errors import InvalidArgument
-from mechanisms import lp_optimal as lp
-from mechanisms.laplace import Laplace
-from mechanisms.staircase import Staircase
+from dpaudit.reference import lp_optimal as lp
+from dpaudit.reference.laplace import Laplace
+from dpaudit.reference.staircase import Staircase
 
 
 def priors(n):

@@ -7,10 +7,10 @@ import pytest
 from scipy import integrate
 
 from dpaudit.errors import InvalidArgument
-from mechanisms import collusion as col
-from mechanisms.geometric import Geometric
-from mechanisms.laplace import Laplace
-from mechanisms.staircase import Staircase
+from dpaudit.reference import collusion as col
+from dpaudit.reference.geometric import Geometric
+from dpaudit.reference.laplace import Laplace
+from dpaudit.reference.staircase import Staircase
 
 RHOS = np.array([0.05, 0.3, 0.6, 0.95])
 

@@ -10,7 +10,7 @@ from dpaudit.claims import Domain, PureDP
 from dpaudit.errors import InvalidArgument
 from dpaudit.estimators.exact import pair_loss
 from dpaudit.laws import DiscreteLaw
-from mechanisms.geometric import Geometric
+from dpaudit.reference.geometric import Geometric
 
 
 @pytest.mark.parametrize("eps", [0.05, 0.7, 5.0])

@@ -11,7 +11,7 @@ from dpaudit.errors import InvalidArgument
 from dpaudit.estimators.exact import pair_loss
 from dpaudit.laws import ContinuousLaw
 from dpaudit.spec import CallForm
-from mechanisms.laplace import SNAP_BITS, Laplace, snapped_sum_units
+from dpaudit.reference.laplace import SNAP_BITS, Laplace, snapped_sum_units
 
 
 @pytest.mark.parametrize("kw, name", [({"epsilon": 0}, "epsilon"), ({"epsilon": -1}, "epsilon"),

@@ -8,8 +8,8 @@ import pytest
 from dpaudit.claims import Domain
 from dpaudit.errors import InvalidArgument
 from dpaudit.estimators.exact import pair_loss
-from mechanisms.geometric import Geometric
-from mechanisms.prerounding import PreRounding
+from dpaudit.reference.geometric import Geometric
+from dpaudit.reference.prerounding import PreRounding
 
 
 def test_rounding_cells_are_the_seeds():

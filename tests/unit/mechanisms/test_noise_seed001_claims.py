@@ -6,7 +6,7 @@ import pytest
 
 from dpaudit.errors import InvalidArgument
 from dpaudit.results import Verdict
-from mechanisms.seed001_claims import evaluate_seed001_claims, seed001_claims
+from dpaudit.reference.seed001_claims import evaluate_seed001_claims, seed001_claims
 
 
 def test_every_recorded_verdict_is_reproduced():
@@ -35,9 +35,9 @@ def test_both_claim_modules_share_one_set_of_types_and_record_keys(monkeypatch):
     """Seeds 000-004 use the types of mechanisms.seed_claim_types; a record points at its claim's line."""
     from pathlib import Path
 
-    from mechanisms import seed001_claims as s1
-    from mechanisms import seed_claim_types as types
-    from mechanisms import seed_claims as s
+    from dpaudit.reference import seed001_claims as s1
+    from dpaudit.reference import seed_claim_types as types
+    from dpaudit.reference import seed_claims as s
 
     assert s1.Seed001Claim is s.SeedClaim is types.SeedClaim and s1.Seed001Check is s.ClaimCheck is types.ClaimCheck
     assert s1.ClaimEvidence is s.ClaimEvidence is types.ClaimEvidence
@@ -47,7 +47,7 @@ def test_both_claim_modules_share_one_set_of_types_and_record_keys(monkeypatch):
     ra, rb = a.to_record(), b.to_record()
     assert set(ra) == set(rb) and ra["seed"] == ra["seed_paper"] == "001" and rb["seed_paper"] == "004"
     for rec, module in ((ra, "seed001_claims"), (rb, "seed_claims")):
-        assert rec["reproduce"] == rec["recheck"] and f"from mechanisms.{module} import" in rec["recheck"]
+        assert rec["reproduce"] == rec["recheck"] and f"from dpaudit.reference.{module} import" in rec["recheck"]
         loc = rec["location"]
         assert loc["path"] == f"mechanisms/{module}.py"
         line = (root / loc["path"]).read_text(encoding="utf-8").splitlines()[loc["line"] - 1]
@@ -55,7 +55,7 @@ def test_both_claim_modules_share_one_set_of_types_and_record_keys(monkeypatch):
 
 
 def test_a_numeric_check_never_proves():
-    from mechanisms.seed_claim_types import ClaimEvidence, SeedClaim
+    from dpaudit.reference.seed_claim_types import ClaimEvidence, SeedClaim
 
     with pytest.raises(InvalidArgument, match="never proves"):
         SeedClaim("x", "001", "S1", "s", Verdict.PROVED, "SPEC §2", (), lambda: None)

@@ -9,7 +9,7 @@ from scipy import integrate
 from dpaudit.errors import InvalidArgument
 from dpaudit.estimators.exact import pair_loss
 from dpaudit.laws import PiecewiseConstantLaw
-from mechanisms.staircase import Staircase, optimal_gamma
+from dpaudit.reference.staircase import Staircase, optimal_gamma
 
 
 def test_optimal_gamma_and_height():

@@ -7,7 +7,7 @@ import pytest
 
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import PiecewiseConstantLaw
-from mechanisms.quantile import (
+from dpaudit.reference.quantile import (
     QuantileEM,
     quantile_sensitivity,
     quantile_utility,

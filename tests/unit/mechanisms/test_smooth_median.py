@@ -12,16 +12,16 @@ from dpaudit.claims import ApproxDP, PureDP
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import ContinuousLaw
 from dpaudit.results import Verdict
-from mechanisms.duff_bounds import (
+from dpaudit.reference.duff_bounds import (
     level_set_measure,
     theorem1_assumption_holds,
     theorem1_bound,
     theorem1_constant,
     theorem1_radius,
 )
-from mechanisms.seed_claims import evaluate_claims, order_statistic_pairs, seed_claims
-from mechanisms.smooth_mechanisms import SmoothCauchyMedian, SmoothLaplaceMedian, laplace_beta
-from mechanisms.smooth_sensitivity import (
+from dpaudit.reference.seed_claims import evaluate_claims, order_statistic_pairs, seed_claims
+from dpaudit.reference.smooth_mechanisms import SmoothCauchyMedian, SmoothLaplaceMedian, laplace_beta
+from dpaudit.reference.smooth_sensitivity import (
     median_local_sensitivity,
     median_of,
     median_smooth_sensitivity,
