@@ -30,12 +30,15 @@ from dpaudit.claims import Domain, Neighbours, check_confidence, check_delta, ch
 from dpaudit.cli import ExitCode
 from dpaudit.errors import DpauditError, InvalidArgument, LoadError, MechanismError, UsageError
 from dpaudit.rng import DEFAULT_SEED
+from dpaudit.execution.isolation import ISOLATION_LEVELS
 from dpaudit.execution.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY, parse_memory
 
 __all__ = ["CheckSettings", "resolve_settings", "read_config", "run_check", "exit_code"]
 
 #: Seconds the sandbox grants beyond ``--timeout`` so the auditor can stop on its own first.
 _TIMEOUT_GRACE = 5.0
+#: The largest ``--size`` (records per dataset): every dataset is built in this process.
+MAX_SIZE = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,9 @@ class CheckSettings:
     call_timeout: Optional[float]
     memory: Optional[int]
     in_process: bool = False
+    isolation: str = "strict"
+    pass_env: tuple[str, ...] = ()
+    sensitivity: Optional[Mapping[str, Any]] = None  # set by --sensitivity (see sensitivity_check)
     reports: Mapping[str, Optional[str]] = field(default_factory=dict)
     exit_zero: bool = False
     fail_on_inconclusive: bool = False
@@ -117,7 +123,9 @@ def _claim_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     if args.domain is not None:
         claim["domain"] = _domain("--domain", args.domain)
     if args.size is not None:
-        claim["size"] = _integer("--size", args.size, "an integer >= 1", 1)
+        claim["size"] = _integer("--size", args.size, f"an integer in [1, {MAX_SIZE}]", 1)
+        if claim["size"] > MAX_SIZE:  # datasets are built here: bound what this process allocates
+            raise InvalidArgument.bad("--size", args.size, f"an integer in [1, {MAX_SIZE}]")
     return claim
 
 
@@ -137,9 +145,28 @@ _RUN_SETTINGS = {
     "timeout": ("timeout", _seconds),
     "call-timeout": ("call_timeout", _seconds),
     "memory": ("memory", lambda n, r: parse_memory(r, n)),
+    "isolation": ("isolation", lambda n, r: _isolation(n, r)),
 }
 _DEFAULTS = {"seed": DEFAULT_SEED, "samples": None, "confidence": 0.95, "timeout": None,
-             "call-timeout": DEFAULT_CALL_TIMEOUT, "memory": DEFAULT_MEMORY}
+             "call-timeout": DEFAULT_CALL_TIMEOUT, "memory": DEFAULT_MEMORY, "isolation": "strict"}
+
+
+def _isolation(name: str, raw: Any) -> str:
+    value = str(raw).strip().lower()
+    if value not in ISOLATION_LEVELS:
+        raise InvalidArgument.bad(name, raw, " | ".join(ISOLATION_LEVELS))
+    return value
+
+
+def _sensitivity_settings(args: argparse.Namespace) -> Optional[dict[str, Any]]:
+    if getattr(args, "sensitivity", None) is None:
+        for flag in ("individual", "norm", "examples"):
+            if getattr(args, flag, None) is not None:
+                raise UsageError(f"--{flag} needs --sensitivity B")
+        return None
+    from dpaudit.sensitivity_check import parse_sensitivity_flags
+
+    return parse_sensitivity_flags(args)
 
 
 def read_config(start: Optional[str] = None) -> tuple[dict[str, Any], Optional[str]]:
@@ -198,7 +225,10 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         timeout=values["timeout"],
         call_timeout=values["call-timeout"],
         memory=values["memory"],
-        in_process=bool(getattr(args, "in_process", False)),
+        in_process=bool(getattr(args, "in_process", False)) or values["isolation"] == "none",
+        isolation="none" if getattr(args, "in_process", False) else values["isolation"],
+        pass_env=tuple(getattr(args, "pass_env", None) or ()),
+        sensitivity=_sensitivity_settings(args),
         reports={k: getattr(args, k, None) for k in ("html", "json", "junit", "sarif")},
         exit_zero=bool(getattr(args, "exit_zero", False)),
         fail_on_inconclusive=bool(getattr(args, "fail_on_inconclusive", False)),
@@ -266,10 +296,12 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     from dpaudit.progress import Progress
 
     _precheck(settings.targets, reports, settings.seed, started, command)
+    guard_stdout()
     progress = Progress(quiet=settings.quiet)
     records: list[dict] = []
     internal_errors = 0
     deadline = None if settings.timeout is None else time.monotonic() + settings.timeout
+    stop = _StopOnSignals()
     try:
         for target in settings.targets:
             progress.start(target)
@@ -277,6 +309,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
                 record = _check_one(target, settings, progress, deadline)
             except (LoadError, UsageError, InvalidArgument) as exc:
                 progress.clear()
+                exc = type(exc)(clean_record(str(exc)))
                 records.append(_error_record(target, str(exc), command))
                 records += _error_records(settings.targets[len(records):],
                                           "not audited: an earlier target could not be loaded",
@@ -292,22 +325,130 @@ def run_check(args: argparse.Namespace) -> ExitCode:
                       f"traceback)", file=sys.stderr)
                 record = _error_record(target, internal, command)
                 internal_errors += 1
-            records.append(record)
-            progress.finish(record)
+            records.append(clean_record(record))
+            progress.finish(records[-1])
     except KeyboardInterrupt:
         progress.clear()
         done = len(records)
         records += _error_records(settings.targets[done:done + 1],
-                                  "interrupted (Ctrl-C) before the audit finished", command)
+                                  f"interrupted ({stop.received or 'Ctrl-C'}) before the audit "
+                                  f"finished", command)
         records += _error_records(settings.targets[done + 1:], "not audited: interrupted", command)
         _write(records, reports, settings.seed, started, command, progress)
         raise
+    finally:
+        stop.restore()
     _write(records, reports, settings.seed, started, command, progress)
     progress.reproduce(records)
     if internal_errors:
         return ExitCode.INTERNAL_ERROR
     return exit_code(records, exit_zero=settings.exit_zero,
                      fail_on_inconclusive=settings.fail_on_inconclusive)
+
+
+class _StopOnSignals:
+    """SIGTERM and SIGHUP stop the run as Ctrl-C does (KeyboardInterrupt in the main thread): the
+    sandbox's process group is killed on the way out, every report is written with what was
+    computed, and dpaudit exits 4. A second signal while that happens is ignored."""
+
+    _SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
+
+    def __init__(self) -> None:
+        import signal
+
+        self.received: Optional[str] = None
+        self._old: dict = {}
+        for name in self._SIGNALS:
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                try:
+                    self._old[sig] = signal.signal(sig, self._handle)
+                except (ValueError, OSError):  # not the main thread
+                    pass
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        import signal
+
+        if self.received is not None:
+            return
+        self.received = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        raise KeyboardInterrupt(self.received)
+
+    def restore(self) -> None:
+        import signal
+
+        for sig, old in self._old.items():
+            try:
+                signal.signal(sig, old)
+            except (ValueError, OSError, TypeError):  # pragma: no cover
+                pass
+
+
+class _GuardedStream:
+    """stdout that cannot fail: once the reader has gone (a closed pipe, ``| head``, ``>&-``),
+    further output is dropped instead of raising, so the reports are still written."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._stream is not None:
+            try:
+                return self._stream.write(text)
+            except (OSError, ValueError):
+                self._gone()
+        return len(text)
+
+    def flush(self) -> None:
+        if self._stream is not None:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._gone()
+
+    def _gone(self) -> None:
+        self._stream = None
+        try:  # the interpreter's final flush of the real stdout must not fail either
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.close(devnull)
+        except OSError:  # pragma: no cover
+            pass
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream is not None and self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def guard_stdout() -> None:
+    """Make ``sys.stdout`` a :class:`_GuardedStream` (also when it is closed or None)."""
+    if not isinstance(sys.stdout, _GuardedStream):
+        stream = sys.stdout
+        try:
+            if stream is None or stream.closed or os.fstat(stream.fileno()) is None:
+                stream = None
+        except (OSError, ValueError, AttributeError):
+            stream = None
+        sys.stdout = _GuardedStream(stream)
+
+
+def clean_record(value: Any) -> Any:
+    """``value`` with control characters in every string escaped (what the audited code wrote
+    reaches neither the terminal nor a report raw)."""
+    from dpaudit.execution.process import printable
+
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {clean_record(k): clean_record(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(clean_record(v) for v in value)
+    return value
 
 
 def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], seed: int,
@@ -332,7 +473,8 @@ def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], se
 def _check_one(target: str, settings: CheckSettings, progress: Any,
                deadline: Optional[float]) -> dict:
     """Load, audit and record one target. Load and claim errors propagate (usage errors); a
-    misbehaving mechanism is an ERROR record."""
+    misbehaving mechanism is an ERROR record. Sandboxed, the file is imported only in the child:
+    this process sees the mechanism through the child's description of it."""
     from dpaudit.loader import load_mechanism, parse_target
     from dpaudit.report.model import location
     from dpaudit.execution.sandbox import SandboxExecutor
@@ -347,7 +489,8 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
     executor = None
     if not settings.in_process:
         executor = SandboxExecutor(path, function, call_timeout=settings.call_timeout,
-                                   memory=settings.memory,
+                                   memory=settings.memory, isolation=settings.isolation,
+                                   pass_env=settings.pass_env,
                                    total_timeout=None if remaining is None
                                    else remaining + _TIMEOUT_GRACE)
     try:
@@ -356,23 +499,43 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
         import dpaudit.auditor
         _warm_imports()  # the auditor's heavy imports run while the child boots
         if executor is not None:
-            executor.start()  # the child imports the file first: a crash there is a load error
-        loaded = load_mechanism(path, function)
-        spec = MechanismSpec.from_function(loaded.func, name=loaded.target, **settings.claim)
+            executor.start()  # the child imports the file: a crash there is a load error
+            from dpaudit.execution.remote import remote_spec
+            from dpaudit.report.model import relative_path
+
+            facts = executor.facts
+            name = f"{relative_path(facts['path'])}:{facts['function']}"
+            isolation = executor.isolation_in_force
+        else:
+            loaded = load_mechanism(path, function)
+            facts, name, isolation = None, loaded.target, "none (in process)"
+        if getattr(settings, "sensitivity", None) is not None:
+            from dpaudit.sensitivity_check import check_sensitivity_of
+
+            record = check_sensitivity_of(name, settings, executor, facts,
+                                          None if executor is not None else loaded.func,
+                                          remaining)
+            record["isolation"] = isolation
+            return record
+        if executor is not None:
+            spec = remote_spec(facts, name=name, **settings.claim)
+        else:
+            spec = MechanismSpec.from_function(loaded.func, name=name, **settings.claim)
         budget = settings.samples or dpaudit.auditor.default_samples(spec)
-        reproduce = reproduce_command(loaded.target, settings, spec.claim, spec.neighbours,
+        reproduce = reproduce_command(name, settings, spec.claim, spec.neighbours,
                                       spec.domain, spec.size, budget)
         try:
             result = dpaudit.auditor.audit(spec, samples=settings.samples,
                                            confidence=settings.confidence, seed=settings.seed,
                                            executor=executor, progress=progress, timeout=remaining)
         except MechanismError as exc:  # the auditor should have made it an ERROR verdict
-            record = _error_record(loaded.target, str(exc), reproduce)
+            record = _error_record(name, str(exc), reproduce)
             record["elapsed_s"] = time.monotonic() - t0
         else:
             record = result.to_record()
             record["reproduce"] = reproduce
         record["location"] = location(spec.source)
+        record["isolation"] = isolation
         return record
     finally:
         if executor is not None:
