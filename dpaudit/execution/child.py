@@ -128,7 +128,8 @@ def _cause(exc: MechanismError, call_timeout: Optional[float], memory: Optional[
 
 def _describe_loaded(loaded: Any) -> dict:
     """What the parent needs to know about the mechanism without importing its file."""
-    from dpaudit.sensitivity.problem import _positional_count
+    import inspect
+
     from dpaudit.spec import _call_form, _source, declaration_of
 
     decl = declaration_of(loaded.func)
@@ -145,8 +146,19 @@ def _describe_loaded(loaded: Any) -> dict:
     bound = getattr(loaded.func, "sensitivity", None)
     return {"function": loaded.function, "path": loaded.path, "found_by": loaded.found_by,
             "declaration": fields, "call_form": form, "call_form_error": form_error,
-            "positional": _positional_count(loaded.func), "source": _source(loaded.func),
+            "positional": _arity(inspect, loaded.func), "source": _source(loaded.func),
             "sensitivity": bound if isinstance(bound, (int, float)) else None}
+
+
+def _arity(inspect: Any, func: Any) -> Optional[int]:
+    """How many positional arguments ``func`` takes (None: any number, or unknown)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
 def _counter(path: Optional[str]) -> Optional[memoryview]:

@@ -6,7 +6,8 @@ The child calls :func:`enter` before it imports the audited file. Three levels
 ``strict`` (the default where the kernel has it)
     * **Landlock** (Linux ≥ 5.13; ABI 4 for TCP, ABI 6 for scopes): the child may read only the
       Python installation, the import path, the system folders, the working folder and the
-      mechanism's own folder; it may write only its private folder (``TMPDIR``) and ``/dev/null``;
+      mechanism's own folder, and of ``/proc`` only its own entry and machine-wide facts (no
+      other process's environment); it may write only its private folder (``TMPDIR``) and ``/dev/null``;
       it may execute no program; it may not bind or connect TCP ports, nor signal or connect to
       processes outside its own sandbox. The kernel interface is called directly through ctypes
       (three system calls, ``landlock(7)``).
@@ -168,7 +169,11 @@ def _seccomp() -> bool:
 def read_roots(extra: Sequence[str]) -> list[str]:
     """Folders the strict child may read: Python, the import path, system folders, ``extra``."""
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/lib", "/lib64", "/lib32",
-             "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys", "/dev"}
+             "/bin", "/sbin", "/etc", "/opt", "/sys", "/dev"}
+    # of /proc, only this process's own folder and the machine-wide facts: not other processes
+    # (a parent's environment is readable there even under Landlock's ptrace rules)
+    roots |= {"/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/sys",
+              "/proc/loadavg", "/proc/filesystems"}
     roots |= {p for p in sys.path if p}
     roots |= set(extra)
     return sorted({os.path.realpath(p) for p in roots if os.path.exists(p)})

@@ -83,6 +83,28 @@ _POLL = 0.1
 _NOFILE, _PROCESSES = 1024, 64
 
 
+def _occupy_standard_fds() -> None:
+    """Put /dev/null on any of fds 0-2 that is closed (dpaudit run with ``>&-``), so that no pipe
+    to the child takes a standard number and is clobbered when the child's stdout is set up."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+
+
+def _private_root() -> Optional[str]:
+    """Where the child's private folder goes: ``$DPAUDIT_SANDBOX_DIR``, else ``/dev/shm`` (memory,
+    so shared outputs cost no disk), else the temporary folder."""
+    chosen = os.environ.get("DPAUDIT_SANDBOX_DIR")
+    if chosen:
+        return chosen
+    return "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+
+
 class SandboxFailure(BaseException):
     """A plain call (:meth:`SandboxExecutor.call`) failed in a way that ends the search: the
     child crashed, hung, ran out of time or tripped its isolation. A BaseException, so that the
@@ -175,8 +197,7 @@ class SandboxExecutor:
         if self._deadline is None and self.total_timeout is not None:
             self._deadline = time.monotonic() + self.total_timeout
         self._clean_workdir()
-        shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-        self._workdir = tempfile.mkdtemp(prefix="dpaudit-sandbox-", dir=shm)
+        self._workdir = tempfile.mkdtemp(prefix="dpaudit-sandbox-", dir=_private_root())
         tmp = os.path.join(self._workdir, "tmp")
         os.mkdir(tmp)
         counter = os.path.join(self._workdir, "calls")
@@ -194,6 +215,7 @@ class SandboxExecutor:
                    PYTHONDONTWRITEBYTECODE="1", TMPDIR=tmp, HOME=tmp)
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             env.setdefault(var, "1")            # per-thread BLAS buffers would eat the memory cap
+        _occupy_standard_fds()
         p2c_r, p2c_w = os.pipe()
         c2p_r, c2p_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -357,7 +379,8 @@ class SandboxExecutor:
         started = time.monotonic()
         stuck = None
         if per_call and self.call_timeout is not None:
-            stuck = self.call_timeout + 2 * min(KILL_GRACE, self.call_timeout) + 2 * _POLL
+            # later than the child's own watchdog would end it, so its message wins when it can
+            stuck = self.call_timeout + min(KILL_GRACE, self.call_timeout) + 0.5 + 2 * _POLL
         seen, since = (self._calls[0], started) if self._calls is not None else (0, started)
         while True:
             ready = wait([self._recv, self._tail], _POLL) if self._tail.fileno() >= 0 \
