@@ -8,7 +8,7 @@ Every result type in dpaudit (sampled or exact audit here, ``SensitivityResult``
 JSON-ready dict with at least the common keys
 
 ``kind`` (``"audit"`` | ``"exact"`` | ``"sensitivity"`` | ``"formal"`` | ``"seed-claim"``, a source
-paper's statement checked numerically: mechanisms/seed_claim_types.py), ``target``, ``verdict``
+paper's statement checked numerically: mechanisms/claims/types.py), ``target``, ``verdict``
 (a :class:`Verdict` value), ``elapsed_s``, ``reproduce`` (a command line or Python snippet, may be
 ``""``), ``error`` (message or ``None``),
 

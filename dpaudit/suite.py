@@ -16,7 +16,7 @@ Kinds (the record ``kind`` of the result): ``audit`` (black-box sampled audit,
 :func:`dpaudit.audit`), ``exact`` (white-box exact audit, :func:`dpaudit.exact_audit`),
 ``sensitivity`` (hypothesis search, :func:`dpaudit.check_sensitivity`), ``formal`` (a z3 claim,
 :func:`dpaudit.verify`) and ``seed-claim`` (a source paper's statement re-checked numerically, a
-:class:`dpaudit.reference.seed_claim_types.SeedClaim`). Each audit has a stable ``id``; its seed is
+:class:`dpaudit.reference.claims.types.SeedClaim`). Each audit has a stable ``id``; its seed is
 derived from the run's root seed and the id alone (:func:`audit_seed`), so one audit replays by
 itself with ``dpaudit audit FILE --id ID --seed S`` and gives the same record as in the full run
 (a seed claim's check is deterministic and ignores the seed). Expected
@@ -140,7 +140,7 @@ def formal(id: str, claim: str, *, expected: Any = "proved", description: str = 
 
 def seed_claim(id: str, claim: Any, *, expected: Any = None, description: str = "") -> AuditDef:
     """A seed paper's statement re-checked numerically: ``claim`` is a
-    :class:`dpaudit.reference.seed_claim_types.SeedClaim` (anything with ``evaluate()`` returning a result
+    :class:`dpaudit.reference.claims.types.SeedClaim` (anything with ``evaluate()`` returning a result
     with ``to_record()``), or a zero-argument factory of one. Running it evaluates that one claim's
     check. ``expected`` defaults to the claim's recorded verdict (``refuted`` for a statement shown
     false, ``not_refuted`` for one that held); a factory must state it; ``proved`` is refused."""
@@ -254,7 +254,7 @@ def _engine(kind: AuditKind, target: Any, params: Mapping[str, Any], seed: int) 
         evaluate = getattr(target, "evaluate", None)
         if not callable(evaluate):
             raise InvalidArgument.bad("seed claim", target, "a claim with evaluate() "
-                                      "(dpaudit.reference.seed_claim_types.SeedClaim)")
+                                      "(dpaudit.reference.claims.types.SeedClaim)")
         return evaluate(**params)
     return dpaudit.verify([target], **params)[0]
 
