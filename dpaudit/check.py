@@ -3,7 +3,7 @@
 The data flow of DESIGN.md, one target after another:
 
 settings (flags > ``[tool.dpaudit]`` of the nearest pyproject.toml > defaults; the root seed is
-fixed and recorded) → sandbox child imports the file (:mod:`dpaudit.sandbox`; an import that
+fixed and recorded) → sandbox child imports the file (:mod:`dpaudit.execution.sandbox`; an import that
 crashes or hangs is a load error, not a dpaudit crash) → :func:`dpaudit.loader.load_mechanism` →
 :class:`~dpaudit.spec.MechanismSpec` (flags override the declaration; a missing claim is a usage
 error naming the flag to add) → :func:`dpaudit.audit` with the sandbox as executor → records →
@@ -31,7 +31,7 @@ from dpaudit.cli import ExitCode
 from dpaudit.errors import DpauditError, InvalidArgument, LoadError, MechanismError, UsageError
 from dpaudit.report.registry import report_paths
 from dpaudit.rng import DEFAULT_SEED
-from dpaudit.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY, parse_memory
+from dpaudit.execution.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY, parse_memory
 
 __all__ = ["CheckSettings", "resolve_settings", "read_config", "run_check", "exit_code"]
 
@@ -336,7 +336,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
     misbehaving mechanism is an ERROR record."""
     from dpaudit.loader import load_mechanism, parse_target
     from dpaudit.report.model import location
-    from dpaudit.sandbox import SandboxExecutor
+    from dpaudit.execution.sandbox import SandboxExecutor
     from dpaudit.spec import MechanismSpec
 
     t0 = time.monotonic()
