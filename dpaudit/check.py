@@ -3,7 +3,7 @@
 The data flow of DESIGN.md, one target after another:
 
 settings (flags > ``[tool.dpaudit]`` of the nearest pyproject.toml > defaults; the root seed is
-fixed and recorded) → sandbox child imports the file (:mod:`dpaudit.sandbox`; an import that
+fixed and recorded) → sandbox child imports the file (:mod:`dpaudit.execution.sandbox`; an import that
 crashes or hangs is a load error, not a dpaudit crash) → :func:`dpaudit.loader.load_mechanism` →
 :class:`~dpaudit.spec.MechanismSpec` (flags override the declaration; a missing claim is a usage
 error naming the flag to add) → :func:`dpaudit.audit` with the sandbox as executor → records →
@@ -29,8 +29,9 @@ from typing import Any, Mapping, Optional
 from dpaudit.claims import Domain, Neighbours, check_confidence, check_delta, check_epsilon
 from dpaudit.cli import ExitCode
 from dpaudit.errors import DpauditError, InvalidArgument, LoadError, MechanismError, UsageError
+from dpaudit.report.registry import report_paths
 from dpaudit.rng import DEFAULT_SEED
-from dpaudit.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY, parse_memory
+from dpaudit.execution.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY, parse_memory
 
 __all__ = ["CheckSettings", "resolve_settings", "read_config", "run_check", "exit_code"]
 
@@ -199,7 +200,7 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         call_timeout=values["call-timeout"],
         memory=values["memory"],
         in_process=bool(getattr(args, "in_process", False)),
-        reports={k: getattr(args, k, None) for k in ("html", "json", "junit", "sarif")},
+        reports=report_paths(args),
         exit_zero=bool(getattr(args, "exit_zero", False)),
         fail_on_inconclusive=bool(getattr(args, "fail_on_inconclusive", False)),
         quiet=bool(getattr(args, "quiet", False)),
@@ -254,7 +255,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     """Run ``dpaudit check``; return its exit code (only ``dpaudit.cli.main`` exits)."""
     started = time.time()
     command = shlex.join(["dpaudit", *getattr(args, "argv", sys.argv[1:])])
-    reports = {k: getattr(args, k, None) for k in ("html", "json", "junit", "sarif")}
+    reports = report_paths(args)
     targets = args.target if isinstance(args.target, (list, tuple)) else [args.target]
     try:
         config, config_path = read_config()
@@ -335,7 +336,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
     misbehaving mechanism is an ERROR record."""
     from dpaudit.loader import load_mechanism, parse_target
     from dpaudit.report.model import location
-    from dpaudit.sandbox import SandboxExecutor
+    from dpaudit.execution.sandbox import SandboxExecutor
     from dpaudit.spec import MechanismSpec
 
     t0 = time.monotonic()
@@ -397,10 +398,9 @@ def _warm_imports() -> None:
 
 def _error_record(target: str, message: str, reproduce: str) -> dict:
     """A record for a target that could not be audited (the report still says so)."""
-    return {"kind": "audit", "target": target, "verdict": "error", "claim": None,
-            "epsilon_lower_bound": None, "delta_lower_bound": None, "confidence": None,
-            "samples": 0, "counterexample": None, "reproduce": reproduce, "elapsed_s": 0.0,
-            "error": message}
+    from dpaudit.results import error_record
+
+    return error_record("audit", target, message, reproduce=reproduce)
 
 
 def _error_records(targets: Any, message: str, command: str) -> list[dict]:

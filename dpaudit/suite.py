@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from dpaudit.errors import InvalidArgument, LoadError, UsageError
-from dpaudit.results import Verdict
+from dpaudit.results import Verdict, error_record
 
 __all__ = ["AuditKind", "AuditDef", "SUITE_CONFIDENCE", "sampled", "exact", "sensitivity", "formal", "seed_claim",
            "load_audits", "audit_seed", "run_one", "run_suite", "run_audit", "run_list", "DEFAULT_AUDIT_DIR"]
@@ -296,9 +296,9 @@ def run_one(audit: AuditDef, root_seed: int) -> dict:
         raise
     except Exception as exc:  # the audited code or its set-up failed: an ERROR verdict, not a crash
         msg = str(exc).splitlines()[0] if str(exc) else ""
-        rec = {"kind": audit.kind.value, "target": _name(target, audit), "verdict": Verdict.ERROR.value,
-               "elapsed_s": time.perf_counter() - t0, "reproduce": "",
-               "error": f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__}
+        rec = error_record(audit.kind.value, _name(target, audit),
+                           f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__,
+                           elapsed_s=time.perf_counter() - t0)
     out = {"id": audit.id, **rec, "expected": audit.expected.value}
     out["description"] = audit.description
     if audit.group:
@@ -360,9 +360,9 @@ def _child(i: int, root_seed: int, conn: Any) -> None:
 
 
 def _died(audit: AuditDef, code: Optional[int]) -> dict:
-    return {"id": audit.id, "kind": audit.kind.value, "target": audit.id, "verdict": Verdict.ERROR.value,
-            "elapsed_s": None, "reproduce": "", "expected": audit.expected.value,
-            "error": f"the audit's process died (exit code {code}) before reporting a result"}
+    return error_record(audit.kind.value, audit.id,
+                        f"the audit's process died (exit code {code}) before reporting a result",
+                        elapsed_s=None, id=audit.id, expected=audit.expected.value)
 
 
 def run_suite(audits: Sequence[AuditDef], root_seed: int,
@@ -450,13 +450,8 @@ def _line(rec: Mapping[str, Any]) -> str:
     parts = [f"{'ok  ' if ok else 'FAIL'} {rec.get('id')}", d.verdict_label(rec.get("verdict"))]
     if not ok:
         parts.append(f"(expected {d.verdict_label(rec.get('expected'))})")
-    if rec.get("kind") in ("audit", "exact") and d.num(rec.get("epsilon_lower_bound")) is not None:
-        parts.append(f"ε ≥ {d.fmt(rec['epsilon_lower_bound'])} (claimed {d.fmt((rec.get('claim') or {}).get('epsilon'))})")
-    elif rec.get("kind") == "sensitivity" and d.num(rec.get("ratio")) is not None:
-        parts.append(f"gap/bound {d.fmt(rec['ratio'])}")
-    elif rec.get("kind") == "seed-claim" and d.num(rec.get("observed")) is not None:
-        parts.append(f"observed {d.fmt(rec['observed'])}"
-                     + (f" vs {d.fmt(rec['bound'])}" if d.num(rec.get("bound")) is not None else ""))
+    if d.figure(rec):
+        parts.append(d.figure(rec))
     if rec.get("error"):
         parts.append(f"error: {rec['error']}")
     parts.append(f"{d.fmt(rec.get('elapsed_s'), 3)} s")
@@ -472,7 +467,7 @@ def run_audit(args: argparse.Namespace):
     1 otherwise (0 with ``--exit-zero``), 5 when nothing was selected.
     """
     from dpaudit.cli import ExitCode
-    from dpaudit.report import make_run, write_reports
+    from dpaudit.report import make_run, report_paths, write_reports
 
     seed = _seed(args)
     audits = load_audits(args.paths or [], args.ids)
@@ -490,7 +485,7 @@ def run_audit(args: argparse.Namespace):
     command = ["dpaudit", "audit", *(args.paths or [])] + [x for i in (args.ids or []) for x in ("--id", i)] \
         + ["--seed", str(seed)]
     run = make_run(records, seed=seed, started=started, finished=time.time(), command=command)
-    outputs = {k: getattr(args, k, None) for k in ("html", "json", "junit", "sarif")}
+    outputs = report_paths(args)
     out_dir = Path(args.out or "reports")
     if not args.ids or str(args.out) != "reports":
         outputs["html"] = outputs["html"] or str(out_dir / "index.html")
