@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dpaudit.cli import ExitCode
+from dpaudit.exitcodes import ExitCode
 from dpaudit.errors import UsageError
 from dpaudit.report import read_json, write_reports
 from dpaudit.report.describe import verdict_label
