@@ -47,7 +47,7 @@ from dpaudit.claims import Neighbours, check_confidence
 from dpaudit.errors import InvalidArgument, MechanismError
 from dpaudit.results import AuditResult, Counterexample, Interval, Verdict
 from dpaudit.rng import check_seed
-from dpaudit.sampling import InProcessExecutor
+from dpaudit.execution.base import InProcessExecutor
 from dpaudit.spec import CallForm, Declaration, MechanismSpec
 
 __all__ = ["audit", "exact_audit", "default_samples"]
@@ -125,7 +125,7 @@ def _reproduce(spec: MechanismSpec, samples: int, seed: int, exact: bool = False
 # ---------------------------------------------------------------------------------- sampled
 
 def _default_executor(spec: MechanismSpec):
-    from dpaudit.parallel import ForkExecutor, default_workers
+    from dpaudit.execution.fork import ForkExecutor, default_workers
 
     if spec.call_form is not CallForm.BATCH and default_workers() > 1 and ForkExecutor.available():
         return ForkExecutor()
@@ -156,7 +156,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     _check_size(spec)
     if executor is not None and not callable(getattr(executor, "run", None)):
         raise InvalidArgument.bad("executor", executor, "None or an object with run(spec, tasks)")
-    from dpaudit._blas import single_blas_thread
+    from dpaudit.execution.blas import single_blas_thread
     from dpaudit.search import engine
 
     t0 = time.monotonic()

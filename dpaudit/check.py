@@ -3,7 +3,7 @@
 The data flow of DESIGN.md, one target after another:
 
 settings (flags > ``[tool.dpaudit]`` of the nearest pyproject.toml > defaults; the root seed is
-fixed and recorded) → sandbox child imports the file (:mod:`dpaudit.sandbox`; an import that
+fixed and recorded) → sandbox child imports the file (:mod:`dpaudit.execution.sandbox`; an import that
 crashes or hangs is a load error, not a dpaudit crash) → :func:`dpaudit.loader.load_mechanism` →
 :class:`~dpaudit.spec.MechanismSpec` (flags override the declaration; a missing claim is a usage
 error naming the flag to add) → :func:`dpaudit.audit` with the sandbox as executor → records →
@@ -28,6 +28,7 @@ from dpaudit import reproduce as _reproduce
 from dpaudit.config import CheckSettings, read_config, resolve_settings
 from dpaudit.errors import DpauditError, InvalidArgument, LoadError, MechanismError, UsageError
 from dpaudit.exitcodes import ExitCode, exit_code
+from dpaudit.report.registry import report_paths
 
 __all__ = ["CheckSettings", "resolve_settings", "read_config", "run_check", "exit_code",
            "reproduce_command"]
@@ -54,7 +55,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     """Run ``dpaudit check``; return its exit code (only ``dpaudit.cli.main`` exits)."""
     started = time.time()
     command = shlex.join(["dpaudit", *getattr(args, "argv", sys.argv[1:])])
-    reports = {k: getattr(args, k, None) for k in ("html", "json", "junit", "sarif")}
+    reports = report_paths(args)
     targets = args.target if isinstance(args.target, (list, tuple)) else [args.target]
     try:
         config, config_path = read_config()
@@ -135,7 +136,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
     misbehaving mechanism is an ERROR record."""
     from dpaudit.loader import load_mechanism, parse_target
     from dpaudit.report.model import location
-    from dpaudit.sandbox import SandboxExecutor
+    from dpaudit.execution.sandbox import SandboxExecutor
     from dpaudit.spec import MechanismSpec
 
     t0 = time.monotonic()
@@ -197,10 +198,9 @@ def _warm_imports() -> None:
 
 def _error_record(target: str, message: str, reproduce: str) -> dict:
     """A record for a target that could not be audited (the report still says so)."""
-    return {"kind": "audit", "target": target, "verdict": "error", "claim": None,
-            "epsilon_lower_bound": None, "delta_lower_bound": None, "confidence": None,
-            "samples": 0, "counterexample": None, "reproduce": reproduce, "elapsed_s": 0.0,
-            "error": message}
+    from dpaudit.results import error_record
+
+    return error_record("audit", target, message, reproduce=reproduce)
 
 
 def _error_records(targets: Any, message: str, command: str) -> list[dict]:

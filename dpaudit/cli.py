@@ -110,10 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _report_flags(p: argparse.ArgumentParser, html_default: Optional[str] = None) -> None:
-    p.add_argument("--html", metavar="F", default=html_default, help="write an HTML report")
-    p.add_argument("--json", metavar="F", help="write the canonical JSON result")
-    p.add_argument("--junit", metavar="F", help="write JUnit XML (one test case per claim)")
-    p.add_argument("--sarif", metavar="F", help="write SARIF 2.1.0 (one result per refuted claim)")
+    """``--NAME F`` for every report format of the registry (``--html``, ``--json``, ...)."""
+    from dpaudit.report.registry import add_report_options
+
+    add_report_options(p)
 
 
 _COMMANDS = {

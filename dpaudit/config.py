@@ -97,14 +97,14 @@ def _samples(name: str, raw: Any) -> int:
 
 
 def _memory(name: str, raw: Any) -> int:
-    from dpaudit.sandbox import parse_memory
+    from dpaudit.execution.sandbox import parse_memory
 
     return parse_memory(raw, name)
 
 
 def defaults() -> dict[str, Any]:
     """The default run settings of ``dpaudit check`` (keys as in ``[tool.dpaudit]``)."""
-    from dpaudit.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY
+    from dpaudit.execution.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY
 
     return {"seed": DEFAULT_SEED, "samples": None, "confidence": 0.95, "timeout": None,
             "call-timeout": DEFAULT_CALL_TIMEOUT, "memory": DEFAULT_MEMORY}
@@ -218,6 +218,8 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
     """Validate the flags of ``dpaudit check`` and merge them over ``config`` (the
     ``[tool.dpaudit]`` table) over the defaults. Raises InvalidArgument naming the flag (or the
     pyproject key) and its value."""
+    from dpaudit.report.registry import report_paths
+
     config = dict(config or {})
     where = _where(config_path)
     initial = defaults()
@@ -242,7 +244,7 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         call_timeout=values["call-timeout"],
         memory=values["memory"],
         in_process=bool(getattr(args, "in_process", False)),
-        reports={k: getattr(args, k, None) for k in ("html", "json", "junit", "sarif")},
+        reports=report_paths(args),
         exit_zero=bool(getattr(args, "exit_zero", False)),
         fail_on_inconclusive=bool(getattr(args, "fail_on_inconclusive", False)),
         quiet=bool(getattr(args, "quiet", False)),

@@ -25,6 +25,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from dpaudit.errors import InvalidArgument
 from dpaudit.results import Verdict, jsonable
 
+from .seed_claim_record import SeedClaimRecord  # registers the record kind
+
 __all__ = ["ClaimEvidence", "SeedClaim", "ClaimCheck", "evaluate_selected", "NUMERIC_VERDICTS"]
 
 #: The verdicts a numeric check can give (never PROVED).
@@ -148,7 +150,7 @@ class ClaimCheck:
         c, e = self.claim, self.evidence
         recheck = c.recheck_command()
         rec = {
-            "kind": "seed-claim", "target": c.id, "verdict": e.verdict.value,
+            "kind": SeedClaimRecord.kind, "target": c.id, "verdict": e.verdict.value,
             "recorded_verdict": c.verdict.value, "agrees": self.agrees, "seed": c.seed,
             "seed_paper": c.seed, "source": c.source, "statement": c.statement, "spec": c.spec,
             "errata": list(c.errata), "observed": jsonable(e.observed), "bound": jsonable(e.bound),

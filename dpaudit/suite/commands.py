@@ -30,13 +30,8 @@ def _line(rec: Mapping[str, Any]) -> str:
     parts = [f"{'ok  ' if ok else 'FAIL'} {rec.get('id')}", d.verdict_label(rec.get("verdict"))]
     if not ok:
         parts.append(f"(expected {d.verdict_label(rec.get('expected'))})")
-    if rec.get("kind") in ("audit", "exact") and d.num(rec.get("epsilon_lower_bound")) is not None:
-        parts.append(f"ε ≥ {d.fmt(rec['epsilon_lower_bound'])} (claimed {d.fmt((rec.get('claim') or {}).get('epsilon'))})")
-    elif rec.get("kind") == "sensitivity" and d.num(rec.get("ratio")) is not None:
-        parts.append(f"gap/bound {d.fmt(rec['ratio'])}")
-    elif rec.get("kind") == "seed-claim" and d.num(rec.get("observed")) is not None:
-        parts.append(f"observed {d.fmt(rec['observed'])}"
-                     + (f" vs {d.fmt(rec['bound'])}" if d.num(rec.get("bound")) is not None else ""))
+    if d.figure(rec):
+        parts.append(d.figure(rec))
     if rec.get("error"):
         parts.append(f"error: {rec['error']}")
     parts.append(f"{d.fmt(rec.get('elapsed_s'), 3)} s")
@@ -51,7 +46,7 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
     audit never overwrites the committed report. Exit 0 when every verdict equals its expected one,
     1 otherwise (0 with ``--exit-zero``), 5 when nothing was selected.
     """
-    from dpaudit.report import make_run, write_reports
+    from dpaudit.report import make_run, report_paths, write_reports
 
     seed, _ = resolve_seed(getattr(args, "seed", None))
     audits = load_audits(args.paths or [], args.ids)
@@ -69,7 +64,7 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
     command = ["dpaudit", "audit", *(args.paths or [])] + [x for i in (args.ids or []) for x in ("--id", i)] \
         + ["--seed", str(seed)]
     run = make_run(records, seed=seed, started=started, finished=time.time(), command=command)
-    outputs = {k: getattr(args, k, None) for k in ("html", "json", "junit", "sarif")}
+    outputs = report_paths(args)
     out_dir = Path(args.out or "reports")
     if not args.ids or str(args.out) != "reports":
         outputs["html"] = outputs["html"] or str(out_dir / "index.html")

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from dpaudit import reproduce
 from dpaudit.errors import InvalidArgument, UsageError
-from dpaudit.results import Verdict
+from dpaudit.results import error_record
 from dpaudit.suite.define import AuditDef, AuditKind
 
 __all__ = ["audit_seed", "resolve_target", "run_one", "run_suite", "default_jobs"]
@@ -107,9 +107,9 @@ def run_one(audit: AuditDef, root_seed: int) -> dict:
         raise
     except Exception as exc:  # the audited code or its set-up failed: an ERROR verdict, not a crash
         msg = str(exc).splitlines()[0] if str(exc) else ""
-        rec = {"kind": audit.kind.value, "target": _name(target, audit), "verdict": Verdict.ERROR.value,
-               "elapsed_s": time.perf_counter() - t0, "reproduce": "",
-               "error": f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__}
+        rec = error_record(audit.kind.value, _name(target, audit),
+                           f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__,
+                           elapsed_s=time.perf_counter() - t0)
     out = {"id": audit.id, **rec, "expected": audit.expected.value}
     out["description"] = audit.description
     if audit.group:
@@ -171,9 +171,9 @@ def _child(i: int, root_seed: int, conn: Any) -> None:
 
 
 def _died(audit: AuditDef, code: Optional[int]) -> dict:
-    return {"id": audit.id, "kind": audit.kind.value, "target": audit.id, "verdict": Verdict.ERROR.value,
-            "elapsed_s": None, "reproduce": "", "expected": audit.expected.value,
-            "error": f"the audit's process died (exit code {code}) before reporting a result"}
+    return error_record(audit.kind.value, audit.id,
+                        f"the audit's process died (exit code {code}) before reporting a result",
+                        elapsed_s=None, id=audit.id, expected=audit.expected.value)
 
 
 def run_suite(audits: Sequence[AuditDef], root_seed: int,

@@ -18,7 +18,7 @@ import pytest
 import dpaudit
 from dpaudit.estimators.bounds import Counts
 from dpaudit.estimators.selection import choose_event
-from dpaudit.sampling import InProcessExecutor
+from dpaudit.execution.base import InProcessExecutor
 from dpaudit.search import engine
 
 pytestmark = pytest.mark.statistical

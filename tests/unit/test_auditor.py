@@ -11,7 +11,7 @@ import dpaudit
 from dpaudit.errors import InvalidArgument, UsageError
 from dpaudit.neighbours.relations import are_neighbours
 from dpaudit.results import Verdict
-from dpaudit.sampling import InProcessExecutor
+from dpaudit.execution.base import InProcessExecutor
 
 SMALL = 60_000
 

@@ -9,7 +9,7 @@ from dpaudit.claims import Domain, Neighbours, privacy_claim
 from dpaudit.cli import ExitCode, _join_dash_values, build_parser, run
 from dpaudit.errors import InvalidArgument, UsageError
 from dpaudit.rng import DEFAULT_SEED
-from dpaudit.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY
+from dpaudit.execution.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY
 
 
 def parse(*argv):
