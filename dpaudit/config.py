@@ -238,9 +238,44 @@ def _sensitivity_settings(args: argparse.Namespace) -> Optional[dict[str, Any]]:
             if getattr(args, flag, None) is not None:
                 raise InvalidArgument(f"--{flag} needs --sensitivity B")
         return None
-    from dpaudit.sensitivity_check import parse_sensitivity_flags
-
     return parse_sensitivity_flags(args)
+
+
+_NORMS = ("l1", "l2", "linf")
+
+
+def _bound(flag: str, raw: Any) -> float:
+    try:
+        value = float(str(raw).strip().replace("_", ""))
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise InvalidArgument.bad(flag, raw, "a finite number >= 0")
+    return value
+
+
+def parse_sensitivity_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """Validate ``--sensitivity``, ``--individual``, ``--norm`` and ``--examples``."""
+    out: dict[str, Any] = {"bound": _bound("--sensitivity", args.sensitivity),
+                           "individual": None, "norm": None, "examples": 1000}
+    if getattr(args, "individual", None) is not None:
+        parts = [p for p in str(args.individual).split(",") if p.strip()]
+        if not parts:
+            raise InvalidArgument.bad("--individual", args.individual, "numbers D0,D1,... >= 0")
+        out["individual"] = tuple(_bound("--individual", p) for p in parts)
+    if getattr(args, "norm", None) is not None:
+        if args.norm not in _NORMS:
+            raise InvalidArgument.bad("--norm", args.norm, " | ".join(_NORMS))
+        out["norm"] = args.norm
+    if getattr(args, "examples", None) is not None:
+        try:
+            examples = float(str(args.examples).replace("_", ""))
+        except ValueError:
+            examples = math.nan
+        if not math.isfinite(examples) or examples != int(examples) or not 1 <= examples <= 10**7:
+            raise InvalidArgument.bad("--examples", args.examples, "an integer in [1, 10000000]")
+        out["examples"] = int(examples)
+    return out
 
 
 def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any]] = None,

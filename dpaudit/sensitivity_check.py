@@ -15,52 +15,13 @@ and is the target's ERROR verdict, naming the cause. The record is the search's 
 
 from __future__ import annotations
 
-import argparse
-import math
 import shlex
 import time
 from typing import Any, Callable, Mapping, Optional
 
 from dpaudit.claims import Domain, Neighbours
-from dpaudit.errors import InvalidArgument
 
-__all__ = ["parse_sensitivity_flags", "check_sensitivity_of"]
-
-_NORMS = ("l1", "l2", "linf")
-
-
-def _number(flag: str, raw: Any) -> float:
-    try:
-        value = float(str(raw).strip().replace("_", ""))
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise InvalidArgument.bad(flag, raw, "a finite number >= 0")
-    return value
-
-
-def parse_sensitivity_flags(args: argparse.Namespace) -> dict[str, Any]:
-    """Validate ``--sensitivity``, ``--individual``, ``--norm`` and ``--examples``."""
-    out: dict[str, Any] = {"bound": _number("--sensitivity", args.sensitivity),
-                           "individual": None, "norm": None, "examples": 1000}
-    if getattr(args, "individual", None) is not None:
-        parts = [p for p in str(args.individual).split(",") if p.strip()]
-        if not parts:
-            raise InvalidArgument.bad("--individual", args.individual, "numbers D0,D1,... >= 0")
-        out["individual"] = tuple(_number("--individual", p) for p in parts)
-    if getattr(args, "norm", None) is not None:
-        if args.norm not in _NORMS:
-            raise InvalidArgument.bad("--norm", args.norm, " | ".join(_NORMS))
-        out["norm"] = args.norm
-    if getattr(args, "examples", None) is not None:
-        try:
-            examples = float(str(args.examples).replace("_", ""))
-        except ValueError:
-            examples = math.nan
-        if not math.isfinite(examples) or examples != int(examples) or not 1 <= examples <= 10**7:
-            raise InvalidArgument.bad("--examples", args.examples, "an integer in [1, 10000000]")
-        out["examples"] = int(examples)
-    return out
+__all__ = ["check_sensitivity_of"]
 
 
 def _claim(settings: Any, facts: Optional[Mapping[str, Any]], func: Optional[Callable]) -> dict:

@@ -36,7 +36,7 @@ import os
 import platform
 import struct
 import sys
-from typing import Any, Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 __all__ = ["ISOLATION_LEVELS", "enter", "landlock_abi", "Attempts", "read_roots", "strict_available"]
 
