@@ -6,7 +6,7 @@ README's example), audited at 95% confidence. Rows:
 * ``budget``: audits with growing sample budgets (batch form), seconds and ε_LB for each;
 * ``timeout``: the same mechanism with ``timeout=10`` and the default budget: the anytime result;
 * ``loop`` : the same mechanism without a batch form (one Python call per sample), on one core
-  and on all cores through :class:`dpaudit.parallel.ForkExecutor` (same seed: same result).
+  and on all cores through :class:`dpaudit.execution.fork.ForkExecutor` (same seed: same result).
 
 Run::
 
@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 
 import dpaudit
-from dpaudit.parallel import ForkExecutor
-from dpaudit.sampling import InProcessExecutor
+from dpaudit.execution.fork import ForkExecutor
+from dpaudit.execution.base import InProcessExecutor
 
 RESULTS = Path(__file__).resolve().parent / "results" / "auditor_speed.json"
 EPS = 1.0

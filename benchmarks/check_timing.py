@@ -88,8 +88,8 @@ def _spec():
 def time_executors(samples: int, repeats: int) -> dict:
     """The same batches in process and in the (warm) sandbox, interleaved; medians per run."""
     from dpaudit.rng import root_sequence
-    from dpaudit.sampling import InProcessExecutor, plan_batches
-    from dpaudit.sandbox import SandboxExecutor
+    from dpaudit.execution.base import InProcessExecutor, plan_batches
+    from dpaudit.execution.sandbox import SandboxExecutor
 
     loaded, spec = _spec()
     tasks = plan_batches(np.zeros(spec.size), root_sequence(1), samples)
@@ -118,8 +118,8 @@ def time_audits(repeats: int, samples) -> dict:
     """A whole dpaudit.audit of the batch Laplace in process and in a warm sandbox child,
     interleaved; and, separately, how long a child takes to start (spawn to ready)."""
     import dpaudit
-    from dpaudit.sampling import InProcessExecutor
-    from dpaudit.sandbox import SandboxExecutor
+    from dpaudit.execution.base import InProcessExecutor
+    from dpaudit.execution.sandbox import SandboxExecutor
 
     loaded, spec = _spec()
     dpaudit.audit(spec, seed=2, samples=20_000, executor=InProcessExecutor())  # warm imports

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 import time
 from dataclasses import replace
 from typing import Any, Callable, Optional
@@ -48,7 +47,7 @@ from dpaudit.claims import Neighbours, check_confidence
 from dpaudit.errors import InvalidArgument, MechanismError
 from dpaudit.results import AuditResult, Counterexample, Interval, Verdict
 from dpaudit.rng import check_seed
-from dpaudit.sampling import InProcessExecutor
+from dpaudit.execution.base import InProcessExecutor
 from dpaudit.spec import CallForm, Declaration, MechanismSpec
 
 __all__ = ["audit", "exact_audit", "default_samples"]
@@ -116,25 +115,17 @@ def _check_callable(name: str, f: Any) -> None:
 # ---------------------------------------------------------------------------------- reproduce
 
 def _reproduce(spec: MechanismSpec, samples: int, seed: int, exact: bool = False) -> str:
-    """A command line when the mechanism lives in a file, else a Python snippet."""
-    func = getattr(spec.func, "__name__", "mechanism")
-    lo, hi = spec.domain.lo, spec.domain.hi
-    src = spec.source[0] if spec.source else None
-    if not exact and src and os.path.isfile(src) and not func.startswith("<"):
-        return (f"dpaudit check {src}:{func} --epsilon {spec.epsilon:g} --delta {spec.delta:g} "
-                f"--neighbours {spec.neighbours.value} --domain={lo:g}:{hi:g} --size {spec.size} "
-                f"--samples {samples} --seed {seed}")
-    call = "exact_audit" if exact else "audit"
-    extra = "" if exact else f", samples={samples}"
-    return (f"import dpaudit; dpaudit.{call}({func}, epsilon={spec.epsilon!r}, delta={spec.delta!r}, "
-            f"neighbours={spec.neighbours.value!r}, domain=({lo!r}, {hi!r}), size={spec.size}"
-            f"{extra}, seed={seed})")
+    """A command line when the mechanism lives in a file, else a Python call
+    (:func:`dpaudit.reproduce.for_spec`; the claim's floats round-trip exactly)."""
+    from dpaudit.reproduce import for_spec
+
+    return for_spec(spec, samples=samples, seed=seed, exact=exact)
 
 
 # ---------------------------------------------------------------------------------- sampled
 
 def _default_executor(spec: MechanismSpec):
-    from dpaudit.parallel import ForkExecutor, default_workers
+    from dpaudit.execution.fork import ForkExecutor, default_workers
 
     if spec.call_form is not CallForm.BATCH and default_workers() > 1 and ForkExecutor.available():
         return ForkExecutor()
@@ -165,7 +156,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     _check_size(spec)
     if executor is not None and not callable(getattr(executor, "run", None)):
         raise InvalidArgument.bad("executor", executor, "None or an object with run(spec, tasks)")
-    from dpaudit._blas import single_blas_thread
+    from dpaudit.execution.blas import single_blas_thread
     from dpaudit.search import engine
 
     t0 = time.monotonic()

@@ -1,8 +1,8 @@
 """Drawing outputs for the auditor: budget and time accounting, common random numbers, and the
 streamed event counts of the validation split.
 
-Every draw goes through :func:`dpaudit.sampling.plan_batches` and an
-:class:`~dpaudit.sampling.Executor`, so the same seed gives the same outputs whatever the executor
+Every draw goes through :func:`dpaudit.execution.base.plan_batches` and an
+:class:`~dpaudit.execution.base.Executor`, so the same seed gives the same outputs whatever the executor
 and the number of workers, and every batch is validated and encoded by
 :class:`~dpaudit.outputs.OutputEncoder` (bad outputs raise MechanismError naming the dataset).
 
@@ -24,7 +24,7 @@ from dpaudit.estimators.events import Event
 from dpaudit.estimators.validation import Exhausted
 from dpaudit.neighbours.relations import Pair
 from dpaudit.outputs import OutputEncoder
-from dpaudit.sampling import BATCH_SIZE, Executor, plan_batches
+from dpaudit.execution.base import BATCH_SIZE, Executor, plan_batches
 from dpaudit.spec import CallForm, MechanismSpec
 
 __all__ = ["Sampler", "Exhausted", "LOOP_BATCH", "fresh"]

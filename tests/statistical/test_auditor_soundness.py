@@ -19,7 +19,7 @@ import dpaudit
 from dpaudit.estimators import validation
 from dpaudit.estimators.bounds import BoundMethod, Counts
 from dpaudit.estimators.selection import choose_event
-from dpaudit.sampling import InProcessExecutor
+from dpaudit.execution.base import InProcessExecutor
 from dpaudit.search import engine
 
 pytestmark = pytest.mark.statistical
