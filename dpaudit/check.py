@@ -54,6 +54,7 @@ class CheckSettings:
     call_timeout: Optional[float]
     memory: Optional[int]
     in_process: bool = False
+    executor: Optional[str] = None
     reports: Mapping[str, Optional[str]] = field(default_factory=dict)
     exit_zero: bool = False
     fail_on_inconclusive: bool = False
@@ -200,12 +201,28 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         call_timeout=values["call-timeout"],
         memory=values["memory"],
         in_process=bool(getattr(args, "in_process", False)),
+        executor=_executor_option(args),
         reports=report_paths(args),
         exit_zero=bool(getattr(args, "exit_zero", False)),
         fail_on_inconclusive=bool(getattr(args, "fail_on_inconclusive", False)),
         quiet=bool(getattr(args, "quiet", False)),
         origin=origin,
     )
+
+
+def _executor_option(args: argparse.Namespace) -> Optional[str]:
+    """``--executor dask`` or ``--executor tcp://HOST:PORT``; refused for untrusted code (a Dask
+    worker calls the mechanism without the sandbox), so it needs ``--in-process``."""
+    value = getattr(args, "executor", None)
+    if value is None:
+        return None
+    if value != "dask" and "://" not in value:
+        raise UsageError(f"--executor must be 'dask' or a scheduler address such as tcp://HOST:8786, "
+                         f"got {value!r}")
+    if not getattr(args, "in_process", False):
+        raise UsageError(f"--executor {value} runs the mechanism in Dask workers without the sandbox; "
+                         "add --in-process to confirm the code is trusted")
+    return value
 
 
 def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbours: Any,
@@ -272,10 +289,15 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     internal_errors = 0
     deadline = None if settings.timeout is None else time.monotonic() + settings.timeout
     try:
+        cluster = _cluster(settings)
+    except UsageError as exc:
+        _write(_error_records(settings.targets, str(exc), command), reports, settings.seed, started, command)
+        raise
+    try:
         for target in settings.targets:
             progress.start(target)
             try:
-                record = _check_one(target, settings, progress, deadline)
+                record = _check_one(target, settings, progress, deadline, cluster)
             except (LoadError, UsageError, InvalidArgument) as exc:
                 progress.clear()
                 records.append(_error_record(target, str(exc), command))
@@ -303,6 +325,9 @@ def run_check(args: argparse.Namespace) -> ExitCode:
         records += _error_records(settings.targets[done + 1:], "not audited: interrupted", command)
         _write(records, reports, settings.seed, started, command, progress)
         raise
+    finally:
+        if cluster is not None:
+            cluster.close()
     _write(records, reports, settings.seed, started, command, progress)
     progress.reproduce(records)
     if internal_errors:
@@ -330,8 +355,17 @@ def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], se
             raise UsageError(str(exc)) from None
 
 
+def _cluster(settings: CheckSettings) -> Any:
+    """The Dask executor of ``--executor`` (None without it), shared by every target of the run."""
+    if settings.executor is None:
+        return None
+    from dpaudit.execution.dask import executor_from_option
+
+    return executor_from_option(settings.executor, trusted=settings.in_process)
+
+
 def _check_one(target: str, settings: CheckSettings, progress: Any,
-               deadline: Optional[float]) -> dict:
+               deadline: Optional[float], cluster: Any = None) -> dict:
     """Load, audit and record one target. Load and claim errors propagate (usage errors); a
     misbehaving mechanism is an ERROR record."""
     from dpaudit.loader import load_mechanism, parse_target
@@ -366,7 +400,8 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
         try:
             result = dpaudit.auditor.audit(spec, samples=settings.samples,
                                            confidence=settings.confidence, seed=settings.seed,
-                                           executor=executor, progress=progress, timeout=remaining)
+                                           executor=executor or cluster, progress=progress,
+                                           timeout=remaining)
         except MechanismError as exc:  # the auditor should have made it an ERROR verdict
             record = _error_record(loaded.target, str(exc), reproduce)
             record["elapsed_s"] = time.monotonic() - t0

@@ -61,6 +61,10 @@ MIN_SCORE_SAMPLES = 50
 #: samples (below it, climbing would chase the noise of the scores)
 MIN_SEARCH_SAMPLES = 400
 MAX_SCORE_SAMPLES = 50_000
+#: the phases that choose the pair and the event take their shares of at most this many samples;
+#: the rest of a larger budget goes to validation, where only counts come back, so the memory of
+#: the parent stays bounded whatever the budget (outputs of the selection phases are kept)
+SELECTION_BASE = 20_000_000
 
 
 @dataclass(slots=True, eq=False)
@@ -108,8 +112,9 @@ class _Audit:
         self.drawn: dict = {}  # scoring samples drawn ahead (pattern scoring), by pair key
         self.n_score = MIN_SCORE_SAMPLES
         budget = sampler.budget
-        self.search_budget = int(SEARCH_SHARE * budget)
-        self.select_budget = int(sum(share for _, share in RACE) * budget)
+        self.base = min(budget, SELECTION_BASE)  # what the selection phases' shares are of
+        self.search_budget = int(SEARCH_SHARE * self.base)
+        self.select_budget = int(sum(share for _, share in RACE) * self.base)
         self.lam = max(1.0, (budget - self.search_budget - self.select_budget) / (2.0 * k))
         self.best_estimate = -math.inf
         self.pairs: dict = {}
@@ -180,7 +185,7 @@ class _Audit:
 def _score_patterns(a: _Audit, patterns: list[Pair]) -> None:
     # half the search budget, but enough to score every pattern once on a small budget
     budget = int(max(a.search_budget // 2,
-                     min(0.3 * a.sampler.budget, 2 * len(patterns) * MIN_SCORE_SAMPLES)))
+                     min(0.3 * a.base, 2 * len(patterns) * MIN_SCORE_SAMPLES)))
     a.n_score = int(np.clip(budget / (2 * max(1, len(patterns))), MIN_SCORE_SAMPLES, MAX_SCORE_SAMPLES))
     deadline = a.phase_deadline(0.35)
     # as many patterns as the budget scores at 2·n_score samples each (at least one)
@@ -276,7 +281,7 @@ def _race(a: _Audit) -> list[Candidate]:
     record = []
     carry = 0
     for i, ((width, share), seed) in enumerate(zip(stages, a.s_select.spawn(len(stages)))):
-        budget = int(share * a.sampler.budget) + carry
+        budget = int(share * a.base) + carry
         last = i == len(stages) - 1
         if budget < 2 * width * MIN_RACE_SAMPLES:
             if not last:  # too small to rank this many pairs: leave the samples to the next stage
