@@ -5,7 +5,7 @@
    of up to 50 records, under each relation, the individual model and a utility searched over r.
    Goal: at least 1,000 examples per second. Both wall-clock and process CPU rates are recorded
    (this machine is shared, so wall time is inflated by other processes).
-2. Time to refute each planted bug (dpaudit/sensitivity/controls.py) and the raw statistics,
+2. Time to refute each planted bug (mechanisms/controls/sensitivity.py) and the raw statistics,
    median over 20 seeds. Goal: at most 2 s each.
 
 Usage::
@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import dpaudit  # noqa: E402
 from dpaudit.results import Verdict, jsonable  # noqa: E402
-from dpaudit.sensitivity.controls import CONTROLS, raw_mean, raw_median, unclipped_sum  # noqa: E402
+from dpaudit.reference.controls.sensitivity import CONTROLS, raw_mean, raw_median, unclipped_sum  # noqa: E402
 from seed001_common import machine  # noqa: E402  (platform, CPU count, load, date)
 
 RESULTS = HERE / "results"

@@ -26,7 +26,7 @@ from seed000_common import emit, save
 from dpaudit.rng import generator, root_sequence
 from dpaudit.reference.duff import Duff
 from dpaudit.reference.quantile import QuantileEM
-from dpaudit.reference.smooth_sensitivity import median_smooth_sensitivity
+from dpaudit.reference.analysis.smooth_sensitivity import median_smooth_sensitivity
 
 LO, HI = -10.0, 10.0
 

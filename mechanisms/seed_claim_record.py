@@ -1,6 +1,6 @@
 """The ``seed-claim`` record kind: a source paper's statement re-checked numerically.
 
-A seed claim (:mod:`dpaudit.reference.seed_claim_types`) is a formula, lemma or theorem of a seed
+A seed claim (:mod:`dpaudit.reference.claims.types`) is a formula, lemma or theorem of a seed
 paper, its recorded verdict, and a check that re-derives the evidence (exact sums, quadrature,
 exact privacy losses, enumeration). Its record's claim is the statement and where the paper makes
 it (``S4 eq 2.1``); its finding is the check's detail with the observed value against the bound.

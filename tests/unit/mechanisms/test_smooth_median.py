@@ -12,16 +12,17 @@ from dpaudit.claims import ApproxDP, PureDP
 from dpaudit.errors import InvalidArgument
 from dpaudit.laws import ContinuousLaw
 from dpaudit.results import Verdict
-from dpaudit.reference.duff_bounds import (
+from dpaudit.reference.analysis.duff_bounds import (
     level_set_measure,
     theorem1_assumption_holds,
     theorem1_bound,
     theorem1_constant,
     theorem1_radius,
 )
-from dpaudit.reference.seed_claims import evaluate_claims, order_statistic_pairs, seed_claims
+from dpaudit.reference.claims import evaluate
+from dpaudit.reference.claims.exponential import claims, order_statistic_pairs
 from dpaudit.reference.smooth_mechanisms import SmoothCauchyMedian, SmoothLaplaceMedian, laplace_beta
-from dpaudit.reference.smooth_sensitivity import (
+from dpaudit.reference.analysis.smooth_sensitivity import (
     median_local_sensitivity,
     median_of,
     median_smooth_sensitivity,
@@ -155,8 +156,8 @@ def test_level_sets_grow_with_t():
 
 
 def test_every_seed_claim_check_agrees_with_its_recorded_verdict():
-    checks = evaluate_claims()
-    assert len(checks) == len(seed_claims()) >= 14
+    checks = [c.evaluate() for c in claims()]
+    assert len(checks) == len(claims()) >= 14
     bad = [(c.claim.id, c.evidence.detail) for c in checks if not c.agrees]
     assert not bad
     ids = {c.claim.id: c for c in checks}
@@ -168,7 +169,7 @@ def test_every_seed_claim_check_agrees_with_its_recorded_verdict():
         rec = c.to_record()
         assert rec["verdict"] in ("refuted", "not_refuted") and rec["kind"] == "seed-claim"
     with pytest.raises(InvalidArgument, match="claim_id"):
-        evaluate_claims("no-such-claim")
+        evaluate("no-such-claim")
 
 
 def test_order_statistic_pairs_are_neighbours():
