@@ -21,16 +21,21 @@ import numpy as np
 
 from dpaudit.estimators.bounds import Counts
 from dpaudit.estimators.events import Event
+from dpaudit.estimators.validation import Exhausted
 from dpaudit.neighbours.relations import Pair
 from dpaudit.outputs import OutputEncoder
 from dpaudit.execution.base import BATCH_SIZE, Executor, plan_batches
 from dpaudit.execution.counting import CountUnit, count_units
 from dpaudit.spec import CallForm, MechanismSpec
 
-__all__ = ["Sampler", "Exhausted", "LOOP_BATCH", "fresh"]
+__all__ = ["Sampler", "Exhausted", "LOOP_BATCH", "SELECTION_BASE", "fresh"]
 
 #: batch size for mechanisms without a batch form (small, so a parallel executor can spread them)
 LOOP_BATCH = 2_000
+#: the phases that choose the pair and the event take their shares of at most this many samples;
+#: the rest of a larger budget goes to validation, where only counts come back, so the memory of
+#: the parent stays bounded whatever the budget (the selection phases keep their outputs)
+SELECTION_BASE = 20_000_000
 
 
 def fresh(seq: np.random.SeedSequence) -> np.random.SeedSequence:
@@ -38,10 +43,6 @@ def fresh(seq: np.random.SeedSequence) -> np.random.SeedSequence:
     second call gives new children), so every plan that must repeat the same batch seeds, such as
     the two datasets of a pair, starts from a fresh copy."""
     return np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key, pool_size=seq.pool_size)
-
-
-class Exhausted(Exception):
-    """The sample budget or the time limit of a phase ran out (internal control flow)."""
 
 
 class Sampler:
@@ -57,6 +58,12 @@ class Sampler:
         self.on_batch = on_batch
         self.batch_size = BATCH_SIZE if spec.call_form is CallForm.BATCH else LOOP_BATCH
         self.time_cut = False  # set when a time limit stopped a draw
+
+    @property
+    def selection_base(self) -> int:
+        """What the selection phases' shares of the budget are shares of: the budget, at most
+        :data:`SELECTION_BASE`."""
+        return min(self.budget, SELECTION_BASE)
 
     @property
     def remaining(self) -> int:

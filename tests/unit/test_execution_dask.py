@@ -27,7 +27,7 @@ from dpaudit.estimators.scores import Identity  # noqa: E402
 from dpaudit.outputs import OutputEncoder  # noqa: E402
 from dpaudit.reference.laplace import Laplace  # noqa: E402
 from dpaudit.report.model import differences  # noqa: E402
-from dpaudit.search import engine  # noqa: E402
+from dpaudit.search import sampler as sampler_module  # noqa: E402
 
 SAMPLES = 400_000
 
@@ -109,7 +109,7 @@ class Spy:
 def test_validation_returns_counts_so_outputs_stay_bounded_whatever_the_budget(threads2, monkeypatch):
     """With the selection phases capped at SELECTION_BASE draws, a 10x larger budget brings back no
     more outputs: the rest is validation, counted on the workers."""
-    monkeypatch.setattr(engine, "SELECTION_BASE", 100_000)
+    monkeypatch.setattr(sampler_module, "SELECTION_BASE", 100_000)
     spec = Laplace(epsilon=1.0).spec()
     spy_small, spy_large = Spy(threads2), Spy(threads2)
     dpaudit.audit(spec, samples=200_000, seed=5, executor=spy_small)
