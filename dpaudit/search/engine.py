@@ -224,7 +224,7 @@ def _search(a: _Audit, strategy: Any) -> None:
     if strategy is None:
         try:
             strategy = default_strategy(a.spec.neighbours, a.spec.domain, a.spec.size)
-        except ImportError:  # the strategies of issue 6 are not installed
+        except ImportError:  # hypothesis (the neighbour strategies) is not installed
             strategy = None
     out = targeted_search(evaluate, strategy, goal=goal, max_examples=examples,
                           seed=int(a.s_hyp.generate_state(1)[0]), budget_left=budget_left)
