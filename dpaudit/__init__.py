@@ -45,7 +45,7 @@ _EXPORTS: dict[str, str] = {
     "LoadError": "dpaudit.errors",
     "MechanismError": "dpaudit.errors",
     # command line
-    "ExitCode": "dpaudit.cli",
+    "ExitCode": "dpaudit.exitcodes",
     # third-party code: load by path, run sandboxed (dpaudit/loader.py, dpaudit/execution/sandbox.py)
     "load_mechanism": "dpaudit.loader",
     "SandboxExecutor": "dpaudit.execution.sandbox",

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 import time
 from dataclasses import replace
 from typing import Any, Callable, Optional
@@ -116,19 +115,11 @@ def _check_callable(name: str, f: Any) -> None:
 # ---------------------------------------------------------------------------------- reproduce
 
 def _reproduce(spec: MechanismSpec, samples: int, seed: int, exact: bool = False) -> str:
-    """A command line when the mechanism lives in a file, else a Python snippet."""
-    func = getattr(spec.func, "__name__", "mechanism")
-    lo, hi = spec.domain.lo, spec.domain.hi
-    src = spec.source[0] if spec.source else None
-    if not exact and src and os.path.isfile(src) and not func.startswith("<"):
-        return (f"dpaudit check {src}:{func} --epsilon {spec.epsilon:g} --delta {spec.delta:g} "
-                f"--neighbours {spec.neighbours.value} --domain={lo:g}:{hi:g} --size {spec.size} "
-                f"--samples {samples} --seed {seed}")
-    call = "exact_audit" if exact else "audit"
-    extra = "" if exact else f", samples={samples}"
-    return (f"import dpaudit; dpaudit.{call}({func}, epsilon={spec.epsilon!r}, delta={spec.delta!r}, "
-            f"neighbours={spec.neighbours.value!r}, domain=({lo!r}, {hi!r}), size={spec.size}"
-            f"{extra}, seed={seed})")
+    """A command line when the mechanism lives in a file, else a Python call
+    (:func:`dpaudit.reproduce.for_spec`; the claim's floats round-trip exactly)."""
+    from dpaudit.reproduce import for_spec
+
+    return for_spec(spec, samples=samples, seed=seed, exact=exact)
 
 
 # ---------------------------------------------------------------------------------- sampled

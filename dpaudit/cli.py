@@ -6,7 +6,7 @@ ERROR verdict in the results, never a dpaudit traceback; an unexpected bug in dp
 prints one line (and the traceback only with ``DPAUDIT_DEBUG=1``) and exits 4.
 
 Subcommand bodies live with the code they drive and are imported lazily, so ``dpaudit --help``
-stays fast: ``check`` → :mod:`dpaudit.check`, ``audit``/``list`` → :mod:`dpaudit.suite`,
+stays fast: ``check`` → :mod:`dpaudit.check`, ``audit``/``list`` → :mod:`dpaudit.suite.commands`,
 ``verify`` → :mod:`dpaudit.formal.cli`, ``report`` → :mod:`dpaudit.report.cli`.
 """
 
@@ -16,21 +16,11 @@ import argparse
 import importlib
 import os
 import sys
-from enum import IntEnum
 from typing import Optional, Sequence
 
+from dpaudit.exitcodes import ExitCode
+
 __all__ = ["ExitCode", "main", "build_parser"]
-
-
-class ExitCode(IntEnum):
-    """Process exit codes (DESIGN.md; documented in README.md)."""
-
-    OK = 0                 #: no claim refuted
-    REFUTED = 1            #: at least one claim refuted
-    INCONCLUSIVE = 2       #: only inconclusive results, with --fail-on-inconclusive
-    USAGE_ERROR = 3        #: bad flags, unloadable file, or the only target errored
-    INTERNAL_ERROR = 4     #: a bug in dpaudit
-    NOTHING_TO_AUDIT = 5   #: no mechanism, audit or claim matched
 
 
 class _Parser(argparse.ArgumentParser):
@@ -128,8 +118,8 @@ def _report_flags(p: argparse.ArgumentParser, html_default: Optional[str] = None
 
 _COMMANDS = {
     "check": ("dpaudit.check", "run_check"),
-    "audit": ("dpaudit.suite", "run_audit"),
-    "list": ("dpaudit.suite", "run_list"),
+    "audit": ("dpaudit.suite.commands", "run_audit"),
+    "list": ("dpaudit.suite.commands", "run_list"),
     "verify": ("dpaudit.formal.cli", "run_verify"),
     "report": ("dpaudit.report.cli", "run_report"),
 }

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dpaudit.cli import ExitCode
+from dpaudit.exitcodes import ExitCode
 from dpaudit.errors import UsageError
 from dpaudit.report import read_json, report_paths, write_reports
 from dpaudit.report.describe import verdict_label
