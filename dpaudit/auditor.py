@@ -225,7 +225,7 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
     pair = cand.pair if choice.numerator == 0 else cand.pair.swapped()
     decode = _decoder(out)
     event = choice.event.to_record(decode)
-    cx = Counterexample(pair.dataset, pair.neighbour, event, b.p, b.q,
+    cx = Counterexample(*pair.tuples(), event, b.p, b.q,
                         Interval(*b.p_interval), Interval(*b.q_interval))
     details.update({
         "bound_method": b.method, "alpha": b.alpha, "pair_label": cand.pair.label,
@@ -316,14 +316,14 @@ def _exact_result(spec: MechanismSpec, obj: Any, found: Any, common: dict, elaps
             if best is None or gap > best[0] or (not refuted and ls.p > best[1].p and gap >= best[0]):
                 best = (gap, ls, num)
         _, ls, num = best
-        d, d2 = (pair.dataset, pair.neighbour) if num == 0 else (pair.neighbour, pair.dataset)
+        d, d2 = pair.tuples() if num == 0 else pair.swapped().tuples()
         event = _level_event(ls, eps if refuted else loss - tol)
         cx = Counterexample(d, d2, event, ls.p, ls.q, Interval(ls.p, ls.p), Interval(ls.q, ls.q))
     else:
         refuted = loss > eps + tol
         details["note"] = "log_prob only: the loss is exact at the outputs evaluated (a lower bound)"
         event = {"kind": "output", "text": f"output = {_plain(witness)!r}", "atoms": [_plain(witness)]}
-        cx = Counterexample(pair.dataset, pair.neighbour, event, math.nan, math.nan,
+        cx = Counterexample(*pair.tuples(), event, math.nan, math.nan,
                             Interval(math.nan, math.nan), Interval(math.nan, math.nan))
     verdict = Verdict.REFUTED if refuted else Verdict.NOT_REFUTED
     return AuditResult(verdict=verdict, epsilon_lower_bound=loss,

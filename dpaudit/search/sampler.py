@@ -21,6 +21,7 @@ import numpy as np
 
 from dpaudit.estimators.bounds import Counts
 from dpaudit.estimators.events import Event
+from dpaudit.estimators.validation import Exhausted
 from dpaudit.neighbours.relations import Pair
 from dpaudit.outputs import OutputEncoder
 from dpaudit.execution.base import BATCH_SIZE, Executor, plan_batches
@@ -37,10 +38,6 @@ def fresh(seq: np.random.SeedSequence) -> np.random.SeedSequence:
     second call gives new children), so every plan that must repeat the same batch seeds, such as
     the two datasets of a pair, starts from a fresh copy."""
     return np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key, pool_size=seq.pool_size)
-
-
-class Exhausted(Exception):
-    """The sample budget or the time limit of a phase ran out (internal control flow)."""
 
 
 class Sampler:

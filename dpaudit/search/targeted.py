@@ -60,7 +60,7 @@ class _Stop(Exception):
 
 def _as_pair(x: Any) -> Pair:
     if isinstance(x, Pair):
-        return x
+        return x if x.label else Pair.of(x.dataset, x.neighbour, "hypothesis")
     d = getattr(x, "dataset", None)
     if d is not None:
         return Pair.of(np.asarray(d).reshape(-1), np.asarray(x.neighbour).reshape(-1), "hypothesis")
