@@ -190,7 +190,9 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
             record["elapsed_s"] = time.monotonic() - t0
         else:
             record = result.to_record()
-            record["reproduce"] = reproduce
+            record["reproduce"] = reproduce if result.reproducible is not False else \
+                reproduce_command(loaded.target, settings, spec.claim, spec.neighbours, spec.domain,
+                                  spec.size, budget, own_randomness=True)
         record["location"] = location(spec.source)
         return record
     finally:
