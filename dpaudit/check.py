@@ -72,12 +72,17 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     records: list[dict] = []
     internal_errors = 0
     deadline = None if settings.timeout is None else time.monotonic() + settings.timeout
+    try:
+        cluster = _cluster(settings)
+    except UsageError as exc:
+        _write(_error_records(settings.targets, str(exc), command), reports, settings.seed, started, command)
+        raise
     stop = _StopOnSignals()
     try:
         for target in settings.targets:
             progress.start(target)
             try:
-                record = _check_one(target, settings, progress, deadline)
+                record = _check_one(target, settings, progress, deadline, cluster)
             except (LoadError, UsageError, InvalidArgument) as exc:
                 progress.clear()
                 exc = type(exc)(clean_record(str(exc)))
@@ -109,6 +114,8 @@ def run_check(args: argparse.Namespace) -> ExitCode:
         raise
     finally:
         stop.restore()
+        if cluster is not None:
+            cluster.close()
     _write(records, reports, settings.seed, started, command, progress)
     progress.reproduce(records)
     if internal_errors:
@@ -241,8 +248,17 @@ def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], se
             raise UsageError(str(exc)) from None
 
 
+def _cluster(settings: CheckSettings) -> Any:
+    """The Dask executor of ``--executor`` (None without it), shared by every target of the run."""
+    if settings.executor is None:
+        return None
+    from dpaudit.execution.dask import executor_from_option
+
+    return executor_from_option(settings.executor, trusted=settings.in_process)
+
+
 def _check_one(target: str, settings: CheckSettings, progress: Any,
-               deadline: Optional[float]) -> dict:
+               deadline: Optional[float], cluster: Any = None) -> dict:
     """Load, audit and record one target. Load and claim errors propagate (usage errors); a
     misbehaving mechanism is an ERROR record. Sandboxed, the file is imported only in the child:
     this process sees the mechanism through the child's description of it."""
@@ -298,13 +314,16 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
         try:
             result = dpaudit.auditor.audit(spec, samples=settings.samples,
                                            confidence=settings.confidence, seed=settings.seed,
-                                           executor=executor, progress=progress, timeout=remaining)
+                                           executor=executor or cluster, progress=progress,
+                                           timeout=remaining)
         except MechanismError as exc:  # the auditor should have made it an ERROR verdict
             record = _error_record(name, str(exc), reproduce)
             record["elapsed_s"] = time.monotonic() - t0
         else:
             record = result.to_record()
-            record["reproduce"] = reproduce
+            record["reproduce"] = reproduce if result.reproducible is not False else \
+                reproduce_command(name, settings, spec.claim, spec.neighbours, spec.domain,
+                                  spec.size, budget, own_randomness=True)
         record["location"] = location(spec.source)
         record["isolation"] = isolation
         return record

@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --sensitivity: norm for vector outputs (default l1)")
     c.add_argument("--examples", metavar="N", type=str,
                    help="with --sensitivity: neighbouring pairs to try (default 1000)")
+    c.add_argument("--executor", metavar="dask|tcp://HOST:PORT",
+                   help="sample on Dask: a LocalCluster on this host, or an existing scheduler "
+                        "(trusted code only: needs --in-process; pip install 'dpaudit[dask]')")
     _report_flags(c)
     c.add_argument("--exit-zero", action="store_true", help="exit 0 even when a claim is refuted")
     c.add_argument("--fail-on-inconclusive", action="store_true",

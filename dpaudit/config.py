@@ -206,6 +206,7 @@ class CheckSettings:
     isolation: str = "strict"
     pass_env: tuple[str, ...] = ()
     sensitivity: Optional[Mapping[str, Any]] = None  # --sensitivity (dpaudit.sensitivity_check)
+    executor: Optional[str] = None
     reports: Mapping[str, Optional[str]] = field(default_factory=dict)
     exit_zero: bool = False
     fail_on_inconclusive: bool = False
@@ -278,6 +279,21 @@ def parse_sensitivity_flags(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _executor_option(args: argparse.Namespace) -> Optional[str]:
+    """``--executor dask`` or ``--executor tcp://HOST:PORT``; refused for untrusted code (a Dask
+    worker calls the mechanism without the sandbox), so it needs ``--in-process``."""
+    value = getattr(args, "executor", None)
+    if value is None:
+        return None
+    if value != "dask" and "://" not in value:
+        raise UsageError(f"--executor must be 'dask' or a scheduler address such as tcp://HOST:8786, "
+                         f"got {value!r}")
+    if not getattr(args, "in_process", False):
+        raise UsageError(f"--executor {value} runs the mechanism in Dask workers without the sandbox; "
+                         "add --in-process to confirm the code is trusted")
+    return value
+
+
 def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any]] = None,
                      config_path: Optional[str] = None) -> CheckSettings:
     """Validate the flags of ``dpaudit check`` and merge them over ``config`` (the
@@ -312,6 +328,7 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         isolation="none" if getattr(args, "in_process", False) else values["isolation"],
         pass_env=tuple(getattr(args, "pass_env", None) or ()),
         sensitivity=_sensitivity_settings(args),
+        executor=_executor_option(args),
         reports=report_paths(args),
         exit_zero=bool(getattr(args, "exit_zero", False)),
         fail_on_inconclusive=bool(getattr(args, "fail_on_inconclusive", False)),
