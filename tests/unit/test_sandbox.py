@@ -342,3 +342,20 @@ def test_the_private_folder_is_removed_and_the_child_isolated(mech_file, tmp_pat
         expected = "landlock" if landlock_abi() >= 1 else "process only"
         assert ex.isolation_in_force.startswith(expected)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_output_tail_stays_bounded_whatever_the_child_prints():
+    import os
+
+    from dpaudit.execution.process import TAIL_BYTES, OutputTail
+
+    r, w = os.pipe()
+    tail = OutputTail(r)
+    for i in range(200):  # 2 MB through a 64 kB pipe, drained as dpaudit does while it waits
+        os.write(w, (f"line {i} " + "x" * 10_000 + "\n").encode())
+        tail.drain()
+        assert len(tail._buf) <= 2 * TAIL_BYTES
+    os.write(w, b"the last words\n")
+    os.close(w)
+    assert tail.text().endswith("x\nthe last words\n") and len(tail.text()) == TAIL_BYTES
+    tail.close()
