@@ -359,3 +359,18 @@ def test_the_output_tail_stays_bounded_whatever_the_child_prints():
     os.close(w)
     assert tail.text().endswith("x\nthe last words\n") and len(tail.text()) == TAIL_BYTES
     tail.close()
+
+
+def test_outputs_of_a_class_from_the_file_come_back_without_importing_it(tmp_path):
+    import sys
+
+    path = tmp_path / "own_class.py"
+    path.write_text("class Colour:\n    def __init__(self, v):\n        self.v = v\n"
+                    "    def __repr__(self):\n        return f'Colour({self.v})'\n"
+                    "def f(data, rng):\n    return Colour('red' if rng.random() < 0.5 else 'blue')\n")
+    spec = MechanismSpec.from_function(lambda data, rng: 0.0, epsilon=1.0)
+    before = set(sys.modules)
+    with SandboxExecutor(str(path), "f") as ex:
+        out = ex.run(spec, tasks(40))[0]
+    assert {repr(v) for v in out} == {"Colour(red)", "Colour(blue)"}
+    assert not [m for m in set(sys.modules) - before if m.startswith("_dpaudit_user_")]
