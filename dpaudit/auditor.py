@@ -114,12 +114,13 @@ def _check_callable(name: str, f: Any) -> None:
 
 # ---------------------------------------------------------------------------------- reproduce
 
-def _reproduce(spec: MechanismSpec, samples: int, seed: int, exact: bool = False) -> str:
+def _reproduce(spec: MechanismSpec, samples: int, seed: int, exact: bool = False,
+               own_randomness: bool = False) -> str:
     """A command line when the mechanism lives in a file, else a Python call
     (:func:`dpaudit.reproduce.for_spec`; the claim's floats round-trip exactly)."""
     from dpaudit.reproduce import for_spec
 
-    return for_spec(spec, samples=samples, seed=seed, exact=exact)
+    return for_spec(spec, samples=samples, seed=seed, exact=exact, own_randomness=own_randomness)
 
 
 # ---------------------------------------------------------------------------------- sampled
@@ -170,27 +171,51 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
         executor = own or InProcessExecutor()
     try:
         with single_blas_thread():  # speed beside other processes, and core-count-free results
+            reproducible = _replays(spec, executor, seed)
             out, looks = sequential.run(spec, executor, budget=budget, confidence=confidence,
                                         seed=seed, timeout=timeout, progress=progress,
                                         early_stop=bool(early_stop))
     finally:
         if own is not None:
             own.close()
-    return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, looks)
+    return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible,
+                           looks)
+
+
+def _replays(spec: MechanismSpec, executor: Any, seed: int) -> Optional[bool]:
+    """:func:`dpaudit.reproduce.replays`, None when the mechanism fails (the audit reports it)."""
+    from dpaudit.reproduce import replays
+
+    try:
+        return replays(spec, executor, seed)
+    except MechanismError:
+        return None
+
+
+def _strength(spec: MechanismSpec, out: Any, confidence: float, refuted: bool) -> Any:
+    """The p-value, margin and power of a validated result (:mod:`dpaudit.estimators.strength`)."""
+    from dpaudit.estimators import strength
+
+    b, choice = out.bound, out.candidate.choice
+    split = choice.split if b.method == choice.method else (0.5, 0.5)
+    k = (1.0 - confidence) / b.alpha  # the Bonferroni factor the run used
+    return strength.grade(b.method, out.counts, split, b.alpha, k, spec.epsilon, spec.delta,
+                          b.epsilon_lb, refuted)
 
 
 def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: float, seed: int,
-                    elapsed: float, looks: Optional[dict] = None) -> AuditResult:
+                    elapsed: float, reproducible: Optional[bool] = None,
+                    looks: Optional[dict] = None) -> AuditResult:
     details: dict = {"phases": out.phases, "timed_out": bool(out.timed_out),
                      "candidates_validated": out.validated}
     if looks is not None:
         details["early_stop"] = looks
     if out.schema is not None:
         details["output_kind"] = out.schema.description
-    reproduce = _reproduce(spec, budget, seed)
+    reproduce = _reproduce(spec, budget, seed, own_randomness=reproducible is False)
     common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours,
                   confidence=confidence, samples=int(out.samples), reproduce=reproduce,
-                  elapsed_s=elapsed, seed=seed)
+                  elapsed_s=elapsed, seed=seed, reproducible=reproducible)
     if out.error is not None:
         exc = out.error
         details["error_dataset"] = None if exc.dataset is None else np.asarray(exc.dataset).tolist()
@@ -199,9 +224,11 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
         return AuditResult(verdict=Verdict.ERROR, epsilon_lower_bound=None, delta_lower_bound=None,
                            counterexample=None, error=str(exc), details=details, **common)
     if out.bound is None:
+        from dpaudit.estimators.strength import no_evidence
+
         verdict = Verdict.INCONCLUSIVE if out.timed_out else Verdict.NOT_REFUTED
         return AuditResult(verdict=verdict, epsilon_lower_bound=0.0, delta_lower_bound=None,
-                           counterexample=None, details=details, **common)
+                           counterexample=None, details=details, strength=no_evidence(), **common)
     b, cand, counts = out.bound, out.candidate, out.counts
     choice = cand.choice
     pair = cand.pair if choice.numerator == 0 else cand.pair.swapped()
@@ -227,7 +254,8 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
     delta_lb = b.delta_lb if spec.delta > 0 else None
     verdict = Verdict.REFUTED if refuted else Verdict.NOT_REFUTED
     return AuditResult(verdict=verdict, epsilon_lower_bound=b.epsilon_lb, delta_lower_bound=delta_lb,
-                       counterexample=cx, details=details, **common)
+                       counterexample=cx, details=details,
+                       strength=_strength(spec, out, confidence, refuted), **common)
 
 
 def _decoder(out: Any) -> Callable[[float], Any]:

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from dpaudit.config import resolve_seed
 from dpaudit.errors import LoadError, UsageError
 from dpaudit.exitcodes import ExitCode, suite_exit_code
+from dpaudit.progress import strength_text
 from dpaudit.suite.define import DEFAULT_AUDIT_DIR, load_audits
 from dpaudit.suite.run import default_jobs, run_suite
 
@@ -32,6 +33,10 @@ def _line(rec: Mapping[str, Any]) -> str:
         parts.append(f"(expected {d.verdict_label(rec.get('expected'))})")
     if d.figure(rec):
         parts.append(d.figure(rec))
+    if rec.get("verdict") == "refuted" or rec.get("reproducible") is False:
+        strength = strength_text(rec)
+        if strength:
+            parts.append(f"[{strength}]")
     if rec.get("error"):
         parts.append(f"error: {rec['error']}")
     parts.append(f"{d.fmt(rec.get('elapsed_s'), 3)} s")
