@@ -84,6 +84,14 @@ class AuditDef:
     file: Optional[str] = None
     line: Optional[int] = None
     group: str = ""
+    requires: tuple[str, ...] = ()
+
+    def missing(self) -> tuple[str, ...]:
+        """The modules in ``requires`` (``requires=`` of every kind) that cannot be imported here:
+        such an audit is skipped, visibly, and never counted as passed."""
+        import importlib.util
+
+        return tuple(m for m in self.requires if importlib.util.find_spec(m) is None)
 
     @property
     def is_control(self) -> bool:
@@ -104,8 +112,12 @@ def _define(kind: AuditKind, id: str, target: Any, expected: Any, description: s
     if kind is AuditKind.SEED_CLAIM and exp is Verdict.PROVED:
         raise InvalidArgument(f"{id}: a seed claim is checked numerically and can never be proved; "
                               "expect refuted or not_refuted")
+    params = dict(params)
+    requires = params.pop("requires", ())
+    requires = (requires,) if isinstance(requires, str) else tuple(requires)
     frame = inspect.stack()[2]
-    return AuditDef(id, kind, target, dict(params), exp, description, frame.filename, frame.lineno)
+    return AuditDef(id, kind, target, params, exp, description, frame.filename, frame.lineno,
+                    requires=requires)
 
 
 #: Default confidence of a sampled suite audit. The reference mechanisms are tight (their true ε
@@ -304,6 +316,9 @@ def run_one(audit: AuditDef, root_seed: int) -> dict:
     if audit.group:
         out["group"] = audit.group
     out["seed"] = seed
+    library = getattr(target, "library", None)  # a library adapter's spec: name, version, claim
+    if isinstance(library, Mapping) and library:
+        out["library"] = dict(library)
     if audit.kind is AuditKind.SEED_CLAIM:  # where the claim is defined (its record says), else the audit
         loc = rec.get("location") if isinstance(rec.get("location"), Mapping) else _file_location(audit)
     else:
@@ -481,6 +496,11 @@ def run_audit(args: argparse.Namespace):
         return ExitCode.NOTHING_TO_AUDIT
     quiet = getattr(args, "quiet", False)
     started = time.time()
+    skipped = [skip_record(a) for a in audits if a.missing()]
+    audits = [a for a in audits if not a.missing()]
+    for rec in skipped:
+        if not quiet:
+            print(f"skip {rec['id']}  SKIPPED  {rec['reason']}", flush=True)
 
     def show(rec: dict) -> None:
         if not quiet:
@@ -490,6 +510,8 @@ def run_audit(args: argparse.Namespace):
     command = ["dpaudit", "audit", *(args.paths or [])] + [x for i in (args.ids or []) for x in ("--id", i)] \
         + ["--seed", str(seed)]
     run = make_run(records, seed=seed, started=started, finished=time.time(), command=command)
+    if skipped:
+        run["skipped"] = skipped
     outputs = {k: getattr(args, k, None) for k in ("html", "json", "junit", "sarif")}
     out_dir = Path(args.out or "reports")
     if not args.ids or str(args.out) != "reports":
@@ -499,16 +521,31 @@ def run_audit(args: argparse.Namespace):
     summary = run["summary"]
     bad = [r for r in records if r["verdict"] != r["expected"]]
     print(f"dpaudit audit: {summary['total']} audits, {summary['total'] - len(bad)} as expected, "
-          f"{len(bad)} not as expected (seed {seed}, {time.time() - started:.1f} s)")
+          f"{len(bad)} not as expected" + (f", {len(skipped)} SKIPPED (not run, not passed)" if skipped else "")
+          + f" (seed {seed}, {time.time() - started:.1f} s)")
+    if skipped:
+        needed = sorted({m for r in skipped for m in r["requires"]})
+        print(f"  skipped: {len(skipped)} audits need {', '.join(needed)}: pip install 'dpaudit[libraries]'")
     for r in bad:
         print(f"  {r['id']}: expected {r['expected']}, got {r['verdict']}; reproduce: {r['reproduce']}")
     for fmt, path in written.items():
         print(f"dpaudit: wrote {fmt}: {path}")
     if bad and not args.exit_zero:
         return ExitCode.REFUTED
+    if skipped and not records:
+        return ExitCode.NOTHING_TO_AUDIT
     if getattr(args, "fail_on_inconclusive", False) and summary["verdicts"]["inconclusive"]:
         return ExitCode.INCONCLUSIVE
     return ExitCode.OK
+
+
+def skip_record(audit: AuditDef) -> dict:
+    """What the report says of an audit that was not run because a module it needs is missing."""
+    missing = audit.missing()
+    return {"id": audit.id, "kind": audit.kind.value, "expected": audit.expected.value,
+            "description": audit.description, "group": audit.group, "requires": list(missing),
+            "reason": f"requires {', '.join(missing)} (not installed): pip install 'dpaudit[libraries]'",
+            "location": _file_location(audit)}
 
 
 def run_list(args: argparse.Namespace):
