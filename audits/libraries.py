@@ -164,22 +164,22 @@ TRUE_EPSILON = {
 
 AUDITS = [
     # OpenDP 0.16: claims from Measurement.map(d_in) under its input metric and output measure
-    sampled("opendp.sum-laplace", opendp_sum_laplace, samples=200_000, requires=OPENDP,
+    sampled("opendp.sum-laplace", opendp_sum_laplace, samples=300_000, requires=OPENDP,
             description="float sum over [0, 1] + Laplace(1), SymmetricDistance d_in=1 (add-remove), ε = map(1)"),
-    sampled("opendp.count", opendp_count, samples=100_000, requires=OPENDP,
+    sampled("opendp.count", opendp_count, samples=200_000, requires=OPENDP,
             description="count + discrete Laplace(1), SymmetricDistance d_in=1 (add-remove)"),
     sampled("opendp.histogram", opendp_histogram, samples=40_000, requires=OPENDP,
             description="count_by_categories {0, 1} + discrete Laplace(1), add-remove"),
     sampled("opendp.sized-mean", opendp_sized_mean, samples=20_000, requires=OPENDP,
             description="mean of 10 records in [0, 1] (size known) + Laplace(0.1), d_in=2 (one record replaced)"),
-    sampled("opendp.randomized-response", opendp_randomized_response, samples=40_000, requires=OPENDP,
+    sampled("opendp.randomized-response", opendp_randomized_response, samples=100_000, requires=OPENDP,
             description="randomized response on a bool, p = 0.75, DiscreteDistance: ε = ln 3"),
     sampled("opendp.gaussian-zcdp", opendp_gaussian_zcdp, samples=20_000, requires=OPENDP,
             description="float sum + Gaussian(1): ρ-zCDP with ρ = 0.5, audited as (ε, δ) at δ = 1e-3"),
     sampled("opendp.histogram.replace", lambda: opendp_histogram(neighbours="replace"), samples=60_000,
             expected="refuted", requires=OPENDP,
             description="control: the histogram's map(1) (one record added/removed) claimed for one record replaced: true ε = 2"),
-    sampled("opendp.clamping-skipped", lambda: opendp_sum_laplace(domain=(0.0, 2.0)), samples=40_000,
+    sampled("opendp.clamping-skipped", lambda: opendp_sum_laplace(domain=(0.0, 2.0)), samples=80_000,
             expected="refuted", requires=OPENDP,
             description="control: sum declared over [0, 1] fed records in [0, 2] without then_clamp: true ε = 2"),
     # diffprivlib 0.6.6: epsilon/bounds as the library takes them; random_state from the audit's seed
@@ -208,7 +208,7 @@ AUDITS = [
     sampled("diffprivlib.sensitivity-halved", dpl_sensitivity_halved, samples=100_000, expected="refuted",
             requires=DIFFPRIVLIB, description="control: mechanisms.Laplace told sensitivity 0.5 for a sum of sensitivity 1 (true ε = 2)"),
     # python-dp 1.1.5: its own randomness; one quick_result per dataset on a fresh algorithm
-    sampled("pydp.laplace", pydp("LaplaceMechanism", epsilon=1.0, sensitivity=1.0), samples=200_000,
+    sampled("pydp.laplace", pydp("LaplaceMechanism", epsilon=1.0, sensitivity=1.0), samples=300_000,
             requires=PYDP, description="LaplaceMechanism(epsilon=1, sensitivity=1).add_noise on one value"),
     sampled("pydp.count", pydp("Count", epsilon=1.0, dtype="float"), samples=400_000, requires=PYDP,
             description="Count(epsilon=1): one record added or removed"),

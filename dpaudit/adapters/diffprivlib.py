@@ -108,7 +108,8 @@ def target(name: str, *, neighbours: Any = None, size: int = 10, domain: Any = N
         rel = "linf"
     notion = Neighbours.parse(NOTIONS[name])
     chosen = Neighbours.parse(neighbours) if neighbours is not None else Neighbours.parse(rel)
-    text = f"{'(ε, δ)' if delta else 'ε'}-DP with {shown} (notion implied: {notion.description})"
+    implied = "values at most `sensitivity` apart" if kind == "mechanisms" else notion.description
+    text = f"{'(ε, δ)' if delta else 'ε'}-DP with {shown} (notion implied: {implied})"
     return make_spec("diffprivlib", _batch(call), label=f"{name}({shown})", epsilon=epsilon, delta=delta,
                      neighbours=chosen, domain=domain if domain is not None else dom, size=size,
                      claim_text=text, notion=notion.value, own_randomness=False)
