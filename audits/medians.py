@@ -3,8 +3,8 @@
 Reference mechanisms, each audited black-box and with its exact law: the finite exponential
 mechanism calibrated by range on a monotone utility (seed 003), the quantile exponential
 mechanism under change-one and add/remove (seed 004), Duff's median (seed 000), and the two
-smooth-sensitivity medians (NRS07; seed 000 Prop 2 corrected). Negative controls, each expected
-REFUTED:
+smooth-sensitivity medians (NRS07; seed 000 Prop 2 corrected). Negative controls
+(:mod:`dpaudit.reference.controls.medians`), each expected REFUTED:
 
 * ``em-range.broken-replace``: range calibration exp(ε·u/range) with range = Δu = 1 for a count
   utility under *replace* neighbours, where it is not monotone and the range is 2 (seed 003's
@@ -19,86 +19,19 @@ REFUTED:
 
 from __future__ import annotations
 
-import numpy as np
-
-from dpaudit.claims import Domain
-from dpaudit.spec import MechanismSpec
 from dpaudit.suite import exact, sampled
+from dpaudit.reference.controls.medians import (
+    duff_exponent_spec,
+    em_replace_spec,
+    local_noise_spec,
+    quantile_wrong_spec,
+)
 from dpaudit.reference.duff import Duff
-from dpaudit.reference.exponential import ExponentialMechanism, count_utility, top_item_mechanism
+from dpaudit.reference.exponential import top_item_mechanism
 from dpaudit.reference.quantile import QuantileEM
 from dpaudit.reference.smooth_mechanisms import SmoothCauchyMedian, SmoothLaplaceMedian
-from dpaudit.reference.smooth_sensitivity import median_local_sensitivity, median_of
 
 SAMPLES = 300_000
-
-
-# -- broken variants (negative controls) -----------------------------------------------------------
-
-def _counts(d: np.ndarray) -> np.ndarray:
-    return np.bincount(np.clip(np.rint(d), 0, 3).astype(int), minlength=4).astype(float)
-
-
-_EM_REPLACE = ExponentialMechanism(1.0, (0.0, 1.0, 2.0, 3.0), count_utility, 1.0, "range", "replace",
-                                   Domain(-0.5, 3.5), _counts)
-
-
-def em_range_under_replace(data, rng, size=None):
-    """The most frequent of 4 items by exp(ε·count/range) with range taken as Δu = 1; under
-    replace a record moves from one item to another, so the range is 2."""
-    return _EM_REPLACE.sample(data, rng, size)
-
-
-def em_replace_spec() -> MechanismSpec:
-    return MechanismSpec.from_function(
-        em_range_under_replace, name="EM, range calibration with range = Δu under replace (claims ε=1)",
-        epsilon=1.0, neighbours="replace", domain=(-0.5, 3.5), size=6, output="discrete",
-        distribution=_EM_REPLACE.law)
-
-
-_Q_ADD_REMOVE = QuantileEM(1.0, q=0.5, neighbours="add-remove")
-
-
-def quantile_wrong_calibration(data, rng, size=None):
-    """The median by the quantile EM calibrated with Δu = max(q, 1 − q) = ½ (the add/drop bound)
-    but claimed under change-one, where Δu = 1."""
-    return _Q_ADD_REMOVE.sample(data, rng, size)
-
-
-def quantile_wrong_spec() -> MechanismSpec:
-    return MechanismSpec.from_function(
-        quantile_wrong_calibration, name="quantile EM with the add/drop Δu under change-one (claims ε=1)",
-        epsilon=1.0, neighbours="replace", domain=(0.0, 1.0), size=9, output="real",
-        distribution=_Q_ADD_REMOVE.law)
-
-
-_DUFF_EPS = Duff(2.0)   # density ∝ exp(2·(−c)/2) = exp(ε·u) at ε = 1
-
-
-def duff_exponent_eps(data, rng, size=None):
-    """Duff's median with density ∝ exp(ε·u(x)) instead of exp(ε·u(x)/2)."""
-    return _DUFF_EPS.sample(data, rng, size)
-
-
-def duff_exponent_spec() -> MechanismSpec:
-    return MechanismSpec.from_function(
-        duff_exponent_eps, name="Duff with exponent ε instead of ε/2 (claims ε=1)", epsilon=1.0,
-        neighbours="add-remove", domain=(0.0, 1.0), size=9, output="real", distribution=_DUFF_EPS.law)
-
-
-def median_plus_local_noise(data, rng, size=None):
-    """The (LOW) median plus Cauchy noise of scale LS(S)/α, α = ε/6: local, not smooth, sensitivity."""
-    x = np.clip(np.asarray(data, dtype=float), 0.0, 1.0)
-    scale = median_local_sensitivity(x, 0.0, 1.0, "replace") / (1.0 / 6.0)
-    n = 1 if size is None else size
-    out = median_of(x, "low") + scale * np.tan(np.pi * (rng.random(n) - 0.5))
-    return float(out[0]) if size is None else out
-
-
-def local_noise_spec() -> MechanismSpec:
-    return MechanismSpec.from_function(
-        median_plus_local_noise, name="median + local-sensitivity Cauchy noise (claims ε=1)", epsilon=1.0,
-        neighbours="replace", domain=(0.0, 1.0), size=9, output="real")
 
 
 AUDITS = [

@@ -1,8 +1,8 @@
 """Audits of the oblivious noise mechanisms of seed 001 (SPEC §2), with broken variants as controls.
 
 Every reference mechanism is audited black-box (sampled) and white-box (exact output law). The
-negative controls are the seed's own misprints made executable, plus one classic implementation
-slip; each is expected to be REFUTED:
+negative controls (:mod:`dpaudit.reference.controls.noise`) are the seed's own misprints made
+executable, plus one classic implementation slip; each is expected to be REFUTED:
 
 * ``laplace.broken-eq6``: Laplace noise read off S1 eq (6) as printed, whose exponent lacks ε: the
   scale is Δ whatever ε is, so a claim of ε = 0.5 is really ε = 1 (SPEC §8 E8).
@@ -17,95 +17,30 @@ slip; each is expected to be REFUTED:
 
 from __future__ import annotations
 
-import numpy as np
-
 from dpaudit.spec import MechanismSpec
 from dpaudit.suite import exact, sampled
-from dpaudit.reference.collusion import collusion_median, round_to_count
+from dpaudit.reference.collusion import round_to_count
+from dpaudit.reference.controls.noise import (
+    canonical_sum,
+    collusion_spec,
+    geometric_eq10_spec,
+    laplace_eq6_spec,
+    prerounding_fine_spec,
+)
 from dpaudit.reference.geometric import Geometric
-from dpaudit.reference.laplace import SNAP_BITS, Laplace, snapped_sum_units
+from dpaudit.reference.laplace import Laplace
 from dpaudit.reference.prerounding import PreRounding
 from dpaudit.reference.staircase import Staircase
 
 SAMPLES = 300_000
-
-
-def _sum(data) -> float:
-    """The canonical sum query of the reference mechanisms (records clamped to [0, 1])."""
-    return snapped_sum_units(data, 1.0) * 2.0 ** -SNAP_BITS
-
-
-# -- broken variants (negative controls) -----------------------------------------------------------
-
-def laplace_eq6_as_printed(data, rng, size=None):
-    """S1 eq (6) as printed: density (ε/2Δ)·exp(−|z|/Δ), i.e. noise of scale Δ for every ε."""
-    return _sum(data) + rng.laplace(scale=1.0, size=size)
-
-
-def laplace_eq6_spec() -> MechanismSpec:
-    return MechanismSpec.from_function(
-        laplace_eq6_as_printed, name="Laplace per S1 eq (6) as printed (claims ε=0.5)",
-        epsilon=0.5, neighbours="add-remove", domain=(0.0, 1.0), size=10,
-        distribution=lambda data: Laplace(1.0).law(_sum(data)))
-
-
-_QUANTISED = Geometric(1.0, sensitivity=1.0, step=0.25)
-_EQ10 = Geometric(4.0, sensitivity=1.0, step=0.25)   # ratio ρ per step of Δ/4: ε_true = 4ε
-
-
-def _quarter_sum(data) -> float:
-    x = np.clip(np.asarray(data, dtype=float), 0.0, 1.0)
-    return float(np.rint(x / 0.25).sum() * 0.25)
-
-
-def geometric_eq10_as_printed(data, rng, size=None):
-    """S1 eq (10) as printed: step d = Δ/4 with ratio ρ = e^{-ε} per step (should be ρ^{d/Δ})."""
-    return _EQ10.sample(_quarter_sum(data), rng, size)
-
-
-def geometric_eq10_spec() -> MechanismSpec:
-    return MechanismSpec.from_function(
-        geometric_eq10_as_printed, name="quantised Geometric per S1 eq (10) (claims ε=1)",
-        epsilon=1.0, neighbours="add-remove", domain=(0.0, 1.0), size=10,
-        distribution=lambda data: _EQ10.law(_quarter_sum(data), 1e-200))
-
-
-_PRE = PreRounding(1.0)
-
-
-def prerounding_fine_grid(data, rng, size=None):
-    """Pre-rounding onto the grid Δ/2 = 5 (cells too fine), then Δ·K noise with K geometric."""
-    q = min(max(_sum(data) * 10.0, -10.0), 10.0)        # the query on [−10, 10], sensitivity Δ = 10
-    m = np.floor(q / 5.0 + 0.5) * 5.0
-    return m + 10.0 * _PRE.noise.noise_steps(rng, size)
-
-
-def prerounding_fine_spec() -> MechanismSpec:
-    return MechanismSpec.from_function(
-        prerounding_fine_grid, name="pre-rounding onto a grid finer than the noise step (claims ε=1)",
-        epsilon=1.0, neighbours="add-remove", domain=(0.0, 1.0), size=6)
-
-
 _LAP = Laplace(1.0)
-
-
-def collusion_median_of_five(data, rng, size=None):
-    """Five colluders each receive an ε-DP Laplace release; their median is released as if ε-DP."""
-    n = 1 if size is None else size
-    out = collusion_median(_LAP.sample(_sum(data), rng, (n, 5)), axis=1)
-    return float(out[0]) if size is None else out
-
-
-def collusion_spec() -> MechanismSpec:
-    return MechanismSpec.from_function(
-        collusion_median_of_five, name="median of 5 colluders' Laplace releases (claims ε=1)",
-        epsilon=1.0, neighbours="add-remove", domain=(0.0, 1.0), size=10)
+_QUANTISED = Geometric(1.0, sensitivity=1.0, step=0.25)
 
 
 def count_remap(data, rng, size=None):
     """A count released with Laplace(1/ε) noise and rounded to the nearest integer (S1 §4.2.3):
     post-processing, so still ε-DP."""
-    return round_to_count(_LAP.sample(_sum(data), rng, size))
+    return round_to_count(_LAP.sample(canonical_sum(data), rng, size))
 
 
 def count_remap_spec() -> MechanismSpec:

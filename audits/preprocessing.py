@@ -5,14 +5,15 @@ statistic (median, mean, trimmed mean, max, min, variance; the general algorithm
 Δ_i; the 2-D ℓ1 version), on the quantile utility (seed 004 Thms 2 and 3, without the constant)
 and on Duff's utility (seed 000, Δu = 1); then the preprocessed median released with Laplace
 noise, audited for privacy (the personalised mechanisms of Props 7.3/7.5 take datasets of a fixed
-population, which the black-box auditor does not draw; they are checked in tests/property). Negative controls, each
-expected REFUTED with a small counterexample:
+population, which the black-box auditor does not draw; they are checked in tests/property). Negative
+controls (:mod:`dpaudit.reference.controls.sensitivity`), each expected REFUTED with a small
+counterexample:
 
 * ``raw-median.broken``: the raw median claimed to have sensitivity Δ (it has none below the
   domain width); ``raw-mean.broken``: a mean divided by the data-dependent count, claimed 1/10;
   ``unclipped-sum.broken``: a sum of records in [−10, 10] claimed to have sensitivity 1;
 * ``spf-median.broken-upper-clamp-only``: the O(n) median chain (SPEC §6.6) that clamps from
-  above only (a planted bug from issue 6);
+  above only (a planted bug);
 * ``quantile-utility.broken-eq22``: seed 004 eq (2.2) as written, whose add/drop sensitivity is
   2·max(q, 1 − q), not max(q, 1 − q) (SPEC §4.2, §8 E30).
 """
@@ -24,6 +25,12 @@ import numpy as np
 from dpaudit.claims import SensitivityBound
 from dpaudit.spec import MechanismSpec
 from dpaudit.suite import exact, sampled, sensitivity
+from dpaudit.reference.controls.sensitivity import (
+    mean_over_count,
+    raw_median_or_centre,
+    spf_median_upper_only,
+    unclipped_sum,
+)
 from dpaudit.reference.duff import duff_utility
 from dpaudit.reference.laplace import Laplace
 from dpaudit.reference.quantile import quantile_utility, quantile_utility_eq22
@@ -34,11 +41,6 @@ ADD_REMOVE = dict(neighbours="add-remove", domain=(0.0, 1.0), sizes=(0, 10), exa
 DELTAS = (0.1, 0.3, 0.05, 0.2, 0.15, 0.25)
 
 
-def median_or_centre(records: np.ndarray) -> float:
-    """The median (AVG); the empty database maps to the centre 0.5."""
-    return float(np.median(records)) if records.size else 0.5
-
-
 def sum_and_max(records: np.ndarray) -> np.ndarray:
     """A function into ℝ²: (Σ x, max x) for the 2-D ℓ1 preprocessing."""
     return np.array([records.sum(), records.max(initial=0.0)])
@@ -47,36 +49,6 @@ def sum_and_max(records: np.ndarray) -> np.ndarray:
 def first_quartile_utility(data: np.ndarray, r: float) -> float:
     """The quantile utility at q = ¼ (seed 004, without the constant)."""
     return quantile_utility(data, r, 0.25)
-
-
-# -- broken variants (negative controls) -----------------------------------------------------------
-
-def raw_median(data: np.ndarray) -> float:
-    """The median of the records, no preprocessing (empty: 0.5)."""
-    return median_or_centre(np.asarray(data, dtype=float))
-
-
-def mean_over_count(data: np.ndarray) -> float:
-    """Σx / |D|: a mean divided by the data-dependent count, as if |D| were always 10."""
-    x = np.asarray(data, dtype=float)
-    return float(x.sum() / max(x.size, 1))
-
-
-def unclipped_sum(data: np.ndarray) -> float:
-    """Σx with no clipping, on records in [−10, 10]."""
-    return float(np.sum(data))
-
-
-def spf_median_upper_only(data: np.ndarray, delta: float = 0.1, centre: float = 0.5) -> float:
-    """The median chain of SPEC §6.6 with the lower clamp left out: g = min(μ, g(i, j−1) + Δ) when
-    μ > c, but plain μ (instead of max(μ, g(i+1, j) − Δ)) when μ ≤ c."""
-    s = np.sort(np.asarray(data, dtype=float))
-    if s.size == 0:
-        return centre
-    mu = float(np.median(s))
-    if mu > centre:
-        return min(mu, spf_median_upper_only(s[:-1], delta, centre) + delta)
-    return mu
 
 
 AUDITS = [
@@ -92,14 +64,14 @@ AUDITS = [
                 description="preprocessed min: sensitivity ≤ Δ = 0.1 (Cor 5.3)"),
     sensitivity("spf-variance.sensitivity", lambda: VarianceSPF(0.02), **ADD_REMOVE,
                 description="preprocessed variance: sensitivity ≤ Δ = 0.02 (Lemma 6.4)"),
-    sensitivity("spf-general-individual.sensitivity", lambda: GeneralSPF(median_or_centre, DELTAS, centre=0.5),
+    sensitivity("spf-general-individual.sensitivity", lambda: GeneralSPF(raw_median_or_centre, DELTAS, centre=0.5),
                 neighbours="add-remove", domain=(0.0, 1.0), sizes=(0, 6), examples=EXAMPLES,
                 description="general algorithm on the median with individual Δ_i: "
                             "|f̂(D ∪ {i}) − f̂(D)| ≤ Δ_i (Def 3.1, Lemma 3.5)"),
     sensitivity("spf-2d-l1.sensitivity", lambda: TwoDimSPF(sum_and_max, DELTAS, centre=0.0),
                 neighbours="add-remove", domain=(0.0, 1.0), sizes=(0, 6), examples=EXAMPLES,
                 description="2-D ℓ1 preprocessing of (Σx, max x): ‖f̂(D ∪ {i}) − f̂(D)‖₁ ≤ Δ_i (Thm 8.3)"),
-    sensitivity("raw-median.broken.sensitivity", raw_median, bound=0.1, expected="refuted", **ADD_REMOVE,
+    sensitivity("raw-median.broken.sensitivity", raw_median_or_centre, bound=0.1, expected="refuted", **ADD_REMOVE,
                 description="control: the raw median claimed to have sensitivity 0.1"),
     sensitivity("raw-mean.broken.sensitivity", mean_over_count, bound=0.1, expected="refuted", **ADD_REMOVE,
                 description="control: Σx/|D| claimed to have sensitivity 1/10"),

@@ -11,19 +11,18 @@ and eq (2.2) under add/drop, seed 000 Theorem 1's assumption), NOT REFUTED for o
 every point checked. A numeric check never proves, so none is expected PROVED; some of the true
 ones are proved in ``audits/z3_claims.py``.
 
-Ids are ``seed001/<claim id>`` (mechanisms/seed001_claims.py) and ``seed<NNN>/<claim id>``
-(mechanisms/seed_claims.py, seeds 000, 003 and 004), lower-cased; each record points at the line
-that defines its claim.
+Ids are ``seed<NNN>/<claim id>`` with the claim ids of :mod:`dpaudit.reference.claims`
+(``s<NNN>-<where>-<what>``: mechanisms/claims/noise.py for seed 001, mechanisms/claims/exponential.py
+for seeds 000, 003 and 004); each record points at the line that defines its claim.
 """
 
 from __future__ import annotations
 
 from dpaudit.suite import seed_claim
-from dpaudit.reference.seed001_claims import seed001_claims
-from dpaudit.reference.seed_claims import seed_claims
+from dpaudit.reference.claims import all_claims
 
 AUDITS = [
-    seed_claim(f"seed{c.seed}/{c.id.lower()}", c, expected=c.verdict.value,
+    seed_claim(f"seed{c.seed}/{c.id}", c, expected=c.verdict.value,
                description=f"seed {c.seed}, {c.source}: {c.statement}")
-    for c in (*seed001_claims(), *seed_claims())
+    for c in all_claims()
 ]

@@ -1,7 +1,7 @@
 """Monte Carlo check of seed 000 Theorem 1 (Duff's error bound; SPEC §5.4).
 
 For each data family, ε and δ: draw ``datasets`` datasets, take for each the largest C with
-λ(H_{t*/2}) ≥ C·t*/2 (:func:`mechanisms.duff_bounds.theorem1_constant`; the seed's "for all t"
+λ(H_{t*/2}) ≥ C·t*/2 (:func:`dpaudit.reference.analysis.duff_bounds.theorem1_constant`; the seed's "for all t"
 assumption cannot hold for any C, E4), evaluate the bound 4(e − 1)·SS_{β_exp}(S)·W/ε (add/remove
 SS of the AVG median) and draw ``draws`` Duff (AVG) outputs. The theorem says that, on every
 dataset, P(|x − T(S)| ≥ bound) ≤ δ. We report the fraction of outputs outside the bound over all
@@ -19,11 +19,11 @@ import time
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
-from seed000_common import emit, save
+from _record import emit, save
 
 from dpaudit.rng import generator, root_sequence
 from dpaudit.reference.duff import Duff
-from dpaudit.reference.duff_bounds import theorem1_bound
+from dpaudit.reference.analysis.duff_bounds import theorem1_bound
 
 LO, HI = -10.0, 10.0
 EPSILONS = (0.5, 1.0, 2.0)

@@ -1,4 +1,4 @@
-"""The claims of seed 001 evaluated numerically (mechanisms.seed001_claims), as a recorded table.
+"""The claims of seed 001 evaluated numerically (mechanisms/claims/noise.py), as a recorded table.
 
 Each claim is re-derived from scratch (closed-form sums, quadrature, exact order statistics,
 exact privacy losses, LPs); the verdict (REFUTED with a counterexample, or NOT REFUTED, never
@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dpaudit.reference.seed001_claims import evaluate_seed001_claims
+from dpaudit.reference.claims import noise
 from seed001_common import save
 
 
@@ -24,7 +24,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
-    checks = evaluate_seed001_claims()
+    checks = [c.evaluate() for c in noise.claims()]
     lines = [f"{'claim':40s} {'verdict':13s} {'agrees':6s}  detail"]
     for c in checks:
         lines.append(f"{c.claim.id:40s} {c.evidence.verdict.label:13s} {'yes' if c.agrees else 'NO':6s}  "

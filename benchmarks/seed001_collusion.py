@@ -5,7 +5,7 @@ for Laplace and geometric noise, S1 Lemma 1 / SPEC §2.5). For ρ ∈ {0.2, 0.5,
 
 * Laplace and staircase (γ*): the empirical mean over T trials, with a normal interval at level
   1 − 0.05/m (Bonferroni over every (noise, ρ, k) point), must contain the **exact** E|X_(⌈k/2⌉)|
-  (:func:`mechanisms.collusion.expected_abs_median`) at every k; exit status 1 otherwise.
+  (:func:`dpaudit.reference.analysis.expected_loss.expected_abs_median`) at every k; exit status 1 otherwise.
   Eqs (16)/(17) are large-k approximations: their relative error is printed (about 20% at k = 5).
 * Geometric: the exact E|med_k| decays exponentially (corrected (18), SPEC §2.4), while S1 eq (18)
   decays like 1/√k. Medians are mostly exactly 0, so instead of a normal interval the script checks
@@ -30,6 +30,7 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from dpaudit.reference import collusion as col
+from dpaudit.reference.analysis import expected_loss as el
 from dpaudit.reference.geometric import Geometric
 from dpaudit.reference.laplace import Laplace
 from dpaudit.reference.staircase import Staircase
@@ -60,16 +61,16 @@ def main(argv=None) -> int:
              f"{'asymptotic':>11s} {'rel.err':>8s}  check"]
     for rho in RHOS:
         eps = -math.log(rho)
-        noises = {"Laplace": (Laplace(eps), col.collusion_laplace_loss),
-                  "Staircase": (Staircase(eps), col.collusion_staircase_loss),
-                  "Geometric": (Geometric(eps), col.collusion_geometric_loss_seed)}
+        noises = {"Laplace": (Laplace(eps), el.collusion_laplace_loss),
+                  "Staircase": (Staircase(eps), el.collusion_staircase_loss),
+                  "Geometric": (Geometric(eps), el.collusion_geometric_loss_seed)}
         for name, (noise, formula) in noises.items():
             for k in ks:
                 k = int(k)
                 rng = np.random.Generator(np.random.PCG64(next(streams)))
                 med = col.collusion_median(noise.noise(rng, (trials, k)), axis=1)
                 a = np.abs(med).astype(float)
-                exact = col.expected_abs_median(noise, k)
+                exact = el.expected_abs_median(noise, k)
                 asym = float(formula(rho, k))
                 row = {"noise": name, "rho": rho, "k": k, "exact": exact, "formula": asym,
                        "formula_rel_error": asym / exact - 1 if exact > 0 else math.inf}

@@ -32,6 +32,7 @@ import numpy as np
 from scipy import integrate, stats
 
 from dpaudit.reference import collusion as col
+from dpaudit.reference.analysis import expected_loss as el
 from dpaudit.reference.geometric import Geometric
 from dpaudit.reference.laplace import Laplace
 from dpaudit.reference.prerounding import PreRounding
@@ -132,8 +133,8 @@ def main(argv=None) -> int:
                 k = int(k)
                 rec = {"rho": rho, "query": name, "k": k,
                        "PreRounding": heuristic_collusion(rho, k, abs_c, mean_c),
-                       "Staircase": col.expected_abs_median(Staircase(eps, DELTA), k),
-                       "Laplace": col.expected_abs_median(Laplace(eps, DELTA), k)}
+                       "Staircase": el.expected_abs_median(Staircase(eps, DELTA), k),
+                       "Laplace": el.expected_abs_median(Laplace(eps, DELTA), k)}
                 if k in spot:
                     rng = np.random.Generator(np.random.PCG64(next(streams)))
                     q = PRIORS[name][1](rng, trials)

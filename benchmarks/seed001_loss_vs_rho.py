@@ -28,6 +28,7 @@ import sys
 import numpy as np
 
 from dpaudit.reference import collusion as col
+from dpaudit.reference.analysis import expected_loss as el
 from dpaudit.reference.geometric import Geometric
 from dpaudit.reference.laplace import Laplace
 from dpaudit.reference.staircase import Staircase
@@ -36,13 +37,13 @@ from seed001_common import mean_interval, pyplot, save
 SEED = 20260302
 RHOS = np.round(np.arange(0.05, 0.951, 0.05), 2)
 CURVES = {
-    "eq11 Laplace": (lambda e, rng, n: np.abs(Laplace(e).noise(rng, n)), col.laplace_loss),
-    "eq12 Staircase": (lambda e, rng, n: np.abs(Staircase(e).noise(rng, n)), col.staircase_loss),
-    "eq13 Geometric": (lambda e, rng, n: np.abs(Geometric(e).noise(rng, n)), col.geometric_loss),
+    "eq11 Laplace": (lambda e, rng, n: np.abs(Laplace(e).noise(rng, n)), el.laplace_loss),
+    "eq12 Staircase": (lambda e, rng, n: np.abs(Staircase(e).noise(rng, n)), el.staircase_loss),
+    "eq13 Geometric": (lambda e, rng, n: np.abs(Geometric(e).noise(rng, n)), el.geometric_loss),
     "eq14 Laplace, count": (lambda e, rng, n: np.abs(col.round_to_count(Laplace(e).noise(rng, n))),
-                            col.count_laplace_loss),
+                            el.count_laplace_loss),
     "eq15 Staircase, count": (lambda e, rng, n: np.abs(col.round_to_count(Staircase(e).noise(rng, n))),
-                              col.count_staircase_loss),
+                              el.count_staircase_loss),
 }
 
 
@@ -84,7 +85,7 @@ def main(argv=None) -> int:
         rr = np.array([r["rho"] for r in pts])
         mean = np.array([r["mean"] for r in pts])
         err = np.array([[r["mean"] - r["ci"][0], r["ci"][1] - r["mean"]] for r in pts]).T
-        for a, scale_f, scale_p in ((ax, 1.0, 1.0), (rx, col.laplace_loss(fine), col.laplace_loss(rr))):
+        for a, scale_f, scale_p in ((ax, 1.0, 1.0), (rx, el.laplace_loss(fine), el.laplace_loss(rr))):
             a.plot(fine, CURVES[name][1](fine) / scale_f, color=f"C{k}", lw=1, label=f"{name} (formula)")
             a.errorbar(rr, mean / scale_p, yerr=err / scale_p, fmt="o", ms=3, color=f"C{k}")
     ax.set_yscale("log")

@@ -3,7 +3,7 @@
 OPT1 (Bayesian; Ghosh, Roughgarden and Sundararajan 2009): for n, ε, prior and loss it checks that the
 truncated geometric followed by its exact Bayes-optimal remap reaches the LP optimum (relative gap
 ≤ 1e-7; exit status 1 otherwise), and prints how far Laplace and the staircase (γ*) fall short, each
-with its exact Bayes-optimal remap to {0..n} (mechanisms.lp_optimal, cells from cdf differences) and
+with its exact Bayes-optimal remap to {0..n} (dpaudit.reference.analysis.lp_optimal, cells from cdf differences) and
 with the seed's rounding remap (S1 §4.2.3).
 
 OPT2 (risk-averse / minimax; Gupte and Sundararajan 2010): it checks that the geometric with an
@@ -29,7 +29,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from dpaudit.reference import lp_optimal as lp
+from dpaudit.reference.analysis import lp_optimal as lp
 from dpaudit.reference.laplace import Laplace
 from dpaudit.reference.staircase import Staircase
 from seed001_common import save

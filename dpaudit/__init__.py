@@ -45,10 +45,10 @@ _EXPORTS: dict[str, str] = {
     "LoadError": "dpaudit.errors",
     "MechanismError": "dpaudit.errors",
     # command line
-    "ExitCode": "dpaudit.cli",
-    # third-party code: load by path, run sandboxed (dpaudit/loader.py, dpaudit/sandbox.py)
+    "ExitCode": "dpaudit.exitcodes",
+    # third-party code: load by path, run sandboxed (dpaudit/loader.py, dpaudit/execution/sandbox.py)
     "load_mechanism": "dpaudit.loader",
-    "SandboxExecutor": "dpaudit.sandbox",
+    "SandboxExecutor": "dpaudit.execution.sandbox",
     # statistical and exact privacy audits (dpaudit/auditor.py)
     "audit": "dpaudit.auditor",
     "exact_audit": "dpaudit.auditor",

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 import time
 from dataclasses import replace
 from typing import Any, Callable, Optional
@@ -48,7 +47,7 @@ from dpaudit.claims import Neighbours, check_confidence
 from dpaudit.errors import InvalidArgument, MechanismError
 from dpaudit.results import AuditResult, Counterexample, Interval, Verdict
 from dpaudit.rng import check_seed
-from dpaudit.sampling import InProcessExecutor
+from dpaudit.execution.base import InProcessExecutor
 from dpaudit.spec import CallForm, Declaration, MechanismSpec
 
 __all__ = ["audit", "exact_audit", "default_samples"]
@@ -115,26 +114,19 @@ def _check_callable(name: str, f: Any) -> None:
 
 # ---------------------------------------------------------------------------------- reproduce
 
-def _reproduce(spec: MechanismSpec, samples: int, seed: int, exact: bool = False) -> str:
-    """A command line when the mechanism lives in a file, else a Python snippet."""
-    func = getattr(spec.func, "__name__", "mechanism")
-    lo, hi = spec.domain.lo, spec.domain.hi
-    src = spec.source[0] if spec.source else None
-    if not exact and src and os.path.isfile(src) and not func.startswith("<"):
-        return (f"dpaudit check {src}:{func} --epsilon {spec.epsilon:g} --delta {spec.delta:g} "
-                f"--neighbours {spec.neighbours.value} --domain={lo:g}:{hi:g} --size {spec.size} "
-                f"--samples {samples} --seed {seed}")
-    call = "exact_audit" if exact else "audit"
-    extra = "" if exact else f", samples={samples}"
-    return (f"import dpaudit; dpaudit.{call}({func}, epsilon={spec.epsilon!r}, delta={spec.delta!r}, "
-            f"neighbours={spec.neighbours.value!r}, domain=({lo!r}, {hi!r}), size={spec.size}"
-            f"{extra}, seed={seed})")
+def _reproduce(spec: MechanismSpec, samples: int, seed: int, exact: bool = False,
+               own_randomness: bool = False) -> str:
+    """A command line when the mechanism lives in a file, else a Python call
+    (:func:`dpaudit.reproduce.for_spec`; the claim's floats round-trip exactly)."""
+    from dpaudit.reproduce import for_spec
+
+    return for_spec(spec, samples=samples, seed=seed, exact=exact, own_randomness=own_randomness)
 
 
 # ---------------------------------------------------------------------------------- sampled
 
 def _default_executor(spec: MechanismSpec):
-    from dpaudit.parallel import ForkExecutor, default_workers
+    from dpaudit.execution.fork import ForkExecutor, default_workers
 
     if spec.call_form is not CallForm.BATCH and default_workers() > 1 and ForkExecutor.available():
         return ForkExecutor()
@@ -165,7 +157,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     _check_size(spec)
     if executor is not None and not callable(getattr(executor, "run", None)):
         raise InvalidArgument.bad("executor", executor, "None or an object with run(spec, tasks)")
-    from dpaudit._blas import single_blas_thread
+    from dpaudit.execution.blas import single_blas_thread
     from dpaudit.search import engine
 
     t0 = time.monotonic()
@@ -175,24 +167,46 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
         executor = own or InProcessExecutor()
     try:
         with single_blas_thread():  # speed beside other processes, and core-count-free results
+            reproducible = _replays(spec, executor, seed)
             out = engine.run(spec, executor, budget=budget, confidence=confidence, seed=seed,
                              timeout=timeout, progress=progress)
     finally:
         if own is not None:
             own.close()
-    return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0)
+    return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible)
+
+
+def _replays(spec: MechanismSpec, executor: Any, seed: int) -> Optional[bool]:
+    """:func:`dpaudit.reproduce.replays`, None when the mechanism fails (the audit reports it)."""
+    from dpaudit.reproduce import replays
+
+    try:
+        return replays(spec, executor, seed)
+    except MechanismError:
+        return None
+
+
+def _strength(spec: MechanismSpec, out: Any, confidence: float, refuted: bool) -> Any:
+    """The p-value, margin and power of a validated result (:mod:`dpaudit.estimators.strength`)."""
+    from dpaudit.estimators import strength
+
+    b, choice = out.bound, out.candidate.choice
+    split = choice.split if b.method == choice.method else (0.5, 0.5)
+    k = (1.0 - confidence) / b.alpha  # the Bonferroni factor the run used
+    return strength.grade(b.method, out.counts, split, b.alpha, k, spec.epsilon, spec.delta,
+                          b.epsilon_lb, refuted)
 
 
 def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: float, seed: int,
-                    elapsed: float) -> AuditResult:
+                    elapsed: float, reproducible: Optional[bool] = None) -> AuditResult:
     details: dict = {"phases": out.phases, "timed_out": bool(out.timed_out),
                      "candidates_validated": out.validated}
     if out.schema is not None:
         details["output_kind"] = out.schema.description
-    reproduce = _reproduce(spec, budget, seed)
+    reproduce = _reproduce(spec, budget, seed, own_randomness=reproducible is False)
     common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours,
                   confidence=confidence, samples=int(out.samples), reproduce=reproduce,
-                  elapsed_s=elapsed, seed=seed)
+                  elapsed_s=elapsed, seed=seed, reproducible=reproducible)
     if out.error is not None:
         exc = out.error
         details["error_dataset"] = None if exc.dataset is None else np.asarray(exc.dataset).tolist()
@@ -201,15 +215,17 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
         return AuditResult(verdict=Verdict.ERROR, epsilon_lower_bound=None, delta_lower_bound=None,
                            counterexample=None, error=str(exc), details=details, **common)
     if out.bound is None:
+        from dpaudit.estimators.strength import no_evidence
+
         verdict = Verdict.INCONCLUSIVE if out.timed_out else Verdict.NOT_REFUTED
         return AuditResult(verdict=verdict, epsilon_lower_bound=0.0, delta_lower_bound=None,
-                           counterexample=None, details=details, **common)
+                           counterexample=None, details=details, strength=no_evidence(), **common)
     b, cand, counts = out.bound, out.candidate, out.counts
     choice = cand.choice
     pair = cand.pair if choice.numerator == 0 else cand.pair.swapped()
     decode = _decoder(out)
     event = choice.event.to_record(decode)
-    cx = Counterexample(pair.dataset, pair.neighbour, event, b.p, b.q,
+    cx = Counterexample(*pair.tuples(), event, b.p, b.q,
                         Interval(*b.p_interval), Interval(*b.q_interval))
     details.update({
         "bound_method": b.method, "alpha": b.alpha, "pair_label": cand.pair.label,
@@ -229,7 +245,8 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
     delta_lb = b.delta_lb if spec.delta > 0 else None
     verdict = Verdict.REFUTED if refuted else Verdict.NOT_REFUTED
     return AuditResult(verdict=verdict, epsilon_lower_bound=b.epsilon_lb, delta_lower_bound=delta_lb,
-                       counterexample=cx, details=details, **common)
+                       counterexample=cx, details=details,
+                       strength=_strength(spec, out, confidence, refuted), **common)
 
 
 def _decoder(out: Any) -> Callable[[float], Any]:
@@ -299,14 +316,14 @@ def _exact_result(spec: MechanismSpec, obj: Any, found: Any, common: dict, elaps
             if best is None or gap > best[0] or (not refuted and ls.p > best[1].p and gap >= best[0]):
                 best = (gap, ls, num)
         _, ls, num = best
-        d, d2 = (pair.dataset, pair.neighbour) if num == 0 else (pair.neighbour, pair.dataset)
+        d, d2 = pair.tuples() if num == 0 else pair.swapped().tuples()
         event = _level_event(ls, eps if refuted else loss - tol)
         cx = Counterexample(d, d2, event, ls.p, ls.q, Interval(ls.p, ls.p), Interval(ls.q, ls.q))
     else:
         refuted = loss > eps + tol
         details["note"] = "log_prob only: the loss is exact at the outputs evaluated (a lower bound)"
         event = {"kind": "output", "text": f"output = {_plain(witness)!r}", "atoms": [_plain(witness)]}
-        cx = Counterexample(pair.dataset, pair.neighbour, event, math.nan, math.nan,
+        cx = Counterexample(*pair.tuples(), event, math.nan, math.nan,
                             Interval(math.nan, math.nan), Interval(math.nan, math.nan))
     verdict = Verdict.REFUTED if refuted else Verdict.NOT_REFUTED
     return AuditResult(verdict=verdict, epsilon_lower_bound=loss,

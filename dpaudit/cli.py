@@ -6,7 +6,7 @@ ERROR verdict in the results, never a dpaudit traceback; an unexpected bug in dp
 prints one line (and the traceback only with ``DPAUDIT_DEBUG=1``) and exits 4.
 
 Subcommand bodies live with the code they drive and are imported lazily, so ``dpaudit --help``
-stays fast: ``check`` → :mod:`dpaudit.check`, ``audit``/``list`` → :mod:`dpaudit.suite`,
+stays fast: ``check`` → :mod:`dpaudit.check`, ``audit``/``list`` → :mod:`dpaudit.suite.commands`,
 ``verify`` → :mod:`dpaudit.formal.cli`, ``report`` → :mod:`dpaudit.report.cli`.
 """
 
@@ -16,21 +16,11 @@ import argparse
 import importlib
 import os
 import sys
-from enum import IntEnum
 from typing import Optional, Sequence
 
+from dpaudit.exitcodes import ExitCode
+
 __all__ = ["ExitCode", "main", "build_parser"]
-
-
-class ExitCode(IntEnum):
-    """Process exit codes (DESIGN.md; documented in README.md)."""
-
-    OK = 0                 #: no claim refuted
-    REFUTED = 1            #: at least one claim refuted
-    INCONCLUSIVE = 2       #: only inconclusive results, with --fail-on-inconclusive
-    USAGE_ERROR = 3        #: bad flags, unloadable file, or the only target errored
-    INTERNAL_ERROR = 4     #: a bug in dpaudit
-    NOTHING_TO_AUDIT = 5   #: no mechanism, audit or claim matched
 
 
 class _Parser(argparse.ArgumentParser):
@@ -88,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--memory", type=str, help="memory cap for the mechanism's process, e.g. 2G")
     c.add_argument("--in-process", action="store_true",
                    help="run the mechanism in this process (trusted code only; no sandbox)")
+    c.add_argument("--executor", metavar="dask|tcp://HOST:PORT",
+                   help="sample on Dask: a LocalCluster on this host, or an existing scheduler "
+                        "(trusted code only: needs --in-process; pip install 'dpaudit[dask]')")
     _report_flags(c)
     c.add_argument("--exit-zero", action="store_true", help="exit 0 even when a claim is refuted")
     c.add_argument("--fail-on-inconclusive", action="store_true",
@@ -120,16 +113,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _report_flags(p: argparse.ArgumentParser, html_default: Optional[str] = None) -> None:
-    p.add_argument("--html", metavar="F", default=html_default, help="write an HTML report")
-    p.add_argument("--json", metavar="F", help="write the canonical JSON result")
-    p.add_argument("--junit", metavar="F", help="write JUnit XML (one test case per claim)")
-    p.add_argument("--sarif", metavar="F", help="write SARIF 2.1.0 (one result per refuted claim)")
+    """``--NAME F`` for every report format of the registry (``--html``, ``--json``, ...)."""
+    from dpaudit.report.registry import add_report_options
+
+    add_report_options(p)
 
 
 _COMMANDS = {
     "check": ("dpaudit.check", "run_check"),
-    "audit": ("dpaudit.suite", "run_audit"),
-    "list": ("dpaudit.suite", "run_list"),
+    "audit": ("dpaudit.suite.commands", "run_audit"),
+    "list": ("dpaudit.suite.commands", "run_list"),
     "verify": ("dpaudit.formal.cli", "run_verify"),
     "report": ("dpaudit.report.cli", "run_report"),
 }

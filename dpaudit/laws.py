@@ -1,6 +1,6 @@
-"""Exact output laws of mechanisms, for white-box (exact) audits.
+"""Exact output laws of mechanisms, for white-box (exact) audits, and the reference-mechanism protocol.
 
-A reference mechanism's ``distribution(data)`` returns one of:
+A reference mechanism's ``law(x)`` (a spec's ``distribution(data)``) returns one of:
 
 * :class:`DiscreteLaw`: finitely many atoms with their log-probabilities (an infinite support,
   e.g. the two-sided geometric on ℤ, is truncated where the tail is negligible and the neglected
@@ -12,6 +12,14 @@ A reference mechanism's ``distribution(data)`` returns one of:
 * or a frozen ``scipy.stats`` distribution directly (continuous or discrete); :func:`as_law`
   converts it.
 
+Every law answers ``log_prob(y)``: the log-probability of the output ``y`` (log-pmf of an atom, or
+log-density of a point), −inf off the support.
+
+:class:`ReferenceMechanism` is what a reference mechanism (``dpaudit.reference``) offers an exact
+audit: one name and one argument order for the output law, the input ``x`` first (a dataset, or
+the query value for an oblivious noise mechanism) and the output ``y`` second:
+``log_prob(x, y) = law(x).log_prob(y)``.
+
 :mod:`dpaudit.estimators.exact` computes the exact privacy loss and hockey-stick divergence
 between two such laws.
 """
@@ -19,13 +27,13 @@ between two such laws.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Union
+from typing import Any, Hashable, Optional, Protocol, Union, runtime_checkable
 
 import numpy as np
 
 from dpaudit.errors import InvalidArgument
 
-__all__ = ["DiscreteLaw", "PiecewiseConstantLaw", "ContinuousLaw", "Law", "as_law"]
+__all__ = ["DiscreteLaw", "PiecewiseConstantLaw", "ContinuousLaw", "Law", "as_law", "ReferenceMechanism"]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -55,6 +63,17 @@ class DiscreteLaw:
     def as_dict(self) -> dict[Hashable, float]:
         return dict(zip(self.atoms, self.log_pmf.tolist()))
 
+    def log_prob(self, y: Any) -> np.ndarray:
+        """ln P[Y = y] for one output (an atom) or a sequence of outputs (−inf for a non-atom)."""
+        table = self.as_dict()
+        try:
+            hit = table.get(_hashable(y))
+        except TypeError:                       # an unhashable sequence of outputs
+            hit = None
+        if hit is not None or not isinstance(y, (list, tuple, np.ndarray)):
+            return np.asarray(-np.inf if hit is None else hit, dtype=float)
+        return np.array([table.get(_hashable(v), -np.inf) for v in y], dtype=float)
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class PiecewiseConstantLaw:
@@ -78,7 +97,8 @@ class PiecewiseConstantLaw:
         object.__setattr__(self, "edges", e)
         object.__setattr__(self, "log_density", ld)
 
-    def log_pdf(self, y: Any) -> np.ndarray:
+    def log_prob(self, y: Any) -> np.ndarray:
+        """ln f(y): the log-density of the cell that holds ``y`` (−inf outside the listed cells)."""
         y = np.asarray(y, dtype=float)
         k = np.searchsorted(self.edges, y, side="right") - 1
         inside = (k >= 0) & (k < self.log_density.size)
@@ -96,6 +116,10 @@ class ContinuousLaw:
 
     dist: Any
     breakpoints: tuple = field(default=())
+
+    def log_prob(self, y: Any) -> np.ndarray:
+        """ln f(y), the frozen distribution's ``logpdf``."""
+        return np.asarray(self.dist.logpdf(np.asarray(y, dtype=float)), dtype=float)
 
 
 Law = Union[DiscreteLaw, PiecewiseConstantLaw, ContinuousLaw]
@@ -133,3 +157,27 @@ def as_law(obj: Any, tail: float = 1e-15) -> Law:
         tail_mass = float(max(0.0, 1.0 - np.exp(lp).sum()))
         return DiscreteLaw(tuple(int(k) for k in ks), lp, tail_mass)
     return ContinuousLaw(obj, ())
+
+
+@runtime_checkable
+class ReferenceMechanism(Protocol):
+    """A mechanism with its claim, an exact sampler and its exact output law.
+
+    ``x`` is the mechanism's input: a dataset, or for an oblivious noise mechanism the value of the
+    query it perturbs; ``y`` is an output (a scalar or an array of outputs). Implementations:
+    every mechanism in ``dpaudit.reference`` (Laplace, geometric, staircase, pre-rounding, the
+    exponential mechanisms, Duff, the smooth-sensitivity medians, the personalised mechanisms).
+    """
+
+    @property
+    def claim(self) -> Any:
+        """The privacy claim (:class:`~dpaudit.claims.PureDP` or :class:`~dpaudit.claims.ApproxDP`)."""
+
+    def law(self, x: Any) -> Law:
+        """The exact output law given ``x``."""
+
+    def log_prob(self, x: Any, y: Any) -> np.ndarray:
+        """ln P[M(x) = y] (a pmf) or ln p_{M(x)}(y) (a density), elementwise in ``y``."""
+
+    def sample(self, x: Any, rng: np.random.Generator, size: Optional[int] = None) -> Any:
+        """Exact draws of M(x) from ``rng``: one output when ``size`` is None, else ``size`` of them."""

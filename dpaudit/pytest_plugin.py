@@ -57,18 +57,14 @@ def _audit_roots(config) -> list[Path]:
 
 
 def _root_seed(config) -> int:
-    from dpaudit.rng import DEFAULT_SEED
+    """``--dpaudit-seed``, else dpaudit's fixed seed (a bad value is a pytest usage error)."""
+    from dpaudit.config import resolve_seed
+    from dpaudit.errors import InvalidArgument
 
-    raw = config.getoption("dpaudit_seed")
-    if raw is None:
-        return DEFAULT_SEED
     try:
-        seed = int(raw)
-        if seed < 0:
-            raise ValueError
-    except ValueError:
-        raise pytest.UsageError(f"--dpaudit-seed must be an integer >= 0, got {raw!r}") from None
-    return seed
+        return resolve_seed(config.getoption("dpaudit_seed"), "--dpaudit-seed", read=False)[0]
+    except InvalidArgument as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def pytest_configure(config):

@@ -7,14 +7,16 @@ Every result type in dpaudit (sampled or exact audit here, ``SensitivityResult``
 ``dpaudit.sensitivity``, ``FormalResult`` in ``dpaudit.formal``) has ``to_record() -> dict``, a
 JSON-ready dict with at least the common keys
 
-``kind`` (``"audit"`` | ``"exact"`` | ``"sensitivity"`` | ``"formal"`` | ``"seed-claim"``, a source
-paper's statement checked numerically: mechanisms/seed_claim_types.py), ``target``, ``verdict``
+``kind`` (``"audit"`` | ``"exact"`` | ``"sensitivity"`` | ``"formal"``, or a kind another package
+registers, :mod:`dpaudit.report.kinds`), ``target``, ``verdict``
 (a :class:`Verdict` value), ``elapsed_s``, ``reproduce`` (a command line or Python snippet, may be
 ``""``), ``error`` (message or ``None``),
 
 plus its kind's own keys (for ``audit``: DESIGN.md's ``claim``, ``epsilon_lower_bound``,
 ``delta_lower_bound``, ``confidence``, ``samples``, ``counterexample``). Reports (JSON, HTML,
-JUnit, SARIF) are rendered from these records only. Non-finite floats are written as the strings
+JUnit, SARIF, Markdown) are rendered from these records only, each asking the record's kind
+(:func:`dpaudit.report.kinds.kind_of`) for its wording. :func:`error_record` builds the record of a
+check that could not run. Non-finite floats are written as the strings
 ``"inf"``, ``"-inf"`` and ``"nan"`` so the JSON stays standard.
 """
 
@@ -36,6 +38,7 @@ __all__ = [
     "Counterexample",
     "AuditResult",
     "jsonable",
+    "error_record",
 ]
 
 #: Version of the JSON result format (bump on incompatible changes).
@@ -158,6 +161,9 @@ class AuditResult:
     δ_LB(ε) = p_lo − e^ε q_hi at the claimed ε. For ``method == "exact"`` these are exact values
     (confidence 1). ``verdict`` is REFUTED when ε_LB > ε (pure) or δ_LB > δ (approximate).
     ``details`` holds method-specific extras (candidates tried, phases, output kind, plots' data).
+    A sampled result also carries its ``strength`` (p-value of the claim, margin ε_LB/ε, whether a
+    refutation is marginal, the power statement: :class:`dpaudit.estimators.strength.Strength`)
+    and ``reproducible`` (False when the mechanism draws its own randomness).
     """
 
     target: str
@@ -175,6 +181,8 @@ class AuditResult:
     method: str = "sampled"
     seed: Optional[int] = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    strength: Optional[Any] = None
+    reproducible: Optional[bool] = None
 
     @property
     def refuted(self) -> bool:
@@ -200,5 +208,35 @@ class AuditResult:
             "elapsed_s": jsonable(self.elapsed_s),
             "error": self.error,
             "seed": self.seed,
+            **(self._strength_record() if self.method == "sampled" else {}),
             "details": jsonable(dict(self.details)),
         }
+
+    def _strength_record(self) -> dict:
+        """``p_value``, ``margin``, ``marginal``, ``power`` (:mod:`dpaudit.estimators.strength`)
+        and ``reproducible`` (whether one seed gives the same outputs twice), None when unknown."""
+        rec = {"p_value": None, "margin": None, "marginal": None, "power": None}
+        if self.strength is not None:
+            rec.update(jsonable(self.strength))
+        rec["reproducible"] = self.reproducible
+        return rec
+
+
+def error_record(kind: str, target: str, error: str, *, reproduce: str = "",
+                 elapsed_s: Optional[float] = 0.0, **extra: Any) -> dict:
+    """The record of a check that could not run: verdict ERROR with its one-line cause.
+
+    ``kind`` is the kind the check would have produced (so reports file it in the right place),
+    ``error`` the cause (``"ZeroDivisionError: division by zero"``); ``extra`` keys (``id``,
+    ``expected``, ...) are added. A sampled audit's error record also has the keys of its kind,
+    empty (``claim``, bounds, ``samples = 0``, ``counterexample``), so every ``audit`` record has
+    the same keys.
+    """
+    rec: dict[str, Any] = {"kind": kind, "target": target, "verdict": Verdict.ERROR.value}
+    if kind == "audit":
+        rec.update({"claim": None, "epsilon_lower_bound": None, "delta_lower_bound": None,
+                    "confidence": None, "samples": 0, "counterexample": None})
+    rec.update({"reproduce": reproduce, "elapsed_s": elapsed_s, "error": error})
+    rec.update(extra)
+    return rec
+

@@ -3,7 +3,7 @@
 * :class:`PureAddRemove`: the claim pure ε-DP under add/remove neighbours (``epsilon`` field).
 * :class:`AddRemoveNoise`: the same plus ρ = e^{−ε}, seed 001's α (SPEC notation), for the
   oblivious noise mechanisms (Laplace, geometric, staircase, pre-rounding).
-* :class:`PiecewiseLawMethods`: ``log_pdf``, ``cdf`` and ``sample`` read off ``law(data)``, a
+* :class:`PiecewiseLawMethods`: ``log_prob``, ``cdf`` and ``sample`` read off ``law(data)``, a
   :class:`~dpaudit.laws.PiecewiseConstantLaw` (the quantile exponential mechanism and Duff).
 """
 
@@ -50,8 +50,9 @@ class PiecewiseLawMethods:
 
     __slots__ = ()
 
-    def log_pdf(self, data: Any, y: Any) -> np.ndarray:
-        return self.law(data).log_pdf(y)
+    def log_prob(self, data: Any, y: Any) -> np.ndarray:
+        """ln p(y | data): the log-density of the cell of ``law(data)`` that holds ``y``."""
+        return self.law(data).log_prob(y)
 
     def cdf(self, data: Any, y: Any) -> np.ndarray:
         from .exponential import piecewise_cdf

@@ -34,7 +34,7 @@ from dpaudit.laws import PiecewiseConstantLaw
 from dpaudit.spec import MechanismSpec
 from ._base import PiecewiseLawMethods, PureAddRemove
 from .exponential import _as_data, piecewise_em_law
-from .smooth_sensitivity import _check_convention, median_of
+from .analysis.smooth_sensitivity import _check_convention, median_of
 
 __all__ = ["duff_cost", "duff_utility", "duff_pieces", "Duff"]
 

@@ -248,16 +248,17 @@ class ExponentialMechanism:
             return np.asarray(self.scores_fn(d), dtype=float).reshape(-1)
         return np.array([float(self.utility(d, r)) for r in self.outputs])
 
-    def log_pmf(self, data: Any) -> np.ndarray:
-        """ln P[M(S) = r] for every output r, in the order of ``outputs``."""
-        return em_log_probs(self.scores(data), self.coefficient)
-
     def pmf(self, data: Any) -> np.ndarray:
-        return np.exp(self.log_pmf(data))
+        """P[M(S) = r] for every output r, in the order of ``outputs``."""
+        return np.exp(self.law(data).log_pmf)
 
     def law(self, data: Any) -> DiscreteLaw:
-        """The exact output law (complete: no tail mass)."""
-        return DiscreteLaw(self.outputs, self.log_pmf(data))
+        """The exact output law (complete: no tail mass): ln P[M(S) = r] = c·u(S, r) − LSE_r' c·u(S, r')."""
+        return DiscreteLaw(self.outputs, em_log_probs(self.scores(data), self.coefficient))
+
+    def log_prob(self, data: Any, y: Any) -> np.ndarray:
+        """ln P[M(S) = y] (−inf for a value that is not an output)."""
+        return self.law(data).log_prob(y)
 
     def sample(self, data: Any, rng: np.random.Generator, size: Optional[int] = None):
         """Draw by inverse cdf on the exact pmf; ``size=None`` gives one output."""

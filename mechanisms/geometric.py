@@ -44,8 +44,9 @@ class Geometric(AddRemoveNoise):
 
     ``Geometric(ε)`` is the classic geometric mechanism on ℤ (d = Δ = 1) of Ghosh et al.;
     ``Geometric(ε, sensitivity=Δ, step=d)`` the generalised quantised one (seed 001 eq (10),
-    corrected). ``pmf``/``logpmf``/``cdf``/``sf`` describe the noise X = d·K; ``sample(value, rng,
-    size)`` releases ``value + X`` for ``value`` on dℤ; ``law(value)`` is its exact law.
+    corrected). ``pmf``/``cdf``/``sf`` describe the noise X = d·K; ``sample(value, rng, size)``
+    releases ``value + X`` for ``value`` on dℤ; ``law(value)`` is its exact law and
+    ``log_prob(value, y)`` its log-pmf (:class:`dpaudit.laws.ReferenceMechanism`).
     """
 
     epsilon: float
@@ -82,7 +83,7 @@ class Geometric(AddRemoveNoise):
         """True when d is an integer: outputs on integer inputs are then Python/numpy ints."""
         return float(self.step).is_integer()
 
-    # -- exact law of the noise -----------------------------------------------------------------
+    # -- the noise X = d·K (scipy's names) -----------------------------------------------------
     def _log_p0(self) -> float:
         """ln P(K = 0) = ln((1 − r)/(1 + r)), computed without cancellation."""
         lr = self.log_ratio
@@ -95,13 +96,9 @@ class Geometric(AddRemoveNoise):
         on = np.abs(x - k * self.step) <= _GRID_TOL * np.maximum(self.step, np.abs(x))
         return k, on
 
-    def logpmf(self, x: Any) -> np.ndarray:
-        """ln P(X = x) = ln((1−r)/(1+r)) + |x/d| ln r on dℤ, −∞ off the grid."""
-        k, on = self._steps(x)
-        return np.where(on, self._log_p0() + np.abs(k) * self.log_ratio, -np.inf)
-
     def pmf(self, x: Any) -> np.ndarray:
-        return np.exp(self.logpmf(x))
+        """P(X = x) = ((1−r)/(1+r)) r^{|x/d|} on dℤ, 0 off the grid."""
+        return np.exp(self.log_prob(0.0, x))
 
     def cdf(self, x: Any) -> np.ndarray:
         """P(X ≤ x) (module docstring), for any real x."""
@@ -160,7 +157,12 @@ class Geometric(AddRemoveNoise):
         out = self._at(m + self.noise_steps(rng, size))
         return out.item() if out.ndim == 0 else out
 
-    # -- exact output law and the canonical spec --------------------------------------------------
+    # -- exact output law (dpaudit.laws.ReferenceMechanism) and the canonical spec ---------------
+    def log_prob(self, value: Any, y: Any) -> np.ndarray:
+        """ln P(value + X = y) = ln((1−r)/(1+r)) + |(y − value)/d| ln r on value + dℤ, −∞ off it."""
+        k, on = self._steps(np.asarray(y, dtype=float) - check_values(value))
+        return np.where(on, self._log_p0() + np.abs(k) * self.log_ratio, -np.inf)
+
     def law(self, value: float = 0.0, tail: float = 1e-300) -> DiscreteLaw:
         """The law of ``value + d·K`` on the atoms ``(m + k)·d``, |k| ≤ k_max, as a DiscreteLaw.
 

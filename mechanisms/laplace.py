@@ -75,9 +75,10 @@ def snapped_sum_units(data: Any, sensitivity: float) -> int:
 class Laplace(AddRemoveNoise):
     """Laplace noise of scale Δ/ε: the ε-DP release of a query of sensitivity Δ (SPEC §2.1).
 
-    ``pdf``/``logpdf``/``cdf``/``sf`` describe the noise Z; ``sample(value, rng, size)`` releases
-    ``value + Z``; ``law(value)`` is the exact law of ``value + Z``; ``spec()`` is the canonical
-    mechanism for dpaudit (see :meth:`spec`).
+    ``pdf``/``cdf``/``sf`` describe the noise Z; ``sample(value, rng, size)`` releases ``value + Z``;
+    ``law(value)`` is the exact law of ``value + Z`` and ``log_prob(value, y)`` its log-density
+    (:class:`dpaudit.laws.ReferenceMechanism`); ``spec()`` is the canonical mechanism for dpaudit
+    (see :meth:`spec`).
     """
 
     epsilon: float
@@ -93,12 +94,9 @@ class Laplace(AddRemoveNoise):
         """b = Δ/ε."""
         return self.sensitivity / self.epsilon
 
-    # -- exact law of the noise -----------------------------------------------------------------
-    def logpdf(self, z: Any) -> np.ndarray:
-        """ln p(z) = ln(ε/(2Δ)) − ε|z|/Δ."""
-        return stats.laplace.logpdf(np.asarray(z, dtype=float), scale=self.scale)
-
+    # -- the noise Z (scipy's names) --------------------------------------------------------------
     def pdf(self, z: Any) -> np.ndarray:
+        """p(z) = (ε/(2Δ)) e^{−ε|z|/Δ}."""
         return stats.laplace.pdf(np.asarray(z, dtype=float), scale=self.scale)
 
     def cdf(self, z: Any) -> np.ndarray:
@@ -124,7 +122,11 @@ class Laplace(AddRemoveNoise):
         out = check_values(value) + self.noise(rng, size)
         return float(out) if out.ndim == 0 else out
 
-    # -- exact output law and the canonical spec --------------------------------------------------
+    # -- exact output law (dpaudit.laws.ReferenceMechanism) and the canonical spec ---------------
+    def log_prob(self, value: Any, y: Any) -> np.ndarray:
+        """ln p(y | value) = ln(ε/(2Δ)) − ε|y − value|/Δ, the density of the release ``value + Z``."""
+        return stats.laplace.logpdf(np.asarray(y, dtype=float) - check_values(value), scale=self.scale)
+
     def law(self, value: float = 0.0) -> ContinuousLaw:
         """The law of ``value + Z``: ``ContinuousLaw(scipy.stats.laplace(value, Δ/ε), (value,))``."""
         if np.ndim(value) != 0:

@@ -68,15 +68,12 @@ class PreRounding(AddRemoveNoise):
         """R(q) = Δ·⌊clamp(q, lo, hi)/Δ + ½⌋."""
         return self._index(q) * self.sensitivity
 
-    # -- release, law and loss --------------------------------------------------------------------
-    def logpmf(self, y: Any, q: Any) -> np.ndarray:
+    # -- release, law (dpaudit.laws.ReferenceMechanism) and loss ----------------------------------
+    def log_prob(self, q: Any, y: Any) -> np.ndarray:
         """ln P(R(q) + ΔK = y) = ln P(ΔK = y − R(q)) (−∞ off the grid Δℤ)."""
-        return self.noise.logpmf(check_values(y, "y") - self.round(q))
+        return self.noise.log_prob(self.round(q), check_values(y, "y"))
 
-    def pmf(self, y: Any, q: Any) -> np.ndarray:
-        return np.exp(self.logpmf(y, q))
-
-    def cdf(self, y: Any, q: Any) -> np.ndarray:
+    def cdf(self, q: Any, y: Any) -> np.ndarray:
         """P(R(q) + ΔK ≤ y)."""
         return self.noise.cdf(check_values(y, "y") - self.round(q))
 
@@ -109,7 +106,7 @@ class PreRounding(AddRemoveNoise):
         """The heuristic as a black box for dpaudit.
 
         Canonical query: the snapped sum of the records (each clamped to [0, Δ];
-        :func:`mechanisms.laplace.snapped_sum_units`), clamped to the query domain [lo, hi];
+        :func:`~dpaudit.reference.laplace.snapped_sum_units`), clamped to the query domain [lo, hi];
         add-remove neighbours, record domain [0, Δ]: sensitivity Δ. Callable
         ``f(data, rng, size=None)`` returns R(T(data)) + Δ·K; ``distribution(data)`` its exact law.
         Rounding is done on the exact integer sum, so R never sees a rounding error. Claim: ε-DP.

@@ -1,7 +1,7 @@
 """Smooth-sensitivity mechanisms for the median (NRS07; seed 000 Prop 2, corrected; SPEC §3.5).
 
 Both release M(S) = T(S) + (SS_β(S)/α)·Z, with T the median and SS_β its smooth sensitivity
-(:mod:`mechanisms.smooth_sensitivity`); the output law *given the data* is a scaled Cauchy or
+(:mod:`dpaudit.reference.analysis.smooth_sensitivity`); the output law *given the data* is a scaled Cauchy or
 Laplace centred at T(S), which :meth:`law` returns.
 
 * :class:`SmoothCauchyMedian`, pure ε: Z standard Cauchy (NRS's h ∝ 1/(1 + |z|^γ) with γ = 2).
@@ -31,7 +31,7 @@ from dpaudit.laws import ContinuousLaw
 from dpaudit.rng import check_generator
 from dpaudit.spec import MechanismSpec
 from .exponential import _as_data
-from .smooth_sensitivity import (
+from .analysis.smooth_sensitivity import (
     _check_relation,
     median_convention,
     median_of,
@@ -104,6 +104,10 @@ class _SmoothMedian:
             raise InvalidArgument.bad("data", data, "data whose smooth sensitivity does not underflow to 0")
         t = self.target(data)
         return ContinuousLaw(self._family(loc=t, scale=scale), (t,))
+
+    def log_prob(self, data: Any, y: Any) -> np.ndarray:
+        """ln p(y | S): the log-density of ``law(data)``."""
+        return self.law(data).log_prob(y)
 
     def _spec(self, claim, size: int, name: str) -> MechanismSpec:
         mech = self

@@ -51,8 +51,9 @@ def optimal_gamma(epsilon: float) -> float:
 class Staircase(AddRemoveNoise):
     """Staircase noise (shape γ, default γ*) for a query of sensitivity Δ: ε-DP (SPEC §2.3).
 
-    ``pdf``/``logpdf``/``cdf``/``sf`` describe the noise Z; ``sample(value, rng, size)`` releases
-    ``value + Z``; ``law(value)`` is the exact law of ``value + Z`` as a PiecewiseConstantLaw.
+    ``pdf``/``cdf``/``sf`` describe the noise Z; ``sample(value, rng, size)`` releases ``value + Z``;
+    ``law(value)`` is the exact law of ``value + Z`` as a PiecewiseConstantLaw and
+    ``log_prob(value, y)`` its log-density (:class:`dpaudit.laws.ReferenceMechanism`).
     """
 
     epsilon: float
@@ -81,16 +82,10 @@ class Staircase(AddRemoveNoise):
         """A = f(0) = (1 − ρ)/(2Δ(γ + (1 − γ)ρ))."""
         return self._a_unit / self.sensitivity
 
-    # -- exact law of the noise -----------------------------------------------------------------
-    def logpdf(self, z: Any) -> np.ndarray:
-        """ln f(z) = ln A + (k + [r ≥ γ])·ln ρ with |z|/Δ = k + r, 0 ≤ r < 1."""
-        t = np.abs(np.asarray(z, dtype=float)) / self.sensitivity
-        k = np.floor(t)
-        upper = (t - k) >= self.gamma
-        return math.log(self.height) - self.epsilon * (k + upper)
-
+    # -- the noise Z (scipy's names) --------------------------------------------------------------
     def pdf(self, z: Any) -> np.ndarray:
-        return np.exp(self.logpdf(z))
+        """f(z) = A·ρ^{k + [r ≥ γ]} with |z|/Δ = k + r, 0 ≤ r < 1."""
+        return np.exp(self.log_prob(0.0, z))
 
     def _sf_abs(self, t: np.ndarray) -> np.ndarray:
         """P(Z ≥ t) for t ≥ 0 (SPEC §2.3), in units of Δ."""
@@ -133,7 +128,14 @@ class Staircase(AddRemoveNoise):
         out = check_values(value) + self.noise(rng, size)
         return float(out) if out.ndim == 0 else out
 
-    # -- exact output law and the canonical spec --------------------------------------------------
+    # -- exact output law (dpaudit.laws.ReferenceMechanism) and the canonical spec ---------------
+    def log_prob(self, value: Any, y: Any) -> np.ndarray:
+        """ln f(y − value) = ln A + (k + [r ≥ γ])·ln ρ with |y − value|/Δ = k + r, 0 ≤ r < 1."""
+        t = np.abs(np.asarray(y, dtype=float) - check_values(value)) / self.sensitivity
+        k = np.floor(t)
+        upper = (t - k) >= self.gamma
+        return math.log(self.height) - self.epsilon * (k + upper)
+
     def _law_units(self, u: float, tail: float) -> PiecewiseConstantLaw:
         """Law of Δ·(u + Z/Δ). Edges are ((u + n) + c)·Δ with n integer and c ∈ {0, γ, 1 − γ}, so
         laws at u and u + 1 share their common edges bit for bit (no spurious slivers)."""
@@ -176,7 +178,7 @@ class Staircase(AddRemoveNoise):
     def spec(self, size: int = 10, name: Optional[str] = None) -> MechanismSpec:
         """The mechanism as a black box for dpaudit.
 
-        Canonical query: the snapped sum of the records (:func:`mechanisms.laplace.snapped_sum_units`;
+        Canonical query: the snapped sum of the records (:func:`~dpaudit.reference.laplace.snapped_sum_units`;
         each record clamped to [0, Δ]), add-remove neighbours, domain [0, Δ]: sensitivity Δ,
         exactly, so the law at a worst pair (sums differing by Δ) shares its edges bit for bit.
         Callable: ``f(data, rng, size=None)`` returns ``T(data) + Z``; ``distribution(data)`` is

@@ -41,16 +41,8 @@ from dpaudit.claims import check_confidence
 from dpaudit.errors import InvalidArgument
 
 __all__ = ["METHODS", "Counts", "Bound", "cp_lower", "cp_upper", "validated_bound",
-           "projected_lb", "projected_lbs", "SPLITS", "bonferroni"]
-
-#: The bound methods, and the α splits tried for each at selection time.
-METHODS = ("marginal", "ratio", "paired")
-SPLITS = {
-    "marginal": ((0.5, 0.5), (0.3, 0.7), (0.7, 0.3)),
-    "ratio": ((1.0,),),
-    "paired": ((0.8, 0.1, 0.1), (0.6, 0.2, 0.2), (0.9, 0.05, 0.05), (0.34, 0.33, 0.33)),
-}
-
+           "projected_lb", "projected_lbs", "SPLITS", "bonferroni", "method", "Marginal", "Ratio",
+           "Paired"]
 
 def bonferroni(confidence: float, k: int) -> float:
     """The per-candidate error level (1 − confidence)/k: family-wise confidence over k candidates."""
@@ -117,11 +109,7 @@ class Counts:
         return self.a is not None
 
     def usable(self, method: str) -> bool:
-        if method == "paired":
-            return self.a is not None and self.n_num == self.n_den
-        if method == "ratio":
-            return self.a is None and self.lam_num is not None and self.lam_den is not None
-        return True
+        return _method(method).usable(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,53 +125,6 @@ class Bound:
     q_interval: tuple[float, float]
     method: str
     alpha: float
-
-
-def _log_ratio(num: float, den: float) -> float:
-    if num <= 0:
-        return 0.0
-    if den <= 0:
-        return math.inf
-    return max(0.0, math.log(num / den))
-
-
-def validated_bound(method: str, counts: Counts, alpha: float, split: tuple[float, ...],
-                    delta: float = 0.0, epsilon: Optional[float] = None) -> Bound:
-    """The exact bound of ``method`` (module docstring) on validation ``counts`` at level ``alpha``
-    split as ``split`` (fractions summing to 1). ``epsilon`` is the claimed ε for δ_LB."""
-    if method not in METHODS:
-        raise InvalidArgument.bad("method", method, "one of " + ", ".join(METHODS))
-    if not counts.usable(method):
-        raise InvalidArgument(f"method {method!r} cannot use these counts ({counts})")
-    if method != "marginal" and delta > 0:
-        raise InvalidArgument(f"method {method!r} bounds pure DP only, got delta={delta!r}")
-    c = counts
-    w = np.asarray(split, dtype=float) / float(np.sum(split))
-    if method == "marginal":
-        p_lo = cp_lower(c.x, c.n_num, alpha * w[0])
-        q_hi = cp_upper(c.y, c.n_den, alpha * w[1])
-        eps_lb = _log_ratio(p_lo - delta, q_hi)
-    elif method == "ratio":
-        m = c.x + c.y
-        pi_lo = cp_lower(c.x, m, alpha)
-        eps_lb = 0.0 if pi_lo <= 0 else _log_ratio(pi_lo * c.lam_den, (1.0 - pi_lo) * c.lam_num)
-        p_lo = q_hi = None
-    else:
-        t1 = cp_upper(c.a, c.x, alpha * w[0])
-        t2 = cp_upper(c.y - c.a, c.n_num - c.x, alpha * w[1])
-        p_lo = cp_lower(c.x, c.n_num, alpha * w[2])
-        eps_lb = 0.0 if p_lo <= 0 else _log_ratio(1.0, t1 + t2 * (1.0 - p_lo) / p_lo)
-        p_lo = q_hi = None
-    delta_lb = None
-    if delta > 0 and epsilon is not None:
-        pl = cp_lower(c.x, c.n_num, alpha * w[0])
-        qh = cp_upper(c.y, c.n_den, alpha * w[1])
-        delta_lb = float(pl - math.exp(epsilon) * qh)
-    p = c.x / c.n_num if c.n_num else 0.0
-    q = c.y / c.n_den if c.n_den else 0.0
-    p_int = (float(cp_lower(c.x, c.n_num, alpha / 2)), float(cp_upper(c.x, c.n_num, alpha / 2)))
-    q_int = (float(cp_lower(c.y, c.n_den, alpha / 2)), float(cp_upper(c.y, c.n_den, alpha / 2)))
-    return Bound(float(eps_lb), delta_lb, p, q, p_int, q_int, method, float(alpha))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,27 +181,148 @@ def projected_lbs(method: str, n, x, y, a, n_val: float, alpha: float, splits: t
     w = w / w.sum(axis=1, keepdims=True)
     zcol = lambda j: np.array([[_z(alpha * float(v))] for v in w[:, j]])  # noqa: E731
     with np.errstate(divide="ignore", invalid="ignore"):
-        if method == "marginal":
-            p_s = _wilson(x, n, zs, False)
-            q_s = _wilson(y, n, zs, True)
-            p_v = _wilson_p(p_s, n_val, zcol(0), False)
-            q_v = _wilson_p(q_s, n_val, zcol(1), True)
-            out = np.log((p_v - delta) / q_v)
-        elif method == "ratio":
-            m = x + y
-            pi_s = _wilson(x, m, zs, False)
-            m_v = m * (n_val / np.maximum(n, 1e-12))
-            pi_v = _wilson_p(pi_s, m_v, zcol(0), False)
-            out = np.log(pi_v / (1 - pi_v))
-        else:
-            a = np.asarray(a, dtype=float)
-            scale = n_val / np.maximum(n, 1e-12)
-            t1 = _wilson(a, x, zs, True)
-            t2 = _wilson(y - a, n - x, zs, True)
-            p_s = _wilson(x, n, zs, False)
-            t1v = _wilson_p(t1, x * scale, zcol(0), True)
-            t2v = _wilson_p(t2, (n - x) * scale, zcol(1), True)
-            p_v = _wilson_p(p_s, n_val, zcol(2), False)
-            out = -np.log(t1v + t2v * (1 - p_v) / p_v)
+        out = _method(method).projected(n, x, y, a, n_val, zs, zcol, delta)
     out = np.where(np.isnan(out), -np.inf, out)
     return np.where(x > 0, out, -np.inf)
+
+
+# ---------------------------------------------------------------------------------------------
+# the bound methods as objects
+
+def _log_ratio(num: float, den: float) -> float:
+    if num <= 0:
+        return 0.0
+    if den <= 0:
+        return math.inf
+    return max(0.0, math.log(num / den))
+
+
+class BoundMethod:
+    """A bound method: ``usable(counts)``, ``epsilon_lb(counts, α, weights, δ)`` (validated) and
+    ``projected(...)`` (its Wilson stand-in for selection), plus the α ``splits`` tried at selection."""
+
+    name = ""
+    splits: tuple = ()
+    pure_only = False
+
+    def validated(self, counts: "Counts", alpha: float, split: tuple, delta: float = 0.0,
+                  epsilon: Optional[float] = None) -> "Bound":
+        """The exact bound of this method on validation ``counts`` at level ``alpha`` split as
+        ``split`` (fractions summing to 1); ``epsilon`` is the claimed ε for δ_LB."""
+        if not self.usable(counts):
+            raise InvalidArgument(f"method {self.name!r} cannot use these counts ({counts})")
+        if self.pure_only and delta > 0:
+            raise InvalidArgument(f"method {self.name!r} bounds pure DP only, got delta={delta!r}")
+        c = counts
+        w = np.asarray(split, dtype=float) / float(np.sum(split))
+        eps_lb = self.epsilon_lb(c, alpha, w, delta)
+        delta_lb = None
+        if delta > 0 and epsilon is not None:
+            pl = cp_lower(c.x, c.n_num, alpha * w[0])
+            qh = cp_upper(c.y, c.n_den, alpha * w[1])
+            delta_lb = float(pl - math.exp(epsilon) * qh)
+        p = c.x / c.n_num if c.n_num else 0.0
+        q = c.y / c.n_den if c.n_den else 0.0
+        p_int = (float(cp_lower(c.x, c.n_num, alpha / 2)), float(cp_upper(c.x, c.n_num, alpha / 2)))
+        q_int = (float(cp_lower(c.y, c.n_den, alpha / 2)), float(cp_upper(c.y, c.n_den, alpha / 2)))
+        return Bound(float(eps_lb), delta_lb, p, q, p_int, q_int, self.name, float(alpha))
+
+
+class Marginal(BoundMethod):
+    """``marginal`` (any δ): ε_LB = ln((p_lo − δ)/q_hi) from one-sided CP bounds at α·w0, α·w1."""
+
+    name = "marginal"
+    splits = ((0.5, 0.5), (0.3, 0.7), (0.7, 0.3))
+    pure_only = False
+
+    def usable(self, c: "Counts") -> bool:
+        return True
+
+    def epsilon_lb(self, c: "Counts", alpha: float, w: np.ndarray, delta: float) -> float:
+        p_lo = cp_lower(c.x, c.n_num, alpha * w[0])
+        q_hi = cp_upper(c.y, c.n_den, alpha * w[1])
+        return _log_ratio(p_lo - delta, q_hi)
+
+    def projected(self, n, x, y, a, n_val, zs, zcol, delta):
+        p_s = _wilson(x, n, zs, False)
+        q_s = _wilson(y, n, zs, True)
+        p_v = _wilson_p(p_s, n_val, zcol(0), False)
+        q_v = _wilson_p(q_s, n_val, zcol(1), True)
+        return np.log((p_v - delta) / q_v)
+
+
+class Ratio(BoundMethod):
+    """``ratio`` (δ = 0, Poisson sample counts): X | X + Y = m ~ Bin(m, π), π = λ_D p/(λ_D p + λ_D' q)
+    (Lehmann and Romano, TSH §4.5); p/q ≥ (π_lo/(1 − π_lo))·(λ_D'/λ_D)."""
+
+    name = "ratio"
+    splits = ((1.0,),)
+    pure_only = True
+
+    def usable(self, c: "Counts") -> bool:
+        return c.a is None and c.lam_num is not None and c.lam_den is not None
+
+    def epsilon_lb(self, c: "Counts", alpha: float, w: np.ndarray, delta: float) -> float:
+        pi_lo = cp_lower(c.x, c.x + c.y, alpha)
+        return 0.0 if pi_lo <= 0 else _log_ratio(pi_lo * c.lam_den, (1.0 - pi_lo) * c.lam_num)
+
+    def projected(self, n, x, y, a, n_val, zs, zcol, delta):
+        m = x + y
+        pi_s = _wilson(x, m, zs, False)
+        m_v = m * (n_val / np.maximum(n, 1e-12))
+        pi_v = _wilson_p(pi_s, m_v, zcol(0), False)
+        return np.log(pi_v / (1 - pi_v))
+
+
+class Paired(BoundMethod):
+    """``paired`` (δ = 0, common random numbers): p/q ≥ 1 / (θ1_hi + θ2_hi (1 − p_lo)/p_lo) with
+    θ1 = P[D' ∈ S | D ∈ S], θ2 = P[D' ∈ S | D ∉ S], CP bounds at α·w0, α·w1, α·w2."""
+
+    name = "paired"
+    splits = ((0.8, 0.1, 0.1), (0.6, 0.2, 0.2), (0.9, 0.05, 0.05), (0.34, 0.33, 0.33))
+    pure_only = True
+
+    def usable(self, c: "Counts") -> bool:
+        return c.a is not None and c.n_num == c.n_den
+
+    def epsilon_lb(self, c: "Counts", alpha: float, w: np.ndarray, delta: float) -> float:
+        t1 = cp_upper(c.a, c.x, alpha * w[0])
+        t2 = cp_upper(c.y - c.a, c.n_num - c.x, alpha * w[1])
+        p_lo = cp_lower(c.x, c.n_num, alpha * w[2])
+        return 0.0 if p_lo <= 0 else _log_ratio(1.0, t1 + t2 * (1.0 - p_lo) / p_lo)
+
+    def projected(self, n, x, y, a, n_val, zs, zcol, delta):
+        a = np.asarray(a, dtype=float)
+        scale = n_val / np.maximum(n, 1e-12)
+        t1 = _wilson(a, x, zs, True)
+        t2 = _wilson(y - a, n - x, zs, True)
+        p_s = _wilson(x, n, zs, False)
+        t1v = _wilson_p(t1, x * scale, zcol(0), True)
+        t2v = _wilson_p(t2, (n - x) * scale, zcol(1), True)
+        p_v = _wilson_p(p_s, n_val, zcol(2), False)
+        return -np.log(t1v + t2v * (1 - p_v) / p_v)
+
+
+#: the bound methods by name; a new method is a class above plus one entry here
+_METHODS = {m.name: m for m in (Marginal(), Ratio(), Paired())}
+METHODS = tuple(_METHODS)
+SPLITS = {name: m.splits for name, m in _METHODS.items()}
+
+
+def _method(name: str):
+    try:
+        return _METHODS[name]
+    except (KeyError, TypeError):
+        raise InvalidArgument.bad("method", name, "one of " + ", ".join(METHODS)) from None
+
+
+def method(name: str):
+    """The bound method called ``name`` (``marginal`` | ``ratio`` | ``paired``)."""
+    return _method(name)
+
+
+def validated_bound(method: str, counts: "Counts", alpha: float, split: tuple[float, ...],
+                    delta: float = 0.0, epsilon: Optional[float] = None) -> "Bound":
+    """The exact bound of ``method`` (module docstring) on validation ``counts`` at level ``alpha``
+    split as ``split`` (fractions summing to 1). ``epsilon`` is the claimed ε for δ_LB."""
+    return _method(method).validated(counts, alpha, split, delta, epsilon)

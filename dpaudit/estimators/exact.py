@@ -61,7 +61,7 @@ def _merge_piecewise(p: PiecewiseConstantLaw, q: PiecewiseConstantLaw):
             keep &= (lo >= law.edges[0]) & (hi <= law.edges[-1])
     lo, hi = lo[keep], hi[keep]
     mid = (lo + hi) / 2
-    return lo, hi, p.log_pdf(mid), q.log_pdf(mid)
+    return lo, hi, p.log_prob(mid), q.log_prob(mid)
 
 
 def _grid(law: ContinuousLaw, other: ContinuousLaw, n: int = 20001) -> np.ndarray:
@@ -113,7 +113,7 @@ def pair_loss(p: Any, q: Any) -> PairLoss:
         return PairLoss(float(d[k]), (float(lo[k]), float(hi[k])))
     if isinstance(P, ContinuousLaw) and isinstance(Q, ContinuousLaw):
         g = _grid(P, Q)
-        d = _log_diff(P.dist.logpdf(g), Q.dist.logpdf(g))
+        d = _log_diff(P.log_prob(g), Q.log_prob(g))
         k = int(np.argmax(d))
         return PairLoss(float(d[k]), float(g[k]))
     raise TypeError(f"cannot compare a {type(P).__name__} with a {type(Q).__name__}")
@@ -205,7 +205,7 @@ def level_set(p: Any, q: Any, threshold: float, *, inclusive: bool = False) -> L
                         float(np.sum(w[keep] * np.exp(lq[keep]))), parts, "intervals")
     if isinstance(P, ContinuousLaw) and isinstance(Q, ContinuousLaw):
         g = _grid(P, Q)
-        keep = cmp(diff(P.dist.logpdf(g), Q.dist.logpdf(g)), threshold)
+        keep = cmp(diff(P.log_prob(g), Q.log_prob(g)), threshold)
         parts, pm, qm = [], 0.0, 0.0
         for a, b in _runs(keep):
             lo_v = -np.inf if a == 0 else float(g[a])

@@ -11,14 +11,14 @@ writes every query as ``DIR/CLAIM/NN-QUERY.smt2``, replayable with ``z3 FILE``.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
 from typing import Optional, Sequence
 
-from dpaudit.cli import ExitCode
-from dpaudit.errors import InvalidArgument, UsageError
+from dpaudit.config import parse_seconds
+from dpaudit.exitcodes import ExitCode
+from dpaudit.errors import UsageError
 from dpaudit.formal.registry import claim_names, get_claims
 from dpaudit.formal.result import FormalResult, Status
 from dpaudit.formal.runner import run_claim
@@ -32,15 +32,7 @@ _MODEL_ITEMS = 10
 
 def parse_timeout(raw: Optional[str]) -> float:
     """``--timeout`` as seconds: a finite number > 0 (default :data:`DEFAULT_TIMEOUT_S`)."""
-    if raw is None:
-        return DEFAULT_TIMEOUT_S
-    try:
-        value = float(str(raw).strip())
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise InvalidArgument.bad("--timeout", raw, "a number of seconds > 0, e.g. --timeout 30")
-    return value
+    return DEFAULT_TIMEOUT_S if raw is None else parse_seconds("--timeout", raw)
 
 
 def _clip(text: str, width: int) -> str:

@@ -20,8 +20,10 @@ Public API (stable; shared by the sensitivity search and the privacy auditor's p
   one outlier, and extreme (float-limit / subnormal) values. The first :data:`HEAD` records are
   drawn one by one by hypothesis (so small counterexamples shrink value by value); longer tails are filled
   by numpy from a hypothesis-drawn seed, which keeps generation fast for large sizes.
-* :func:`neighbouring_pairs` draws a :class:`NeighbourPair` ``(dataset, neighbour)`` such that
+* :func:`neighbouring_pairs` draws a :class:`~dpaudit.neighbours.pair.Pair` ``(dataset, neighbour)`` such that
   both lie in the domain, both sizes lie in the range, and they are neighbours:
+
+  Each relation's drawing rule lives in its module (:mod:`dpaudit.neighbours.registry`):
 
   - ``add-remove``: the neighbour has one record more or less, inserted at / removed from a drawn
     position (``index``, counted in the larger dataset); the added record is any element or a copy
@@ -54,6 +56,7 @@ from hypothesis import strategies as st
 
 from dpaudit.claims import Domain, Neighbours, check_size
 from dpaudit.errors import InvalidArgument
+from dpaudit.neighbours.pair import Pair
 
 __all__ = [
     "SizeRange",
@@ -111,36 +114,8 @@ def size_range(sizes: Any, name: str = "sizes") -> SizeRange:
     return SizeRange(int(lo), int(hi))
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class NeighbourPair:
-    """Two neighbouring datasets under ``relation``.
-
-    ``index``: for ``add-remove`` the position of the extra record in the larger dataset; for
-    ``replace`` the position of the changed record; ``None`` for ``linf`` and ``l1``.
-    ``dataset_ids`` / ``neighbour_ids`` / ``individual`` are set in the individual model only.
-    """
-
-    dataset: np.ndarray
-    neighbour: np.ndarray
-    relation: Neighbours
-    index: Optional[int] = None
-    dataset_ids: Optional[np.ndarray] = None
-    neighbour_ids: Optional[np.ndarray] = None
-    individual: Optional[int] = None
-
-    @property
-    def sizes(self) -> tuple[int, int]:
-        return (len(self.dataset), len(self.neighbour))
-
-    def swapped(self) -> "NeighbourPair":
-        """The same pair in the other order (neighbour first)."""
-        return NeighbourPair(self.neighbour, self.dataset, self.relation, self.index,
-                             self.neighbour_ids, self.dataset_ids, self.individual)
-
-    def __repr__(self) -> str:
-        extra = "" if self.individual is None else f", individual={self.individual}"
-        return (f"NeighbourPair({self.relation.value}, dataset={self.dataset.tolist()!r}, "
-                f"neighbour={self.neighbour.tolist()!r}, index={self.index}{extra})")
+#: The pair type the strategies hand out (one type for the whole harness).
+NeighbourPair = Pair
 
 
 # --------------------------------------------------------------------------- validation
@@ -338,27 +313,6 @@ def _new_record(draw, c: _Codec, data: np.ndarray, dim: Optional[int]) -> np.nda
     return np.float64(fresh[0]) if dim is None else fresh
 
 
-def _add_remove(draw, c, r, dim, both_orders) -> NeighbourPair:
-    big = draw(_ints(max(r.lo + 1, 1), r.hi))
-    small = _draw_dataset(draw, c, big - 1, dim)
-    # one choice for the position and the order: big + p puts the smaller dataset first
-    where = draw(_ints(0, 2 * big - 1 if both_orders else big - 1))
-    index = where % big
-    larger = np.insert(small, index, _new_record(draw, c, small, dim), axis=0)
-    if where >= big:
-        return NeighbourPair(small, larger, Neighbours.ADD_REMOVE, index)
-    return NeighbourPair(larger, small, Neighbours.ADD_REMOVE, index)
-
-
-def _replace(draw, c, r, dim) -> NeighbourPair:
-    n = draw(_ints(max(r.lo, 1), r.hi))
-    data = _draw_dataset(draw, c, n, dim)
-    index = draw(_ints(0, n - 1))
-    other = data.copy()
-    other[index] = _new_record(draw, c, data, dim)
-    return NeighbourPair(data, other, Neighbours.REPLACE, index)
-
-
 _PATTERN = st.sampled_from(LINF_PATTERNS)
 _UNIT = st.integers(0, 2 * GRID)
 
@@ -391,36 +345,8 @@ def _linf_signs(draw, pattern: str, m: int) -> np.ndarray:
     return rng.integers(-1, 2, size=m).astype(float)
 
 
-def _linf(draw, c, r, dim) -> NeighbourPair:
-    n = draw(_ints(max(r.lo, 1), r.hi))
-    data = _draw_dataset(draw, c, n, dim)
-    flat = data.reshape(-1)
-    step = _signs_scaled(draw, c, _linf_signs(draw, draw(_PATTERN), flat.size))
-    return NeighbourPair(data, _shift(flat, step, c).reshape(data.shape), Neighbours.LINF, None)
-
-
 def _signs_scaled(draw, c: _Codec, signs: np.ndarray) -> np.ndarray:
     return signs if c.integers else _unit(draw) * signs
-
-
-def _l1(draw, c, r, dim) -> NeighbourPair:
-    n = draw(_ints(max(r.lo, 1), r.hi))
-    data = _draw_dataset(draw, c, n, dim)
-    flat = data.reshape(-1)
-    m = flat.size
-    step = np.zeros(m)
-    # choice 0..m-1: coordinate j moves by ±t; choice m + j: coordinates j and j + 1 share it.
-    # The share and the second sign are drawn either way (fixed-length choices).
-    choice = draw(_ints(0, m - 1 if (c.integers or m == 1) else 2 * m - 1))
-    j = choice % m
-    sign = -1.0 if draw(_BOOL) else 1.0
-    share, sign2 = _unit(draw), (-1.0 if draw(_BOOL) else 1.0)
-    step[j] = sign
-    if choice >= m:
-        step[(j + 1) % m] = sign * (1.0 - share) * sign2
-        step[j] = sign * share
-    step = _signs_scaled(draw, c, step)
-    return NeighbourPair(data, _shift(flat, step, c).reshape(data.shape), Neighbours.L1, None)
 
 
 def _shift(flat: np.ndarray, step: np.ndarray, c: _Codec) -> np.ndarray:
@@ -451,8 +377,8 @@ def _individual(draw, c, r, dim, n_ind, both_orders) -> NeighbourPair:
     small, large = universe[members], universe[with_i]
     index = int(np.searchsorted(with_i, i))
     if both_orders and draw(_BOOL):
-        return NeighbourPair(large, small, Neighbours.ADD_REMOVE, index, with_i, members, int(i))
-    return NeighbourPair(small, large, Neighbours.ADD_REMOVE, index, members, with_i, int(i))
+        return Pair(large, small, "", Neighbours.ADD_REMOVE, index, with_i, members, int(i))
+    return Pair(small, large, "", Neighbours.ADD_REMOVE, index, members, with_i, int(i))
 
 
 def neighbouring_pairs(relation: Union[str, Neighbours], domain: Any, sizes: Any, *,
@@ -494,13 +420,12 @@ def neighbouring_pairs(relation: Union[str, Neighbours], domain: Any, sizes: Any
 
         return _ind()
 
-    build = {Neighbours.ADD_REMOVE: lambda draw: _add_remove(draw, c, r, k, both_orders),
-             Neighbours.REPLACE: lambda draw: _replace(draw, c, r, k),
-             Neighbours.LINF: lambda draw: _linf(draw, c, r, k),
-             Neighbours.L1: lambda draw: _l1(draw, c, r, k)}[rel]
+    from dpaudit.neighbours.registry import relation as lookup
+
+    rule = lookup(rel)
 
     @st.composite
     def _pairs(draw):
-        return build(draw)
+        return rule.draw(draw, c, r, k, both_orders)
 
     return _pairs()

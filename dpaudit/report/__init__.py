@@ -1,4 +1,4 @@
-"""Reports: the canonical JSON run, and HTML, JUnit XML and SARIF 2.1.0 rendered from it.
+"""Reports: the canonical JSON run, and HTML, JUnit XML, SARIF 2.1.0 and Markdown rendered from it.
 
 ::
 
@@ -8,8 +8,10 @@
     write_reports(run, html="report.html", json="result.json", junit="junit.xml", sarif="dpaudit.sarif")
 
 ``make_run`` builds the run dict (:mod:`dpaudit.report.model`); every format is a pure function of
-it, so ``dpaudit report RESULT.json --html F`` re-renders any saved run. Renderers import their
-heavy dependencies (jinja2, matplotlib) only when called.
+it, so ``dpaudit report RESULT.json --html F`` re-renders any saved run. The formats live in one
+registry (:mod:`dpaudit.report.registry`); each record's wording comes from its kind
+(:mod:`dpaudit.report.kinds`). Renderers import their heavy dependencies (jinja2, matplotlib) only
+when called.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Optional
 
-from dpaudit.report.json_io import dumps, read_json, write_json, write_text
+from dpaudit.report.json_io import read_json, write_json
 from dpaudit.report.model import check_run, differences, make_run, stable_view
+from dpaudit.report.registry import Reporter, add_report_options, register_reporter, report_paths, reporter, reporters
 
 __all__ = ["make_run", "write_reports", "read_json", "write_json", "check_run", "stable_view", "differences",
-           "render_html", "render_junit", "render_sarif"]
+           "render_html", "render_junit", "render_sarif", "render_markdown", "Reporter", "reporters",
+           "register_reporter", "add_report_options", "report_paths"]
 
 PathLike = Optional[str | os.PathLike]
 
@@ -47,21 +51,27 @@ def render_sarif(run: Mapping[str, Any]) -> dict:
     return _render(run)
 
 
-def write_reports(run: Mapping[str, Any], *, html: PathLike = None, json: PathLike = None,
-                  junit: PathLike = None, sarif: PathLike = None) -> dict[str, str]:
-    """Write each requested format of ``run``; return ``{format: path}`` for those written.
+def render_markdown(run: Mapping[str, Any]) -> str:
+    """A Markdown summary for a pull-request comment (see :mod:`dpaudit.report.markdown`)."""
+    from dpaudit.report.markdown import render_markdown as _render
+
+    return _render(run)
+
+
+def write_reports(run: Mapping[str, Any], **paths: PathLike) -> dict[str, str]:
+    """Write each requested format of ``run`` (``html="report.html"``, ``markdown="summary.md"``:
+    any format of :func:`dpaudit.report.registry.reporters`); return ``{format: path}`` for those
+    written, in the registry's order.
 
     The JSON is written first, so a failure while rendering another format never loses the
     canonical result. A path that cannot be written raises :class:`~dpaudit.errors.UsageError`
-    with one line naming it.
+    with one line naming it; an unknown format raises :class:`~dpaudit.errors.InvalidArgument`.
     """
+    for name in paths:
+        reporter(name)  # unknown formats fail before anything is written
     written: dict[str, str] = {}
-    if json is not None:
-        written["json"] = write_json(run, json)
-    if junit is not None:
-        written["junit"] = write_text(junit, render_junit(run))
-    if sarif is not None:
-        written["sarif"] = write_text(sarif, dumps(render_sarif(run)))
-    if html is not None:
-        written["html"] = write_text(html, render_html(run))
+    for rep in reporters():
+        path = paths.get(rep.name)
+        if path is not None:
+            written[rep.name] = rep.write(run, path)
     return written

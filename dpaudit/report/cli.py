@@ -1,4 +1,5 @@
-"""``dpaudit report RESULT.json [--html F] [--json F] [--junit F] [--sarif F]``: re-render a saved run.
+"""``dpaudit report RESULT.json [--html F] [--json F] [--junit F] [--sarif F] [--markdown F]``:
+re-render a saved run (one ``--NAME F`` per format of :mod:`dpaudit.report.registry`).
 
 The saved JSON is the canonical result, so every other format can be produced again from it alone,
 later and elsewhere (a reviewer re-renders the HTML from a CI artefact). The run is validated on
@@ -10,9 +11,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dpaudit.cli import ExitCode
+from dpaudit.exitcodes import ExitCode
 from dpaudit.errors import UsageError
-from dpaudit.report import read_json, write_reports
+from dpaudit.report import read_json, report_paths, write_reports
 from dpaudit.report.describe import verdict_label
 
 __all__ = ["run_report"]
@@ -20,9 +21,10 @@ __all__ = ["run_report"]
 
 def run_report(args: argparse.Namespace) -> ExitCode:
     """Read ``args.result`` and write the requested formats; exit 0 when they are written."""
-    outputs = {k: getattr(args, k, None) for k in ("html", "json", "junit", "sarif")}
+    outputs = report_paths(args)
     if not any(outputs.values()):
-        raise UsageError("dpaudit report: say what to write: --html F, --json F, --junit F or --sarif F")
+        flags = [f"--{name} F" for name in outputs]
+        raise UsageError(f"dpaudit report: say what to write: {', '.join(flags[:-1])} or {flags[-1]}")
     run = read_json(args.result)
     written = write_reports(run, **outputs)
     counts = run["summary"]["verdicts"]

@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 from typing import Any, Mapping
 
 from dpaudit.report import describe as d
-from dpaudit.results import Verdict
+from dpaudit.report.kinds import kind_of
 
 __all__ = ["render_junit"]
 
@@ -37,10 +37,10 @@ def _clean(text: Any) -> str:
 def _case(parent: ET.Element, rec: Mapping[str, Any]) -> str:
     """Add one testcase; return its outcome: passed | failure | error | skipped."""
     verdict = rec.get("verdict")
-    kind = rec.get("kind", "result")
-    name = f"{d.title(rec)} [{d.claim_text(rec)}]"
+    k = kind_of(rec)
+    name = f"{d.title(rec)} [{k.claim_text()}]"
     case = ET.SubElement(parent, "testcase", {
-        "classname": _clean(f"dpaudit.{kind}"),
+        "classname": _clean(f"dpaudit.{rec.get('kind', 'result')}"),
         "name": _clean(name),
         "time": f"{max(0.0, d.num(rec.get('elapsed_s')) or 0.0):.3f}",
     })
@@ -48,38 +48,22 @@ def _case(parent: ET.Element, rec: Mapping[str, Any]) -> str:
         loc = rec["location"]
         case.set("file", _clean(loc.get("path", "")))
         case.set("line", str(loc.get("line", "")))
-    finding = d.finding_text(rec)
+    finding = k.finding_text()
     reproduce = rec.get("reproduce") or ""
     body = _clean(f"{d.verdict_label(verdict)}: {finding}" + (f"\nreproduce: {reproduce}" if reproduce else ""))
-    expected = rec.get("expected")
-    if expected is not None:
-        if verdict == expected:
-            outcome = "passed"
-        else:
-            outcome = "failure"
-            ET.SubElement(case, "failure", {
-                "message": _clean(f"expected {d.verdict_label(expected)}, got {d.verdict_label(verdict)}: {finding}"),
-                "type": "dpaudit.ExpectationMismatch"}).text = body
-    elif verdict == Verdict.REFUTED.value:
-        outcome = "failure"
-        ET.SubElement(case, "failure", {"message": _clean(f"claim refuted: {finding}"),
-                                        "type": "dpaudit.Refuted"}).text = body
-    elif verdict == Verdict.ERROR.value:
-        outcome = "error"
-        ET.SubElement(case, "error", {"message": _clean(rec.get("error") or "error"),
-                                      "type": "dpaudit.Error"}).text = body
-    elif verdict == Verdict.INCONCLUSIVE.value:
-        outcome = "skipped"
-        ET.SubElement(case, "skipped", {"message": _clean(f"INCONCLUSIVE (not a pass): {finding}")})
-    else:
-        outcome = "passed"
+    outcome = k.junit_outcome()
+    if outcome.status == "skipped":
+        ET.SubElement(case, "skipped", {"message": _clean(outcome.message)})
+    elif outcome.status != "passed":
+        ET.SubElement(case, outcome.status, {"message": _clean(outcome.message),
+                                             "type": outcome.type}).text = body
     out = f"{d.verdict_label(verdict)}: {d.verdict_meaning(verdict)}\n{finding}"
     if reproduce:
         out += f"\nreproduce: {reproduce}"
-    if rec.get("recheck") and rec.get("recheck") != reproduce:
-        out += f"\nre-check: {rec['recheck']}"
+    if k.recheck():
+        out += f"\nre-check: {k.recheck()}"
     ET.SubElement(case, "system-out").text = _clean(out)
-    return outcome
+    return outcome.status
 
 
 def render_junit(run: Mapping[str, Any]) -> str:

@@ -12,8 +12,9 @@ For a spec with only ``log_prob(data, y)``, the output space is not known: the l
 |ln p_D(y) − ln p_D'(y)| over outputs y sampled from both datasets (with a grid between them for
 real outputs), a lower bound on the pair's exact loss that is exact at those outputs.
 
-The search is the sampled auditor's, with the exact objective: structured patterns, then
-hypothesis-targeted search (so the worst pair is shrunk), then local refinement.
+The search is the sampled auditor's pipeline (:mod:`dpaudit.search.pipeline`) with the exact
+objective: structured patterns, then hypothesis-targeted search (so the worst pair is shrunk),
+then local refinement.
 """
 
 from __future__ import annotations
@@ -30,8 +31,7 @@ from dpaudit.laws import ContinuousLaw, as_law
 from dpaudit.neighbours.patterns import structured_pairs
 from dpaudit.neighbours.relations import Pair
 from dpaudit.rng import generator, root_sequence
-from dpaudit.search.refine import refine
-from dpaudit.search.targeted import default_strategy, targeted_search
+from dpaudit.search.pipeline import PairSearch
 from dpaudit.spec import MechanismSpec
 
 __all__ = ["ExactObjective", "ExactSearch", "search_exact"]
@@ -141,27 +141,13 @@ def search_exact(spec: MechanismSpec, *, seed: int, examples: int = 200,
                  strategy: Any = None, objective: Optional[ExactObjective] = None) -> ExactSearch:
     """Maximise the exact objective over neighbouring pairs (module docstring)."""
     obj = objective or ExactObjective(spec, seed)
-    root = root_sequence(seed)
-    s_hyp, s_ref = root.spawn(2)
-    cache: dict = {}
-    labels: dict = {}
-
-    def evaluate(p: Pair) -> float:
-        if p.key not in cache:
-            cache[p.key] = float(obj.objective(p))
-            labels[p.key] = p
-        return cache[p.key]
-
+    s_hyp, s_ref = root_sequence(seed).spawn(2)
+    search = PairSearch(obj.objective, spec.neighbours, spec.domain, spec.size)
     patterns = structured_pairs(spec.neighbours, spec.domain, spec.size, both_orders=False)
-    for p in patterns:
-        evaluate(p)
+    search.patterns(patterns, search.value)
+    cache = search.values
     best = max(cache.values()) if cache else -math.inf
-    phases: dict = {"patterns": len(patterns)}
-    if strategy is None:
-        try:
-            strategy = default_strategy(spec.neighbours, spec.domain, spec.size)
-        except ImportError:
-            strategy = None
+    search.phases["patterns"] = len(patterns)
     count = {"n": 0}
 
     def budget_left() -> bool:
@@ -169,18 +155,11 @@ def search_exact(spec: MechanismSpec, *, seed: int, examples: int = 200,
         return count["n"] <= 4 * examples
 
     goal = best + 1e-6 * max(1.0, abs(best)) if np.isfinite(best) else math.inf
-    out = targeted_search(evaluate, strategy, goal=goal, max_examples=examples,
-                          seed=int(s_hyp.generate_state(1)[0]), budget_left=budget_left)
-    phases["search"] = {"examples": len(out.evaluated), "shrunk": out.shrunk is not None,
-                        "skipped": out.skipped}
-    if out.shrunk is not None:
-        p, v = out.shrunk
-        labels[p.key] = p
-    ranked = sorted(cache.items(), key=lambda kv: -kv[1])[:3]
-    starts = [(labels[k], v) for k, v in ranked if np.isfinite(v)]
-    seen = refine(evaluate, spec.neighbours, spec.domain, spec.size, starts,
-                  max_evals=max(20, examples // 2), rng=generator(s_ref), budget_left=lambda: True)
-    phases["refine"] = {"evaluated": len(seen)}
+    out = search.targeted(search.value, strategy, goal=goal, examples=examples,
+                          seed=int(s_hyp.generate_state(1)[0]), budget_left=budget_left,
+                          record_goal=False)
+    search.refine(search.value, search.best_evaluated(3), evals=max(20, examples // 2),
+                  rng=generator(s_ref), budget_left=lambda: True)
     # the best value; ties go to the earliest (simplest) pair: patterns, then the shrunk winner
     order = list(cache)
     if out.shrunk is not None and out.shrunk[0].key in cache:
@@ -188,4 +167,4 @@ def search_exact(spec: MechanismSpec, *, seed: int, examples: int = 200,
         order.insert(len(patterns), out.shrunk[0].key)
     top = max(cache.values())
     key = next(k for k in order if cache[k] >= top - 1e-12 * max(1.0, abs(top)))
-    return ExactSearch(labels[key], cache[key], len(cache), phases)
+    return ExactSearch(search.labels[key], cache[key], len(cache), search.phases)

@@ -44,7 +44,8 @@ class TargetedOutcome:
 
 
 def default_strategy(relation: Any, domain: Any, size: int):
-    """Neighbouring pairs of the relation from issue 6's strategies, sizes as the relation allows."""
+    """Neighbouring pairs drawn by the relation's hypothesis strategy (dpaudit.neighbours.strategies),
+    sizes as the relation allows."""
     from dpaudit.neighbours.relations import allowed_sizes
     from dpaudit.neighbours.strategies import neighbouring_pairs
 
@@ -60,7 +61,7 @@ class _Stop(Exception):
 
 def _as_pair(x: Any) -> Pair:
     if isinstance(x, Pair):
-        return x
+        return x if x.label else Pair.of(x.dataset, x.neighbour, "hypothesis")
     d = getattr(x, "dataset", None)
     if d is not None:
         return Pair.of(np.asarray(d).reshape(-1), np.asarray(x.neighbour).reshape(-1), "hypothesis")

@@ -31,7 +31,8 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
 from dpaudit.errors import InvalidArgument
-from dpaudit.neighbours.strategies import NeighbourPair, elements, neighbouring_pairs
+from dpaudit.neighbours.pair import Pair
+from dpaudit.neighbours.strategies import elements, neighbouring_pairs
 from dpaudit.results import Verdict
 from dpaudit.rng import check_seed
 from dpaudit.sensitivity.problem import BadOutput, OutOfDomain, Problem, make_problem
@@ -70,7 +71,7 @@ def _profile(profile: Union[str, Profile]) -> Profile:
 
 # --------------------------------------------------------------------------- strategies
 
-def _outputs(draw, p: Problem, pair: NeighbourPair, free: st.SearchStrategy[float]) -> float:
+def _outputs(draw, p: Problem, pair: Pair, free: st.SearchStrategy[float]) -> float:
     """The utility argument r: a record of either dataset, the float just below or above one, the
     midpoint of two records, an end of the output domain, or any value of the output domain.
     The same choices are drawn whatever the kind (a fixed-length sequence keeps hypothesis's

@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Optional
 
-import numpy as np
 
-from dpaudit.claims import Neighbours
-from dpaudit.neighbours.strategies import NeighbourPair
+from dpaudit.neighbours._common import simpler as _simpler
+from dpaudit.neighbours.pair import Pair
+from dpaudit.neighbours.registry import relation
 
 __all__ = ["Case", "simplify"]
 
@@ -31,124 +31,18 @@ __all__ = ["Case", "simplify"]
 class Case:
     """A neighbouring pair plus the utility argument r (None for plain functions)."""
 
-    pair: NeighbourPair
+    pair: Pair
     r: Optional[float] = None
 
 
-def _complexity(v: float) -> tuple[int, float]:
-    return (len(repr(float(v))), abs(float(v)))
+def _deletions(pair: Pair, min_size: int) -> Iterator[Pair]:
+    """Pairs with one shared record removed from both datasets (the relation's rule)."""
+    return relation(pair.relation).deletions(pair, min_size)
 
 
-def _simpler(v: float, lo: float, hi: float, integers: bool) -> list[float]:
-    """Candidate replacements for v that lie in [lo, hi] and are strictly simpler than v."""
-    cands = [0.0, lo, hi, 1.0, -1.0, float(np.round(v))]
-    for digits in (1, 2, 3):
-        cands.append(float(np.round(v, digits)))
-        cands.append(float(f"{v:.{digits}g}"))
-    out: list[float] = []
-    cv = _complexity(v)
-    for c in cands:
-        if not (lo <= c <= hi) or c in out or c == v or _complexity(c) >= cv:
-            continue
-        if integers and not float(c).is_integer():
-            continue
-        out.append(c)
-    return sorted(out, key=_complexity)
-
-
-def _with(pair: NeighbourPair, dataset=None, neighbour=None, index=..., dataset_ids=...,
-          neighbour_ids=...) -> NeighbourPair:
-    return NeighbourPair(
-        pair.dataset if dataset is None else dataset,
-        pair.neighbour if neighbour is None else neighbour,
-        pair.relation,
-        pair.index if index is ... else index,
-        pair.dataset_ids if dataset_ids is ... else dataset_ids,
-        pair.neighbour_ids if neighbour_ids is ... else neighbour_ids,
-        pair.individual,
-    )
-
-
-def _deletions(pair: NeighbourPair, min_size: int) -> Iterator[NeighbourPair]:
-    """Pairs with one shared record removed from both datasets (largest positions first)."""
-    x, y = pair.dataset, pair.neighbour
-    if pair.relation is Neighbours.ADD_REMOVE:
-        x_big = len(x) > len(y)
-        big, small = (x, y) if x_big else (y, x)
-        big_ids, small_ids = ((pair.dataset_ids, pair.neighbour_ids) if x_big
-                              else (pair.neighbour_ids, pair.dataset_ids))
-        p = pair.index
-        if len(small) - 1 < min_size:
-            return
-        for k in range(len(big) - 1, -1, -1):
-            if k == p:
-                continue
-            ks = k if k < p else k - 1
-            nb, ns = np.delete(big, k, axis=0), np.delete(small, ks, axis=0)
-            nbi = None if big_ids is None else np.delete(big_ids, k)
-            nsi = None if small_ids is None else np.delete(small_ids, ks)
-            q = p if k > p else p - 1
-            if x_big:
-                yield _with(pair, nb, ns, q, nbi, nsi)
-            else:
-                yield _with(pair, ns, nb, q, nsi, nbi)
-        return
-    if len(x) - 1 < max(min_size, 1):
-        return
-    for k in range(len(x) - 1, -1, -1):
-        if pair.relation is Neighbours.REPLACE and k == pair.index:
-            continue
-        index = pair.index
-        if index is not None and k < index:
-            index -= 1
-        yield _with(pair, np.delete(x, k, axis=0), np.delete(y, k, axis=0), index)
-
-
-def _value_changes(pair: NeighbourPair, lo: float, hi: float, integers: bool) -> Iterator[NeighbourPair]:
-    """Pairs with one value made simpler, the pair staying neighbours."""
-    x, y = pair.dataset, pair.neighbour
-    rel = pair.relation
-    if rel is Neighbours.ADD_REMOVE:
-        x_big = len(x) > len(y)
-        big, small = (x, y) if x_big else (y, x)
-        p = pair.index
-        for k in range(len(big)):
-            row = big[k].reshape(-1)
-            for j, v in enumerate(row):
-                for c in _simpler(float(v), lo, hi, integers):
-                    nb = big.copy()
-                    nb.reshape(len(big), -1)[k, j] = c
-                    ns = small
-                    if k != p:
-                        ns = small.copy()
-                        ns.reshape(len(small), -1)[k if k < p else k - 1, j] = c
-                    yield _with(pair, nb, ns) if x_big else _with(pair, ns, nb)
-        return
-    n = len(x)
-    fx, fy = x.reshape(n, -1), y.reshape(n, -1)
-    for k in range(n):
-        for j in range(fx.shape[1]):
-            a, b = float(fx[k, j]), float(fy[k, j])
-            if rel is Neighbours.REPLACE and k == pair.index:
-                for which, v in ((0, a), (1, b)):
-                    for c in _simpler(v, lo, hi, integers):
-                        arr = (x if which == 0 else y).copy()
-                        arr.reshape(n, -1)[k, j] = c
-                        yield _with(pair, arr, None) if which == 0 else _with(pair, None, arr)
-                continue
-            if a != b:  # linf / l1: first try dropping the move on this coordinate
-                nx = x.copy()
-                nx.reshape(n, -1)[k, j] = b
-                yield _with(pair, nx, None)
-            delta = b - a
-            for c in _simpler(a, lo, hi, integers):
-                c2 = c + delta
-                if not (lo <= c2 <= hi) or abs(c2 - c) > abs(delta):
-                    continue
-                nx, ny = x.copy(), y.copy()
-                nx.reshape(n, -1)[k, j] = c
-                ny.reshape(n, -1)[k, j] = c2
-                yield _with(pair, nx, ny)
+def _value_changes(pair: Pair, lo: float, hi: float, integers: bool) -> Iterator[Pair]:
+    """Pairs with one value made simpler, the pair staying neighbours (the relation's rule)."""
+    return relation(pair.relation).value_changes(pair, lo, hi, integers)
 
 
 def simplify(case: Case, fails: Callable[[Case], bool], *, lo: float, hi: float, min_size: int,

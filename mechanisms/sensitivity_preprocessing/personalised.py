@@ -101,13 +101,11 @@ class PersonalisedLaplace:
         """The noise: Laplace of scale b (``mechanisms.laplace.Laplace`` with ε = 1, Δ = b)."""
         return Laplace(1.0, self.scale)
 
-    def logpdf(self, y: Any, value: float) -> np.ndarray:
-        return self.noise.logpdf(np.asarray(y, dtype=float) - value)
+    def log_prob(self, value: float, y: Any) -> np.ndarray:
+        """ln p(y | value) = −ln(2b) − |y − value|/b."""
+        return self.noise.log_prob(value, y)
 
-    def pdf(self, y: Any, value: float) -> np.ndarray:
-        return self.noise.pdf(np.asarray(y, dtype=float) - value)
-
-    def cdf(self, y: Any, value: float) -> np.ndarray:
+    def cdf(self, value: float, y: Any) -> np.ndarray:
         return self.noise.cdf(np.asarray(y, dtype=float) - value)
 
     def law(self, value: float) -> ContinuousLaw:
@@ -181,15 +179,17 @@ class PersonalisedExponential:
             raise InvalidArgument.bad("scores", scores, f"{len(self.outputs)} finite numbers, one per output")
         return u
 
-    def logpmf(self, scores: Any) -> np.ndarray:
-        """ln P[r] = u(D, r)/(2b) − LSE_r'(u(D, r')/(2b))."""
-        return em_log_probs(self._scores(scores), 1.0 / (2.0 * self.scale))
-
     def pmf(self, scores: Any) -> np.ndarray:
-        return np.exp(self.logpmf(scores))
+        """P[r] for every output r, in the order of ``outputs``."""
+        return np.exp(self.law(scores).log_pmf)
 
     def law(self, scores: Any) -> DiscreteLaw:
-        return DiscreteLaw(self.outputs, self.logpmf(scores))
+        """ln P[r] = u(D, r)/(2b) − LSE_r'(u(D, r')/(2b))."""
+        return DiscreteLaw(self.outputs, em_log_probs(self._scores(scores), 1.0 / (2.0 * self.scale)))
+
+    def log_prob(self, scores: Any, y: Any) -> np.ndarray:
+        """ln P[y] (−inf for a value that is not an output)."""
+        return self.law(scores).log_prob(y)
 
     def sample(self, scores: Any, rng: np.random.Generator, size: Any = None) -> Any:
         k = check_generator(rng).choice(len(self.outputs), size=size, p=self.pmf(scores))

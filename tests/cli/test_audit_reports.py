@@ -20,7 +20,7 @@ COMMITTED = ROOT / "reports" / "results.json"
 # fast audits covering every kind and both expectations
 SUBSET = ["geometric.exact", "laplace.broken-eq6.sampled", "collusion.broken-median.sampled",
           "raw-mean.broken.sensitivity", "quantile-utility.broken-eq22.sensitivity",
-          "formal.laplace-loss-bound", "formal.control-laplace-loss-half", "seed001/s1-eq7-density",
+          "formal.laplace-loss-bound", "formal.control-laplace-loss-half", "seed001/s001-eq7-density",
           "seed004/s004-thm3-eq22-as-written"]
 
 

@@ -10,14 +10,14 @@ import pytest
 
 from dpaudit.results import Verdict
 from dpaudit.suite import AuditKind, audit_seed, formal, load_audits, run_one, sampled, seed_claim
-from dpaudit.reference.seed_claim_types import ClaimEvidence, SeedClaim
+from dpaudit.reference.claims.types import ClaimEvidence, SeedClaim
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEED_CLAIM_FILE = textwrap.dedent('''\
     """A toy seed claim."""
     from dpaudit.results import Verdict
     from dpaudit.suite import seed_claim
-    from dpaudit.reference.seed_claim_types import ClaimEvidence, SeedClaim
+    from dpaudit.reference.claims.types import ClaimEvidence, SeedClaim
 
     def _false():
         return ClaimEvidence(Verdict.REFUTED, 2.0, 1.0, "sums to 2", {"mass": 2.0})
@@ -173,13 +173,13 @@ def test_seed_claim_definitions():
 
 def test_a_seed_claim_audit_runs_its_check_and_keeps_its_evidence(monkeypatch):
     monkeypatch.chdir(ROOT)
-    audits = load_audits(["audits/seed_claims.py"], ids=["seed001/s1-eq7-density", "seed003/s003-range-le-2sens"])
+    audits = load_audits(["audits/seed_claims.py"], ids=["seed001/s001-eq7-density", "seed003/s003-range-le-2sens"])
     recs = [run_one(a, 11) for a in audits]
     for rec, verdict in zip(recs, ("refuted", "not_refuted")):
         assert rec["kind"] == "seed-claim" and rec["verdict"] == rec["expected"] == rec["recorded_verdict"] == verdict
         assert rec["reproduce"] == f"dpaudit audit audits/seed_claims.py --id {rec['id']} --seed 11"
         assert rec["recheck"].startswith("python -c") and rec["target"] in rec["recheck"]
-        assert rec["location"]["path"].startswith("mechanisms/seed") and rec["location"]["line"] > 1
+        assert rec["location"]["path"].startswith("mechanisms/claims/") and rec["location"]["line"] > 1
         assert rec["group"].startswith("audits/seed_claims.py: ")
     assert recs[0]["seed_paper"] == "001" and recs[0]["errata"] == ["E9"] and recs[0]["counterexample"]["mass"] > 100
 
@@ -200,13 +200,12 @@ def test_a_seed_claim_that_errs_or_disagrees_is_reported_not_raised():
 
 
 def test_every_seed_claim_is_a_suite_audit_with_a_stable_id():
-    from dpaudit.reference.seed001_claims import seed001_claims
-    from dpaudit.reference.seed_claims import seed_claims
+    from dpaudit.reference.claims import all_claims
 
     audits = load_audits([os.path.join(ROOT, "audits", "seed_claims.py")])
-    claims = [*seed001_claims(), *seed_claims()]
-    assert [a.id for a in audits] == [f"seed{c.seed}/{c.id.lower()}" for c in claims] and len(audits) >= 39
+    claims = all_claims()
+    assert [a.id for a in audits] == [f"seed{c.seed}/{c.id}" for c in claims] and len(audits) >= 39
     assert [a.expected for a in audits] == [c.verdict for c in claims]
     assert {a.kind for a in audits} == {AuditKind.SEED_CLAIM}
-    assert {"seed001/s1-eq6-density", "seed001/s1-eq18", "seed004/s004-thm3-eq22-as-written"} <= {a.id for a in audits}
+    assert {"seed001/s001-eq6-density", "seed001/s001-eq18", "seed004/s004-thm3-eq22-as-written"} <= {a.id for a in audits}
     assert all(a.description.startswith(f"seed {c.seed}, ") for a, c in zip(audits, claims))

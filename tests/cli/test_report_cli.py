@@ -32,13 +32,18 @@ def saved(tmp_path):
 
 def test_rerenders_every_format(saved, tmp_path):
     out = dpaudit("report", saved, "--html", tmp_path / "r.html", "--junit", tmp_path / "r.xml",
-                  "--sarif", tmp_path / "r.sarif", "--json", tmp_path / "copy.json")
+                  "--sarif", tmp_path / "r.sarif", "--json", tmp_path / "copy.json", "--markdown", tmp_path / "r.md")
     assert out.returncode == 0, out.stderr
     assert "2 results (1 refuted, 1 proved)" in out.stdout
     assert "<svg" not in (tmp_path / "r.html").read_text() and "REFUTED" in (tmp_path / "r.html").read_text()
     assert len(list(ET.parse(tmp_path / "r.xml").getroot().iter("testcase"))) == 2
     assert len(json.loads((tmp_path / "r.sarif").read_text())["runs"][0]["results"]) == 1
     assert json.loads((tmp_path / "copy.json").read_text()) == json.loads(open(saved).read())
+    md = (tmp_path / "r.md").read_text()
+    assert md.startswith("## dpaudit: 1 refuted, 1 proved") and "`dpaudit check m.py:f`" in md
+    assert out.stdout.splitlines()[1:] == [f"dpaudit: wrote {fmt}: {tmp_path / name}" for fmt, name in
+                                           (("json", "copy.json"), ("junit", "r.xml"), ("sarif", "r.sarif"),
+                                            ("markdown", "r.md"), ("html", "r.html"))]
 
 
 @pytest.mark.parametrize("content, message", [
@@ -61,4 +66,4 @@ def test_bad_result_files_are_one_line_and_exit_3(tmp_path, content, message):
 
 def test_nothing_to_write_is_a_usage_error(saved):
     out = dpaudit("report", saved)
-    assert out.returncode == 3 and "--html F" in out.stderr
+    assert out.returncode == 3 and "--html F" in out.stderr and "--markdown F" in out.stderr

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from dpaudit.estimators.exact import pair_loss
 from dpaudit.neighbours.strategies import neighbouring_pairs
 from dpaudit.reference.duff import Duff, duff_cost, duff_utility
-from dpaudit.reference.seed_claims import max_pair_loss, order_statistic_pairs
-from dpaudit.reference.smooth_sensitivity import median_of
+from dpaudit.reference.claims.exponential import max_pair_loss, order_statistic_pairs
+from dpaudit.reference.analysis.smooth_sensitivity import median_of
 
 A, B = 0.0, 4.0
 

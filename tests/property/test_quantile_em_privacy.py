@@ -3,7 +3,7 @@ utilities (SPEC §4.2–4.3).
 
 Pairs come from hypothesis (``dpaudit.neighbours.strategies.neighbouring_pairs``, steered by
 ``hypothesis.target`` toward larger losses) and from the deterministic hunt
-``mechanisms.seed_claims.order_statistic_pairs`` (end clusters, splits). The exact loss
+``dpaudit.reference.claims.exponential.order_statistic_pairs`` (end clusters, splits). The exact loss
 sup|ln p − ln p'| (``pair_loss``) must never exceed ε, and the worst pair found must reach 0.95ε.
 """
 
@@ -16,7 +16,7 @@ from dpaudit.estimators.exact import pair_loss
 from dpaudit.neighbours.strategies import neighbouring_pairs
 from dpaudit.reference.exponential import utility_bounds
 from dpaudit.reference.quantile import QuantileEM, quantile_utility, quantile_utility_eq22
-from dpaudit.reference.seed_claims import max_pair_loss, order_statistic_pairs
+from dpaudit.reference.claims.exponential import max_pair_loss, order_statistic_pairs
 
 SETTINGS = [(0.5, 0.5), (2.0, 0.5), (1.0, 0.2), (1.0, 0.9)]
 

@@ -13,7 +13,7 @@ import pytest
 
 import dpaudit
 from dpaudit.results import Verdict
-from dpaudit.sensitivity.controls import (
+from dpaudit.reference.controls.sensitivity import (
     CONTROLS,
     DataClampedMean,
     DoubledMedianUtility,

@@ -72,7 +72,7 @@ def test_laplace_noise_four_times_too_small_is_caught():
     from scipy import stats
 
     from dpaudit.laws import ContinuousLaw
-    from dpaudit.reference.seed_claims import order_statistic_pairs
+    from dpaudit.reference.claims.exponential import order_statistic_pairs
 
     m = SmoothLaplaceMedian(1.0, 1e-3, 0.0, 1.0)
 

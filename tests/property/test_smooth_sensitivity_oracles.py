@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpaudit.reference.smooth_sensitivity import median_smooth_sensitivity
+from dpaudit.reference.analysis.smooth_sensitivity import median_smooth_sensitivity
 
 LO, HI = 0.0, 4.0
 

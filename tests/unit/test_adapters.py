@@ -168,7 +168,8 @@ def _args(path, out, ids=None):
 
 
 def test_audit_needing_a_missing_package_is_skipped_not_passed(tmp_path, capsys):
-    from dpaudit.suite import load_audits, run_audit
+    from dpaudit.suite import load_audits
+    from dpaudit.suite.commands import run_audit
 
     path = tmp_path / "two.py"
     path.write_text(_SUITE_FILE)
@@ -188,8 +189,8 @@ def test_audit_needing_a_missing_package_is_skipped_not_passed(tmp_path, capsys)
 
 
 def test_only_skipped_audits_is_nothing_to_audit(tmp_path, capsys):
-    from dpaudit.cli import ExitCode
-    from dpaudit.suite import run_audit
+    from dpaudit.exitcodes import ExitCode
+    from dpaudit.suite.commands import run_audit
 
     path = tmp_path / "two.py"
     path.write_text(_SUITE_FILE)

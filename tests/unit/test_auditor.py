@@ -11,7 +11,7 @@ import dpaudit
 from dpaudit.errors import InvalidArgument, UsageError
 from dpaudit.neighbours.relations import are_neighbours
 from dpaudit.results import Verdict
-from dpaudit.sampling import InProcessExecutor
+from dpaudit.execution.base import InProcessExecutor
 
 SMALL = 60_000
 
@@ -26,7 +26,7 @@ def laplace_sum(scale):
 def test_correct_mechanism_not_refuted_and_bound_is_sensible():
     r = dpaudit.audit(laplace_sum(1.0), samples=SMALL, seed=3)
     assert r.verdict is Verdict.NOT_REFUTED
-    assert 0.5 < r.epsilon_lower_bound <= 1.0 + 1e-9 or r.epsilon_lower_bound < 1.0
+    assert 0.5 < r.epsilon_lower_bound <= 1.0
     assert r.method == "sampled" and r.seed == 3 and r.samples <= SMALL
     assert r.details["output_kind"] == "real scalar"
 
@@ -163,9 +163,18 @@ def test_progress_reports_every_phase():
 
 
 def test_reproduce_strings(tmp_path):
+    from dpaudit.loader import import_file
+
+    path = tmp_path / "mech.py"
+    path.write_text("import dpaudit\n\n@dpaudit.mechanism(epsilon=1.0, domain=(0, 1), size=5)\n"
+                    "def noisy_sum(data, rng, size=None):\n"
+                    "    return data.sum() + rng.laplace(size=size)\n")
+    r = dpaudit.audit(import_file(str(path)).noisy_sum, samples=SMALL, seed=9)
+    assert r.reproduce.startswith(f"dpaudit check {path}:noisy_sum ") and "--seed=9" in r.reproduce
+    assert f"--samples={SMALL}" in r.reproduce and "--domain=0:1" in r.reproduce
+    # a nested function cannot be loaded by `dpaudit check`: its line is a Python call
     r = dpaudit.audit(laplace_sum(1.0), samples=SMALL, seed=9)
-    assert r.reproduce.startswith("dpaudit check ") and "--seed 9" in r.reproduce
-    assert f"--samples {SMALL}" in r.reproduce and "--domain=0:1" in r.reproduce
+    assert r.reproduce.startswith("import dpaudit; dpaudit.audit(noisy_sum, epsilon=1.0, ")
     spec = dpaudit.MechanismSpec.from_function(eval("lambda d, rng: float(d.sum())"), epsilon=1.0)
     r = dpaudit.audit(spec, samples=1000, seed=9, executor=InProcessExecutor())
     assert r.reproduce.startswith("import dpaudit; dpaudit.audit(")

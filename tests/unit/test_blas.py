@@ -3,7 +3,7 @@
 import numpy as np
 import scipy.linalg  # noqa: F401  (loads scipy's own OpenBLAS too)
 
-from dpaudit._blas import openblas_libraries, single_blas_thread
+from dpaudit.execution.blas import openblas_libraries, single_blas_thread
 
 
 def test_single_blas_thread_caps_and_restores():

@@ -9,7 +9,7 @@ from dpaudit.claims import Domain, Neighbours, privacy_claim
 from dpaudit.cli import ExitCode, _join_dash_values, build_parser, run
 from dpaudit.errors import InvalidArgument, UsageError
 from dpaudit.rng import DEFAULT_SEED
-from dpaudit.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY
+from dpaudit.execution.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY
 
 
 def parse(*argv):
@@ -142,3 +142,41 @@ def test_a_missing_file_fails_before_any_audit(tmp_path, capsys):
     records = json.loads(out.read_text())["results"]
     assert [r["verdict"] for r in records] == ["error", "error"]
     assert records[0]["error"] == "not audited: another target could not be loaded"
+
+
+def test_suite_exit_code_compares_with_the_expected_verdict():
+    from dpaudit.exitcodes import suite_exit_code
+
+    ok = {"verdict": "refuted", "expected": "refuted"}
+    bad = {"verdict": "not_refuted", "expected": "refuted"}
+    inconclusive = {"verdict": "inconclusive", "expected": "inconclusive"}
+    assert suite_exit_code([ok]) is ExitCode.OK
+    assert suite_exit_code([ok, bad]) is ExitCode.REFUTED
+    assert suite_exit_code([bad], exit_zero=True) is ExitCode.OK
+    assert suite_exit_code([inconclusive]) is ExitCode.OK
+    assert suite_exit_code([inconclusive], fail_on_inconclusive=True) is ExitCode.INCONCLUSIVE
+    assert suite_exit_code([]) is ExitCode.NOTHING_TO_AUDIT
+
+
+def test_one_seed_parser_for_flags_pyproject_and_the_plugin():
+    from dpaudit.config import parse_seed, resolve_seed
+
+    assert parse_seed("--seed", "18446744073709551616") == 2 ** 64  # exact, not through a float
+    assert parse_seed("--seed", "1e3") == 1000 and parse_seed("--seed", 7) == 7
+    for bad in ("-1", "x", 1.5, True, ""):
+        with pytest.raises(InvalidArgument, match="--seed must be an integer >= 0"):
+            parse_seed("--seed", bad)
+    assert resolve_seed("4", config={"seed": 9}) == (4, "flag")
+    assert resolve_seed(None, config={"seed": 9}, config_path="/x/pyproject.toml")[0] == 9
+    assert resolve_seed(None, config={}, read=False) == (DEFAULT_SEED, "default")
+    with pytest.raises(InvalidArgument, match=r"\[tool.dpaudit\] seed must be an integer"):
+        resolve_seed(None, config={"seed": "minus one"})
+
+
+def test_exit_codes_are_importable_without_the_command_line():
+    import subprocess
+    import sys
+
+    code = ("import sys, dpaudit.exitcodes, dpaudit.config, dpaudit.reproduce, dpaudit.check, "
+            "dpaudit.suite; assert 'dpaudit.cli' not in sys.modules, 'dpaudit.cli was imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)

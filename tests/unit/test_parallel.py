@@ -1,12 +1,12 @@
-"""The fork-based executor (dpaudit/parallel.py): same outputs whatever the worker count."""
+"""The fork-based executor (dpaudit/execution/fork.py): same outputs whatever the worker count."""
 
 import numpy as np
 import pytest
 
 from dpaudit.errors import InvalidArgument, MechanismError
-from dpaudit.parallel import ForkExecutor
+from dpaudit.execution.fork import ForkExecutor
 from dpaudit.rng import root_sequence
-from dpaudit.sampling import InProcessExecutor, plan_batches
+from dpaudit.execution.base import InProcessExecutor, plan_batches
 from dpaudit.spec import MechanismSpec
 
 pytestmark = pytest.mark.skipif(not ForkExecutor.available(), reason="needs the fork start method")

@@ -17,7 +17,7 @@ def test_linf_has_the_statdp_patterns():
                  "half up, half down", "all up", "all down", "X shape", "last above, rest below"):
         assert name in labels and name + " (swapped)" in labels
     x = next(p for p in ps if p.label == "X shape")
-    assert x.dataset == (1.0,) * 5 + (0.0,) * 5 and x.neighbour == (0.0,) * 5 + (1.0,) * 5
+    assert x.key == ((1.0,) * 5 + (0.0,) * 5, (0.0,) * 5 + (1.0,) * 5)
 
 
 def test_add_remove_has_empty_single_and_largest_datasets():
@@ -50,7 +50,7 @@ def test_every_pattern_is_a_valid_distinct_pair(rel, dom, n):
     assert ps
     assert len({p.key for p in ps}) == len(ps)
     for p in ps:
-        assert p.dataset != p.neighbour
+        assert p.key[0] != p.key[1]
         assert are_neighbours(rel, p.dataset, p.neighbour, dom, n), p
 
 
@@ -59,4 +59,4 @@ def test_one_order_only():
     one = structured_pairs("linf", (-10, 10), 4, both_orders=False)
     assert len(one) * 2 == len(both)
     keys = {p.key for p in one}
-    assert not any((p.neighbour, p.dataset) in keys for p in one)
+    assert not any((p.key[1], p.key[0]) in keys for p in one)

@@ -44,3 +44,25 @@ def test_check_pair_says_why():
         check_pair("linf", [0.0], [2.0], (-10, 10), 1)
     p = check_pair("add-remove", [0.5], [], DOM, 3)
     assert p == Pair((0.5,), ()) and p.swapped() == Pair((), (0.5,))
+
+
+def test_every_relation_is_one_registered_module():
+    from dpaudit.claims import Neighbours
+    from dpaudit.neighbours.registry import Relation, relation, relations
+
+    assert {r.name for r in relations()} == set(Neighbours)
+    for r in relations():
+        assert isinstance(r, Relation)
+        assert relation(r.name.value) is r
+    with pytest.raises(InvalidArgument, match="neighbours must be one of"):
+        relation("swap")
+
+
+def test_the_bound_methods_are_objects_with_one_interface():
+    from dpaudit.estimators.bounds import METHODS, Counts, method
+
+    assert METHODS == ("marginal", "ratio", "paired")
+    c = Counts(1000, 1000, 300, 100, 90)
+    assert method("paired").usable(c) and not method("ratio").usable(c)
+    b = method("marginal").validated(c, 0.05, (0.5, 0.5))
+    assert b.method == "marginal" and 0.0 < b.epsilon_lb < 1.0986  # < ln(300/100)

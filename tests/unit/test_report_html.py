@@ -190,8 +190,8 @@ def test_seed_claims_show_statement_source_spec_errata_evidence_and_recheck():
 
 
 def test_a_real_seed_claim_record_renders():
-    from dpaudit.reference.seed001_claims import evaluate_seed001_claims
+    from dpaudit.reference.claims import evaluate
 
-    rec = evaluate_seed001_claims("S1-eq7-density")[0].to_record()
+    rec = evaluate("s001-eq7-density")[0].to_record()
     sec = parse(render_html(run_of(rec))).sections["r1"]
     assert "S1 eq (7): p(x|α)" in sec and "E9" in sec and "REFUTED" in sec and "100.6673" in sec

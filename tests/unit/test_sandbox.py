@@ -1,4 +1,4 @@
-"""dpaudit.sandbox: the child process runs batches exactly like in process, and turns every kind of
+"""dpaudit.execution.sandbox: the child process runs batches exactly like in process, and turns every kind of
 misbehaviour into a MechanismError(cause, dataset) without harming the parent."""
 
 import textwrap
@@ -9,8 +9,8 @@ import pytest
 from dpaudit.errors import InvalidArgument, LoadError, MechanismError
 from dpaudit.loader import load_mechanism
 from dpaudit.rng import root_sequence
-from dpaudit.sampling import InProcessExecutor, plan_batches
-from dpaudit.sandbox import SandboxExecutor, parse_memory
+from dpaudit.execution.base import InProcessExecutor, plan_batches
+from dpaudit.execution.sandbox import SandboxExecutor, parse_memory
 from dpaudit.spec import MechanismSpec
 
 MECHANISMS = """

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from dpaudit.errors import InvalidArgument
-from dpaudit.reference import lp_optimal as lp
+from dpaudit.reference.analysis import lp_optimal as lp
 from dpaudit.reference.laplace import Laplace
 from dpaudit.reference.staircase import Staircase
 

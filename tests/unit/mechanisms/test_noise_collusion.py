@@ -8,6 +8,7 @@ from scipy import integrate
 
 from dpaudit.errors import InvalidArgument
 from dpaudit.reference import collusion as col
+from dpaudit.reference.analysis import expected_loss as el
 from dpaudit.reference.geometric import Geometric
 from dpaudit.reference.laplace import Laplace
 from dpaudit.reference.staircase import Staircase
@@ -42,7 +43,7 @@ def test_order_statistic_against_its_density(noise, k, j):
         brk = sorted(set((np.arange(-60, 61)[:, None] + np.array([0, noise.gamma, 1 - noise.gamma])).ravel()))
     num = sum(integrate.quad(lambda t: float(dens(t)), a, b, epsabs=1e-13, epsrel=1e-12)[0]
               for a, b in zip(*(lambda e: (e[:-1], e[1:]))(np.array(brk if brk else np.linspace(-60, 60, 121)))))
-    assert col.expected_abs_order_statistic(noise, k, j) == pytest.approx(num, rel=1e-8)
+    assert el.expected_abs_order_statistic(noise, k, j) == pytest.approx(num, rel=1e-8)
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
@@ -55,45 +56,45 @@ def test_lattice_order_statistic_by_brute_enumeration(k):
     prob = np.prod(g.pmf(tuples), axis=1)
     low_median = np.sort(tuples, axis=1)[:, (k + 1) // 2 - 1]
     want = float(np.sum(prob * np.abs(low_median)))
-    assert col.expected_abs_median(g, k) == pytest.approx(want, rel=1e-9)
+    assert el.expected_abs_median(g, k) == pytest.approx(want, rel=1e-9)
 
 
 def test_exact_loss_formulas_match_the_mechanisms():
     for r in RHOS:
         eps = -math.log(r)
-        assert col.laplace_loss(r, 2.0) == pytest.approx(Laplace(eps, 2.0).expected_abs())
-        assert col.staircase_loss(r, 2.0) == pytest.approx(Staircase(eps, 2.0).expected_abs())
-        assert col.geometric_loss(r) == pytest.approx(Geometric(eps).expected_abs())
-        assert col.count_laplace_loss(r) == pytest.approx(col.rounded_expected_abs(Laplace(eps)), rel=1e-10)
-        assert col.count_staircase_loss(r) == pytest.approx(col.rounded_expected_abs(Staircase(eps)), rel=1e-10)
-        assert col.count_staircase_loss(r) == pytest.approx(r / (1 - r) + math.sqrt(r) / 2)   # SPEC §2.4
+        assert el.laplace_loss(r, 2.0) == pytest.approx(Laplace(eps, 2.0).expected_abs())
+        assert el.staircase_loss(r, 2.0) == pytest.approx(Staircase(eps, 2.0).expected_abs())
+        assert el.geometric_loss(r) == pytest.approx(Geometric(eps).expected_abs())
+        assert el.count_laplace_loss(r) == pytest.approx(el.rounded_expected_abs(Laplace(eps)), rel=1e-10)
+        assert el.count_staircase_loss(r) == pytest.approx(el.rounded_expected_abs(Staircase(eps)), rel=1e-10)
+        assert el.count_staircase_loss(r) == pytest.approx(r / (1 - r) + math.sqrt(r) / 2)   # SPEC §2.4
 
 
 def test_collusion_formulas_asymptotic_and_seed_eq18_wrong():
     r, k = 0.5, 2001
     eps = -math.log(r)
-    assert col.expected_abs_median(Laplace(eps), k) == pytest.approx(float(col.collusion_laplace_loss(r, k)), rel=0.02)
-    assert col.expected_abs_median(Staircase(eps), k) == pytest.approx(float(col.collusion_staircase_loss(r, k)), rel=0.01)
+    assert el.expected_abs_median(Laplace(eps), k) == pytest.approx(float(el.collusion_laplace_loss(r, k)), rel=0.02)
+    assert el.expected_abs_median(Staircase(eps), k) == pytest.approx(float(el.collusion_staircase_loss(r, k)), rel=0.01)
     g = Geometric(-math.log(0.2))
-    exact = col.expected_abs_median(g, 25)
-    assert exact < 2e-4 < 0.1 < float(col.collusion_geometric_loss_seed(0.2, 25))
+    exact = el.expected_abs_median(g, 25)
+    assert exact < 2e-4 < 0.1 < float(el.collusion_geometric_loss_seed(0.2, 25))
     for kk in (1, 5, 25, 60):
-        assert col.expected_abs_median(g, kk) <= col.geometric_median_bound(0.2, kk)
+        assert el.expected_abs_median(g, kk) <= el.geometric_median_bound(0.2, kk)
 
 
 @pytest.mark.parametrize("bad", [0.0, 1.0, -0.2, 1.5])
 def test_rho_is_validated(bad):
     with pytest.raises(InvalidArgument, match="^rho must be in"):
-        col.laplace_loss(bad)
+        el.laplace_loss(bad)
 
 
 def test_k_is_validated():
     with pytest.raises(InvalidArgument, match="^k must be an integer >= 1"):
-        col.collusion_laplace_loss(0.5, 0)
+        el.collusion_laplace_loss(0.5, 0)
 
 
 def test_order_statistic_needs_a_known_noise():
     with pytest.raises(InvalidArgument, match="^noise must be a Laplace, Staircase or Geometric"):
-        col.expected_abs_order_statistic(object(), 3, 2)
+        el.expected_abs_order_statistic(object(), 3, 2)
     with pytest.raises(InvalidArgument, match="^j must be in 1..k"):
-        col.expected_abs_order_statistic(Laplace(1.0), 3, 4)
+        el.expected_abs_order_statistic(Laplace(1.0), 3, 4)

@@ -6,18 +6,18 @@ import pytest
 
 from dpaudit.errors import InvalidArgument
 from dpaudit.results import Verdict
-from dpaudit.reference.seed001_claims import evaluate_seed001_claims, seed001_claims
+from dpaudit.reference.claims import evaluate, noise
 
 
 def test_every_recorded_verdict_is_reproduced():
-    checks = evaluate_seed001_claims()
-    assert len(checks) == len(seed001_claims()) >= 20
+    checks = [c.evaluate() for c in noise.claims()]
+    assert len(checks) == len(noise.claims()) >= 20
     disagree = [(c.claim.id, c.evidence.detail) for c in checks if not c.agrees]
     assert not disagree
     refuted = {c.claim.id for c in checks if c.evidence.verdict is Verdict.REFUTED}
     # SPEC §8: E8 (eq 6), E9 (eq 7), E10 (eq 10), E11 (eq 18), E12 (Lemma 1 for the staircase, eq 23)
-    assert {"S1-eq6-density", "S1-eq7-density", "S1-eq10-density", "S1-eq18", "S1-lemma1-staircase",
-            "S1-eq23"} <= refuted
+    assert {"s001-eq6-density", "s001-eq7-density", "s001-eq10-density", "s001-eq18", "s001-lemma1-staircase",
+            "s001-eq23"} <= refuted
     for c in checks:
         if c.evidence.verdict is Verdict.REFUTED:
             assert c.evidence.counterexample, c.claim.id
@@ -27,35 +27,33 @@ def test_every_recorded_verdict_is_reproduced():
 
 
 def test_unknown_claim_id():
-    with pytest.raises(InvalidArgument, match="^claim_id must be one of S1-eq6-density"):
-        evaluate_seed001_claims("S1-eq99")
+    with pytest.raises(InvalidArgument, match="^claim_id must be one of s001-eq6-density"):
+        evaluate("s001-eq99")
 
 
 def test_both_claim_modules_share_one_set_of_types_and_record_keys(monkeypatch):
-    """Seeds 000-004 use the types of mechanisms.seed_claim_types; a record points at its claim's line."""
+    """Seeds 000-004 use the types of mechanisms/claims/types.py; a record points at its claim's line."""
     from pathlib import Path
 
-    from dpaudit.reference import seed001_claims as s1
-    from dpaudit.reference import seed_claim_types as types
-    from dpaudit.reference import seed_claims as s
+    from dpaudit.reference.claims import exponential, noise, types
 
-    assert s1.Seed001Claim is s.SeedClaim is types.SeedClaim and s1.Seed001Check is s.ClaimCheck is types.ClaimCheck
-    assert s1.ClaimEvidence is s.ClaimEvidence is types.ClaimEvidence
+    assert all(type(c) is types.SeedClaim for c in (*noise.claims(), *exponential.claims()))
     root = Path(__file__).resolve().parents[3]
     monkeypatch.chdir(root)
-    a, b = s1.evaluate_seed001_claims("S1-eq7-density")[0], s.evaluate_claims("s004-eq21-sign")[0]
+    a, b = evaluate("s001-eq7-density")[0], evaluate("s004-eq21-sign")[0]
+    assert type(a) is type(b) is types.ClaimCheck and type(a.evidence) is type(b.evidence) is types.ClaimEvidence
     ra, rb = a.to_record(), b.to_record()
     assert set(ra) == set(rb) and ra["seed"] == ra["seed_paper"] == "001" and rb["seed_paper"] == "004"
-    for rec, module in ((ra, "seed001_claims"), (rb, "seed_claims")):
-        assert rec["reproduce"] == rec["recheck"] and f"from dpaudit.reference.{module} import" in rec["recheck"]
+    for rec, module in ((ra, "noise"), (rb, "exponential")):
+        assert rec["reproduce"] == rec["recheck"] and "from dpaudit.reference.claims import evaluate" in rec["recheck"]
         loc = rec["location"]
-        assert loc["path"] == f"mechanisms/{module}.py"
+        assert loc["path"] == f"mechanisms/claims/{module}.py"
         line = (root / loc["path"]).read_text(encoding="utf-8").splitlines()[loc["line"] - 1]
         assert f'("{rec["target"]}"' in line
 
 
 def test_a_numeric_check_never_proves():
-    from dpaudit.reference.seed_claim_types import ClaimEvidence, SeedClaim
+    from dpaudit.reference.claims.types import ClaimEvidence, SeedClaim
 
     with pytest.raises(InvalidArgument, match="never proves"):
         SeedClaim("x", "001", "S1", "s", Verdict.PROVED, "SPEC §2", (), lambda: None)

@@ -95,7 +95,7 @@ def test_law_cells_clamping_and_duplicates():
     assert law.edges.tolist() == [0.0, 0.0, 0.5, 0.5, 1.0, 1.0]
     assert law.total_mass() == pytest.approx(1.0)
     # the two positive-length cells have ranks 1 and 3 of n = 4: both at distance 1 from qn = 2
-    assert m.log_pdf(np.array([-5.0, 0.5, 0.5, 7.0]), [0.25, 0.75]) == pytest.approx([0.0, 0.0])
+    assert m.log_prob(np.array([-5.0, 0.5, 0.5, 7.0]), [0.25, 0.75]) == pytest.approx([0.0, 0.0])
 
 
 def test_empty_data_gives_uniform():

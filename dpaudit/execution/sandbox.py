@@ -1,9 +1,9 @@
 """Run an untrusted mechanism in a child process: time limits, a memory cap, crash capture.
 
-:class:`SandboxExecutor` implements :class:`dpaudit.sampling.Executor`. One child Python process
+:class:`SandboxExecutor` implements :class:`dpaudit.execution.base.Executor`. One child Python process
 imports the mechanism's file by path itself (with :func:`dpaudit.loader.load_mechanism`) and then
 serves batch after batch (``spec.call_batch`` on the task's data, seed and count, exactly as
-:class:`~dpaudit.sampling.InProcessExecutor` does, so the same seed gives the same outputs). The child
+:class:`~dpaudit.execution.base.InProcessExecutor` does, so the same seed gives the same outputs). The child
 is reused across batches and restarted only after a failure.
 
 Whatever the mechanism does becomes a :class:`~dpaudit.errors.MechanismError` ``(cause, dataset)``
@@ -26,9 +26,9 @@ The child's stdout and stderr go to a private file (``print`` in a mechanism can
 channel, which is a separate pipe), and the last lines of it are appended to the cause of a crash.
 The memory cap is ``RLIMIT_AS`` (address space) set in the child before the file is imported.
 Numeric array outputs come back through shared memory without being copied in this process
-(:mod:`dpaudit._shared_outputs`), small batches travel together, and two messages are in flight at
+(:mod:`dpaudit.execution.shared_outputs`), small batches travel together, and two messages are in flight at
 once, so a batch-form mechanism costs little more than in process. The child's code is
-:mod:`dpaudit._sandbox_child`.
+:mod:`dpaudit.execution.child`.
 
 Per-call limits are enforced in the child by a watchdog thread that interrupts the main thread
 when no call has completed for ``call_timeout`` seconds (a batch-form call of ``k`` outputs is one
@@ -52,10 +52,10 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from dpaudit._sandbox_child import KILL_GRACE, WATCHDOG_EXIT
-from dpaudit._shared_outputs import OutputPool
+from dpaudit.execution.child import KILL_GRACE, WATCHDOG_EXIT
+from dpaudit.execution.shared_outputs import OutputPool
 from dpaudit.errors import InvalidArgument, LoadError, MechanismError
-from dpaudit.sampling import BatchTask
+from dpaudit.execution.base import BatchTask
 from dpaudit.spec import CallForm, MechanismSpec
 
 __all__ = ["SandboxExecutor", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MEMORY", "parse_memory"]
@@ -170,7 +170,7 @@ class SandboxExecutor:
             env.setdefault(var, "1")         # per-thread BLAS buffers would eat the memory cap
         p2c_r, p2c_w = os.pipe()
         c2p_r, c2p_w = os.pipe()
-        cmd = [sys.executable, "-c", "import dpaudit._sandbox_child as c; c.main()",
+        cmd = [sys.executable, "-c", "import dpaudit.execution.child as c; c.main()",
                str(p2c_r), str(c2p_w)]
         try:
             self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._out,

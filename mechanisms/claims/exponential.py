@@ -1,16 +1,17 @@
 """The claims of seeds 000 (Duff), 003 (range vs sensitivity) and 004 (EM for medians), with
 their verdicts, as data (SPEC §4, §5, §8).
 
-Each claim (a :class:`~mechanisms.seed_claim_types.SeedClaim`, the type shared with
-:mod:`mechanisms.seed001_claims`) names its seed, where the seed states it, the statement checked,
+Each claim (a :class:`~dpaudit.reference.claims.types.SeedClaim`, the type shared with
+:mod:`~dpaudit.reference.claims.noise`) names its seed, where the seed states it, the statement checked,
 the verdict we record, the SPEC section and errata (E-numbers, SPEC §8), and a ``check`` that
 recomputes the evidence from scratch (exhaustive enumeration over a small universe, or exact laws and
 :func:`dpaudit.estimators.exact.pair_loss` on a deterministic set of neighbouring pairs).
 
 Verdicts follow the project's three-valued honesty: a claim with an explicit, exactly checked
 counterexample is REFUTED; a claim that survived the exhaustive or exact check is NOT_REFUTED
-(SPEC derives it [D], and issue 7's z3 claims may prove it; nothing here prints "proved").
-:func:`evaluate_claims` runs every check and says whether the observed verdict agrees.
+(SPEC derives it [D], and the z3 claims of ``dpaudit verify`` may prove it; nothing here prints
+"proved"). Ids are ``s<NNN>-<where>-<what>``, lower case; :func:`dpaudit.reference.claims.evaluate`
+runs the checks and says whether each observed verdict agrees.
 
 :func:`order_statistic_pairs` is the deterministic worst-pair hunt used by the checks and the tests:
 records at the domain ends, tight clusters there and in the middle, splits of j tightly clustered
@@ -25,7 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 from functools import partial
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import numpy as np
 
@@ -34,31 +35,23 @@ from dpaudit.errors import InvalidArgument
 from dpaudit.estimators.exact import pair_loss
 from dpaudit.results import Verdict
 from dpaudit.rng import generator, root_sequence
-from .duff import Duff, duff_utility
-from .duff_bounds import level_set_measure
-from .exponential import (
+from ..duff import Duff, duff_utility
+from ..analysis.duff_bounds import level_set_measure
+from ..exponential import (
     ExponentialMechanism,
     count_utility,
     piecewise_em_law,
     utility_bounds,
 )
-from .quantile import (
+from ..quantile import (
     QuantileEM,
     quantile_utility,
     quantile_utility_eq21,
     quantile_utility_eq22,
 )
-from .seed_claim_types import ClaimCheck, ClaimEvidence, SeedClaim, evaluate_selected
+from .types import ClaimEvidence, SeedClaim
 
-__all__ = [
-    "ClaimEvidence",
-    "SeedClaim",
-    "ClaimCheck",
-    "order_statistic_pairs",
-    "max_pair_loss",
-    "seed_claims",
-    "evaluate_claims",
-]
+__all__ = ["order_statistic_pairs", "max_pair_loss", "claims"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,7 +113,7 @@ def max_pair_loss(law: Callable[[np.ndarray], Any], pairs) -> tuple[float, tuple
 # ---------------------------------------------------------------------------------------------
 # checks
 
-_EVALUATOR = "dpaudit.reference.seed_claims:evaluate_claims"
+_EVALUATOR = "dpaudit.reference.claims:evaluate"
 _GRID = tuple(np.arange(-0.5, 3.51, 0.25).tolist())   # outputs r, data points and gaps
 _UNIVERSE = (0.0, 1.0, 2.0, 3.0)
 
@@ -280,7 +273,7 @@ def _range_theorem() -> ClaimEvidence:
                          f"add/remove pair of ≤ 3 records on 3 items")
 
 
-def seed_claims() -> tuple[SeedClaim, ...]:
+def claims() -> tuple[SeedClaim, ...]:
     """Every recorded claim of seeds 000, 003 and 004, in seed order."""
     NR, RF = Verdict.NOT_REFUTED, Verdict.REFUTED
     C = partial(SeedClaim, evaluator=_EVALUATOR)
@@ -326,8 +319,3 @@ def seed_claims() -> tuple[SeedClaim, ...]:
           "the quantile EM with Δu = max(q, 1−q) is ε-DP under add/drop", NR, "SPEC §4.3",
           ("E35",), _em_private(lambda: QuantileEM(1.0, 0.25, 0.0, 1.0, "add-remove"), "add-remove")),
     )
-
-
-def evaluate_claims(claim_id: Optional[str] = None) -> tuple[ClaimCheck, ...]:
-    """Run the checks (all, or the one named ``claim_id``) and return their evidence."""
-    return evaluate_selected(seed_claims(), claim_id)

@@ -1,6 +1,6 @@
-"""The child side of :mod:`dpaudit.sandbox`: import the mechanism's file, then serve batches.
+"""The child side of :mod:`dpaudit.execution.sandbox`: import the mechanism's file, then serve batches.
 
-Started as ``python -c "import dpaudit._sandbox_child as c; c.main()" FD_IN FD_OUT`` with its
+Started as ``python -c "import dpaudit.execution.child as c; c.main()" FD_IN FD_OUT`` with its
 stdout and stderr already redirected to the parent's capture file. It reads its configuration
 (path, function, per-call limit, memory cap, shared output files) from FD_IN, caps its address
 space, imports the file with :func:`dpaudit.loader.load_mechanism`, answers ``ready`` (or
@@ -9,7 +9,7 @@ through :meth:`dpaudit.spec.MechanismSpec.call_batch`, exactly as the in-process
 A message carries one or more batches ``(data, seed state, n)``.
 
 Replies: ``("ok", [outputs, ...])`` (pickled), ``("ok_shared", dtype, shape)`` (the one batch's
-numeric array, copied into the shared buffer the parent lent, :mod:`dpaudit._shared_outputs`), or
+numeric array, copied into the shared buffer the parent lent, :mod:`dpaudit.execution.shared_outputs`), or
 ``("error", cause, show_tail, index)`` naming the batch of the message that failed. A call that makes no
 progress for the per-call limit is interrupted by a watchdog thread (:class:`CallTimeout` raised in
 the main thread); one that ignores the interruption is ended with exit status
@@ -29,7 +29,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from dpaudit._shared_outputs import BufferWriter
+from dpaudit.execution.shared_outputs import BufferWriter
 from dpaudit.errors import LoadError, MechanismError
 from dpaudit.rng import generator
 

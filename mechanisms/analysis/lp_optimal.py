@@ -36,8 +36,8 @@ from scipy import optimize, sparse
 
 from dpaudit.claims import check_epsilon, check_size
 from dpaudit.errors import InvalidArgument, DpauditError
-from .laplace import Laplace
-from .staircase import Staircase
+from ..laplace import Laplace
+from ..staircase import Staircase
 
 __all__ = [
     "LOSSES", "loss_matrix", "check_prior", "LPResult", "solve_optimal", "dp_loss_of_matrix",

@@ -1,7 +1,7 @@
 """The types of a seed claim: a statement of a source paper, the verdict we record, and its re-check.
 
-:mod:`mechanisms.seed001_claims` (seed 001) and :mod:`mechanisms.seed_claims` (seeds 000, 003,
-004) list the seeds' formulas, lemmas and theorems as :class:`SeedClaim` values; each names where
+:mod:`~dpaudit.reference.claims.noise` (seed 001) and :mod:`~dpaudit.reference.claims.exponential`
+(seeds 000, 003, 004) list the seeds' formulas, lemmas and theorems as :class:`SeedClaim` values; each names where
 the seed states it, the SPEC section and the SPEC §8 errata, and a ``check`` that re-derives the
 evidence numerically (exact sums, quadrature, enumeration, exact privacy losses), returning a
 :class:`ClaimEvidence`. :meth:`SeedClaim.evaluate` runs the check and returns a
@@ -24,6 +24,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from dpaudit.errors import InvalidArgument
 from dpaudit.results import Verdict, jsonable
+
+from ..seed_claim_record import SeedClaimRecord  # registers the record kind
 
 __all__ = ["ClaimEvidence", "SeedClaim", "ClaimCheck", "evaluate_selected", "NUMERIC_VERDICTS"]
 
@@ -59,7 +61,8 @@ class SeedClaim:
     ``seed`` is the seed paper ("000" … "004"), ``source`` where it states the claim ("S1 eq (6)"),
     ``spec`` the SPEC section, ``errata`` the SPEC §8 entries ("E8"), and ``evaluator`` the
     ``"module:function"`` that re-runs one claim by id (``function(id)[0].evidence``); the
-    record's re-check command and the claim's source line are derived from it.
+    record's re-check command is derived from it, and the claim's source line from the module
+    that defines ``check`` (only when an evaluator is set).
     """
 
     id: str
@@ -96,8 +99,8 @@ class SeedClaim:
     def location(self) -> Optional[dict]:
         """``{"path", "line"}`` of the call that defines this claim in its module (the path relative
         to the current directory), or None when the module or the line cannot be found."""
-        module = self.evaluator.split(":", 1)[0]
-        path = getattr(sys.modules.get(module), "__file__", None)
+        module = getattr(self.check, "__module__", None) if self.evaluator else None
+        path = getattr(sys.modules.get(module or ""), "__file__", None)
         if not module or not path:
             return None
         line = _definition_lines(path).get(self.id)
@@ -148,7 +151,7 @@ class ClaimCheck:
         c, e = self.claim, self.evidence
         recheck = c.recheck_command()
         rec = {
-            "kind": "seed-claim", "target": c.id, "verdict": e.verdict.value,
+            "kind": SeedClaimRecord.kind, "target": c.id, "verdict": e.verdict.value,
             "recorded_verdict": c.verdict.value, "agrees": self.agrees, "seed": c.seed,
             "seed_paper": c.seed, "source": c.source, "statement": c.statement, "spec": c.spec,
             "errata": list(c.errata), "observed": jsonable(e.observed), "bound": jsonable(e.bound),

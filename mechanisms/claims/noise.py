@@ -1,24 +1,22 @@
 """The claims of seed 001 (Chen, Pal and Golubchik, oblivious mechanisms), evaluated numerically, as data.
 
-Each claim (a :class:`~mechanisms.seed_claim_types.SeedClaim`) names where seed 001 states it
+Each claim (a :class:`~dpaudit.reference.claims.types.SeedClaim`) names where seed 001 states it
 ("S1 eq (n)", "S1 Lemma 1", "S1 §n"), the statement, the verdict we record, the SPEC section and
 errata (SPEC §8 E8–E12), and a ``check`` that recomputes the evidence from scratch: closed-form
 sums of the seed's own formulas, quadrature or exact sums against our laws, exact order
 statistics, exact privacy losses (:func:`dpaudit.estimators.exact.pair_loss`) and the linear
-programs of :mod:`mechanisms.lp_optimal`. Nothing here samples, so every check is deterministic.
+programs of :mod:`~dpaudit.reference.analysis.lp_optimal`. Nothing here samples, so every check is deterministic.
 
 Verdicts follow the project's three-valued honesty: a claim with an explicit, exactly evaluated
 counterexample is REFUTED; one that matched at every point checked is NOT_REFUTED (never
-"proved"). The types are the shared ones of :mod:`mechanisms.seed_claim_types` (``Seed001Claim``
-and ``Seed001Check`` are their old names), so these records (``kind = "seed-claim"``) and those of
-:mod:`mechanisms.seed_claims` have the same keys; ``audits/seed_claims.py`` puts both in the
-compliance report.
+"proved"). Ids are ``s001-<where>-<what>``, lower case, like those of
+:mod:`~dpaudit.reference.claims.exponential`; :func:`dpaudit.reference.claims.evaluate` runs them.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import numpy as np
 from scipy import integrate, optimize, stats
@@ -26,23 +24,20 @@ from scipy import integrate, optimize, stats
 from dpaudit.estimators.exact import pair_loss
 from dpaudit.results import Verdict
 from dpaudit.rng import generator, root_sequence
-from . import collusion as col
-from . import lp_optimal as lp
-from .geometric import Geometric
-from .laplace import Laplace
-from .prerounding import PreRounding
-from .seed_claim_types import ClaimCheck, ClaimEvidence, SeedClaim, evaluate_selected
-from .staircase import Staircase, optimal_gamma
+from ..analysis import expected_loss as el
+from ..analysis import lp_optimal as lp
+from ..collusion import collusion_median
+from ..geometric import Geometric
+from ..laplace import Laplace
+from ..prerounding import PreRounding
+from ..staircase import Staircase, optimal_gamma
+from .types import ClaimEvidence, SeedClaim
 
-__all__ = ["ClaimEvidence", "Seed001Claim", "Seed001Check", "seed001_claims", "evaluate_seed001_claims"]
+__all__ = ["claims"]
 
 _RHOS = np.round(np.arange(0.05, 0.951, 0.05), 2)          # ρ = 0.05 … 0.95, as in S1 Fig. 3
 REFUTED, NOT_REFUTED = Verdict.REFUTED, Verdict.NOT_REFUTED
-_EVALUATOR = "dpaudit.reference.seed001_claims:evaluate_seed001_claims"
-
-#: The shared types under their former names.
-Seed001Claim = SeedClaim
-Seed001Check = ClaimCheck
+_EVALUATOR = "dpaudit.reference.claims:evaluate"
 
 
 def _holds(ok: bool, observed: float, bound: float, detail: str, cex: Any = None) -> ClaimEvidence:
@@ -122,7 +117,7 @@ def _rel(a: Any, b: Any) -> float:
 
 def _eq11() -> ClaimEvidence:
     num = [stats.laplace(scale=1 / -math.log(r)).expect(abs, epsrel=1e-12) for r in _RHOS]
-    err = _rel(col.laplace_loss(_RHOS), num)
+    err = _rel(el.laplace_loss(_RHOS), num)
     return _holds(err < 1e-9, err, 1e-9, "max relative error of Δ/(−ln ρ) against quadrature, ρ = 0.05…0.95")
 
 
@@ -138,7 +133,7 @@ def _staircase_abs_by_cells(eps: float) -> float:
 
 def _eq12() -> ClaimEvidence:
     num = [_staircase_abs_by_cells(-math.log(r)) for r in _RHOS]
-    err = _rel(col.staircase_loss(_RHOS), num)
+    err = _rel(el.staircase_loss(_RHOS), num)
     return _holds(err < 1e-9, err, 1e-9, "max relative error of Δ√ρ/(1−ρ) against cell sums, ρ = 0.05…0.95")
 
 
@@ -147,26 +142,26 @@ def _eq13() -> ClaimEvidence:
     for r in _RHOS:
         k = np.arange(-3000, 3001)
         num.append(float(np.sum(np.abs(k) * Geometric(-math.log(r)).pmf(k))))
-    err = _rel(col.geometric_loss(_RHOS), num)
+    err = _rel(el.geometric_loss(_RHOS), num)
     return _holds(err < 1e-9, err, 1e-9, "max relative error of 2ρ/(1−ρ²) against Σ|k|P(K=k) with the "
                   "corrected pmf, ρ = 0.05…0.95")
 
 
 def _eq14() -> ClaimEvidence:
-    num = [col.rounded_expected_abs(Laplace(-math.log(r))) for r in _RHOS]
-    err = _rel(col.count_laplace_loss(_RHOS), num)
+    num = [el.rounded_expected_abs(Laplace(-math.log(r))) for r in _RHOS]
+    err = _rel(el.count_laplace_loss(_RHOS), num)
     return _holds(err < 1e-9, err, 1e-9, "max relative error of √ρ/(1−ρ) against 2Σ P(Z ≥ m − ½), ρ = 0.05…0.95")
 
 
 def _eq15() -> ClaimEvidence:
-    num = [col.rounded_expected_abs(Staircase(-math.log(r))) for r in _RHOS]
-    err = _rel(col.count_staircase_loss(_RHOS), num)
+    num = [el.rounded_expected_abs(Staircase(-math.log(r))) for r in _RHOS]
+    err = _rel(el.count_staircase_loss(_RHOS), num)
     return _holds(err < 1e-9, err, 1e-9, "max relative error of (1−(1−√ρ)²/2)√ρ/(1−ρ) against "
                   "2Σ P(Z ≥ m − ½) for the staircase at γ*, ρ = 0.05…0.95")
 
 
 def _staircase_beats_laplace() -> ClaimEvidence:
-    gap = float(np.min(col.laplace_loss(_RHOS) - col.staircase_loss(_RHOS)))
+    gap = float(np.min(el.laplace_loss(_RHOS) - el.staircase_loss(_RHOS)))
     return _holds(gap > 0, gap, 0.0, "min over ρ = 0.05…0.95 of eq (11) − eq (12) (positive: the "
                   "staircase is better everywhere; the gap shrinks as ρ → 1)")
 
@@ -176,7 +171,7 @@ def _asymptotic(noise_of: Callable[[float], Any], formula: Callable) -> ClaimEvi
     """Relative error of the formula against the exact E|med_k| must fall with k (to below 1% at
     k = 10001): the formula is then right as the large-k approximation the seed calls it."""
     ks = (5, 101, 1001, 10001)
-    errs = [max(abs(col.expected_abs_median(noise_of(-math.log(r)), k) / float(formula(r, k)) - 1)
+    errs = [max(abs(el.expected_abs_median(noise_of(-math.log(r)), k) / float(formula(r, k)) - 1)
                 for r in (0.2, 0.5, 0.8)) for k in ks]
     ok = all(a > b for a, b in zip(errs, errs[1:])) and errs[-1] < 0.01
     text = ", ".join(f"{e:.2%} at k = {k}" for k, e in zip(ks, errs))
@@ -186,9 +181,9 @@ def _asymptotic(noise_of: Callable[[float], Any], formula: Callable) -> ClaimEvi
 
 def _eq18() -> ClaimEvidence:
     rho, k = 0.2, 25
-    exact = col.expected_abs_median(Geometric(-math.log(rho)), k)
-    stated = float(col.collusion_geometric_loss_seed(rho, k))
-    bound = col.geometric_median_bound(rho, k)
+    exact = el.expected_abs_median(Geometric(-math.log(rho)), k)
+    stated = float(el.collusion_geometric_loss_seed(rho, k))
+    bound = el.geometric_median_bound(rho, k)
     ok = abs(exact / stated - 1) < 0.5
     return _holds(ok, exact, stated, f"at ρ = {rho}, k = {k}: exact E|med_k| = {exact:.3g}, S1 eq (18) "
                   f"gives {stated:.3g}; the corrected bound 2Σ(4s(1−s))^(k/2) = {bound:.3g} decays "
@@ -206,9 +201,8 @@ def _lemma1_laplace_geometric() -> ClaimEvidence:
             m = Laplace(0.7).sample(0.0, rng, k) if kind == "laplace" else Geometric(0.7).sample(0, rng, k)
             noise = Laplace(0.7) if kind == "laplace" else Geometric(0.7)
             cand = np.unique(m) if kind == "laplace" else np.arange(m.min(), m.max() + 1)
-            ll = lambda th: float(np.sum(noise.logpdf(m - th) if kind == "laplace"  # noqa: E731
-                                         else noise.logpmf(m - th)))
-            med = float(col.collusion_median(m))
+            ll = lambda th: float(np.sum(noise.log_prob(th, m)))  # noqa: E731
+            med = float(collusion_median(m))
             worst = max(worst, max(ll(c) for c in cand) - ll(med))
     return _holds(worst <= 1e-12, worst, 1e-12, "max over samples of (best log-likelihood − "
                   "log-likelihood at the low median), Laplace and geometric, k ∈ {2, 3, 4, 7, 10}")
@@ -218,8 +212,8 @@ def _lemma1_staircase() -> ClaimEvidence:
     eps = math.log(9 / 4)
     m = Staircase(eps)
     obs = np.array([0.0, 0.5, 1.0])
-    at_med = float(np.sum(m.logpdf(obs - 0.5)))
-    at_03 = float(np.sum(m.logpdf(obs - 0.3)))
+    at_med = float(np.sum(m.log_prob(0.5, obs)))
+    at_03 = float(np.sum(m.log_prob(0.3, obs)))
     ok = at_med >= at_03
     return _holds(ok, at_03, at_med, f"ε = ln(9/4) (γ* = {m.gamma:.2f}), observations (0, 0.5, 1): "
                   f"log-likelihood {at_med:.3f} at the median 0.5 but {at_03:.3f} at θ = 0.3",
@@ -235,7 +229,7 @@ def _eq22() -> ClaimEvidence:
         x = np.linspace(-20 * d, 20 * d, 40_001)
         x = x[np.abs(np.abs(x) / d - m.gamma - np.round(np.abs(x) / d - m.gamma)) > 1e-9]
         eq22 = math.log(m.height) - eps * np.ceil(np.abs(x) / d - m.gamma)
-        bad += int(np.sum(np.abs(eq22 - m.logpdf(x)) > 1e-9))
+        bad += int(np.sum(np.abs(eq22 - m.log_prob(0.0, x)) > 1e-9))
     return _holds(bad == 0, bad, 0, "grid points (off |x| = (k+γ)Δ) where (22) and (8)-(9) disagree")
 
 
@@ -308,7 +302,7 @@ def _heuristic_collusion() -> ClaimEvidence:
     g = Geometric(eps)
     j = (k + 1) // 2
     p0 = float(1 - stats.binom.sf(k - j, k, g.sf(0)) - stats.binom.sf(j - 1, k, g.cdf(-1)))  # P(M = 0)
-    loss = p0 * abs(c) + 10 * col.expected_abs_median(g, k)
+    loss = p0 * abs(c) + 10 * el.expected_abs_median(g, k)
     return _holds(loss > 0.99 * abs(c), loss, abs(c), f"ε = {eps}, q = {q}: E|median of {k} releases − q| "
                   f"= {loss:.4f} → |R(q) − q| = {abs(c):g}, not 0")
 
@@ -319,64 +313,59 @@ def _claim(id: str, source: str, statement: str, verdict: Verdict, spec: str, er
     return SeedClaim(id, "001", source, statement, verdict, spec, errata, check, _EVALUATOR)
 
 
-def seed001_claims() -> tuple[SeedClaim, ...]:
+def claims() -> tuple[SeedClaim, ...]:
     """Every checked claim of seed 001, in the order of the paper."""
     C = _claim
     return (
-        C("S1-eq6-density", "S1 eq (6)", "p(x|ε,Δ) = (ε/(2Δ)) e^{−|x|/Δ} is the Laplace density", REFUTED,
+        C("s001-eq6-density", "S1 eq (6)", "p(x|ε,Δ) = (ε/(2Δ)) e^{−|x|/Δ} is the Laplace density", REFUTED,
           "SPEC §2.1", ("E8",), _eq6_mass),
-        C("S1-eq6-corrected", "S1 eq (6), corrected", "(ε/(2Δ)) e^{−ε|z|/Δ} is a density and ε-DP for "
+        C("s001-eq6-corrected", "S1 eq (6), corrected", "(ε/(2Δ)) e^{−ε|z|/Δ} is a density and ε-DP for "
           "sensitivity Δ", NOT_REFUTED, "SPEC §2.1", ("E8",), _eq6_corrected),
-        C("S1-eq7-density", "S1 eq (7)", "p(x|α) = ((1+α)/(1−α)) α^{|x|} is a pmf on ℤ", REFUTED,
+        C("s001-eq7-density", "S1 eq (7)", "p(x|α) = ((1+α)/(1−α)) α^{|x|} is a pmf on ℤ", REFUTED,
           "SPEC §2.2", ("E9",), _eq7_mass),
-        C("S1-eq8-gamma-star", "S1 eqs (8)-(9)", "the staircase with constant (1−α)/(2Δ√α) is a density "
+        C("s001-eq8-gamma-star", "S1 eqs (8)-(9)", "the staircase with constant (1−α)/(2Δ√α) is a density "
           "at γ* = √α/(1+√α)", NOT_REFUTED, "SPEC §2.3", (), _eq8_gamma_star),
-        C("S1-eq8-any-gamma", "S1 eqs (8)-(9)", "the same formula is a density for every γ ∈ [0, 1]",
+        C("s001-eq8-any-gamma", "S1 eqs (8)-(9)", "the same formula is a density for every γ ∈ [0, 1]",
           REFUTED, "SPEC §2.3", (), _eq8_any_gamma),
-        C("S1-eq10-density", "S1 eq (10)", "p(x|α,Δ,d) = d((1+α^{d/Δ})/(1−α^{d/Δ})) α^{|x|/Δ} is a pmf on dℤ",
+        C("s001-eq10-density", "S1 eq (10)", "p(x|α,Δ,d) = d((1+α^{d/Δ})/(1−α^{d/Δ})) α^{|x|/Δ} is a pmf on dℤ",
           REFUTED, "SPEC §2.2", ("E10",), _eq10_mass),
-        C("S1-eq11", "S1 eq (11)", "Laplace: EL = Δ/(−log α)", NOT_REFUTED, "SPEC §2.4", (), _eq11),
-        C("S1-eq12", "S1 eq (12)", "Staircase: EL = Δ√α/(1−α)", NOT_REFUTED, "SPEC §2.4", (), _eq12),
-        C("S1-eq13", "S1 eq (13)", "Geometric: EL = 2α/(1−α²)", NOT_REFUTED, "SPEC §2.4", ("E9",), _eq13),
-        C("S1-eq14", "S1 eq (14)", "count query, Laplace rounded: EL = √α/(1−α)", NOT_REFUTED,
+        C("s001-eq11", "S1 eq (11)", "Laplace: EL = Δ/(−log α)", NOT_REFUTED, "SPEC §2.4", (), _eq11),
+        C("s001-eq12", "S1 eq (12)", "Staircase: EL = Δ√α/(1−α)", NOT_REFUTED, "SPEC §2.4", (), _eq12),
+        C("s001-eq13", "S1 eq (13)", "Geometric: EL = 2α/(1−α²)", NOT_REFUTED, "SPEC §2.4", ("E9",), _eq13),
+        C("s001-eq14", "S1 eq (14)", "count query, Laplace rounded: EL = √α/(1−α)", NOT_REFUTED,
           "SPEC §2.4", (), _eq14),
-        C("S1-eq15", "S1 eq (15)", "count query, staircase rounded: EL = (1 − (1−√α)²/2)√α/(1−α)",
+        C("s001-eq15", "S1 eq (15)", "count query, staircase rounded: EL = (1 − (1−√α)²/2)√α/(1−α)",
           NOT_REFUTED, "SPEC §2.4", ("E11",), _eq15),
-        C("S1-5.1-staircase-better", "S1 §5.1", "the staircase has lower expected loss than Laplace",
+        C("s001-5.1-staircase-better", "S1 §5.1", "the staircase has lower expected loss than Laplace",
           NOT_REFUTED, "SPEC §2.4", (), _staircase_beats_laplace),
-        C("S1-eq16", "S1 eq (16)", "k colluders, Laplace: E|med_k| ≈ √(2/(πk))/(−log α) for large k",
+        C("s001-eq16", "S1 eq (16)", "k colluders, Laplace: E|med_k| ≈ √(2/(πk))/(−log α) for large k",
           NOT_REFUTED, "SPEC §2.4", ("E11",),
-          lambda: _asymptotic(Laplace, col.collusion_laplace_loss)),
-        C("S1-eq17", "S1 eq (17)", "k colluders, staircase: E|med_k| ≈ √(2/(πk))√α/(1−α) for large k",
+          lambda: _asymptotic(Laplace, el.collusion_laplace_loss)),
+        C("s001-eq17", "S1 eq (17)", "k colluders, staircase: E|med_k| ≈ √(2/(πk))√α/(1−α) for large k",
           NOT_REFUTED, "SPEC §2.4", ("E11",),
-          lambda: _asymptotic(Staircase, col.collusion_staircase_loss)),
-        C("S1-eq18", "S1 eq (18)", "k colluders, geometric: E|med_k| ≈ (1+α)/((1−α)√(2πk))", REFUTED,
+          lambda: _asymptotic(Staircase, el.collusion_staircase_loss)),
+        C("s001-eq18", "S1 eq (18)", "k colluders, geometric: E|med_k| ≈ (1+α)/((1−α)√(2πk))", REFUTED,
           "SPEC §2.4", ("E11",), _eq18),
-        C("S1-lemma1-laplace-geometric", "S1 Lemma 1", "for Laplace and geometric noise the sample median "
+        C("s001-lemma1-laplace-geometric", "S1 Lemma 1", "for Laplace and geometric noise the sample median "
           "is an MLE of θ", NOT_REFUTED, "SPEC §2.5", (), _lemma1_laplace_geometric),
-        C("S1-lemma1-staircase", "S1 Lemma 1", "for staircase noise the sample median is an MLE of θ",
+        C("s001-lemma1-staircase", "S1 Lemma 1", "for staircase noise the sample median is an MLE of θ",
           REFUTED, "SPEC §2.5", ("E12",), _lemma1_staircase),
-        C("S1-eq22", "S1 eq (22)", "(8)-(9) equals (1−α)/(2Δ√α)·e^{−ε⌈|x|/Δ − γ⌉}", NOT_REFUTED,
+        C("s001-eq22", "S1 eq (22)", "(8)-(9) equals (1−α)/(2Δ√α)·e^{−ε⌈|x|/Δ − γ⌉}", NOT_REFUTED,
           "SPEC §2.3", (), _eq22),
-        C("S1-eq23", "S1 eq (23)", "the staircase log-likelihood is −(ε/Δ)Σ⌈|m_i − θ| − γΔ⌉ + const",
+        C("s001-eq23", "S1 eq (23)", "the staircase log-likelihood is −(ε/Δ)Σ⌈|m_i − θ| − γΔ⌉ + const",
           REFUTED, "SPEC §8 E12", ("E12",), _eq23),
-        C("S1-gamma-star", "S1 §2.5", "γ = √α/(1+√α) minimises the expected noise amplitude",
+        C("s001-gamma-star", "S1 §2.5", "γ = √α/(1+√α) minimises the expected noise amplitude",
           NOT_REFUTED, "SPEC §2.3", (), _gamma_star),
-        C("S1-staircase-dp", "S1 §2.5", "the staircase is ε-DP for sensitivity Δ (every γ)", NOT_REFUTED,
+        C("s001-staircase-dp", "S1 §2.5", "the staircase is ε-DP for sensitivity Δ (every γ)", NOT_REFUTED,
           "SPEC §2.3", (), _staircase_dp),
-        C("S1-3-geometric-bayes", "S1 §3", "geometric + optimal remap is optimal for every Bayesian user "
+        C("s001-3-geometric-bayes", "S1 §3", "geometric + optimal remap is optimal for every Bayesian user "
           "(count query; Ghosh et al.)", NOT_REFUTED, "SPEC §2.2", (), _geometric_bayes),
-        C("S1-3-geometric-minimax-random", "S1 §3", "geometric + a randomised remap is optimal for "
+        C("s001-3-geometric-minimax-random", "S1 §3", "geometric + a randomised remap is optimal for "
           "risk-averse (minimax) users (Gupte and Sundararajan)", NOT_REFUTED, "SPEC §2.2", (),
           lambda: _geometric_minimax(False)),
-        C("S1-3-geometric-minimax-deterministic", "S1 §3, §4.2.3", "geometric + a deterministic remap "
+        C("s001-3-geometric-minimax-deterministic", "S1 §3, §4.2.3", "geometric + a deterministic remap "
           "(the seed's round()) is optimal for risk-averse users", REFUTED, "SPEC §2.2", (),
           lambda: _geometric_minimax(True)),
-        C("S1-5.2-heuristic-collusion", "S1 §5.2.3 (4)", "the pre-rounding heuristic's loss does not "
+        C("s001-5.2-heuristic-collusion", "S1 §5.2.3 (4)", "the pre-rounding heuristic's loss does not "
           "vanish under collusion", NOT_REFUTED, "SPEC §2.6", (), _heuristic_collusion),
     )
-
-
-def evaluate_seed001_claims(claim_id: Optional[str] = None) -> tuple[ClaimCheck, ...]:
-    """Run the checks (all, or the one named ``claim_id``) and return their evidence."""
-    return evaluate_selected(seed001_claims(), claim_id)

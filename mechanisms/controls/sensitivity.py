@@ -18,6 +18,9 @@ mistake in DP glue code and states its claim as ``.sensitivity`` (a SensitivityB
 The raw statistics that these bugs try to protect are controls too, with no preprocessing at
 all: :func:`raw_median` and :func:`raw_mean` (Σx / |D|: its denominator is the data's own size)
 have add/remove sensitivity up to the domain's width, and :func:`unclipped_sum` has no bound.
+``audits/preprocessing.py`` audits variants defined on the empty dataset as well
+(:func:`raw_median_or_centre`, :func:`mean_over_count`) and :func:`spf_median_upper_only`, the
+O(n) median chain of SPEC §6.6 with its lower clamp left out.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ import numpy as np
 from dpaudit.claims import SensitivityBound
 
 __all__ = ["UpperOnlyMeanSPF", "DataClampedMean", "DoubledMedianUtility", "CONTROLS",
-           "raw_median", "raw_mean", "unclipped_sum"]
+           "raw_median", "raw_mean", "unclipped_sum", "raw_median_or_centre", "mean_over_count",
+           "spf_median_upper_only"]
 
 
 def raw_median(data):
@@ -47,6 +51,30 @@ def unclipped_sum(data):
     """Σx with no clipping."""
     return float(np.sum(data))
 
+
+
+def raw_median_or_centre(data) -> float:
+    """The median of the records (AVG), no preprocessing; the empty dataset maps to the centre 0.5."""
+    x = np.asarray(data, dtype=float)
+    return float(np.median(x)) if x.size else 0.5
+
+
+def mean_over_count(data) -> float:
+    """Σx / |D|: a mean divided by the data-dependent count, as if |D| were always 10."""
+    x = np.asarray(data, dtype=float)
+    return float(x.sum() / max(x.size, 1))
+
+
+def spf_median_upper_only(data, delta: float = 0.1, centre: float = 0.5) -> float:
+    """The median chain of SPEC §6.6 with the lower clamp left out: g = min(μ, g(i, j−1) + Δ) when
+    μ > c, but plain μ (instead of max(μ, g(i+1, j) − Δ)) when μ ≤ c."""
+    s = np.sort(np.asarray(data, dtype=float))
+    if s.size == 0:
+        return centre
+    mu = float(np.median(s))
+    if mu > centre:
+        return min(mu, spf_median_upper_only(s[:-1], delta, centre) + delta)
+    return mu
 
 @dataclass(frozen=True, slots=True)
 class UpperOnlyMeanSPF:

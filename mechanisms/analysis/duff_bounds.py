@@ -1,6 +1,6 @@
 """The error bound of Duff (seed 000 Theorem 1, restated; SPEC §5.4).
 
-Let H_t = {x : c(x) ≤ t} (c the Duff cost, :mod:`mechanisms.duff`), λ the Lebesgue measure,
+Let H_t = {x : c(x) ≤ t} (c the Duff cost, :mod:`~dpaudit.reference.duff`), λ the Lebesgue measure,
 W = W₀(ε(b − a)/(Cδ)) (principal Lambert branch, ``scipy.special.lambertw``), t* = 4W/ε and
 β_exp = ε/(4W) = 1/t*. If the growth assumption holds, then with probability ≥ 1 − δ Duff's output x
 satisfies
@@ -31,7 +31,7 @@ from scipy.special import lambertw
 
 from dpaudit.claims import Domain, check_delta, check_epsilon
 from dpaudit.errors import InvalidArgument
-from .duff import duff_pieces
+from ..duff import duff_pieces
 from .smooth_sensitivity import median_smooth_sensitivity
 
 __all__ = [

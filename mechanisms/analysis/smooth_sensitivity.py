@@ -35,7 +35,7 @@ import numpy as np
 
 from dpaudit.claims import Domain, Neighbours
 from dpaudit.errors import InvalidArgument
-from .exponential import _as_data
+from ..exponential import _as_data
 
 __all__ = [
     "MEDIAN_CONVENTIONS",

@@ -1,6 +1,6 @@
-"""A fork-based multi-core :class:`~dpaudit.sampling.Executor` for slow mechanisms without a batch form.
+"""A fork-based multi-core :class:`~dpaudit.execution.base.Executor` for slow mechanisms without a batch form.
 
-The work is already cut by :func:`dpaudit.sampling.plan_batches` into batches whose boundaries and
+The work is already cut by :func:`dpaudit.execution.base.plan_batches` into batches whose boundaries and
 seeds depend only on the sample count, never on the number of workers; this executor only spreads
 those batches over processes and returns their outputs in task order. So the outputs, and every
 result computed from them, are identical for 1, 2 or 16 workers.
@@ -24,9 +24,9 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from dpaudit.errors import InvalidArgument, MechanismError
-from dpaudit._blas import cap_worker
+from dpaudit.execution.blas import cap_worker
 from dpaudit.rng import generator
-from dpaudit.sampling import BatchTask
+from dpaudit.execution.base import BatchTask
 from dpaudit.spec import MechanismSpec
 
 __all__ = ["ForkExecutor", "default_workers"]

@@ -1,0 +1,269 @@
+"""Configuration: flags > ``[tool.dpaudit]`` of the nearest pyproject.toml > defaults.
+
+The one home of the value parsers every command shares (a number, an integer such as ``2e5`` or
+``200_000``, seconds, a ``LO:HI`` domain, and the root seed: :func:`parse_seed` is the only seed
+parser), of :func:`read_config` (the ``[tool.dpaudit]`` table), and of :class:`CheckSettings`,
+the validated settings of one ``dpaudit check`` run (:func:`resolve_settings`). Every bad value
+raises :class:`~dpaudit.errors.InvalidArgument` naming the flag or the pyproject key, so the
+command prints one line and exits 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+from dpaudit.claims import Domain, Neighbours, check_confidence, check_delta, check_epsilon
+from dpaudit.errors import InvalidArgument, UsageError
+from dpaudit.rng import DEFAULT_SEED
+
+__all__ = ["CheckSettings", "resolve_settings", "read_config", "resolve_seed", "parse_seed",
+           "parse_real", "parse_integer", "parse_seconds", "parse_domain", "parse_neighbours",
+           "defaults", "claim_from_flags"]
+
+
+# -- values -------------------------------------------------------------------------------------
+
+def parse_real(name: str, raw: Any) -> float:
+    """A number from a float, an int or a string (``"1e-6"``, ``"1_000"``)."""
+    if isinstance(raw, bool):
+        raise InvalidArgument.bad(name, raw, "a number")
+    if isinstance(raw, (int, float)):
+        return float(raw)
+    try:
+        return float(str(raw).strip().replace("_", ""))
+    except ValueError:
+        raise InvalidArgument.bad(name, raw, "a number") from None
+
+
+def parse_integer(name: str, raw: Any, requirement: str, minimum: int) -> int:
+    """An integer from ``200000``, ``200_000`` or ``2e5`` (a float with an integer value)."""
+    try:
+        value = parse_real(name, raw)
+    except InvalidArgument:
+        raise InvalidArgument.bad(name, raw, requirement) from None
+    if not math.isfinite(value) or value != int(value) or int(value) < minimum:
+        raise InvalidArgument.bad(name, raw, requirement)
+    return int(value)
+
+
+def parse_seed(name: str, raw: Any) -> int:
+    """The root seed: an integer >= 0 (``"7"``, ``7``, ``"1e3"``), named ``name`` in errors."""
+    if isinstance(raw, str) and raw.strip().isdigit():  # exact, however many digits
+        return int(raw.strip())
+    if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
+        return raw
+    return parse_integer(name, raw, "an integer >= 0", 0)
+
+
+def parse_seconds(name: str, raw: Any) -> float:
+    """A time limit: a finite number of seconds > 0."""
+    value = parse_real(name, raw) if not isinstance(raw, str) or raw.strip() else math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise InvalidArgument.bad(name, raw, "a number of seconds > 0")
+    return value
+
+
+def parse_domain(name: str, raw: Any) -> Domain:
+    """``LO:HI`` with finite LO < HI (``--domain=-10:10``)."""
+    text = str(raw).strip()
+    lo, sep, hi = text.partition(":")
+    if not sep:
+        raise InvalidArgument.bad(name, raw, "LO:HI, e.g. --domain=-10:10")
+    a, b = parse_real(f"{name} LO", lo), parse_real(f"{name} HI", hi)
+    if not (math.isfinite(a) and math.isfinite(b)) or not a < b:
+        raise InvalidArgument.bad(name, raw, "LO:HI with finite LO < HI, e.g. --domain=-10:10")
+    return Domain(a, b)
+
+
+def parse_neighbours(name: str, raw: Any) -> Neighbours:
+    """A neighbour relation or one of its aliases (:meth:`Neighbours.parse`)."""
+    try:
+        return Neighbours.parse(raw)
+    except InvalidArgument:
+        allowed = ", ".join(m.value for m in Neighbours)
+        raise InvalidArgument.bad(name, raw, f"one of {allowed}") from None
+
+
+def _samples(name: str, raw: Any) -> int:
+    import importlib
+
+    least = getattr(importlib.import_module("dpaudit.auditor"), "MIN_SAMPLES", 1)
+    return parse_integer(name, raw, f"an integer >= {least}", least)
+
+
+def _memory(name: str, raw: Any) -> int:
+    from dpaudit.execution.sandbox import parse_memory
+
+    return parse_memory(raw, name)
+
+
+def defaults() -> dict[str, Any]:
+    """The default run settings of ``dpaudit check`` (keys as in ``[tool.dpaudit]``)."""
+    from dpaudit.execution.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY
+
+    return {"seed": DEFAULT_SEED, "samples": None, "confidence": 0.95, "timeout": None,
+            "call-timeout": DEFAULT_CALL_TIMEOUT, "memory": DEFAULT_MEMORY}
+
+
+#: The run settings, as ``[tool.dpaudit]`` keys (``_`` and ``-`` are interchangeable there):
+#: key -> (flag attribute, parser of (name, raw)).
+_RUN_SETTINGS = {
+    "seed": ("seed", parse_seed),
+    "samples": ("samples", _samples),
+    "confidence": ("confidence", lambda n, r: check_confidence(parse_real(n, r), n)),
+    "timeout": ("timeout", parse_seconds),
+    "call-timeout": ("call_timeout", parse_seconds),
+    "memory": ("memory", _memory),
+}
+
+
+# -- pyproject.toml -----------------------------------------------------------------------------
+
+def read_config(start: Optional[str] = None) -> tuple[dict[str, Any], Optional[str]]:
+    """The ``[tool.dpaudit]`` table of the nearest ``pyproject.toml`` at or above ``start`` (the
+    working folder), with its path; ``({}, None)`` when there is none. Keys are normalised to the
+    flag spelling (``call_timeout`` → ``call-timeout``); sub-tables (``targets``) keep their keys.
+    A file that does not parse is a UsageError."""
+    folder = os.path.abspath(start or os.getcwd())
+    while True:
+        candidate = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(candidate):
+            break
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return {}, None
+        folder = parent
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10: the same parser, as the tomli backport (a dependency)
+        import tomli as tomllib
+    try:
+        with open(candidate, "rb") as fh:
+            table = tomllib.load(fh).get("tool", {}).get("dpaudit", {})
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{candidate}: cannot read [tool.dpaudit]: {exc}") from None
+    if not isinstance(table, dict):
+        raise UsageError(f"{candidate}: [tool.dpaudit] must be a table")
+    return {str(k).replace("_", "-"): v for k, v in table.items()}, candidate
+
+
+def _where(config_path: Optional[str]) -> str:
+    return os.path.relpath(config_path) if config_path else "pyproject.toml"
+
+
+def resolve_seed(raw: Any, flag: str = "--seed", *, config: Optional[Mapping[str, Any]] = None,
+                 config_path: Optional[str] = None, read: bool = True) -> tuple[int, str]:
+    """The root seed and where it came from: ``raw`` (the flag's value) when given, else ``seed``
+    of ``[tool.dpaudit]`` (read from the nearest pyproject.toml when ``config`` is None and
+    ``read``), else :data:`~dpaudit.rng.DEFAULT_SEED`; origin is ``"flag"``, the pyproject's
+    path or ``"default"``."""
+    if raw is not None:
+        return parse_seed(flag, raw), "flag"
+    if config is None and read:
+        config, config_path = read_config()
+    if config and config.get("seed") is not None:
+        where = _where(config_path)
+        return parse_seed(f"{where} [tool.dpaudit] seed", config["seed"]), where
+    return DEFAULT_SEED, "default"
+
+
+# -- the settings of `dpaudit check` ------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class CheckSettings:
+    """Everything one ``dpaudit check`` run needs, validated. ``claim`` holds only the claim fields
+    given on the command line (they override the mechanism's declaration); ``origin`` says where
+    each run setting came from (``"flag"``, ``"pyproject.toml"`` or ``"default"``)."""
+
+    targets: tuple[str, ...]
+    claim: Mapping[str, Any]
+    samples: Optional[int]
+    confidence: float
+    seed: int
+    timeout: Optional[float]
+    call_timeout: Optional[float]
+    memory: Optional[int]
+    in_process: bool = False
+    executor: Optional[str] = None
+    reports: Mapping[str, Optional[str]] = field(default_factory=dict)
+    exit_zero: bool = False
+    fail_on_inconclusive: bool = False
+    quiet: bool = False
+    origin: Mapping[str, str] = field(default_factory=dict)
+
+
+def claim_from_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The claim fields given as ``--epsilon``, ``--delta``, ``--neighbours``, ``--domain``,
+    ``--size`` (validated; absent ones are left out)."""
+    claim: dict[str, Any] = {}
+    if getattr(args, "epsilon", None) is not None:
+        claim["epsilon"] = check_epsilon(parse_real("--epsilon", args.epsilon), "--epsilon")
+    if getattr(args, "delta", None) is not None:
+        claim["delta"] = check_delta(parse_real("--delta", args.delta), "--delta")
+    if getattr(args, "neighbours", None) is not None:
+        claim["neighbours"] = parse_neighbours("--neighbours", args.neighbours)
+    if getattr(args, "domain", None) is not None:
+        claim["domain"] = parse_domain("--domain", args.domain)
+    if getattr(args, "size", None) is not None:
+        claim["size"] = parse_integer("--size", args.size, "an integer >= 1", 1)
+    return claim
+
+
+def _executor_option(args: argparse.Namespace) -> Optional[str]:
+    """``--executor dask`` or ``--executor tcp://HOST:PORT``; refused for untrusted code (a Dask
+    worker calls the mechanism without the sandbox), so it needs ``--in-process``."""
+    value = getattr(args, "executor", None)
+    if value is None:
+        return None
+    if value != "dask" and "://" not in value:
+        raise UsageError(f"--executor must be 'dask' or a scheduler address such as tcp://HOST:8786, "
+                         f"got {value!r}")
+    if not getattr(args, "in_process", False):
+        raise UsageError(f"--executor {value} runs the mechanism in Dask workers without the sandbox; "
+                         "add --in-process to confirm the code is trusted")
+    return value
+
+
+def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any]] = None,
+                     config_path: Optional[str] = None) -> CheckSettings:
+    """Validate the flags of ``dpaudit check`` and merge them over ``config`` (the
+    ``[tool.dpaudit]`` table) over the defaults. Raises InvalidArgument naming the flag (or the
+    pyproject key) and its value."""
+    from dpaudit.report.registry import report_paths
+
+    config = dict(config or {})
+    where = _where(config_path)
+    initial = defaults()
+    values: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for key, (attr, parse) in _RUN_SETTINGS.items():
+        raw = getattr(args, attr, None)
+        if raw is not None:
+            values[key], origin[key] = parse(f"--{key}", raw), "flag"
+        elif key in config:
+            values[key], origin[key] = parse(f"{where} [tool.dpaudit] {key}", config[key]), where
+        else:
+            values[key], origin[key] = initial[key], "default"
+    targets = args.target if isinstance(args.target, (list, tuple)) else [args.target]
+    return CheckSettings(
+        targets=tuple(targets),
+        claim=claim_from_flags(args),
+        samples=values["samples"],
+        confidence=values["confidence"],
+        seed=values["seed"],
+        timeout=values["timeout"],
+        call_timeout=values["call-timeout"],
+        memory=values["memory"],
+        in_process=bool(getattr(args, "in_process", False)),
+        executor=_executor_option(args),
+        reports=report_paths(args),
+        exit_zero=bool(getattr(args, "exit_zero", False)),
+        fail_on_inconclusive=bool(getattr(args, "fail_on_inconclusive", False)),
+        quiet=bool(getattr(args, "quiet", False)),
+        origin=origin,
+    )

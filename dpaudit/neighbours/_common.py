@@ -1,0 +1,139 @@
+"""Building blocks several relations share: dataset backgrounds for the structured patterns,
+the refinement moves of vector relations, and the simplifier's edits of same-size pairs."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from dpaudit.claims import Domain
+from dpaudit.neighbours.pair import Pair
+
+__all__ = ["backgrounds", "splits", "median_index", "vector_moves", "with_", "same_size_deletions",
+           "simpler"]
+
+
+def splits(n: int) -> list[int]:
+    """Split points j in 1..n−1: all of them up to n = 13, else 12 spread evenly."""
+    if n < 2:
+        return []
+    if n <= 13:
+        return list(range(1, n))
+    return sorted({int(round(x)) for x in np.linspace(1, n - 1, 12)})
+
+
+def median_index(x: np.ndarray) -> int:
+    return int(np.argsort(x, kind="stable")[(x.size - 1) // 2])
+
+
+def backgrounds(dom: Domain, n: int) -> Iterator[tuple[str, np.ndarray]]:
+    """Datasets of n records that rank-based and sum-based mechanisms find hardest (patterns)."""
+    lo, hi, m = dom.lo, dom.hi, (dom.lo + dom.hi) / 2
+    w = dom.width
+    if n == 0:
+        return
+    yield "all lo", np.full(n, lo)
+    yield "all hi", np.full(n, hi)
+    yield "duplicates at the midpoint", np.full(n, m)
+    if n >= 2:
+        yield "cluster around the median", m + w * 1e-3 * np.linspace(-1, 1, n)
+        yield "spread", np.linspace(lo, hi, n)
+    # j records at lo and n − j at hi, as duplicates and as tight clusters of distinct records:
+    # a rank-based mechanism (quantiles, Duff) is worst where the gap between the ends sits at the
+    # rank it targets (j ≈ qn), which a black box cannot know, so every split is tried
+    # (about 12 spread over 1..n−1 when n is large)
+    eta = w * 1e-3
+    for j in splits(n):
+        yield f"{j} lo, {n - j} hi", np.r_[np.full(j, lo), np.full(n - j, hi)]
+        yield f"clusters of {j} near lo and {n - j} near hi", \
+            np.r_[lo + eta * np.arange(j), hi - eta * np.arange(n - j)]
+
+
+def vector_moves(a: np.ndarray, b: np.ndarray, dom: Domain, rng: np.random.Generator,
+                 difference_moves: Callable) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Refinement moves of a vector pair: move one coordinate of both datasets to lo, hi, the
+    midpoint or by ±1, ±5 (keeping its difference); the relation's own moves of the difference
+    (``difference_moves(a, b, s, j, rng)``); shift everything by ±1."""
+    d = a.size
+    s = b - a
+    m = (dom.lo + dom.hi) / 2
+    for j in rng.permutation(d)[: min(d, 6)]:
+        for v in (dom.lo, dom.hi, m, a[j] + 1, a[j] - 1, a[j] + 5, a[j] - 5):
+            a2, b2 = a.copy(), b.copy()
+            a2[j] = v
+            b2[j] = v + s[j]
+            yield a2, b2
+        yield from difference_moves(a, b, s, j, rng)
+    for t in (-1.0, 1.0):
+        yield a + t, b + t
+
+
+def with_(pair: Pair, dataset=None, neighbour=None, index: Any = ..., dataset_ids: Any = ...,
+          neighbour_ids: Any = ...) -> Pair:
+    """``pair`` with some parts replaced."""
+    return Pair(pair.dataset if dataset is None else dataset,
+                pair.neighbour if neighbour is None else neighbour,
+                pair.label, pair.relation,
+                pair.index if index is ... else index,
+                pair.dataset_ids if dataset_ids is ... else dataset_ids,
+                pair.neighbour_ids if neighbour_ids is ... else neighbour_ids,
+                pair.individual)
+
+
+def same_size_deletions(pair: Pair, min_size: int, keep: Any = None) -> Iterator[Pair]:
+    """Pairs with one shared record (not position ``keep``) removed from both same-size datasets."""
+    x, y = pair.dataset, pair.neighbour
+    if len(x) - 1 < max(min_size, 1):
+        return
+    for k in range(len(x) - 1, -1, -1):
+        if keep is not None and k == keep:
+            continue
+        index = pair.index
+        if index is not None and k < index:
+            index -= 1
+        yield with_(pair, np.delete(x, k, axis=0), np.delete(y, k, axis=0), index)
+
+
+def _complexity(v: float) -> tuple[int, float]:
+    return (len(repr(float(v))), abs(float(v)))
+
+
+def simpler(v: float, lo: float, hi: float, integers: bool) -> list[float]:
+    """Candidate replacements for v that lie in [lo, hi] and are strictly simpler than v."""
+    cands = [0.0, lo, hi, 1.0, -1.0, float(np.round(v))]
+    for digits in (1, 2, 3):
+        cands.append(float(np.round(v, digits)))
+        cands.append(float(f"{v:.{digits}g}"))
+    out: list[float] = []
+    cv = _complexity(v)
+    for c in cands:
+        if not (lo <= c <= hi) or c in out or c == v or _complexity(c) >= cv:
+            continue
+        if integers and not float(c).is_integer():
+            continue
+        out.append(c)
+    return sorted(out, key=_complexity)
+
+
+def vector_value_changes(pair: Pair, lo: float, hi: float, integers: bool) -> Iterator[Pair]:
+    """linf / l1: drop the move on one coordinate, or simplify a coordinate keeping its move."""
+    x, y = pair.dataset, pair.neighbour
+    n = len(x)
+    fx, fy = x.reshape(n, -1), y.reshape(n, -1)
+    for k in range(n):
+        for j in range(fx.shape[1]):
+            a, b = float(fx[k, j]), float(fy[k, j])
+            if a != b:
+                nx = x.copy()
+                nx.reshape(n, -1)[k, j] = b
+                yield with_(pair, nx, None)
+            delta = b - a
+            for c in simpler(a, lo, hi, integers):
+                c2 = c + delta
+                if not (lo <= c2 <= hi) or abs(c2 - c) > abs(delta):
+                    continue
+                nx, ny = x.copy(), y.copy()
+                nx.reshape(n, -1)[k, j] = c
+                ny.reshape(n, -1)[k, j] = c2
+                yield with_(pair, nx, ny)

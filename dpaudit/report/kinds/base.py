@@ -1,0 +1,309 @@
+"""The record-kind protocol: what one kind of result record says, whatever format shows it.
+
+A record is the canonical JSON-ready dict of one result (:mod:`dpaudit.results`). Its ``kind``
+names a :class:`RecordKind` subclass that wraps it and answers, in one place, everything a
+renderer needs: the claim in words, the finding in words, the facts, the counterexample rows, the
+JUnit outcome and the SARIF rule and level. Renderers (HTML, JUnit, SARIF, Markdown, the terminal
+lines) iterate over records and ask their kind; none of them tests a kind string.
+
+Honesty is kept here once for every kind (DESIGN.md): NOT REFUTED says "not a proof",
+INCONCLUSIVE says "not a pass", and an ERROR record's finding is its cause.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping, Optional
+
+from dpaudit.report.describe import fmt, num, verdict_label, verdict_meaning
+from dpaudit.results import Verdict
+
+__all__ = ["RecordKind", "SarifRule", "CounterexampleView", "JUnitOutcome", "GenericRecord",
+           "short", "as_json", "interval_text", "number_text",
+           "privacy_claim_text", "first_sentence", "COMMON_SHOWN"]
+
+
+@dataclass(frozen=True, slots=True)
+class SarifRule:
+    """A SARIF ``reportingDescriptor``: ``id`` (``DPA00n``), ``name``, a short and a full
+    description; ``paper`` marks findings about a paper's statement rather than code (level
+    ``note``, severity ``recommendation``)."""
+
+    id: str
+    name: str
+    short: str
+    full: str
+    paper: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CounterexampleView:
+    """A counterexample as rows ``(label, text)``, the event S in words, and P[M(D)∈S],
+    P[M(D′)∈S] with their intervals (``probs``: keys ``p``, ``p_interval``, ``q``, ``q_interval``)."""
+
+    rows: tuple
+    event: Optional[str] = None
+    probs: Optional[Mapping[str, str]] = None
+
+
+@dataclass(frozen=True, slots=True)
+class JUnitOutcome:
+    """One JUnit test case's outcome: ``status`` is ``passed``, ``failure``, ``error`` or
+    ``skipped``; ``message`` and ``type`` fill the element's attributes (unused for passed)."""
+
+    status: str
+    message: str = ""
+    type: str = ""
+
+
+#: record keys every kind shows in a place of its own (the HTML lists the rest as "other fields")
+COMMON_SHOWN = frozenset({"kind", "target", "verdict", "expected", "id", "claim", "reproduce", "error",
+                          "elapsed_s", "method", "seed", "location", "details", "title", "description",
+                          "matches_expected", "group"})
+
+
+def short(x: Any, limit: int = 80) -> str:
+    """``x`` as compact JSON (strings as they are), cut at ``limit`` characters."""
+    text = json.dumps(x, ensure_ascii=False) if not isinstance(x, str) else x
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def as_json(x: Any) -> str:
+    """``x`` as indented JSON for a table cell (strings as they are)."""
+    return json.dumps(x, ensure_ascii=False, indent=1) if not isinstance(x, str) else x
+
+
+def interval_text(x: Any) -> str:
+    """``[lo, hi]`` with 4 significant digits, or the number, or ``—``."""
+    if isinstance(x, (list, tuple)) and len(x) == 2:
+        return f"[{fmt(x[0])}, {fmt(x[1])}]"
+    return fmt(x) if x is not None else "—"
+
+
+def number_text(x: Any, digits: int = 10) -> str:
+    """A number with ``digits`` significant digits; anything else as text, ``—`` when absent."""
+    return fmt(x, digits) if num(x) is not None else ("—" if x is None else str(x))
+
+
+def privacy_claim_text(claim: Mapping[str, Any]) -> str:
+    """``ε = 1 (pure DP), add-remove neighbours`` or ``ε = 1, δ = 1e-06, replace neighbours``."""
+    eps, delta = claim.get("epsilon"), num(claim.get("delta")) or 0.0
+    text = f"ε = {fmt(eps)}" + (f", δ = {fmt(delta)}" if delta else " (pure DP)")
+    if claim.get("neighbours"):
+        text += f", {claim['neighbours']} neighbours"
+    return text
+
+
+def first_sentence(text: str, limit: int) -> str:
+    """The first sentence of ``text``, cut at ``limit`` characters (summary table cells)."""
+    first = text.split(". ")[0]
+    first = first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+    return first if first == text else first.rstrip(".") + (" …" if not first.endswith("…") else "")
+
+
+class RecordKind:
+    """One kind of record. Subclasses set :attr:`kind`, :attr:`description` and :attr:`rule` and
+    write :meth:`claim_text` and :meth:`finding`; the defaults cover the rest.
+
+    ``RecordKind(rec)`` wraps a record dict (read-only). Register a subclass with
+    :func:`dpaudit.report.kinds.register_kind`, or from another distribution through the entry-point
+    group ``dpaudit.record_kinds`` (``name = "package.module:Class"``).
+    """
+
+    __slots__ = ("rec",)
+
+    #: the record's ``kind`` value
+    kind: ClassVar[str] = ""
+    #: what this kind of evidence is, in words (HTML "evidence", SARIF rule tag)
+    description: ClassVar[str] = ""
+    #: the SARIF rule a refutation of this kind reports under
+    rule: ClassVar[SarifRule]
+    #: the label of the claim line ("Claim", or "Statement" for a paper's statement)
+    claim_label: ClassVar[str] = "Claim"
+    #: keys shown in a place of their own, beyond :data:`COMMON_SHOWN`
+    shown: ClassVar[frozenset] = frozenset()
+    #: a paragraph for the report's legend when records of this kind are present (our own HTML)
+    legend: ClassVar[str] = ""
+    #: record keys a SARIF result carries in its ``properties`` (when present)
+    sarif_properties: ClassVar[tuple] = ("id", "target", "verdict", "expected", "claim", "epsilon_lower_bound",
+                                         "delta_lower_bound", "confidence", "samples", "reproduce")
+    #: the heading of :meth:`recheck`'s command
+    recheck_label: ClassVar[str] = "Re-check alone"
+    #: whether the HTML opens the first long text (a formal claim's SMT-LIB2 query)
+    open_long_text: ClassVar[bool] = False
+
+    def __init__(self, rec: Mapping[str, Any]) -> None:
+        self.rec = rec
+
+    # -- words ------------------------------------------------------------------------------------
+
+    def claim_text(self) -> str:
+        """The claim the record checks, in one line."""
+        raise NotImplementedError
+
+    def finding(self) -> str:
+        """What was found (the record is not an ERROR), in one sentence."""
+        return verdict_meaning(self.rec.get("verdict"))
+
+    def finding_text(self) -> str:
+        """The evidence behind the verdict in one sentence; an ERROR record's cause."""
+        if self.rec.get("verdict") == Verdict.ERROR.value:
+            return f"the check could not run: {self.rec.get('error') or 'unknown error'}"
+        return self.finding()
+
+    def summary_claim(self) -> str:
+        """The claim as a summary table shows it (first sentence, shortened)."""
+        return first_sentence(self.claim_text(), 120)
+
+    def figure(self) -> str:
+        """The record's headline number for a terminal line (``ε ≥ 1.02 (claimed 1)``), or ``""``."""
+        return ""
+
+    def epsilon_bound(self) -> str:
+        """The ε lower bound for a summary table's column, ``""`` when the kind has none."""
+        return ""
+
+    # -- structure ----------------------------------------------------------------------------------
+
+    def facts(self) -> list[tuple[str, str]]:
+        """``(label, value)`` pairs describing the record (target, code, evidence, numbers, time)."""
+        return self.head_facts() + self.own_facts() + self.tail_facts()
+
+    def head_facts(self) -> list[tuple[str, str]]:
+        rec = self.rec
+        facts = [("target", str(rec.get("target", "")))]
+        if rec.get("location"):
+            loc = rec["location"]
+            facts.append(("code", f"{loc.get('path')}:{loc.get('line')}"))
+        facts.append(("evidence", self.description or str(rec.get("kind"))))
+        return facts
+
+    def own_facts(self) -> list[tuple[str, str]]:
+        return []
+
+    def tail_facts(self) -> list[tuple[str, str]]:
+        rec = self.rec
+        facts = []
+        if rec.get("method"):
+            facts.append(("method", str(rec["method"])))
+        if rec.get("seed") is not None:
+            facts.append(("seed", str(rec["seed"])))
+        facts.append(("time", f"{fmt(rec.get('elapsed_s'), 3)} s"))
+        return facts
+
+    def scalar_facts(self, keys: tuple) -> list[tuple[str, str]]:
+        """Facts for top-level scalar ``keys`` present in the record (label: the key in words)."""
+        return [(k.replace("_", " "), number_text(self.rec[k], 4)) for k in keys
+                if self.rec.get(k) is not None and not isinstance(self.rec[k], (dict, list))]
+
+    def counterexample(self) -> Optional[CounterexampleView]:
+        """The counterexample as rows (None when the record has none)."""
+        cx = self.rec.get("counterexample")
+        if not isinstance(cx, Mapping):
+            return None
+        return CounterexampleView(tuple((str(k), as_json(v)) for k, v in cx.items()))
+
+    def long_texts(self) -> list[tuple[str, str]]:
+        """Long or multi-line text fields (queries, proofs) for a block of their own."""
+        det = self.rec.get("details")
+        return long_text_fields(self.rec, det if isinstance(det, Mapping) else {})
+
+    def extra(self) -> dict:
+        """The record's keys not shown elsewhere."""
+        shown = COMMON_SHOWN | self.shown
+        return {k: v for k, v in self.rec.items() if k not in shown}
+
+    def description_shown(self, description: str) -> bool:
+        """Whether the record's ``description`` adds to its claim line (else it is left out)."""
+        return True
+
+    def recheck(self) -> str:
+        """A second command that re-runs the check alone, when it differs from ``reproduce``."""
+        return ""
+
+    def plots(self, salt: str) -> list[tuple[str, str]]:
+        """``[(caption, inline SVG)]`` (our own matplotlib output)."""
+        return []
+
+    # -- formats ------------------------------------------------------------------------------------
+
+    def expected(self) -> Optional[str]:
+        """The verdict this record is held to (a suite control's ``expected``), or None."""
+        return self.rec.get("expected")
+
+    def junit_outcome(self) -> JUnitOutcome:
+        """A record with an expected verdict passes when it meets it; otherwise REFUTED fails,
+        ERROR errs, INCONCLUSIVE is skipped ("not a pass"), NOT REFUTED and PROVED pass."""
+        verdict, expected = self.rec.get("verdict"), self.expected()
+        finding = self.finding_text()
+        if expected is not None:
+            if verdict == expected:
+                return JUnitOutcome("passed")
+            return JUnitOutcome("failure", f"expected {verdict_label(expected)}, got {verdict_label(verdict)}: "
+                                f"{finding}", "dpaudit.ExpectationMismatch")
+        if verdict == Verdict.REFUTED.value:
+            return JUnitOutcome("failure", f"claim refuted: {finding}", "dpaudit.Refuted")
+        if verdict == Verdict.ERROR.value:
+            return JUnitOutcome("error", self.rec.get("error") or "error", "dpaudit.Error")
+        if verdict == Verdict.INCONCLUSIVE.value:
+            return JUnitOutcome("skipped", f"INCONCLUSIVE (not a pass): {finding}")
+        return JUnitOutcome("passed")
+
+    def sarif_expected(self) -> Optional[str]:
+        """The verdict a SARIF consumer should treat as intended (suppressed when REFUTED)."""
+        return self.expected()
+
+    def sarif_message(self, title: str) -> str:
+        return f"{title}: the claim {self.claim_text()} is REFUTED: {self.finding_text()}."
+
+    def sarif_justification(self) -> str:
+        return "negative control: this broken variant is expected to be refuted"
+
+
+class GenericRecord(RecordKind):
+    """A record whose kind no registered class knows (a plugin not installed here): shown with
+    its statement or claim as given, and the verdict's own meaning."""
+
+    __slots__ = ()
+    rule = SarifRule("DPA000", "ClaimRefuted", "A claim is refuted.",
+                     "A check of a kind this dpaudit does not know refuted a claim; see the record.")
+    shown = frozenset({"epsilon_lower_bound", "delta_lower_bound", "confidence", "samples", "counterexample",
+                       "statement", "source", "bound"})
+    sarif_properties = RecordKind.sarif_properties + ("recorded_verdict", "source", "statement", "spec", "observed",
+                                                      "bound", "recheck")
+
+    def claim_text(self) -> str:
+        rec, claim = self.rec, self.rec.get("claim")
+        if isinstance(claim, Mapping) and "epsilon" in claim:
+            return privacy_claim_text(claim)
+        for key in ("statement", "description", "claim"):
+            v = rec.get(key)
+            if isinstance(v, str) and v:
+                return v
+        if isinstance(claim, Mapping):
+            return ", ".join(f"{k} = {fmt(v) if num(v) is not None else v}" for k, v in claim.items())
+        return str(rec.get("target", ""))
+
+    def own_facts(self) -> list[tuple[str, str]]:
+        return self.scalar_facts(("bound", "source"))
+
+
+#: long text fields (SMT-LIB2 queries, proofs) get a block of their own
+LONG_TEXT_MIN = 160
+_NOT_LONG = ("reproduce", "error", "target", "title", "description")
+
+
+def long_text_fields(rec: Mapping[str, Any], details: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Multi-line or long string fields of the record and of its details (and lists of
+    SMT-LIB2 assertions), as ``(key, text)``."""
+    out: list[tuple[str, str]] = []
+    for where in (rec, details):
+        for k, v in where.items():
+            if k in _NOT_LONG:
+                continue
+            if isinstance(v, str) and ("\n" in v or len(v) >= LONG_TEXT_MIN):
+                out.append((k, v))
+            elif isinstance(v, list) and v and all(isinstance(s, str) and ("\n" in s or "(assert" in s) for s in v):
+                out.extend((f"{k} [{i}]", s) for i, s in enumerate(v))
+    return out

@@ -1,0 +1,123 @@
+"""A Markdown summary of a run, short enough for a pull-request comment.
+
+GitHub-flavoured Markdown: a headline with the verdict counts, the findings a reviewer must read
+(REFUTED, ERROR, INCONCLUSIVE, and every record whose verdict is not the one expected of it), each
+with its claim, finding and reproduce line, then every result in a collapsed table. Wording comes
+from each record's kind (:mod:`dpaudit.report.kinds`); NOT REFUTED is never shown as a pass of a
+proof, INCONCLUSIVE never as a pass.
+
+Every string from a record is escaped (Markdown punctuation, ``<``, ``>``, ``&``, table pipes and
+line breaks), and code spans use a fence longer than any run of backticks inside, so a hostile
+mechanism name cannot inject markup. GitHub caps a comment at 65,536 characters: the findings and
+the table are cut at :data:`MAX_ROWS` rows each, saying how many were left out.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from dpaudit.report import describe as d
+from dpaudit.report.kinds import kind_of
+from dpaudit.report.model import matches_expected, summarise
+from dpaudit.results import Verdict
+
+__all__ = ["render_markdown", "MAX_ROWS"]
+
+#: rows of findings, and of the full table, at most (the rest is counted, and in the JSON)
+MAX_ROWS = 100
+
+#: characters that start inline markup mid-line (links need "[", so "(" and "!" are safe once it is escaped)
+_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_NEEDS_ATTENTION = (Verdict.REFUTED.value, Verdict.ERROR.value, Verdict.INCONCLUSIVE.value)
+
+
+def escape(text: Any, limit: int = 300) -> str:
+    """``text`` as literal Markdown on one line: HTML-escaped, punctuation backslash-escaped,
+    line breaks as spaces, cut at ``limit`` characters."""
+    s = " ".join(str(text).split())
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _SPECIAL.sub(r"\\\1", s)
+
+
+def code(text: Any, limit: int = 400) -> str:
+    """``text`` as an inline code span (one line), fenced by more backticks than it contains."""
+    s = " ".join(str(text).split())
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") or not s else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def _attention(rec: Mapping[str, Any]) -> bool:
+    match = matches_expected(rec)
+    return (match is False) if match is not None else rec.get("verdict") in _NEEDS_ATTENTION
+
+
+def _verdict(rec: Mapping[str, Any]) -> str:
+    text = f"**{d.verdict_label(rec.get('verdict'))}**"
+    if rec.get("expected") is not None:
+        ok = rec.get("expected") == rec.get("verdict")
+        text += f" (expected {d.verdict_label(rec['expected'])}{'' if ok else ', MISMATCH'})"
+    return text
+
+
+def _finding(rec: Mapping[str, Any]) -> list[str]:
+    k = kind_of(rec)
+    lines = [f"- **{escape(d.title(rec), 120)}**: {_verdict(rec)}",
+             f"  - {escape(k.claim_label.lower())}: {escape(k.claim_text())}",
+             f"  - finding: {escape(k.finding_text(), 600)}"]
+    if rec.get("reproduce"):
+        lines.append(f"  - reproduce: {code(rec['reproduce'])}")
+    return lines
+
+
+def _row(i: int, rec: Mapping[str, Any]) -> str:
+    k = kind_of(rec)
+    cells = [str(i), escape(d.title(rec), 80), escape(rec.get("kind")), escape(k.summary_claim(), 120),
+             _verdict(rec), escape(k.epsilon_bound() or "—"), escape(d.fmt(rec.get("elapsed_s"), 3))]
+    return "| " + " | ".join(cells) + " |"
+
+
+def render_markdown(run: Mapping[str, Any]) -> str:
+    """The Markdown summary of ``run`` (ends with a newline)."""
+    records = list(run.get("results", []))
+    summary = run.get("summary") or summarise(records)
+    counts = summary.get("verdicts", {})
+    tally = ", ".join(f"{n} {d.verdict_label(v).lower()}" for v, n in counts.items() if n) or "no results"
+    seed = run.get("seed")
+    out = [f"## dpaudit: {tally}", ""]
+    meta = [f"{summary.get('total', len(records))} results", f"seed {escape(seed) if seed is not None else '—'}"]
+    if summary.get("with_expected"):
+        met = summary["with_expected"] - summary.get("mismatches", 0)
+        meta.append(f"{met} / {summary['with_expected']} verdicts as expected")
+    if run.get("git_commit"):
+        meta.append(f"commit {code(str(run['git_commit'])[:12])}")
+    out += [" · ".join(meta), "",
+            "> NOT REFUTED means no violation was found with the budget spent: it is not a proof. "
+            "INCONCLUSIVE is not a pass. Only PROVED proves.", ""]
+    flagged = [r for r in records if _attention(r)]
+    if flagged:
+        out += [f"### Findings ({len(flagged)})", ""]
+        for rec in flagged[:MAX_ROWS]:
+            out += _finding(rec)
+        if len(flagged) > MAX_ROWS:
+            out.append(f"- … and {len(flagged) - MAX_ROWS} more (see the JSON result)")
+        out.append("")
+    else:
+        out += ["No claim refuted, no error, nothing inconclusive"
+                + (", every verdict as expected." if summary.get("with_expected") else "."), ""]
+    out += [f"<details><summary>All {len(records)} results</summary>", "",
+            "| # | result | evidence | claim | verdict | ε lower bound | time (s) |",
+            "|---:|---|---|---|---|---:|---:|"]
+    out += [_row(i, r) for i, r in enumerate(records[:MAX_ROWS], 1)]
+    if len(records) > MAX_ROWS:
+        out += ["", f"… and {len(records) - MAX_ROWS} more rows (see the JSON result)"]
+    out += ["", "</details>", ""]
+    if run.get("command"):
+        out += [f"Command: {code(run['command'])}", ""]
+    return "\n".join(out)

@@ -1,0 +1,172 @@
+"""Reproduce lines: the one command (or Python call) that replays a result.
+
+Every finding prints how to replay it (STYLE.md 11). The builders live here, and only here:
+``dpaudit check`` for a mechanism in a file (:func:`check_command`), ``dpaudit audit --id`` for a
+suite audit (:func:`audit_command`), ``dpaudit verify --claim`` for a z3 claim
+(:func:`verify_command`), and a ``dpaudit.audit(...)`` call for a function that lives in no file
+(:func:`python_call`). :func:`for_spec` picks between the last two for a spec.
+
+Numbers are written so that they read back *exactly* (:func:`number`): ``repr`` of the float,
+which is the shortest string that round-trips (Steele & White 1990 / Gay 1990, the algorithm of
+Python's float repr), with a trailing ``.0`` dropped for integral values. ``--epsilon=1.000000009``
+and ``--epsilon=1.0986122886681098`` (ln 3) therefore replay the claim that was audited, never a
+rounded one.
+
+A mechanism that draws its own randomness (it ignores the rng it is given) cannot be replayed
+number for number: its line ends with a shell comment saying so (:data:`OWN_RANDOMNESS_NOTE`).
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from typing import Any, Optional
+
+__all__ = ["number", "check_command", "audit_command", "verify_command", "python_call",
+           "for_spec", "parse_command", "replays", "OWN_RANDOMNESS_NOTE"]
+
+#: Appended (as a shell comment) to the reproduce line of a mechanism that ignores its rng.
+OWN_RANDOMNESS_NOTE = ("the mechanism draws its own randomness: a replay gives other numbers "
+                       "(the bound stays valid)")
+
+
+def number(x: Any) -> str:
+    """``x`` as text that ``float()`` reads back to the same float: ``1``, ``0.5``, ``1e-06``,
+    ``1.000000009``, ``1.0986122886681098``; ``inf``/``-inf``/``nan`` as such."""
+    v = float(x)
+    if math.isfinite(v) and v == int(v) and abs(v) < 2 ** 53:
+        return str(int(v)) if v != 0 or math.copysign(1.0, v) > 0 else "-0.0"
+    return repr(v)
+
+
+def _note(line: str, own_randomness: bool) -> str:
+    return f"{line}  # {OWN_RANDOMNESS_NOTE}" if own_randomness else line
+
+
+def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any, domain: Any,
+                  size: int, seed: int, samples: Optional[int] = None,
+                  confidence: Optional[float] = None, call_timeout: Optional[float] = None,
+                  memory: Optional[int] = None, own_randomness: bool = False) -> str:
+    """The ``dpaudit check`` line that replays one target's audit from anywhere: the claim as
+    audited and every setting that changes the numbers (``samples``, ``confidence``, ``seed``) or
+    an ERROR (non-default sandbox limits ``call_timeout``, ``memory``). Settings equal to their
+    default (:func:`dpaudit.config.defaults`) are left out; ``None`` means "not given"."""
+    from dpaudit.claims import Neighbours
+    from dpaudit.config import defaults
+
+    default = defaults()
+    parts = ["dpaudit", "check", target, f"--epsilon={number(epsilon)}"]
+    if delta:
+        parts.append(f"--delta={number(delta)}")
+    parts += [f"--neighbours={Neighbours.parse(neighbours).value}",
+              f"--domain={number(domain.lo)}:{number(domain.hi)}", f"--size={int(size)}"]
+    if samples is not None:
+        parts.append(f"--samples={int(samples)}")
+    if confidence is not None and confidence != default["confidence"]:
+        parts.append(f"--confidence={number(confidence)}")
+    parts.append(f"--seed={int(seed)}")
+    if call_timeout is not None and call_timeout != default["call-timeout"]:
+        parts.append(f"--call-timeout={number(call_timeout)}")  # replays a hang the same way
+    if memory is not None and memory != default["memory"]:
+        parts.append(f"--memory={int(memory)}")
+    return _note(shlex.join(parts), own_randomness)
+
+
+def audit_command(file: Optional[str], audit_id: str, seed: int) -> str:
+    """``dpaudit audit FILE --id ID --seed S``: one suite audit, replayed alone with the seed it
+    had in the full run (its own seed derives from the root seed and the id only)."""
+    return shlex.join(["dpaudit", "audit", file or "audits", "--id", audit_id, "--seed", str(int(seed))])
+
+
+def verify_command(claim: str) -> str:
+    """``dpaudit verify --claim NAME``: one z3 claim (z3's seeds are fixed, no seed to give)."""
+    return shlex.join(["dpaudit", "verify", "--claim", claim])
+
+
+def python_call(function: str, *, epsilon: float, delta: float, neighbours: Any, domain: Any,
+                size: int, seed: int, samples: Optional[int] = None, exact: bool = False,
+                confidence: Optional[float] = None, own_randomness: bool = False) -> str:
+    """``import dpaudit; dpaudit.audit(f, epsilon=..., ...)``: the call that replays an audit of a
+    function that lives in no file (floats as ``repr``, exact)."""
+    from dpaudit.claims import Neighbours
+
+    call = "exact_audit" if exact else "audit"
+    extra = "" if exact or samples is None else f", samples={int(samples)}"
+    if not exact and confidence is not None and confidence != 0.95:
+        extra += f", confidence={float(confidence)!r}"
+    line = (f"import dpaudit; dpaudit.{call}({function}, epsilon={float(epsilon)!r}, "
+            f"delta={float(delta)!r}, neighbours={Neighbours.parse(neighbours).value!r}, "
+            f"domain=({float(domain.lo)!r}, {float(domain.hi)!r}), size={int(size)}{extra}, "
+            f"seed={int(seed)})")
+    return _note(line, own_randomness)
+
+
+def for_spec(spec: Any, *, samples: int, seed: int, exact: bool = False,
+             confidence: Optional[float] = None, own_randomness: bool = False) -> str:
+    """The reproduce line of an audit of ``spec`` (a :class:`~dpaudit.spec.MechanismSpec`): a
+    ``dpaudit check`` line when its function lives at module level in a file that exists, else
+    a Python call."""
+    import os
+
+    func = getattr(spec.func, "__name__", "mechanism")
+    qual = getattr(spec.func, "__qualname__", func)
+    src = spec.source[0] if spec.source else None
+    claim = dict(epsilon=spec.epsilon, delta=spec.delta, neighbours=spec.neighbours,
+                 domain=spec.domain, size=spec.size, seed=seed, own_randomness=own_randomness)
+    if not exact and src and os.path.isfile(src) and not func.startswith("<") and qual == func:
+        return check_command(f"{src}:{func}", samples=samples, confidence=confidence, **claim)
+    return python_call(func, samples=samples, exact=exact, confidence=confidence, **claim)
+
+
+def parse_command(line: str) -> dict[str, str]:
+    """The ``--flag=value`` options of a ``dpaudit check`` line, as ``{"epsilon": "1.5", ...}``
+    (the shell comment, if any, dropped): what a replay reads back."""
+    out: dict[str, str] = {}
+    for word in shlex.split(line, comments=True):
+        if word.startswith("--") and "=" in word:
+            key, _, value = word[2:].partition("=")
+            out[key] = value
+    return out
+
+
+#: Outputs drawn twice on one seed by :func:`replays`.
+REPLAY_CHECK_CALLS = 64
+
+
+def replays(spec: Any, executor: Any, seed: int, n: int = REPLAY_CHECK_CALLS) -> bool:
+    """Whether the mechanism's outputs are a function of the seed: one batch of ``n`` calls on a
+    mid-domain dataset, drawn twice through ``executor`` with generators on the same
+    ``SeedSequence``, compared output by output (NaN equal to NaN). False means the mechanism
+    draws its own randomness: the audit's bound stays valid (its samples are still independent
+    draws), but a replay gives other numbers. Costs 2·n calls. Raises what the executor raises
+    (a :class:`~dpaudit.errors.MechanismError` for a mechanism that fails)."""
+    import numpy as np
+
+    from dpaudit.execution.base import BatchTask
+
+    size = max(1, int(spec.size))
+    data = tuple([0.5 * (spec.domain.lo + spec.domain.hi)] * size)
+    seq = np.random.SeedSequence(int(seed), spawn_key=(0x5EED,))
+    first, second = executor.run(spec, [BatchTask(data, seq, n), BatchTask(data, seq, n)])
+    return _same(first, second)
+
+
+def _same(a: Any, b: Any) -> bool:
+    import numpy as np
+
+    a, b = list(a), list(b)
+    if len(a) != len(b):
+        return False
+    try:
+        return bool(np.array_equal(np.asarray(a, dtype=float), np.asarray(b, dtype=float),
+                                   equal_nan=True))
+    except (TypeError, ValueError):  # categories, tuples of mixed kinds, ragged outputs
+        return [_text(x) for x in a] == [_text(y) for y in b]
+
+
+def _text(x: Any) -> str:
+    import numpy as np
+
+    if isinstance(x, np.ndarray):
+        return repr(x.tolist())
+    return repr(x)
