@@ -136,7 +136,7 @@ def _default_executor(spec: MechanismSpec):
 def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 0.95,
           seed: Optional[int] = None, executor: Any = None,
           progress: Optional[Callable[[dict], None]] = None, timeout: Optional[float] = None,
-          **claim_overrides: Any) -> AuditResult:
+          early_stop: bool = True, **claim_overrides: Any) -> AuditResult:
     """Audit ``mechanism``'s privacy claim by sampling; return a frozen :class:`AuditResult`.
 
     ``mechanism`` is a :class:`MechanismSpec` or a (decorated) function; ``claim_overrides`` are
@@ -147,6 +147,10 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     batch form); ``progress(dict)`` receives ``phase``, ``candidate``, ``samples``, ``budget``,
     ``estimate`` (best projected bound so far) and, once validated, ``epsilon_lb``; ``timeout`` is a
     wall budget in seconds after which the best valid statement so far is returned.
+    ``early_stop`` (default) runs the audit as a group-sequential test that stops at the first
+    look refuting the claim, the confidence holding under that stopping rule
+    (:mod:`dpaudit.estimators.sequential`; ``details["early_stop"]`` records the looks); False
+    spends the whole budget at once, for the tightest bound.
     """
     spec = _spec(mechanism, claim_overrides)
     budget = _check_samples(samples) or default_samples(spec)
@@ -158,7 +162,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     if executor is not None and not callable(getattr(executor, "run", None)):
         raise InvalidArgument.bad("executor", executor, "None or an object with run(spec, tasks)")
     from dpaudit.execution.blas import single_blas_thread
-    from dpaudit.search import engine
+    from dpaudit.search import sequential
 
     t0 = time.monotonic()
     own = None
@@ -168,12 +172,14 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     try:
         with single_blas_thread():  # speed beside other processes, and core-count-free results
             reproducible = _replays(spec, executor, seed)
-            out = engine.run(spec, executor, budget=budget, confidence=confidence, seed=seed,
-                             timeout=timeout, progress=progress)
+            out, looks = sequential.run(spec, executor, budget=budget, confidence=confidence,
+                                        seed=seed, timeout=timeout, progress=progress,
+                                        early_stop=bool(early_stop))
     finally:
         if own is not None:
             own.close()
-    return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible)
+    return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible,
+                           looks)
 
 
 def _replays(spec: MechanismSpec, executor: Any, seed: int) -> Optional[bool]:
@@ -198,9 +204,12 @@ def _strength(spec: MechanismSpec, out: Any, confidence: float, refuted: bool) -
 
 
 def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: float, seed: int,
-                    elapsed: float, reproducible: Optional[bool] = None) -> AuditResult:
+                    elapsed: float, reproducible: Optional[bool] = None,
+                    looks: Optional[dict] = None) -> AuditResult:
     details: dict = {"phases": out.phases, "timed_out": bool(out.timed_out),
                      "candidates_validated": out.validated}
+    if looks is not None:
+        details["early_stop"] = looks
     if out.schema is not None:
         details["output_kind"] = out.schema.description
     reproduce = _reproduce(spec, budget, seed, own_randomness=reproducible is False)

@@ -46,7 +46,8 @@ def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbou
         target, epsilon=claim.epsilon, delta=claim.delta, neighbours=neighbours, domain=domain,
         size=size, seed=settings.seed, samples=settings.samples if samples is None else samples,
         confidence=settings.confidence, call_timeout=settings.call_timeout,
-        memory=settings.memory, own_randomness=own_randomness)
+        memory=settings.memory, own_randomness=own_randomness,
+        early_stop=getattr(settings, "early_stop", True))
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -315,7 +316,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
             result = dpaudit.auditor.audit(spec, samples=settings.samples,
                                            confidence=settings.confidence, seed=settings.seed,
                                            executor=executor or cluster, progress=progress,
-                                           timeout=remaining)
+                                           timeout=remaining, early_stop=settings.early_stop)
         except MechanismError as exc:  # the auditor should have made it an ERROR verdict
             record = _error_record(name, str(exc), reproduce)
             record["elapsed_s"] = time.monotonic() - t0

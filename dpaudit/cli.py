@@ -100,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--fail-on-inconclusive", action="store_true",
                    help="exit 2 when a result is inconclusive")
     c.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    c.add_argument("--no-early-stop", dest="early_stop", action="store_false",
+                   help="spend the whole budget even when an early look refutes the claim "
+                        "(tightest bound; default: stop at the first refuting look)")
 
     a = sub.add_parser("audit", help="run audit definitions and write reports/")
     a.add_argument("paths", nargs="*", metavar="PATH", help="audit files or folders (default audits/)")

@@ -212,6 +212,7 @@ class CheckSettings:
     fail_on_inconclusive: bool = False
     quiet: bool = False
     origin: Mapping[str, str] = field(default_factory=dict)
+    early_stop: bool = True
 
 
 def claim_from_flags(args: argparse.Namespace) -> dict[str, Any]:
@@ -334,4 +335,5 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         fail_on_inconclusive=bool(getattr(args, "fail_on_inconclusive", False)),
         quiet=bool(getattr(args, "quiet", False)),
         origin=origin,
+        early_stop=bool(getattr(args, "early_stop", True)),
     )
