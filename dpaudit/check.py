@@ -45,7 +45,7 @@ def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbou
     return _reproduce.check_command(
         target, epsilon=claim.epsilon, delta=claim.delta, neighbours=neighbours, domain=domain,
         size=size, seed=settings.seed, samples=settings.samples if samples is None else samples,
-        confidence=settings.confidence, call_timeout=settings.call_timeout,
+        confidence=settings.target_confidence, call_timeout=settings.call_timeout,
         memory=settings.memory, own_randomness=own_randomness)
 
 
@@ -176,13 +176,14 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
         if executor is not None:
             executor.start()  # the child imports the file first: a crash there is a load error
         loaded = load_mechanism(path, function)
-        spec = MechanismSpec.from_function(loaded.func, name=loaded.target, **settings.claim)
+        spec = MechanismSpec.from_function(loaded.func, name=loaded.target,
+                                           **settings.claim_for(target, loaded.target))
         budget = settings.samples or dpaudit.auditor.default_samples(spec)
         reproduce = reproduce_command(loaded.target, settings, spec.claim, spec.neighbours,
                                       spec.domain, spec.size, budget)
         try:
             result = dpaudit.auditor.audit(spec, samples=settings.samples,
-                                           confidence=settings.confidence, seed=settings.seed,
+                                           confidence=settings.target_confidence, seed=settings.seed,
                                            executor=executor or cluster, progress=progress,
                                            timeout=remaining)
         except MechanismError as exc:  # the auditor should have made it an ERROR verdict
@@ -193,11 +194,27 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
             record["reproduce"] = reproduce if result.reproducible is not False else \
                 reproduce_command(loaded.target, settings, spec.claim, spec.neighbours, spec.domain,
                                   spec.size, budget, own_randomness=True)
+            _family(record, settings)
         record["location"] = location(spec.source)
         return record
     finally:
         if executor is not None:
             executor.close()
+
+
+def _family(record: dict, settings: CheckSettings) -> None:
+    """Several targets share one family-wise confidence (Bonferroni): each was audited at
+    :attr:`CheckSettings.target_confidence`, and its p-value for the run is multiplied by the
+    number of targets (the smallest run-level 1 − confidence at which it is refuted)."""
+    if settings.family < 2 or record.get("kind") != "audit":
+        return
+    from dpaudit.estimators.strength import MARGINAL_P
+
+    record["family"] = {"targets": settings.family, "confidence": settings.confidence,
+                        "correction": "bonferroni"}
+    if isinstance(record.get("p_value"), (int, float)):
+        record["p_value"] = min(1.0, record["p_value"] * settings.family)
+        record["marginal"] = record.get("verdict") == "refuted" and record["p_value"] > MARGINAL_P
 
 
 def _first_line(exc: BaseException, limit: int = 200) -> str:
