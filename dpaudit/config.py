@@ -113,7 +113,20 @@ def defaults() -> dict[str, Any]:
     from dpaudit.execution.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY
 
     return {"seed": DEFAULT_SEED, "samples": None, "confidence": 0.95, "timeout": None,
-            "call-timeout": DEFAULT_CALL_TIMEOUT, "memory": DEFAULT_MEMORY}
+            "call-timeout": DEFAULT_CALL_TIMEOUT, "memory": DEFAULT_MEMORY, "isolation": "strict"}
+
+
+#: The largest ``--size`` (records per dataset): every dataset is built in dpaudit's process.
+MAX_SIZE = 100_000
+
+
+def _isolation(name: str, raw: Any) -> str:
+    from dpaudit.execution.isolation import ISOLATION_LEVELS
+
+    value = str(raw).strip().lower()
+    if value not in ISOLATION_LEVELS:
+        raise InvalidArgument.bad(name, raw, " | ".join(ISOLATION_LEVELS))
+    return value
 
 
 #: The run settings, as ``[tool.dpaudit]`` keys (``_`` and ``-`` are interchangeable there):
@@ -125,6 +138,7 @@ _RUN_SETTINGS = {
     "timeout": ("timeout", parse_seconds),
     "call-timeout": ("call_timeout", parse_seconds),
     "memory": ("memory", _memory),
+    "isolation": ("isolation", _isolation),
 }
 
 
@@ -195,6 +209,9 @@ class CheckSettings:
     call_timeout: Optional[float]
     memory: Optional[int]
     in_process: bool = False
+    isolation: str = "strict"
+    pass_env: tuple[str, ...] = ()
+    sensitivity: Optional[Mapping[str, Any]] = None  # --sensitivity (dpaudit.sensitivity_check)
     executor: Optional[str] = None
     reports: Mapping[str, Optional[str]] = field(default_factory=dict)
     exit_zero: bool = False
@@ -235,8 +252,56 @@ def claim_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "domain", None) is not None:
         claim["domain"] = parse_domain("--domain", args.domain)
     if getattr(args, "size", None) is not None:
-        claim["size"] = parse_integer("--size", args.size, "an integer >= 1", 1)
+        claim["size"] = parse_integer("--size", args.size, f"an integer in [1, {MAX_SIZE}]", 1)
+        if claim["size"] > MAX_SIZE:
+            raise InvalidArgument.bad("--size", args.size, f"an integer in [1, {MAX_SIZE}]")
     return claim
+
+
+def _sensitivity_settings(args: argparse.Namespace) -> Optional[dict[str, Any]]:
+    if getattr(args, "sensitivity", None) is None:
+        for flag in ("individual", "norm", "examples"):
+            if getattr(args, flag, None) is not None:
+                raise InvalidArgument(f"--{flag} needs --sensitivity B")
+        return None
+    return parse_sensitivity_flags(args)
+
+
+_NORMS = ("l1", "l2", "linf")
+
+
+def _bound(flag: str, raw: Any) -> float:
+    try:
+        value = float(str(raw).strip().replace("_", ""))
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise InvalidArgument.bad(flag, raw, "a finite number >= 0")
+    return value
+
+
+def parse_sensitivity_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """Validate ``--sensitivity``, ``--individual``, ``--norm`` and ``--examples``."""
+    out: dict[str, Any] = {"bound": _bound("--sensitivity", args.sensitivity),
+                           "individual": None, "norm": None, "examples": 1000}
+    if getattr(args, "individual", None) is not None:
+        parts = [p for p in str(args.individual).split(",") if p.strip()]
+        if not parts:
+            raise InvalidArgument.bad("--individual", args.individual, "numbers D0,D1,... >= 0")
+        out["individual"] = tuple(_bound("--individual", p) for p in parts)
+    if getattr(args, "norm", None) is not None:
+        if args.norm not in _NORMS:
+            raise InvalidArgument.bad("--norm", args.norm, " | ".join(_NORMS))
+        out["norm"] = args.norm
+    if getattr(args, "examples", None) is not None:
+        try:
+            examples = float(str(args.examples).replace("_", ""))
+        except ValueError:
+            examples = math.nan
+        if not math.isfinite(examples) or examples != int(examples) or not 1 <= examples <= 10**7:
+            raise InvalidArgument.bad("--examples", args.examples, "an integer in [1, 10000000]")
+        out["examples"] = int(examples)
+    return out
 
 
 def _executor_option(args: argparse.Namespace) -> Optional[str]:
@@ -286,7 +351,10 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         timeout=values["timeout"],
         call_timeout=values["call-timeout"],
         memory=values["memory"],
-        in_process=bool(getattr(args, "in_process", False)),
+        in_process=bool(getattr(args, "in_process", False)) or values["isolation"] == "none",
+        isolation="none" if getattr(args, "in_process", False) else values["isolation"],
+        pass_env=tuple(getattr(args, "pass_env", None) or ()),
+        sensitivity=_sensitivity_settings(args),
         executor=_executor_option(args),
         reports=report_paths(args),
         exit_zero=bool(getattr(args, "exit_zero", False)),
