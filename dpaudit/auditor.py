@@ -43,7 +43,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from dpaudit.claims import Neighbours, check_confidence
+from dpaudit.claims import Neighbours, check_confidence, privacy_claim
 from dpaudit.errors import InvalidArgument, MechanismError
 from dpaudit.results import AuditResult, Counterexample, Interval, Verdict
 from dpaudit.rng import check_seed
@@ -71,9 +71,12 @@ def _spec(mechanism: Any, overrides: dict) -> MechanismSpec:
             return mechanism
         decl = Declaration.make(**overrides)
         spec = mechanism
-        if decl.epsilon is not None or decl.delta is not None:
-            spec = spec.with_claim(decl.epsilon if decl.epsilon is not None else spec.epsilon,
-                                   decl.delta if decl.delta is not None else spec.delta)
+        if decl.epsilon is not None or decl.delta is not None or \
+                (decl.notion is not None and decl.notion.group > 1):
+            stated = decl.notion.translate if decl.notion is not None else privacy_claim
+            claim = stated(decl.epsilon if decl.epsilon is not None else spec.epsilon,
+                           decl.delta if decl.delta is not None else spec.delta)
+            spec = spec.with_claim(claim.epsilon, claim.delta)
         changes = {k: getattr(decl, k) for k in ("neighbours", "domain", "size", "log_prob",
                                                  "distribution", "output")
                    if getattr(decl, k) is not None}
@@ -136,17 +139,21 @@ def _default_executor(spec: MechanismSpec):
 def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 0.95,
           seed: Optional[int] = None, executor: Any = None,
           progress: Optional[Callable[[dict], None]] = None, timeout: Optional[float] = None,
-          **claim_overrides: Any) -> AuditResult:
+          early_stop: bool = True, **claim_overrides: Any) -> AuditResult:
     """Audit ``mechanism``'s privacy claim by sampling; return a frozen :class:`AuditResult`.
 
     ``mechanism`` is a :class:`MechanismSpec` or a (decorated) function; ``claim_overrides`` are
     the :func:`dpaudit.mechanism` keywords (epsilon, delta, neighbours, domain, size, output, …).
     ``samples`` is the total number of mechanism calls (default: 4·10⁶ with a batch form, 4·10⁵
-    without); ``confidence`` is family-wise; ``seed`` (recorded) makes the run reproducible;
+    without; the replay check, :func:`dpaudit.reproduce.replays`, adds 2·64 calls outside it); ``confidence`` is family-wise; ``seed`` (recorded) makes the run reproducible;
     ``executor`` runs the batches (default: in process, or all cores for a mechanism without a
     batch form); ``progress(dict)`` receives ``phase``, ``candidate``, ``samples``, ``budget``,
     ``estimate`` (best projected bound so far) and, once validated, ``epsilon_lb``; ``timeout`` is a
     wall budget in seconds after which the best valid statement so far is returned.
+    ``early_stop`` (default) runs the audit as a group-sequential test that stops at the first
+    look refuting the claim, the confidence holding under that stopping rule
+    (:mod:`dpaudit.estimators.sequential`; ``details["early_stop"]`` records the looks); False
+    spends the whole budget at once, for the tightest bound.
     """
     spec = _spec(mechanism, claim_overrides)
     budget = _check_samples(samples) or default_samples(spec)
@@ -158,7 +165,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     if executor is not None and not callable(getattr(executor, "run", None)):
         raise InvalidArgument.bad("executor", executor, "None or an object with run(spec, tasks)")
     from dpaudit.execution.blas import single_blas_thread
-    from dpaudit.search import engine
+    from dpaudit.search import sequential
 
     t0 = time.monotonic()
     own = None
@@ -168,12 +175,14 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     try:
         with single_blas_thread():  # speed beside other processes, and core-count-free results
             reproducible = _replays(spec, executor, seed)
-            out = engine.run(spec, executor, budget=budget, confidence=confidence, seed=seed,
-                             timeout=timeout, progress=progress)
+            out, looks = sequential.run(spec, executor, budget=budget, confidence=confidence,
+                                        seed=seed, timeout=timeout, progress=progress,
+                                        early_stop=bool(early_stop))
     finally:
         if own is not None:
             own.close()
-    return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible)
+    return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible,
+                           looks)
 
 
 def _replays(spec: MechanismSpec, executor: Any, seed: int) -> Optional[bool]:
@@ -198,9 +207,12 @@ def _strength(spec: MechanismSpec, out: Any, confidence: float, refuted: bool) -
 
 
 def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: float, seed: int,
-                    elapsed: float, reproducible: Optional[bool] = None) -> AuditResult:
+                    elapsed: float, reproducible: Optional[bool] = None,
+                    looks: Optional[dict] = None) -> AuditResult:
     details: dict = {"phases": out.phases, "timed_out": bool(out.timed_out),
                      "candidates_validated": out.validated}
+    if looks is not None:
+        details["early_stop"] = looks
     if out.schema is not None:
         details["output_kind"] = out.schema.description
     reproduce = _reproduce(spec, budget, seed, own_randomness=reproducible is False)

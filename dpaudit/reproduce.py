@@ -46,7 +46,8 @@ def _note(line: str, own_randomness: bool) -> str:
 def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any, domain: Any,
                   size: int, seed: int, samples: Optional[int] = None,
                   confidence: Optional[float] = None, call_timeout: Optional[float] = None,
-                  memory: Optional[int] = None, own_randomness: bool = False) -> str:
+                  memory: Optional[int] = None, own_randomness: bool = False,
+                  early_stop: bool = True) -> str:
     """The ``dpaudit check`` line that replays one target's audit from anywhere: the claim as
     audited and every setting that changes the numbers (``samples``, ``confidence``, ``seed``) or
     an ERROR (non-default sandbox limits ``call_timeout``, ``memory``). Settings equal to their
@@ -69,6 +70,8 @@ def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any,
         parts.append(f"--call-timeout={number(call_timeout)}")  # replays a hang the same way
     if memory is not None and memory != default["memory"]:
         parts.append(f"--memory={int(memory)}")
+    if not early_stop:
+        parts.append("--no-early-stop")  # a different stopping rule gives different numbers
     return _note(shlex.join(parts), own_randomness)
 
 
