@@ -43,7 +43,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from dpaudit.claims import Neighbours, check_confidence
+from dpaudit.claims import Neighbours, check_confidence, privacy_claim
 from dpaudit.errors import InvalidArgument, MechanismError
 from dpaudit.results import AuditResult, Counterexample, Interval, Verdict
 from dpaudit.rng import check_seed
@@ -71,9 +71,12 @@ def _spec(mechanism: Any, overrides: dict) -> MechanismSpec:
             return mechanism
         decl = Declaration.make(**overrides)
         spec = mechanism
-        if decl.epsilon is not None or decl.delta is not None:
-            spec = spec.with_claim(decl.epsilon if decl.epsilon is not None else spec.epsilon,
-                                   decl.delta if decl.delta is not None else spec.delta)
+        if decl.epsilon is not None or decl.delta is not None or \
+                (decl.notion is not None and decl.notion.group > 1):
+            stated = decl.notion.translate if decl.notion is not None else privacy_claim
+            claim = stated(decl.epsilon if decl.epsilon is not None else spec.epsilon,
+                           decl.delta if decl.delta is not None else spec.delta)
+            spec = spec.with_claim(claim.epsilon, claim.delta)
         changes = {k: getattr(decl, k) for k in ("neighbours", "domain", "size", "log_prob",
                                                  "distribution", "output")
                    if getattr(decl, k) is not None}
@@ -142,7 +145,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     ``mechanism`` is a :class:`MechanismSpec` or a (decorated) function; ``claim_overrides`` are
     the :func:`dpaudit.mechanism` keywords (epsilon, delta, neighbours, domain, size, output, …).
     ``samples`` is the total number of mechanism calls (default: 4·10⁶ with a batch form, 4·10⁵
-    without); ``confidence`` is family-wise; ``seed`` (recorded) makes the run reproducible;
+    without; the replay check, :func:`dpaudit.reproduce.replays`, adds 2·64 calls outside it); ``confidence`` is family-wise; ``seed`` (recorded) makes the run reproducible;
     ``executor`` runs the batches (default: in process, or all cores for a mechanism without a
     batch form); ``progress(dict)`` receives ``phase``, ``candidate``, ``samples``, ``budget``,
     ``estimate`` (best projected bound so far) and, once validated, ``epsilon_lb``; ``timeout`` is a

@@ -45,7 +45,7 @@ def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbou
     return _reproduce.check_command(
         target, epsilon=claim.epsilon, delta=claim.delta, neighbours=neighbours, domain=domain,
         size=size, seed=settings.seed, samples=settings.samples if samples is None else samples,
-        confidence=settings.confidence, call_timeout=settings.call_timeout,
+        confidence=settings.target_confidence, call_timeout=settings.call_timeout,
         memory=settings.memory, own_randomness=own_randomness,
         early_stop=getattr(settings, "early_stop", True))
 
@@ -207,13 +207,27 @@ class _GuardedStream:
 def guard_stdout() -> None:
     """Make ``sys.stdout`` a :class:`_GuardedStream` (also when it is closed or None)."""
     if not isinstance(sys.stdout, _GuardedStream):
-        stream = sys.stdout
-        try:
-            if stream is None or stream.closed or os.fstat(stream.fileno()) is None:
-                stream = None
-        except (OSError, ValueError, AttributeError):
-            stream = None
-        sys.stdout = _GuardedStream(stream)
+        sys.stdout = _GuardedStream(_open_or_none(sys.stdout))
+
+
+def _open_or_none(stream: Any) -> Any:
+    """``stream`` when it can be written to, None when it is missing or closed. An in-memory
+    stream (no file descriptor: a test's captured stdout) is kept."""
+    import io
+
+    if stream is None or getattr(stream, "closed", False):
+        return None
+    try:
+        fd = stream.fileno()
+    except (AttributeError, io.UnsupportedOperation):
+        return stream
+    except (OSError, ValueError):
+        return None
+    try:
+        os.fstat(fd)
+    except OSError:
+        return None
+    return stream
 
 
 def clean_record(value: Any) -> Any:
@@ -306,15 +320,16 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
             record["isolation"] = isolation
             return record
         if executor is not None:
-            spec = remote_spec(facts, name=name, **settings.claim)
+            spec = remote_spec(facts, name=name, **settings.claim_for(target, name))
         else:
-            spec = MechanismSpec.from_function(loaded.func, name=name, **settings.claim)
+            spec = MechanismSpec.from_function(loaded.func, name=name,
+                                               **settings.claim_for(target, name))
         budget = settings.samples or dpaudit.auditor.default_samples(spec)
         reproduce = reproduce_command(name, settings, spec.claim, spec.neighbours,
                                       spec.domain, spec.size, budget)
         try:
             result = dpaudit.auditor.audit(spec, samples=settings.samples,
-                                           confidence=settings.confidence, seed=settings.seed,
+                                           confidence=settings.target_confidence, seed=settings.seed,
                                            executor=executor or cluster, progress=progress,
                                            timeout=remaining, early_stop=settings.early_stop)
         except MechanismError as exc:  # the auditor should have made it an ERROR verdict
@@ -325,12 +340,28 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
             record["reproduce"] = reproduce if result.reproducible is not False else \
                 reproduce_command(name, settings, spec.claim, spec.neighbours, spec.domain,
                                   spec.size, budget, own_randomness=True)
+            _family(record, settings)
         record["location"] = location(spec.source)
         record["isolation"] = isolation
         return record
     finally:
         if executor is not None:
             executor.close()
+
+
+def _family(record: dict, settings: CheckSettings) -> None:
+    """Several targets share one family-wise confidence (Bonferroni): each was audited at
+    :attr:`CheckSettings.target_confidence`, and its p-value for the run is multiplied by the
+    number of targets (the smallest run-level 1 − confidence at which it is refuted)."""
+    if settings.family < 2 or record.get("kind") != "audit":
+        return
+    from dpaudit.estimators.strength import MARGINAL_P
+
+    record["family"] = {"targets": settings.family, "confidence": settings.confidence,
+                        "correction": "bonferroni"}
+    if isinstance(record.get("p_value"), (int, float)):
+        record["p_value"] = min(1.0, record["p_value"] * settings.family)
+        record["marginal"] = record.get("verdict") == "refuted" and record["p_value"] > MARGINAL_P
 
 
 def _first_line(exc: BaseException, limit: int = 200) -> str:
