@@ -2,17 +2,20 @@
 
 While an audit runs, one status line on stderr is redrawn in place (at most ten times a second)::
 
-    examples/buggy_mean.py:buggy_mean · validate · candidate 3 · 400,000/4,000,000 samples · ε ≥ 2.31
+    examples/buggy_mean.py:buggy_mean · validate · candidate 3 · 400,000/4,000,000 samples · 2.1M samples/s · ε ≥ 2.31
 
 It names the current target, the auditor's phase, the candidate pair, the samples drawn so far
-out of the budget, and the validated lower bound (or, before validation, the bound the selection
+out of the budget and the rate since the target started (across every worker of a parallel or
+Dask executor), and the validated lower bound (or, before validation, the bound the selection
 split projects). These are the fields of :func:`dpaudit.audit`'s progress events (``phase``,
 ``candidate``, ``samples``, ``budget``, ``estimate``, ``epsilon_lb``); unknown fields are ignored and
 missing ones left out. The line is drawn only when stderr is a terminal, ``CI`` is not
 set and ``--quiet`` was not given, so logs and pipes stay clean.
 
 Whatever the mode, each finished target gets one summary line on stdout
-(:func:`dpaudit.report.describe.one_line`), and the run ends with the command that replays each
+(:func:`dpaudit.report.describe.one_line`, then :func:`strength_text`: the claim's p-value and
+margin, MARGINAL with how to confirm it, what the budget could have seen, and a warning when the
+mechanism draws its own randomness), and the run ends with the command that replays each
 result, so a CI log always shows the verdict and how to reproduce it.
 """
 
@@ -24,7 +27,7 @@ import sys
 import time
 from typing import Any, Mapping, Optional, Sequence, TextIO
 
-__all__ = ["Progress", "progress_enabled"]
+__all__ = ["Progress", "progress_enabled", "strength_text"]
 
 #: Seconds between two redraws of the status line.
 _REDRAW_EVERY = 0.1
@@ -61,12 +64,14 @@ class Progress:
         self.target = ""
         self._fields: dict[str, Any] = {}
         self._last_draw = 0.0
+        self._started = time.monotonic()
         self._width = 0
 
     def start(self, target: str) -> None:
         """A new target begins."""
         self.target = target
         self._fields = {}
+        self._started = time.monotonic()
         self._last_draw = 0.0
         self._draw(force=True)
 
@@ -91,6 +96,9 @@ class Progress:
         if samples is not None:
             parts.append(f"{int(samples):,}/{int(budget):,} samples" if budget
                          else f"{int(samples):,} samples")
+            rate = self.rate(samples)
+            if rate:
+                parts.append(f"{rate} samples/s")
         bound = next((_number(f[k]) for k in ("epsilon_lb", "epsilon_lower_bound") if k in f), None)
         estimate = _number(f.get("estimate"))
         if bound is not None:
@@ -98,6 +106,17 @@ class Progress:
         elif estimate is not None and estimate > 0:
             parts.append(f"ε ≈ {estimate:.3g} (projected)")
         return " · ".join(parts)
+
+    def rate(self, samples: float, now: Optional[float] = None) -> str:
+        """Samples per second since the target started, across every worker (``1.2M``), or ``""``."""
+        elapsed = (time.monotonic() if now is None else now) - self._started
+        if elapsed <= 0.5 or samples <= 0:
+            return ""
+        r = samples / elapsed
+        for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+            if r >= size:
+                return f"{r / size:.3g}{unit}"
+        return f"{r:.3g}"
 
     def _draw(self, force: bool = False) -> None:
         if not self.enabled:
@@ -127,6 +146,9 @@ class Progress:
         from dpaudit.report.describe import one_line
 
         line = re.sub(r"\s*\n\s*", " ", one_line(record))  # one line, whatever the messages
+        extra = strength_text(record)
+        if extra:
+            line += f" [{extra}]"
         details = record.get("details")
         if isinstance(details, Mapping) and details.get("timed_out"):
             line += " (cut short by the time limit)"
@@ -143,6 +165,48 @@ class Progress:
         self.clear()
         print(text, file=self.out)
         self.out.flush()
+
+
+def _g(x: Any, digits: int = 3) -> str:
+    return f"{float(x):.{digits}g}"
+
+
+def strength_text(record: Mapping[str, Any]) -> str:
+    """How strong a sampled verdict is, in a few words (:mod:`dpaudit.estimators.strength`):
+    ``p = 2.4e-05, ε_LB/ε = 1.24`` for a refutation; ``MARGINAL (p = 0.012 > 0.001): confirm
+    with --seed=4 --confidence=0.999`` for a marginal one; for NOT REFUTED the p-value and what
+    the budget could have seen; and a warning when the mechanism draws its own randomness.
+    ``""`` for other records."""
+    from dpaudit.estimators.strength import MARGINAL_P, confirm_advice
+
+    if record.get("kind") != "audit" or record.get("verdict") not in ("refuted", "not_refuted"):
+        return ""
+    parts = []
+    p, margin = _number(record.get("p_value")), _number(record.get("margin"))
+    if p is not None and record.get("verdict") == "refuted":
+        if record.get("marginal"):
+            parts.append(f"MARGINAL (p = {_g(p, 2)} > {MARGINAL_P:g}): {confirm_advice(record)}")
+        else:
+            parts.append(f"p = {_g(p, 2)}" + (f", ε_LB/ε = {_g(margin)}" if margin is not None else ""))
+    elif p is not None:
+        text = f"p = {_g(p, 2)}"
+        power = record.get("power") if isinstance(record.get("power"), Mapping) else {}
+        eps, delta = _number(power.get("epsilon")), _number(power.get("delta"))
+        claim = record.get("claim") if isinstance(record.get("claim"), Mapping) else {}
+        seen = []
+        if eps is not None:
+            seen.append(f"ε ≥ {_g(eps)}")
+        if delta is not None and _number(claim.get("epsilon")) is not None:
+            seen.append(f"δ ≥ {_g(delta, 2)} at ε = {_g(claim['epsilon'])}")
+        if seen:
+            text += (f"; this budget would refute {' or '.join(seen)} with probability "
+                     f"{_g(power.get('probability', 0.9), 2)}")
+        elif power:
+            text += "; this budget could not refute any ε on this event"
+        parts.append(text)
+    if record.get("reproducible") is False:
+        parts.append("the mechanism draws its own randomness: a replay gives other numbers")
+    return "; ".join(parts)
 
 
 def _number(x: Any) -> Optional[float]:
