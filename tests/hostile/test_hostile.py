@@ -169,6 +169,7 @@ def _dpaudit(arena, source: str, *extra: str, **popen) -> tuple[subprocess.Popen
     paths = reports(arena["tmp"])
     cmd = [sys.executable, "-m", "dpaudit", "check", f"{path}:f", "--epsilon=1",
            "--samples=4000000", "--call-timeout=5", "--pass-env=DPAUDIT_HOSTILE_TAG",
+           "--timeout=60",  # ends on its own even if this test dies before signalling it
            *report_flags(paths), *extra]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(cmd, env=env, cwd=arena["work"], start_new_session=True, **popen)
@@ -193,9 +194,14 @@ def _child_running(arena, proc, within: float = 30.0) -> None:
 ])
 def test_signals_stop_write_reports_and_leave_nothing(arena, sig, source, name):
     proc, paths = _dpaudit(arena, source, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _child_running(arena, proc)
-    proc.send_signal(sig)
-    out, err = proc.communicate(timeout=30)
+    try:
+        _child_running(arena, proc)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:  # the test failed half-way: leave nothing running
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     text = (out + err).decode()
     assert proc.returncode == 4, text
     assert "Traceback" not in text and text.strip().splitlines()[-1] == "dpaudit: interrupted"
