@@ -133,6 +133,9 @@ class AuditItem(pytest.Item):
     def runtest(self) -> None:
         from dpaudit.suite import run_one
 
+        missing = self.audit.missing()
+        if missing:  # a visible skip with its reason, never a pass
+            pytest.skip(f"requires {', '.join(missing)} (not installed): pip install 'dpaudit[libraries]'")
         rec = run_one(self.audit, _root_seed(self.config))
         self.config.stash[_RECORDS].append(rec)
         self.user_properties += [("verdict", rec["verdict"]), ("expected", rec["expected"]),
@@ -176,6 +179,10 @@ def explain(rec: dict, headline: Optional[str] = None) -> str:
 
             lines.append(f"  P[M(D) in S] = {d.fmt(cx['p'])} {ci(cx.get('p_interval'))}; "
                          f"P[M(D') in S] = {d.fmt(cx['q'])} {ci(cx.get('q_interval'))}")
+    from dpaudit.progress import strength_text
+
+    if strength_text(rec):
+        lines.append(f"  strength:  {strength_text(rec)}")
     if rec.get("error"):
         lines.append(f"  error:     {rec['error']}")
     if rec.get("location"):

@@ -128,6 +128,18 @@ def test_library_spec_keeps_its_library_through_replace():
     assert moved.with_claim(2.0).library == spec.library
 
 
+def test_library_spec_takes_the_notions_users_speak():
+    spec = make_spec("diffprivlib", _noisy, label="f", epsilon=0.5, delta=0.0, neighbours="bounded",
+                     domain=(0, 1), size=5, claim_text="ε-DP", notion="replace", own_randomness=False)
+    assert spec.neighbours is Neighbours.REPLACE and spec.epsilon == 0.5
+    public = make_spec("diffprivlib", _noisy, label="f", epsilon=0.5, delta=0.0,
+                       neighbours="add-remove-public-size", domain=(0, 1), size=5, claim_text="ε-DP",
+                       notion="add-remove", own_randomness=False)
+    # one record replaced is two add-remove steps: the stated ε = 0.5 is audited as 1.0 (group privacy)
+    assert public.neighbours is Neighbours.REPLACE and public.epsilon == 1.0
+    assert "audited as (1.0, 0.0) under replace" in public.library["claim"]
+
+
 def test_library_spec_is_audited_like_any_spec():
     import dpaudit
 
@@ -186,6 +198,8 @@ def test_audit_needing_a_missing_package_is_skipped_not_passed(tmp_path, capsys)
     assert run["summary"]["total"] == 1
     assert [s["id"] for s in run["skipped"]] == ["needs-lib"]
     assert run["skipped"][0]["requires"] == ["dpaudit_no_such_library_xyz"]
+    html = (tmp_path / "out" / "index.html").read_text()
+    assert "Skipped: 1 audit not run (not passed)" in html and ">needs-lib<" in html
 
 
 def test_only_skipped_audits_is_nothing_to_audit(tmp_path, capsys):
@@ -197,3 +211,10 @@ def test_only_skipped_audits_is_nothing_to_audit(tmp_path, capsys):
     code = run_audit(_args(path, tmp_path / "out", ids=["needs-lib"]))
     assert code == ExitCode.NOTHING_TO_AUDIT
     assert "SKIPPED" in capsys.readouterr().out
+
+
+def test_pytest_plugin_skips_an_audit_whose_package_is_missing(pytester):
+    pytester.makepyfile(**{"audits/two": _SUITE_FILE})
+    result = pytester.runpytest_subprocess("--dpaudit", "audits", "-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*SKIPPED*requires dpaudit_no_such_library_xyz (not installed)*"])

@@ -59,7 +59,7 @@ def test_without_an_early_look_the_audit_is_the_plain_one():
     f = laplace_sum(0.5)
     a = dpaudit.audit(f, samples=60_000, seed=11).to_record()
     b = dpaudit.audit(f, samples=60_000, seed=11, early_stop=False).to_record()
-    assert a["details"].pop("early_stop")["looks"][0]["budget"] == 60_000
+    assert "early_stop" not in a["details"]  # nothing was stopped early: nothing to record
     for rec in (a, b):
         rec.pop("elapsed_s")
     assert a == b
