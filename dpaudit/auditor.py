@@ -75,7 +75,7 @@ def _spec(mechanism: Any, overrides: dict) -> MechanismSpec:
             spec = spec.with_claim(decl.epsilon if decl.epsilon is not None else spec.epsilon,
                                    decl.delta if decl.delta is not None else spec.delta)
         changes = {k: getattr(decl, k) for k in ("neighbours", "domain", "size", "log_prob",
-                                                 "distribution", "output")
+                                                 "distribution", "output", "float_events")
                    if getattr(decl, k) is not None}
         return replace(spec, **changes) if changes else spec
     if not callable(mechanism):
