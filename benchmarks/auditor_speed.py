@@ -17,17 +17,13 @@ Run::
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 import dpaudit
+from _record import finish, machine, write_json
 from dpaudit.execution.fork import ForkExecutor
 from dpaudit.execution.base import InProcessExecutor
 
@@ -59,6 +55,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args(argv)
+    started = machine()
     budgets = [100_000, 300_000] if args.quick else [100_000, 300_000, 1_000_000, 4_000_000]
     rows = {"budget": [], "timeout": None, "loop": []}
     dpaudit.audit(noisy_sum, samples=10_000, seed=0)  # imports (scipy, statsmodels) out of the timings
@@ -84,14 +81,11 @@ def main(argv=None) -> int:
     ok = first is not None and first["seconds"] <= 10.0
     print(f"reaches eps_LB >= 0.97 within 10 s: {ok}"
           + (f" (budget {first['samples_budget']}, {first['seconds']} s)" if first else ""))
-    record = {"benchmark": "auditor_speed", "date": datetime.datetime.now().isoformat(timespec="seconds"),
-              "machine": {"platform": platform.platform(), "python": sys.version.split()[0],
-                          "cpus": os.cpu_count(), "loadavg": list(os.getloadavg())},
+    record = {"benchmark": "auditor_speed", "machine": finish(started),
               "command": " ".join(["python", "benchmarks/auditor_speed.py"] + (argv or sys.argv[1:])),
               "reaches_0.97_within_10s": ok, "rows": rows}
     if not args.quick or args.out != str(RESULTS):
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
+        write_json(Path(args.out), record)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Timings of ``dpaudit check`` and of its sandbox (issue 8, "Must show").
+"""Timings of ``dpaudit check`` and of its sandbox, against their targets.
 
 1. ``dpaudit check examples/laplace_sum.py`` with default settings, end to end in a subprocess
    (interpreter start, sandbox child, audit, summary): target ≤ 15 s wall.
@@ -23,10 +23,8 @@ beside them: on a quiet machine the wall ratio follows the CPU ratio. Results go
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -35,15 +33,11 @@ import time
 
 import numpy as np
 
+from _record import finish, machine
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "laplace_sum.py")
 RESULTS = os.path.join(ROOT, "benchmarks", "results", "check_timing.json")
-
-
-def machine() -> dict:
-    return {"platform": platform.platform(), "python": platform.python_version(),
-            "cpu_count": os.cpu_count(), "loadavg": list(os.getloadavg()),
-            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
 
 
 def cpu_seconds(pid=None) -> float:
@@ -173,7 +167,7 @@ def main() -> None:
     print(f"dpaudit check examples/laplace_sum.py: median {c['median_wall_s']['sandbox']:.2f} s "
           f"(target <= 15 s; --in-process {c['median_wall_s']['in_process']:.2f} s, ratio "
           f"{c['ratio_wall']:.3f}), exit codes {c['exit_codes']}")
-    report["machine"]["loadavg_after"] = list(os.getloadavg())
+    finish(report["machine"])
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:
         json.dump(report, fh, indent=2)

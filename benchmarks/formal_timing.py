@@ -1,4 +1,4 @@
-"""Timings of the formal claims (issue 7, "Must show": every claim in ≤ 60 s).
+"""Timings of the formal claims (target: every claim in ≤ 60 s).
 
 1. ``dpaudit.verify()`` over every registered claim, repeated: wall seconds per run, and per claim
    the median wall and solver seconds and the number of queries; the slowest queries.
@@ -17,10 +17,8 @@ Results go to ``benchmarks/results/formal_timing.json`` and ``formal_timing.txt`
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -28,17 +26,17 @@ import sys
 import tempfile
 import time
 
+import _record
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 
 
 def machine() -> dict:
+    """The common machine record, with z3's version."""
     import z3
 
-    return {"platform": platform.platform(), "python": platform.python_version(),
-            "cpu_count": os.cpu_count(), "loadavg": list(os.getloadavg()),
-            "z3": z3.get_version_string(),
-            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    return _record.machine(z3=z3.get_version_string())
 
 
 def cpu_seconds() -> float:
@@ -119,7 +117,7 @@ def main(argv=None) -> int:
     out["cli"] = time_cli()
     if not args.quick:
         out["replay"] = time_replay(results + controls)
-    out["machine"]["loadavg_end"] = list(os.getloadavg())
+    _record.finish(out["machine"])
     suffix = "_quick" if args.quick else ""
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, f"formal_timing{suffix}.json"), "w", encoding="utf-8") as fh:
@@ -127,9 +125,7 @@ def main(argv=None) -> int:
         fh.write("\n")
     c = out["claims"]
     lines = [
-        f"formal claims timing ({out['mode']}), {out['machine']['date']}",
-        f"machine: {out['machine']['platform']}, {out['machine']['cpu_count']} CPUs, "
-        f"load {out['machine']['loadavg']} -> {out['machine']['loadavg_end']}, z3 {out['machine']['z3']}",
+        _record.header(f"formal claims timing ({out['mode']})", out["machine"]) + f", z3 {out['machine']['z3']}",
         f"verify(): {c['claims']} claims, {c['queries']} queries; wall per run "
         f"{', '.join(f'{w:.2f}' for w in c['wall_s'])} s (median {c['median_wall_s']:.2f} s, "
         f"target <= 60 s); CPU {', '.join(f'{x:.2f}' for x in c['cpu_s'])} s; "

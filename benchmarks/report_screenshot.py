@@ -1,6 +1,6 @@
 """Open an HTML report in headless Chromium, save a screenshot, and check the page is clean.
 
-Checks (issue 8, "Must show"): the page loads in Chromium with **no console messages at all**
+Checks: the page loads in Chromium with **no console messages at all**
 (the report has no scripts, so any console line is an error, a blocked load or a CSP violation),
 and the loaded DOM holds no ``<script>`` element even though the report was fed hostile names.
 
@@ -17,10 +17,7 @@ console lines). Exit status: 0 clean, 1 console messages or scripts found, 2 Chr
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import os
-import platform
 import re
 import shutil
 import subprocess
@@ -28,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _record import finish, machine
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -124,8 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = shot.returncode == 0 and args.out.exists() and not console and scripts == 0 and "<main>" in dom.stdout
     version = subprocess.run([browser, "--version"], capture_output=True, text=True).stdout.strip()
     record = {
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "loadavg": list(os.getloadavg())},
+        "machine": finish(machine()),
         "chromium": version, "html": "synthetic (--quick)" if html.parent == tmp else _shown(html),
         "html_bytes": html.stat().st_size,
         "screenshot": _shown(args.out), "render_s": round(render_s, 3), "screenshot_s": round(shot_s, 3),

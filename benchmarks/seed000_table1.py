@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from seed000_common import emit, save
+from _record import emit, save
 
 from dpaudit.rng import generator, root_sequence
 from dpaudit.reference.duff import Duff

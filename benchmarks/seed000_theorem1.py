@@ -19,7 +19,7 @@ import time
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
-from seed000_common import emit, save
+from _record import emit, save
 
 from dpaudit.rng import generator, root_sequence
 from dpaudit.reference.duff import Duff

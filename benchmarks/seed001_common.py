@@ -1,53 +1,25 @@
-"""Shared plumbing of the seed-001 benchmarks: machine record, result files, intervals, plots.
+"""Shared plumbing of the seed-001 benchmarks: result files, intervals, plots.
 
-Every script writes ``benchmarks/results/seed001_<name>.json`` (machine, load, date, parameters,
-figures), ``.txt`` (the printed table) and, where it plots, ``.svg`` (matplotlib, Agg backend).
+Every script writes ``benchmarks/results/seed001_<name>.json`` (the machine record of
+:mod:`_record`, parameters, figures), ``.txt`` (the printed table) and, where it plots, ``.svg``
+(matplotlib, Agg backend).
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import json
-import os
-import platform
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
-from dpaudit.results import jsonable
-
-RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def machine() -> dict:
-    """Platform, CPU count, load averages and the UTC date (timings here are taken under load)."""
-    return {"platform": platform.platform(), "python": sys.version.split()[0], "numpy": np.__version__,
-            "cpu_count": os.cpu_count(), "loadavg_1_5_15": list(os.getloadavg()),
-            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+import _record
 
 
 def save(name: str, record: dict, lines: list[str], figure: Any = None) -> list[Path]:
-    """Write the JSON record, the text table and the SVG figure; return the paths written.
-
-    A ``--quick`` smoke run (``record["quick"]``) writes ``seed001_<name>_quick.*`` so it never
-    overwrites the recorded full results."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    record = {"machine": machine(), **record}
-    if record.get("quick"):
-        name = f"{name}_quick"
-    paths = [RESULTS / f"seed001_{name}.json", RESULTS / f"seed001_{name}.txt"]
-    paths[0].write_text(json.dumps(jsonable(record), indent=1, allow_nan=False) + "\n")
-    m = record["machine"]
-    head = [f"# {name}: {m['date']} on {m['platform']}, {m['cpu_count']} CPUs, "
-            f"load {', '.join(f'{x:.2f}' for x in m['loadavg_1_5_15'])}"]
-    paths[1].write_text("\n".join(head + lines) + "\n")
-    if figure is not None:
-        paths.append(RESULTS / f"seed001_{name}.svg")
-        figure.savefig(paths[-1], format="svg", bbox_inches="tight", metadata={"Date": None})
-    return paths
+    """:func:`_record.save` under the stem ``seed001_<name>`` (``seed001_<name>_quick`` for a
+    ``--quick`` smoke run, so it never overwrites the recorded full results)."""
+    return _record.save(f"seed001_{name}", record, lines, figure)
 
 
 def mean_interval(x: np.ndarray, alpha: float) -> tuple[float, float, float]:

@@ -24,7 +24,7 @@ import time
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
-from seed000_common import emit, save
+from _record import emit, save
 from seed001_common import pyplot
 
 from dpaudit.estimators.exact import pair_loss

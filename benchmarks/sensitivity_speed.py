@@ -1,4 +1,4 @@
-"""Speed of dpaudit's sensitivity search (issue 6).
+"""Speed of dpaudit's sensitivity search.
 
 1. Throughput: neighbouring pairs evaluated per second by :func:`dpaudit.check_sensitivity` on a
    cheap function (a clipped sum, with its true bound so the whole budget is searched), datasets
@@ -19,7 +19,6 @@ Writes ``benchmarks/results/sensitivity_speed.json`` and ``.txt`` (machine, load
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -31,11 +30,9 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import dpaudit  # noqa: E402
-from dpaudit.results import Verdict, jsonable  # noqa: E402
+from dpaudit.results import Verdict  # noqa: E402
 from dpaudit.reference.controls.sensitivity import CONTROLS, raw_mean, raw_median, unclipped_sum  # noqa: E402
-from seed001_common import machine  # noqa: E402  (platform, CPU count, load, date)
-
-RESULTS = HERE / "results"
+from _record import header, machine, save  # noqa: E402
 
 
 def clipped_sum(data):
@@ -116,10 +113,7 @@ def main(argv=None) -> int:
     record = {"machine": machine(), "quick": args.quick,
               "throughput": throughput(examples, repeats), "time_to_refute": time_to_refute(seeds)}
     record["total_s"] = time.perf_counter() - started
-    m = record["machine"]
-    lines = [f"# sensitivity_speed{' --quick' if args.quick else ''}: {m['date']} on {m['platform']}, "
-             f"{m['cpu_count']} CPUs, load {', '.join(f'{x:.2f}' for x in m['loadavg_1_5_15'])}",
-             "", f"throughput (examples = neighbouring pairs; datasets up to 50 records; goal >= 1000/s)",
+    lines = ["", "throughput (examples = neighbouring pairs; datasets up to 50 records; goal >= 1000/s)",
              f"{'search':24s} {'examples':>8s} {'per s (wall)':>13s} {'per s (CPU)':>12s}"]
     for name, t in record["throughput"].items():
         lines.append(f"{name:24s} {t['examples']:8d} {t['per_s_wall_median']:13.0f} {t['per_s_cpu_median']:12.0f}")
@@ -131,12 +125,8 @@ def main(argv=None) -> int:
         lines.append(f"{name:28s} {t['median_s']:9.3f} {t['max_s']:7.3f} {refuted:>5d}/{t['seeds']:<2d} "
                      f"{max(recs) if recs else '-':>8}")
     lines.append(f"\ntotal {record['total_s']:.1f} s")
-    text = "\n".join(lines)
-    print(text)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = "sensitivity_speed_quick" if args.quick else "sensitivity_speed"
-    (RESULTS / f"{stem}.json").write_text(json.dumps(jsonable(record), indent=1, allow_nan=False) + "\n")
-    (RESULTS / f"{stem}.txt").write_text(text + "\n")
+    print("\n".join([header("sensitivity_speed", record["machine"]), *lines]))
+    save("sensitivity_speed", record, lines)
     return 0
 
 

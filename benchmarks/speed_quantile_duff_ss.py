@@ -1,6 +1,6 @@
 """Speed of the quantile EM and Duff samplers and of the median's smooth sensitivity at n = 10⁶.
 
-Targets (issue 4): one quantile-EM or Duff draw on n = 10⁶ sorted points in ≤ 1 s (the whole call:
+Targets: one quantile-EM or Duff draw on n = 10⁶ sorted points in ≤ 1 s (the whole call:
 clamp, sort, cell weights, log-sum-exp, the draw); the smooth sensitivity on n = 10⁶ in ≤ 2 s
 (including the sort of unsorted data). Each figure is the median of ``repeats`` timed calls on one
 core (time.perf_counter); the minimum is recorded too. Timings depend on machine load, which is
@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from seed000_common import emit, save
+from _record import emit, save
 
 from dpaudit.rng import generator, root_sequence
 from dpaudit.reference.duff import Duff

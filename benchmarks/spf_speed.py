@@ -1,6 +1,6 @@
 """Speed and scaling of the sensitivity-preprocessing algorithms (seed 002; SPEC §6.2-6.8).
 
-Targets (issue 5), against the paper's stated complexities:
+Targets, against the paper's stated complexities:
 
 * median f̂ by the O(n) chain (Lemma 5.4) on n = 10⁶ presorted points: ≤ 0.5 s;
 * mean and variance f̂ by the O(n²) DPs (Lemma 5.2 / Cor 5.3, Lemma 6.4) on n = 10⁴: ≤ 2 s;
@@ -18,10 +18,6 @@ the log-log plot ``benchmarks/results/spf_scaling.png``.
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
-import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -29,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+import _record
 from dpaudit.reference.sensitivity_preprocessing import spf_median, spf_ordered, spf_table, spf_variance
 from dpaudit.reference.sensitivity_preprocessing.statistics import subset_statistic
 
@@ -49,13 +46,6 @@ def timed(fn, repeats: int) -> dict:
 def slope(ns, secs) -> float:
     """Least-squares slope of log(time) on log(n)."""
     return float(np.polyfit(np.log(np.asarray(ns, float)), np.log(np.asarray(secs, float)), 1)[0])
-
-
-def machine() -> dict:
-    return {"platform": platform.platform(), "python": sys.version.split()[0],
-            "numpy": np.__version__, "cpu_count": os.cpu_count(),
-            "loadavg_1_5_15": list(os.getloadavg()),
-            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
 
 
 def median_case(rng, n):
@@ -97,7 +87,7 @@ def run(quick: bool) -> dict:
         "general_batched": (general_batched_case, 12 if quick else 16, 5.0),
         "general_plain_f": (general_plain_case, 12 if quick else 16, 5.0),
     }
-    out = {"machine": machine(), "quick": quick, "seed": SEED, "targets": {}, "scaling": {}}
+    out = {"machine": _record.machine(), "quick": quick, "seed": SEED, "targets": {}, "scaling": {}}
     for name, (case, n, limit) in targets.items():
         t = timed(case(rng, n), 1 if name.startswith("general_plain") else rep)
         out["targets"][name] = {"n": n, "limit_s": limit, **t,
@@ -116,7 +106,7 @@ def run(quick: bool) -> dict:
         xs = [2.0 ** n for n in ns] if axis == "2^n" else ns
         out["scaling"][name] = {"n": ns, "x_axis": axis, "best_s": secs, "slope": slope(xs, secs),
                                 "tail_slope": slope(xs[-2:], secs[-2:]), "paper_exponent": expected}
-    out["machine"]["loadavg_after"] = list(os.getloadavg())
+    _record.finish(out["machine"])
     return out
 
 
@@ -138,7 +128,7 @@ def plot(result: dict, path: Path) -> None:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     m = result["machine"]
-    fig.suptitle(f"sensitivity preprocessing scaling — {m['cpu_count']} CPUs, load {m['loadavg_1_5_15'][0]:.1f}, "
+    fig.suptitle(f"sensitivity preprocessing scaling — {m['cores']} cores, load {m['loadavg'][0]:.1f}, "
                  f"{m['date']}{' (quick)' if result['quick'] else ''}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -151,12 +141,10 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON and the plot")
     args = ap.parse_args(argv)
     result = run(args.quick)
-    args.out.mkdir(parents=True, exist_ok=True)
     stem = "spf_speed_quick" if args.quick else "spf_speed"
-    (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
+    _record.write_json(args.out / f"{stem}.json", result)
     plot(result, args.out / f"{stem.replace('speed', 'scaling')}.png")
-    print(f"machine: {result['machine']['platform']}, {result['machine']['cpu_count']} CPUs, "
-          f"load {result['machine']['loadavg_1_5_15']}")
+    print(_record.header(stem, result["machine"]))
     for name, t in result["targets"].items():
         verdict = "" if t["within_limit"] is None else ("  OK" if t["within_limit"] else "  OVER LIMIT")
         print(f"{name:24s} n={t['n']:<8} best {t['best_s']:.3f} s  median {t['median_s']:.3f} s  "

@@ -31,10 +31,7 @@ Run::
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
-import platform
 import sys
 import time
 from dataclasses import dataclass
@@ -42,6 +39,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 import numpy as np
+
+from _record import finish, machine
 
 EPS = 0.1
 RESULTS = Path(__file__).resolve().parent / "results" / "violation_suite.json"
@@ -277,7 +276,7 @@ def main(argv: Optional[list] = None) -> int:
     cases = [c for c in SUITE if not args.only or c.name in args.only]
     # slowest first, so the two workers finish together
     order = sorted(cases, key=lambda c: -c.size)
-    t0 = time.perf_counter()
+    started, t0 = machine(), time.perf_counter()
     work = [(c.name, samples, args.seed, args.confidence) for c in order]
     print(f"{'mechanism':<16} {'claimed':>7} {'eps_LB':>9} {'samples':>10} {'seconds':>8}  verdict      target")
     rows = {}
@@ -298,9 +297,7 @@ def main(argv: Optional[list] = None) -> int:
     met = sum(r["meets_target"] for r in ordered)
     print(f"wall time {wall:.1f} s; {met}/{len(ordered)} meet their target")
     record = {
-        "benchmark": "violation_suite", "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "python": sys.version.split()[0],
-                    "cpus": os.cpu_count(), "loadavg": list(os.getloadavg())},
+        "benchmark": "violation_suite", "machine": finish(started),
         "command": " ".join(["python", "benchmarks/violation_suite.py"] + (argv or sys.argv[1:])),
         "samples_per_mechanism": samples, "confidence": args.confidence, "seed": args.seed,
         "jobs": args.jobs, "wall_seconds": round(wall, 1), "meets_target": met, "rows": ordered,

@@ -72,10 +72,15 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     internal_errors = 0
     deadline = None if settings.timeout is None else time.monotonic() + settings.timeout
     try:
+        cluster = _cluster(settings)
+    except UsageError as exc:
+        _write(_error_records(settings.targets, str(exc), command), reports, settings.seed, started, command)
+        raise
+    try:
         for target in settings.targets:
             progress.start(target)
             try:
-                record = _check_one(target, settings, progress, deadline)
+                record = _check_one(target, settings, progress, deadline, cluster)
             except (LoadError, UsageError, InvalidArgument) as exc:
                 progress.clear()
                 records.append(_error_record(target, str(exc), command))
@@ -103,6 +108,9 @@ def run_check(args: argparse.Namespace) -> ExitCode:
         records += _error_records(settings.targets[done + 1:], "not audited: interrupted", command)
         _write(records, reports, settings.seed, started, command, progress)
         raise
+    finally:
+        if cluster is not None:
+            cluster.close()
     _write(records, reports, settings.seed, started, command, progress)
     progress.reproduce(records)
     if internal_errors:
@@ -130,8 +138,17 @@ def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], se
             raise UsageError(str(exc)) from None
 
 
+def _cluster(settings: CheckSettings) -> Any:
+    """The Dask executor of ``--executor`` (None without it), shared by every target of the run."""
+    if settings.executor is None:
+        return None
+    from dpaudit.execution.dask import executor_from_option
+
+    return executor_from_option(settings.executor, trusted=settings.in_process)
+
+
 def _check_one(target: str, settings: CheckSettings, progress: Any,
-               deadline: Optional[float]) -> dict:
+               deadline: Optional[float], cluster: Any = None) -> dict:
     """Load, audit and record one target. Load and claim errors propagate (usage errors); a
     misbehaving mechanism is an ERROR record."""
     from dpaudit.loader import load_mechanism, parse_target
@@ -166,7 +183,8 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
         try:
             result = dpaudit.auditor.audit(spec, samples=settings.samples,
                                            confidence=settings.confidence, seed=settings.seed,
-                                           executor=executor, progress=progress, timeout=remaining)
+                                           executor=executor or cluster, progress=progress,
+                                           timeout=remaining)
         except MechanismError as exc:  # the auditor should have made it an ERROR verdict
             record = _error_record(loaded.target, str(exc), reproduce)
             record["elapsed_s"] = time.monotonic() - t0

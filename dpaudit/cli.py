@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--memory", type=str, help="memory cap for the mechanism's process, e.g. 2G")
     c.add_argument("--in-process", action="store_true",
                    help="run the mechanism in this process (trusted code only; no sandbox)")
+    c.add_argument("--executor", metavar="dask|tcp://HOST:PORT",
+                   help="sample on Dask: a LocalCluster on this host, or an existing scheduler "
+                        "(trusted code only: needs --in-process; pip install 'dpaudit[dask]')")
     _report_flags(c)
     c.add_argument("--exit-zero", action="store_true", help="exit 0 even when a claim is refuted")
     c.add_argument("--fail-on-inconclusive", action="store_true",

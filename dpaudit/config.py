@@ -189,6 +189,7 @@ class CheckSettings:
     call_timeout: Optional[float]
     memory: Optional[int]
     in_process: bool = False
+    executor: Optional[str] = None
     reports: Mapping[str, Optional[str]] = field(default_factory=dict)
     exit_zero: bool = False
     fail_on_inconclusive: bool = False
@@ -211,6 +212,21 @@ def claim_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "size", None) is not None:
         claim["size"] = parse_integer("--size", args.size, "an integer >= 1", 1)
     return claim
+
+
+def _executor_option(args: argparse.Namespace) -> Optional[str]:
+    """``--executor dask`` or ``--executor tcp://HOST:PORT``; refused for untrusted code (a Dask
+    worker calls the mechanism without the sandbox), so it needs ``--in-process``."""
+    value = getattr(args, "executor", None)
+    if value is None:
+        return None
+    if value != "dask" and "://" not in value:
+        raise UsageError(f"--executor must be 'dask' or a scheduler address such as tcp://HOST:8786, "
+                         f"got {value!r}")
+    if not getattr(args, "in_process", False):
+        raise UsageError(f"--executor {value} runs the mechanism in Dask workers without the sandbox; "
+                         "add --in-process to confirm the code is trusted")
+    return value
 
 
 def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any]] = None,
@@ -244,6 +260,7 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         call_timeout=values["call-timeout"],
         memory=values["memory"],
         in_process=bool(getattr(args, "in_process", False)),
+        executor=_executor_option(args),
         reports=report_paths(args),
         exit_zero=bool(getattr(args, "exit_zero", False)),
         fail_on_inconclusive=bool(getattr(args, "fail_on_inconclusive", False)),

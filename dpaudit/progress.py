@@ -2,10 +2,11 @@
 
 While an audit runs, one status line on stderr is redrawn in place (at most ten times a second)::
 
-    examples/buggy_mean.py:buggy_mean · validate · candidate 3 · 400,000/4,000,000 samples · ε ≥ 2.31
+    examples/buggy_mean.py:buggy_mean · validate · candidate 3 · 400,000/4,000,000 samples · 2.1M samples/s · ε ≥ 2.31
 
 It names the current target, the auditor's phase, the candidate pair, the samples drawn so far
-out of the budget, and the validated lower bound (or, before validation, the bound the selection
+out of the budget and the rate since the target started (across every worker of a parallel or
+Dask executor), and the validated lower bound (or, before validation, the bound the selection
 split projects). These are the fields of :func:`dpaudit.audit`'s progress events (``phase``,
 ``candidate``, ``samples``, ``budget``, ``estimate``, ``epsilon_lb``); unknown fields are ignored and
 missing ones left out. The line is drawn only when stderr is a terminal, ``CI`` is not
@@ -61,12 +62,14 @@ class Progress:
         self.target = ""
         self._fields: dict[str, Any] = {}
         self._last_draw = 0.0
+        self._started = time.monotonic()
         self._width = 0
 
     def start(self, target: str) -> None:
         """A new target begins."""
         self.target = target
         self._fields = {}
+        self._started = time.monotonic()
         self._last_draw = 0.0
         self._draw(force=True)
 
@@ -91,6 +94,9 @@ class Progress:
         if samples is not None:
             parts.append(f"{int(samples):,}/{int(budget):,} samples" if budget
                          else f"{int(samples):,} samples")
+            rate = self.rate(samples)
+            if rate:
+                parts.append(f"{rate} samples/s")
         bound = next((_number(f[k]) for k in ("epsilon_lb", "epsilon_lower_bound") if k in f), None)
         estimate = _number(f.get("estimate"))
         if bound is not None:
@@ -98,6 +104,17 @@ class Progress:
         elif estimate is not None and estimate > 0:
             parts.append(f"ε ≈ {estimate:.3g} (projected)")
         return " · ".join(parts)
+
+    def rate(self, samples: float, now: Optional[float] = None) -> str:
+        """Samples per second since the target started, across every worker (``1.2M``), or ``""``."""
+        elapsed = (time.monotonic() if now is None else now) - self._started
+        if elapsed <= 0.5 or samples <= 0:
+            return ""
+        r = samples / elapsed
+        for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+            if r >= size:
+                return f"{r / size:.3g}{unit}"
+        return f"{r:.3g}"
 
     def _draw(self, force: bool = False) -> None:
         if not self.enabled:

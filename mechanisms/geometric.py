@@ -44,8 +44,9 @@ class Geometric(AddRemoveNoise):
 
     ``Geometric(ε)`` is the classic geometric mechanism on ℤ (d = Δ = 1) of Ghosh et al.;
     ``Geometric(ε, sensitivity=Δ, step=d)`` the generalised quantised one (seed 001 eq (10),
-    corrected). ``pmf``/``logpmf``/``cdf``/``sf`` describe the noise X = d·K; ``sample(value, rng,
-    size)`` releases ``value + X`` for ``value`` on dℤ; ``law(value)`` is its exact law.
+    corrected). ``pmf``/``cdf``/``sf`` describe the noise X = d·K; ``sample(value, rng, size)``
+    releases ``value + X`` for ``value`` on dℤ; ``law(value)`` is its exact law and
+    ``log_prob(value, y)`` its log-pmf (:class:`dpaudit.laws.ReferenceMechanism`).
     """
 
     epsilon: float

@@ -75,9 +75,10 @@ def snapped_sum_units(data: Any, sensitivity: float) -> int:
 class Laplace(AddRemoveNoise):
     """Laplace noise of scale Δ/ε: the ε-DP release of a query of sensitivity Δ (SPEC §2.1).
 
-    ``pdf``/``logpdf``/``cdf``/``sf`` describe the noise Z; ``sample(value, rng, size)`` releases
-    ``value + Z``; ``law(value)`` is the exact law of ``value + Z``; ``spec()`` is the canonical
-    mechanism for dpaudit (see :meth:`spec`).
+    ``pdf``/``cdf``/``sf`` describe the noise Z; ``sample(value, rng, size)`` releases ``value + Z``;
+    ``law(value)`` is the exact law of ``value + Z`` and ``log_prob(value, y)`` its log-density
+    (:class:`dpaudit.laws.ReferenceMechanism`); ``spec()`` is the canonical mechanism for dpaudit
+    (see :meth:`spec`).
     """
 
     epsilon: float

@@ -51,8 +51,9 @@ def optimal_gamma(epsilon: float) -> float:
 class Staircase(AddRemoveNoise):
     """Staircase noise (shape γ, default γ*) for a query of sensitivity Δ: ε-DP (SPEC §2.3).
 
-    ``pdf``/``logpdf``/``cdf``/``sf`` describe the noise Z; ``sample(value, rng, size)`` releases
-    ``value + Z``; ``law(value)`` is the exact law of ``value + Z`` as a PiecewiseConstantLaw.
+    ``pdf``/``cdf``/``sf`` describe the noise Z; ``sample(value, rng, size)`` releases ``value + Z``;
+    ``law(value)`` is the exact law of ``value + Z`` as a PiecewiseConstantLaw and
+    ``log_prob(value, y)`` its log-density (:class:`dpaudit.laws.ReferenceMechanism`).
     """
 
     epsilon: float

@@ -2,9 +2,11 @@
 
 Hypothesis runs derandomised in CI (fixed seed, no example database, no deadline), so a green run
 is a green run; ``HYPOTHESIS_PROFILE=thorough`` searches much longer for local and nightly runs.
+A run without headless Chromium ends by saying plainly that the browser report test did not run.
 """
 
 import os
+import shutil
 
 from hypothesis import HealthCheck, settings
 
@@ -24,3 +26,16 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "headless_shell")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Say plainly, at the end of the run, when the browser report test was skipped."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "test_report_browser" in r.nodeid]
+    if skipped and not any(shutil.which(b) for b in BROWSERS):
+        terminalreporter.write_line(
+            f"NOT RUN: {len(skipped)} browser report test(s) (tests/cli/test_report_browser.py): no headless "
+            "Chromium here. Install the Debian 'chromium' package (.ci/run does, as root with apt-get).",
+            yellow=True, bold=True)

@@ -16,7 +16,8 @@ each is bounded at level α/k (Bonferroni over the k candidates validated), so t
 the largest of them, holds with probability ≥ confidence (DESIGN.md, "Statistical soundness").
 
 The ``sampler`` is :class:`dpaudit.search.sampler.Sampler` (``draw_pair``, ``count``, ``budget``,
-``remaining``, ``encoder``); it raises :class:`Exhausted` when a budget or time limit runs out.
+``selection_base``, ``remaining``, ``encoder``); it raises :class:`Exhausted` when a budget or
+time limit runs out.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def select(sampler: Any, ranked: list[Pair], pattern_keys: set, seeds: Any, *, k
     record = []
     carry = 0
     for i, ((width, share), seed) in enumerate(zip(stages, seeds.spawn(len(stages)))):
-        budget = int(share * sampler.budget) + carry
+        budget = int(share * sampler.selection_base) + carry
         last = i == len(stages) - 1
         if budget < 2 * width * MIN_RACE_SAMPLES:
             if not last:  # too small to rank this many pairs: leave the samples to the next stage

@@ -91,8 +91,9 @@ class _Audit:
         self.drawn: dict = {}  # scoring samples drawn ahead (pattern scoring), by pair key
         self.n_score = MIN_SCORE_SAMPLES
         budget = sampler.budget
-        self.search_budget = int(SEARCH_SHARE * budget)
-        self.select_budget = int(sum(share for _, share in RACE) * budget)
+        base = sampler.selection_base  # the budget, capped: the rest goes to validation (counts only)
+        self.search_budget = int(SEARCH_SHARE * base)
+        self.select_budget = int(sum(share for _, share in RACE) * base)
         self.lam = max(1.0, (budget - self.search_budget - self.select_budget) / (2.0 * k))
         self.best_estimate = -math.inf
         self.search = PairSearch(self.evaluate, spec.neighbours, spec.domain, spec.size)
@@ -157,7 +158,7 @@ class _Audit:
 def _score_patterns(a: _Audit, patterns: list[Pair]) -> None:
     # half the search budget, but enough to score every pattern once on a small budget
     budget = int(max(a.search_budget // 2,
-                     min(0.3 * a.sampler.budget, 2 * len(patterns) * MIN_SCORE_SAMPLES)))
+                     min(0.3 * a.sampler.selection_base, 2 * len(patterns) * MIN_SCORE_SAMPLES)))
     a.n_score = int(np.clip(budget / (2 * max(1, len(patterns))), MIN_SCORE_SAMPLES, MAX_SCORE_SAMPLES))
     deadline = a.phase_deadline(0.35)
     # as many patterns as the budget scores at 2·n_score samples each (at least one)

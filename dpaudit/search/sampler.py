@@ -25,12 +25,17 @@ from dpaudit.estimators.validation import Exhausted
 from dpaudit.neighbours.relations import Pair
 from dpaudit.outputs import OutputEncoder
 from dpaudit.execution.base import BATCH_SIZE, Executor, plan_batches
+from dpaudit.execution.counting import CountUnit, count_units
 from dpaudit.spec import CallForm, MechanismSpec
 
-__all__ = ["Sampler", "Exhausted", "LOOP_BATCH", "fresh"]
+__all__ = ["Sampler", "Exhausted", "LOOP_BATCH", "SELECTION_BASE", "fresh"]
 
 #: batch size for mechanisms without a batch form (small, so a parallel executor can spread them)
 LOOP_BATCH = 2_000
+#: the phases that choose the pair and the event take their shares of at most this many samples;
+#: the rest of a larger budget goes to validation, where only counts come back, so the memory of
+#: the parent stays bounded whatever the budget (the selection phases keep their outputs)
+SELECTION_BASE = 20_000_000
 
 
 def fresh(seq: np.random.SeedSequence) -> np.random.SeedSequence:
@@ -53,6 +58,12 @@ class Sampler:
         self.on_batch = on_batch
         self.batch_size = BATCH_SIZE if spec.call_form is CallForm.BATCH else LOOP_BATCH
         self.time_cut = False  # set when a time limit stopped a draw
+
+    @property
+    def selection_base(self) -> int:
+        """What the selection phases' shares of the budget are shares of: the budget, at most
+        :data:`SELECTION_BASE`."""
+        return min(self.budget, SELECTION_BASE)
 
     @property
     def remaining(self) -> int:
@@ -106,60 +117,71 @@ class Sampler:
               keep: Optional[list] = None, keep_n: int = 2_000) -> Counts:
         """Count the event on fresh samples: ``n_num`` outputs of the numerator dataset (D when
         ``numerator == 0``) and ``n_den`` of the other; in ``paired`` design both use ``seeds[0]``
-        batch by batch and ``n_num == n_den``. Batches of the two datasets are interleaved and
-        counted as they arrive, so a run cut short by ``deadline`` keeps every completed batch
-        (then the counts are not Poisson and ``lam`` is dropped). When ``keep`` is a list of two
+        batch by batch and ``n_num == n_den``, and batch i of both is one unit. Batches of the two
+        datasets are interleaved and counted where they are drawn
+        (:func:`dpaudit.execution.counting.count_units`: only counts come back), so a run cut short
+        by ``deadline`` keeps every completed batch (then the counts are not Poisson and ``lam``
+        is dropped). When ``keep`` is a list of two
         lists, the first ``keep_n`` encoded outputs of the numerator and the denominator dataset
         are appended to them (for the report's plots)."""
         num, den = (pair.dataset, pair.neighbour) if numerator == 0 else (pair.neighbour, pair.dataset)
         tn = plan_batches(num, fresh(seeds[0]), n_num, self.batch_size)
         td = plan_batches(den, fresh(seeds[0] if paired else seeds[1]), n_den, self.batch_size)
-        order = []
+        units: list[tuple[tuple, CountUnit]] = []  # ((side, ...), unit), numerator and denominator interleaved
         for i in range(max(len(tn), len(td))):
+            if paired and i < len(tn) and i < len(td):
+                units.append(((0, 1), CountUnit((tn[i], td[i]), paired=True)))
+                continue
             if i < len(tn):
-                order.append((0, i))
+                units.append(((0,), CountUnit((tn[i],))))
             if i < len(td):
-                order.append((1, i))
+                units.append(((1,), CountUnit((td[i],))))
         totals = {"nn": 0, "nd": 0, "x": 0, "y": 0, "a": 0}
-        pending: dict[int, np.ndarray] = {}
         complete = True
-        step = max(2, 2 * (chunk // 2))  # even: the two batches of a pair run together
-        for start in range(0, len(order), step):
-            group = order[start:start + step]
-            tasks = [tn[i] if side == 0 else td[i] for side, i in group]
+        # batches per executor call (a pair unit is two); a parallel executor may ask for more
+        step = max(2, 2 * (chunk // 2), int(getattr(self.executor, "batches_per_call", 0) or 0))
+        start = 0
+        while start < len(units):
+            group, size = [], 0
+            while start < len(units) and (not group or size + len(units[start][1].tasks) <= step):
+                group.append(units[start])
+                size += len(units[start][1].tasks)
+                start += 1
+            want = keep_n if keep is not None and min(len(keep[0]), len(keep[1])) < keep_n else 0
             try:
-                enc = self._run(tasks, deadline)
+                counted = self._count([u for _, u in group], event, deadline, want)
             except Exhausted:
                 complete = False
                 break
-            for (side, i), y in zip(group, enc):
-                inside = event.contains(y)
-                if keep is not None and len(keep[side]) < keep_n:
-                    keep[side].extend(y[: keep_n - len(keep[side])].tolist())
-                if side == 0:
-                    totals["nn"] += y.shape[0]
-                    totals["x"] += int(np.count_nonzero(inside))
-                else:
-                    totals["nd"] += y.shape[0]
-                    totals["y"] += int(np.count_nonzero(inside))
-                if paired:
-                    if i in pending:
-                        totals["a"] += int(np.count_nonzero(pending.pop(i) & inside))
-                    else:
-                        pending[i] = inside
+            for (sides, _), c in zip(group, counted):
+                for j, side in enumerate(sides):
+                    if want and len(keep[side]) < keep_n:
+                        keep[side].extend(c.kept[j][: keep_n - len(keep[side])].tolist())
+                    totals["nn" if side == 0 else "nd"] += c.n[j]
+                    totals["x" if side == 0 else "y"] += c.inside[j]
+                if c.joint is not None:
+                    totals["a"] += c.joint
             if progress is not None:
-                progress(self._counts(totals, paired, pending, None))
+                progress(self._counts(totals, paired, None))
         lam_used = lam if complete else None
-        return self._counts(totals, paired, pending, lam_used)
+        return self._counts(totals, paired, lam_used)
+
+    def _count(self, units: list, event: Event, deadline: Optional[float], keep: int) -> list:
+        """Count ``event`` on the units' batches where they are drawn (budget and time as :meth:`_run`)."""
+        if deadline is not None and time.monotonic() > deadline:
+            self.time_cut = True
+            raise Exhausted("time")
+        need = sum(t.n for u in units for t in u.tasks)
+        if need > self.remaining:
+            raise Exhausted("samples")
+        counted = count_units(self.executor, self.spec, self.encoder, event, units, keep)
+        self.used += need
+        if self.on_batch is not None:
+            self.on_batch(self.used)
+        return counted
 
     @staticmethod
-    def _counts(t: dict, paired: bool, pending: dict, lam: Optional[float]) -> Counts:
-        if paired and pending:
-            # a batch whose partner never ran: leave both out (pairs must be complete)
-            t = dict(t)
-            for inside in pending.values():
-                t["nn"] -= inside.shape[0]
-                t["x"] -= int(np.count_nonzero(inside))
+    def _counts(t: dict, paired: bool, lam: Optional[float]) -> Counts:
         if paired:
             n = min(t["nn"], t["nd"])
             return Counts(n, n, t["x"], t["y"], t["a"])

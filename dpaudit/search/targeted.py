@@ -44,7 +44,8 @@ class TargetedOutcome:
 
 
 def default_strategy(relation: Any, domain: Any, size: int):
-    """Neighbouring pairs of the relation from issue 6's strategies, sizes as the relation allows."""
+    """Neighbouring pairs drawn by the relation's hypothesis strategy (dpaudit.neighbours.strategies),
+    sizes as the relation allows."""
     from dpaudit.neighbours.relations import allowed_sizes
     from dpaudit.neighbours.strategies import neighbouring_pairs
 

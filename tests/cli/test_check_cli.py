@@ -1,6 +1,6 @@
 """``dpaudit check`` end to end in subprocesses: verdicts, exit codes, one-line errors, reports.
 
-Every bad input of issue 8 gets one clear line, the right exit code, no traceback, and (when a
+Every bad input gets one clear line, the right exit code, no traceback, and (when a
 report was asked for) a report that records the ERROR. Audits are kept tiny (``--samples``).
 """
 

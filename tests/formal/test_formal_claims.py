@@ -17,7 +17,7 @@ from dpaudit.formal import FormalResult, SolverConfig, Status, list_claims, veri
 from dpaudit.formal.registry import get_claims
 from dpaudit.results import Verdict
 
-#: The claims issue 7 names, with the status each must have.
+#: The claims that must be registered, with the status each must have.
 REQUIRED = {
     "l1-helly-2d": Status.PROVED,
     "l1-3d-counterexample": Status.PROVED,

@@ -38,6 +38,19 @@ def test_smooth_mechanism_ks(name):
     assert stats.kstest(draws, m.law(DATA).dist.cdf).pvalue > ALPHA
 
 
+@pytest.mark.parametrize("make", [lambda: SmoothCauchyMedian(1.0, -1, 1),
+                                  lambda: SmoothLaplaceMedian(1.0, 0.01, -1, 1)], ids=["cauchy", "laplace"])
+def test_sampler_is_centred_on_the_median(make):
+    """The noise is symmetric about T(S), so #(draws < T(S)) ~ Bin(n, ½): two-sided binomial test
+    at level α = 10⁻³ (a fixed band |median − T(S)| < 0.05 at n = 4001 would fail a correct Cauchy
+    sampler with probability 7.6%)."""
+    m = make()
+    data = np.linspace(-0.5, 0.5, 21)
+    x = m.sample(data, rng(3), 4001)
+    below = int(np.sum(x < m.target(data)))
+    assert stats.binomtest(below, x.size, 0.5).pvalue > ALPHA
+
+
 def test_power_control_literal_beta_is_a_different_law():
     data = rng(4).normal(0.0, 1.0, 15)
     literal = SmoothLaplaceMedian(2.0, 0.9, -10, 10, beta_rule="literal")

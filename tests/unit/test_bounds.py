@@ -1,9 +1,6 @@
 """Clopper-Pearson bounds and the three ε lower bounds (dpaudit/estimators/bounds.py).
 
-The coverage tests are seeded simulations: each bound is computed on 1,500 simulated data sets
-whose true ratio is known, and the fraction of bounds above the truth must not exceed α by more
-than 3 binomial standard deviations (α = 0.1 for the bound; the test itself errs with probability
-below 0.2% for a correct bound).
+Their coverage (seeded simulations) is tested in tests/statistical/test_bound_coverage.py.
 """
 
 import math
@@ -70,47 +67,6 @@ def test_bonferroni():
     assert bonferroni(0.9, 4) == pytest.approx(0.025)
     with pytest.raises(InvalidArgument):
         bonferroni(0.9, 0)
-
-
-def _miss_rate(lbs: np.ndarray, truth: float) -> float:
-    return float(np.mean(lbs > truth))
-
-
-def _limit(alpha: float, m: int) -> float:
-    return alpha + 3 * math.sqrt(alpha * (1 - alpha) / m)
-
-
-@pytest.mark.statistical
-def test_ratio_bound_coverage():
-    rng = np.random.default_rng(11)
-    p, q, lam, alpha, m = 0.02, 0.015, 20_000.0, 0.1, 1500
-    xs, ys = rng.poisson(lam * p, m), rng.poisson(lam * q, m)
-    lbs = np.array([validated_bound("ratio", Counts(1, 1, int(x), int(y), None, lam, lam), alpha, (1.0,)).epsilon_lb
-                    for x, y in zip(xs, ys)])
-    assert _miss_rate(lbs, math.log(p / q)) <= _limit(alpha, m)
-
-
-@pytest.mark.statistical
-def test_paired_bound_coverage_under_coupling():
-    # D in S = {U < p}, D' in S = {U < q} on the same uniform U (a shifted-noise coupling):
-    # the pairs in both are Bin(n, q), those in D only Bin(n - both, (p - q)/(1 - q))
-    rng = np.random.default_rng(12)
-    p, q, n, alpha, m = 0.05, 0.04, 4000, 0.1, 1500
-    ys = rng.binomial(n, q, m)                       # both in S
-    xs = ys + rng.binomial(n - ys, (p - q) / (1 - q))  # D in S
-    lbs = [validated_bound("paired", Counts(n, n, int(x), int(y), int(y)), alpha, (0.8, 0.1, 0.1)).epsilon_lb
-           for x, y in zip(xs, ys)]
-    assert _miss_rate(np.array(lbs), math.log(p / q)) <= _limit(alpha, m)
-
-
-@pytest.mark.statistical
-def test_marginal_bound_coverage():
-    rng = np.random.default_rng(13)
-    p, q, n, alpha, m = 0.3, 0.25, 2000, 0.1, 1500
-    xs, ys = rng.binomial(n, p, m), rng.binomial(n, q, m)
-    lbs = np.array([validated_bound("marginal", Counts(n, n, int(x), int(y)), alpha, (0.5, 0.5)).epsilon_lb
-                    for x, y in zip(xs, ys)])
-    assert _miss_rate(lbs, math.log(p / q)) <= _limit(alpha, m)
 
 
 def test_projection_grows_with_the_validation_budget_and_needs_events():

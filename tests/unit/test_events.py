@@ -85,7 +85,7 @@ def test_selection_on_identical_laws_projects_no_violation():
     rng = np.random.default_rng(3)
     c = choose_event(rng.normal(size=20_000), rng.normal(size=20_000), REAL, n_val=1e6, alpha=0.05,
                      paired=False, honest=True)
-    assert c is None or c.projected < 0.05
+    assert c is not None and c.projected < 0.05   # the best event projects no violation
 
 
 def test_selection_needs_a_few_samples():

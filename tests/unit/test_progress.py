@@ -75,3 +75,18 @@ def test_a_timed_out_audit_says_so():
         {"kind": "audit", "target": "m.py:f", "verdict": "inconclusive", "claim": None,
          "details": {"timed_out": True}})
     assert out.getvalue().rstrip().endswith("(cut short by the time limit)")
+
+
+def test_the_status_line_shows_samples_per_second_since_the_target_started():
+    import io
+    import time as _time
+
+    from dpaudit.progress import Progress
+
+    p = Progress(stream=io.StringIO(), out=io.StringIO(), enabled=True)
+    p.start("m.py:f")
+    p._started = _time.monotonic() - 2.0
+    p({"phase": "validate", "samples": 4_000_000, "budget": 8_000_000})
+    assert "4,000,000/8,000,000 samples · 2M samples/s" in p.status_text()
+    p._started = _time.monotonic()
+    assert "samples/s" not in p.status_text()  # no rate in the first half second

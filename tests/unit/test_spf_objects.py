@@ -1,4 +1,4 @@
-"""The callable preprocessed-function objects and their sensitivity claims (issue 6 consumes them)."""
+"""The callable preprocessed-function objects and their sensitivity claims (what the sensitivity search checks)."""
 
 from __future__ import annotations
 

@@ -105,6 +105,7 @@ def test_sampler_returns_outputs_and_non_numeric_outputs_work():
     rng = np.random.default_rng(0)
     m = top_item_mechanism(2.0, items=3)
     draws = m.sample(np.array([2.0] * 5), rng, size=1000)
+    # P(2) = 0.99991, so a correct sampler draws fewer than 900 twos with probability below 1e-260
     assert set(np.unique(draws)) <= {0.0, 1.0, 2.0} and np.mean(draws == 2.0) > 0.9
     assert m.sample(np.array([2.0]), rng) in (0.0, 1.0, 2.0)
     cat = ExponentialMechanism(1.0, ("a", "b"), lambda d, r: float(r == "a") * len(d))
@@ -135,9 +136,9 @@ def test_piecewise_law_sampler_and_cdf():
     assert np.all((x >= 0) & (x <= 3))
     assert piecewise_cdf(law, [-1.0, 0.0, 1.0, 3.0, 4.0]) == pytest.approx(
         [0.0, 0.0, 1 / (1 + 2 * math.exp(-1)), 1.0, 1.0])
-    # the zero-length cell [1, 1] carries no mass and is never drawn as an atom
+    # the zero-length cell [1, 1] carries no mass and is never drawn as an atom (the mass of each
+    # cell is tested statistically in tests/statistical/test_exponential_gof.py)
     assert np.mean(x == 1.0) == 0.0
-    assert abs(np.mean(x <= 1.0) - 1 / (1 + 2 * math.exp(-1))) < 0.02
 
 
 def test_piecewise_law_validation():

@@ -116,11 +116,12 @@ def test_laplace_mechanism_parameters_and_law():
 
 @pytest.mark.parametrize("make", [lambda: SmoothCauchyMedian(1.0, -1, 1),
                                   lambda: SmoothLaplaceMedian(1.0, 0.01, -1, 1)])
-def test_sampler_is_centred_on_the_median_and_spec_is_complete(make):
+def test_sampler_shapes_and_spec_are_complete(make):
+    """(That the draws are centred on the median is a statistical test: tests/statistical/test_smooth_gof.py.)"""
     m = make()
     data = np.linspace(-0.5, 0.5, 21)
     x = m.sample(data, np.random.default_rng(3), 4001)
-    assert abs(np.median(x) - m.target(data)) < 0.05
+    assert x.shape == (4001,) and np.all(np.isfinite(x)) and isinstance(m.sample(data, np.random.default_rng(3)), float)
     spec = m.spec(size=21)
     assert spec.exact and spec.neighbours.value == "replace" and spec.size == 21
     assert len(spec.call_batch(data, np.random.default_rng(0), 5)) == 5
