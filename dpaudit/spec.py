@@ -257,6 +257,11 @@ class MechanismSpec:
             float_events=True if decl.float_events is None else decl.float_events,
         )
 
+    def idealised(self) -> "MechanismSpec":
+        """The same mechanism audited as a model over the reals: events on the float64 bits of
+        its outputs are left out (see :func:`mechanism`'s ``float_events``)."""
+        return replace(self, float_events=False)
+
     def with_claim(self, epsilon: float, delta: float = 0.0) -> "MechanismSpec":
         """The same mechanism audited against another claim."""
         return replace(self, claim=privacy_claim(epsilon, delta))
