@@ -43,7 +43,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from dpaudit.claims import Neighbours, check_confidence
+from dpaudit.claims import Neighbours, check_confidence, privacy_claim
 from dpaudit.errors import InvalidArgument, MechanismError
 from dpaudit.results import AuditResult, Counterexample, Interval, Verdict
 from dpaudit.rng import check_seed
@@ -71,9 +71,12 @@ def _spec(mechanism: Any, overrides: dict) -> MechanismSpec:
             return mechanism
         decl = Declaration.make(**overrides)
         spec = mechanism
-        if decl.epsilon is not None or decl.delta is not None:
-            spec = spec.with_claim(decl.epsilon if decl.epsilon is not None else spec.epsilon,
-                                   decl.delta if decl.delta is not None else spec.delta)
+        if decl.epsilon is not None or decl.delta is not None or \
+                (decl.notion is not None and decl.notion.group > 1):
+            stated = decl.notion.translate if decl.notion is not None else privacy_claim
+            claim = stated(decl.epsilon if decl.epsilon is not None else spec.epsilon,
+                           decl.delta if decl.delta is not None else spec.delta)
+            spec = spec.with_claim(claim.epsilon, claim.delta)
         changes = {k: getattr(decl, k) for k in ("neighbours", "domain", "size", "log_prob",
                                                  "distribution", "output", "float_events")
                    if getattr(decl, k) is not None}
@@ -114,12 +117,13 @@ def _check_callable(name: str, f: Any) -> None:
 
 # ---------------------------------------------------------------------------------- reproduce
 
-def _reproduce(spec: MechanismSpec, samples: int, seed: int, exact: bool = False) -> str:
+def _reproduce(spec: MechanismSpec, samples: int, seed: int, exact: bool = False,
+               own_randomness: bool = False) -> str:
     """A command line when the mechanism lives in a file, else a Python call
     (:func:`dpaudit.reproduce.for_spec`; the claim's floats round-trip exactly)."""
     from dpaudit.reproduce import for_spec
 
-    return for_spec(spec, samples=samples, seed=seed, exact=exact)
+    return for_spec(spec, samples=samples, seed=seed, exact=exact, own_randomness=own_randomness)
 
 
 # ---------------------------------------------------------------------------------- sampled
@@ -135,17 +139,21 @@ def _default_executor(spec: MechanismSpec):
 def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 0.95,
           seed: Optional[int] = None, executor: Any = None,
           progress: Optional[Callable[[dict], None]] = None, timeout: Optional[float] = None,
-          **claim_overrides: Any) -> AuditResult:
+          early_stop: bool = True, **claim_overrides: Any) -> AuditResult:
     """Audit ``mechanism``'s privacy claim by sampling; return a frozen :class:`AuditResult`.
 
     ``mechanism`` is a :class:`MechanismSpec` or a (decorated) function; ``claim_overrides`` are
     the :func:`dpaudit.mechanism` keywords (epsilon, delta, neighbours, domain, size, output, …).
     ``samples`` is the total number of mechanism calls (default: 4·10⁶ with a batch form, 4·10⁵
-    without); ``confidence`` is family-wise; ``seed`` (recorded) makes the run reproducible;
+    without; the replay check, :func:`dpaudit.reproduce.replays`, adds 2·64 calls outside it); ``confidence`` is family-wise; ``seed`` (recorded) makes the run reproducible;
     ``executor`` runs the batches (default: in process, or all cores for a mechanism without a
     batch form); ``progress(dict)`` receives ``phase``, ``candidate``, ``samples``, ``budget``,
     ``estimate`` (best projected bound so far) and, once validated, ``epsilon_lb``; ``timeout`` is a
     wall budget in seconds after which the best valid statement so far is returned.
+    ``early_stop`` (default) runs the audit as a group-sequential test that stops at the first
+    look refuting the claim, the confidence holding under that stopping rule
+    (:mod:`dpaudit.estimators.sequential`; ``details["early_stop"]`` records the looks); False
+    spends the whole budget at once, for the tightest bound.
     """
     spec = _spec(mechanism, claim_overrides)
     budget = _check_samples(samples) or default_samples(spec)
@@ -157,7 +165,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     if executor is not None and not callable(getattr(executor, "run", None)):
         raise InvalidArgument.bad("executor", executor, "None or an object with run(spec, tasks)")
     from dpaudit.execution.blas import single_blas_thread
-    from dpaudit.search import engine
+    from dpaudit.search import sequential
 
     t0 = time.monotonic()
     own = None
@@ -166,24 +174,51 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
         executor = own or InProcessExecutor()
     try:
         with single_blas_thread():  # speed beside other processes, and core-count-free results
-            out = engine.run(spec, executor, budget=budget, confidence=confidence, seed=seed,
-                             timeout=timeout, progress=progress)
+            reproducible = _replays(spec, executor, seed)
+            out, looks = sequential.run(spec, executor, budget=budget, confidence=confidence,
+                                        seed=seed, timeout=timeout, progress=progress,
+                                        early_stop=bool(early_stop))
     finally:
         if own is not None:
             own.close()
-    return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0)
+    return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible,
+                           looks)
+
+
+def _replays(spec: MechanismSpec, executor: Any, seed: int) -> Optional[bool]:
+    """:func:`dpaudit.reproduce.replays`, None when the mechanism fails (the audit reports it)."""
+    from dpaudit.reproduce import replays
+
+    try:
+        return replays(spec, executor, seed)
+    except MechanismError:
+        return None
+
+
+def _strength(spec: MechanismSpec, out: Any, confidence: float, refuted: bool) -> Any:
+    """The p-value, margin and power of a validated result (:mod:`dpaudit.estimators.strength`)."""
+    from dpaudit.estimators import strength
+
+    b, choice = out.bound, out.candidate.choice
+    split = choice.split if b.method == choice.method else (0.5, 0.5)
+    k = (1.0 - confidence) / b.alpha  # the Bonferroni factor the run used
+    return strength.grade(b.method, out.counts, split, b.alpha, k, spec.epsilon, spec.delta,
+                          b.epsilon_lb, refuted)
 
 
 def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: float, seed: int,
-                    elapsed: float) -> AuditResult:
+                    elapsed: float, reproducible: Optional[bool] = None,
+                    looks: Optional[dict] = None) -> AuditResult:
     details: dict = {"phases": out.phases, "timed_out": bool(out.timed_out),
                      "candidates_validated": out.validated}
+    if looks is not None:
+        details["early_stop"] = looks
     if out.schema is not None:
         details["output_kind"] = out.schema.description
-    reproduce = _reproduce(spec, budget, seed)
+    reproduce = _reproduce(spec, budget, seed, own_randomness=reproducible is False)
     common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours,
                   confidence=confidence, samples=int(out.samples), reproduce=reproduce,
-                  elapsed_s=elapsed, seed=seed)
+                  elapsed_s=elapsed, seed=seed, reproducible=reproducible)
     if out.error is not None:
         exc = out.error
         details["error_dataset"] = None if exc.dataset is None else np.asarray(exc.dataset).tolist()
@@ -192,9 +227,11 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
         return AuditResult(verdict=Verdict.ERROR, epsilon_lower_bound=None, delta_lower_bound=None,
                            counterexample=None, error=str(exc), details=details, **common)
     if out.bound is None:
+        from dpaudit.estimators.strength import no_evidence
+
         verdict = Verdict.INCONCLUSIVE if out.timed_out else Verdict.NOT_REFUTED
         return AuditResult(verdict=verdict, epsilon_lower_bound=0.0, delta_lower_bound=None,
-                           counterexample=None, details=details, **common)
+                           counterexample=None, details=details, strength=no_evidence(), **common)
     b, cand, counts = out.bound, out.candidate, out.counts
     choice = cand.choice
     pair = cand.pair if choice.numerator == 0 else cand.pair.swapped()
@@ -222,7 +259,8 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
     delta_lb = b.delta_lb if spec.delta > 0 else None
     verdict = Verdict.REFUTED if refuted else Verdict.NOT_REFUTED
     return AuditResult(verdict=verdict, epsilon_lower_bound=b.epsilon_lb, delta_lower_bound=delta_lb,
-                       counterexample=cx, details=details, **common)
+                       counterexample=cx, details=details,
+                       strength=_strength(spec, out, confidence, refuted), **common)
 
 
 def _note_nonfinite(event: dict, kept: Any) -> None:

@@ -45,8 +45,9 @@ def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbou
     return _reproduce.check_command(
         target, epsilon=claim.epsilon, delta=claim.delta, neighbours=neighbours, domain=domain,
         size=size, seed=settings.seed, samples=settings.samples if samples is None else samples,
-        confidence=settings.confidence, call_timeout=settings.call_timeout,
-        memory=settings.memory, own_randomness=own_randomness)
+        confidence=settings.target_confidence, call_timeout=settings.call_timeout,
+        memory=settings.memory, own_randomness=own_randomness,
+        early_stop=getattr(settings, "early_stop", True))
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -67,6 +68,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     from dpaudit.progress import Progress
 
     _precheck(settings.targets, reports, settings.seed, started, command)
+    guard_stdout()
     progress = Progress(quiet=settings.quiet)
     records: list[dict] = []
     internal_errors = 0
@@ -76,6 +78,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     except UsageError as exc:
         _write(_error_records(settings.targets, str(exc), command), reports, settings.seed, started, command)
         raise
+    stop = _StopOnSignals()
     try:
         for target in settings.targets:
             progress.start(target)
@@ -83,6 +86,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
                 record = _check_one(target, settings, progress, deadline, cluster)
             except (LoadError, UsageError, InvalidArgument) as exc:
                 progress.clear()
+                exc = type(exc)(clean_record(str(exc)))
                 records.append(_error_record(target, str(exc), command))
                 records += _error_records(settings.targets[len(records):],
                                           "not audited: an earlier target could not be loaded",
@@ -98,17 +102,19 @@ def run_check(args: argparse.Namespace) -> ExitCode:
                       f"traceback)", file=sys.stderr)
                 record = _error_record(target, internal, command)
                 internal_errors += 1
-            records.append(record)
-            progress.finish(record)
+            records.append(clean_record(record))
+            progress.finish(records[-1])
     except KeyboardInterrupt:
         progress.clear()
         done = len(records)
         records += _error_records(settings.targets[done:done + 1],
-                                  "interrupted (Ctrl-C) before the audit finished", command)
+                                  f"interrupted ({stop.received or 'Ctrl-C'}) before the audit "
+                                  f"finished", command)
         records += _error_records(settings.targets[done + 1:], "not audited: interrupted", command)
         _write(records, reports, settings.seed, started, command, progress)
         raise
     finally:
+        stop.restore()
         if cluster is not None:
             cluster.close()
     _write(records, reports, settings.seed, started, command, progress)
@@ -117,6 +123,125 @@ def run_check(args: argparse.Namespace) -> ExitCode:
         return ExitCode.INTERNAL_ERROR
     return exit_code(records, exit_zero=settings.exit_zero,
                      fail_on_inconclusive=settings.fail_on_inconclusive)
+
+
+class _StopOnSignals:
+    """SIGTERM and SIGHUP stop the run as Ctrl-C does (KeyboardInterrupt in the main thread): the
+    sandbox's process group is killed on the way out, every report is written with what was
+    computed, and dpaudit exits 4. A second signal while that happens is ignored."""
+
+    _SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
+
+    def __init__(self) -> None:
+        import signal
+
+        self.received: Optional[str] = None
+        self._old: dict = {}
+        for name in self._SIGNALS:
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                try:
+                    self._old[sig] = signal.signal(sig, self._handle)
+                except (ValueError, OSError):  # not the main thread
+                    pass
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        import signal
+
+        if self.received is not None:
+            return
+        self.received = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        raise KeyboardInterrupt(self.received)
+
+    def restore(self) -> None:
+        import signal
+
+        for sig, old in self._old.items():
+            try:
+                signal.signal(sig, old)
+            except (ValueError, OSError, TypeError):  # pragma: no cover
+                pass
+
+
+class _GuardedStream:
+    """stdout that cannot fail: once the reader has gone (a closed pipe, ``| head``, ``>&-``),
+    further output is dropped instead of raising, so the reports are still written."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._stream is not None:
+            try:
+                return self._stream.write(text)
+            except (OSError, ValueError):
+                self._gone()
+        return len(text)
+
+    def flush(self) -> None:
+        if self._stream is not None:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._gone()
+
+    def _gone(self) -> None:
+        self._stream = None
+        try:  # the interpreter's final flush of the real stdout must not fail either
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.close(devnull)
+        except OSError:  # pragma: no cover
+            pass
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream is not None and self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def guard_stdout() -> None:
+    """Make ``sys.stdout`` a :class:`_GuardedStream` (also when it is closed or None)."""
+    if not isinstance(sys.stdout, _GuardedStream):
+        sys.stdout = _GuardedStream(_open_or_none(sys.stdout))
+
+
+def _open_or_none(stream: Any) -> Any:
+    """``stream`` when it can be written to, None when it is missing or closed. An in-memory
+    stream (no file descriptor: a test's captured stdout) is kept."""
+    import io
+
+    if stream is None or getattr(stream, "closed", False):
+        return None
+    try:
+        fd = stream.fileno()
+    except (AttributeError, io.UnsupportedOperation):
+        return stream
+    except (OSError, ValueError):
+        return None
+    try:
+        os.fstat(fd)
+    except OSError:
+        return None
+    return stream
+
+
+def clean_record(value: Any) -> Any:
+    """``value`` with control characters in every string escaped (what the audited code wrote
+    reaches neither the terminal nor a report raw)."""
+    from dpaudit.execution.process import printable
+
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {clean_record(k): clean_record(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(clean_record(v) for v in value)
+    return value
 
 
 def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], seed: int,
@@ -150,7 +275,8 @@ def _cluster(settings: CheckSettings) -> Any:
 def _check_one(target: str, settings: CheckSettings, progress: Any,
                deadline: Optional[float], cluster: Any = None) -> dict:
     """Load, audit and record one target. Load and claim errors propagate (usage errors); a
-    misbehaving mechanism is an ERROR record."""
+    misbehaving mechanism is an ERROR record. Sandboxed, the file is imported only in the child:
+    this process sees the mechanism through the child's description of it."""
     from dpaudit.loader import load_mechanism, parse_target
     from dpaudit.report.model import location
     from dpaudit.execution.sandbox import SandboxExecutor
@@ -165,7 +291,8 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
     executor = None
     if not settings.in_process:
         executor = SandboxExecutor(path, function, call_timeout=settings.call_timeout,
-                                   memory=settings.memory,
+                                   memory=settings.memory, isolation=settings.isolation,
+                                   pass_env=settings.pass_env,
                                    total_timeout=None if remaining is None
                                    else remaining + _TIMEOUT_GRACE)
     try:
@@ -174,28 +301,67 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
         import dpaudit.auditor
         _warm_imports()  # the auditor's heavy imports run while the child boots
         if executor is not None:
-            executor.start()  # the child imports the file first: a crash there is a load error
-        loaded = load_mechanism(path, function)
-        spec = MechanismSpec.from_function(loaded.func, name=loaded.target, **settings.claim)
+            executor.start()  # the child imports the file: a crash there is a load error
+            from dpaudit.execution.remote import remote_spec
+            from dpaudit.report.model import relative_path
+
+            facts = executor.facts
+            name = f"{relative_path(facts['path'])}:{facts['function']}"
+            isolation = executor.isolation_in_force
+        else:
+            loaded = load_mechanism(path, function)
+            facts, name, isolation = None, loaded.target, "none (in process)"
+        if getattr(settings, "sensitivity", None) is not None:
+            from dpaudit.sensitivity_check import check_sensitivity_of
+
+            record = check_sensitivity_of(name, settings, executor, facts,
+                                          None if executor is not None else loaded.func,
+                                          remaining)
+            record["isolation"] = isolation
+            return record
+        if executor is not None:
+            spec = remote_spec(facts, name=name, **settings.claim_for(target, name))
+        else:
+            spec = MechanismSpec.from_function(loaded.func, name=name,
+                                               **settings.claim_for(target, name))
         budget = settings.samples or dpaudit.auditor.default_samples(spec)
-        reproduce = reproduce_command(loaded.target, settings, spec.claim, spec.neighbours,
+        reproduce = reproduce_command(name, settings, spec.claim, spec.neighbours,
                                       spec.domain, spec.size, budget)
         try:
             result = dpaudit.auditor.audit(spec, samples=settings.samples,
-                                           confidence=settings.confidence, seed=settings.seed,
+                                           confidence=settings.target_confidence, seed=settings.seed,
                                            executor=executor or cluster, progress=progress,
-                                           timeout=remaining)
+                                           timeout=remaining, early_stop=settings.early_stop)
         except MechanismError as exc:  # the auditor should have made it an ERROR verdict
-            record = _error_record(loaded.target, str(exc), reproduce)
+            record = _error_record(name, str(exc), reproduce)
             record["elapsed_s"] = time.monotonic() - t0
         else:
             record = result.to_record()
-            record["reproduce"] = reproduce
+            record["reproduce"] = reproduce if result.reproducible is not False else \
+                reproduce_command(name, settings, spec.claim, spec.neighbours, spec.domain,
+                                  spec.size, budget, own_randomness=True)
+            _family(record, settings)
         record["location"] = location(spec.source)
+        record["isolation"] = isolation
         return record
     finally:
         if executor is not None:
             executor.close()
+
+
+def _family(record: dict, settings: CheckSettings) -> None:
+    """Several targets share one family-wise confidence (Bonferroni): each was audited at
+    :attr:`CheckSettings.target_confidence`, and its p-value for the run is multiplied by the
+    number of targets (the smallest run-level 1 − confidence at which it is refuted)."""
+    if settings.family < 2 or record.get("kind") != "audit":
+        return
+    from dpaudit.estimators.strength import MARGINAL_P
+
+    record["family"] = {"targets": settings.family, "confidence": settings.confidence,
+                        "correction": "bonferroni"}
+    if isinstance(record.get("p_value"), (int, float)):
+        record["p_value"] = min(1.0, record["p_value"] * settings.family)
+        record["marginal"] = record.get("verdict") == "refuted" and record["p_value"] > MARGINAL_P
 
 
 def _first_line(exc: BaseException, limit: int = 200) -> str:

@@ -34,6 +34,9 @@ __all__ = [
     "check_delta",
     "check_size",
     "check_confidence",
+    "ClaimNotion",
+    "NOTIONS",
+    "claim_notion",
 ]
 
 
@@ -75,7 +78,10 @@ class Neighbours(str, Enum):
 
 
 _ALIASES = {"addremove": "add-remove", "add/remove": "add-remove", "add-drop": "add-remove",
-            "change-one": "replace", "replace-one": "replace", "l-inf": "linf", "linfty": "linf"}
+            "change-one": "replace", "replace-one": "replace", "l-inf": "linf", "linfty": "linf",
+            # the names users speak (ClaimNotion): bounded DP fixes the size, unbounded does not
+            "bounded": "replace", "bounded-dp": "replace", "unbounded": "add-remove",
+            "unbounded-dp": "add-remove", "symmetric-distance": "add-remove"}
 
 _NEIGHBOUR_TEXT = {
     Neighbours.ADD_REMOVE: "one record added or removed",
@@ -234,3 +240,68 @@ class SensitivityBound:
             object.__setattr__(self, "individual", tuple(float(v) for v in vals))
         if self.norm not in ("l1", "l2", "linf"):
             raise InvalidArgument.bad("norm", self.norm, "one of l1, l2, linf")
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimNotion:
+    """A privacy notion as users state it, and the claim dpaudit audits for it.
+
+    ``relation`` is the neighbour relation audited; ``group`` how many steps of the stated
+    relation one audited neighbour takes. With ``group = 2`` the audited claim is the group-privacy
+    consequence of the stated (ε, δ): ``P[M(D) ∈ S] ≤ e^ε P[M(D'') ∈ S] + δ
+    ≤ e^2ε P[M(D') ∈ S] + (1 + e^ε) δ`` for D ~ D'' ~ D' (Dwork and Roth 2014, Thm 2.2 for δ = 0;
+    the same two-step chain for δ > 0), i.e. (2ε, (1 + e^ε) δ).
+    """
+
+    name: str
+    relation: Neighbours
+    group: int
+    description: str
+
+    def translate(self, epsilon: Any, delta: Any = 0.0) -> PrivacyClaim:
+        """The claim audited under :attr:`relation` for a stated (ε, δ) under this notion."""
+        eps, d = check_epsilon(epsilon), check_delta(delta)
+        if self.group == 1:
+            return privacy_claim(eps, d)
+        return privacy_claim(2.0 * eps, min(d * (1.0 + math.exp(eps)), math.nextafter(1.0, 0.0)))
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.name
+
+
+#: The notions users speak, by name (any :class:`Neighbours` name or alias works too, group 1).
+NOTIONS = {
+    "bounded": ClaimNotion("bounded", Neighbours.REPLACE, 1,
+                           "bounded DP: the size n is public, one record is replaced"),
+    "unbounded": ClaimNotion("unbounded", Neighbours.ADD_REMOVE, 1,
+                             "unbounded DP: one record added or removed, the size is private"),
+    "add-remove-public-size": ClaimNotion(
+        "add-remove-public-size", Neighbours.REPLACE, 2,
+        "add-remove DP with the size n public: datasets of one size are a removal and an "
+        "addition apart, so the stated (ε, δ) gives (2ε, (1 + e^ε)δ) under replace"),
+    "change-one": ClaimNotion("change-one", Neighbours.REPLACE, 1,
+                              "change-one on a vector: one entry changed to any value of the domain"),
+}
+_NOTION_ALIASES = {"add-remove-known-size": "add-remove-public-size",
+                   "add-remove-with-public-size": "add-remove-public-size",
+                   "bounded-dp": "bounded", "unbounded-dp": "unbounded"}
+
+
+def claim_notion(value: Union[str, Neighbours, ClaimNotion]) -> ClaimNotion:
+    """A :class:`ClaimNotion` from its name (``"bounded"``, ``"unbounded"``,
+    ``"add-remove-public-size"``, ``"change-one"``) or from any neighbour relation or alias
+    (``"replace"``, ``Neighbours.L1``; then the claim is audited as stated)."""
+    if isinstance(value, ClaimNotion):
+        return value
+    if isinstance(value, str):
+        key = value.strip().lower().replace("_", "-").replace(" ", "-")
+        key = _NOTION_ALIASES.get(key, key)
+        if key in NOTIONS:
+            return NOTIONS[key]
+    try:
+        relation = Neighbours.parse(value)
+    except InvalidArgument:
+        allowed = ", ".join([m.value for m in Neighbours] + list(NOTIONS))
+        raise InvalidArgument.bad("neighbours", value, f"one of {allowed}") from None
+    return ClaimNotion(relation.value, relation, 1, relation.description)
+

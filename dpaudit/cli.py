@@ -78,6 +78,20 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--memory", type=str, help="memory cap for the mechanism's process, e.g. 2G")
     c.add_argument("--in-process", action="store_true",
                    help="run the mechanism in this process (trusted code only; no sandbox)")
+    c.add_argument("--isolation", choices=("strict", "process", "none"),
+                   help="sandbox isolation: strict (Landlock + seccomp where the kernel has them; "
+                        "default), process (own process and limits only), none (= --in-process)")
+    c.add_argument("--pass-env", action="append", metavar="NAME",
+                   help="let the sandboxed mechanism see this environment variable (repeatable)")
+    c.add_argument("--sensitivity", metavar="B", type=str,
+                   help="search for a sensitivity violation of FUNCTION instead: claims "
+                        "|f(D) - f(D')| <= B for neighbours D ~ D' of 0..--size records")
+    c.add_argument("--individual", metavar="D0,D1,...", type=str,
+                   help="with --sensitivity: individual sensitivities (one per identity)")
+    c.add_argument("--norm", choices=("l1", "l2", "linf"),
+                   help="with --sensitivity: norm for vector outputs (default l1)")
+    c.add_argument("--examples", metavar="N", type=str,
+                   help="with --sensitivity: neighbouring pairs to try (default 1000)")
     c.add_argument("--executor", metavar="dask|tcp://HOST:PORT",
                    help="sample on Dask: a LocalCluster on this host, or an existing scheduler "
                         "(trusted code only: needs --in-process; pip install 'dpaudit[dask]')")
@@ -86,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--fail-on-inconclusive", action="store_true",
                    help="exit 2 when a result is inconclusive")
     c.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    c.add_argument("--no-early-stop", dest="early_stop", action="store_false",
+                   help="spend the whole budget even when an early look refutes the claim "
+                        "(tightest bound; default: stop at the first refuting look)")
 
     a = sub.add_parser("audit", help="run audit definitions and write reports/")
     a.add_argument("paths", nargs="*", metavar="PATH", help="audit files or folders (default audits/)")
@@ -173,7 +190,14 @@ def run(argv: Optional[Sequence[str]] = None) -> ExitCode:
 def main(argv: Optional[Sequence[str]] = None) -> None:
     """Console entry point: the only place that exits."""
     code = run(argv)
-    sys.stdout.flush()
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except (OSError, ValueError):  # the reader has gone: the reports are written anyway
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        except OSError:  # pragma: no cover
+            pass
     raise SystemExit(int(code))
 
 

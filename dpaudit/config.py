@@ -17,7 +17,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from dpaudit.claims import Domain, Neighbours, check_confidence, check_delta, check_epsilon
+from dpaudit.claims import (NOTIONS, Domain, Neighbours, check_confidence, check_delta, check_epsilon,
+                            claim_notion)
 from dpaudit.errors import InvalidArgument, UsageError
 from dpaudit.rng import DEFAULT_SEED
 
@@ -80,13 +81,18 @@ def parse_domain(name: str, raw: Any) -> Domain:
     return Domain(a, b)
 
 
-def parse_neighbours(name: str, raw: Any) -> Neighbours:
-    """A neighbour relation or one of its aliases (:meth:`Neighbours.parse`)."""
+def parse_neighbours(name: str, raw: Any) -> Any:
+    """A neighbour relation or one of its aliases (:meth:`Neighbours.parse`), or a notion users
+    speak (:func:`dpaudit.claims.claim_notion`: ``bounded``, ``unbounded``,
+    ``add-remove-public-size``, ``change-one``). A notion that audits the stated claim as it is
+    comes back as its :class:`Neighbours`; one that changes it (group privacy) as the notion."""
     try:
-        return Neighbours.parse(raw)
+        notion = claim_notion(raw)
     except InvalidArgument:
-        allowed = ", ".join(m.value for m in Neighbours)
+        allowed = ", ".join([m.value for m in Neighbours] + [n for n in NOTIONS if n not in
+                                                             ("change-one",)])
         raise InvalidArgument.bad(name, raw, f"one of {allowed}") from None
+    return notion.relation if notion.group == 1 else notion
 
 
 def _samples(name: str, raw: Any) -> int:
@@ -107,7 +113,20 @@ def defaults() -> dict[str, Any]:
     from dpaudit.execution.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY
 
     return {"seed": DEFAULT_SEED, "samples": None, "confidence": 0.95, "timeout": None,
-            "call-timeout": DEFAULT_CALL_TIMEOUT, "memory": DEFAULT_MEMORY}
+            "call-timeout": DEFAULT_CALL_TIMEOUT, "memory": DEFAULT_MEMORY, "isolation": "strict"}
+
+
+#: The largest ``--size`` (records per dataset): every dataset is built in dpaudit's process.
+MAX_SIZE = 100_000
+
+
+def _isolation(name: str, raw: Any) -> str:
+    from dpaudit.execution.isolation import ISOLATION_LEVELS
+
+    value = str(raw).strip().lower()
+    if value not in ISOLATION_LEVELS:
+        raise InvalidArgument.bad(name, raw, " | ".join(ISOLATION_LEVELS))
+    return value
 
 
 #: The run settings, as ``[tool.dpaudit]`` keys (``_`` and ``-`` are interchangeable there):
@@ -119,6 +138,7 @@ _RUN_SETTINGS = {
     "timeout": ("timeout", parse_seconds),
     "call-timeout": ("call_timeout", parse_seconds),
     "memory": ("memory", _memory),
+    "isolation": ("isolation", _isolation),
 }
 
 
@@ -189,12 +209,35 @@ class CheckSettings:
     call_timeout: Optional[float]
     memory: Optional[int]
     in_process: bool = False
+    isolation: str = "strict"
+    pass_env: tuple[str, ...] = ()
+    sensitivity: Optional[Mapping[str, Any]] = None  # --sensitivity (dpaudit.sensitivity_check)
     executor: Optional[str] = None
     reports: Mapping[str, Optional[str]] = field(default_factory=dict)
     exit_zero: bool = False
     fail_on_inconclusive: bool = False
     quiet: bool = False
     origin: Mapping[str, str] = field(default_factory=dict)
+    early_stop: bool = True
+    target_claims: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    config_dir: Optional[str] = None
+
+    @property
+    def family(self) -> int:
+        """How many targets share the run's family-wise confidence."""
+        return max(1, len(self.targets))
+
+    @property
+    def target_confidence(self) -> float:
+        """The confidence each target is audited at: 1 − (1 − confidence)/targets (Bonferroni),
+        so every bound of the run holds at once with probability ≥ ``confidence``."""
+        return self.confidence if self.family == 1 else 1.0 - (1.0 - self.confidence) / self.family
+
+    def claim_for(self, target: str, resolved: str = "") -> dict[str, Any]:
+        """The claim fields of one target: its ``[tool.dpaudit.targets."FILE:FUNC"]`` table (a key
+        without ``:FUNC`` covers the whole file), then the command-line flags over it."""
+        table = _match_target(self.target_claims, self.config_dir, target, resolved)
+        return {**table, **self.claim}
 
 
 def claim_from_flags(args: argparse.Namespace) -> dict[str, Any]:
@@ -210,8 +253,56 @@ def claim_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "domain", None) is not None:
         claim["domain"] = parse_domain("--domain", args.domain)
     if getattr(args, "size", None) is not None:
-        claim["size"] = parse_integer("--size", args.size, "an integer >= 1", 1)
+        claim["size"] = parse_integer("--size", args.size, f"an integer in [1, {MAX_SIZE}]", 1)
+        if claim["size"] > MAX_SIZE:
+            raise InvalidArgument.bad("--size", args.size, f"an integer in [1, {MAX_SIZE}]")
     return claim
+
+
+def _sensitivity_settings(args: argparse.Namespace) -> Optional[dict[str, Any]]:
+    if getattr(args, "sensitivity", None) is None:
+        for flag in ("individual", "norm", "examples"):
+            if getattr(args, flag, None) is not None:
+                raise InvalidArgument(f"--{flag} needs --sensitivity B")
+        return None
+    return parse_sensitivity_flags(args)
+
+
+_NORMS = ("l1", "l2", "linf")
+
+
+def _bound(flag: str, raw: Any) -> float:
+    try:
+        value = float(str(raw).strip().replace("_", ""))
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise InvalidArgument.bad(flag, raw, "a finite number >= 0")
+    return value
+
+
+def parse_sensitivity_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """Validate ``--sensitivity``, ``--individual``, ``--norm`` and ``--examples``."""
+    out: dict[str, Any] = {"bound": _bound("--sensitivity", args.sensitivity),
+                           "individual": None, "norm": None, "examples": 1000}
+    if getattr(args, "individual", None) is not None:
+        parts = [p for p in str(args.individual).split(",") if p.strip()]
+        if not parts:
+            raise InvalidArgument.bad("--individual", args.individual, "numbers D0,D1,... >= 0")
+        out["individual"] = tuple(_bound("--individual", p) for p in parts)
+    if getattr(args, "norm", None) is not None:
+        if args.norm not in _NORMS:
+            raise InvalidArgument.bad("--norm", args.norm, " | ".join(_NORMS))
+        out["norm"] = args.norm
+    if getattr(args, "examples", None) is not None:
+        try:
+            examples = float(str(args.examples).replace("_", ""))
+        except ValueError:
+            examples = math.nan
+        if not math.isfinite(examples) or examples != int(examples) or not 1 <= examples <= 10**7:
+            raise InvalidArgument.bad("--examples", args.examples, "an integer in [1, 10000000]")
+        out["examples"] = int(examples)
+    return out
 
 
 def _executor_option(args: argparse.Namespace) -> Optional[str]:
@@ -251,6 +342,8 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
             values[key], origin[key] = initial[key], "default"
     targets = args.target if isinstance(args.target, (list, tuple)) else [args.target]
     return CheckSettings(
+        target_claims=target_tables(config.get("targets"), where),
+        config_dir=os.path.dirname(os.path.abspath(config_path)) if config_path else None,
         targets=tuple(targets),
         claim=claim_from_flags(args),
         samples=values["samples"],
@@ -259,11 +352,79 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         timeout=values["timeout"],
         call_timeout=values["call-timeout"],
         memory=values["memory"],
-        in_process=bool(getattr(args, "in_process", False)),
+        in_process=bool(getattr(args, "in_process", False)) or values["isolation"] == "none",
+        isolation="none" if getattr(args, "in_process", False) else values["isolation"],
+        pass_env=tuple(getattr(args, "pass_env", None) or ()),
+        sensitivity=_sensitivity_settings(args),
         executor=_executor_option(args),
         reports=report_paths(args),
         exit_zero=bool(getattr(args, "exit_zero", False)),
         fail_on_inconclusive=bool(getattr(args, "fail_on_inconclusive", False)),
         quiet=bool(getattr(args, "quiet", False)),
         origin=origin,
+        early_stop=bool(getattr(args, "early_stop", True)),
     )
+
+
+# -- per-target claims --------------------------------------------------------------------------
+
+_CLAIM_KEYS = ("epsilon", "delta", "neighbours", "domain", "size")
+
+
+def target_tables(raw: Any, where: str = "pyproject.toml") -> dict[str, dict[str, Any]]:
+    """The validated ``[tool.dpaudit.targets."FILE:FUNC"]`` tables: target → claim fields
+    (``epsilon``, ``delta``, ``neighbours`` (a relation or a notion: ``bounded``,
+    ``add-remove-public-size``, ...), ``domain`` (``"LO:HI"`` or ``[lo, hi]``), ``size``)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise InvalidArgument.bad(f"{where} [tool.dpaudit.targets]", raw, "a table of tables")
+    out: dict[str, dict[str, Any]] = {}
+    for target, table in raw.items():
+        name = f'{where} [tool.dpaudit.targets."{target}"]'
+        if not isinstance(table, Mapping):
+            raise InvalidArgument.bad(name, table, "a table (epsilon = 1.0, neighbours = ...)")
+        keys = {str(k).replace("_", "-"): v for k, v in table.items()}
+        unknown = sorted(set(keys) - set(_CLAIM_KEYS) - {"neighbors"})
+        if unknown:
+            raise InvalidArgument.bad(f"{name} key", unknown[0], "one of " + ", ".join(_CLAIM_KEYS))
+        if "neighbors" in keys:
+            keys.setdefault("neighbours", keys.pop("neighbors"))
+        fields = argparse.Namespace(**{k: keys.get(k) for k in _CLAIM_KEYS})
+        if isinstance(fields.domain, (list, tuple)) and len(fields.domain) == 2:
+            fields.domain = f"{fields.domain[0]}:{fields.domain[1]}"
+        try:
+            out[str(target)] = claim_from_flags(fields)
+        except InvalidArgument as exc:
+            raise InvalidArgument(f"{name}: {str(exc).replace('--', '')}") from None
+    return out
+
+
+def _match_target(tables: Mapping[str, Mapping[str, Any]], base: Optional[str], target: str,
+                  resolved: str) -> dict[str, Any]:
+    """The table of ``target`` (as given, or ``resolved`` as ``path:function``): an exact key
+    first, then a key naming the same file (relative to ``base``, the pyproject's folder) and
+    function, then one naming the file alone."""
+    if not tables:
+        return {}
+    for key in (target, resolved):
+        if key and key in tables:
+            return dict(tables[key])
+
+    def split(text: str, relative_to: Optional[str]) -> tuple[str, str]:
+        path, _, func = text.partition(":") if not os.path.isabs(text) or ":" in text[2:] \
+            else (text, "", "")
+        root = relative_to or os.getcwd()
+        return os.path.normpath(os.path.join(root, path)), func
+
+    wanted = [split(t, None) for t in (target, resolved) if t]
+    file_only = None
+    for key, table in tables.items():
+        kpath, kfunc = split(key, base)
+        for path, func in wanted:
+            if kpath == path and kfunc and kfunc == func:
+                return dict(table)
+            if kpath == path and not kfunc:
+                file_only = dict(table)
+    return file_only or {}
+

@@ -155,6 +155,8 @@ class OutputEncoder:
         seq = list(raw) if not isinstance(raw, list) else raw
         if not seq:
             return self._empty()
+        # a 0-d array (what numpy reductions of arrays often give) is the scalar it holds
+        seq = [v.item() if type(v) is np.ndarray and v.ndim == 0 else v for v in seq]
         found = _classes(seq)
         schema = _kind_of(found, data)
         self._accept(schema, found, data)

@@ -13,7 +13,9 @@ missing ones left out. The line is drawn only when stderr is a terminal, ``CI`` 
 set and ``--quiet`` was not given, so logs and pipes stay clean.
 
 Whatever the mode, each finished target gets one summary line on stdout
-(:func:`dpaudit.report.describe.one_line`), and the run ends with the command that replays each
+(:func:`dpaudit.report.describe.one_line`, then :func:`strength_text`: the claim's p-value and
+margin, MARGINAL with how to confirm it, what the budget could have seen, and a warning when the
+mechanism draws its own randomness), and the run ends with the command that replays each
 result, so a CI log always shows the verdict and how to reproduce it.
 """
 
@@ -25,7 +27,7 @@ import sys
 import time
 from typing import Any, Mapping, Optional, Sequence, TextIO
 
-__all__ = ["Progress", "progress_enabled"]
+__all__ = ["Progress", "progress_enabled", "strength_text"]
 
 #: Seconds between two redraws of the status line.
 _REDRAW_EVERY = 0.1
@@ -144,6 +146,9 @@ class Progress:
         from dpaudit.report.describe import one_line
 
         line = re.sub(r"\s*\n\s*", " ", one_line(record))  # one line, whatever the messages
+        extra = strength_text(record)
+        if extra:
+            line += f" [{extra}]"
         details = record.get("details")
         if isinstance(details, Mapping) and details.get("timed_out"):
             line += " (cut short by the time limit)"
@@ -160,6 +165,48 @@ class Progress:
         self.clear()
         print(text, file=self.out)
         self.out.flush()
+
+
+def _g(x: Any, digits: int = 3) -> str:
+    return f"{float(x):.{digits}g}"
+
+
+def strength_text(record: Mapping[str, Any]) -> str:
+    """How strong a sampled verdict is, in a few words (:mod:`dpaudit.estimators.strength`):
+    ``p = 2.4e-05, ε_LB/ε = 1.24`` for a refutation; ``MARGINAL (p = 0.012 > 0.001): confirm
+    with --seed=4 --confidence=0.999`` for a marginal one; for NOT REFUTED the p-value and what
+    the budget could have seen; and a warning when the mechanism draws its own randomness.
+    ``""`` for other records."""
+    from dpaudit.estimators.strength import MARGINAL_P, confirm_advice
+
+    if record.get("kind") != "audit" or record.get("verdict") not in ("refuted", "not_refuted"):
+        return ""
+    parts = []
+    p, margin = _number(record.get("p_value")), _number(record.get("margin"))
+    if p is not None and record.get("verdict") == "refuted":
+        if record.get("marginal"):
+            parts.append(f"MARGINAL (p = {_g(p, 2)} > {MARGINAL_P:g}): {confirm_advice(record)}")
+        else:
+            parts.append(f"p = {_g(p, 2)}" + (f", ε_LB/ε = {_g(margin)}" if margin is not None else ""))
+    elif p is not None:
+        text = f"p = {_g(p, 2)}"
+        power = record.get("power") if isinstance(record.get("power"), Mapping) else {}
+        eps, delta = _number(power.get("epsilon")), _number(power.get("delta"))
+        claim = record.get("claim") if isinstance(record.get("claim"), Mapping) else {}
+        seen = []
+        if eps is not None:
+            seen.append(f"ε ≥ {_g(eps)}")
+        if delta is not None and _number(claim.get("epsilon")) is not None:
+            seen.append(f"δ ≥ {_g(delta, 2)} at ε = {_g(claim['epsilon'])}")
+        if seen:
+            text += (f"; this budget would refute {' or '.join(seen)} with probability "
+                     f"{_g(power.get('probability', 0.9), 2)}")
+        elif power:
+            text += "; this budget could not refute any ε on this event"
+        parts.append(text)
+    if record.get("reproducible") is False:
+        parts.append("the mechanism draws its own randomness: a replay gives other numbers")
+    return "; ".join(parts)
 
 
 def _number(x: Any) -> Optional[float]:

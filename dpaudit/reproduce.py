@@ -23,11 +23,11 @@ import shlex
 from typing import Any, Optional
 
 __all__ = ["number", "check_command", "audit_command", "verify_command", "python_call",
-           "for_spec", "parse_command", "OWN_RANDOMNESS_NOTE"]
+           "for_spec", "parse_command", "replays", "OWN_RANDOMNESS_NOTE"]
 
 #: Appended (as a shell comment) to the reproduce line of a mechanism that ignores its rng.
-OWN_RANDOMNESS_NOTE = ("the mechanism draws its own randomness: this replays the audit's "
-                       "choices, not its numbers")
+OWN_RANDOMNESS_NOTE = ("the mechanism draws its own randomness: a replay gives other numbers "
+                       "(the bound stays valid)")
 
 
 def number(x: Any) -> str:
@@ -46,7 +46,8 @@ def _note(line: str, own_randomness: bool) -> str:
 def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any, domain: Any,
                   size: int, seed: int, samples: Optional[int] = None,
                   confidence: Optional[float] = None, call_timeout: Optional[float] = None,
-                  memory: Optional[int] = None, own_randomness: bool = False) -> str:
+                  memory: Optional[int] = None, own_randomness: bool = False,
+                  early_stop: bool = True) -> str:
     """The ``dpaudit check`` line that replays one target's audit from anywhere: the claim as
     audited and every setting that changes the numbers (``samples``, ``confidence``, ``seed``) or
     an ERROR (non-default sandbox limits ``call_timeout``, ``memory``). Settings equal to their
@@ -69,6 +70,8 @@ def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any,
         parts.append(f"--call-timeout={number(call_timeout)}")  # replays a hang the same way
     if memory is not None and memory != default["memory"]:
         parts.append(f"--memory={int(memory)}")
+    if not early_stop:
+        parts.append("--no-early-stop")  # a different stopping rule gives different numbers
     return _note(shlex.join(parts), own_randomness)
 
 
@@ -127,3 +130,46 @@ def parse_command(line: str) -> dict[str, str]:
             key, _, value = word[2:].partition("=")
             out[key] = value
     return out
+
+
+#: Outputs drawn twice on one seed by :func:`replays`.
+REPLAY_CHECK_CALLS = 64
+
+
+def replays(spec: Any, executor: Any, seed: int, n: int = REPLAY_CHECK_CALLS) -> bool:
+    """Whether the mechanism's outputs are a function of the seed: one batch of ``n`` calls on a
+    mid-domain dataset, drawn twice through ``executor`` with generators on the same
+    ``SeedSequence``, compared output by output (NaN equal to NaN). False means the mechanism
+    draws its own randomness: the audit's bound stays valid (its samples are still independent
+    draws), but a replay gives other numbers. Costs 2·n calls. Raises what the executor raises
+    (a :class:`~dpaudit.errors.MechanismError` for a mechanism that fails)."""
+    import numpy as np
+
+    from dpaudit.execution.base import BatchTask
+
+    size = max(1, int(spec.size))
+    data = tuple([0.5 * (spec.domain.lo + spec.domain.hi)] * size)
+    seq = np.random.SeedSequence(int(seed), spawn_key=(0x5EED,))
+    first, second = executor.run(spec, [BatchTask(data, seq, n), BatchTask(data, seq, n)])
+    return _same(first, second)
+
+
+def _same(a: Any, b: Any) -> bool:
+    import numpy as np
+
+    a, b = list(a), list(b)
+    if len(a) != len(b):
+        return False
+    try:
+        return bool(np.array_equal(np.asarray(a, dtype=float), np.asarray(b, dtype=float),
+                                   equal_nan=True))
+    except (TypeError, ValueError):  # categories, tuples of mixed kinds, ragged outputs
+        return [_text(x) for x in a] == [_text(y) for y in b]
+
+
+def _text(x: Any) -> str:
+    import numpy as np
+
+    if isinstance(x, np.ndarray):
+        return repr(x.tolist())
+    return repr(x)

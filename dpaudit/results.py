@@ -161,6 +161,9 @@ class AuditResult:
     δ_LB(ε) = p_lo − e^ε q_hi at the claimed ε. For ``method == "exact"`` these are exact values
     (confidence 1). ``verdict`` is REFUTED when ε_LB > ε (pure) or δ_LB > δ (approximate).
     ``details`` holds method-specific extras (candidates tried, phases, output kind, plots' data).
+    A sampled result also carries its ``strength`` (p-value of the claim, margin ε_LB/ε, whether a
+    refutation is marginal, the power statement: :class:`dpaudit.estimators.strength.Strength`)
+    and ``reproducible`` (False when the mechanism draws its own randomness).
     """
 
     target: str
@@ -178,6 +181,8 @@ class AuditResult:
     method: str = "sampled"
     seed: Optional[int] = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    strength: Optional[Any] = None
+    reproducible: Optional[bool] = None
 
     @property
     def refuted(self) -> bool:
@@ -203,8 +208,18 @@ class AuditResult:
             "elapsed_s": jsonable(self.elapsed_s),
             "error": self.error,
             "seed": self.seed,
+            **(self._strength_record() if self.method == "sampled" else {}),
             "details": jsonable(dict(self.details)),
         }
+
+    def _strength_record(self) -> dict:
+        """``p_value``, ``margin``, ``marginal``, ``power`` (:mod:`dpaudit.estimators.strength`)
+        and ``reproducible`` (whether one seed gives the same outputs twice), None when unknown."""
+        rec = {"p_value": None, "margin": None, "marginal": None, "power": None}
+        if self.strength is not None:
+            rec.update(jsonable(self.strength))
+        rec["reproducible"] = self.reproducible
+        return rec
 
 
 def error_record(kind: str, target: str, error: str, *, reproduce: str = "",

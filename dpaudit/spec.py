@@ -22,12 +22,14 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from dpaudit.claims import (
+    ClaimNotion,
     Domain,
     Neighbours,
     PrivacyClaim,
     check_delta,
     check_epsilon,
     check_size,
+    claim_notion,
     privacy_claim,
 )
 from dpaudit.errors import InvalidArgument, MechanismError, UsageError
@@ -89,15 +91,20 @@ class Declaration:
     distribution: Optional[Callable[[np.ndarray], Any]] = None
     output: Optional[OutputKind] = None
     float_events: Optional[bool] = None
+    notion: Optional[ClaimNotion] = None
 
     @classmethod
     def make(cls, *, epsilon=None, delta=None, neighbours=None, domain=None, size=None,
              log_prob=None, distribution=None, output=None, float_events=None) -> "Declaration":
-        """Validate each given field (a bad value raises InvalidArgument naming it)."""
+        """Validate each given field (a bad value raises InvalidArgument naming it).
+        ``neighbours`` is a relation or a notion users speak (``"bounded"``, ``"unbounded"``,
+        ``"add-remove-public-size"``, ``"change-one"``: :func:`dpaudit.claims.claim_notion`)."""
+        notion = None if neighbours is None else claim_notion(neighbours)
         return cls(
             epsilon=None if epsilon is None else check_epsilon(epsilon),
             delta=None if delta is None else check_delta(delta),
-            neighbours=None if neighbours is None else Neighbours.parse(neighbours),
+            neighbours=None if notion is None else notion.relation,
+            notion=notion,
             domain=None if domain is None else Domain.parse(domain),
             size=None if size is None else check_size(size),
             log_prob=log_prob,
@@ -244,7 +251,8 @@ class MechanismSpec:
                 f"or declare @dpaudit.mechanism(epsilon=...) on the function")
         return cls(
             func=func,
-            claim=privacy_claim(decl.epsilon, decl.delta or 0.0),
+            claim=(decl.notion.translate(decl.epsilon, decl.delta or 0.0) if decl.notion is not None
+                   else privacy_claim(decl.epsilon, decl.delta or 0.0)),
             neighbours=decl.neighbours or DEFAULT_NEIGHBOURS,
             domain=decl.domain or DEFAULT_DOMAIN,
             size=DEFAULT_SIZE if decl.size is None else decl.size,

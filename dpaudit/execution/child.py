@@ -1,12 +1,15 @@
 """The child side of :mod:`dpaudit.execution.sandbox`: import the mechanism's file, then serve batches.
 
-Started as ``python -c "import dpaudit.execution.child as c; c.main()" FD_IN FD_OUT`` with its
-stdout and stderr already redirected to the parent's capture file. It reads its configuration
-(path, function, per-call limit, memory cap, shared output files) from FD_IN, caps its address
-space, imports the file with :func:`dpaudit.loader.load_mechanism`, answers ``ready`` (or
-``load_error``), and then runs one ``("run", call_form, batches, buffer)`` message after another
-through :meth:`dpaudit.spec.MechanismSpec.call_batch`, exactly as the in-process executor does.
-A message carries one or more batches ``(data, seed state, n)``.
+Started as ``python -c "import dpaudit.execution.child as c; c.main()" FD_IN FD_OUT`` in its own
+session, with its stdout and stderr going to a pipe whose tail the parent keeps. It reads its
+configuration (path, function, per-call limit, resource limits, isolation level, private folder)
+from FD_IN, sets its resource limits, enters its isolation (:mod:`dpaudit.execution.isolation`),
+imports the file with :func:`dpaudit.loader.load_mechanism` (the only place it is ever imported),
+answers ``("ready", pid, isolation, facts)`` (or ``load_error``), and then serves messages:
+``("run", call_form, batches, buffer)`` runs batches through
+:meth:`dpaudit.spec.MechanismSpec.call_batch`, exactly as the in-process executor does (a message
+carries one or more batches ``(data, seed state, n)``); ``("call", args)`` makes one plain call
+(the sensitivity search) and answers ``("value", out)`` or ``("raised", type, message)``.
 
 Replies: ``("ok", [outputs, ...])`` (pickled), ``("ok_shared", dtype, shape)`` (the one batch's
 numeric array, copied into the shared buffer the parent lent, :mod:`dpaudit.execution.shared_outputs`), or
@@ -62,9 +65,10 @@ class _Watchdog:
     """Interrupts the main thread when no call has started or ended for ``limit`` seconds while a
     batch runs. ``calls`` is bumped by the wrapped mechanism (two integer stores per call)."""
 
-    def __init__(self, limit: float) -> None:
+    def __init__(self, limit: float, shared: Optional[memoryview] = None) -> None:
         self.limit = limit
         self.calls = 0
+        self.shared = shared   # the same count, read by the parent's own per-call limit
         self.busy = False      # a batch is running (set and cleared by the main loop)
         self.raised = False    # the interruption was raised during this batch
         self.main_id = threading.main_thread().ident
@@ -95,12 +99,18 @@ class _Watchdog:
                 os._exit(WATCHDOG_EXIT)
 
     def wrap(self, func: Any) -> Any:
+        shared = self.shared
+
         def counted(*args: Any, **kwargs: Any) -> Any:
             self.calls += 1
+            if shared is not None:
+                shared[0] += 1
             try:
                 return func(*args, **kwargs)
             finally:
                 self.calls += 1
+                if shared is not None:
+                    shared[0] += 1
 
         return counted
 
@@ -116,42 +126,95 @@ def _cause(exc: MechanismError, call_timeout: Optional[float], memory: Optional[
     return exc.cause
 
 
-def _limit_resources(memory: Optional[int]) -> None:
-    import resource
+def _describe_loaded(loaded: Any) -> dict:
+    """What the parent needs to know about the mechanism without importing its file."""
+    import inspect
 
-    limits = [(resource.RLIMIT_CORE, 0)]  # a segfault must not leave a core file behind
-    if memory is not None:
-        limits.append((resource.RLIMIT_AS, memory))
-    for what, value in limits:
-        try:
-            resource.setrlimit(what, (value, value))
-        except (ValueError, OSError):  # pragma: no cover - a hard limit already lower
-            pass
+    from dpaudit.spec import _call_form, _source, declaration_of
+
+    decl = declaration_of(loaded.func)
+    fields = None
+    if decl is not None:
+        fields = {"epsilon": decl.epsilon, "delta": decl.delta, "size": decl.size,
+                  "neighbours": None if decl.neighbours is None else decl.neighbours.value,
+                  "domain": None if decl.domain is None else (decl.domain.lo, decl.domain.hi),
+                  "output": None if decl.output is None else decl.output.value}
+    try:
+        form, form_error = _call_form(loaded.func).value, None
+    except Exception as exc:
+        form, form_error = None, str(exc)
+    bound = getattr(loaded.func, "sensitivity", None)
+    return {"function": loaded.function, "path": loaded.path, "found_by": loaded.found_by,
+            "declaration": fields, "call_form": form, "call_form_error": form_error,
+            "positional": _arity(inspect, loaded.func), "source": _source(loaded.func),
+            "sensitivity": bound if isinstance(bound, (int, float)) else None}
+
+
+def _arity(inspect: Any, func: Any) -> Optional[int]:
+    """How many positional arguments ``func`` takes (None: any number, or unknown)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+
+def _counter(path: Optional[str]) -> Optional[memoryview]:
+    """The call counter the parent reads (a shared 8-byte file), or None."""
+    if path is None:
+        return None
+    import mmap
+
+    fd = os.open(path, os.O_RDWR)
+    try:
+        return memoryview(mmap.mmap(fd, 8)).cast("Q")
+    finally:
+        os.close(fd)
 
 
 def main() -> None:  # pragma: no cover - runs in the child; covered by tests/unit/test_sandbox.py
     recv = Connection(int(sys.argv[1]), writable=False)
     send = Connection(int(sys.argv[2]), readable=False)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    path, function, call_timeout, memory = pickle.loads(recv.recv_bytes())
-    _limit_resources(memory)
+    config = pickle.loads(recv.recv_bytes())
+    call_timeout, memory = config["call_timeout"], config["memory"]
+    from dpaudit.execution.isolation import describe_attempt, enter, limit_resources
 
+    limit_resources(memory, config["cpu"], config["nofile"], config["processes"])
     from dpaudit.claims import PureDP
     from dpaudit.loader import load_mechanism
     from dpaudit.spec import CallForm, MechanismSpec
 
+    counter = _counter(config["counter"])
     writer = BufferWriter()
+    isolation, attempts = enter(config["isolation"], workdir=config["workdir"],
+                                readable=config["readable"])
     try:
-        loaded = load_mechanism(path, function)
+        loaded = load_mechanism(config["path"], config["function"])
+    except KeyboardInterrupt:
+        loaded = None
+        message = f"{config['path']}: importing it raised KeyboardInterrupt"
     except LoadError as exc:
-        send.send_bytes(pickle.dumps(("load_error", str(exc))))
+        loaded, message = None, str(exc)
+    if loaded is None:
+        tried = attempts.take() if attempts is not None else None
+        if tried:
+            message += f" ({describe_attempt(tried, isolation)})"
+        send.send_bytes(pickle.dumps(("load_error", message)))
         return
-    send.send_bytes(pickle.dumps(("ready", os.getpid())))
+    tried = attempts.take() if attempts is not None else None
+    if tried:
+        send.send_bytes(pickle.dumps(("load_error", f"{config['path']}: importing it "
+                                      f"{describe_attempt(tried, isolation)}")))
+        return
+    send.send_bytes(pickle.dumps(("ready", os.getpid(), isolation, _describe_loaded(loaded))))
     folder = os.path.dirname(loaded.path)  # imports made inside the mechanism find its siblings
     if folder not in sys.path:
         sys.path.insert(0, folder)
 
-    watchdog = _Watchdog(call_timeout) if call_timeout is not None else None
+    watchdog = _Watchdog(call_timeout, counter) if call_timeout is not None else None
     func = watchdog.wrap(loaded.func) if watchdog is not None else loaded.func
     specs: dict[str, MechanismSpec] = {}
     while True:
@@ -159,32 +222,61 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
             message = pickle.loads(recv.recv_bytes())
         except EOFError:
             return
-        if message[0] != "run":
+        if message[0] == "call":
+            reply = _call(func, message[1], watchdog, call_timeout, memory)
+        elif message[0] == "run":
+            _, form, items, buffer = message
+            writer.open(buffer)  # at once: the parent unlinks a new buffer's name when we reply
+            spec = specs.get(form)
+            if spec is None:
+                spec = specs[form] = MechanismSpec(func=func, claim=PureDP(1.0),
+                                                   call_form=CallForm(form), name=loaded.function)
+            outputs: list = []
+            reply = ()
+            for index, (data, (entropy, key, pool, spawned), n) in enumerate(items):
+                seed = np.random.SeedSequence(entropy, spawn_key=key, pool_size=pool,
+                                              n_children_spawned=spawned)
+                cause = _run_batch(spec, watchdog, data, seed, n, outputs, call_timeout, memory)
+                if cause is not None:
+                    reply = ("error", cause, True, index)
+                    break
+            if not reply:
+                reply = writer.put(outputs[0], buffer) if len(items) == 1 else ("ok", outputs)
+        else:
             return
-        _, form, items, buffer = message
-        writer.open(buffer)  # at once: the parent unlinks a new buffer's name when we reply
-        spec = specs.get(form)
-        if spec is None:
-            spec = specs[form] = MechanismSpec(func=func, claim=PureDP(1.0),
-                                               call_form=CallForm(form), name=loaded.function)
-        outputs: list = []
-        reply: tuple = ()
-        for index, (data, (entropy, key, pool, spawned), n) in enumerate(items):
-            seed = np.random.SeedSequence(entropy, spawn_key=key, pool_size=pool,
-                                          n_children_spawned=spawned)
-            cause = _run_batch(spec, watchdog, data, seed, n, outputs, call_timeout, memory)
-            if cause is not None:
-                reply = ("error", cause, True, index)
-                break
-        if not reply:
-            reply = writer.put(outputs[0], buffer) if len(items) == 1 else ("ok", outputs)
+        tried = attempts.take() if attempts is not None else None
+        if tried:  # denied by the kernel; named here even when the mechanism swallowed the error
+            reply = ("error", describe_attempt(tried, isolation), False, 0)
         try:
             payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
             payload = pickle.dumps(("error", f"returned an output that cannot be sent back "
                                     f"({type(exc).__name__}: {str(exc)[:120]})", False,
-                                    _unpicklable(outputs)))
+                                    _unpicklable(reply[1] if reply[0] in ("ok", "value") else [])))
         send.send_bytes(payload)
+
+
+def _call(func: Any, args: tuple, watchdog: Optional[_Watchdog], call_timeout: Optional[float],
+          memory: Optional[int]) -> tuple:  # pragma: no cover - in the child
+    """One plain call ``func(*args)`` (the sensitivity search): its value, what it raised, or why
+    it failed."""
+    if watchdog is not None:
+        watchdog.begin()
+    try:
+        return ("value", func(*args))
+    except CallTimeout:
+        return ("error", hung(call_timeout), True, 0)
+    except MemoryError as exc:
+        cap = f" of {describe_size(memory)}" if memory is not None else ""
+        return ("error", f"exceeded the memory cap{cap} (MemoryError: {str(exc)[:80]})", True, 0)
+    except SystemExit as exc:
+        return ("error", f"called sys.exit({exc.code!r})", True, 0)
+    except BaseException as exc:  # KeyboardInterrupt included: the function raised it
+        text = str(exc).splitlines()[0] if str(exc) else ""
+        return ("raised", type(exc).__name__, text[:500])
+    finally:
+        if watchdog is not None:
+            watchdog.busy = False
 
 
 def _unpicklable(outputs: list) -> int:
@@ -212,6 +304,8 @@ def _run_batch(spec: Any, watchdog: Optional[_Watchdog], data: tuple, seed: Any,
         cause = f"called sys.exit({exc.code!r})"
     except CallTimeout:  # raised between two calls of a loop: still a call past the limit
         cause = hung(call_timeout)
+    except KeyboardInterrupt:  # raised by the mechanism itself (Ctrl-C never reaches the child)
+        cause = "raised KeyboardInterrupt"
     if watchdog is not None:
         watchdog.busy = False
     return cause

@@ -1,10 +1,13 @@
-"""Run an untrusted mechanism in a child process: time limits, a memory cap, crash capture.
+"""Run an untrusted mechanism in a child process: isolation, time limits, a memory cap, crash capture.
 
-:class:`SandboxExecutor` implements :class:`dpaudit.execution.base.Executor`. One child Python process
-imports the mechanism's file by path itself (with :func:`dpaudit.loader.load_mechanism`) and then
-serves batch after batch (``spec.call_batch`` on the task's data, seed and count, exactly as
-:class:`~dpaudit.execution.base.InProcessExecutor` does, so the same seed gives the same outputs). The child
-is reused across batches and restarted only after a failure.
+:class:`SandboxExecutor` implements :class:`dpaudit.execution.base.Executor`. One child Python
+process, in a session and process group of its own, with a scrubbed environment and resource
+limits, enters its isolation (:mod:`dpaudit.execution.isolation`: Landlock and seccomp where the
+kernel has them), imports the mechanism's file by path itself (it is never imported in dpaudit's
+process) and then serves batch after batch (``spec.call_batch`` on the task's data, seed and count,
+exactly as :class:`~dpaudit.execution.base.InProcessExecutor` does, so the same seed gives the same
+outputs), or single calls (:meth:`SandboxExecutor.call`, for the sensitivity search). The child is
+reused and restarted only after a failure.
 
 Whatever the mechanism does becomes a :class:`~dpaudit.errors.MechanismError` ``(cause, dataset)``
 for the batch that triggered it, which the auditor turns into an ERROR verdict (STYLE.md 10):
@@ -20,45 +23,47 @@ runs one call past ``call_timeout``        ``hung: one call ran longer than the 
 runs the whole run past ``total_timeout``  ``exceeded the total time limit``
 allocates past ``memory``                  ``exceeded the memory cap of 2 GiB``
 returns what cannot be sent back           ``returned an output that cannot be sent back``
+writes, reads or connects where denied     ``tried to write /home/u/x (blocked by the sandbox)``
 =========================================  ====================================================
 
-The child's stdout and stderr go to a private file (``print`` in a mechanism cannot corrupt the
-channel, which is a separate pipe), and the last lines of it are appended to the cause of a crash.
-The memory cap is ``RLIMIT_AS`` (address space) set in the child before the file is imported.
-Numeric array outputs come back through shared memory without being copied in this process
-(:mod:`dpaudit.execution.shared_outputs`), small batches travel together, and two messages are in flight at
-once, so a batch-form mechanism costs little more than in process. The child's code is
-:mod:`dpaudit.execution.child`.
-
-Per-call limits are enforced in the child by a watchdog thread that interrupts the main thread
-when no call has completed for ``call_timeout`` seconds (a batch-form call of ``k`` outputs is one
-call); a call stuck in C code that holds the GIL cannot be interrupted that way and is stopped by
-the total limit. The sandbox guards dpaudit against accidents in the audited code; it is not a
-security boundary against code written to attack it.
+Time limits hold from this process, whatever the child does: a call stuck in C code that holds
+the GIL (so the child's own watchdog cannot interrupt it) is seen here, because the child counts
+calls in a shared 8-byte file, and the child is killed ``call_timeout`` plus a short grace after
+the last call began. A child that dies is noticed within 0.1 s even while a process it forked
+keeps the pipe open. The child's stdout and stderr go to a pipe of which only the tail is kept
+(:mod:`dpaudit.execution.process`); everything the child started is killed with its process group
+when the batch fails or the sandbox closes, and its private folder (shared output buffers and its
+``TMPDIR``) is removed. Numeric array outputs come back through shared memory without being copied
+in this process (:mod:`dpaudit.execution.shared_outputs`), small batches travel together, and two
+messages are in flight at once, so a batch-form mechanism costs little more than in process.
 """
 
 from __future__ import annotations
 
 import math
+import mmap
 import os
 import pickle
-import signal
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from dpaudit.execution.child import KILL_GRACE, WATCHDOG_EXIT
-from dpaudit.execution.shared_outputs import OutputPool
 from dpaudit.errors import InvalidArgument, LoadError, MechanismError
 from dpaudit.execution.base import BatchTask
-from dpaudit.spec import CallForm, MechanismSpec
+from dpaudit.execution.child import KILL_GRACE, WATCHDOG_EXIT
+from dpaudit.execution.isolation import child_environment
+from dpaudit.execution.process import OutputTail, describe_exit, kill_tree, printable
+from dpaudit.execution.shared_outputs import OutputPool
+from dpaudit.spec import MechanismSpec
 
-__all__ = ["SandboxExecutor", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MEMORY", "parse_memory"]
+__all__ = ["SandboxExecutor", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MEMORY", "parse_memory",
+           "SandboxFailure"]
 
 #: Seconds one call of the mechanism may take (a batch-form call counts as one call).
 DEFAULT_CALL_TIMEOUT = 30.0
@@ -72,8 +77,42 @@ _AHEAD = 2
 _AHEAD_MAX_BYTES = 32 * 1024
 #: Tasks of fewer draws than this travel together, up to this many draws per message.
 _BUNDLE_SAMPLES = 16_384
-_TAIL_BYTES = 4096
-_TRUNCATE_AT = 1 << 20
+#: Seconds between two looks at the child while waiting for its reply.
+_POLL = 0.1
+#: Open files and extra processes the child may have.
+_NOFILE, _PROCESSES = 1024, 64
+
+
+def _occupy_standard_fds() -> None:
+    """Put /dev/null on any of fds 0-2 that is closed (dpaudit run with ``>&-``), so that no pipe
+    to the child takes a standard number and is clobbered when the child's stdout is set up."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+
+
+def _private_root() -> Optional[str]:
+    """Where the child's private folder goes: ``$DPAUDIT_SANDBOX_DIR``, else ``/dev/shm`` (memory,
+    so shared outputs cost no disk), else the temporary folder."""
+    chosen = os.environ.get("DPAUDIT_SANDBOX_DIR")
+    if chosen:
+        return chosen
+    return "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+
+
+class SandboxFailure(BaseException):
+    """A plain call (:meth:`SandboxExecutor.call`) failed in a way that ends the search: the
+    child crashed, hung, ran out of time or tripped its isolation. A BaseException, so that the
+    search's handling of the function's own exceptions lets it through."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause)
+        self.cause = cause
 
 
 def parse_memory(value: Any, name: str = "memory") -> int:
@@ -103,87 +142,105 @@ def parse_memory(value: Any, name: str = "memory") -> int:
     return int(size)
 
 
-def _describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        extra = {"SIGSEGV": " (segmentation fault)", "SIGBUS": " (bus error)",
-                 "SIGKILL": " (killed; out of memory?)", "SIGABRT": " (aborted)",
-                 "SIGFPE": " (floating-point exception)"}.get(name, "")
-        return f"crashed with {name}{extra}"
-    return f"exited with status {code} (os._exit or a crash in native code)"
-
-
 class SandboxExecutor:
-    """Runs batches of the mechanism ``function`` of the file ``path`` in one child process.
+    """Runs the mechanism ``function`` of the file ``path`` in one isolated child process.
 
-    ``call_timeout`` (seconds, per call), ``total_timeout`` (seconds from :meth:`start`, or None)
-    and ``memory`` (bytes, or a string like ``"2G"``; None for no cap) are validated here.
-    Use it as a context manager, or call :meth:`close`; :meth:`start` is called by the first
-    :meth:`run` and raises :class:`LoadError` when the child cannot load the file.
+    ``call_timeout`` (seconds, per call), ``total_timeout`` (seconds from :meth:`spawn`, or None)
+    and ``memory`` (bytes, or a string like ``"2G"``; None for no cap) are validated here;
+    ``isolation`` is ``"strict"`` (Landlock and seccomp where available, else the process only) or
+    ``"process"``; ``pass_env`` names environment variables the child may see besides the few
+    Python needs. Use it as a context manager, or call :meth:`close`; :meth:`start` is called by
+    the first :meth:`run` and raises :class:`LoadError` when the child cannot load the file.
+    After :meth:`start`, :attr:`isolation_in_force` says what the child got and :attr:`facts`
+    describes the mechanism (its name, declaration, call form, source line).
     """
 
     def __init__(self, path: str, function: Optional[str] = None, *,
                  call_timeout: Optional[float] = DEFAULT_CALL_TIMEOUT,
                  total_timeout: Optional[float] = None,
-                 memory: Any = DEFAULT_MEMORY) -> None:
+                 memory: Any = DEFAULT_MEMORY, isolation: str = "strict",
+                 pass_env: Sequence[str] = ()) -> None:
         self.path = str(path)
         self.function = function
         self.call_timeout = _check_seconds(call_timeout, "call_timeout")
         self.total_timeout = _check_seconds(total_timeout, "total_timeout")
         self.memory = None if memory is None else parse_memory(memory)
+        if isolation not in ("strict", "process"):
+            raise InvalidArgument.bad("isolation", isolation, "'strict' or 'process'")
+        self.isolation = isolation
+        self.pass_env = tuple(pass_env)
         self.children_started = 0
+        self.isolation_in_force: Optional[str] = None
+        self.facts: dict = {}
         self._proc: Optional[subprocess.Popen] = None
         self._send: Optional[Connection] = None
         self._recv: Optional[Connection] = None
-        self._out: Any = None                       # capture file of the child's stdout/stderr
+        self._tail: Optional[OutputTail] = None
         self._pool: Optional[OutputPool] = None     # shared buffers numeric outputs come back in
+        self._workdir: Optional[str] = None         # the child's private folder
+        self._calls: Optional[memoryview] = None    # the child's call counter
+        self._calls_map: Optional[mmap.mmap] = None
         self._deadline: Optional[float] = None
         self._ready = False
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
     def pid(self) -> Optional[int]:
-        """The running child's process id (None when no child is running)."""
+        """The running child's process id, also its process group (None when none runs)."""
         return None if self._proc is None else self._proc.pid
 
     def spawn(self) -> None:
         """Start the child without waiting for it: it boots and imports the file while the caller
-        does other work (``dpaudit check`` imports the auditor meanwhile). :meth:`start` waits."""
+        does other work. :meth:`start` waits."""
         if self._proc is not None:
             return
         if self._deadline is None and self.total_timeout is not None:
             self._deadline = time.monotonic() + self.total_timeout
-        if self._out is None:
-            self._out = tempfile.TemporaryFile(mode="a+b", prefix="dpaudit-child-")
-        if self._pool is not None:
-            self._pool.close()
-        self._pool = OutputPool()  # a new child opens its buffers afresh
-        env = dict(os.environ)
-        pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        self._clean_workdir()
+        self._workdir = tempfile.mkdtemp(prefix="dpaudit-sandbox-", dir=_private_root())
+        tmp = os.path.join(self._workdir, "tmp")
+        os.mkdir(tmp)
+        counter = os.path.join(self._workdir, "calls")
+        with open(counter, "wb") as fh:
+            fh.write(bytes(8))
+        with open(counter, "r+b") as fh:
+            self._calls_map = mmap.mmap(fh.fileno(), 8)
+        self._calls = memoryview(self._calls_map).cast("Q")
+        self._pool = OutputPool(self._workdir)
+        env = child_environment(self.pass_env)
+        pkg_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in [env.get("PYTHONPATH")] if p])
-        env["PYTHONUNBUFFERED"] = "1"        # the tail of a crash must not sit in a lost buffer
-        env["PYTHONFAULTHANDLER"] = "1"      # a segfault prints the mechanism's stack to the tail
+        env.update(PYTHONUNBUFFERED="1",        # the tail of a crash must not sit in a lost buffer
+                   PYTHONFAULTHANDLER="1",      # a segfault prints the mechanism's stack
+                   PYTHONDONTWRITEBYTECODE="1", TMPDIR=tmp, HOME=tmp)
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            env.setdefault(var, "1")         # per-thread BLAS buffers would eat the memory cap
+            env.setdefault(var, "1")            # per-thread BLAS buffers would eat the memory cap
+        _occupy_standard_fds()
         p2c_r, p2c_w = os.pipe()
         c2p_r, c2p_w = os.pipe()
+        out_r, out_w = os.pipe()
         cmd = [sys.executable, "-c", "import dpaudit.execution.child as c; c.main()",
                str(p2c_r), str(c2p_w)]
         try:
-            self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._out,
-                                          stderr=subprocess.STDOUT, pass_fds=(p2c_r, c2p_w),
-                                          env=env, close_fds=True)
+            self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_w,
+                                          stderr=out_w, pass_fds=(p2c_r, c2p_w), env=env,
+                                          close_fds=True, start_new_session=True)
         finally:
-            os.close(p2c_r)
-            os.close(c2p_w)
+            for fd in (p2c_r, c2p_w, out_w):
+                os.close(fd)
+        if self._tail is not None:
+            self._tail.close()
+        self._tail = OutputTail(out_r)
         self.children_started += 1
         self._ready = False
         self._send = Connection(p2c_w, readable=False)
         self._recv = Connection(c2p_r, writable=False)
-        config = (self.path, self.function, self.call_timeout, self.memory)
+        cpu = None if self.total_timeout is None else self.total_timeout * (os.cpu_count() or 1) + 30
+        folder = os.path.dirname(os.path.abspath(self.path))
+        config = {"path": self.path, "function": self.function, "call_timeout": self.call_timeout,
+                  "memory": self.memory, "cpu": cpu, "nofile": _NOFILE, "processes": _PROCESSES,
+                  "isolation": self.isolation, "workdir": self._workdir, "counter": counter,
+                  "readable": [os.getcwd(), folder, pkg_root]}
         self._send.send_bytes(pickle.dumps(config))
 
     def start(self) -> None:
@@ -194,26 +251,27 @@ class SandboxExecutor:
             return
         try:
             reply = self._receive(_START_GRACE + (self.call_timeout or 0.0), None,
-                                  during="importing the file")
+                                  during="importing the file", per_call=False)
         except MechanismError as exc:
             self._kill()
             raise LoadError(f"{self.path}: the sandbox could not import it: {exc.cause}") from None
         if reply[0] != "ready":
             self._kill()
-            raise LoadError(reply[1] if reply[0] == "load_error"
+            raise LoadError(printable(reply[1]) if reply[0] == "load_error"
                             else f"{self.path}: the sandbox child answered {reply[0]!r}")
+        self.isolation_in_force, self.facts = reply[2], reply[3]
         self._ready = True
 
     def close(self) -> None:
-        """Stop the child and free its resources. The child holds nothing worth a polite exit
-        (its output files are already unlinked), so it is killed rather than waited for."""
+        """Stop the child and everything it started, and remove its private folder."""
         self._kill()
+        if self._tail is not None:
+            self._tail.close()
+            self._tail = None
         if self._pool is not None:
             self._pool.close()
             self._pool = None
-        if self._out is not None:
-            self._out.close()
-            self._out = None
+        self._clean_workdir()
 
     def __enter__(self) -> "SandboxExecutor":
         return self
@@ -223,7 +281,7 @@ class SandboxExecutor:
 
     def __del__(self) -> None:  # pragma: no cover - best effort at interpreter exit
         try:
-            self._kill()
+            self.close()
         except Exception:
             pass
 
@@ -239,26 +297,20 @@ class SandboxExecutor:
         """
         if not tasks:
             return []
-        self._check_deadline(tasks[0])
+        self._check_deadline(tasks[0].data)
         self.start()
         form = spec.call_form.value
         groups = _bundle(tasks)
         items = [[(t.data, _seed_state(t.seed), t.n) for t in g] for g in groups]
         biggest = max(sum(9 * len(t.data) + 100 for t in g) for g in groups)  # pickled size, roughly
         ahead = _AHEAD if biggest <= _AHEAD_MAX_BYTES else 1
-        # The child's watchdog stops a hung call; this parent-side limit catches a batch call that
-        # cannot be interrupted (stuck in C code).
-        per_call = None
-        if spec.call_form is CallForm.BATCH and self.call_timeout is not None:
-            per_call = self.call_timeout + 2 * KILL_GRACE
         outputs: list[Any] = []
         lent: list[Optional[tuple]] = []
         try:
             for k in range(min(ahead, len(groups))):
                 lent.append(self._send_group(form, items[k], len(groups[k])))
             for k, group in enumerate(groups):
-                limit = None if per_call is None else per_call * len(group)
-                reply = self._receive(limit, group[0].data, during="running a batch")
+                reply = self._receive(None, group[0].data, during="running a batch")
                 if lent[k] is not None:
                     self._pool.release(lent[k][0])
                 outputs += self._unpack(reply, lent[k], group)
@@ -268,8 +320,27 @@ class SandboxExecutor:
         except BaseException:
             self._kill()
             raise
-        self._trim_output()
         return outputs
+
+    def call(self, *args: Any) -> Any:
+        """One plain call ``f(*args)`` in the child (the sensitivity search); returns its value.
+        What ``f`` raises comes back as :class:`RaisedInChild`; a crash, hang, time-out or
+        isolation trip raises :class:`SandboxFailure` (the child is then stopped)."""
+        data = np.asarray(args[0], dtype=float) if args else None
+        try:
+            self._check_deadline(data)
+            self.start()
+            self._send.send_bytes(pickle.dumps(("call", args), protocol=pickle.HIGHEST_PROTOCOL))
+            reply = self._receive(None, data, during="calling the function")
+        except MechanismError as exc:
+            self._kill()
+            raise SandboxFailure(exc.cause) from None
+        if reply[0] == "value":
+            return reply[1]
+        if reply[0] == "raised":
+            raise RaisedInChild.make(reply[1], printable(reply[2]))
+        self._kill()
+        raise SandboxFailure(self._with_tail(printable(reply[1]), reply[2]))
 
     def _send_group(self, form: str, items: list, size: int) -> Optional[tuple]:
         """Send one message; a single-batch message borrows a shared buffer for its output."""
@@ -278,11 +349,11 @@ class SandboxExecutor:
                                            protocol=pickle.HIGHEST_PROTOCOL))
         return buffer
 
-    def _check_deadline(self, task: BatchTask) -> None:
+    def _check_deadline(self, data: Any) -> None:
         if self._deadline is not None and time.monotonic() >= self._deadline:
             self._kill()
             raise MechanismError(f"exceeded the total time limit of {self.total_timeout:g} s",
-                                 np.asarray(task.data, dtype=float))
+                                 None if data is None else np.asarray(data, dtype=float))
 
     def _unpack(self, reply: tuple, buffer: Optional[tuple], group: list[BatchTask]) -> list[Any]:
         if reply[0] == "ok":
@@ -291,30 +362,54 @@ class SandboxExecutor:
             return [self._pool.take(buffer[0], reply[1], reply[2])]
         if reply[0] == "error":
             data = np.asarray(group[reply[3]].data, dtype=float)
-            raise MechanismError(self._with_tail(reply[1], reply[2]), data)
+            raise MechanismError(self._with_tail(printable(reply[1]), reply[2]), data)
         raise MechanismError(f"sent back an unexpected reply {reply[0]!r}",  # pragma: no cover
                              np.asarray(group[0].data, dtype=float))
 
     # -- plumbing ---------------------------------------------------------------------------
-    def _receive(self, limit: Optional[float], data: Any, *, during: str) -> tuple:
-        """Wait for the child's next reply, at most ``limit`` seconds and within the total limit;
-        ``data`` is the dataset a failure is reported on."""
+    def _receive(self, limit: Optional[float], data: Any, *, during: str,
+                 per_call: bool = True) -> tuple:
+        """Wait for the child's next reply; ``data`` is the dataset a failure is reported on.
+
+        Fails (MechanismError) when ``limit`` seconds pass, the total limit is reached, the child
+        dies, or (``per_call``) no call of the mechanism began or ended for the per-call limit
+        plus a grace (a call that the child's watchdog could not interrupt)."""
         if data is not None:
             data = np.asarray(data, dtype=float)
-        wait = limit
-        total_bound = False
-        if self._deadline is not None:
-            remaining = max(0.0, self._deadline - time.monotonic())
-            if wait is None or remaining < wait:
-                wait, total_bound = remaining, True
-        if not self._recv.poll(wait):
-            if total_bound:
+        started = time.monotonic()
+        stuck = None
+        if per_call and self.call_timeout is not None:
+            # later than the child's own watchdog would end it, so its message wins when it can
+            stuck = self.call_timeout + min(KILL_GRACE, self.call_timeout) + 0.5 + 2 * _POLL
+        seen, since = (self._calls[0], started) if self._calls is not None else (0, started)
+        while True:
+            ready = wait([self._recv, self._tail], _POLL) if self._tail.fileno() >= 0 \
+                else wait([self._recv], _POLL)
+            if self._tail in ready:
+                self._tail.drain()
+            if self._recv in ready:
+                break
+            now = time.monotonic()
+            if self._proc.poll() is not None:
+                if self._recv.poll(0):  # it replied, then died: take the reply first
+                    break
+                raise MechanismError(self._with_tail(self._death()), data)
+            if self._deadline is not None and now >= self._deadline:
                 raise MechanismError(self._with_tail(
                     f"exceeded the total time limit of {self.total_timeout:g} s while {during}"),
                     data)
-            raise MechanismError(self._with_tail(
-                f"hung: {during} took longer than {limit:g} s (per-call limit "
-                f"{self.call_timeout:g} s)"), data)
+            if limit is not None and now - started >= limit:
+                raise MechanismError(self._with_tail(f"hung: {during} took longer than "
+                                                     f"{limit:g} s"), data)
+            if stuck is not None:
+                calls = self._calls[0]
+                if calls != seen:
+                    seen, since = calls, now
+                elif now - since >= stuck:
+                    raise MechanismError(self._with_tail(
+                        f"hung: one call ran longer than the per-call limit of "
+                        f"{self.call_timeout:g} s and could not be interrupted (stopped by "
+                        f"dpaudit)"), data)
         try:
             payload = self._recv.recv_bytes()
         except (EOFError, OSError):
@@ -322,8 +417,8 @@ class SandboxExecutor:
         try:
             reply = pickle.loads(payload)
         except Exception as exc:
-            raise MechanismError(f"returned an output that cannot be read back "
-                                 f"({type(exc).__name__}: {exc})", data) from None
+            raise MechanismError(printable(f"returned an output that cannot be read back "
+                                           f"({type(exc).__name__}: {exc})"), data) from None
         if not isinstance(reply, tuple) or not reply or not isinstance(reply[0], str):
             raise MechanismError("sent back garbage instead of outputs", data)  # pragma: no cover
         return reply
@@ -337,7 +432,7 @@ class SandboxExecutor:
         if code == WATCHDOG_EXIT:
             return (f"hung: one call ran longer than the per-call limit of {self.call_timeout:g} s "
                     f"and could not be interrupted")
-        return _describe_exit(code)
+        return describe_exit(code)
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
@@ -348,38 +443,41 @@ class SandboxExecutor:
                 except OSError:  # pragma: no cover
                     pass
         self._send = self._recv = None
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            try:
-                proc.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:  # pragma: no cover
-                pass
+        kill_tree(proc)
+        if self._tail is not None and proc is not None:
+            self._tail.drain()
+        self._ready = False
+
+    def _clean_workdir(self) -> None:
+        if self._calls is not None:
+            self._calls.release()
+            self._calls_map.close()
+            self._calls = None
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
 
     def output_tail(self, max_chars: int = 300) -> str:
-        """The last lines the child printed (stdout and stderr), joined by `` | ``; a fatal-signal
-        dump of :mod:`faulthandler` is shortened to its first line and the innermost frame."""
-        if self._out is None:
-            return ""
-        try:
-            self._out.flush()
-            size = self._out.seek(0, os.SEEK_END)
-            self._out.seek(max(0, size - _TAIL_BYTES))
-            text = self._out.read().decode("utf-8", "replace")
-        except (OSError, ValueError):  # pragma: no cover
-            return ""
-        return _summarise_tail(text, self.path, max_chars)
+        """The last lines the child printed (stdout and stderr), joined by `` | ``, control
+        characters escaped."""
+        return "" if self._tail is None else self._tail.summary(self.path, max_chars)
 
     def _with_tail(self, cause: str, show_tail: bool = True) -> str:
         tail = self.output_tail() if show_tail else ""
         return f"{cause}; its last output: {tail}" if tail else cause
 
-    def _trim_output(self) -> None:
-        """Keep the capture file small when a healthy mechanism prints a lot."""
-        try:
-            if self._out is not None and self._out.seek(0, os.SEEK_END) > _TRUNCATE_AT:
-                self._out.truncate(0)
-        except OSError:  # pragma: no cover
-            pass
+
+class RaisedInChild(Exception):
+    """What the function raised in the child, re-raised here under the same class name."""
+
+    _classes: dict = {}
+
+    @classmethod
+    def make(cls, name: str, message: str) -> "RaisedInChild":
+        klass = cls._classes.get(name)
+        if klass is None:
+            klass = cls._classes[name] = type(name, (cls,), {})
+        return klass(message)
 
 
 def _bundle(tasks: Sequence[BatchTask]) -> list[list[BatchTask]]:
@@ -400,19 +498,6 @@ def _bundle(tasks: Sequence[BatchTask]) -> list[list[BatchTask]]:
 def _seed_state(seq: np.random.SeedSequence) -> tuple:
     """What rebuilds ``seq`` exactly (20x cheaper to pickle than the SeedSequence itself)."""
     return (seq.entropy, seq.spawn_key, seq.pool_size, seq.n_children_spawned)
-
-
-def _summarise_tail(text: str, path: str, max_chars: int) -> str:
-    fatal = text.rfind("Fatal Python error:")
-    lines = [ln.strip() for ln in text[: fatal if fatal >= 0 else len(text)].splitlines() if ln.strip()]
-    lines = lines[-4:] if fatal >= 0 else lines[-6:]
-    if fatal >= 0:
-        dump = text[fatal:].splitlines()
-        frames = [ln.strip() for ln in dump if ln.strip().startswith("File ")]
-        mine = [f for f in frames if os.path.basename(path) in f] or frames
-        lines.append(dump[0].strip() + (f" ({mine[0]})" if mine else ""))
-    joined = " | ".join(lines)
-    return joined if len(joined) <= max_chars else "..." + joined[-(max_chars - 3):]
 
 
 def _check_seconds(value: Any, name: str) -> Optional[float]:

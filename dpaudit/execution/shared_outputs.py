@@ -6,6 +6,9 @@ the child copies the array once into a shared file (a *buffer*, under ``/dev/shm
 one) and the parent hands out an array that *is* the parent's mapping of that file: no copy, no
 fresh pages.
 
+The buffers live in the sandbox's private folder (under ``/dev/shm`` where there is one), which
+the sandbox removes when it closes.
+
 A buffer is reused only when no array the parent handed out still refers to it: numpy views of a
 ``frombuffer`` array keep a reference to the ``mmap`` itself, so the mapping's reference count
 says exactly whether anything still uses it (CPython's reference counting frees the arrays the
@@ -50,9 +53,9 @@ class OutputPool:
     """The parent's side: lends buffers to batches in flight and turns a filled buffer into an
     array (:meth:`take`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Optional[str] = None) -> None:
         self._buffers: list[_Buffer] = []
-        self._shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+        self._shm = folder or ("/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
         self._usable = hasattr(sys, "getrefcount")
 
     def lend(self) -> Optional[tuple[int, Optional[str]]]:

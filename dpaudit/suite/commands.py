@@ -16,7 +16,8 @@ from typing import Any, Mapping
 from dpaudit.config import resolve_seed
 from dpaudit.errors import LoadError, UsageError
 from dpaudit.exitcodes import ExitCode, suite_exit_code
-from dpaudit.suite.define import DEFAULT_AUDIT_DIR, load_audits
+from dpaudit.progress import strength_text
+from dpaudit.suite.define import DEFAULT_AUDIT_DIR, AuditDef, load_audits
 from dpaudit.suite.run import default_jobs, run_suite
 
 __all__ = ["run_audit", "run_list"]
@@ -32,6 +33,10 @@ def _line(rec: Mapping[str, Any]) -> str:
         parts.append(f"(expected {d.verdict_label(rec.get('expected'))})")
     if d.figure(rec):
         parts.append(d.figure(rec))
+    if rec.get("verdict") == "refuted" or rec.get("reproducible") is False:
+        strength = strength_text(rec)
+        if strength:
+            parts.append(f"[{strength}]")
     if rec.get("error"):
         parts.append(f"error: {rec['error']}")
     parts.append(f"{d.fmt(rec.get('elapsed_s'), 3)} s")
@@ -55,6 +60,11 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
         return ExitCode.NOTHING_TO_AUDIT
     quiet = getattr(args, "quiet", False)
     started = time.time()
+    skipped = [skip_record(a) for a in audits if a.missing()]
+    audits = [a for a in audits if not a.missing()]
+    for rec in skipped:
+        if not quiet:
+            print(f"skip {rec['id']}  SKIPPED  {rec['reason']}", flush=True)
 
     def show(rec: dict) -> None:
         if not quiet:
@@ -64,6 +74,8 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
     command = ["dpaudit", "audit", *(args.paths or [])] + [x for i in (args.ids or []) for x in ("--id", i)] \
         + ["--seed", str(seed)]
     run = make_run(records, seed=seed, started=started, finished=time.time(), command=command)
+    if skipped:
+        run["skipped"] = skipped
     outputs = report_paths(args)
     out_dir = Path(args.out or "reports")
     if not args.ids or str(args.out) != "reports":
@@ -73,13 +85,28 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
     summary = run["summary"]
     bad = [r for r in records if r["verdict"] != r["expected"]]
     print(f"dpaudit audit: {summary['total']} audits, {summary['total'] - len(bad)} as expected, "
-          f"{len(bad)} not as expected (seed {seed}, {time.time() - started:.1f} s)")
+          f"{len(bad)} not as expected" + (f", {len(skipped)} SKIPPED (not run, not passed)" if skipped else "")
+          + f" (seed {seed}, {time.time() - started:.1f} s)")
+    if skipped:
+        needed = sorted({m for r in skipped for m in r["requires"]})
+        print(f"  skipped: {len(skipped)} audits need {', '.join(needed)}: pip install 'dpaudit[libraries]'")
     for r in bad:
         print(f"  {r['id']}: expected {r['expected']}, got {r['verdict']}; reproduce: {r['reproduce']}")
     for fmt, path in written.items():
         print(f"dpaudit: wrote {fmt}: {path}")
+    if skipped and not records:
+        return ExitCode.NOTHING_TO_AUDIT
     return suite_exit_code(records, exit_zero=args.exit_zero,
                            fail_on_inconclusive=getattr(args, "fail_on_inconclusive", False))
+
+
+def skip_record(audit: AuditDef) -> dict:
+    """What the report says of an audit that was not run because a module it needs is missing."""
+    missing = audit.missing()
+    return {"id": audit.id, "kind": audit.kind.value, "expected": audit.expected.value,
+            "description": audit.description, "group": audit.group, "requires": list(missing),
+            "reason": f"requires {', '.join(missing)} (not installed): pip install 'dpaudit[libraries]'",
+            "location": {"path": audit.file, "line": audit.line} if audit.file else None}
 
 
 def run_list(args: argparse.Namespace) -> ExitCode:

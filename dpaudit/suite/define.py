@@ -80,6 +80,14 @@ class AuditDef:
     file: Optional[str] = None
     line: Optional[int] = None
     group: str = ""
+    requires: tuple[str, ...] = ()
+
+    def missing(self) -> tuple[str, ...]:
+        """The modules in ``requires`` (``requires=`` of every kind) that cannot be imported here:
+        such an audit is skipped, visibly, and never counted as passed."""
+        import importlib.util
+
+        return tuple(m for m in self.requires if importlib.util.find_spec(m) is None)
 
     @property
     def is_control(self) -> bool:
@@ -100,8 +108,12 @@ def _define(kind: AuditKind, id: str, target: Any, expected: Any, description: s
     if kind is AuditKind.SEED_CLAIM and exp is Verdict.PROVED:
         raise InvalidArgument(f"{id}: a seed claim is checked numerically and can never be proved; "
                               "expect refuted or not_refuted")
+    params = dict(params)
+    requires = params.pop("requires", ())
+    requires = (requires,) if isinstance(requires, str) else tuple(requires)
     frame = inspect.stack()[2]
-    return AuditDef(id, kind, target, dict(params), exp, description, frame.filename, frame.lineno)
+    return AuditDef(id, kind, target, params, exp, description, frame.filename, frame.lineno,
+                    requires=requires)
 
 
 #: Default confidence of a sampled suite audit. The reference mechanisms are tight (their true ε

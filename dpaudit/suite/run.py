@@ -115,6 +115,9 @@ def run_one(audit: AuditDef, root_seed: int) -> dict:
     if audit.group:
         out["group"] = audit.group
     out["seed"] = seed
+    library = getattr(target, "library", None)  # a library adapter's spec: name, version, claim
+    if isinstance(library, Mapping) and library:
+        out["library"] = dict(library)
     if audit.kind is AuditKind.SEED_CLAIM:  # where the claim is defined (its record says), else the audit
         loc = rec.get("location") if isinstance(rec.get("location"), Mapping) else _file_location(audit)
     else:

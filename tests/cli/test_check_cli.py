@@ -218,7 +218,8 @@ def test_prints_do_not_reach_our_output(bad, tmp_path):
 def test_interrupt_writes_what_was_done(bad, tmp_path):
     out = tmp_path / "r.json"
     cmd = [sys.executable, "-m", "dpaudit", "check", f"{bad}:slow", "--epsilon", "1",
-           "--samples", "10000000", "--json", str(out)]
+           "--samples", "10000000", "--json", str(out),
+           "--isolation=process", "--pass-env=STARTED_MARKER"]  # the marker is written outside
     marker = tmp_path / "started"
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=dict(os.environ, CI="1", STARTED_MARKER=str(marker)))

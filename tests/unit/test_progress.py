@@ -90,3 +90,22 @@ def test_the_status_line_shows_samples_per_second_since_the_target_started():
     assert "4,000,000/8,000,000 samples · 2M samples/s" in p.status_text()
     p._started = _time.monotonic()
     assert "samples/s" not in p.status_text()  # no rate in the first half second
+
+
+def test_strength_text_tells_a_marginal_refutation_from_a_gross_one():
+    from dpaudit.progress import strength_text
+
+    base = {"kind": "audit", "claim": {"epsilon": 1.0, "delta": 0.0}, "seed": 7, "confidence": 0.95}
+    gross = dict(base, verdict="refuted", p_value=1e-30, margin=10.2, marginal=False)
+    assert strength_text(gross) == "p = 1e-30, ε_LB/ε = 10.2"
+    marginal = dict(base, verdict="refuted", p_value=0.012, margin=1.003, marginal=True)
+    assert strength_text(marginal) == ("MARGINAL (p = 0.012 > 0.001): confirm with --seed=8 "
+                                       "--confidence=0.999")
+    passed = dict(base, verdict="not_refuted", p_value=0.4, margin=0.97,
+                  power={"probability": 0.9, "epsilon": 1.31, "delta": 0.0021})
+    assert strength_text(passed) == ("p = 0.4; this budget would refute ε ≥ 1.31 or δ ≥ 0.0021 "
+                                     "at ε = 1 with probability 0.9")
+    own = dict(passed, reproducible=False)
+    assert strength_text(own).endswith("the mechanism draws its own randomness: a replay gives "
+                                       "other numbers")
+    assert strength_text({"kind": "formal", "verdict": "proved"}) == ""

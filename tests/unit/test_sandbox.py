@@ -82,6 +82,15 @@ def prints(data, rng):
 
 def unpicklable(data, rng):
     return lambda: 0
+
+def total(data):
+    return float(data.sum())
+
+def total_raises(data):
+    raise ArithmeticError("no total")
+
+def total_hangs_in_c(data):
+    ctypes.PyDLL(None).sleep(1000)
 """
 
 
@@ -268,3 +277,68 @@ def test_outputs_handed_out_stay_intact_and_buffers_are_reused_only_when_free(me
         np.testing.assert_array_equal(view, saved[1][10:20])
         kept[0][:3] = 0.0  # outputs are ordinary writable arrays
     np.testing.assert_array_equal(kept[0][3:], saved[0][3:])  # and outlive the sandbox
+
+
+def test_plain_calls_return_values_and_reraise_by_name(mech_file):
+    from dpaudit.execution.sandbox import RaisedInChild
+
+    with SandboxExecutor(mech_file, "total") as ex:
+        assert ex.call(np.array([1.0, 2.5])) == 3.5
+        assert ex.facts["function"] == "total" and ex.facts["positional"] == 1
+        assert ex.facts["call_form"] == "f(data)"
+    with SandboxExecutor(mech_file, "total_raises") as ex:
+        with pytest.raises(RaisedInChild, match="no total") as info:
+            ex.call(np.array([1.0]))
+        assert type(info.value).__name__ == "ArithmeticError"
+
+
+def test_a_call_stuck_in_c_holding_the_gil_is_stopped_from_the_parent(mech_file):
+    import time
+
+    from dpaudit.execution.sandbox import SandboxFailure
+
+    with SandboxExecutor(mech_file, "total_hangs_in_c", call_timeout=0.5) as ex:
+        t0 = time.monotonic()
+        with pytest.raises(SandboxFailure, match="could not be interrupted"):
+            ex.call(np.array([1.0]))
+        assert time.monotonic() - t0 < 4.0  # 0.5 s + the child's grace + polling, not minutes
+
+
+def test_a_loop_form_hang_in_c_is_stopped_within_the_per_call_limit(tmp_path):
+    import time
+
+    path = tmp_path / "gil.py"
+    path.write_text("import ctypes\ndef f(data, rng):\n    ctypes.PyDLL(None).sleep(1000)\n")
+    spec = MechanismSpec.from_function(lambda data, rng: 0.0, epsilon=1.0)
+    with SandboxExecutor(str(path), "f", call_timeout=0.5) as ex:
+        t0 = time.monotonic()
+        with pytest.raises(MechanismError, match="could not be interrupted"):
+            ex.run(spec, tasks(10))
+        assert time.monotonic() - t0 < 4.0
+
+
+def test_the_child_environment_is_scrubbed():
+    from dpaudit.execution.isolation import child_environment
+
+    env = child_environment(["MY_SETTING"], base={"PATH": "/bin", "AWS_SECRET_ACCESS_KEY": "k",
+                                                  "MY_SETTING": "1", "HOME": "/home/u"})
+    assert env == {"PATH": "/bin", "MY_SETTING": "1"}
+
+
+def test_control_characters_are_escaped():
+    from dpaudit.execution.process import printable
+
+    assert printable("\x1b[32mOK\x00\x9b\tline\n") == "\\x1b[32mOK\\x00\\x9b\tline\n"
+
+
+def test_the_private_folder_is_removed_and_the_child_isolated(mech_file, tmp_path, monkeypatch):
+    from dpaudit.execution.isolation import landlock_abi
+
+    monkeypatch.setenv("DPAUDIT_SANDBOX_DIR", str(tmp_path))
+    spec = spec_of(mech_file, "loop_laplace")
+    with SandboxExecutor(mech_file, "loop_laplace") as ex:
+        ex.run(spec, tasks(100))
+        assert len(list(tmp_path.iterdir())) == 1
+        expected = "landlock" if landlock_abi() >= 1 else "process only"
+        assert ex.isolation_in_force.startswith(expected)
+    assert list(tmp_path.iterdir()) == []

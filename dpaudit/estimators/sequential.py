@@ -1,0 +1,83 @@
+"""Early answers that stay sound: a Bonferroni (alpha-spending) schedule over geometric looks.
+
+A sampled audit with budget B and family-wise error α = 1 − confidence is run as a short
+sequence of *looks*. Look j = 1..m is a complete audit of its own (search, selection and
+validation on its own fresh samples) with budget ``n_j`` and error level ``α_j``; the looks' budgets
+grow geometrically, ``n_j = B·2^-(K+1-j)`` for the fractions :data:`LOOK_FRACTIONS` (1/128 … 1/16
+of B), and a look smaller than ``min_look`` samples is left out. The final look gets the rest of
+the budget, ``B − Σ used_j``, and the rest of the error level, ``α_final = α − Σ_{j≤m} α_j`` with
+``α_j = SPEND·α`` (:data:`SPEND`). The run stops at the first look whose validated bound ε_LB
+exceeds the claimed ε.
+
+Why the reported bound holds under that stopping rule: look j's bound is valid at level α_j on its
+own (its validation samples played no part in choosing its pair or event; Ding et al. 2018 §4), so
+with E_j = {look j's bound exceeds the true ε},
+
+    P(the reported bound exceeds the true ε) ≤ P(∪_j E_j) ≤ Σ_j α_j = α          (Bonferroni)
+
+whatever the dependence between looks and whatever rule decides which look is reported. This is
+group-sequential testing with a spending function fixed in advance (Lan and DeMets 1983,
+"Discrete sequential boundaries for clinical trials", Biometrika 70(3); the Bonferroni bound over
+looks is their conservative special case). The price is paid only by claims that are not refuted
+early: the final look has (1 − Σ fractions) ≥ 88% of the samples and α_final ≥ 0.8 α. When no look
+fits (budget < 16·min_look) the schedule is the plain audit: one look, all of B, all of α.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dpaudit.claims import check_confidence
+from dpaudit.errors import InvalidArgument
+
+__all__ = ["Schedule", "schedule", "LOOK_FRACTIONS", "SPEND", "MIN_LOOK"]
+
+#: the budget fractions of the early looks: geometric, ratio 2
+LOOK_FRACTIONS = (1 / 128, 1 / 64, 1 / 32, 1 / 16)
+#: the share of α spent on each early look
+SPEND = 0.05
+#: the smallest early look (samples): a smaller audit rarely refutes anything
+MIN_LOOK = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """The early looks' budgets and error levels, and the final look's error level.
+
+    ``budgets[j]``/``alphas[j]`` belong to early look j; the final look gets what the early looks
+    left of the budget and ``final_alpha``; ``alpha`` = Σ alphas + final_alpha.
+    """
+
+    budget: int
+    alpha: float
+    budgets: tuple[int, ...]
+    alphas: tuple[float, ...]
+    final_alpha: float
+
+    @property
+    def looks(self) -> int:
+        """How many looks in all (the final one included)."""
+        return len(self.budgets) + 1
+
+    def confidence(self, j: int) -> float:
+        """The confidence a look's own bound is computed at (1 − α_j; the final look is j = -1)."""
+        return 1.0 - (self.final_alpha if j < 0 or j >= len(self.alphas) else self.alphas[j])
+
+    def to_record(self) -> dict:
+        return {"rule": "Bonferroni over geometric looks (alpha spending fixed in advance)",
+                "budgets": list(self.budgets), "alphas": list(self.alphas),
+                "final_alpha": self.final_alpha, "family_alpha": self.alpha}
+
+
+def schedule(budget: int, confidence: float, min_look: int = MIN_LOOK) -> Schedule:
+    """The look schedule of an audit of ``budget`` samples at family-wise ``confidence``
+    (module docstring)."""
+    confidence = check_confidence(confidence)
+    if isinstance(budget, bool) or int(budget) != budget or budget < 1:
+        raise InvalidArgument.bad("budget", budget, "an integer >= 1")
+    if isinstance(min_look, bool) or int(min_look) != min_look or min_look < 1:
+        raise InvalidArgument.bad("min_look", min_look, "an integer >= 1")
+    alpha = 1.0 - confidence
+    budgets = tuple(int(f * budget) for f in LOOK_FRACTIONS if int(f * budget) >= min_look)
+    alphas = tuple(SPEND * alpha for _ in budgets)
+    return Schedule(int(budget), alpha, budgets, alphas, alpha - sum(alphas))

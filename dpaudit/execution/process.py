@@ -1,0 +1,146 @@
+"""The sandbox child as an operating-system process: its output tail, its death, its whole group.
+
+* :class:`OutputTail` drains the child's stdout and stderr (one pipe, read whenever dpaudit waits
+  for the child) and keeps only the last :data:`TAIL_BYTES`, so a mechanism that prints without end costs nothing on disk and a
+  bounded amount of memory; the tail is appended to the cause of a crash, control characters
+  escaped (:func:`printable`).
+* :func:`kill_tree` ends the child, every process in its process group (it runs in a session of
+  its own) and every descendant found under ``/proc`` (a helper that left the group while its
+  parent lived), so nothing the mechanism started outlives the audit.
+* :func:`describe_exit` says how it died.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from typing import Optional
+
+__all__ = ["OutputTail", "kill_tree", "describe_exit", "printable", "descendants", "TAIL_BYTES"]
+
+#: Bytes of the child's output kept for error messages.
+TAIL_BYTES = 4096
+
+_CONTROL = {c: f"\\x{c:02x}" for c in range(32) if c not in (9, 10)}
+_CONTROL[127] = "\\x7f"
+_CONTROL.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (ESC, NUL, CR, C1 controls) written as ``\\xNN``, so
+    nothing from the audited code can drive a terminal or land raw in a report."""
+    return text.translate(_CONTROL)
+
+
+class OutputTail:
+    """The read end of the child's output pipe (non-blocking), keeping the last
+    :data:`TAIL_BYTES` bytes; :meth:`drain` takes whatever is waiting in the pipe."""
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd: Optional[int] = fd
+        self._buf = bytearray()
+
+    def fileno(self) -> int:
+        return -1 if self._fd is None else self._fd
+
+    def drain(self) -> None:
+        while self._fd is not None:
+            try:
+                chunk = os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:  # pragma: no cover
+                chunk = b""
+            if not chunk:  # every writer is gone
+                self.close()
+                return
+            self._buf += chunk
+            if len(self._buf) > 2 * TAIL_BYTES:
+                del self._buf[:-TAIL_BYTES]
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def text(self) -> str:
+        self.drain()
+        return bytes(self._buf[-TAIL_BYTES:]).decode("utf-8", "replace")
+
+    def summary(self, path: str, max_chars: int = 300) -> str:
+        """The last lines, joined by `` | ``; a fatal-signal dump of :mod:`faulthandler` is
+        shortened to its first line and the innermost frame in the mechanism's file."""
+        text = self.text()
+        fatal = text.rfind("Fatal Python error:")
+        lines = [ln.strip() for ln in text[: fatal if fatal >= 0 else len(text)].splitlines()
+                 if ln.strip()]
+        lines = lines[-4:] if fatal >= 0 else lines[-6:]
+        if fatal >= 0:
+            dump = text[fatal:].splitlines()
+            frames = [ln.strip() for ln in dump if ln.strip().startswith("File ")]
+            mine = [f for f in frames if os.path.basename(path) in f] or frames
+            lines.append(dump[0].strip() + (f" ({mine[0]})" if mine else ""))
+        joined = printable(" | ".join(lines))
+        return joined if len(joined) <= max_chars else "..." + joined[-(max_chars - 3):]
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of ``pid`` (from the parent links under ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # pragma: no cover - no /proc
+        return []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        children.setdefault(int(fields[1]), []).append(int(name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def kill_tree(proc: Optional[subprocess.Popen]) -> None:
+    """SIGKILL the child, its process group and its descendants; reap the child."""
+    if proc is None:
+        return
+    tree = descendants(proc.pid) if proc.returncode is None else []
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)   # the child leads its own session and group
+    except (ProcessLookupError, PermissionError):
+        pass
+    for pid in tree:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        proc.wait(timeout=5.0)
+    except subprocess.TimeoutExpired:  # pragma: no cover - unkillable (D state)
+        pass
+
+
+def describe_exit(code: int) -> str:
+    """How a child that exited with ``code`` (negative: a signal) died, in words."""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        extra = {"SIGSEGV": " (segmentation fault)", "SIGBUS": " (bus error)",
+                 "SIGKILL": " (killed; out of memory?)", "SIGABRT": " (aborted)",
+                 "SIGFPE": " (floating-point exception)",
+                 "SIGXCPU": " (CPU time limit)", "SIGXFSZ": " (file size limit)"}.get(name, "")
+        return f"crashed with {name}{extra}"
+    return f"exited with status {code} (os._exit or a crash in native code)"

@@ -1,0 +1,87 @@
+"""``dpaudit check FILE.py:f --sensitivity B``: the sensitivity search on third-party code.
+
+The flags are those of ``dpaudit check`` (``--neighbours``, ``--domain``, ``--size`` for datasets
+of 0..N records, ``--seed``, ``--timeout``, ``--call-timeout``, ``--memory``, ``--isolation``, the
+four report flags) plus ``--sensitivity B`` (the claimed bound Δ: ‖f(D) − f(D')‖ ≤ Δ for
+neighbours D ~ D'), ``--individual D0,D1,...`` (individual sensitivities, SPEC §6.1), ``--norm``
+(``l1 | l2 | linf`` for vector outputs) and ``--examples N`` (pairs to try, default 1,000).
+
+``f`` runs in the sandbox child like a mechanism: each evaluation is one call there, under the
+per-call limit, and the whole search under ``--timeout``. What ``f`` raises is the search's ERROR
+verdict with that input (as in process); a crash, hang, time-out or isolation trip stops the search
+and is the target's ERROR verdict, naming the cause. The record is the search's own
+(:meth:`dpaudit.sensitivity.SensitivityResult.to_record`), so the four report formats render it.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from typing import Any, Callable, Mapping, Optional
+
+from dpaudit.claims import Domain, Neighbours
+
+__all__ = ["check_sensitivity_of"]
+
+
+def _claim(settings: Any, facts: Optional[Mapping[str, Any]], func: Optional[Callable]) -> dict:
+    """neighbours, domain and size: flags over the ``@dpaudit.mechanism`` declaration over
+    the defaults (add-remove, 0:1, 10)."""
+    declared: dict[str, Any] = {}
+    if facts is not None and facts.get("declaration"):
+        declared = dict(facts["declaration"])
+    elif func is not None:
+        from dpaudit.spec import declaration_of
+
+        decl = declaration_of(func)
+        if decl is not None:
+            declared = {"neighbours": decl.neighbours, "domain": decl.domain, "size": decl.size}
+    pick = {k: settings.claim.get(k, declared.get(k)) for k in ("neighbours", "domain", "size")}
+    return {"neighbours": Neighbours.parse(pick["neighbours"] or "add-remove"),
+            "domain": Domain.parse(pick["domain"] if pick["domain"] is not None else (0.0, 1.0)),
+            "size": 10 if pick["size"] is None else int(pick["size"])}
+
+
+def reproduce_line(name: str, settings: Any, claim: Mapping[str, Any]) -> str:
+    s = settings.sensitivity
+    parts = ["dpaudit", "check", name, f"--sensitivity={s['bound']:g}",
+             f"--neighbours={claim['neighbours'].value}",
+             f"--domain={claim['domain'].lo:g}:{claim['domain'].hi:g}", f"--size={claim['size']}",
+             f"--examples={s['examples']}", f"--seed={settings.seed}"]
+    if s["individual"] is not None:
+        parts.append("--individual=" + ",".join(f"{d:g}" for d in s["individual"]))
+    if s["norm"] is not None:
+        parts.append(f"--norm={s['norm']}")
+    return shlex.join(parts)
+
+
+def check_sensitivity_of(name: str, settings: Any, executor: Any,
+                         facts: Optional[Mapping[str, Any]], func: Optional[Callable],
+                         remaining: Optional[float]) -> dict:
+    """Run the search on the target (in the sandbox when ``executor`` is given); its record."""
+    from dpaudit.execution.remote import remote_function
+    from dpaudit.execution.sandbox import SandboxFailure
+    from dpaudit.sensitivity import check_sensitivity
+
+    s = settings.sensitivity
+    claim = _claim(settings, facts, func)
+    f = remote_function(executor, facts) if executor is not None else func
+    reproduce = reproduce_line(name, settings, claim)
+    t0 = time.monotonic()
+    try:
+        result = check_sensitivity(f, s["bound"], neighbours=claim["neighbours"],
+                                   domain=claim["domain"], sizes=claim["size"],
+                                   individual=s["individual"], norm=s["norm"],
+                                   examples=s["examples"], seed=settings.seed, target=name)
+    except SandboxFailure as exc:
+        return {"kind": "sensitivity", "target": name, "verdict": "error",
+                "elapsed_s": time.monotonic() - t0, "reproduce": reproduce,
+                "error": exc.cause,
+                "claim": {"bound": s["bound"], "individual": None if s["individual"] is None
+                          else list(s["individual"]), "neighbours": claim["neighbours"].value,
+                          "norm": s["norm"] or "l1"},
+                "max_gap": None, "ratio": None, "counterexample": None, "tightest": None,
+                "examples": 0, "seed": settings.seed}
+    record = result.to_record()
+    record["reproduce"] = reproduce  # the command replays the whole search, counterexample included
+    return record

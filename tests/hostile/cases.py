@@ -1,0 +1,138 @@
+"""Hostile mechanisms for ``dpaudit check``: each with the exit code, verdict and error it must give.
+
+A case is ``Case(name, source, exit, verdict, error, flags)``: ``source`` is a mechanism file whose
+function ``f`` is audited (``f(data, rng)``, or the batch form), ``error`` a fragment the record's
+error must contain (None: no error). ``strict`` cases need Landlock (skipped with the reason where
+the kernel lacks it). Fork counts are bounded (at most 50 children): CI machines are shared and
+may run as root, where process limits do not apply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from textwrap import dedent
+
+LAPLACE = "return float(data.sum() + rng.laplace())"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    source: str
+    exit: int
+    verdict: str
+    error: str | None = None
+    flags: tuple = ()
+    strict: bool = False          # needs Landlock + seccomp
+    import_error: bool = False    # the file fails to load (no verdict beyond error)
+    extra: dict = field(default_factory=dict)
+
+
+def _f(body: str, head: str = "") -> str:
+    """A module with imports, ``head`` at import time and ``f(data, rng)`` running ``body``."""
+    return (dedent("""\
+        import ctypes, os, signal, socket, subprocess, sys, threading, time
+        import numpy as np
+        """) + dedent(head) + "\n\ndef f(data, rng):\n" + "\n".join(
+        "    " + line for line in dedent(body).strip().splitlines()) + "\n")
+
+
+ONCE = "if not getattr(f, 'done', False):\n    f.done = True\n"
+
+CASES = [
+    # -- defects of the issue, one or more cases each --------------------------------------
+    Case("import_prints", _f(LAPLACE, "print('IMPORT-TIME-PRINT')"), 0, "not_refuted"),
+    Case("import_thread_never_ends",
+         _f(LAPLACE, "threading.Thread(target=time.sleep, args=(40,)).start()"), 0, "not_refuted"),
+    Case("import_allocates_too_much", _f(LAPLACE, "big = bytearray(2 * 1024 ** 3)"), 3, "error",
+         "MemoryError", flags=("--memory=512M",), import_error=True),
+    Case("import_segfaults", _f(LAPLACE, "ctypes.string_at(0)"), 3, "error", "SIGSEGV",
+         import_error=True),
+    Case("import_exits", _f(LAPLACE, "os._exit(9)"), 3, "error", "status 9", import_error=True),
+    Case("native_hang_holding_gil", _f("ctypes.PyDLL(None).sleep(1000)"), 3, "error",
+         "could not be interrupted"),
+    Case("native_hang_batch_form", dedent("""\
+        import ctypes
+        def f(data, rng, size=None):
+            ctypes.PyDLL(None).sleep(1000)
+        """), 3, "error", "could not be interrupted"),
+    Case("forks_helper_then_segfaults",
+         _f("if os.fork() == 0:\n    time.sleep(1000)\nctypes.string_at(0)"), 3, "error",
+         "SIGSEGV"),
+    Case("popen_sleep_process_mode", _f(ONCE + "    subprocess.Popen(['sleep', '1000'])\n" + LAPLACE),
+         0, "not_refuted", flags=("--isolation=process",)),
+    Case("popen_sleep_strict", _f("subprocess.Popen(['sleep', '1000'])\n" + LAPLACE), 3, "error",
+         "tried to run sleep", strict=True),
+    Case("prints_10kB_per_call", _f("print('x' * 10_000)\n" + LAPLACE), 0, "not_refuted"),
+    Case("zero_d_array_output", _f("return np.asarray(data.sum() + rng.laplace())"), 0,
+         "not_refuted"),
+    Case("raises_keyboard_interrupt", _f("raise KeyboardInterrupt"), 3, "error",
+         "raised KeyboardInterrupt"),
+    Case("ansi_escape_in_error", _f("raise ValueError('\\x1b[32mNOT REFUTED\\x1b[0m\\x00')"), 3,
+         "error", "\\x1b[32mNOT REFUTED"),
+    Case("control_characters_as_categories",
+         _f("return '\\x1b[2J\\x00' if rng.random() < 0.5 else '\\x07bell'"), 0, "not_refuted"),
+    # -- isolation ----------------------------------------------------------------------------
+    Case("writes_working_folder", _f("open('dpaudit-hostile-was-here.txt', 'w').write('x')\n" + LAPLACE),
+         3, "error", "tried to write", strict=True),
+    Case("writes_its_tmpdir", _f("import tempfile\nwith tempfile.TemporaryFile() as fh:\n"
+                                 "    fh.write(b'ok')\n" + LAPLACE), 0, "not_refuted", strict=True),
+    Case("reads_a_secret", _f("open(os.environ.get('SECRET_PATH', '/root/.bashrc')).read()\n" + LAPLACE),
+         3, "error", "tried to read", strict=True, extra={"secret": True}),
+    Case("reads_parent_environment", _f("open(f'/proc/{os.getppid()}/environ', 'rb').read()\n" + LAPLACE),
+         3, "error", "tried to read /proc/", strict=True),
+    Case("connects_tcp", _f("socket.create_connection(('127.0.0.1', 9), timeout=1)\n" + LAPLACE),
+         3, "error", "tried to open a network socket (to reach 127.0.0.1:9)", strict=True),
+    Case("sends_udp", _f("s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                         "s.sendto(b'x', ('127.0.0.1', 9))\n" + LAPLACE),
+         3, "error", "tried to open a network socket", strict=True),
+    Case("swallows_denied_write", _f("try:\n    open('/tmp/dpaudit-hostile-x', 'w')\n"
+                                     "except OSError:\n    pass\n" + LAPLACE),
+         3, "error", "tried to write /tmp/dpaudit-hostile-x", strict=True),
+    Case("deletes_a_file", _f("os.remove(os.path.abspath('pyproject.toml'))\n" + LAPLACE), 3,
+         "error", "tried to change", strict=True),
+    Case("kills_dpaudit", _f("try:\n    os.kill(os.getppid(), signal.SIGKILL)\n"
+                             "except OSError:\n    pass\n" + LAPLACE), 0, "not_refuted", strict=True),
+    Case("setsid_escape", _f(ONCE + "    if os.fork() == 0:\n        try:\n            os.setsid()\n"
+                             "        except OSError:\n            pass\n        time.sleep(1000)\n"
+                             + LAPLACE), 0, "not_refuted"),
+    Case("sees_no_secret_env", _f("if 'DPAUDIT_HOSTILE_SECRET' in os.environ:\n"
+                                  "    raise RuntimeError('saw the secret')\n" + LAPLACE),
+         0, "not_refuted"),
+    Case("sees_passed_env", _f("if 'DPAUDIT_HOSTILE_SECRET' in os.environ:\n"
+                               "    raise RuntimeError('saw the secret')\n" + LAPLACE),
+         3, "error", "saw the secret", flags=("--pass-env=DPAUDIT_HOSTILE_SECRET",)),
+    # -- the process table, fds, signals, threads ------------------------------------------------
+    Case("forks_50_sleepers", _f(ONCE + "    for _ in range(50):\n        if os.fork() == 0:\n"
+                                 "            time.sleep(1000)\n            os._exit(0)\n" + LAPLACE),
+         0, "not_refuted"),
+    Case("closes_fds_0_1_2", _f(ONCE + "    for fd in (0, 1, 2):\n        os.close(fd)\n" + LAPLACE),
+         0, "not_refuted"),
+    Case("changes_working_folder", _f("os.chdir('/')\n" + LAPLACE), 0, "not_refuted"),
+    Case("sets_signal_handlers", _f(ONCE + "    for s in (signal.SIGTERM, signal.SIGUSR1, signal.SIGHUP):\n"
+                                    "        signal.signal(s, signal.SIG_IGN)\n" + LAPLACE),
+         0, "not_refuted"),
+    Case("ignores_watchdog_then_hangs", _f("signal.signal(signal.SIGUSR1, signal.SIG_IGN)\n"
+                                           "time.sleep(1000)"), 3, "error", "hung"),
+    Case("threads_never_stop", _f(ONCE + "    for _ in range(3):\n"
+                                  "        threading.Thread(target=lambda: [time.sleep(0.01) for _ in iter(int, 1)],"
+                                  " daemon=False).start()\n" + LAPLACE), 0, "not_refuted"),
+    Case("writes_stdout_from_c", _f("ctypes.CDLL(None).write(1, b'C-LEVEL-WRITE\\n', 14)\n" + LAPLACE),
+         0, "not_refuted"),
+    # -- plain misbehaviour --------------------------------------------------------------------
+    Case("raises", _f("raise ValueError('boom')"), 3, "error", "raised ValueError: boom"),
+    Case("str_of_exception_raises", _f("class E(Exception):\n    def __str__(self):\n"
+                                       "        raise RuntimeError('no')\nraise E()"), 3, "error", None),
+    Case("sys_exit", _f("sys.exit(3)"), 3, "error", "sys.exit(3)"),
+    Case("os_exit", _f("os._exit(7)"), 3, "error", "status 7"),
+    Case("segfault", _f("ctypes.string_at(0)"), 3, "error", "SIGSEGV"),
+    Case("python_hang", _f("time.sleep(1000)"), 3, "error", "hung"),
+    Case("memory_bomb", _f("x = bytearray(4 * 1024 ** 3)"), 3, "error", "memory cap",
+         flags=("--memory=512M",)),
+    Case("unpicklable_output", _f("return lambda: 0"), 3, "error", None),
+    Case("recursion", _f("return f(data, rng)"), 3, "error", "RecursionError"),
+    Case("batch_wrong_length", dedent("""\
+        def f(data, rng, size=None):
+            return [0.0] * 3
+        """), 3, "error", "batch form returned 3 outputs"),
+]

@@ -1,0 +1,50 @@
+"""A mechanism that draws its own randomness is detected before the audit: the record says so,
+the reproduce line says so, and the verdict still holds (two runs with one seed agree)."""
+
+import numpy as np
+
+import dpaudit
+from dpaudit.execution.base import InProcessExecutor
+from dpaudit.reproduce import OWN_RANDOMNESS_NOTE, replays
+
+
+def _own(scale):
+    @dpaudit.mechanism(epsilon=1.0, domain=(0, 1), size=4)
+    def own_rng(data, rng, size=None):
+        return data.sum() + np.random.default_rng().laplace(scale=scale, size=size)
+    return own_rng
+
+
+@dpaudit.mechanism(epsilon=1.0, domain=(0, 1), size=4)
+def seeded(data, rng, size=None):
+    return data.sum() + rng.laplace(scale=1.0, size=size)
+
+
+def test_a_mechanism_ignoring_its_rng_is_reported_and_keeps_its_verdict():
+    """Broken (true ε = 4, claimed 1) and loose (true ε = 1, claimed 2): verdicts far from the
+    line, so both runs agree whatever the mechanism's own draws (fixed seed, no retries)."""
+    for mech, epsilon, verdict in ((_own(0.25), 1.0, "refuted"), (_own(1.0), 2.0, "not_refuted")):
+        records = [dpaudit.audit(mech, epsilon=epsilon, samples=20_000, seed=5,
+                                 executor=InProcessExecutor()).to_record() for _ in range(2)]
+        assert [r["verdict"] for r in records] == [verdict, verdict]
+        for r in records:
+            assert r["reproducible"] is False
+            assert r["reproduce"].endswith(f"# {OWN_RANDOMNESS_NOTE}")
+
+
+def test_a_seeded_mechanism_replays_exactly():
+    a, b = (dpaudit.audit(seeded, samples=20_000, seed=5, executor=InProcessExecutor()) for _ in range(2))
+    assert a.reproducible is True and "#" not in a.reproduce
+    assert a.to_record()["epsilon_lower_bound"] == b.to_record()["epsilon_lower_bound"]
+
+
+def test_replays_compares_every_kind_of_output():
+    def spec_of(f):
+        return dpaudit.MechanismSpec.from_function(f, epsilon=1.0)
+
+    ex = InProcessExecutor()
+    assert replays(spec_of(lambda d, rng: ("a" if rng.random() < 0.5 else "b", 1)), ex, 1)
+    assert replays(spec_of(lambda d, rng: float("nan")), ex, 1)  # NaN is an output like any other
+    assert replays(spec_of(lambda d, rng: rng.normal(size=3)), ex, 1)
+    assert not replays(spec_of(lambda d, rng: str(np.random.default_rng().integers(1 << 30))), ex, 1)
+    assert not replays(spec_of(lambda d, rng: np.random.default_rng().normal(size=3)), ex, 1)

@@ -1,0 +1,87 @@
+"""Early stopping (dpaudit.estimators.sequential, dpaudit.search.sequential): the look schedule,
+the record of the stopping rule, and the flag that turns it off."""
+
+import math
+
+import pytest
+
+import dpaudit
+from dpaudit.errors import InvalidArgument
+from dpaudit.estimators.sequential import LOOK_FRACTIONS, MIN_LOOK, SPEND, schedule
+from dpaudit.results import Verdict
+
+
+def test_schedule_spends_alpha_exactly_and_looks_geometrically():
+    s = schedule(4_000_000, 0.95)
+    assert s.budgets == (31_250, 62_500, 125_000, 250_000)
+    assert all(b2 == 2 * b1 for b1, b2 in zip(s.budgets, s.budgets[1:]))
+    assert math.isclose(sum(s.alphas) + s.final_alpha, 0.05, rel_tol=1e-12)
+    assert s.alphas == (SPEND * s.alpha,) * 4 and s.final_alpha >= 0.8 * s.alpha
+    assert sum(s.budgets) <= sum(LOOK_FRACTIONS) * 4_000_000 < 0.12 * 4_000_000
+    assert s.to_record()["family_alpha"] == s.alpha
+
+
+def test_small_budget_has_no_early_look():
+    s = schedule(16 * MIN_LOOK - 1, 0.9)
+    assert s.budgets == () and s.looks == 1 and s.final_alpha == s.alpha
+
+
+@pytest.mark.parametrize("budget, confidence, min_look", [(0, 0.9, 10), (10, 1.5, 10), (100, 0.9, 0)])
+def test_schedule_rejects_bad_arguments(budget, confidence, min_look):
+    with pytest.raises(InvalidArgument):
+        schedule(budget, confidence, min_look)
+
+
+def laplace_sum(scale):
+    @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=5)
+    def noisy_sum(data, rng, size=None):
+        return data.sum() + rng.laplace(scale=scale, size=size)
+    return noisy_sum
+
+
+def test_gross_violation_stops_at_the_first_look_and_says_so():
+    r = dpaudit.audit(laplace_sum(0.25), samples=2_000_000, seed=4)  # true ε = 4
+    rec = r.details["early_stop"]
+    assert r.verdict is Verdict.REFUTED and r.epsilon_lower_bound > 1.0
+    assert rec["stopped_early"] and rec["stopped_at_look"] == 1
+    assert r.samples == rec["looks"][0]["samples"] <= 2_000_000 // 64
+    assert r.details["alpha"] == pytest.approx(rec["alphas"][0])
+    assert r.confidence == 0.95  # family-wise, under the stopping rule
+    assert r.to_record()["details"]["early_stop"]["rule"].startswith("Bonferroni")
+
+
+def test_no_early_stop_spends_the_budget_and_has_no_record():
+    r = dpaudit.audit(laplace_sum(0.25), samples=400_000, seed=4, early_stop=False)
+    assert "early_stop" not in r.details and r.samples > 390_000
+
+
+def test_without_an_early_look_the_audit_is_the_plain_one():
+    f = laplace_sum(0.5)
+    a = dpaudit.audit(f, samples=60_000, seed=11).to_record()
+    b = dpaudit.audit(f, samples=60_000, seed=11, early_stop=False).to_record()
+    assert a["details"].pop("early_stop")["looks"][0]["budget"] == 60_000
+    for rec in (a, b):
+        rec.pop("elapsed_s")
+    assert a == b
+
+
+def test_correct_mechanism_runs_every_look():
+    r = dpaudit.audit(laplace_sum(1.0), samples=400_000, seed=3)
+    rec = r.details["early_stop"]
+    assert r.verdict is Verdict.NOT_REFUTED and not rec["stopped_early"]
+    assert len(rec["looks"]) == 1 + len(rec["budgets"]) and r.samples <= 400_000
+
+
+def test_cli_flag_turns_early_stopping_off_and_the_reproduce_line_keeps_it():
+    from dpaudit.cli import build_parser
+    from dpaudit.config import resolve_settings
+    from dpaudit.reproduce import check_command
+
+    on = resolve_settings(build_parser().parse_args(["check", "m.py", "--epsilon", "1"]))
+    off = resolve_settings(build_parser().parse_args(["check", "m.py", "--epsilon", "1",
+                                                      "--no-early-stop"]))
+    assert on.early_stop and not off.early_stop
+    kw = dict(epsilon=1.0, delta=0.0, neighbours="add-remove", domain=dpaudit.Domain(0, 1),
+              size=3, seed=1)
+    assert "--no-early-stop" in check_command("m.py", early_stop=False, **kw)
+    assert "--no-early-stop" not in check_command("m.py", **kw)
