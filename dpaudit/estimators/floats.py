@@ -28,22 +28,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
-from dpaudit.estimators.scores import AtomRatio, fit_atoms
+from dpaudit.estimators.scores import PRIOR, AtomRatio, fit_atoms
 
-__all__ = ["FloatCells", "FloatCellRatio", "fit_float_cells", "FAMILIES", "NAN", "POS_INF", "NEG_INF",
-           "nonfinite_text"]
+__all__ = ["FloatCells", "FloatCellRatio", "fit_float_cells", "FAMILIES", "nonfinite_text"]
 
-#: the float-structure families fitted for real outputs
-FAMILIES = ("trailing", "lowbits", "repeated")
+#: the float-structure families fitted for real outputs by default. ``trailing`` is binade × low
+#: mantissa bits in the form that matters for rounding (tz = j ⟺ the last j + 1 bits are 1 then j
+#: zeros); ``lowbits`` (the last two bits as such) is available but adds little for its cost
+FAMILIES = ("trailing", "repeated")
 
 _MANT = np.uint64((1 << 52) - 1)
-#: cells of the non-finite outputs (negative, so they never collide with a finite cell)
-NAN, POS_INF, NEG_INF = -1.0, -2.0, -3.0
-_NONFINITE = {NAN: "NaN", POS_INF: "+inf", NEG_INF: "−inf"}
 _CANON_NAN = np.float64(np.nan).view(np.uint64)
 
 
@@ -60,13 +58,6 @@ def _trailing_zeros(m: np.ndarray) -> np.ndarray:
     return np.where(m == 0, 52, tz).astype(np.int64)
 
 
-def _mark_nonfinite(y: np.ndarray, cells: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore"):
-        cells = np.where(np.isnan(y), NAN, cells)
-        cells = np.where(y == np.inf, POS_INF, cells)
-        return np.where(y == -np.inf, NEG_INF, cells)
-
-
 @dataclass(frozen=True, slots=True)
 class FloatCells:
     """y ↦ its cell under ``family`` (module docstring), as a float64 array of integer codes
@@ -79,13 +70,26 @@ class FloatCells:
         if self.family == "repeated":
             bits = (y + 0.0).view(np.uint64)  # +0.0 turns −0.0 into 0.0
             return np.where(np.isnan(y), _CANON_NAN, bits)
-        s, e, m = _fields(y)
+        return self.index(y).astype(np.float64)
+
+    @property
+    def size(self) -> int:
+        """Number of dense cell indices (finite cells, then NaN, +inf, −inf)."""
+        return (1 << 12) * (64 if self.family == "trailing" else 4) + 3
+
+    def index(self, y: np.ndarray) -> np.ndarray:
+        """Dense cell index in 0..size−1 (``trailing`` and ``lowbits``)."""
+        s, e, m = _fields(np.asarray(y, dtype=np.float64))
         head = ((s << np.uint64(11)) | e).astype(np.int64)
         if self.family == "trailing":
-            cells = (head * 64 + _trailing_zeros(m)).astype(np.float64)
+            cells = head * 64 + _trailing_zeros(m)
         else:
-            cells = (head * 4 + (m & np.uint64(3)).astype(np.int64)).astype(np.float64)
-        return _mark_nonfinite(y, cells)
+            cells = head * 4 + (m & np.uint64(3)).astype(np.int64)
+        top = self.size - 3
+        with np.errstate(invalid="ignore"):
+            cells = np.where(np.isnan(y), top, cells)
+            cells = np.where(y == np.inf, top + 1, cells)
+            return np.where(y == -np.inf, top + 2, cells)
 
     # ------------------------------------------------------------------ words
     def describe_cell(self, cell) -> str:
@@ -93,10 +97,10 @@ class FloatCells:
         if self.family == "repeated":
             v = np.asarray([cell], dtype=np.uint64).view(np.float64)[0]
             return f"output = {_value(float(v))}" + (" (non-finite output)" if not math.isfinite(v) else "")
-        c = float(cell)
-        if c in _NONFINITE:
-            return f"output is {_NONFINITE[c]} (non-finite output)"
-        c = int(c)
+        c = int(cell)
+        top = self.size - 3
+        if c >= top:
+            return f"output is {('NaN', '+inf', '−inf')[c - top]} (non-finite output)"
         k = 64 if self.family == "trailing" else 4
         head, low = divmod(c, k)
         sign, e = divmod(head, 1 << 11)
@@ -147,8 +151,11 @@ class FloatCellRatio:
 
     cells: FloatCells
     inner: AtomRatio
+    table: Optional[np.ndarray] = None  # dense llr per cell index (NaN: never seen), not repeated
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
+        if self.table is not None:
+            return self.table[self.cells.index(y)]
         return self.inner(self.cells(y))
 
     def describe(self) -> str:
@@ -171,9 +178,18 @@ class FloatCellRatio:
 
 
 def fit_float_cells(family: str, yd: np.ndarray, yp: np.ndarray) -> FloatCellRatio:
-    """Per-cell log-ratios of ``family`` from equal-size samples of D and D'."""
+    """Per-cell log-ratios of ``family`` from equal-size samples of D and D' (counts by
+    ``bincount`` over dense cell indices, so fitting and scoring are O(n))."""
     cells = FloatCells(family)
-    return FloatCellRatio(cells, fit_atoms(cells(yd), cells(yp)))
+    if family == "repeated":
+        return FloatCellRatio(cells, fit_atoms(cells(yd), cells(yp)))
+    cd = np.bincount(cells.index(yd), minlength=cells.size).astype(float)
+    cp = np.bincount(cells.index(yp), minlength=cells.size).astype(float)
+    seen = np.flatnonzero(cd + cp)
+    llr = np.log((cd[seen] + PRIOR) / (cp[seen] + PRIOR))
+    table = np.full(cells.size, np.nan)
+    table[seen] = llr
+    return FloatCellRatio(cells, AtomRatio(seen.astype(float), llr), table)
 
 
 def nonfinite_text(values) -> str:

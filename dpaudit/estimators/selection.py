@@ -19,7 +19,7 @@ budget. Events considered:
   shrink with the sample: about 20 samples per threshold step);
 * discrete outputs: likelihood-ratio-ordered sets of atoms (thresholds of :class:`AtomRatio`);
 * real outputs, also: likelihood-ratio-ordered sets of float-structure cells (binade × trailing
-  zero bits, binade × last mantissa bits, repeated values; NaN and ±inf are cells of their own),
+  zero bits of the mantissa, repeated values; NaN and ±inf are cells of their own),
   which see the porous output sets of floating-point noise (:mod:`~dpaudit.estimators.floats`);
 * vectors: whole-pattern ratios (few distinct vectors), cell-pattern ratios (real coordinates
   binned), a naive-Bayes score, a logistic-regression
@@ -232,8 +232,8 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
 
 def _float_families(fit_d, fit_p, ev_d, ev_p, repeats: bool, quick: bool):
     """The float-structure families of real outputs (:mod:`~dpaudit.estimators.floats`): binade
-    × trailing zero bits always, binade × last two bits when not ``quick``, and exact atoms of the
-    values when some repeat."""
+    × trailing zero bits always (binade × last two bits too, when listed and not ``quick``), and
+    exact atoms of the values when some repeat."""
     for family in FLOAT_FAMILIES:
         if (family == "lowbits" and quick) or (family == "repeated" and not repeats):
             continue
