@@ -19,9 +19,8 @@ from typing import Any, Mapping, Optional
 from markupsafe import Markup
 
 from dpaudit.report.describe import fmt, num, verdict_label, verdict_meaning
-from dpaudit.report.kinds import CounterexampleView, RecordKind, SarifRule, register_kind
-from dpaudit.report.kinds.base import as_json, number_text
-from dpaudit.results import Verdict
+from dpaudit.report.kinds import RecordKind, SarifRule, register_kind
+from dpaudit.report.kinds.base import number_text
 
 __all__ = ["SeedClaimRecord", "paper_source"]
 
@@ -103,12 +102,6 @@ class SeedClaimRecord(RecordKind):
             facts.append(("recorded verdict", verdict_label(recorded) + agrees))
         facts.append(("time", f"{fmt(rec.get('elapsed_s'), 3)} s"))
         return facts
-
-    def counterexample(self) -> Optional[CounterexampleView]:
-        cx = self.rec.get("counterexample")
-        if not isinstance(cx, Mapping):
-            return None
-        return CounterexampleView(tuple((str(k), as_json(v)) for k, v in cx.items()))
 
     def long_texts(self) -> list[tuple[str, str]]:
         return []  # its text fields all have a place of their own

@@ -127,6 +127,7 @@ def render_html(run: Mapping[str, Any], *, plots: bool = True) -> str:
         summary=summary,
         badges=badges,
         results=[view(r, i, plots) for i, r in enumerate(records, 1)],
+        skipped=[s for s in run.get("skipped") or [] if isinstance(s, Mapping)],
         legends=_legends(records),
         environment=_environment(run),
         meta=[(label, "—" if run.get(key) in (None, "") else str(run.get(key)))

@@ -250,8 +250,10 @@ def _check_ids(ids: Any, size: int, universe: int | None) -> np.ndarray:
     return arr
 
 
+@dataclass(frozen=True, slots=True, eq=False)
 class _IndividualModel:
-    """Evaluation shared by :class:`GeneralSPF` and the 2-D :class:`~.two_d.TwoDimSPF`.
+    """Fields, claim and evaluation shared by :class:`GeneralSPF` and the 2-D :class:`~.two_d.TwoDimSPF`
+    (each names its table builder in :meth:`_builder`).
 
     Two ways to say who is in the database (SPEC §6.1, individual model):
 
@@ -266,7 +268,22 @@ class _IndividualModel:
       ``spf(data, ids)`` checks that ``data`` are those individuals' records.
     """
 
-    __slots__ = ()
+    f: Callable
+    deltas: Any
+    _: KW_ONLY
+    centre: Any = None
+    batched: bool = False
+    population: Any = None
+    table: Optional[SubsetTable] = field(init=False, repr=False)
+    sensitivity: SensitivityBound = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not callable(self.f):
+            raise InvalidArgument.bad("f", self.f, "a callable")
+        self._setup(self._builder(), "l1")
+
+    def _builder(self) -> Callable:
+        raise NotImplementedError
 
     def _setup(self, build: Callable, norm: str) -> None:
         d = self.deltas
@@ -328,19 +345,11 @@ class GeneralSPF(_IndividualModel):
     population (then f̂ of any multiset of records, for f symmetric in the records).
     """
 
-    f: Callable
-    deltas: Any
-    _: KW_ONLY
-    centre: Any = None
-    batched: bool = False
-    population: Any = None
-    table: Optional[SubsetTable] = field(init=False, repr=False)
-    sensitivity: SensitivityBound = field(init=False, repr=False)
+    def _builder(self) -> Callable:
+        return spf_table
 
     def __post_init__(self) -> None:
-        if not callable(self.f):
-            raise InvalidArgument.bad("f", self.f, "a callable")
-        self._setup(spf_table, "l1")
+        _IndividualModel.__post_init__(self)
         if self.table is not None and not self.table.scalar:
             raise InvalidArgument.bad("f", "a vector-valued f", "real-valued (use TwoDimSPF for f into ℝ²)")
 

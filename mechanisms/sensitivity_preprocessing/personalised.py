@@ -56,13 +56,28 @@ def _check_pairs(sensitivities: Any, epsilons: Any) -> tuple[tuple[float, ...], 
     return ds, es, max(d / e for d, e in zip(ds, es))
 
 
-def _individual_fields(obj: Any) -> None:
-    ds, es, b = _check_pairs(obj.sensitivities, obj.epsilons)
-    object.__setattr__(obj, "sensitivities", ds)
-    object.__setattr__(obj, "epsilons", es)
-    object.__setattr__(obj, "scale", b)
-    object.__setattr__(obj, "claim", PureDP(max(es)))
-    object.__setattr__(obj, "sensitivity", SensitivityBound(max(ds), individual=ds))
+@dataclass(frozen=True, slots=True)
+class _Personalised:
+    """Individual sensitivities Δ_i and budgets ε_i, the scale b = max_i Δ_i/ε_i, and the claims
+    they imply: ε_i-PDP toward individual i (``individual_epsilon(i) = Δ_i/b``), (max_i ε_i)-DP."""
+
+    sensitivities: tuple[float, ...]
+    epsilons: tuple[float, ...]
+    scale: float = field(init=False)
+    claim: PureDP = field(init=False, repr=False)
+    sensitivity: SensitivityBound = field(init=False, repr=False)
+    neighbours: Neighbours = field(init=False, repr=False, default=Neighbours.ADD_REMOVE)
+
+    def __post_init__(self) -> None:
+        ds, es, b = _check_pairs(self.sensitivities, self.epsilons)
+        object.__setattr__(self, "sensitivities", ds)
+        object.__setattr__(self, "epsilons", es)
+        object.__setattr__(self, "scale", b)
+        object.__setattr__(self, "claim", PureDP(max(es)))
+        object.__setattr__(self, "sensitivity", SensitivityBound(max(ds), individual=ds))
+
+    def individual_epsilon(self, i: int) -> float:
+        return self.sensitivities[i] / self.scale
 
 
 def _canonical_population(n: int, population: Any) -> np.ndarray:
@@ -75,26 +90,13 @@ def _canonical_population(n: int, population: Any) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True)
-class PersonalisedLaplace:
+class PersonalisedLaplace(_Personalised):
     """Prop 7.3: release ``value + Lap(b)``, ``b = max_i Δ_i/ε_i``; (Δ_i/b)-PDP, so ε_i-PDP.
 
     ``sensitivities[i]`` = Δ_i (of the released f̂), ``epsilons[i]`` = ε_i (individual i's budget).
     ``individual_epsilon(i) = Δ_i/b`` is the exact loss bound toward i. ``claim`` is the implied
     (max_i ε_i)-DP under add-remove neighbours.
     """
-
-    sensitivities: tuple[float, ...]
-    epsilons: tuple[float, ...]
-    scale: float = field(init=False)
-    claim: PureDP = field(init=False, repr=False)
-    sensitivity: SensitivityBound = field(init=False, repr=False)
-    neighbours: Neighbours = field(init=False, repr=False, default=Neighbours.ADD_REMOVE)
-
-    def __post_init__(self) -> None:
-        _individual_fields(self)
-
-    def individual_epsilon(self, i: int) -> float:
-        return self.sensitivities[i] / self.scale
 
     @property
     def noise(self) -> Laplace:
@@ -148,30 +150,21 @@ def median_score(records: np.ndarray, outputs: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True)
-class PersonalisedExponential:
+class PersonalisedExponential(_Personalised):
     """Prop 7.5: over ``outputs``, ``P[r] ∝ exp(u(D, r)/(2b))`` with ``b = max_i Δ_i/ε_i``; ε_i-PDP.
 
     ``sensitivities[i]`` = Δ_i of the score u (sup over outputs), ``epsilons[i]`` = ε_i. The laws and
     the sampler take the score vector ``u(D, ·)`` (one entry per output).
     """
 
-    sensitivities: tuple[float, ...]
-    epsilons: tuple[float, ...]
     outputs: tuple
-    scale: float = field(init=False)
-    claim: PureDP = field(init=False, repr=False)
-    sensitivity: SensitivityBound = field(init=False, repr=False)
-    neighbours: Neighbours = field(init=False, repr=False, default=Neighbours.ADD_REMOVE)
 
     def __post_init__(self) -> None:
-        _individual_fields(self)
+        _Personalised.__post_init__(self)
         outs = tuple(self.outputs)
         if len(outs) == 0 or len(set(outs)) != len(outs):
             raise InvalidArgument.bad("outputs", self.outputs, "a non-empty sequence of distinct outputs")
         object.__setattr__(self, "outputs", outs)
-
-    def individual_epsilon(self, i: int) -> float:
-        return self.sensitivities[i] / self.scale
 
     def _scores(self, scores: Any) -> np.ndarray:
         u = np.asarray(scores, dtype=float).reshape(-1)

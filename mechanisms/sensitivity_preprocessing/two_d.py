@@ -16,12 +16,11 @@ Claim: ``‖f̂(D ∪ {i}) − f̂(D)‖₁ ≤ Δ_i``. Where f(D) already lies 
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, Callable, Optional
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
-from dpaudit.claims import SensitivityBound
 from dpaudit.errors import InvalidArgument
 
 from .general import SubsetTable, _check_records, _evaluate, _fill, _IndividualModel, check_deltas
@@ -75,19 +74,8 @@ class TwoDimSPF(_IndividualModel):
     ``sensitivity`` with ``norm='l1'``.
     """
 
-    f: Callable
-    deltas: Any
-    _: KW_ONLY
-    centre: Any = None
-    batched: bool = False
-    population: Any = None
-    table: Optional[SubsetTable] = field(init=False, repr=False)
-    sensitivity: SensitivityBound = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if not callable(self.f):
-            raise InvalidArgument.bad("f", self.f, "a callable")
-        self._setup(spf_l1_2d, "l1")
+    def _builder(self) -> Callable:
+        return spf_l1_2d
 
     @property
     def name(self) -> str:

@@ -186,6 +186,8 @@ def test_audit_needing_a_missing_package_is_skipped_not_passed(tmp_path, capsys)
     assert run["summary"]["total"] == 1
     assert [s["id"] for s in run["skipped"]] == ["needs-lib"]
     assert run["skipped"][0]["requires"] == ["dpaudit_no_such_library_xyz"]
+    html = (tmp_path / "out" / "index.html").read_text()
+    assert "Skipped: 1 audit not run (not passed)" in html and ">needs-lib<" in html
 
 
 def test_only_skipped_audits_is_nothing_to_audit(tmp_path, capsys):
@@ -197,3 +199,10 @@ def test_only_skipped_audits_is_nothing_to_audit(tmp_path, capsys):
     code = run_audit(_args(path, tmp_path / "out", ids=["needs-lib"]))
     assert code == ExitCode.NOTHING_TO_AUDIT
     assert "SKIPPED" in capsys.readouterr().out
+
+
+def test_pytest_plugin_skips_an_audit_whose_package_is_missing(pytester):
+    pytester.makepyfile(**{"audits/two": _SUITE_FILE})
+    result = pytester.runpytest_subprocess("--dpaudit", "audits", "-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*SKIPPED*requires dpaudit_no_such_library_xyz (not installed)*"])

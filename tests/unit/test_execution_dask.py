@@ -109,17 +109,21 @@ class Spy:
 
 def test_validation_returns_counts_so_outputs_stay_bounded_whatever_the_budget(threads2, monkeypatch):
     """With the selection phases capped at SELECTION_BASE draws, a 10x larger budget brings back no
-    more outputs: the rest is validation, counted on the workers."""
+    more outputs: the rest is validation, counted on the workers. With early stopping each look is
+    an audit of its own, so the outputs are bounded by the number of looks times the cap."""
     monkeypatch.setattr(sampler_module, "SELECTION_BASE", 100_000)
     spec = Laplace(epsilon=1.0).spec().idealised()  # a model over the reals (float64 is porous)
-    spy_small, spy_large = Spy(threads2), Spy(threads2)
-    dpaudit.audit(spec, samples=200_000, seed=5, executor=spy_small)
-    rec = dpaudit.audit(spec, samples=2_000_000, seed=5, executor=spy_large).to_record()
+    spy_small, spy_large, spy_looks = Spy(threads2), Spy(threads2), Spy(threads2)
+    dpaudit.audit(spec, samples=200_000, seed=5, executor=spy_small, early_stop=False)
+    rec = dpaudit.audit(spec, samples=2_000_000, seed=5, executor=spy_large, early_stop=False).to_record()
     assert spy_large.outputs == spy_small.outputs <= 0.5 * 100_000
     assert spy_large.counted > 1_900_000 - spy_large.outputs
     # the replay check (dpaudit.reproduce.replays) draws its batch twice outside the budget
     assert rec["samples"] + 2 * REPLAY_CHECK_CALLS == spy_large.outputs + spy_large.counted
     assert rec["verdict"] == "not_refuted"
+    looks = dpaudit.audit(spec, samples=4_000_000, seed=5, executor=spy_looks).to_record()
+    n_looks = 1 + len(looks["details"]["early_stop"]["budgets"])
+    assert spy_looks.outputs <= n_looks * 0.5 * 100_000 < 0.1 * looks["samples"]
 
 
 def _units(pair_seed=1, n=240_000, batch=20_000):

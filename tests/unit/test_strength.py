@@ -60,3 +60,27 @@ def test_delta_claims_use_the_same_bound():
 
 def test_power_needs_the_event_seen_under_the_neighbour():
     assert detectable(Counts(1000, 1000, 10, 0), 0.05, 1.0).epsilon is None
+
+
+def test_the_report_shows_the_strength_of_a_sampled_verdict():
+    from dpaudit.report.html import render_html
+    from dpaudit.report.kinds import kind_of
+    from dpaudit.report.model import make_run
+
+    rec = {"kind": "audit", "target": "m.py:f", "verdict": "refuted", "elapsed_s": 1.0,
+           "claim": {"epsilon": 1.0, "delta": 0.0, "neighbours": "add-remove"},
+           "epsilon_lower_bound": 1.02, "delta_lower_bound": None, "confidence": 0.975,
+           "samples": 1000, "counterexample": None, "reproduce": "", "error": None,
+           "p_value": 0.012, "margin": 1.02, "marginal": True, "power": None, "reproducible": False,
+           "family": {"targets": 2, "confidence": 0.95, "correction": "bonferroni"}}
+    facts = dict(kind_of(rec).facts())
+    assert facts["p-value of the claim (family-wise)"].startswith("0.012 — MARGINAL")
+    assert facts["margin ε_LB / ε"] == "1.02"
+    assert facts["reproducible from the seed"].startswith("no: the mechanism draws its own")
+    assert facts["family-wise over"] == "2 targets at 95% (Bonferroni)"
+    passed = dict(rec, verdict="not_refuted", marginal=False, p_value=0.4,
+                  power={"probability": 0.9, "epsilon": 1.31, "delta": 0.002})
+    assert dict(kind_of(passed).facts())["this budget would refute (probability 0.9)"] == \
+        "ε ≥ 1.31 or δ ≥ 0.002 at the claimed ε"
+    html = render_html(make_run([rec], seed=1, started=0.0, finished=1.0, command="dpaudit check"))
+    assert "MARGINAL (above 0.001)" in html

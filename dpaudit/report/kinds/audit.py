@@ -134,9 +134,39 @@ class SampledAudit(PrivacyAudit):
     DETAIL_FACTS = (("pair_label", "pair found by"), ("bound_method", "bound"),
                     ("candidates_validated", "candidates validated (family-wise)"), ("output_kind", "output"))
 
+    shown = PrivacyAudit.shown | {"p_value", "margin", "marginal", "power", "reproducible", "family"}
+
     def where(self) -> str:
         conf = num(self.rec.get("confidence"))
         return f"at {fmt(100 * conf, 3)}% confidence" if conf else ""
+
+    def own_facts(self) -> list[tuple[str, str]]:
+        """The shared facts, then how strong the verdict is (p-value, margin, MARGINAL, power),
+        whether the mechanism replays from its seed, and the family the confidence covers."""
+        rec, facts = self.rec, super().own_facts()
+        if num(rec.get("p_value")) is not None:
+            text = fmt(rec["p_value"])
+            if rec.get("marginal"):
+                text += " — MARGINAL (above 0.001): confirm with a fresh seed at a higher confidence"
+            facts.append(("p-value of the claim (family-wise)", text))
+        if num(rec.get("margin")) is not None:
+            facts.append(("margin ε_LB / ε", fmt(rec["margin"])))
+        power = rec.get("power")
+        if isinstance(power, Mapping):
+            seen = [f"ε ≥ {fmt(power['epsilon'])}" if num(power.get("epsilon")) is not None else "",
+                    f"δ ≥ {fmt(power['delta'])} at the claimed ε" if num(power.get("delta")) is not None else ""]
+            seen = [x for x in seen if x]
+            facts.append((f"this budget would refute (probability {fmt(power.get('probability'))})",
+                          " or ".join(seen) if seen else "no ε on this event"))
+        if rec.get("reproducible") is not None:
+            facts.append(("reproducible from the seed", "yes" if rec["reproducible"] else
+                          "no: the mechanism draws its own randomness (the bound stays valid; a "
+                          "replay gives other numbers)"))
+        family = rec.get("family")
+        if isinstance(family, Mapping) and family.get("targets"):
+            facts.append(("family-wise over", f"{family['targets']} targets at "
+                          f"{fmt(100 * (num(family.get('confidence')) or 0), 4)}% (Bonferroni)"))
+        return facts
 
     def confidence_text(self) -> str:
         conf = num(self.rec.get("confidence"))
