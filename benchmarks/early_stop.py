@@ -17,10 +17,7 @@ Run::
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -75,7 +72,10 @@ def main(argv=None) -> int:
     ap.add_argument("--only", action="append")
     ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args(argv)
-    load_before = list(os.getloadavg())
+    sys.path.insert(0, str(HERE))
+    from _record import finish, machine, write_json
+
+    started = machine()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for module, case, eps in _rows(args.only):
@@ -106,17 +106,13 @@ def main(argv=None) -> int:
     if refuted:
         print(f"median wall time on {len(refuted)} refuted rows: default {med_e:.2f} s, "
               f"--no-early-stop {med_f:.2f} s, ratio {ratio:.3f} (target ≤ 1/3)")
-    record = {"benchmark": "early_stop", "date": datetime.datetime.now(datetime.timezone.utc)
-              .isoformat(timespec="seconds"),
-              "machine": {"platform": platform.platform(), "python": sys.version.split()[0],
-                          "cpus": os.cpu_count(), "loadavg_before": load_before,
-                          "loadavg_after": list(os.getloadavg())},
+    record = {"benchmark": "early_stop", "machine": finish(started),
               "command": " ".join(["python", "benchmarks/early_stop.py"] + (argv or sys.argv[1:])),
               "median_wall_s_default": med_e, "median_wall_s_no_early_stop": med_f,
               "median_ratio": ratio, "target_ratio": 1 / 3,
               "meets_target": bool(ratio is not None and ratio <= 1 / 3), "rows": rows}
     if not args.only:
-        Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
+        write_json(Path(args.out), record)
     return 0
 
 

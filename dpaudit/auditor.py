@@ -118,12 +118,13 @@ def _check_callable(name: str, f: Any) -> None:
 # ---------------------------------------------------------------------------------- reproduce
 
 def _reproduce(spec: MechanismSpec, samples: int, seed: int, exact: bool = False,
-               own_randomness: bool = False) -> str:
+               own_randomness: bool = False, early_stop: bool = True) -> str:
     """A command line when the mechanism lives in a file, else a Python call
     (:func:`dpaudit.reproduce.for_spec`; the claim's floats round-trip exactly)."""
     from dpaudit.reproduce import for_spec
 
-    return for_spec(spec, samples=samples, seed=seed, exact=exact, own_randomness=own_randomness)
+    return for_spec(spec, samples=samples, seed=seed, exact=exact, own_randomness=own_randomness,
+                    early_stop=early_stop)
 
 
 # ---------------------------------------------------------------------------------- sampled
@@ -182,7 +183,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
         if own is not None:
             own.close()
     return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible,
-                           looks)
+                           looks, bool(early_stop))
 
 
 def _replays(spec: MechanismSpec, executor: Any, seed: int) -> Optional[bool]:
@@ -208,14 +209,15 @@ def _strength(spec: MechanismSpec, out: Any, confidence: float, refuted: bool) -
 
 def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: float, seed: int,
                     elapsed: float, reproducible: Optional[bool] = None,
-                    looks: Optional[dict] = None) -> AuditResult:
+                    looks: Optional[dict] = None, early_stop: bool = True) -> AuditResult:
     details: dict = {"phases": out.phases, "timed_out": bool(out.timed_out),
                      "candidates_validated": out.validated}
     if looks is not None:
         details["early_stop"] = looks
     if out.schema is not None:
         details["output_kind"] = out.schema.description
-    reproduce = _reproduce(spec, budget, seed, own_randomness=reproducible is False)
+    reproduce = _reproduce(spec, budget, seed, own_randomness=reproducible is False,
+                           early_stop=early_stop)
     common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours,
                   confidence=confidence, samples=int(out.samples), reproduce=reproduce,
                   elapsed_s=elapsed, seed=seed, reproducible=reproducible)

@@ -13,8 +13,8 @@ file and says what to do: the file does not exist, does not parse (with the line
 and no FUNCTION was given (they are listed).
 
 The file is imported under a private module name derived from its absolute path (so two files
-called ``mechanism.py`` do not collide, and the sandbox child and the parent agree on the name, which
-keeps user-defined output classes picklable between them); its folder is put on ``sys.path`` for the
+called ``mechanism.py`` do not collide; the sandbox child sends values of classes from such a module
+back as :class:`dpaudit.execution.remote.Opaque`, so dpaudit's process never imports it); its folder is put on ``sys.path`` for the
 import so sibling modules resolve as they would for ``python FILE.py``.
 """
 

@@ -171,6 +171,11 @@ def _g(x: Any, digits: int = 3) -> str:
     return f"{float(x):.{digits}g}"
 
 
+def _p(p: float) -> str:
+    """``p = 0.012``; below 1e-290 (where the p-value search stops) ``p < 1e-290``."""
+    return f"p = {_g(p, 2)}" if p >= 1e-290 else "p < 1e-290"
+
+
 def strength_text(record: Mapping[str, Any]) -> str:
     """How strong a sampled verdict is, in a few words (:mod:`dpaudit.estimators.strength`):
     ``p = 2.4e-05, ε_LB/ε = 1.24`` for a refutation; ``MARGINAL (p = 0.012 > 0.001): confirm
@@ -185,11 +190,11 @@ def strength_text(record: Mapping[str, Any]) -> str:
     p, margin = _number(record.get("p_value")), _number(record.get("margin"))
     if p is not None and record.get("verdict") == "refuted":
         if record.get("marginal"):
-            parts.append(f"MARGINAL (p = {_g(p, 2)} > {MARGINAL_P:g}): {confirm_advice(record)}")
+            parts.append(f"MARGINAL ({_p(p)} > {MARGINAL_P:g}): {confirm_advice(record)}")
         else:
-            parts.append(f"p = {_g(p, 2)}" + (f", ε_LB/ε = {_g(margin)}" if margin is not None else ""))
+            parts.append(_p(p) + (f", ε_LB/ε = {_g(margin)}" if margin is not None else ""))
     elif p is not None:
-        text = f"p = {_g(p, 2)}"
+        text = _p(p)
         power = record.get("power") if isinstance(record.get("power"), Mapping) else {}
         eps, delta = _number(power.get("epsilon")), _number(power.get("delta"))
         claim = record.get("claim") if isinstance(record.get("claim"), Mapping) else {}

@@ -179,6 +179,10 @@ def explain(rec: dict, headline: Optional[str] = None) -> str:
 
             lines.append(f"  P[M(D) in S] = {d.fmt(cx['p'])} {ci(cx.get('p_interval'))}; "
                          f"P[M(D') in S] = {d.fmt(cx['q'])} {ci(cx.get('q_interval'))}")
+    from dpaudit.progress import strength_text
+
+    if strength_text(rec):
+        lines.append(f"  strength:  {strength_text(rec)}")
     if rec.get("error"):
         lines.append(f"  error:     {rec['error']}")
     if rec.get("location"):

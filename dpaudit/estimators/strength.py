@@ -174,5 +174,7 @@ def confirm_advice(record: Any) -> str:
     seed = record.get("seed") if hasattr(record, "get") else None
     confidence = record.get("confidence") if hasattr(record, "get") else None
     higher = 0.999 if not confidence or confidence < 0.999 else 1 - (1 - confidence) / 10
+    if record.get("id"):  # a suite audit: its seed derives from the root seed and its id
+        return f"confirm with another root --seed and the audit's confidence raised to {higher:g}"
     fresh = f"--seed={int(seed) + 1}" if isinstance(seed, int) else "a fresh --seed"
     return f"confirm with {fresh} --confidence={higher:g}"

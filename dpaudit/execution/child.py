@@ -34,6 +34,7 @@ import numpy as np
 
 from dpaudit.execution.shared_outputs import BufferWriter
 from dpaudit.errors import LoadError, MechanismError
+from dpaudit.execution.remote import opaque_outputs
 from dpaudit.rng import generator
 
 __all__ = ["main", "CallTimeout", "WATCHDOG_EXIT", "KILL_GRACE", "describe_size"]
@@ -263,7 +264,7 @@ def _call(func: Any, args: tuple, watchdog: Optional[_Watchdog], call_timeout: O
     if watchdog is not None:
         watchdog.begin()
     try:
-        return ("value", func(*args))
+        return ("value", opaque_outputs([func(*args)])[0])
     except CallTimeout:
         return ("error", hung(call_timeout), True, 0)
     except MemoryError as exc:
@@ -297,7 +298,8 @@ def _run_batch(spec: Any, watchdog: Optional[_Watchdog], data: tuple, seed: Any,
         watchdog.begin()
     cause = None
     try:
-        outputs.append(spec.call_batch(np.asarray(data, dtype=float), generator(seed), n))
+        outputs.append(opaque_outputs(spec.call_batch(np.asarray(data, dtype=float),
+                                                      generator(seed), n)))
     except MechanismError as exc:
         cause = _cause(exc, call_timeout, memory)
     except SystemExit as exc:

@@ -16,13 +16,13 @@ the child: a sandboxed audit is always a sampled one.
 from __future__ import annotations
 
 import inspect
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 from dpaudit.errors import LoadError
 from dpaudit.spec import CallForm, MechanismSpec, mechanism
 
-__all__ = ["remote_spec", "remote_function"]
+__all__ = ["remote_spec", "remote_function", "Opaque", "opaque_outputs"]
 
 _P = inspect.Parameter
 
@@ -72,3 +72,30 @@ def remote_function(executor: Any, facts: Mapping[str, Any]) -> Callable:
     if facts.get("sensitivity") is not None:
         call.sensitivity = facts["sensitivity"]  # type: ignore[attr-defined]
     return call
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """An output whose class is defined in the audited file, as dpaudit's process sees it: the
+    class name and the value's ``repr`` (two outputs are the same category iff both agree), so
+    reading it back never imports the file here."""
+
+    type_name: str
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text if self.text.startswith(self.type_name) else f"{self.type_name}({self.text})"
+
+
+def opaque_outputs(outputs: Any, user_prefix: str = "_dpaudit_user_") -> Any:
+    """``outputs`` (a list from one batch) with every value of a class from the audited file
+    replaced by an :class:`Opaque` (arrays and lists of plain values are returned as they are)."""
+    if not isinstance(outputs, list):
+        return outputs
+    for i, v in enumerate(outputs):
+        if type(v).__module__.startswith(user_prefix):
+            break
+    else:
+        return outputs
+    return [Opaque(type(v).__qualname__, repr(v)[:500])
+            if type(v).__module__.startswith(user_prefix) else v for v in outputs]

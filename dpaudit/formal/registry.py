@@ -50,7 +50,9 @@ class ClaimInfo:
 
     @property
     def reproduce(self) -> str:
-        return f"dpaudit verify --claim {self.name}"
+        from dpaudit.reproduce import verify_command
+
+        return verify_command(self.name)
 
     def to_record(self) -> dict:
         return {

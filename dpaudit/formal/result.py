@@ -158,7 +158,9 @@ class FormalResult:
 
     @property
     def reproduce(self) -> str:
-        return f"dpaudit verify --claim {self.name}"
+        from dpaudit.reproduce import verify_command
+
+        return verify_command(self.name)
 
     def to_record(self) -> dict:
         return {

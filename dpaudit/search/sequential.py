@@ -52,14 +52,14 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
         early_stop: bool = True, min_look: Optional[int] = None,
         plan: Optional[Schedule] = None) -> tuple[engine.Outcome, Optional[dict]]:
     """Run the audit (module docstring); return the reported look's outcome (``samples`` counts
-    every look) and the record of the stopping rule (None with ``early_stop=False``: the plain
-    audit at full budget and α)."""
-    if not early_stop:
+    every look) and the record of the stopping rule (None with ``early_stop=False`` or a budget
+    too small for an early look: the plain audit at full budget and α)."""
+    if plan is None and early_stop:
+        plan = schedule(budget, confidence) if min_look is None else schedule(budget, confidence, min_look)
+    if not early_stop or not plan.budgets:
         out = engine.run(spec, executor, budget=budget, confidence=confidence, seed=seed,
                          timeout=timeout, progress=progress)
         return out, None
-    if plan is None:
-        plan = schedule(budget, confidence) if min_look is None else schedule(budget, confidence, min_look)
     deadline = None if timeout is None else time.monotonic() + timeout
     used = 0
     looks: list[dict] = []
@@ -86,8 +86,7 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
         out.timed_out = True
         return out, _record(plan, looks, stopped=len(looks), early=False)
     rest = budget - used
-    conf = plan.confidence(-1) if plan.budgets else confidence  # no early look: the plain audit
-    out = engine.run(spec, executor, budget=rest, confidence=conf, seed=seed,
+    out = engine.run(spec, executor, budget=rest, confidence=plan.confidence(-1), seed=seed,
                      timeout=left, progress=_offset(progress, used, budget, -1))
     looks.append({"look": len(looks) + 1, "budget": rest, "samples": out.samples,
                   "alpha": plan.final_alpha,

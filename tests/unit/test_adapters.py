@@ -128,6 +128,18 @@ def test_library_spec_keeps_its_library_through_replace():
     assert moved.with_claim(2.0).library == spec.library
 
 
+def test_library_spec_takes_the_notions_users_speak():
+    spec = make_spec("diffprivlib", _noisy, label="f", epsilon=0.5, delta=0.0, neighbours="bounded",
+                     domain=(0, 1), size=5, claim_text="ε-DP", notion="replace", own_randomness=False)
+    assert spec.neighbours is Neighbours.REPLACE and spec.epsilon == 0.5
+    public = make_spec("diffprivlib", _noisy, label="f", epsilon=0.5, delta=0.0,
+                       neighbours="add-remove-public-size", domain=(0, 1), size=5, claim_text="ε-DP",
+                       notion="add-remove", own_randomness=False)
+    # one record replaced is two add-remove steps: the stated ε = 0.5 is audited as 1.0 (group privacy)
+    assert public.neighbours is Neighbours.REPLACE and public.epsilon == 1.0
+    assert "audited as (1.0, 0.0) under replace" in public.library["claim"]
+
+
 def test_library_spec_is_audited_like_any_spec():
     import dpaudit
 

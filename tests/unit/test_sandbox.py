@@ -342,3 +342,35 @@ def test_the_private_folder_is_removed_and_the_child_isolated(mech_file, tmp_pat
         expected = "landlock" if landlock_abi() >= 1 else "process only"
         assert ex.isolation_in_force.startswith(expected)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_output_tail_stays_bounded_whatever_the_child_prints():
+    import os
+
+    from dpaudit.execution.process import TAIL_BYTES, OutputTail
+
+    r, w = os.pipe()
+    tail = OutputTail(r)
+    for i in range(200):  # 2 MB through a 64 kB pipe, drained as dpaudit does while it waits
+        os.write(w, (f"line {i} " + "x" * 10_000 + "\n").encode())
+        tail.drain()
+        assert len(tail._buf) <= 2 * TAIL_BYTES
+    os.write(w, b"the last words\n")
+    os.close(w)
+    assert tail.text().endswith("x\nthe last words\n") and len(tail.text()) == TAIL_BYTES
+    tail.close()
+
+
+def test_outputs_of_a_class_from_the_file_come_back_without_importing_it(tmp_path):
+    import sys
+
+    path = tmp_path / "own_class.py"
+    path.write_text("class Colour:\n    def __init__(self, v):\n        self.v = v\n"
+                    "    def __repr__(self):\n        return f'Colour({self.v})'\n"
+                    "def f(data, rng):\n    return Colour('red' if rng.random() < 0.5 else 'blue')\n")
+    spec = MechanismSpec.from_function(lambda data, rng: 0.0, epsilon=1.0)
+    before = set(sys.modules)
+    with SandboxExecutor(str(path), "f") as ex:
+        out = ex.run(spec, tasks(40))[0]
+    assert {repr(v) for v in out} == {"Colour(red)", "Colour(blue)"}
+    assert not [m for m in set(sys.modules) - before if m.startswith("_dpaudit_user_")]
