@@ -34,7 +34,8 @@ def test_schedule_rejects_bad_arguments(budget, confidence, min_look):
 
 
 def laplace_sum(scale):
-    @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=5)
+    @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=5,
+                       float_events=False)  # a model over the reals (float64 x + Laplace is porous)
     def noisy_sum(data, rng, size=None):
         return data.sum() + rng.laplace(scale=scale, size=size)
     return noisy_sum
