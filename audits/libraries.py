@@ -192,7 +192,9 @@ AUDITS = [
     sampled("diffprivlib.histogram", dpl("tools.histogram", epsilon=1.0, bins=2, range=(0, 1)), samples=10_000,
             requires=DIFFPRIVLIB, description="tools.histogram, 2 bins: geometric noise per bin, one record added or removed"),
     sampled("diffprivlib.laplace", dpl("mechanisms.Laplace", epsilon=1.0, sensitivity=1.0), samples=200_000,
-            requires=DIFFPRIVLIB, description="mechanisms.Laplace(epsilon=1, sensitivity=1) on one value"),
+            expected="refuted", requires=DIFFPRIVLIB,
+            description="mechanisms.Laplace(epsilon=1, sensitivity=1) on one value: its float64 outputs are "
+                        "porous (Mironov 2012), 0 and 1 reach different doubles (float-structure events)"),
     sampled("diffprivlib.geometric", dpl("mechanisms.Geometric", epsilon=1.0, sensitivity=1), samples=200_000,
             requires=DIFFPRIVLIB, description="mechanisms.Geometric(epsilon=1, sensitivity=1) on one integer value"),
     sampled("diffprivlib.sum.add-remove", dpl("tools.sum", epsilon=1.0, bounds=(0, 1), neighbours="add-remove"),

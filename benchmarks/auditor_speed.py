@@ -31,12 +31,12 @@ RESULTS = Path(__file__).resolve().parent / "results" / "auditor_speed.json"
 EPS = 1.0
 
 
-@dpaudit.mechanism(epsilon=EPS, neighbours="add-remove", domain=(0, 1), size=10)
+@dpaudit.mechanism(epsilon=EPS, neighbours="add-remove", domain=(0, 1), size=10, float_events=False)
 def noisy_sum(data, rng, size=None):
     return data.sum() + rng.laplace(scale=1.0 / EPS, size=size)
 
 
-@dpaudit.mechanism(epsilon=EPS, neighbours="add-remove", domain=(0, 1), size=10)
+@dpaudit.mechanism(epsilon=EPS, neighbours="add-remove", domain=(0, 1), size=10, float_events=False)
 def noisy_sum_loop(data, rng):
     return float(data.sum() + rng.laplace(scale=1.0 / EPS))
 

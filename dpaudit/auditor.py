@@ -78,7 +78,7 @@ def _spec(mechanism: Any, overrides: dict) -> MechanismSpec:
                            decl.delta if decl.delta is not None else spec.delta)
             spec = spec.with_claim(claim.epsilon, claim.delta)
         changes = {k: getattr(decl, k) for k in ("neighbours", "domain", "size", "log_prob",
-                                                 "distribution", "output")
+                                                 "distribution", "output", "float_events")
                    if getattr(decl, k) is not None}
         return replace(spec, **changes) if changes else spec
     if not callable(mechanism):
@@ -118,12 +118,13 @@ def _check_callable(name: str, f: Any) -> None:
 # ---------------------------------------------------------------------------------- reproduce
 
 def _reproduce(spec: MechanismSpec, samples: int, seed: int, exact: bool = False,
-               own_randomness: bool = False) -> str:
+               own_randomness: bool = False, early_stop: bool = True) -> str:
     """A command line when the mechanism lives in a file, else a Python call
     (:func:`dpaudit.reproduce.for_spec`; the claim's floats round-trip exactly)."""
     from dpaudit.reproduce import for_spec
 
-    return for_spec(spec, samples=samples, seed=seed, exact=exact, own_randomness=own_randomness)
+    return for_spec(spec, samples=samples, seed=seed, exact=exact, own_randomness=own_randomness,
+                    early_stop=early_stop)
 
 
 # ---------------------------------------------------------------------------------- sampled
@@ -182,7 +183,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
         if own is not None:
             own.close()
     return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible,
-                           looks)
+                           looks, bool(early_stop))
 
 
 def _replays(spec: MechanismSpec, executor: Any, seed: int) -> Optional[bool]:
@@ -208,14 +209,15 @@ def _strength(spec: MechanismSpec, out: Any, confidence: float, refuted: bool) -
 
 def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: float, seed: int,
                     elapsed: float, reproducible: Optional[bool] = None,
-                    looks: Optional[dict] = None) -> AuditResult:
+                    looks: Optional[dict] = None, early_stop: bool = True) -> AuditResult:
     details: dict = {"phases": out.phases, "timed_out": bool(out.timed_out),
                      "candidates_validated": out.validated}
     if looks is not None:
         details["early_stop"] = looks
     if out.schema is not None:
         details["output_kind"] = out.schema.description
-    reproduce = _reproduce(spec, budget, seed, own_randomness=reproducible is False)
+    reproduce = _reproduce(spec, budget, seed, own_randomness=reproducible is False,
+                           early_stop=early_stop)
     common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours,
                   confidence=confidence, samples=int(out.samples), reproduce=reproduce,
                   elapsed_s=elapsed, seed=seed, reproducible=reproducible)
@@ -237,6 +239,7 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
     pair = cand.pair if choice.numerator == 0 else cand.pair.swapped()
     decode = _decoder(out)
     event = choice.event.to_record(decode)
+    _note_nonfinite(event, out.kept)
     cx = Counterexample(*pair.tuples(), event, b.p, b.q,
                         Interval(*b.p_interval), Interval(*b.q_interval))
     details.update({
@@ -250,7 +253,8 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
                                     if v is not None and np.isfinite(v)}),
     })
     if out.kept and out.schema is not None and out.schema.ordered and out.schema.kind.value != "vector":
-        details["samples"] = {"d": out.kept[0], "d_prime": out.kept[1]}
+        finite = lambda xs: [v for v in xs if math.isfinite(v)]  # noqa: E731  (plots show numbers)
+        details["samples"] = {"d": finite(out.kept[0]), "d_prime": finite(out.kept[1])}
     if choice.curve is not None:
         details["bound_curve"] = choice.curve
     refuted = b.epsilon_lb > spec.epsilon
@@ -259,6 +263,29 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
     return AuditResult(verdict=verdict, epsilon_lower_bound=b.epsilon_lb, delta_lower_bound=delta_lb,
                        counterexample=cx, details=details,
                        strength=_strength(spec, out, confidence, refuted), **common)
+
+
+def _note_nonfinite(event: dict, kept: Any) -> None:
+    """Say "non-finite output" in the event when the validation outputs kept for the report show
+    NaN or ±inf on one dataset more often than on the other (NaN and ±inf are outputs)."""
+    if not kept:
+        return
+    names = ("D", "D′")
+    shares = []
+    for side in (0, 1):
+        try:
+            v = np.asarray(kept[side], dtype=float)
+        except (TypeError, ValueError):
+            return
+        shares.append(float(np.mean(~np.isfinite(v.reshape(v.shape[0], -1)).all(axis=1))) if v.size else 0.0)
+    if shares[0] == shares[1]:
+        return
+    # kept[0] holds the numerator dataset's outputs; D is the counterexample's dataset
+    k = 0 if shares[0] > shares[1] else 1
+    who = names[k]
+    event["nonfinite"] = {"D": shares[0], "D_prime": shares[1]}
+    event["text"] = (f"{event['text']} (non-finite output: NaN or ±inf in {shares[k]:.1%} of the "
+                     f"outputs on {who}, {shares[1 - k]:.1%} on {names[1 - k]})")
 
 
 def _decoder(out: Any) -> Callable[[float], Any]:

@@ -3,9 +3,11 @@
 A mechanism may return (DESIGN.md, "A mechanism"): a real scalar, an integer or a hashable
 category, a bool, a fixed-length numeric vector, or ``None``. The kind is detected from the first
 batch of outputs (or taken from the declaration ``@dpaudit.mechanism(output=...)``), and every
-later batch is checked against it. A mechanism that returns NaN or ±inf, changes the type or the
-length of its output between calls, or returns something unhashable where a category is expected
-raises :class:`~dpaudit.errors.MechanismError` naming the offending output and the dataset.
+later batch is checked against it. NaN, +inf and −inf are output values like any other (atoms of
+the output space: a mechanism that returns NaN on one dataset and numbers on its neighbour leaks
+which one it ran on). A mechanism that changes the type or the length of its output between calls,
+or returns something unhashable where a category is expected, raises
+:class:`~dpaudit.errors.MechanismError` naming the offending output and the dataset.
 
 Encoding (what the estimators see):
 
@@ -63,6 +65,9 @@ class OutputSchema:
             return "integer" if self.integer else "categorical"
         return self.kind.description
 
+
+#: the one NaN object that stands for every NaN category (dict lookups try identity first)
+_NAN = float("nan")
 
 # element classes, from a set of Python types
 _NONE, _BOOL, _INT, _REAL, _VEC, _CAT = "None", "bool", "int", "float", "vector", "category"
@@ -247,15 +252,12 @@ class OutputEncoder:
         else:
             raise MechanismError(f"returned an array of shape {raw.shape[1:]} per output; "
                                  f"outputs must be scalars or 1-D vectors", data)
-        self._check_finite(out, data)
         return out
 
     def _encode_list(self, seq: list, data: Any) -> np.ndarray:
         s = self.schema
         if s.kind is OutputKind.REAL or (s.kind is OutputKind.DISCRETE and s.ordered):
-            out = np.fromiter((float(v) for v in seq), dtype=float, count=len(seq))
-            self._check_finite(out, data, seq)
-            return out
+            return np.fromiter((float(v) for v in seq), dtype=float, count=len(seq))
         if s.kind is OutputKind.VECTOR:
             try:
                 out = np.asarray([np.asarray(v, dtype=float) for v in seq], dtype=float)
@@ -268,31 +270,21 @@ class OutputEncoder:
                                              f"{_short(v)} of length {len(v)} after vectors of "
                                              f"length {s.length}", data, v)
                 raise MechanismError("returned vectors that are not all numeric", data)
-            self._check_finite(out, data, seq)
             return out
         codes = self._codes
         out = np.empty(len(seq))
         for i, v in enumerate(seq):
             if isinstance(v, np.generic):
                 v = v.item()
+            if isinstance(v, float) and v != v:
+                v = _NAN  # every NaN is one atom (NaN != NaN, so one canonical object stands for it)
             try:
                 c = codes.get(v)
             except TypeError:
                 raise MechanismError(f"returned an unhashable {type(v).__name__} where a category "
                                      f"is expected: {_short(v)}", data, v) from None
             if c is None:
-                if isinstance(v, float) and v != v:
-                    raise MechanismError(f"returned {v!r}", data, v)
                 c = codes[v] = len(self._atoms)
                 self._atoms.append(v)
             out[i] = c
         return out
-
-    @staticmethod
-    def _check_finite(out: np.ndarray, data: Any, seq: Optional[list] = None) -> None:
-        if out.size and not np.isfinite(out).all():
-            bad = np.flatnonzero(~np.isfinite(out.reshape(out.shape[0], -1)).all(axis=1))[0]
-            v = seq[bad] if seq is not None else out[bad]
-            if isinstance(v, np.ndarray):
-                v = v.tolist()
-            raise MechanismError(f"returned {_short(v)} (outputs must be finite)", data, v)

@@ -88,7 +88,8 @@ def verify_command(claim: str) -> str:
 
 def python_call(function: str, *, epsilon: float, delta: float, neighbours: Any, domain: Any,
                 size: int, seed: int, samples: Optional[int] = None, exact: bool = False,
-                confidence: Optional[float] = None, own_randomness: bool = False) -> str:
+                confidence: Optional[float] = None, own_randomness: bool = False,
+                early_stop: bool = True) -> str:
     """``import dpaudit; dpaudit.audit(f, epsilon=..., ...)``: the call that replays an audit of a
     function that lives in no file (floats as ``repr``, exact)."""
     from dpaudit.claims import Neighbours
@@ -97,6 +98,8 @@ def python_call(function: str, *, epsilon: float, delta: float, neighbours: Any,
     extra = "" if exact or samples is None else f", samples={int(samples)}"
     if not exact and confidence is not None and confidence != 0.95:
         extra += f", confidence={float(confidence)!r}"
+    if not exact and not early_stop:
+        extra += ", early_stop=False"
     line = (f"import dpaudit; dpaudit.{call}({function}, epsilon={float(epsilon)!r}, "
             f"delta={float(delta)!r}, neighbours={Neighbours.parse(neighbours).value!r}, "
             f"domain=({float(domain.lo)!r}, {float(domain.hi)!r}), size={int(size)}{extra}, "
@@ -105,7 +108,8 @@ def python_call(function: str, *, epsilon: float, delta: float, neighbours: Any,
 
 
 def for_spec(spec: Any, *, samples: int, seed: int, exact: bool = False,
-             confidence: Optional[float] = None, own_randomness: bool = False) -> str:
+             confidence: Optional[float] = None, own_randomness: bool = False,
+             early_stop: bool = True) -> str:
     """The reproduce line of an audit of ``spec`` (a :class:`~dpaudit.spec.MechanismSpec`): a
     ``dpaudit check`` line when its function lives at module level in a file that exists, else
     a Python call."""
@@ -115,7 +119,8 @@ def for_spec(spec: Any, *, samples: int, seed: int, exact: bool = False,
     qual = getattr(spec.func, "__qualname__", func)
     src = spec.source[0] if spec.source else None
     claim = dict(epsilon=spec.epsilon, delta=spec.delta, neighbours=spec.neighbours,
-                 domain=spec.domain, size=spec.size, seed=seed, own_randomness=own_randomness)
+                 domain=spec.domain, size=spec.size, seed=seed, own_randomness=own_randomness,
+                 early_stop=early_stop)
     if not exact and src and os.path.isfile(src) and not func.startswith("<") and qual == func:
         return check_command(f"{src}:{func}", samples=samples, confidence=confidence, **claim)
     return python_call(func, samples=samples, exact=exact, confidence=confidence, **claim)

@@ -90,11 +90,12 @@ class Declaration:
     log_prob: Optional[Callable[[np.ndarray, Any], float]] = None
     distribution: Optional[Callable[[np.ndarray], Any]] = None
     output: Optional[OutputKind] = None
+    float_events: Optional[bool] = None
     notion: Optional[ClaimNotion] = None
 
     @classmethod
     def make(cls, *, epsilon=None, delta=None, neighbours=None, domain=None, size=None,
-             log_prob=None, distribution=None, output=None) -> "Declaration":
+             log_prob=None, distribution=None, output=None, float_events=None) -> "Declaration":
         """Validate each given field (a bad value raises InvalidArgument naming it).
         ``neighbours`` is a relation or a notion users speak (``"bounded"``, ``"unbounded"``,
         ``"add-remove-public-size"``, ``"change-one"``: :func:`dpaudit.claims.claim_notion`)."""
@@ -109,6 +110,7 @@ class Declaration:
             log_prob=log_prob,
             distribution=distribution,
             output=None if output is None else OutputKind(output),
+            float_events=None if float_events is None else _check_flag("float_events", float_events),
         )
 
     def merged(self, other: "Declaration") -> "Declaration":
@@ -121,8 +123,15 @@ class Declaration:
         return Declaration(**values)
 
 
+def _check_flag(name: str, v: Any) -> bool:
+    if not isinstance(v, (bool, np.bool_)):
+        raise InvalidArgument.bad(name, v, "True or False")
+    return bool(v)
+
+
 def mechanism(func: Optional[Callable] = None, *, epsilon=None, delta=None, neighbours=None,
-              domain=None, size=None, log_prob=None, distribution=None, output=None):
+              domain=None, size=None, log_prob=None, distribution=None, output=None,
+              float_events=None):
     """Declare a mechanism's privacy claim on the function itself.
 
     >>> @mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=10)
@@ -132,9 +141,15 @@ def mechanism(func: Optional[Callable] = None, *, epsilon=None, delta=None, neig
     The function is returned unchanged (it stays callable as before); the declaration is stored on
     it and read by :meth:`MechanismSpec.from_function`, ``dpaudit check`` and the pytest plugin.
     Arguments are validated now, so a bad declaration fails at import with a clear message.
+
+    ``float_events=False`` audits the function as an idealised real-valued mechanism: events on the
+    binary representation of its outputs (:mod:`dpaudit.estimators.floats`) are left out. Use it
+    only for a model of a mechanism over the reals (a textbook definition), never to silence a
+    finding on code that ships: on doubles, those events are real distinguishers (Mironov 2012).
     """
     decl = Declaration.make(epsilon=epsilon, delta=delta, neighbours=neighbours, domain=domain,
-                            size=size, log_prob=log_prob, distribution=distribution, output=output)
+                            size=size, log_prob=log_prob, distribution=distribution, output=output,
+                            float_events=float_events)
 
     def wrap(f: Callable) -> Callable:
         if not callable(f):
@@ -203,6 +218,8 @@ class MechanismSpec:
     distribution: Optional[Callable[[np.ndarray], Any]] = None
     output: Optional[OutputKind] = None
     source: Optional[tuple[str, int]] = field(default=None, compare=False)
+    #: events on the float64 bits of real outputs (False: audit as an idealised real mechanism)
+    float_events: bool = True
 
     @property
     def epsilon(self) -> float:
@@ -245,7 +262,13 @@ class MechanismSpec:
             distribution=decl.distribution,
             output=decl.output,
             source=_source(func),
+            float_events=True if decl.float_events is None else decl.float_events,
         )
+
+    def idealised(self) -> "MechanismSpec":
+        """The same mechanism audited as a model over the reals: events on the float64 bits of
+        its outputs are left out (see :func:`mechanism`'s ``float_events``)."""
+        return replace(self, float_events=False)
 
     def with_claim(self, epsilon: float, delta: float = 0.0) -> "MechanismSpec":
         """The same mechanism audited against another claim."""

@@ -83,11 +83,22 @@ class LibrarySpec(MechanismSpec):
 def make_spec(module: str, func: Callable, *, label: str, epsilon: float, delta: float,
               neighbours: Any, domain: Any, size: int, claim_text: str, notion: str,
               own_randomness: bool) -> LibrarySpec:
-    """A :class:`LibrarySpec` for ``func`` (``f(data, rng, size=k)``) of library ``module``."""
+    """A :class:`LibrarySpec` for ``func`` (``f(data, rng, size=k)``) of library ``module``.
+
+    ``neighbours`` is a relation or a notion users speak (:func:`dpaudit.claims.claim_notion`:
+    ``bounded``, ``unbounded``, ``add-remove-public-size``, ``change-one``); a notion whose
+    neighbours are two steps of the audited relation audits the group-privacy claim it implies."""
+    from dpaudit.claims import claim_notion
+
     version = library_version(module)
     dist = TESTED_VERSIONS.get(module, (module, ""))[0]
-    base = MechanismSpec.from_function(func, name=f"{dist} {version}: {label}", epsilon=epsilon,
-                                       delta=delta, neighbours=neighbours, domain=domain, size=size)
+    notion_used = claim_notion(neighbours)
+    audited = notion_used.translate(epsilon, delta)
+    if notion_used.group > 1:
+        claim_text += f"; audited as ({audited.epsilon!r}, {audited.delta!r}) under {notion_used.relation.value}"
+    base = MechanismSpec.from_function(func, name=f"{dist} {version}: {label}", epsilon=audited.epsilon,
+                                       delta=audited.delta, neighbours=notion_used.relation,
+                                       domain=domain, size=size)
     fields = {f: getattr(base, f) for f in MechanismSpec.__dataclass_fields__}
     fields["source"] = None  # the adapter's closure is not where the user's target is defined
     info = {"name": dist, "version": version, "claim": claim_text, "notion": notion,

@@ -31,7 +31,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from dpaudit.adapters.common import LibrarySpec, make_spec, require
-from dpaudit.claims import Neighbours
+from dpaudit.claims import Neighbours, claim_notion
 from dpaudit.errors import InvalidArgument
 
 __all__ = ["target", "wrap", "NOTIONS", "TOOLS", "MECHANISMS"]
@@ -107,7 +107,7 @@ def target(name: str, *, neighbours: Any = None, size: int = 10, domain: Any = N
         call, dom, size = _mechanism(lib, fname, params), _mechanism_domain(fname, params), 1
         rel = "linf"
     notion = Neighbours.parse(NOTIONS[name])
-    chosen = Neighbours.parse(neighbours) if neighbours is not None else Neighbours.parse(rel)
+    chosen = neighbours if neighbours is not None else rel
     implied = "values at most `sensitivity` apart" if kind == "mechanisms" else notion.description
     text = f"{'(ε, δ)' if delta else 'ε'}-DP with {shown} (notion implied: {implied})"
     return make_spec("diffprivlib", _batch(call), label=f"{name}({shown})", epsilon=epsilon, delta=delta,
@@ -166,9 +166,9 @@ def wrap(func: Callable[[np.ndarray, Any], Any], *, epsilon: float, delta: float
     if not callable(func):
         raise InvalidArgument.bad("func", func, "a function (data, random_state) -> output")
     label = name or getattr(func, "__name__", "function")
-    rel = Neighbours.parse(neighbours)
+    rel = claim_notion(neighbours).relation
     text = f"{'(ε, δ)' if delta else 'ε'}-DP, ε = {epsilon!r}" + (f", δ = {delta!r}" if delta else "") \
         + f" under {rel.value} (as stated by the caller)"
     return make_spec("diffprivlib", _batch(lambda d, rs: _plain(func(d, rs))), label=label, epsilon=epsilon,
-                     delta=delta, neighbours=rel, domain=domain, size=size, claim_text=text,
+                     delta=delta, neighbours=neighbours, domain=domain, size=size, claim_text=text,
                      notion=notion or rel.value, own_randomness=False)

@@ -141,7 +141,7 @@ def target(measurement: Any, *, d_in: Any = 1, delta: Optional[float] = None, si
     if declared is not None and relation is Neighbours.ADD_REMOVE:
         raise InvalidArgument(f"the input domain has a fixed size {declared}: no two datasets in it "
                               f"are at symmetric distance 1; use d_in=2 (one record replaced)")
-    chosen = relation if neighbours is None else Neighbours.parse(neighbours)
+    chosen = relation if neighbours is None else neighbours
     label = name or f"{measurement.input_metric} >> {measurement.output_measure} at d_in={d_in}"
     return make_spec("opendp", _batch(measurement, convert), label=label, epsilon=epsilon, delta=dlt,
                      neighbours=chosen, domain=domain if domain is not None else dom, size=n,

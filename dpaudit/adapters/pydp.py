@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from dpaudit.adapters.common import LibrarySpec, make_spec, require
-from dpaudit.claims import Neighbours
+from dpaudit.claims import Neighbours, claim_notion
 from dpaudit.errors import InvalidArgument
 
 __all__ = ["target", "wrap", "ALGORITHMS", "MECHANISMS"]
@@ -70,7 +70,7 @@ def target(name: str, *, neighbours: Any = None, size: int = 10, domain: Any = N
     else:
         call, dom, size = _mechanism(name, params), (0.0, 1.0), 1
         notion = Neighbours.LINF
-    chosen = Neighbours.parse(neighbours) if neighbours is not None else notion
+    chosen = neighbours if neighbours is not None else notion
     text = f"{'(ε, δ)' if delta else 'ε'}-DP with {shown} (notion documented: {notion.description})"
     return make_spec("pydp", _batch(call), label=f"{name}({shown})", epsilon=epsilon, delta=delta,
                      neighbours=chosen, domain=domain if domain is not None else dom, size=size,
@@ -116,9 +116,9 @@ def wrap(func: Callable[[np.ndarray], Any], *, epsilon: float, delta: float = 0.
     require("pydp")
     if not callable(func):
         raise InvalidArgument.bad("func", func, "a function (data) -> output")
-    rel = Neighbours.parse(neighbours)
+    rel = claim_notion(neighbours).relation
     text = f"{'(ε, δ)' if delta else 'ε'}-DP, ε = {epsilon!r}" + (f", δ = {delta!r}" if delta else "") \
         + f" under {rel.value} (as stated by the caller)"
     return make_spec("pydp", _batch(func), label=name or getattr(func, "__name__", "function"),
-                     epsilon=epsilon, delta=delta, neighbours=rel, domain=domain, size=size,
+                     epsilon=epsilon, delta=delta, neighbours=neighbours, domain=domain, size=size,
                      claim_text=text, notion=notion or rel.value, own_randomness=True)

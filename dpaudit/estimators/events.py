@@ -7,9 +7,12 @@ complements of each other (up to unseen atoms, which lie in no event), and the s
 used when an event is chosen and when it is counted on the validation split.
 
 :meth:`Event.to_record` is the ``event`` of a counterexample: a JSON-ready dict with ``kind``
-(``threshold`` | ``interval`` | ``atoms`` | ``patterns`` | ``score``), a human ``text``, and the
+(``threshold`` | ``interval`` | ``atoms`` | ``patterns`` | ``float-structure`` | ``score``), a
+human ``text``, and the
 numbers needed to replay it: ``side`` and ``threshold`` (thresholds), ``lo`` and ``hi``
-(intervals), ``atoms`` / ``patterns`` (sets), ``score`` (the fitted score model, for ``score``).
+(intervals), ``atoms`` / ``patterns`` (sets), ``family``, ``cells`` (in words) and ``cell_codes``
+(float-structure, :mod:`dpaudit.estimators.floats`; ``reason`` names why such an event can
+separate D from D': ``porosity``), ``score`` (the fitted score model, for ``score``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from dpaudit.estimators.floats import FloatCellRatio
 from dpaudit.estimators.scores import AtomRatio, Coordinate, Identity, PatternRatio
 
 __all__ = ["Event", "SIDES"]
@@ -61,6 +65,8 @@ class Event:
     def text(self, decode: Callable[[float], Any] = lambda v: v) -> str:
         """A one-line description, e.g. ``output ≥ 0.73`` or ``output ∈ {3, 4}``."""
         sc = self.score
+        if isinstance(sc, FloatCellRatio):
+            return sc.text(sc.members(self._keep()))
         if isinstance(sc, (AtomRatio, PatternRatio)):
             members = sc.members(self._keep())
             if isinstance(sc, AtomRatio):
@@ -95,6 +101,14 @@ class Event:
                 # the same set as an interval, for plots: [t, inf) or (-inf, t)
                 rec["lo"], rec["hi"] = ((self.lo, math.inf) if self.side == "above"
                                         else (-math.inf, self.hi))
+        elif isinstance(sc, FloatCellRatio):
+            rec["kind"] = "float-structure"
+            rec["family"] = sc.cells.family
+            members = sc.members(self._keep())
+            rec["cells"] = [sc.cells.describe_cell(c) for c in members[:_MAX_LISTED]]
+            rec["cell_codes"] = ([int(c) for c in members] if sc.cells.family == "repeated"
+                                 else [float(c) for c in members])
+            rec["reason"] = "porosity"
         elif isinstance(sc, AtomRatio):
             rec["kind"] = "atoms"
             rec["atoms"] = [decode(a) for a in sc.members(self._keep())]

@@ -18,6 +18,9 @@ budget. Events considered:
   values (dense in both tails) and intervals ``lo ≤ s < hi`` on a coarser grid (both grids
   shrink with the sample: about 20 samples per threshold step);
 * discrete outputs: likelihood-ratio-ordered sets of atoms (thresholds of :class:`AtomRatio`);
+* real outputs, also: likelihood-ratio-ordered sets of float-structure cells (binade × trailing
+  zero bits of the mantissa, repeated values; NaN and ±inf are cells of their own),
+  which see the porous output sets of floating-point noise (:mod:`~dpaudit.estimators.floats`);
 * vectors: whole-pattern ratios (few distinct vectors), cell-pattern ratios (real coordinates
   binned), a naive-Bayes score, a logistic-regression
   score on flag features (:mod:`~dpaudit.estimators.logistic`), and the coordinates whose
@@ -35,6 +38,7 @@ import numpy as np
 
 from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
+from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cells
 from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.scores import (Coordinate, Identity, _rows, fit_atoms, fit_cell_patterns,
                                        fit_naive_bayes, fit_patterns)
@@ -187,7 +191,7 @@ def _coordinates(yd: np.ndarray, yp: np.ndarray) -> list[int]:
     return sorted(np.argsort(-gap, kind="stable")[:COORDINATE_FAMILIES].tolist())
 
 
-def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool):
+def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool, floats: bool = True):
     """(score, sd, sp, intervals?) for every score family of the schema."""
     n = yd.shape[0]
     half = n // 2
@@ -215,7 +219,10 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool)
     if schema.ordered:
         sc = Identity()
         yield sc, yd, yp, True
-        distinct = np.unique(np.concatenate([yd[: min(n, 5000)], yp[: min(n, 5000)]])).size
+        head = np.concatenate([yd[: min(n, 5000)], yp[: min(n, 5000)]])
+        distinct = np.unique(head).size
+        if floats and kind is OutputKind.REAL and half:
+            yield from _float_families(fit_d, fit_p, ev_d, ev_p, distinct < 0.9 * head.size, quick)
         if distinct > 256 or half == 0:
             return
     if half:
@@ -223,9 +230,20 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool)
         yield sc, sc(ev_d), sc(ev_p), False
 
 
+def _float_families(fit_d, fit_p, ev_d, ev_p, repeats: bool, quick: bool):
+    """The float-structure families of real outputs (:mod:`~dpaudit.estimators.floats`): binade
+    × trailing zero bits always (binade × last two bits too, when listed and not ``quick``), and
+    exact atoms of the values when some repeat."""
+    for family in FLOAT_FAMILIES:
+        if (family == "lowbits" and quick) or (family == "repeated" and not repeats):
+            continue
+        sc = fit_float_cells(family, fit_d, fit_p)
+        yield sc, sc(ev_d), sc(ev_p), False
+
+
 def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val: float,
                  alpha: float, delta: float = 0.0, paired: bool = True, quick: bool = False,
-                 honest: bool = False, folds: int = 1) -> Optional[Choice]:
+                 honest: bool = False, folds: int = 1, floats: bool = True) -> Optional[Choice]:
     """The best event for the selection samples ``yd``, ``yp`` (equal length; paired rows when
     ``paired``), or None when there are too few samples. ``n_val`` is the validation size per
     dataset, ``alpha`` the candidate's error level after the family-wise correction, ``delta`` the
@@ -235,17 +253,19 @@ def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val:
     rows, and each is projected again on the other half with no pessimism; the best of these few
     is returned with that value, an estimate nearly free of the winner's curse of choosing among
     thousands of events. With ``folds=2`` both halves take a turn at choosing (two-fold
-    cross-fitting).
+    cross-fitting). ``floats=False`` leaves out the float-structure families (an idealised
+    real-valued mechanism).
     """
     if not honest:
-        cands = _choose(yd, yp, schema, n_val, alpha, delta, paired, quick)
+        cands = _choose(yd, yp, schema, n_val, alpha, delta, paired, quick, floats)
         return cands[0] if cands else None
     h = yd.shape[0] // 2
     halves = [(slice(0, h), slice(h, None)), (slice(h, None), slice(0, h))][: max(1, min(2, folds))]
     best: Optional[Choice] = None
     for fit, ev in halves:
         bd, bp = yd[ev], yp[ev]
-        for c in _choose(yd[fit], yp[fit], schema, n_val, alpha, delta, paired, quick)[:HONEST_SHORTLIST]:
+        for c in _choose(yd[fit], yp[fit], schema, n_val, alpha, delta, paired, quick,
+                         floats)[:HONEST_SHORTLIST]:
             num, den = (bd, bp) if c.numerator == 0 else (bp, bd)
             inn, ind = c.event.contains(num), c.event.contains(den)
             v = projected_lb(c.method, num.shape[0], [np.count_nonzero(inn)], [np.count_nonzero(ind)],
@@ -257,7 +277,7 @@ def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val:
 
 
 def _choose(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, n_val: float, alpha: float,
-            delta: float, paired: bool, quick: bool) -> list[Choice]:
+            delta: float, paired: bool, quick: bool, floats: bool = True) -> list[Choice]:
     """The best event of every (score family, side), best first."""
     if yd.shape[0] < 4:
         return []
@@ -268,7 +288,7 @@ def _choose(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, n_val: float, 
         if not quick:
             methods = ("marginal",) + methods
     out: list[Choice] = []
-    for sc, sd, sp, intervals in _families(yd, yp, schema, quick):
+    for sc, sd, sp, intervals in _families(yd, yp, schema, quick, floats):
         # grids coarse enough that each step holds ~20 samples: fewer, sturdier events on small
         # samples, where the best of many fine events would mostly be the luckiest
         g = int(min(THRESHOLDS, max(16, sd.size // 20)))

@@ -3,8 +3,9 @@
 A sampled audit with budget B and family-wise error α = 1 − confidence is run as a short
 sequence of *looks*. Look j = 1..m is a complete audit of its own (search, selection and
 validation on its own fresh samples) with budget ``n_j`` and error level ``α_j``; the looks' budgets
-grow geometrically, ``n_j = B·2^-(K+1-j)`` for the fractions :data:`LOOK_FRACTIONS` (1/128 … 1/16
-of B), and a look smaller than ``min_look`` samples is left out. The final look gets the rest of
+grow geometrically, ``n_j = B·4^-(K+1-j)`` for the fractions :data:`LOOK_FRACTIONS` (1/256, 1/64,
+1/16 of B; ratio 4, so a claim refuted at look j has cost at most 4/3·n_j in samples and j looks'
+fixed costs), and a look smaller than ``min_look`` samples is left out. The final look gets the rest of
 the budget, ``B − Σ used_j``, and the rest of the error level, ``α_final = α − Σ_{j≤m} α_j`` with
 ``α_j = SPEND·α`` (:data:`SPEND`). The run stops at the first look whose validated bound ε_LB
 exceeds the claimed ε.
@@ -19,7 +20,7 @@ whatever the dependence between looks and whatever rule decides which look is re
 group-sequential testing with a spending function fixed in advance (Lan and DeMets 1983,
 "Discrete sequential boundaries for clinical trials", Biometrika 70(3); the Bonferroni bound over
 looks is their conservative special case). The price is paid only by claims that are not refuted
-early: the final look has (1 − Σ fractions) ≥ 88% of the samples and α_final ≥ 0.8 α. When no look
+early: the final look has (1 − Σ fractions) ≥ 91% of the samples and α_final ≥ 0.85 α. When no look
 fits (budget < 16·min_look) the schedule is the plain audit: one look, all of B, all of α.
 """
 
@@ -32,8 +33,8 @@ from dpaudit.errors import InvalidArgument
 
 __all__ = ["Schedule", "schedule", "LOOK_FRACTIONS", "SPEND", "MIN_LOOK"]
 
-#: the budget fractions of the early looks: geometric, ratio 2
-LOOK_FRACTIONS = (1 / 128, 1 / 64, 1 / 32, 1 / 16)
+#: the budget fractions of the early looks: geometric, ratio 4
+LOOK_FRACTIONS = (1 / 256, 1 / 64, 1 / 16)
 #: the share of α spent on each early look
 SPEND = 0.05
 #: the smallest early look (samples): a smaller audit rarely refutes anything

@@ -62,7 +62,7 @@ class Candidate:
 
 def select(sampler: Any, ranked: list[Pair], pattern_keys: set, seeds: Any, *, k: int,
            lam: float, alpha: float, delta: float, deadline: Optional[float],
-           report: Callable[..., None]) -> tuple[list[Candidate], list]:
+           report: Callable[..., None], floats: bool = True) -> tuple[list[Candidate], list]:
     """The ``k`` best candidates by successive halving over ``ranked`` (module docstring), and a
     record of each stage. ``seeds`` is the phase's SeedSequence."""
     if not ranked:
@@ -95,7 +95,7 @@ def select(sampler: Any, ranked: list[Pair], pattern_keys: set, seeds: Any, *, k
             except Exhausted:
                 break
             ranking = choose_event(yd, yp, sampler.encoder.schema, n_val=lam, alpha=alpha,
-                                   delta=delta, paired=True, honest=True, folds=2)
+                                   delta=delta, paired=True, honest=True, folds=2, floats=floats)
             report("select", candidate=p.label)
             if ranking is not None:
                 cands.append(Candidate(p, ranking, (yd, yp)))

@@ -34,9 +34,13 @@ cannot be reached is a :class:`~dpaudit.errors.UsageError` (one line, exit 3).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
+import signal
 import sys
-from typing import Any, Optional, Sequence
+import threading
+from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -157,8 +161,10 @@ class DaskExecutor:
         distributed = _distributed()
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise InvalidArgument.bad("workers", workers, "an integer >= 1")
-        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
-                                           processes=processes, dashboard_address=":0")
+        with _workers_ignore_ctrl_c():
+            cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
+                                               processes=processes, dashboard_address=":0",
+                                               silence_logs=logging.CRITICAL)
         client = distributed.Client(cluster)
         ex = cls(client, **kwargs)
         ex._owned = [client, cluster]
@@ -252,6 +258,21 @@ class DaskExecutor:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+@contextlib.contextmanager
+def _workers_ignore_ctrl_c() -> Iterator[None]:
+    """Start worker processes with SIGINT ignored (a Python started with SIGINT ignored keeps it
+    so): Ctrl-C at the terminal reaches the whole process group, and only this process should
+    answer it, by cancelling the futures and writing the reports, not every worker with a traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _takes_n_workers(client: Any) -> bool:

@@ -43,11 +43,39 @@ def backgrounds(dom: Domain, n: int) -> Iterator[tuple[str, np.ndarray]]:
     # a rank-based mechanism (quantiles, Duff) is worst where the gap between the ends sits at the
     # rank it targets (j ≈ qn), which a black box cannot know, so every split is tried
     # (about 12 spread over 1..n−1 when n is large)
+    if n >= 2 and np.isfinite(w):
+        # one large record among tiny ones: sums and means round the small ones away
+        yield "mixed magnitudes", np.r_[[hi], np.full(n - 1, lo + w * 2.0 ** -40)]
     eta = w * 1e-3
     for j in splits(n):
         yield f"{j} lo, {n - j} hi", np.r_[np.full(j, lo), np.full(n - j, hi)]
         yield f"clusters of {j} near lo and {n - j} near hi", \
             np.r_[lo + eta * np.arange(j), hi - eta * np.arange(n - j)]
+
+
+def rounding_moves(dom: Domain, d: int, u: float) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+    """One coordinate moved where float rounding changes (Mironov 2012, §3): from 0 to a non-zero
+    value, and from just below to just above a power of two (the two sides have different ulps),
+    the other coordinates at the midpoint."""
+    m = (dom.lo + dom.hi) / 2
+    base = np.full(d, m)
+    if dom.lo <= 0.0 < dom.hi:
+        a = base.copy()
+        a[0] = 0.0
+        b = a.copy()
+        b[0] = min(u, dom.hi)
+        yield "zero vs non-zero", a, b
+    top = max(abs(dom.lo), abs(dom.hi))
+    if top >= 1.0 and np.isfinite(top):
+        p2 = 2.0 ** np.floor(np.log2(top))
+        for sign in (1.0, -1.0):
+            x, y = sign * (p2 - u / 2), sign * (p2 + u / 2)
+            if dom.lo <= min(x, y) and max(x, y) <= dom.hi:
+                a = base.copy()
+                a[0], b = x, base.copy()
+                b[0] = y
+                yield f"either side of {sign * p2:g}", a, b
+                break
 
 
 def vector_moves(a: np.ndarray, b: np.ndarray, dom: Domain, rng: np.random.Generator,

@@ -7,7 +7,8 @@ from typing import Iterator
 import numpy as np
 
 from dpaudit.claims import Domain, Neighbours
-from dpaudit.neighbours._common import same_size_deletions, vector_moves, vector_value_changes
+from dpaudit.neighbours._common import (rounding_moves, same_size_deletions, vector_moves,
+                                        vector_value_changes)
 from dpaudit.neighbours.pair import Pair
 from dpaudit.neighbours.registry import TOLERANCE, register, size_reason
 
@@ -40,6 +41,7 @@ class L1:
                 s = np.zeros(d)
                 s[k] = sign * u
                 yield f"{wname} {'up' if sign > 0 else 'down'}{bname}", np.full(d, b), np.full(d, b) + s
+        yield from rounding_moves(dom, d, u)
         if d >= 2:
             s = np.zeros(d)
             s[:2] = u / 2

@@ -7,7 +7,8 @@ from typing import Iterator
 import numpy as np
 
 from dpaudit.claims import Domain, Neighbours
-from dpaudit.neighbours._common import same_size_deletions, vector_moves, vector_value_changes
+from dpaudit.neighbours._common import (rounding_moves, same_size_deletions, vector_moves,
+                                        vector_value_changes)
 from dpaudit.neighbours.pair import Pair
 from dpaudit.neighbours.registry import TOLERANCE, register, size_reason
 
@@ -53,6 +54,7 @@ class Linf:
         if d >= 2:
             yield ("X shape", np.r_[np.full(h, m + u), np.full(d - h, m)],
                    np.r_[np.full(h, m), np.full(d - h, m + u)])
+        yield from rounding_moves(dom, d, u)
         yield "all up from lo", np.full(d, lo), np.full(d, lo + u)
         yield "all down from hi", np.full(d, hi), np.full(d, hi - u)
         if d >= 2:

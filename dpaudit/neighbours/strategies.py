@@ -17,7 +17,8 @@ Public API (stable; shared by the sensitivity search and the privacy auditor's p
 * :func:`datasets` draws a dataset (a fresh float ``numpy`` array of shape ``(n,)``, or
   ``(n, dim)`` with ``dim``) whose size lies in the range. Its *shape* is drawn too: free values,
   duplicates of a few values, the domain ends only, a tight cluster, uniform spread, a cluster with
-  one outlier, and extreme (float-limit / subnormal) values. The first :data:`HEAD` records are
+  one outlier, and extreme values: float-limit / subnormal / binade-edge values, or mixed
+  magnitudes (huge and tiny values together). The first :data:`HEAD` records are
   drawn one by one by hypothesis (so small counterexamples shrink value by value); longer tails are filled
   by numpy from a hypothesis-drawn seed, which keeps generation fast for large sizes.
 * :func:`neighbouring_pairs` draws a :class:`~dpaudit.neighbours.pair.Pair` ``(dataset, neighbour)`` such that
@@ -160,6 +161,13 @@ def special_values(domain: Any, *, integers: bool = False) -> tuple[float, ...]:
     mid = 0.5 * d.lo + 0.5 * d.hi
     cand = [0.0, d.lo, d.hi, mid, 1.0, -1.0, tiny, -tiny,
             float(np.nextafter(d.lo, d.hi)), float(np.nextafter(d.hi, d.lo))]
+    # binade edges: the largest power of two inside, and the doubles either side of it (where
+    # rounding changes, e.g. float sums; Casacuberta et al. CCS 2022)
+    top = max(abs(d.lo), abs(d.hi))
+    if 0 < top < np.inf:
+        p2 = float(2.0 ** np.floor(np.log2(top)))
+        for v in (p2, float(np.nextafter(p2, 0.0)), float(np.nextafter(p2, np.inf)), -p2):
+            cand.append(v)
     out = []
     for v in cand:
         if d.lo <= v <= d.hi and v not in out:
@@ -266,6 +274,8 @@ def _draw_values(draw, c: _Codec, m: int) -> np.ndarray:
     if shape == "spread":
         return _fill(rng, c, m)
     if shape == "extremes":
+        if flip and not c.integers:  # half of them: mixed magnitudes instead of the specials
+            return _magnitudes(rng, c, m)
         sv = np.array(c.specials, dtype=float)
         return sv[rng.integers(0, len(sv), size=m)]
     # cluster / outlier: a tight group around the first head value (+ one value at an end)
@@ -278,6 +288,18 @@ def _draw_values(draw, c: _Codec, m: int) -> np.ndarray:
         if c.integers:
             vals = np.clip(vals, c.ilo, c.ilo + c.top - c.n_special)
     return vals.astype(float)
+
+
+def _magnitudes(rng: np.random.Generator, c: _Codec, m: int) -> np.ndarray:
+    """Mixed magnitudes: ±2^k·(1 + tiny) with k uniform over the binades the domain reaches (down to
+    subnormals), so huge and tiny values and binade edges meet in one dataset (float sums lose
+    the small ones, or depend on their order)."""
+    top = max(abs(c.lo), abs(c.hi), 1e-300)
+    k_hi = int(np.floor(np.log2(top))) if np.isfinite(top) else 1023
+    k = rng.integers(-1074, k_hi + 1, size=m)
+    with np.errstate(over="ignore"):
+        v = np.ldexp(1.0 + rng.integers(0, 4, size=m) * 2.0 ** -52, k) * rng.choice((-1.0, 1.0), size=m)
+    return np.clip(v, c.lo, c.hi)
 
 
 def _draw_dataset(draw, c: _Codec, n: int, dim: Optional[int]) -> np.ndarray:

@@ -120,7 +120,8 @@ class _Audit:
         drawn = self.drawn.pop(pair.key, None)
         yd, yp = drawn if drawn is not None else self.sampler.draw_pair(pair, self.s_score, self.n_score, deadline)
         choice = choose_event(yd, yp, self.sampler.encoder.schema, n_val=self.lam, alpha=self.alpha,
-                              delta=self.spec.delta, paired=True, quick=True, honest=True)
+                              delta=self.spec.delta, paired=True, quick=True, honest=True,
+                              floats=self.spec.float_events)
         v = -math.inf if choice is None else float(choice.projected)
         self.cache[pair.key] = v
         if v > self.best_estimate:
@@ -225,6 +226,7 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
             a.phases["search"] = {"skipped": f"scoring samples below {MIN_SEARCH_SAMPLES} per pair"}
         cands, record = select(sampler, [p for p, _ in a.ranked()], a.search.pattern_keys,
                                a.s_select, k=a.k, lam=a.lam, alpha=a.alpha, delta=spec.delta,
+                               floats=spec.float_events,
                                deadline=a.phase_deadline(0.5), report=a.report)
         if record or a.ranked():
             a.phases["select"] = record

@@ -20,7 +20,8 @@ AUDITS = textwrap.dedent('''\
         return data.clip(0, 1).sum() + rng.laplace(scale=0.25, size=size)
 
     def spec(f):
-        return MechanismSpec.from_function(f, epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=4)
+        return MechanismSpec.from_function(f, epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=4,
+                                           float_events=False)  # models over the reals
 
     AUDITS = [
         sampled("count.sampled", lambda: spec(noisy_count), samples=20_000),
@@ -33,7 +34,7 @@ AUDITS = textwrap.dedent('''\
 USER_TESTS = textwrap.dedent('''\
     import dpaudit
 
-    @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=4)
+    @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=4, float_events=False)
     def private_sum(data, rng, size=None):
         return data.sum() + rng.laplace(scale=1.0, size=size)
 

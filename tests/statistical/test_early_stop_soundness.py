@@ -44,7 +44,7 @@ def refutations(budget: int, **kw) -> tuple[int, int]:
 
 
 def test_correct_laplace_refuted_at_most_10_of_100_with_early_stopping():
-    # looks at 500, 1,000 and 2,000 samples (α/20 each), then the rest at 0.85 α
+    # looks at 500 and 2,000 samples (α/20 each), then the rest at 0.9 α
     refuted, looked = refutations(32_000, min_look=500)
     assert looked == len(SEEDS)  # every audit did look early
     assert refuted <= LIMIT

@@ -128,11 +128,24 @@ def test_library_spec_keeps_its_library_through_replace():
     assert moved.with_claim(2.0).library == spec.library
 
 
+def test_library_spec_takes_the_notions_users_speak():
+    spec = make_spec("diffprivlib", _noisy, label="f", epsilon=0.5, delta=0.0, neighbours="bounded",
+                     domain=(0, 1), size=5, claim_text="ε-DP", notion="replace", own_randomness=False)
+    assert spec.neighbours is Neighbours.REPLACE and spec.epsilon == 0.5
+    public = make_spec("diffprivlib", _noisy, label="f", epsilon=0.5, delta=0.0,
+                       neighbours="add-remove-public-size", domain=(0, 1), size=5, claim_text="ε-DP",
+                       notion="add-remove", own_randomness=False)
+    # one record replaced is two add-remove steps: the stated ε = 0.5 is audited as 1.0 (group privacy)
+    assert public.neighbours is Neighbours.REPLACE and public.epsilon == 1.0
+    assert "audited as (1.0, 0.0) under replace" in public.library["claim"]
+
+
 def test_library_spec_is_audited_like_any_spec():
     import dpaudit
 
     spec = make_spec("opendp", _noisy, label="f", epsilon=1.0, delta=0.0, neighbours="add-remove",
                      domain=(0, 1), size=3, claim_text="ε-DP", notion="add-remove", own_randomness=True)
+    spec = spec.idealised()  # _noisy is float64 x + Laplace: a model over the reals here
     result = dpaudit.audit(spec, samples=20_000, confidence=0.999, seed=5)
     assert result.verdict.value == "not_refuted"
     assert 0.5 < result.epsilon_lower_bound <= 1.0 + 0.1
@@ -152,7 +165,8 @@ def noisy_sum(data, rng, size=None):
 
 
 def spec():
-    return MechanismSpec.from_function(noisy_sum, epsilon=1.0, domain=(0, 1), size=3)
+    return MechanismSpec.from_function(noisy_sum, epsilon=1.0, domain=(0, 1), size=3,
+                                       float_events=False)  # a model over the reals
 
 
 AUDITS = [

@@ -62,13 +62,38 @@ def test_naive_bayes_adds_per_coordinate_log_ratios():
 def test_selection_finds_the_laplace_tail_and_its_direction():
     rng = np.random.default_rng(1)
     nu = rng.laplace(scale=1.0, size=50_000)
-    c = choose_event(nu, nu + 1.0, REAL, n_val=1e6, alpha=0.05)
+    # a model over the reals (raw float64 x + Laplace is porous: see the next test)
+    c = choose_event(nu, nu + 1.0, REAL, n_val=1e6, alpha=0.05, floats=False)
     # D' = D + 1 is the numerator: events where M(D') is likelier, with the ratio e exactly
     side_ok = (c.numerator == 1 and c.event.side in ("above", "interval")) or \
               (c.numerator == 0 and c.event.side == "below")
     assert side_ok
     assert 0.8 < c.projected < 1.1  # a projection (optimistic by design), not a bound
     assert c.curve is None or len(c.curve["threshold"]) == len(c.curve["epsilon_lower_bound"])
+
+
+def test_float64_laplace_shift_is_seen_on_the_bits():
+    from dpaudit.estimators.floats import FloatCellRatio
+
+    rng = np.random.default_rng(1)
+    nu = rng.laplace(scale=10.0, size=50_000)
+    c = choose_event(nu, 1.0 + nu, REAL, n_val=1e6, alpha=0.05)
+    assert isinstance(c.event.score, FloatCellRatio) and c.numerator == 0
+    assert c.projected > 5.0
+    rec = c.event.to_record()
+    assert rec["kind"] == "float-structure" and "mantissa" in rec["text"]
+    off = choose_event(nu, 1.0 + nu, REAL, n_val=1e6, alpha=0.05, floats=False)
+    assert not isinstance(off.event.score, FloatCellRatio) and off.projected < 1.0
+
+
+def test_nan_is_an_atom_of_the_output_space():
+    rng = np.random.default_rng(3)
+    yd = np.full(4000, np.nan)
+    yp = rng.normal(size=4000)
+    c = choose_event(yd, yp, REAL, n_val=1e6, alpha=0.05)
+    assert c.projected > 5.0  # {NaN} on D, or its complement on D': both never happen on the other
+    same = choose_event(yd, yd.copy(), REAL, n_val=1e6, alpha=0.05)
+    assert same is None or same.projected <= 0.0
 
 
 def test_selection_uses_atoms_for_discrete_outputs():

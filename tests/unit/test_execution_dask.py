@@ -50,7 +50,7 @@ def _record(spec, executor, seed=11, samples=SAMPLES):
 
 
 def test_same_seed_same_record_in_process_fork_pool_and_dask_with_1_and_2_workers(threads1, threads2):
-    spec = Laplace(epsilon=1.0).spec()
+    spec = Laplace(epsilon=1.0).spec().idealised()
     base = _record(spec, InProcessExecutor())
     with ForkExecutor(2) as fork:
         others = {"fork pool": _record(spec, fork), "dask 1 worker": _record(spec, threads1),
@@ -112,7 +112,7 @@ def test_validation_returns_counts_so_outputs_stay_bounded_whatever_the_budget(t
     more outputs: the rest is validation, counted on the workers. With early stopping each look is
     an audit of its own, so the outputs are bounded by the number of looks times the cap."""
     monkeypatch.setattr(sampler_module, "SELECTION_BASE", 100_000)
-    spec = Laplace(epsilon=1.0).spec()
+    spec = Laplace(epsilon=1.0).spec().idealised()  # a model over the reals (float64 is porous)
     spy_small, spy_large, spy_looks = Spy(threads2), Spy(threads2), Spy(threads2)
     dpaudit.audit(spec, samples=200_000, seed=5, executor=spy_small, early_stop=False)
     rec = dpaudit.audit(spec, samples=2_000_000, seed=5, executor=spy_large, early_stop=False).to_record()

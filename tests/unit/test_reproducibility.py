@@ -9,13 +9,13 @@ from dpaudit.reproduce import OWN_RANDOMNESS_NOTE, replays
 
 
 def _own(scale):
-    @dpaudit.mechanism(epsilon=1.0, domain=(0, 1), size=4)
+    @dpaudit.mechanism(epsilon=1.0, domain=(0, 1), size=4, float_events=False)
     def own_rng(data, rng, size=None):
         return data.sum() + np.random.default_rng().laplace(scale=scale, size=size)
     return own_rng
 
 
-@dpaudit.mechanism(epsilon=1.0, domain=(0, 1), size=4)
+@dpaudit.mechanism(epsilon=1.0, domain=(0, 1), size=4, float_events=False)
 def seeded(data, rng, size=None):
     return data.sum() + rng.laplace(scale=1.0, size=size)
 

@@ -1,0 +1,57 @@
+"""Size and power of the float-structure events (dpaudit/estimators/floats.py).
+
+α of the size test: each audit of Mironov's snapping mechanism (ε-DP on doubles; CCS 2012,
+Theorem 1) at 95% confidence refutes it with probability at most 0.05, so the refutations among
+100 independent seeded audits are stochastically at most Bin(100, 0.05), and
+P(Bin(100, 0.05) > 10) = 0.0115: a sound auditor fails the test with probability below 1.2%.
+The seeds are fixed and nothing is retried. The power test shows the same small audits do refute
+the porous x + Laplace on float64 (so the size test is not passing by having no power).
+"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dpaudit
+from dpaudit.execution.base import InProcessExecutor
+from dpaudit.search import engine
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from examples.laplace_sum import snapping  # noqa: E402
+
+pytestmark = pytest.mark.statistical
+
+LIMIT = 10
+AUDITS = 100
+SAMPLES = 6_000
+CLAIM = dict(epsilon=0.5, neighbours="linf", domain=(-10, 10), size=1)
+
+
+@dpaudit.mechanism(**CLAIM)
+def snapped(data, rng, size=None):
+    return snapping(data[0], epsilon=0.5, bound=20.0, rng=rng, size=size)
+
+
+@dpaudit.mechanism(**CLAIM)
+def porous(data, rng, size=None):
+    return data[0] + rng.laplace(scale=2.0, size=size)
+
+
+def refutations(mechanism, seeds) -> int:
+    spec = dpaudit.MechanismSpec.from_function(mechanism)
+    count = 0
+    for s in seeds:
+        out = engine.run(spec, InProcessExecutor(), budget=SAMPLES, confidence=0.95, seed=s)
+        assert out.error is None
+        count += out.bound is not None and out.bound.epsilon_lb > spec.epsilon
+    return count
+
+
+def test_snapping_is_refuted_at_most_10_of_100():
+    assert refutations(snapped, range(5000, 5000 + AUDITS)) <= LIMIT
+
+
+def test_the_same_small_audits_refute_float64_laplace():
+    assert refutations(porous, range(5000, 5020)) >= 15
