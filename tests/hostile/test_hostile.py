@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from dpaudit.execution.isolation import landlock_abi
-from tests.hostile.cases import CASES, Case
+from .cases import CASES, Case  # relative: diffprivlib installs a top-level `tests` package
 
 ABI = landlock_abi()
 ROOT = Path(__file__).resolve().parents[2]

@@ -24,7 +24,7 @@ LIMIT = 10
 SEEDS = range(1000, 1100)
 
 
-@dpaudit.mechanism(epsilon=1.0, neighbours="linf", domain=(-10, 10), size=1)
+@dpaudit.mechanism(epsilon=1.0, neighbours="linf", domain=(-10, 10), size=1, float_events=False)
 def laplace(data, rng, size=None):
     """Correct and tight: ε = 1 exactly on every pair moved by 1."""
     return data[0] + rng.laplace(scale=1.0, size=size)
