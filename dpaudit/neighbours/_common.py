@@ -144,24 +144,67 @@ def simpler(v: float, lo: float, hi: float, integers: bool) -> list[float]:
     return sorted(out, key=_complexity)
 
 
-def vector_value_changes(pair: Pair, lo: float, hi: float, integers: bool) -> Iterator[Pair]:
-    """linf / l1: drop the move on one coordinate, or simplify a coordinate keeping its move."""
+def coordinates(pair: Pair) -> Iterator[tuple[int, int, float, float]]:
+    """``(k, j, a, b)`` for every coordinate j of every record k: a on D, b on D′."""
     x, y = pair.dataset, pair.neighbour
     n = len(x)
     fx, fy = x.reshape(n, -1), y.reshape(n, -1)
     for k in range(n):
         for j in range(fx.shape[1]):
-            a, b = float(fx[k, j]), float(fy[k, j])
-            if a != b:
-                nx = x.copy()
-                nx.reshape(n, -1)[k, j] = b
-                yield with_(pair, nx, None)
-            delta = b - a
-            for c in simpler(a, lo, hi, integers):
-                c2 = c + delta
-                if not (lo <= c2 <= hi) or abs(c2 - c) > abs(delta):
-                    continue
-                nx, ny = x.copy(), y.copy()
-                nx.reshape(n, -1)[k, j] = c
-                ny.reshape(n, -1)[k, j] = c2
-                yield with_(pair, nx, ny)
+            yield k, j, float(fx[k, j]), float(fy[k, j])
+
+
+class SameSize:
+    """Relations between datasets of one public size: the sizes, the size checks (the relation's
+    own distance test is ``_distance_reason``) and record deletions on both sides."""
+
+    def sizes(self, n: int) -> tuple[int, int]:
+        return (n, n)
+
+    def reason(self, a: np.ndarray, b: np.ndarray, dom: Domain, n: int) -> str:
+        from dpaudit.neighbours.registry import size_reason
+
+        why = size_reason(self, a, b, dom, n)
+        if why:
+            return why
+        if a.size != b.size:
+            return "datasets must have the same size"
+        return self._distance_reason(a, b)
+
+    def _distance_reason(self, a: np.ndarray, b: np.ndarray) -> str:
+        raise NotImplementedError
+
+    def deletions(self, pair: Pair, min_size: int) -> Iterator[Pair]:
+        return same_size_deletions(pair, min_size)
+
+
+class VectorRelation(SameSize):
+    """``linf`` and ``l1``: vectors moved coordinate-wise; each relation gives its
+    ``_difference_moves`` and shares the rest of the refinement."""
+
+    def moves(self, a: np.ndarray, b: np.ndarray, dom: Domain, n_max: int,
+              rng: np.random.Generator) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        return vector_moves(a, b, dom, rng, self._difference_moves)
+
+    def value_changes(self, pair: Pair, lo: float, hi: float, integers: bool) -> Iterator[Pair]:
+        return vector_value_changes(pair, lo, hi, integers)
+
+
+def vector_value_changes(pair: Pair, lo: float, hi: float, integers: bool) -> Iterator[Pair]:
+    """linf / l1: drop the move on one coordinate, or simplify a coordinate keeping its move."""
+    x, y = pair.dataset, pair.neighbour
+    n = len(x)
+    for k, j, a, b in coordinates(pair):
+        if a != b:
+            nx = x.copy()
+            nx.reshape(n, -1)[k, j] = b
+            yield with_(pair, nx, None)
+        delta = b - a
+        for c in simpler(a, lo, hi, integers):
+            c2 = c + delta
+            if not (lo <= c2 <= hi) or abs(c2 - c) > abs(delta):
+                continue
+            nx, ny = x.copy(), y.copy()
+            nx.reshape(n, -1)[k, j] = c
+            ny.reshape(n, -1)[k, j] = c2
+            yield with_(pair, nx, ny)

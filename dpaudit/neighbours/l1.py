@@ -7,24 +7,15 @@ from typing import Iterator
 import numpy as np
 
 from dpaudit.claims import Domain, Neighbours
-from dpaudit.neighbours._common import (rounding_moves, same_size_deletions, vector_moves,
-                                        vector_value_changes)
+from dpaudit.neighbours._common import VectorRelation, rounding_moves
 from dpaudit.neighbours.pair import Pair
-from dpaudit.neighbours.registry import TOLERANCE, register, size_reason
+from dpaudit.neighbours.registry import TOLERANCE, register
 
 
-class L1:
+class L1(VectorRelation):
     name = Neighbours.L1
 
-    def sizes(self, n: int) -> tuple[int, int]:
-        return (n, n)
-
-    def reason(self, a: np.ndarray, b: np.ndarray, dom: Domain, n: int) -> str:
-        why = size_reason(self, a, b, dom, n)
-        if why:
-            return why
-        if a.size != b.size:
-            return "datasets must have the same size"
+    def _distance_reason(self, a: np.ndarray, b: np.ndarray) -> str:
         d = np.abs(a - b)
         if d.sum() > 1 + TOLERANCE:
             return f"coordinates move by {d.sum():g} > 1 in total"
@@ -80,15 +71,6 @@ class L1:
             b2[k] = a[k] + s[j]
             yield a, b2
 
-    def moves(self, a: np.ndarray, b: np.ndarray, dom: Domain, n_max: int,
-              rng: np.random.Generator) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        return vector_moves(a, b, dom, rng, self._difference_moves)
-
-    def deletions(self, pair: Pair, min_size: int) -> Iterator[Pair]:
-        return same_size_deletions(pair, min_size)
-
-    def value_changes(self, pair: Pair, lo: float, hi: float, integers: bool) -> Iterator[Pair]:
-        return vector_value_changes(pair, lo, hi, integers)
 
 
 register(L1())

@@ -7,24 +7,15 @@ from typing import Iterator
 import numpy as np
 
 from dpaudit.claims import Domain, Neighbours
-from dpaudit.neighbours._common import (rounding_moves, same_size_deletions, vector_moves,
-                                        vector_value_changes)
+from dpaudit.neighbours._common import VectorRelation, rounding_moves
 from dpaudit.neighbours.pair import Pair
-from dpaudit.neighbours.registry import TOLERANCE, register, size_reason
+from dpaudit.neighbours.registry import TOLERANCE, register
 
 
-class Linf:
+class Linf(VectorRelation):
     name = Neighbours.LINF
 
-    def sizes(self, n: int) -> tuple[int, int]:
-        return (n, n)
-
-    def reason(self, a: np.ndarray, b: np.ndarray, dom: Domain, n: int) -> str:
-        why = size_reason(self, a, b, dom, n)
-        if why:
-            return why
-        if a.size != b.size:
-            return "datasets must have the same size"
+    def _distance_reason(self, a: np.ndarray, b: np.ndarray) -> str:
         d = np.abs(a - b)
         if d.size and d.max() > 1 + TOLERANCE:
             return f"a coordinate moves by {d.max():g} > 1"
@@ -88,15 +79,6 @@ class Linf:
             b2[j] = a[j] + t
             yield a, b2
 
-    def moves(self, a: np.ndarray, b: np.ndarray, dom: Domain, n_max: int,
-              rng: np.random.Generator) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        return vector_moves(a, b, dom, rng, self._difference_moves)
-
-    def deletions(self, pair: Pair, min_size: int) -> Iterator[Pair]:
-        return same_size_deletions(pair, min_size)
-
-    def value_changes(self, pair: Pair, lo: float, hi: float, integers: bool) -> Iterator[Pair]:
-        return vector_value_changes(pair, lo, hi, integers)
 
 
 register(Linf())

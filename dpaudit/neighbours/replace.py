@@ -9,23 +9,16 @@ from typing import Iterator
 import numpy as np
 
 from dpaudit.claims import Domain, Neighbours
-from dpaudit.neighbours._common import backgrounds, median_index, same_size_deletions, simpler, with_
+from dpaudit.neighbours._common import (SameSize, backgrounds, coordinates, median_index,
+                                        same_size_deletions, simpler, with_)
 from dpaudit.neighbours.pair import Pair
-from dpaudit.neighbours.registry import register, size_reason
+from dpaudit.neighbours.registry import register
 
 
-class Replace:
+class Replace(SameSize):
     name = Neighbours.REPLACE
 
-    def sizes(self, n: int) -> tuple[int, int]:
-        return (n, n)
-
-    def reason(self, a: np.ndarray, b: np.ndarray, dom: Domain, n: int) -> str:
-        why = size_reason(self, a, b, dom, n)
-        if why:
-            return why
-        if a.size != b.size:
-            return "datasets must have the same size"
+    def _distance_reason(self, a: np.ndarray, b: np.ndarray) -> str:
         diff = Counter(a.tolist())
         diff.subtract(Counter(b.tolist()))
         if sum(v for v in diff.values() if v > 0) > 1:
@@ -83,26 +76,22 @@ class Replace:
         """Simplify either side of the replaced record, or a shared value on both sides."""
         x, y = pair.dataset, pair.neighbour
         n = len(x)
-        fx, fy = x.reshape(n, -1), y.reshape(n, -1)
-        for k in range(n):
-            for j in range(fx.shape[1]):
-                a, b = float(fx[k, j]), float(fy[k, j])
-                if k == pair.index:
-                    for which, v in ((0, a), (1, b)):
-                        for c in simpler(v, lo, hi, integers):
-                            arr = (x if which == 0 else y).copy()
-                            arr.reshape(n, -1)[k, j] = c
-                            yield with_(pair, arr, None) if which == 0 else with_(pair, None, arr)
-                    continue
-                if a != b:
-                    nx = x.copy()
-                    nx.reshape(n, -1)[k, j] = b
-                    yield with_(pair, nx, None)
-                for c in simpler(a, lo, hi, integers):
-                    nx, ny = x.copy(), y.copy()
-                    nx.reshape(n, -1)[k, j] = c
-                    ny.reshape(n, -1)[k, j] = c
-                    yield with_(pair, nx, ny)
-
+        for k, j, a, b in coordinates(pair):
+            if k == pair.index:
+                for which, v in ((0, a), (1, b)):
+                    for c in simpler(v, lo, hi, integers):
+                        arr = (x if which == 0 else y).copy()
+                        arr.reshape(n, -1)[k, j] = c
+                        yield with_(pair, arr, None) if which == 0 else with_(pair, None, arr)
+                continue
+            if a != b:
+                nx = x.copy()
+                nx.reshape(n, -1)[k, j] = b
+                yield with_(pair, nx, None)
+            for c in simpler(a, lo, hi, integers):
+                nx, ny = x.copy(), y.copy()
+                nx.reshape(n, -1)[k, j] = c
+                ny.reshape(n, -1)[k, j] = c
+                yield with_(pair, nx, ny)
 
 register(Replace())

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
 from dpaudit.errors import InvalidArgument
+from dpaudit.report.plugins import load_plugins
 
 __all__ = ["Reporter", "BUILTIN", "register_reporter", "reporters", "reporter", "add_report_options",
            "report_paths", "ENTRY_POINT_GROUP"]
@@ -60,7 +61,6 @@ BUILTIN = (
 )
 
 _REPORTERS: dict[str, Reporter] = {}
-_entry_points_loaded = False
 
 
 def register_reporter(rep: Reporter) -> Reporter:
@@ -80,17 +80,7 @@ for _rep in BUILTIN:
 
 
 def _load_entry_points() -> None:
-    global _entry_points_loaded
-    if _entry_points_loaded:
-        return
-    _entry_points_loaded = True
-    from importlib.metadata import entry_points
-
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        try:
-            register_reporter(ep.load())
-        except Exception:  # noqa: BLE001 - a broken third-party format must not break the others
-            continue
+    load_plugins(ENTRY_POINT_GROUP, register_reporter)
 
 
 def reporters() -> tuple[Reporter, ...]:

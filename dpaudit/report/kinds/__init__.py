@@ -23,6 +23,7 @@ from dpaudit.report.kinds.base import (CounterexampleView, GenericRecord, JUnitO
                                        SarifRule)
 from dpaudit.report.kinds.formal import FormalClaim
 from dpaudit.report.kinds.sensitivity import SensitivitySearch
+from dpaudit.report.plugins import load_plugins
 
 __all__ = ["RecordKind", "SarifRule", "CounterexampleView", "JUnitOutcome", "GenericRecord",
            "register_kind", "kind_of", "registered_kinds", "ENTRY_POINT_GROUP"]
@@ -31,7 +32,6 @@ __all__ = ["RecordKind", "SarifRule", "CounterexampleView", "JUnitOutcome", "Gen
 ENTRY_POINT_GROUP = "dpaudit.record_kinds"
 
 _KINDS: dict[str, type[RecordKind]] = {}
-_entry_points_loaded = False
 
 
 def register_kind(cls: type[RecordKind]) -> type[RecordKind]:
@@ -51,20 +51,7 @@ for _cls in (SampledAudit, ExactAudit, SensitivitySearch, FormalClaim):
 
 
 def _load_entry_points() -> None:
-    """Import the record kinds other distributions declare (once; a broken one is skipped, its
-    records then render as generic records)."""
-    global _entry_points_loaded
-    if _entry_points_loaded:
-        return
-    _entry_points_loaded = True
-    from importlib.metadata import entry_points
-
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        try:
-            cls = ep.load()
-            register_kind(cls)
-        except Exception:  # noqa: BLE001 - a third party's broken plugin must not break a report
-            continue
+    load_plugins(ENTRY_POINT_GROUP, register_kind)
 
 
 def registered_kinds() -> tuple[type[RecordKind], ...]:
