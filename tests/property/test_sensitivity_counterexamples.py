@@ -64,8 +64,10 @@ def test_individual_and_vector_record_counterexamples(seed):
     def weighted(data, ids):
         return float(np.dot(w[ids], data)) if len(ids) else 0.0
 
+    # 2,000 examples: at 500, seed 2 was not refuted in full parallel runs (never alone); the cause
+    # (some state left by an earlier test in the same worker) is not yet found
     r = dpaudit.check_sensitivity(weighted, 3.0, individual=(1.0, 2.0, 1.0, 1.0, 2.0),
-                                  neighbours="add-remove", domain=(0, 1), sizes=4, examples=500, seed=seed)
+                                  neighbours="add-remove", domain=(0, 1), sizes=4, examples=2000, seed=seed)
     assert r.verdict is Verdict.REFUTED
     c = r.counterexample
     small, big = sorted((c.ids, c.neighbour_ids), key=len)
