@@ -24,6 +24,7 @@ from dpaudit.report import describe as d
 from dpaudit.report.kinds import RecordKind, kind_of
 from dpaudit.report.kinds.base import as_json
 from dpaudit.report.model import matches_expected, summarise
+from dpaudit.report.libraries import library_sections
 
 __all__ = ["render_html", "view"]
 
@@ -122,11 +123,13 @@ def render_html(run: Mapping[str, Any], *, plots: bool = True) -> str:
     badges = [(v, d.verdict_label(v), d.verdict_meaning(v), n)
               for v, n in summary.get("verdicts", {}).items()]
     run_view = {k: run.get(k) for k in ("seed", "started", "git_commit", "tool_version")}
+    views = [view(r, i, plots) for i, r in enumerate(records, 1)]
     return env.get_template("report.html.j2").render(
         run=run_view,
         summary=summary,
         badges=badges,
-        results=[view(r, i, plots) for i, r in enumerate(records, 1)],
+        results=views,
+        libraries=library_sections(records, views),
         skipped=[s for s in run.get("skipped") or [] if isinstance(s, Mapping)],
         legends=_legends(records),
         environment=_environment(run),
