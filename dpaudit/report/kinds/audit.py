@@ -16,7 +16,15 @@ from dpaudit.report.kinds.base import (CounterexampleView, RecordKind, SarifRule
                                        number_text, privacy_claim_text, short)
 from dpaudit.results import Verdict
 
-__all__ = ["PrivacyAudit", "SampledAudit", "ExactAudit", "counterexample_text"]
+__all__ = ["PrivacyAudit", "SampledAudit", "ExactAudit", "counterexample_text", "refuting_pair"]
+
+
+def refuting_pair(rec: Mapping[str, Any]) -> str:
+    """``; counterexample D = …`` for a REFUTED record with a counterexample, else ``""``."""
+    cx = rec.get("counterexample")
+    if rec.get("verdict") == Verdict.REFUTED.value and isinstance(cx, Mapping):
+        return f"; counterexample {counterexample_text(cx)}"
+    return ""
 
 
 def counterexample_text(cx: Mapping[str, Any]) -> str:
@@ -64,10 +72,7 @@ class PrivacyAudit(RecordKind):
         text += f", δ = {fmt(claim.get('delta'))})" if approximate else ")"
         if rec.get("samples"):
             text += f" from {int(num(rec['samples']) or 0):,} samples"
-        cx = rec.get("counterexample")
-        if rec.get("verdict") == Verdict.REFUTED.value and isinstance(cx, Mapping):
-            text += f"; counterexample {counterexample_text(cx)}"
-        return text
+        return text + refuting_pair(rec)
 
     def figure(self) -> str:
         if num(self.rec.get("epsilon_lower_bound")) is None:

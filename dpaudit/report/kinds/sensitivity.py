@@ -12,8 +12,7 @@ from typing import Any, Mapping, Optional
 
 from dpaudit.report.describe import fmt, num
 from dpaudit.report.kinds.base import CounterexampleView, RecordKind, SarifRule, as_json, number_text
-from dpaudit.report.kinds.audit import counterexample_text
-from dpaudit.results import Verdict
+from dpaudit.report.kinds.audit import refuting_pair
 
 __all__ = ["SensitivitySearch"]
 
@@ -56,10 +55,7 @@ class SensitivitySearch(RecordKind):
             text += f" (ratio {fmt(rec['ratio'])})"
         if rec.get("examples"):
             text += f" over {int(num(rec['examples']) or 0):,} examples"
-        cx = rec.get("counterexample")
-        if rec.get("verdict") == Verdict.REFUTED.value and isinstance(cx, Mapping):
-            text += f"; counterexample {counterexample_text(cx)}"
-        return text
+        return text + refuting_pair(rec)
 
     def figure(self) -> str:
         return f"gap/bound {fmt(self.rec['ratio'])}" if num(self.rec.get("ratio")) is not None else ""
