@@ -23,7 +23,7 @@ prior of :data:`PRIOR` pseudo-counts per cell, which keeps rare cells from domin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -127,16 +127,39 @@ class PatternRatio:
 @dataclass(frozen=True, slots=True, eq=False)
 class _Cells:
     """A coordinate's cells: each repeated value (``atoms``, sorted) is a cell of its own, and the
-    other values fall in the bins between the inner ``edges``: cell indices 0..size−1."""
+    other values fall in the bins between the inner ``edges``: cell indices 0..size−1 (NaN in
+    the last bin).
+
+    One binary search per value: the breakpoints are the edges, every atom a and its successor
+    a⁺ (the next double), so the piece [a, a⁺) holds a alone, and ``_map`` gives each piece's cell.
+    """
 
     atoms: np.ndarray
     edges: np.ndarray
+    _bounds: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+    _map: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        if self.atoms.size and not np.all(self.atoms < np.inf):  # +inf or NaN atoms: no successor
+            return
+        with np.errstate(over="ignore"):  # the successor of the largest double is +inf
+            up = np.nextafter(self.atoms, np.inf)
+        b = np.unique(np.concatenate([self.edges, self.atoms, up]))
+        left = np.r_[-np.inf, b]  # piece i is [left[i], b[i]) (the last one [b[-1], ∞] and NaN)
+        cell = np.searchsorted(self.edges, left, side="right") + self.atoms.size
+        if self.atoms.size:
+            i = np.clip(np.searchsorted(self.atoms, left), 0, self.atoms.size - 1)
+            cell = np.where(self.atoms[i] == left, i, cell)
+        object.__setattr__(self, "_bounds", b)
+        object.__setattr__(self, "_map", cell.astype(np.intp))
 
     @property
     def size(self) -> int:
         return self.atoms.size + self.edges.size + 1
 
     def __call__(self, v: np.ndarray) -> np.ndarray:
+        if self._bounds is not None:
+            return self._map[np.searchsorted(self._bounds, v, side="right")]
         c = np.searchsorted(self.edges, v, side="right") + self.atoms.size
         if self.atoms.size:
             i = np.clip(np.searchsorted(self.atoms, v), 0, self.atoms.size - 1)
@@ -173,6 +196,16 @@ class _CoordModel:
                 "llr": self.llr.tolist()}
 
 
+def _radix(cells: tuple) -> Optional[tuple]:
+    """The multipliers Π_{i<j} size_i of the mixed-radix pattern key (constant coordinates have
+    one cell), or None when the number of patterns does not fit in an int64."""
+    mult, out = 1, []
+    for c in cells:
+        out.append(mult)
+        mult *= 1 if c is None else c.size
+    return tuple(out) if mult < 2**62 else None
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class CellPatternRatio:
     """s(y) = estimated log-ratio of y's cell pattern: coordinate j of y replaced by its cell
@@ -181,14 +214,44 @@ class CellPatternRatio:
 
     cells: tuple
     inner: PatternRatio
+    # the patterns as mixed-radix integers (sorted) and their log-ratios; None when the number of
+    # possible patterns overflows an int64 (then patterns are matched as rows)
+    _keys: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+    _llr: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        if _radix(self.cells) is None:
+            return
+        keys = self.key_of_codes(self.inner.patterns)
+        order = np.argsort(keys, kind="stable")
+        object.__setattr__(self, "_keys", keys[order])
+        object.__setattr__(self, "_llr", self.inner.llr[order])
 
     def codes(self, y: np.ndarray) -> np.ndarray:
         cols = [np.zeros(y.shape[0]) if c is None else c(y[:, j]).astype(float)
                 for j, c in enumerate(self.cells)]
         return np.column_stack(cols) if cols else np.zeros((y.shape[0], 0))
 
+    def keys(self, y: np.ndarray) -> np.ndarray:
+        """Each row's cell pattern as one integer Σ_j code_j · Π_{i<j} size_i (int64)."""
+        key = np.zeros(y.shape[0], dtype=np.int64)
+        for j, (c, mult) in enumerate(zip(self.cells, _radix(self.cells))):
+            if c is not None:
+                key += c(y[:, j]) * mult
+        return key
+
+    def key_of_codes(self, codes: np.ndarray) -> np.ndarray:
+        """:meth:`keys` of rows already reduced to their cell codes."""
+        codes = np.asarray(codes, dtype=np.int64)
+        key = np.zeros(codes.shape[0], dtype=np.int64)
+        for j, mult in enumerate(_radix(self.cells)):
+            key += codes[:, j] * mult
+        return key
+
     def __call__(self, y: np.ndarray) -> np.ndarray:
-        return self.inner(self.codes(y))
+        if self._keys is None:
+            return self.inner(self.codes(y))
+        return _lookup(self._keys, self._llr, self.keys(y))
 
     def describe(self) -> str:
         return "estimated log-likelihood ratio of the output vector's cell pattern"
@@ -258,8 +321,19 @@ def fit_cell_patterns(yd: np.ndarray, yp: np.ndarray, max_bins: int = 16) -> Cel
     """Cells per coordinate from the pooled samples, then per-cell-pattern log-ratios."""
     both = np.concatenate([yd, yp])
     cells = tuple(_cells_of(both[:, j], max_bins) for j in range(yd.shape[1]))
+    del both
     probe = CellPatternRatio(cells, PatternRatio(np.zeros((0, yd.shape[1])), np.zeros(0)))
-    return CellPatternRatio(cells, fit_patterns(probe.codes(yd), probe.codes(yp)))
+    mult = _radix(cells)
+    if mult is None or not cells:
+        return CellPatternRatio(cells, fit_patterns(probe.codes(yd), probe.codes(yp)))
+    # the same PatternRatio as fit_patterns on the code rows, counted on integer keys
+    keys, inv = np.unique(np.concatenate([probe.keys(yd), probe.keys(yp)]), return_inverse=True)
+    cd = np.bincount(inv[: yd.shape[0]], minlength=keys.size).astype(float)
+    cp = np.bincount(inv[yd.shape[0]:], minlength=keys.size).astype(float)
+    sizes = [1 if c is None else c.size for c in cells]
+    codes = np.column_stack([(keys // m) % k for m, k in zip(mult, sizes)]).astype(float) + 0.0
+    order = np.argsort(_rows(codes), kind="stable")  # the row order fit_patterns gives
+    return CellPatternRatio(cells, PatternRatio(codes[order], _llr(cd, cp)[order]))
 
 
 def fit_naive_bayes(yd: np.ndarray, yp: np.ndarray, max_bins: int = 32) -> NaiveBayes:
