@@ -21,6 +21,8 @@ import numpy as np
 from scipy import optimize
 from scipy.special import expit
 
+from dpaudit.estimators.compact import BYTE_VALUES, compact
+
 __all__ = ["Logistic", "fit_logistic", "RIDGE", "MAX_FLAGS"]
 
 RIDGE = 1e-3
@@ -56,7 +58,7 @@ class Logistic:
         """w·φ(y) + b without building φ: a coordinate's term is its flag's weight where it holds a
         flagged value, else its standardised value times its weight (rows in chunks, so the
         temporaries stay small)."""
-        y = np.asarray(y, dtype=float)
+        y = compact(np.asarray(y))
         n, d = y.shape[0], len(self.flags)
         lin = np.zeros(d)
         nflags = max((len(f) for f in self.flags), default=0)
@@ -68,6 +70,15 @@ class Logistic:
             wflag[: len(fl), j] = self.weights[k: k + len(fl)]
             lin[j] = self.weights[k + len(fl)] / self.scale[j]
             k += len(fl) + 1
+        if y.dtype == np.int8:  # one look-up per coordinate (dpaudit.estimators.compact)
+            total = np.full(n, self.bias)
+            for j in range(d):
+                term = (BYTE_VALUES - self.centre[j]) * lin[j]
+                for f in range(nflags):
+                    term = np.where(BYTE_VALUES == vals[f, j], wflag[f, j], term)
+                total += term[y[:, j].view(np.uint8)]
+            return total
+        y = np.asarray(y, dtype=float)
         out = np.empty(n)
         for i in range(0, n, _CHUNK):
             blk = y[i: i + _CHUNK]
@@ -97,7 +108,7 @@ def fit_logistic(yd: np.ndarray, yp: np.ndarray, max_rows: int = 20_000) -> Logi
     """Fit the score on samples of D (label 1) and D' (label 0); at most ``max_rows`` of each
     (the first ones) enter the fit, which keeps it to a fraction of a second."""
     yd, yp = yd[:max_rows], yp[:max_rows]
-    both = np.concatenate([yd, yp])
+    both = np.concatenate([yd, yp]).astype(float)
     d = both.shape[1]
     flags, centre, scale = [], np.zeros(d), np.ones(d)
     for j in range(d):

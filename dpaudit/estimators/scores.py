@@ -28,6 +28,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from dpaudit.estimators.compact import BYTE_VALUES, compact, per_value, row_keys
+
 __all__ = ["Identity", "Coordinate", "AtomRatio", "PatternRatio", "CellPatternRatio", "NaiveBayes",
            "Score", "fit_atoms", "fit_patterns", "fit_cell_patterns", "fit_naive_bayes", "PRIOR"]
 
@@ -106,12 +108,50 @@ def _rows(y: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class PatternRatio:
-    """s(y) = estimated log-ratio of the whole output vector y (few distinct vectors)."""
+    """s(y) = estimated log-ratio of the whole output vector y (few distinct vectors).
+
+    When the patterns are small integers, int8 rows (:func:`~dpaudit.estimators.compact.compact`)
+    are matched as mixed-radix integers: coordinate j's value becomes its index among the
+    patterns' values of that coordinate (or "unseen", which no pattern has)."""
 
     patterns: np.ndarray  # (k, d) float, in the sort order of their row view
     llr: np.ndarray
+    _tables: Optional[tuple] = field(init=False, repr=False, default=None)  # (codes per column, mults)
+    _keys: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+    _kllr: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        p = self.patterns
+        if p.ndim != 2 or p.shape[0] == 0 or compact(p).dtype != np.int8:
+            return
+        tables, mults, mult = [], [], 1
+        for j in range(p.shape[1]):
+            vals = np.unique(p[:, j])
+            code = np.searchsorted(vals, BYTE_VALUES)
+            code = np.where(vals[np.minimum(code, vals.size - 1)] == BYTE_VALUES, code, vals.size)
+            tables.append(code.astype(np.int64))
+            mults.append(mult)
+            mult *= vals.size + 1
+            if mult >= 2**62:
+                return
+        object.__setattr__(self, "_tables", (tuple(tables), tuple(mults)))
+        keys = self._int_keys(compact(p))
+        order = np.argsort(keys, kind="stable")
+        object.__setattr__(self, "_keys", keys[order])
+        object.__setattr__(self, "_kllr", self.llr[order])
+
+    def _int_keys(self, y: np.ndarray) -> np.ndarray:
+        tables, mults = self._tables
+        key = np.zeros(y.shape[0], dtype=np.int64)
+        for j, (t, m) in enumerate(zip(tables, mults)):
+            key += t[y[:, j].view(np.uint8)] * m
+        return key
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
+        if self._tables is not None:
+            c = compact(y)
+            if c.dtype == np.int8:
+                return _lookup(self._keys, self._kllr, self._int_keys(c))
         return _lookup(_rows(self.patterns), self.llr, _rows(y))
 
     def describe(self) -> str:
@@ -158,6 +198,11 @@ class _Cells:
         return self.atoms.size + self.edges.size + 1
 
     def __call__(self, v: np.ndarray) -> np.ndarray:
+        if v.dtype == np.int8:
+            return per_value(self._cells, v)
+        return self._cells(v)
+
+    def _cells(self, v: np.ndarray) -> np.ndarray:
         if self._bounds is not None:
             return self._map[np.searchsorted(self._bounds, v, side="right")]
         c = np.searchsorted(self.edges, v, side="right") + self.atoms.size
@@ -170,6 +215,7 @@ class _Cells:
 def _cells_of(both: np.ndarray, max_bins: int) -> Optional[_Cells]:
     """Cells for a coordinate from its pooled fitting values (None when it is constant): values
     seen often are atoms, the rest go in about √n/4 quantile bins, at most ``max_bins``."""
+    both = np.asarray(both, dtype=float)
     vals, counts = np.unique(both, return_counts=True)
     if vals.size == 1:
         return None
@@ -189,7 +235,7 @@ class _CoordModel:
     llr: np.ndarray        # one log-ratio per cell
 
     def __call__(self, v: np.ndarray) -> np.ndarray:
-        return self.llr[self.cells(v)]
+        return per_value(lambda u: self.llr[self.cells(u)], v)
 
     def to_record(self) -> dict:
         return {"atoms": self.cells.atoms.tolist(), "edges": self.cells.edges.tolist(),
@@ -234,10 +280,11 @@ class CellPatternRatio:
 
     def keys(self, y: np.ndarray) -> np.ndarray:
         """Each row's cell pattern as one integer Σ_j code_j · Π_{i<j} size_i (int64)."""
+        y = compact(y)
         key = np.zeros(y.shape[0], dtype=np.int64)
         for j, (c, mult) in enumerate(zip(self.cells, _radix(self.cells))):
             if c is not None:
-                key += c(y[:, j]) * mult
+                key += per_value(lambda u: c(u) * mult, y[:, j])
         return key
 
     def key_of_codes(self, codes: np.ndarray) -> np.ndarray:
@@ -270,6 +317,7 @@ class NaiveBayes:
     coords: tuple
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
+        y = compact(y)
         total = np.zeros(y.shape[0])
         for j, m in enumerate(self.coords):
             if m is not None:
@@ -300,12 +348,13 @@ def fit_atoms(yd: np.ndarray, yp: np.ndarray) -> AtomRatio:
 
 def fit_patterns(yd: np.ndarray, yp: np.ndarray) -> PatternRatio:
     """Per-vector log-ratios from equal-size samples of D and D'."""
-    rows = np.concatenate([_rows(yd), _rows(yp)])
-    keys, first, inv = np.unique(rows, return_index=True, return_inverse=True)
     both = np.concatenate([yd, yp])
+    keys, first, inv = np.unique(row_keys(both), return_index=True, return_inverse=True)
     cd = np.bincount(inv[: yd.shape[0]], minlength=keys.size).astype(float)
     cp = np.bincount(inv[yd.shape[0]:], minlength=keys.size).astype(float)
-    return PatternRatio(both[first] + 0.0, _llr(cd, cp))
+    patterns = both[first] + 0.0
+    order = np.argsort(_rows(patterns), kind="stable")  # int8 rows sort by bytes: float row order
+    return PatternRatio(patterns[order], _llr(cd, cp)[order])
 
 
 def _fit_coordinate(vd: np.ndarray, vp: np.ndarray, max_bins: int) -> Optional[_CoordModel]:

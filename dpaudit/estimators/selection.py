@@ -40,7 +40,8 @@ from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
 from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cells
 from dpaudit.estimators.logistic import fit_logistic
-from dpaudit.estimators.scores import (Coordinate, Identity, _rows, fit_atoms, fit_cell_patterns,
+from dpaudit.estimators.compact import row_keys
+from dpaudit.estimators.scores import (Coordinate, Identity, fit_atoms, fit_cell_patterns,
                                        fit_naive_bayes, fit_patterns)
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
@@ -200,6 +201,14 @@ def _coordinates(yd: np.ndarray, yp: np.ndarray) -> list[int]:
     return sorted(np.argsort(-gap, kind="stable")[:COORDINATE_FAMILIES].tolist())
 
 
+def _distinct_rows(y: np.ndarray, few: int) -> int:
+    """The number of distinct rows of ``y``, or a number above ``few`` when there are more (a
+    prefix of the rows already shows it, which spares sorting all of them)."""
+    keys = row_keys(y)
+    head = np.unique(keys[: 4 * few]).size
+    return head if head > few else np.unique(keys).size
+
+
 def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool, floats: bool = True):
     """(score, sd, sp, intervals?) for every score family of the schema."""
     n = yd.shape[0]
@@ -208,7 +217,7 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
     kind = schema.kind
     if kind is OutputKind.VECTOR:
         few = min(4000, max(2, half // 5))  # patterns few enough to estimate each one's ratio
-        rows = np.unique(_rows(np.concatenate([fit_d, fit_p]))).size if half else 0
+        rows = _distinct_rows(np.concatenate([fit_d, fit_p]), few) if half else 0
         if 0 < rows <= few:
             sc = fit_patterns(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False

@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from dpaudit.estimators.bounds import Counts
+from dpaudit.estimators.compact import compact
 from dpaudit.estimators.events import Event
 from dpaudit.estimators.validation import Exhausted
 from dpaudit.neighbours.relations import Pair
@@ -78,7 +79,8 @@ class Sampler:
             raise Exhausted("samples")
         raws = self.executor.run(self.spec, tasks)
         self.used += need
-        out = [self.encoder.encode(raw, np.asarray(t.data)) for raw, t in zip(raws, tasks)]
+        # small-integer vectors are kept as int8 (dpaudit.estimators.compact): 1/8 of the memory
+        out = [compact(self.encoder.encode(raw, np.asarray(t.data))) for raw, t in zip(raws, tasks)]
         if self.on_batch is not None:
             self.on_batch(self.used)
         return out
