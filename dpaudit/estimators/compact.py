@@ -38,7 +38,7 @@ def compact(y: np.ndarray) -> np.ndarray:
 def per_value(f: Callable[[np.ndarray], np.ndarray], v: np.ndarray) -> np.ndarray:
     """f(v) for a 1-D column ``v``; for int8 ``v``, f on the 256 byte values, gathered."""
     if v.dtype == np.int8:
-        return f(BYTE_VALUES)[v.view(np.uint8)]
+        return np.take(f(BYTE_VALUES), v.view(np.uint8))
     return f(v)
 
 

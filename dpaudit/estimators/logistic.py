@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
+from scipy.linalg.blas import dsyrk
 from scipy.special import expit
 
 from dpaudit.estimators.compact import BYTE_VALUES, compact
@@ -139,8 +140,11 @@ def fit_logistic(yd: np.ndarray, yp: np.ndarray, max_rows: int = 20_000) -> Logi
     ridge[-1] = 0.0
 
     def hess(theta: np.ndarray) -> np.ndarray:
+        # Xᵀ diag(p(1 − p)) X / m as a symmetric rank-k update (BLAS syrk: half the work of a
+        # general product), upper triangle mirrored
         p = expit(xb @ theta)
-        return (xb.T * (p * (1 - p))) @ xb / m + np.diag(ridge)
+        h = dsyrk(1.0 / m, xb * np.sqrt(p * (1 - p))[:, None], trans=1)
+        return np.triu(h) + np.triu(h, 1).T + np.diag(ridge)
 
     theta0 = np.zeros(xb.shape[1])
     res = optimize.minimize(loss, theta0, jac=True, hess=hess, method="trust-exact",

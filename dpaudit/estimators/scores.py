@@ -144,7 +144,7 @@ class PatternRatio:
         tables, mults = self._tables
         key = np.zeros(y.shape[0], dtype=np.int64)
         for j, (t, m) in enumerate(zip(tables, mults)):
-            key += t[y[:, j].view(np.uint8)] * m
+            key += np.take(t, y[:, j].view(np.uint8)) * m
         return key
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
@@ -366,8 +366,10 @@ def _fit_coordinate(vd: np.ndarray, vp: np.ndarray, max_bins: int) -> Optional[_
     return _CoordModel(cells, _llr(cd, cp))
 
 
-def fit_cell_patterns(yd: np.ndarray, yp: np.ndarray, max_bins: int = 16) -> CellPatternRatio:
-    """Cells per coordinate from the pooled samples, then per-cell-pattern log-ratios."""
+def fit_cell_patterns(yd: np.ndarray, yp: np.ndarray, max_bins: int = 16,
+                      max_patterns: Optional[int] = None) -> Optional[CellPatternRatio]:
+    """Cells per coordinate from the pooled samples, then per-cell-pattern log-ratios; None when
+    there are more than ``max_patterns`` distinct cell patterns (seen on a prefix when it can be)."""
     both = np.concatenate([yd, yp])
     cells = tuple(_cells_of(both[:, j], max_bins) for j in range(yd.shape[1]))
     del both
@@ -376,7 +378,12 @@ def fit_cell_patterns(yd: np.ndarray, yp: np.ndarray, max_bins: int = 16) -> Cel
     if mult is None or not cells:
         return CellPatternRatio(cells, fit_patterns(probe.codes(yd), probe.codes(yp)))
     # the same PatternRatio as fit_patterns on the code rows, counted on integer keys
-    keys, inv = np.unique(np.concatenate([probe.keys(yd), probe.keys(yp)]), return_inverse=True)
+    both_keys = np.concatenate([probe.keys(yd), probe.keys(yp)])
+    if max_patterns is not None and np.unique(both_keys[: 4 * max_patterns]).size > max_patterns:
+        return None
+    keys, inv = np.unique(both_keys, return_inverse=True)
+    if max_patterns is not None and keys.size > max_patterns:
+        return None
     cd = np.bincount(inv[: yd.shape[0]], minlength=keys.size).astype(float)
     cp = np.bincount(inv[yd.shape[0]:], minlength=keys.size).astype(float)
     sizes = [1 if c is None else c.size for c in cells]

@@ -201,12 +201,13 @@ def _coordinates(yd: np.ndarray, yp: np.ndarray) -> list[int]:
     return sorted(np.argsort(-gap, kind="stable")[:COORDINATE_FAMILIES].tolist())
 
 
-def _distinct_rows(y: np.ndarray, few: int) -> int:
-    """The number of distinct rows of ``y``, or a number above ``few`` when there are more (a
-    prefix of the rows already shows it, which spares sorting all of them)."""
-    keys = row_keys(y)
-    head = np.unique(keys[: 4 * few]).size
-    return head if head > few else np.unique(keys).size
+def _distinct_rows(a: np.ndarray, b: np.ndarray, few: int) -> int:
+    """The number of distinct rows of ``a`` and ``b`` together, or a number above ``few`` when
+    there are more (a prefix of the rows already shows it, which spares sorting all of them)."""
+    head = np.unique(row_keys(np.concatenate([a[: 2 * few], b[: 2 * few]]))).size
+    if head > few or (a.shape[0] <= 2 * few and b.shape[0] <= 2 * few):
+        return head
+    return np.unique(row_keys(np.concatenate([a, b]))).size
 
 
 def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool, floats: bool = True):
@@ -217,13 +218,13 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
     kind = schema.kind
     if kind is OutputKind.VECTOR:
         few = min(4000, max(2, half // 5))  # patterns few enough to estimate each one's ratio
-        rows = _distinct_rows(np.concatenate([fit_d, fit_p]), few) if half else 0
+        rows = _distinct_rows(fit_d, fit_p, few) if half else 0
         if 0 < rows <= few:
             sc = fit_patterns(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False
         elif half:
-            sc = fit_cell_patterns(fit_d, fit_p)
-            if 0 < sc.inner.llr.size <= few:
+            sc = fit_cell_patterns(fit_d, fit_p, max_patterns=few)
+            if sc is not None and 0 < sc.inner.llr.size <= few:
                 yield sc, sc(ev_d), sc(ev_p), False
         if half:
             sc = fit_naive_bayes(fit_d, fit_p)
