@@ -22,6 +22,12 @@ Cells (sign s, biased exponent e, 52-bit mantissa m of the double y):
 
 Non-finite outputs are atoms of the output space in every family: NaN (all NaN payloads are one
 atom), +inf and −inf each have a cell of their own, so "NaN on D, a number on D'" is an event.
+
+A vector output gets the same cells per coordinate (``coordinate=j`` reads column j), since each
+released double of a vector is porous on its own; an event on coordinate j is named as such
+("coordinate 2: outputs in [0.25, 0.5) whose last mantissa bit is 1"). Columns with no float
+structure worth testing (every finite value an integer, :func:`has_float_structure`) get none:
+their bits say nothing the atoms and patterns of the values do not.
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ import numpy as np
 
 from dpaudit.estimators.scores import PRIOR, AtomRatio, fit_atoms
 
-__all__ = ["FloatCells", "FloatCellRatio", "fit_float_cells", "FAMILIES", "nonfinite_text"]
+__all__ = ["FloatCells", "FloatCellRatio", "fit_float_cells", "has_float_structure", "FAMILIES",
+           "nonfinite_text"]
 
 #: the float-structure families fitted for real outputs by default. ``trailing`` is binade × low
 #: mantissa bits in the form that matters for rounding (tz = j ⟺ the last j + 1 bits are 1 then j
@@ -152,14 +159,18 @@ class FloatCellRatio:
     cells: FloatCells
     inner: AtomRatio
     table: Optional[np.ndarray] = None  # dense llr per cell index (NaN: never seen), not repeated
+    coordinate: Optional[int] = None    # vector outputs: the column scored
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
+        if self.coordinate is not None:
+            y = y[:, self.coordinate]
         if self.table is not None:
             return self.table[self.cells.index(y)]
         return self.inner(self.cells(y))
 
     def describe(self) -> str:
-        return f"estimated log-likelihood ratio of the {self.cells.describe()}"
+        where = "" if self.coordinate is None else f" (coordinate {self.coordinate})"
+        return f"estimated log-likelihood ratio of the {self.cells.describe()}{where}"
 
     def members(self, keep: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         return self.inner.members(keep)
@@ -168,28 +179,42 @@ class FloatCellRatio:
         """The set of cells ``members`` in words."""
         parts = [self.cells.describe_cell(c) for c in members[:limit]]
         more = f"; … ({len(members)} cells in all)" if len(members) > limit else ""
-        return "; ".join(parts) + more if parts else "∅"
+        where = "" if self.coordinate is None else f"coordinate {self.coordinate}: "
+        return where + "; ".join(parts) + more if parts else "∅"
 
     def to_record(self) -> dict:
-        return {"kind": "float-structure", "family": self.cells.family,
+        where = {} if self.coordinate is None else {"coordinate": self.coordinate}
+        return {"kind": "float-structure", "family": self.cells.family, **where,
                 "cells": [int(c) if self.cells.family == "repeated" else float(c)
                           for c in self.inner.atoms.tolist()],
                 "llr": self.inner.llr.tolist()}
 
 
-def fit_float_cells(family: str, yd: np.ndarray, yp: np.ndarray) -> FloatCellRatio:
+def fit_float_cells(family: str, yd: np.ndarray, yp: np.ndarray,
+                    coordinate: Optional[int] = None) -> FloatCellRatio:
     """Per-cell log-ratios of ``family`` from equal-size samples of D and D' (counts by
-    ``bincount`` over dense cell indices, so fitting and scoring are O(n))."""
+    ``bincount`` over dense cell indices, so fitting and scoring are O(n)). With ``coordinate``,
+    ``yd`` and ``yp`` are vector outputs (rows) and column ``coordinate`` is fitted."""
     cells = FloatCells(family)
+    if coordinate is not None:
+        yd, yp = yd[:, coordinate], yp[:, coordinate]
     if family == "repeated":
-        return FloatCellRatio(cells, fit_atoms(cells(yd), cells(yp)))
+        return FloatCellRatio(cells, fit_atoms(cells(yd), cells(yp)), None, coordinate)
     cd = np.bincount(cells.index(yd), minlength=cells.size).astype(float)
     cp = np.bincount(cells.index(yp), minlength=cells.size).astype(float)
     seen = np.flatnonzero(cd + cp)
     llr = np.log((cd[seen] + PRIOR) / (cp[seen] + PRIOR))
     table = np.full(cells.size, np.nan)
     table[seen] = llr
-    return FloatCellRatio(cells, AtomRatio(seen.astype(float), llr), table)
+    return FloatCellRatio(cells, AtomRatio(seen.astype(float), llr), table, coordinate)
+
+
+def has_float_structure(y: np.ndarray) -> bool:
+    """Whether the real values ``y`` (1-D) have bits worth testing: some value is non-finite or
+    finite and not an integer. Integer-valued outputs (counts, indices, codes) have none."""
+    y = np.asarray(y, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return bool(np.any(~np.isfinite(y)) or np.any(y != np.round(y)))
 
 
 def nonfinite_text(values) -> str:
