@@ -225,7 +225,7 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
         yield sc, yd, yp, True
         head = np.concatenate([yd[: min(n, 5000)], yp[: min(n, 5000)]])
         distinct = np.unique(head).size
-        if floats and kind is OutputKind.REAL and half:
+        if floats and kind is OutputKind.REAL and half and has_float_structure(fit_d, fit_p):
             yield from _float_families(fit_d, fit_p, ev_d, ev_p, distinct < 0.9 * head.size, quick)
         if distinct > 256 or half == 0:
             return
@@ -248,15 +248,12 @@ def _float_families(fit_d, fit_p, ev_d, ev_p, repeats: bool, quick: bool,
 
 def _float_coordinate_families(fit_d, fit_p, ev_d, ev_p, coordinates: list[int], quick: bool):
     """The float-structure families of the real coordinates among ``coordinates`` of vector
-    outputs: those of :func:`_float_families`, one set per coordinate whose values have float
-    structure (:func:`~dpaudit.estimators.floats.has_float_structure`)."""
-    n = min(fit_d.shape[0], 5000)
+    outputs: binade × trailing zero bits of each coordinate whose values have float structure
+    (:func:`~dpaudit.estimators.floats.has_float_structure`). Repeated values of a coordinate
+    (codes, clamped ends) are left to the vector's own pattern and per-coordinate scores."""
     for j in coordinates:
-        if not has_float_structure(fit_d[:, j]) and not has_float_structure(fit_p[:, j]):
-            continue
-        head = np.concatenate([fit_d[:n, j], fit_p[:n, j]])
-        repeats = np.unique(head).size < 0.9 * head.size
-        yield from _float_families(fit_d, fit_p, ev_d, ev_p, repeats, quick, coordinate=j)
+        if has_float_structure(fit_d[:, j], fit_p[:, j]):
+            yield from _float_families(fit_d, fit_p, ev_d, ev_p, False, quick, coordinate=j)
 
 
 def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val: float,

@@ -46,21 +46,30 @@ def test_float_cells_of_a_column_equal_those_of_the_column_alone():
     assert whole.to_record()["coordinate"] == 1
 
 
-def test_integer_and_grid_free_columns_get_no_float_families():
+def test_integer_and_grid_columns_get_no_float_families():
     yd, yp = _porous_column(4000)
     scores = [sc for sc, *_ in _families(yd, yp, VECTOR, quick=True)]
     cols = sorted(sc.coordinate for sc in scores if isinstance(sc, FloatCellRatio))
-    assert cols and set(cols) == {0, 1}  # column 2 holds integers only
+    assert cols and set(cols) == {1}  # column 0 lies on the grid 2^-5·Z, column 2 holds integers
     none = [sc for sc, *_ in _families(yd, yp, VECTOR, quick=True, floats=False)]
     assert not any(isinstance(sc, FloatCellRatio) for sc in none)
 
 
-def test_float_structure_means_a_non_integer_or_non_finite_value():
-    assert not has_float_structure(np.array([0.0, -3.0, 2.0**60]))
-    assert has_float_structure(np.array([0.0, 0.5]))
-    assert has_float_structure(np.array([1.0, np.nan]))
+def test_float_structure_means_bits_finer_than_a_common_grid():
+    rng = np.random.default_rng(5)
+    noise = rng.laplace(scale=10.0, size=1000)
+    assert has_float_structure(noise)                                  # all 53 bits in use
+    assert not has_float_structure(np.round(noise))                    # integers
+    assert not has_float_structure(np.round(noise * 2.0**30) / 2.0**30)  # the grid 2^-30·Z
+    assert not has_float_structure(32.0 * np.round(noise), np.array([100.0, -100.0]))  # snapping
+    assert not has_float_structure(np.array([0.0, -0.0, 0.5, 2.0**40]))
+    assert has_float_structure(np.array([2.0**-30, 2.0**22 + 1]))      # 2^-30·Z at 2^22 needs 53 bits
+    assert has_float_structure(np.array([1.0]), np.array([np.nan]))
     assert has_float_structure(np.array([np.inf]))
-    assert not has_float_structure(np.array([], dtype=float))
+    assert has_float_structure(np.array([5e-324, 1.0]))                # a subnormal next to 1
+    assert not has_float_structure(np.array([], dtype=float), np.zeros(3))
+    # judged on the first values of each sample
+    assert not has_float_structure(np.r_[np.zeros(10), noise], head=10)
 
 
 def test_a_non_finite_coordinate_is_an_atom():
