@@ -49,44 +49,53 @@ class Logistic:
             v = y[:, j]
             is_flag = np.zeros(v.shape, dtype=bool)
             for f in fl:
-                hit = v == f
+                hit = np.isnan(v) if np.isnan(f) else v == f
                 cols.append(hit.astype(float))
                 is_flag |= hit
-            cols.append(np.where(is_flag, 0.0, (v - self.centre[j]) / self.scale[j]))
+            with np.errstate(invalid="ignore"):  # rare NaN and ±inf values: flags or nothing
+                cols.append(np.where(is_flag | ~np.isfinite(v), 0.0, (v - self.centre[j]) / self.scale[j]))
         return np.column_stack(cols) if cols else np.zeros((y.shape[0], 0))
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
         """w·φ(y) + b without building φ: a coordinate's term is its flag's weight where it holds a
-        flagged value, else its standardised value times its weight (rows in chunks, so the
-        temporaries stay small)."""
+        flagged value (NaN flags hold NaN), else its standardised value times its weight (0 for
+        NaN and ±inf); rows in chunks, so the temporaries stay small."""
         y = compact(np.asarray(y))
         n, d = y.shape[0], len(self.flags)
         lin = np.zeros(d)
         nflags = max((len(f) for f in self.flags), default=0)
-        vals = np.full((nflags, d), np.nan)   # NaN pads: equal to nothing
+        vals = np.zeros((nflags, d))
+        used = np.zeros((nflags, d), dtype=bool)   # slot f of coordinate j holds a flag
+        nan = np.zeros((nflags, d), dtype=bool)    # ... and it is the NaN flag
         wflag = np.zeros((nflags, d))
         k = 0
         for j, fl in enumerate(self.flags):
-            vals[: len(fl), j] = fl
-            wflag[: len(fl), j] = self.weights[k: k + len(fl)]
-            lin[j] = self.weights[k + len(fl)] / self.scale[j]
-            k += len(fl) + 1
+            m = len(fl)
+            vals[:m, j] = fl
+            used[:m, j] = True
+            nan[:m, j] = np.isnan(fl)
+            wflag[:m, j] = self.weights[k: k + m]
+            lin[j] = self.weights[k + m] / self.scale[j]
+            k += m + 1
         if y.dtype == np.int8:  # one look-up per coordinate (dpaudit.estimators.compact)
             total = np.full(n, self.bias)
             for j in range(d):
                 term = (BYTE_VALUES - self.centre[j]) * lin[j]
                 for f in range(nflags):
-                    term = np.where(BYTE_VALUES == vals[f, j], wflag[f, j], term)
-                total += term[y[:, j].view(np.uint8)]
+                    if used[f, j] and not nan[f, j]:
+                        term = np.where(BYTE_VALUES == vals[f, j], wflag[f, j], term)
+                total += np.take(term, y[:, j].view(np.uint8))
             return total
         y = np.asarray(y, dtype=float)
         out = np.empty(n)
-        for i in range(0, n, _CHUNK):
-            blk = y[i: i + _CHUNK]
-            term = (blk - self.centre) * lin
-            for f in range(nflags):
-                term = np.where(blk == vals[f], wflag[f], term)
-            out[i: i + _CHUNK] = term.sum(axis=1)
+        with np.errstate(invalid="ignore"):
+            for i in range(0, n, _CHUNK):
+                blk = y[i: i + _CHUNK]
+                term = np.where(np.isfinite(blk), (blk - self.centre) * lin, 0.0)
+                for f in range(nflags):
+                    hit = np.where(nan[f], np.isnan(blk), blk == vals[f]) & used[f]
+                    term = np.where(hit, wflag[f], term)
+                out[i: i + _CHUNK] = term.sum(axis=1)
         return out + self.bias
 
     def describe(self) -> str:
@@ -116,6 +125,7 @@ def fit_logistic(yd: np.ndarray, yp: np.ndarray, max_rows: int = 20_000) -> Logi
         v = both[:, j]
         fl = _flags(v)
         rest = v[~np.isin(v, fl)] if fl.size else v
+        rest = rest[np.isfinite(rest)]
         if rest.size:
             centre[j] = rest.mean()
             sd = rest.std()
