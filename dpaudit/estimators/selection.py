@@ -24,7 +24,10 @@ budget. Events considered:
 * vectors: whole-pattern ratios (few distinct vectors), cell-pattern ratios (real coordinates
   binned), a naive-Bayes score, a logistic-regression
   score on flag features (:mod:`~dpaudit.estimators.logistic`), and the coordinates whose
-  marginal laws differ most.
+  marginal laws differ most;
+* vectors, and tuples / lists of varying length or with None (``MIXED``): events on the joint
+  structure, pattern of atoms × real values in an interval or tail, per-position and length
+  events (:mod:`~dpaudit.estimators.joint`).
 
 Fitted scores are fitted on the first half of the selection split and thresholded on the second.
 """
@@ -39,6 +42,7 @@ import numpy as np
 from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
 from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cells
+from dpaudit.estimators.joint import joint_families, mixed_families
 from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.scores import (Coordinate, Identity, _rows, fit_atoms, fit_cell_patterns,
                                        fit_naive_bayes, fit_patterns)
@@ -197,6 +201,9 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
     half = n // 2
     fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
     kind = schema.kind
+    if kind is OutputKind.MIXED:
+        yield from mixed_families(yd, yp, quick)
+        return
     if kind is OutputKind.VECTOR:
         few = min(4000, max(2, half // 5))  # patterns few enough to estimate each one's ratio
         rows = np.unique(_rows(np.concatenate([fit_d, fit_p]))).size if half else 0
@@ -212,6 +219,7 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
             yield sc, sc(ev_d), sc(ev_p), False
             sc = fit_logistic(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False
+        yield from joint_families(yd, yp, quick, vector=True)
         for j in _coordinates(yd, yp):
             sc = Coordinate(j)
             yield sc, sc(yd), sc(yp), True
