@@ -32,11 +32,13 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from dpaudit.estimators.floats import has_float_structure
 from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.scores import _llr, _lookup, _rows, fit_naive_bayes
 
 __all__ = ["Structure", "JointPattern", "JointRatio", "RealGiven", "Column", "Filled",
-           "fit_structure", "joint_families", "mixed_families", "TOP_PATTERNS", "MAX_REALS"]
+           "fit_structure", "joint_families", "mixed_families", "float_elements", "TOP_PATTERNS",
+           "MAX_REALS"]
 
 #: RealGiven families: the patterns whose laws differ most, this many (fewer when ``quick``)
 TOP_PATTERNS = 3
@@ -358,6 +360,19 @@ def joint_families(yd: np.ndarray, yp: np.ndarray, quick: bool, forced: int = 0,
         for k in range(min(slots, int(pats.nreal[members].min()))):
             sc = RealGiven(pats, members, k)
             yield sc, sc.of(pid_d, r_d), sc.of(pid_p, r_p), True
+
+
+def float_elements(fit_d: np.ndarray, fit_p: np.ndarray) -> list[int]:
+    """The element columns of MIXED rows whose present values have float structure
+    (:func:`~dpaudit.estimators.floats.has_float_structure`; NaN marks an absent element here):
+    they get the float-structure families, as a vector's coordinates do."""
+    out = []
+    for j in range(2, fit_d.shape[1]):
+        a, b = fit_d[:, j], fit_p[:, j]
+        a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+        if a.size + b.size and has_float_structure(a, b):
+            out.append(j)
+    return out
 
 
 def mixed_columns(yd: np.ndarray, yp: np.ndarray, top: int) -> Iterator[Column]:

@@ -16,9 +16,10 @@ from dpaudit.spec import OutputKind
 
 
 def _coded(rng, n, shift):
-    """SVT3-like rows: −1000 before the answer, the value at the answer, −2000 after."""
+    """SVT3-like rows: −1000 before the answer, the value at the answer, −2000 after; values on
+    the grid 2^-30·Z (a mechanism over the reals: raw doubles would be porous, a float event)."""
     idx = rng.integers(0, 3, n)
-    val = rng.normal(size=n) + shift * (idx == 2)
+    val = np.round((rng.normal(size=n) + shift * (idx == 2)) * 2.0**30) / 2.0**30
     rows = np.full((n, 3), -1000.0)
     cols = np.arange(3)[None, :]
     rows = np.where(cols > idx[:, None], -2000.0, rows)
