@@ -25,7 +25,10 @@ budget. Events considered:
   binned), a naive-Bayes score, a logistic-regression
   score on flag features (:mod:`~dpaudit.estimators.logistic`), and the coordinates whose
   marginal laws differ most (thresholds and intervals, and the float-structure cells of those
-  that carry non-integer values).
+  that carry non-integer values);
+* vectors, and tuples / lists of varying length or with None (``MIXED``): events on the joint
+  structure, pattern of atoms × real values in an interval or tail, per-position and length
+  events (:mod:`~dpaudit.estimators.joint`).
 
 Fitted scores are fitted on the first half of the selection split and thresholded on the second.
 """
@@ -40,6 +43,7 @@ import numpy as np
 from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
 from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cells, has_float_structure
+from dpaudit.estimators.joint import float_elements, joint_families, mixed_families
 from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.compact import row_keys
 from dpaudit.estimators.scores import (Coordinate, Identity, fit_atoms, fit_cell_patterns,
@@ -217,6 +221,12 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
     half = n // 2
     fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
     kind = schema.kind
+    if kind is OutputKind.MIXED:
+        yield from mixed_families(yd, yp, quick)
+        if floats and half:
+            yield from _float_coordinate_families(fit_d, fit_p, ev_d, ev_p,
+                                                  float_elements(fit_d, fit_p), quick)
+        return
     if kind is OutputKind.VECTOR:
         few = min(4000, max(2, half // 5))  # patterns few enough to estimate each one's ratio
         rows = _distinct_rows(fit_d, fit_p, few) if half else 0
@@ -232,6 +242,7 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
             yield sc, sc(ev_d), sc(ev_p), False
             sc = fit_logistic(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False
+        yield from joint_families(yd, yp, quick, vector=True)
         coordinates = _coordinates(yd, yp)
         for j in coordinates:
             sc = Coordinate(j)
