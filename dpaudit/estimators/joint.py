@@ -27,8 +27,8 @@ pattern was never seen then score NaN and lie in no event. Everything is vectori
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
@@ -129,10 +129,39 @@ class _Patterns:
     cd: np.ndarray
     cp: np.ndarray
     nreal: np.ndarray
+    # when every column is coded (atom index, real or absent): a signature as the mixed-radix
+    # integer Σ_j (s_j + 2)·Π_{i<j} (atoms_i + 2), the patterns' integers sorted, their indices
+    _radix: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+    _ikeys: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+    _iidx: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        atoms = self.structure.atoms
+        if not atoms or any(a is None for a in atoms):
+            return
+        mult, radix = 1, []
+        for a in atoms:
+            radix.append(mult)
+            mult *= a.size + 2
+        if mult >= 2**62:
+            return
+        object.__setattr__(self, "_radix", np.asarray(radix, dtype=np.int64))
+        ik = self._int_keys(self.sigs)
+        order = np.argsort(ik, kind="stable")
+        object.__setattr__(self, "_ikeys", ik[order])
+        object.__setattr__(self, "_iidx", order.astype(float))
+
+    def _int_keys(self, sig: np.ndarray) -> np.ndarray:
+        key = np.zeros(sig.shape[0], dtype=np.int64)
+        for j, m in enumerate(self._radix):
+            key += (sig[:, j] - _ABSENT).astype(np.int64) * m
+        return key
 
     def ids(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(pattern index as float, NaN when unseen; the signature)."""
         sig = self.structure.signature(y)
+        if self._radix is not None:  # the same indices, matched as integers rather than rows
+            return _lookup(self._ikeys, self._iidx, self._int_keys(sig)), sig
         return _lookup(self.keys, np.arange(self.keys.size, dtype=float), _rows(sig)), sig
 
     def text(self, which: np.ndarray, limit: int = 4) -> str:
