@@ -65,6 +65,7 @@ class Structure:
 
     atoms: tuple
     shown: int
+    reals_seen: bool = True  # some fitting value of some column is not an atom
 
     def signature(self, y: np.ndarray) -> np.ndarray:
         """The pattern of each row: per column its value (forced atoms), the index of its atom,
@@ -76,7 +77,10 @@ class Structure:
                 out[:, j] = v
                 continue
             col = np.full(v.shape, _REAL)
-            if at.size:
+            if 0 < at.size <= 4:  # a few atoms: compared one by one (no binary search)
+                for i, a in enumerate(at):
+                    col = np.where(v == a, float(i), col)
+            elif at.size:
                 i = np.clip(np.searchsorted(at, v), 0, at.size - 1)
                 col = np.where(at[i] == v, i.astype(float), col)
             out[:, j] = np.where(np.isnan(v), _ABSENT, col)
@@ -106,7 +110,7 @@ class Structure:
 
 def fit_structure(both: np.ndarray, forced: int = 0) -> Structure:
     """Atoms per column from pooled fitting rows; the first ``forced`` columns are all atoms."""
-    atoms = []
+    atoms, reals = [], False
     for j in range(both.shape[1]):
         if j < forced:
             atoms.append(None)
@@ -114,7 +118,8 @@ def fit_structure(both: np.ndarray, forced: int = 0) -> Structure:
         v = both[:, j]
         vals, counts = np.unique(v[~np.isnan(v)], return_counts=True)
         atoms.append(vals[_is_atom(counts, v.size, vals.size)])
-    return Structure(tuple(atoms), forced)
+        reals = reals or atoms[-1].size < vals.size
+    return Structure(tuple(atoms), forced, reals)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -370,6 +375,8 @@ def joint_families(yd: np.ndarray, yp: np.ndarray, quick: bool, forced: int = 0,
     if half == 0:
         return
     structure = fit_structure(np.concatenate([fit_d, fit_p]), forced)
+    if vector and not structure.reals_seen:
+        return  # all atoms: the vector families see it already (spares signing every row)
     pats = _fit_patterns(fit_d, fit_p, structure)
     if pats.keys.size > max(2, fit_d.shape[0] // 5) and not pats.nreal.any():
         return  # too many patterns to estimate each one's ratio

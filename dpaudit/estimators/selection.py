@@ -165,27 +165,33 @@ def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
 # ---------------------------------------------------------------------------------------------
 # scoring the events of a table
 
-def _score_table(tab: _Table, n: int, n_val: float, alpha: float, delta: float,
-                 methods: tuple, quick: bool) -> tuple:
-    """The table's best (value, (side, lo, hi, numerator, method, split)) and the projected
-    bound per event for the best direction/method (for the curve). Both directions are
-    projected in one vectorised call per (method, split)."""
-    m = tab.x.size
-    x = np.concatenate([tab.x, tab.y])
-    y = np.concatenate([tab.y, tab.x])
-    a = np.concatenate([tab.a, tab.a])
-    best_v, found, curve = -np.inf, None, None
+def _score_tables(tabs: list, n: int, n_val: float, alpha: float, delta: float,
+                  methods: tuple, quick: bool) -> list[tuple]:
+    """For each table, its best (value, (side, lo, hi, numerator, method, split)) and the
+    projected bound per event for the best direction/method (for the curve). The events of all
+    the tables, in both directions, are projected in one vectorised call per (method, split)."""
+    sizes = [t.x.size for t in tabs]
+    ends = np.cumsum(sizes)
+    total = int(ends[-1]) if sizes else 0
+    fx, fy = np.concatenate([t.x for t in tabs]), np.concatenate([t.y for t in tabs])
+    fa = np.concatenate([t.a for t in tabs])
+    x, y, a = np.concatenate([fx, fy]), np.concatenate([fy, fx]), np.concatenate([fa, fa])
+    best = [(-np.inf, None, None) for _ in tabs]
     for method in methods:
         splits = SPLITS[method][:1] if quick else SPLITS[method]
         vs = projected_lbs(method, n, x, y, a, n_val, alpha, splits, delta)
         for split, v in zip(splits, vs):
-            k = int(np.argmax(v))
-            if v[k] > best_v:
-                numerator, i = (0, k) if k < m else (1, k - m)
-                best_v = float(v[k])
-                found = (tab.side, float(tab.lo[i]), float(tab.hi[i]), numerator, method, split)
-                curve = v[:m] if k < m else v[m:]
-    return best_v, found, curve
+            for t, (tab, m, e) in enumerate(zip(tabs, sizes, ends)):
+                if m == 0:
+                    continue
+                fwd, bwd = v[e - m: e], v[total + e - m: total + e]
+                k = int(np.argmax(np.concatenate([fwd, bwd])))
+                value = fwd[k] if k < m else bwd[k - m]
+                if value > best[t][0]:
+                    numerator, i = (0, k) if k < m else (1, k - m)
+                    best[t] = (float(value), (tab.side, float(tab.lo[i]), float(tab.hi[i]), numerator,
+                                              method, split), fwd if k < m else bwd)
+    return best
 
 
 def _coordinates(yd: np.ndarray, yp: np.ndarray) -> list[int]:
@@ -345,8 +351,11 @@ def _choose(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, n_val: float, 
         gi = int(min(INTERVAL_GRID, max(6, np.sqrt(sd.size) / 2)))
         if quick:
             gi = max(6, gi // 2)
-        for tab in _tables(sd, sp, g, gi, intervals):
-            value, found, v = _score_table(tab, sd.size, n_val, alpha, delta, methods, quick)
+        tabs = list(_tables(sd, sp, g, gi, intervals))
+        if not tabs:
+            continue
+        scored = _score_tables(tabs, sd.size, n_val, alpha, delta, methods, quick)
+        for tab, (value, found, v) in zip(tabs, scored):
             if found is None or not np.isfinite(value):
                 continue
             side, lo, hi, numerator, method, split = found
