@@ -116,8 +116,11 @@ def level_search(evaluate: Callable[[Pair], float], relation: Any, domain: Any, 
 
 
 def _signature(lv: Levels) -> tuple:
-    """Which way how many coordinates move: pairs alike in it are alike to a level search."""
-    return tuple(sorted((float(np.sign(g.step)), len(g.index)) for g in lv.blocks if g.step != 0))
+    """How many coordinates move one way and how many the other (the larger count first, so a
+    pair and its mirror image agree): pairs alike in it are alike to a level search."""
+    up = sum(len(g.index) for g in lv.blocks if g.step > 0)
+    down = sum(len(g.index) for g in lv.blocks if g.step < 0)
+    return (max(up, down), min(up, down))
 
 
 def _diverse(starts: list[tuple[Pair, float]], k: int) -> list[tuple]:
