@@ -194,19 +194,25 @@ def _draw_ahead(a: _Audit, pairs: list[Pair], deadline: Optional[float]) -> None
         a.drawn.update((p.key, d) for p, d in zip(part, drawn))
 
 
+def _goal(a: _Audit) -> float:
+    """What a searched pair must score to count as a find: the best so far plus a margin."""
+    ranked = a.ranked()
+    best = ranked[0][1] if ranked else -math.inf
+    return best + 0.02 + 0.05 * abs(best) if np.isfinite(best) else 0.0
+
+
 def _levels(a: _Audit) -> None:
-    """The level search from the best pairs, on :data:`LEVEL_SHARE` of the search budget."""
+    """The level search from the best pairs, on :data:`LEVEL_SHARE` of the search budget; only
+    pairs that beat the patterns by the search's margin (:func:`_goal`) enter the race."""
     evals = int(LEVEL_SHARE * a.search_budget) // (2 * a.n_score)
     starts = [pv for pv in a.ranked() if np.isfinite(pv[1])]
     budget_left, evaluate = a.climber("levels", lambda pair: pair.label, share=LEVEL_SHARE)
-    a.search.levels(evaluate, starts, evals=evals, budget_left=budget_left)
+    a.search.levels(evaluate, starts, evals=evals, budget_left=budget_left, goal=_goal(a))
 
 
 def _search(a: _Audit, strategy: Any, share: float = 0.25) -> None:
     examples = int(min(100, int(share * a.search_budget) // (2 * a.n_score)))
-    ranked = a.ranked()
-    best = ranked[0][1] if ranked else -math.inf
-    goal = best + 0.02 + 0.05 * abs(best) if np.isfinite(best) else 0.0
+    goal = _goal(a)
     budget_left, evaluate = a.climber("search", lambda pair: "hypothesis", share=share)
     a.search.targeted(evaluate, strategy, goal=goal, examples=examples,
                       seed=int(a.s_hyp.generate_state(1)[0]), budget_left=budget_left,

@@ -116,13 +116,16 @@ class PairSearch:
         return out
 
     def levels(self, evaluate: Callable[[Pair], float], starts: list[tuple[Pair, float]], *,
-               evals: int, budget_left: Callable[[], bool]) -> list:
-        """Phase 2: level search from ``starts``; every finite pair evaluated is noted."""
+               evals: int, budget_left: Callable[[], bool], keep: int = 2,
+               goal: float = -math.inf) -> list:
+        """Phase 2: level search from ``starts``; the ``keep`` best pairs it evaluated that reach
+        ``goal`` are noted (a climb scores many near-copies of one pair, and the best of many
+        noisy scores is biased up: only a clear gain over the patterns enters the race)."""
         seen = level_search(evaluate, self.relation, self.domain, self.size, starts,
                             max_evals=evals, budget_left=budget_left)
-        for p, v in seen:
-            if np.isfinite(v):
-                self.note(p, v)
+        for p, v in sorted((pv for pv in seen if np.isfinite(pv[1]) and pv[1] >= goal),
+                           key=lambda pv: -pv[1])[:keep]:
+            self.note(p, v)
         best = max(seen, key=lambda pv: pv[1], default=None)
         self.phases["levels"] = {"evaluated": len(seen),
                                  "best": None if best is None else best[0].label}
