@@ -15,7 +15,8 @@ output law; the coupling only makes the two dependent, which the paired bound of
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Optional
+from itertools import zip_longest
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from dpaudit.estimators.events import Event
 from dpaudit.estimators.validation import Exhausted
 from dpaudit.neighbours.relations import Pair
 from dpaudit.outputs import OutputEncoder
-from dpaudit.execution.base import BATCH_SIZE, Executor, plan_batches
+from dpaudit.execution.base import BATCH_SIZE, BatchTask, Executor, iter_batches, plan_batches
 from dpaudit.execution.counting import CountUnit, count_units
 from dpaudit.spec import CallForm, MechanismSpec
 
@@ -125,28 +126,22 @@ class Sampler:
         lists, the first ``keep_n`` encoded outputs of the numerator and the denominator dataset
         are appended to them (for the report's plots)."""
         num, den = (pair.dataset, pair.neighbour) if numerator == 0 else (pair.neighbour, pair.dataset)
-        tn = plan_batches(num, fresh(seeds[0]), n_num, self.batch_size)
-        td = plan_batches(den, fresh(seeds[0] if paired else seeds[1]), n_den, self.batch_size)
-        units: list[tuple[tuple, CountUnit]] = []  # ((side, ...), unit), numerator and denominator interleaved
-        for i in range(max(len(tn), len(td))):
-            if paired and i < len(tn) and i < len(td):
-                units.append(((0, 1), CountUnit((tn[i], td[i]), paired=True)))
-                continue
-            if i < len(tn):
-                units.append(((0,), CountUnit((tn[i],))))
-            if i < len(td):
-                units.append(((1,), CountUnit((td[i],))))
+        tn = iter_batches(num, fresh(seeds[0]), n_num, self.batch_size)
+        td = iter_batches(den, fresh(seeds[0] if paired else seeds[1]), n_den, self.batch_size)
+        # ((side, ...), unit), numerator and denominator interleaved, made as they are counted
+        # (the parent's memory does not grow with the budget)
+        units = iter(_interleave(tn, td, paired))
         totals = {"nn": 0, "nd": 0, "x": 0, "y": 0, "a": 0}
         complete = True
         # batches per executor call (a pair unit is two); a parallel executor may ask for more
         step = max(2, 2 * (chunk // 2), int(getattr(self.executor, "batches_per_call", 0) or 0))
-        start = 0
-        while start < len(units):
+        pending = next(units, None)
+        while pending is not None:
             group, size = [], 0
-            while start < len(units) and (not group or size + len(units[start][1].tasks) <= step):
-                group.append(units[start])
-                size += len(units[start][1].tasks)
-                start += 1
+            while pending is not None and (not group or size + len(pending[1].tasks) <= step):
+                group.append(pending)
+                size += len(pending[1].tasks)
+                pending = next(units, None)
             want = keep_n if keep is not None and min(len(keep[0]), len(keep[1])) < keep_n else 0
             try:
                 counted = self._count([u for _, u in group], event, deadline, want)
@@ -186,3 +181,15 @@ class Sampler:
             n = min(t["nn"], t["nd"])
             return Counts(n, n, t["x"], t["y"], t["a"])
         return Counts(t["nn"], t["nd"], t["x"], t["y"], None, lam, lam)
+
+
+def _interleave(tn: Iterator[BatchTask], td: Iterator[BatchTask], paired: bool) -> Iterator[tuple]:
+    """Batch i of the numerator and of the denominator, in turn; in the paired design one unit."""
+    for a, b in zip_longest(tn, td):
+        if paired and a is not None and b is not None:
+            yield ((0, 1), CountUnit((a, b), paired=True))
+            continue
+        if a is not None:
+            yield ((0,), CountUnit((a,)))
+        if b is not None:
+            yield ((1,), CountUnit((b,)))
