@@ -158,8 +158,9 @@ def simplifications(lv: Levels, dom: Domain) -> Iterator[tuple[str, Levels]]:
 
 
 def base_level_patterns(rel: Neighbours, dom: Domain, d: int) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
-    """Structured pairs at the quarter levels q = m ∓ (hi − lo)/4 of a finite domain (a threshold
-    rarely sits at the midpoint or an end, where the relation's own patterns are):
+    """Structured pairs of d ≥ 2 answers at the quarter levels q = m ∓ (hi − lo)/4 of a finite
+    domain (a threshold rarely sits at the midpoint or an end, where the relation's own patterns
+    are):
 
     ``linf``: all up at q; the X shape at q (half the answers at q moving up, half at q + 1
     moving down); one answer at q moved up while the rest sit at lo, and moved down while the
@@ -167,8 +168,8 @@ def base_level_patterns(rel: Neighbours, dom: Domain, d: int) -> Iterator[tuple[
     ``l1``: the first coordinate moved up at q with the rest at q, and with the rest at lo; moved
     down at q with the rest at hi.
     """
-    if not np.isfinite(dom.width) or dom.width <= 0 or d < 1:
-        return
+    if not np.isfinite(dom.width) or dom.width <= 0 or d < 2:
+        return  # a single answer has no rest to sit apart from it: the level search moves it
     u = min(1.0, dom.width)
     m = (dom.lo + dom.hi) / 2
     for q in (m - dom.width / 4, m + dom.width / 4):
@@ -177,11 +178,10 @@ def base_level_patterns(rel: Neighbours, dom: Domain, d: int) -> Iterator[tuple[
         one[0] = 1.0
         if rel is Neighbours.LINF:
             yield f"all up at {up:g}", np.full(d, up), np.full(d, up + u)
-            if d >= 2:
-                h = d // 2
-                yield (f"X shape at {up:g}", np.r_[np.full(h, up), np.full(d - h, up + u)],
-                       np.r_[np.full(h, up + u), np.full(d - h, up)])
-        if rel in (Neighbours.LINF, Neighbours.L1) and d >= 2:
+            h = d // 2
+            yield (f"X shape at {up:g}", np.r_[np.full(h, up), np.full(d - h, up + u)],
+                   np.r_[np.full(h, up + u), np.full(d - h, up)])
+        if rel in (Neighbours.LINF, Neighbours.L1):
             a = np.where(one > 0, up, dom.lo)
             yield f"one up at {up:g}, rest at {dom.lo:g}", a, a + u * one
             down = _fit(q, -u, dom)

@@ -40,7 +40,7 @@ def test_moves_stay_in_the_domain_and_keep_each_blocks_step():
 
 
 @pytest.mark.parametrize("rel,dom,n,quarter", [("linf", (-10, 10), 10, True),
-                                               ("linf", (-10, 10), 1, True),
+                                               ("linf", (-10, 10), 2, True),
                                                ("l1", (0, 10), 5, True), ("linf", (0, 1), 4, False)])
 def test_base_level_patterns_are_valid_pairs_at_the_quarter_levels(rel, dom, n, quarter):
     d = Domain.parse(dom)
@@ -55,6 +55,10 @@ def test_base_level_patterns_are_valid_pairs_at_the_quarter_levels(rel, dom, n, 
     without = structured_pairs(rel, dom, n, both_orders=False, levels=False)
     assert [p.key for p in with_levels[:len(without)]] == [p.key for p in without]
     assert len(with_levels) > len(without)
+
+
+def test_a_single_answer_gets_no_base_level_patterns():
+    assert list(base_level_patterns(Neighbours.LINF, DOM, 1)) == []
 
 
 def _threshold_loss(T: float, b: float, p_min: float):
@@ -122,3 +126,20 @@ def test_level_search_stops_at_its_budget_and_skips_other_relations():
     assert len(seen) == len(calls) <= 5
     assert level_search(f, "linf", (-10, 10), 3, starts, max_evals=5, budget_left=lambda: False) == []
     assert level_search(f, "replace", (0, 1), 3, starts, max_evals=5, budget_left=lambda: True) == []
+
+
+def test_exact_audit_finds_a_rounding_that_doubles_the_sensitivity():
+    # round() goes half to even: −1.5 → −2 and −0.5 → 0, so two answers one apart move the
+    # geometric mechanism's centre by 2 and its loss is 2ε; the integer levels of the patterns
+    # never show it, a level half-way between them does
+    import dpaudit
+    from scipy import stats
+
+    eps = 0.4
+    spec = dpaudit.MechanismSpec.from_function(
+        lambda d, rng: float(d.sum()), epsilon=eps, neighbours="linf", domain=(-3, 3), size=1,
+        distribution=lambda d: stats.dlaplace(eps, loc=int(round(d.sum()))))
+    r = dpaudit.exact_audit(spec, seed=1, examples=20)
+    assert r.epsilon_lower_bound == pytest.approx(2 * eps, abs=1e-9)
+    a, b = r.counterexample.dataset[0], r.counterexample.neighbour[0]
+    assert abs(a - b) == 1 and a % 1 == 0.5 and round(a) - round(b) in (-2, 2)
