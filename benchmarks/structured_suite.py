@@ -26,7 +26,7 @@ Run::
 
     nice python benchmarks/structured_suite.py --truth        # recompute the ground truth
     nice python benchmarks/structured_suite.py --quick        # 2·10⁶ samples a row, _quick.* files
-    nice python benchmarks/structured_suite.py --only SVT3-c1 # one row
+    nice python benchmarks/structured_suite.py --only SVT3-c1 --merge   # rerun one row, keep the rest
 """
 
 from __future__ import annotations
@@ -102,12 +102,18 @@ def _patterns(n: int, c: Optional[int]):
 def _svt(a: float, b: float, c: Optional[int], extra_per_top: float = 0.0) -> dict:
     from dpaudit.reference.analysis.structured_truth import pattern_loss
 
-    best = {"loss": -1.0}
+    grid = []
     for m, t in _patterns(10, c):
+        r = pattern_loss(m, t, a, b, sm.T, grid=5, refine=False)
+        grid.append((r["loss"] + t * extra_per_top, m, t))
+    grid.sort(reverse=True)
+    best = {"loss": -1.0}
+    for _, m, t in grid[:2]:  # every level refined for the two best patterns of the grid
         r = pattern_loss(m, t, a, b, sm.T, grid=5)
         r["loss"] += t * extra_per_top
         if r["loss"] > best["loss"]:
             best = dict(r, pattern=[m, t])
+    best["patterns_on_grid"] = [[m, t, round(v, 6)] for v, m, t in grid]
     return best
 
 
@@ -117,13 +123,13 @@ def _svt2(c: int = 2) -> dict:
 
     e1 = EPS / 2
     a, b = c / e1, 2 * c / e1
-    seg = {(m, t): pattern_loss(m, t, a, b, sm.T, grid=5)["loss"] for m in range(11) for t in (0, 1)
-           if m + t <= 10}
+    seg = {(m, t): pattern_loss(m, t, a, b, sm.T, grid=5, refine=False)["loss"] for m in range(11)
+           for t in (0, 1) if m + t <= 10}
     best = max([(seg[(10, 0)], [(10, 0)])]
                + [(seg[(m1, 1)] + seg[(10 - m1 - 1, 0)], [(m1, 1), (10 - m1 - 1, 0)]) for m1 in range(10)]
                + [(seg[(m1, 1)] + seg[(m2, 1)], [(m1, 1), (m2, 1)])
                   for m1 in range(9) for m2 in range(9 - m1)])
-    return {"loss": best[0], "segments": best[1]}
+    return {"loss": best[0], "segments": best[1], "note": "levels on the 5-point grid per segment"}
 
 
 def truth() -> dict:
@@ -251,6 +257,7 @@ def _worker(args):
     row = run_case(case, samples, seed, confidence)
     row["cpu_seconds"] = round(time.process_time() - cpu0, 2)
     row["peak_memory_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+    row["run"] = machine()
     return row
 
 
@@ -266,6 +273,15 @@ def judge(row: dict, t: dict) -> dict:
     return row
 
 
+def _line(row: dict) -> str:
+    true, lb = row["true_epsilon"], row["epsilon_lb"]
+    return (f"{row['mechanism']:<24} {true if isinstance(true, str) else f'{true:8.4f}':>8} "
+            f"{'error' if lb is None else f'{lb:8.4f}':>8} {row['target']:7.4f} "
+            f"{row['samples']:>9} {row['cpu_seconds']:7.1f} {row['peak_memory_mb']:6.0f}  "
+            f"{row['confidence']:5.3f} {row['verdict']:<12} "
+            f"{'yes' if row['meets_target'] else 'NO'}{'' if row['verdict_ok'] else ' (VERDICT WRONG)'}")
+
+
 def main(argv: Optional[list] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="2e6 samples a row (writes *_quick.*)")
@@ -274,6 +290,8 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--only", action="append", help="only this row (repeatable)")
     ap.add_argument("--truth", action="store_true", help="recompute the ground truth first")
     ap.add_argument("--jobs", type=int, default=1, help="rows audited at once (processes)")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows of the earlier result file that this run does not rerun")
     args = ap.parse_args(argv)
     samples = args.samples or (2_000_000 if args.quick else 20_000_000)
     truths = load_truth(args.truth)
@@ -289,26 +307,27 @@ def main(argv: Optional[list] = None) -> int:
         for row in pool.imap_unordered(_worker, work):
             row = judge(row, truths[row["mechanism"]])
             rows[row["mechanism"]] = row
-            true = row["true_epsilon"]
-            lb = row["epsilon_lb"]
-            emit(lines, f"{row['mechanism']:<24} {true if isinstance(true, str) else f'{true:8.4f}':>8} "
-                        f"{'error' if lb is None else f'{lb:8.4f}':>8} {row['target']:7.4f} "
-                        f"{row['samples']:>9} {row['cpu_seconds']:7.1f} {row['peak_memory_mb']:6.0f}  "
-                        f"{row['confidence']:5.3f} {row['verdict']:<12} "
-                        f"{'yes' if row['meets_target'] else 'NO'}{'' if row['verdict_ok'] else ' (VERDICT WRONG)'}")
-    ordered = [rows[c.name] for c in cases]
+            emit(lines, _line(row))
+    stem = "structured_suite_quick" if args.quick else "structured_suite"
+    if args.merge and (RESULTS / f"{stem}.json").exists():  # rows run earlier, each with its own run record
+        old = json.loads((RESULTS / f"{stem}.json").read_text())["rows"]
+        rows = {**{r["mechanism"]: r for r in old}, **rows}
+    ordered = [rows[c.name] for c in SUITE if c.name in rows]
     met = sum(r["meets_target"] for r in ordered)
     ok = sum(r["verdict_ok"] for r in ordered)
     emit(lines, f"wall {time.perf_counter() - t0:.0f} s; {met}/{len(ordered)} meet ε_LB ≥ 0.9·true ε "
                 f"(≥ {BIG:g} where infinite); {ok}/{len(ordered)} verdicts as expected")
-    if not args.only or args.samples:
-        record = {"machine": started, "samples_per_row": samples, "seed": args.seed, "quick": args.quick,
-                  "jobs": args.jobs, "meets_target": met, "verdicts_as_expected": ok, "rows": ordered,
-                  "note": "confidence 0.9 for rows that break their claim, 0.999 for rows whose claim "
-                          "holds; cpu_seconds: process time of the row's process; peak_memory_mb: its "
-                          "ru_maxrss; true_epsilon from results/structured_truth.json"}
-        stem = "structured_suite" if not args.only else "structured_suite_partial"
-        save(stem, record, lines)
+    if args.merge:
+        emit(lines, "rows (merged with the earlier run; each row's 'run' says when and where it ran):")
+        for r in ordered:
+            emit(lines, _line(r) + f"  [{r['run']['date']}, load {r['run']['loadavg'][0]}, "
+                                   f"{str(r['run']['git_commit'])[:10]}]")
+    record = {"machine": started, "samples_per_row": samples, "seed": args.seed, "quick": False,
+              "jobs": args.jobs, "meets_target": met, "verdicts_as_expected": ok, "rows": ordered,
+              "note": "confidence 0.9 for rows that break their claim, 0.999 for rows whose claim "
+                      "holds; cpu_seconds: process time of the row's process; peak_memory_mb: its "
+                      "ru_maxrss; true_epsilon from results/structured_truth.json"}
+    save(stem, record, lines)
     return 0
 
 

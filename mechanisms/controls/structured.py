@@ -1,6 +1,8 @@
 """Mechanisms with structured outputs, as a user would write them; some correct, some not.
 
-Vectorised batch forms ``f(data, rng, size=None)`` (``size`` outputs; one output when None); the
+Vectorised batch forms ``f(data, rng, size=None)`` (``size`` outputs; one output when None); real
+outputs lie on the grid 2⁻³⁰ℤ (post-processing of the mechanism over the reals, whose ε the truth
+computes; as in the violation suite's Laplace row). The
 true ε of each is computed in :mod:`..analysis.structured_truth`; the suite that audits them is
 ``benchmarks/structured_suite.py``. Claimed ε = :data:`EPS` = 0.1 unless a function says otherwise.
 
@@ -49,6 +51,12 @@ from ..analysis.smooth_sensitivity import median_of, median_smooth_sensitivity
 EPS = 0.1
 T = 1.0
 FALSE, ABORT = -1000.0, -2000.0
+
+
+def _grid(x):
+    """Real outputs rounded to the grid 2⁻³⁰ℤ: the mechanism over the reals, post-processed (raw
+    float64 sums are porous, not DP for any ε, and dpaudit's float events refute that)."""
+    return np.round(np.asarray(x, float) * 2.0**30) / 2.0**30
 
 
 def _n(size: Optional[int]) -> int:
@@ -140,7 +148,7 @@ def _alg3(data, rng, n: int, c: int):
     e1 = EPS / 2
     rho = rng.laplace(scale=1 / e1, size=(n, 1))
     m = data + rng.laplace(scale=c / (EPS - e1), size=(n, data.size))
-    return m, m >= rho + T
+    return _grid(m), m >= rho + T
 
 
 def svt3_c1(data, rng, size=None):
@@ -201,7 +209,7 @@ def svt7_c1(data, rng, size=None):
     e1, e2, e3 = alg7_budget(1)
     n = _n(size)
     above = _above(data, rng, n, 1 / e1, 2 / e2)
-    val = data + rng.laplace(scale=1 / e3, size=(n, data.size))
+    val = _grid(data + rng.laplace(scale=1 / e3, size=(n, data.size)))
     return _ret(np.where(_live(above, 1), np.where(above, val, FALSE), ABORT), size)
 
 
@@ -209,7 +217,7 @@ def _gap(data, rng, size, s):
     x = data + rng.laplace(scale=s, size=(_n(size), data.size))
     top2 = np.partition(x, -2, axis=1)[:, -2:]
     idx = np.argmax(x, axis=1)
-    gap = top2[:, 1] - top2[:, 0]
+    gap = _grid(top2[:, 1] - top2[:, 0])
     return _ret(list(zip(idx.tolist(), gap.tolist())), size)
 
 
@@ -244,7 +252,7 @@ def gaussian_wrong_delta(data, rng, size=None):
     global _SIGMA
     if _SIGMA is None:
         _SIGMA = gaussian_sigma(GAUSS_EPS, GAUSS_WRONG_DELTA)
-    return _ret(data[0] + _SIGMA * rng.standard_normal(_n(size)), size)
+    return _ret(_grid(data[0] + _SIGMA * rng.standard_normal(_n(size))), size)
 
 
 #: smooth-sensitivity row: claimed (ε, δ), α, β, domain
@@ -261,4 +269,4 @@ def ss_median_law(data) -> tuple[float, float]:
 def ss_median_pure_beta(data, rng, size=None):
     """The (LOW) median plus Laplace noise of scale SS_β/α with β = ε/2 (the pure-ε rule)."""
     t, s = ss_median_law(data)
-    return _ret(t + s * rng.laplace(size=_n(size)), size)
+    return _ret(_grid(t + s * rng.laplace(size=_n(size))), size)
