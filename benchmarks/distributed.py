@@ -6,9 +6,11 @@ Parts (each runs in a fresh Python process, so clusters and peak memory do not l
 * ``throughput``: samples/s of the validation stage (the event counted where the samples are
   drawn; :meth:`dpaudit.execution.dask.DaskExecutor.count`) for the Laplace batch mechanism, on a
   ``LocalCluster`` of 1, 2, ... worker processes, and the same batches on a
-  :class:`~dpaudit.execution.fork.ForkExecutor` of as many workers (outputs come back and are
-  counted in the parent). Parallel efficiency = rate(w) / (w · rate(1)); overhead = 1 − rate(dask)
-  / rate(fork) at equal workers. The counts of every run are checked equal (same seeds).
+  :class:`~dpaudit.execution.fork.ForkExecutor` of as many workers (which also counts in its
+  workers; with one worker it runs in process). Parallel efficiency = rate(w) / (w · rate(1)), for
+  Dask and for the fork pool (the fork pool's is what the machine itself allows: independent
+  processes, no scheduler); overhead = 1 − rate(dask) / rate(fork) at equal workers. The counts of
+  every run are checked equal (same seeds).
 * ``rss``: a full audit of the Laplace mechanism on Dask at growing budgets; the parent's peak RSS
   (``ru_maxrss``) must stay flat: validation returns counts, the selection phases draw at most
   ``SELECTION_BASE`` samples.
@@ -120,8 +122,10 @@ def part_throughput(workers: list[int], samples: int) -> dict:
         row["dask_overhead_vs_fork"] = 1.0 - row["dask_samples_per_s"] / row["fork_samples_per_s"]
         rows.append(row)
     base = rows[0]["dask_samples_per_s"] / rows[0]["workers"]
+    fork_base = rows[0]["fork_samples_per_s"] / rows[0]["workers"]
     for row in rows:
         row["dask_efficiency"] = row["dask_samples_per_s"] / (row["workers"] * base)
+        row["fork_efficiency"] = row["fork_samples_per_s"] / (row["workers"] * fork_base)
     return {"samples": samples, "rows": rows}
 
 
@@ -200,10 +204,11 @@ def main(argv=None) -> int:
     parts = args.only or list(PARTS)
     if "throughput" in parts:
         t = record["throughput"] = _child("throughput", workers=args.workers, samples=int(4e7 * s))
-        emit(lines, f"validation throughput, Laplace batch, {t['samples']:,} samples (counts only on Dask):")
+        emit(lines, f"validation throughput, Laplace batch, {t['samples']:,} samples (counted in the workers):")
         for r in t["rows"]:
             emit(lines, f"  {r['workers']:>2} workers: dask {r['dask_samples_per_s'] / 1e6:6.1f} M/s "
-                        f"(efficiency {r['dask_efficiency']:.2f}), fork pool {r['fork_samples_per_s'] / 1e6:6.1f} M/s, "
+                        f"(efficiency {r['dask_efficiency']:.2f}), fork pool {r['fork_samples_per_s'] / 1e6:6.1f} M/s "
+                        f"(efficiency {r.get('fork_efficiency', float('nan')):.2f}), "
                         f"dask overhead {100 * r['dask_overhead_vs_fork']:+.1f}%, same counts {r['same_counts']}")
     if "rss" in parts:
         record["rss"] = [_child("rss", samples=int(b * s), workers=top) for b in (2e7, 1e8, 4e8)]

@@ -15,8 +15,11 @@ The mechanisms follow their published definitions, written here as vectorised ba
   q = 0.55), the Bloom filter hashed with MurmurHash3 (x86, 32-bit) of the decimal value as mmh3 does;
 * LaplaceParallel: 20 Laplace mechanisms of ε = 0.005 on one value.
 
-The scalar Laplace's output is rounded to the grid 2^-30·Z (the mechanism over the reals, which is
-what the suite measures); float-structure events are on for every row, as by default.
+The real-valued outputs of the correct mechanisms (Laplace, NoisyHist1, LaplaceParallel) are rounded
+to the grid 2^-30·Z (the mechanisms over the reals, which is what the suite measures: raw float64
+x + Laplace is porous, not DP for any ε, and dpaudit refutes it; benchmarks/floating_point.py);
+float-structure events are on for every row, as by default (``--float-events off`` leaves them
+out, to measure what they cost).
 
 Claimed ε = 0.1 everywhere. Neighbours as in DP-Sniper's evaluation (Bichsel et al. 2021, §6):
 ``linf`` over [-10, 10] (component-wise ±1) for the query-answer mechanisms, one record of a 1-D
@@ -29,6 +32,7 @@ Run::
     python benchmarks/violation_suite.py                # full suite, writes results/violation_suite.json
     python benchmarks/violation_suite.py --quick        # smoke run (2·10⁶ samples each)
     python benchmarks/violation_suite.py --only SVT4    # one mechanism
+    python benchmarks/violation_suite.py --quick --float-events off --out results/x.json
 """
 
 from __future__ import annotations
@@ -59,16 +63,19 @@ def _ret(out: np.ndarray, size: Optional[int]):
     return out if size is not None else out[0]
 
 
+def _on_grid(y: np.ndarray) -> np.ndarray:
+    """y rounded to the grid 2^-30 Z (far coarser than the ulp of any output below 2^22): the
+    real-valued mechanism DP-Sniper's suite audits, post-processed. Raw float64 x + Laplace is
+    porous (not DP for any ε; benchmarks/floating_point.py) and dpaudit's float events refute it."""
+    return np.round(y * 2.0**30) / 2.0**30
+
+
 def laplace(data, rng, size=None):
-    # the output rounded to the grid 2^-30 Z (far coarser than the ulp of any output below 2^22): the
-    # real-valued Laplace mechanism DP-Sniper's suite audits, post-processed. Raw float64 x + Laplace
-    # is porous (not DP for any ε; benchmarks/floating_point.py) and dpaudit's float events refute it.
-    y = data[0] + rng.laplace(scale=1 / EPS, size=_n(size))
-    return _ret(np.round(y * 2.0**30) / 2.0**30, size)
+    return _ret(_on_grid(data[0] + rng.laplace(scale=1 / EPS, size=_n(size))), size)
 
 
 def noisy_hist1(data, rng, size=None):
-    return _ret(data + rng.laplace(scale=1 / EPS, size=(_n(size), data.size)), size)
+    return _ret(_on_grid(data + rng.laplace(scale=1 / EPS, size=(_n(size), data.size))), size)
 
 
 def noisy_hist2(data, rng, size=None):
@@ -208,7 +215,7 @@ def rappor(data, rng, size=None):
 
 
 def laplace_parallel(data, rng, size=None):
-    return _ret(data[0] + rng.laplace(scale=1 / 0.005, size=(_n(size), 20)), size)
+    return _ret(_on_grid(data[0] + rng.laplace(scale=1 / 0.005, size=(_n(size), 20))), size)
 
 
 # --------------------------------------------------------------------------------- the suite
@@ -244,12 +251,13 @@ SUITE = [
 ]
 
 
-def run_case(case: Case, samples: int, seed: int, confidence: float) -> dict:
+def run_case(case: Case, samples: int, seed: int, confidence: float, float_events: bool = True) -> dict:
     import dpaudit
 
     t0 = time.perf_counter()
     r = dpaudit.audit(case.func, epsilon=EPS, neighbours=case.neighbours, domain=case.domain,
                       size=case.size, samples=samples, confidence=confidence, seed=seed,
+                      float_events=float_events,
                       early_stop=False)  # the suite measures the tightest bound, not the first refutation
     secs = time.perf_counter() - t0
     ok = (r.verdict.value == "not_refuted") if case.correct else (
@@ -283,13 +291,13 @@ def _peak_mb() -> float:
 def _worker(args):
     """One row in a fresh process (the pool gives each task its own), so its CPU-seconds and its
     peak memory are its own; imports are warmed first and left out of the CPU figure."""
-    case_name, samples, seed, confidence = args
+    case_name, samples, seed, confidence, float_events = args
     case = next(c for c in SUITE if c.name == case_name)
     import dpaudit.search.engine  # noqa: F401  (import cost is not the audit's)
     import statsmodels.stats.proportion  # noqa: F401
 
     cpu0 = _cpu_seconds()
-    row = run_case(case, samples, seed, confidence)
+    row = run_case(case, samples, seed, confidence, float_events)
     row["cpu_seconds"] = round(_cpu_seconds() - cpu0, 2)
     row["peak_memory_mb"] = round(_peak_mb(), 1)
     return row
@@ -304,13 +312,16 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="mechanisms audited at once (processes)")
     ap.add_argument("--only", action="append", help="only this mechanism (repeatable)")
     ap.add_argument("--out", default=str(RESULTS), help="JSON results file")
+    ap.add_argument("--float-events", choices=("on", "off"), default="on",
+                    help="events on the float64 bits of real outputs (default on, as in dpaudit)")
     args = ap.parse_args(argv)
+    float_events = args.float_events == "on"
     samples = args.samples or (2_000_000 if args.quick else 20_000_000)
     cases = [c for c in SUITE if not args.only or c.name in args.only]
     # slowest first, so the two workers finish together
     order = sorted(cases, key=lambda c: -c.size)
     started, t0 = machine(), time.perf_counter()
-    work = [(c.name, samples, args.seed, args.confidence) for c in order]
+    work = [(c.name, samples, args.seed, args.confidence, float_events) for c in order]
     print(f"{'mechanism':<16} {'claimed':>7} {'eps_LB':>9} {'samples':>10} {'seconds':>8}  verdict      target")
     rows = {}
     if args.jobs > 1:
@@ -336,7 +347,8 @@ def main(argv: Optional[list] = None) -> int:
         "benchmark": "violation_suite", "machine": finish(started),
         "command": " ".join(["python", "benchmarks/violation_suite.py"] + (argv or sys.argv[1:])),
         "samples_per_mechanism": samples, "confidence": args.confidence, "seed": args.seed,
-        "jobs": args.jobs, "wall_seconds": round(wall, 1), "meets_target": met,
+        "jobs": args.jobs, "float_events": float_events, "wall_seconds": round(wall, 1),
+        "cpu_seconds": round(sum(r.get("cpu_seconds", 0.0) for r in ordered), 2), "meets_target": met,
         "cpu_note": "cpu_seconds: process time (user + system) of the row's own process and its "
                     "children, imports excluded; peak_memory_mb: ru_maxrss of that process",
         "rows": ordered,

@@ -104,6 +104,8 @@ class Event:
         elif isinstance(sc, FloatCellRatio):
             rec["kind"] = "float-structure"
             rec["family"] = sc.cells.family
+            if sc.coordinate is not None:
+                rec["coordinate"] = sc.coordinate
             members = sc.members(self._keep())
             rec["cells"] = [sc.cells.describe_cell(c) for c in members[:_MAX_LISTED]]
             rec["cell_codes"] = ([int(c) for c in members] if sc.cells.family == "repeated"

@@ -22,6 +22,12 @@ Cells (sign s, biased exponent e, 52-bit mantissa m of the double y):
 
 Non-finite outputs are atoms of the output space in every family: NaN (all NaN payloads are one
 atom), +inf and −inf each have a cell of their own, so "NaN on D, a number on D'" is an event.
+
+A vector output gets the ``trailing`` cells per coordinate (``coordinate=j`` reads column j), since
+each released double of a vector is porous on its own; an event on coordinate j is named as such
+("coordinate 2: outputs in [0.25, 0.5) whose last mantissa bit is 1"). Outputs with no float
+structure worth testing get none (:func:`has_float_structure`: every value on one grid coarser than
+its ulp, such as integers or a snapping grid): their bits say nothing the value does not.
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ import numpy as np
 
 from dpaudit.estimators.scores import PRIOR, AtomRatio, fit_atoms
 
-__all__ = ["FloatCells", "FloatCellRatio", "fit_float_cells", "FAMILIES", "nonfinite_text"]
+__all__ = ["FloatCells", "FloatCellRatio", "fit_float_cells", "has_float_structure", "FAMILIES",
+           "nonfinite_text"]
 
 #: the float-structure families fitted for real outputs by default. ``trailing`` is binade × low
 #: mantissa bits in the form that matters for rounding (tz = j ⟺ the last j + 1 bits are 1 then j
@@ -45,17 +52,18 @@ _MANT = np.uint64((1 << 52) - 1)
 _CANON_NAN = np.float64(np.nan).view(np.uint64)
 
 
-def _fields(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    b = np.ascontiguousarray(y, dtype=np.float64).view(np.uint64)
-    return b >> np.uint64(63), (b >> np.uint64(52)) & np.uint64(0x7FF), b & _MANT
+def _bits(y: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(y, dtype=np.float64).view(np.uint64)
 
 
 def _trailing_zeros(m: np.ndarray) -> np.ndarray:
     """Trailing zero bits of each 52-bit mantissa (52 for m = 0), vectorised: the lowest set bit
-    m & −m is a power of two, exact as a float64, and its exponent is the count."""
-    low = m & (~m + np.uint64(1))
-    tz = np.frexp(low.astype(np.float64))[1] - 1
-    return np.where(m == 0, 52, tz).astype(np.int64)
+    m & −m is a power of two, exact as a float64, and its biased exponent minus 1023 is the count
+    (m = 0 gives 0.0, exponent field 0, mapped to 52)."""
+    low = (m & (~m + np.uint64(1))).astype(np.float64).view(np.int64)
+    tz = (low >> 52) - 1023
+    tz[tz < 0] = 52
+    return tz
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,18 +86,22 @@ class FloatCells:
         return (1 << 12) * (64 if self.family == "trailing" else 4) + 3
 
     def index(self, y: np.ndarray) -> np.ndarray:
-        """Dense cell index in 0..size−1 (``trailing`` and ``lowbits``)."""
-        s, e, m = _fields(np.asarray(y, dtype=np.float64))
-        head = ((s << np.uint64(11)) | e).astype(np.int64)
+        """Dense cell index in 0..size−1 (``trailing`` and ``lowbits``): (2e + s)·W + low for a
+        finite double (W = 64 or 4 low values), so the cells of y and −y are neighbours and the
+        outputs of one audit span a short range of indices; NaN, +inf, −inf are the top three."""
+        b = _bits(y)
+        head = (b >> np.uint64(52)).astype(np.int64)  # s · 2^11 + e
+        e = head & 0x7FF
+        m = b & _MANT
         if self.family == "trailing":
-            cells = head * 64 + _trailing_zeros(m)
+            cells = (2 * e + (head >> 11)) * 64 + _trailing_zeros(m)
         else:
-            cells = head * 4 + (m & np.uint64(3)).astype(np.int64)
-        top = self.size - 3
-        with np.errstate(invalid="ignore"):
-            cells = np.where(np.isnan(y), top, cells)
-            cells = np.where(y == np.inf, top + 1, cells)
-            return np.where(y == -np.inf, top + 2, cells)
+            cells = (2 * e + (head >> 11)) * 4 + (m & np.uint64(3)).astype(np.int64)
+        odd = e == 0x7FF  # NaN or ±inf
+        if odd.any():
+            top = self.size - 3
+            cells[odd] = np.where(m[odd] != 0, top, np.where(head[odd] == 0x7FF, top + 1, top + 2))
+        return cells
 
     # ------------------------------------------------------------------ words
     def describe_cell(self, cell) -> str:
@@ -103,7 +115,7 @@ class FloatCells:
             return f"output is {('NaN', '+inf', '−inf')[c - top]} (non-finite output)"
         k = 64 if self.family == "trailing" else 4
         head, low = divmod(c, k)
-        sign, e = divmod(head, 1 << 11)
+        e, sign = divmod(head, 2)
         where = _binade(sign, e)
         if self.family == "trailing":
             if e == 0 and low == 52:
@@ -151,15 +163,22 @@ class FloatCellRatio:
 
     cells: FloatCells
     inner: AtomRatio
-    table: Optional[np.ndarray] = None  # dense llr per cell index (NaN: never seen), not repeated
+    table: Optional[np.ndarray] = None  # llr per cell index − offset + 1 (NaN: never seen, and at
+    offset: int = 0                     # both ends for cells outside the fitted range); not repeated
+    coordinate: Optional[int] = None    # vector outputs: the column scored
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
+        if self.coordinate is not None:
+            y = y[:, self.coordinate]
         if self.table is not None:
-            return self.table[self.cells.index(y)]
+            i = self.cells.index(y) - (self.offset - 1)
+            np.clip(i, 0, self.table.size - 1, out=i)
+            return self.table[i]
         return self.inner(self.cells(y))
 
     def describe(self) -> str:
-        return f"estimated log-likelihood ratio of the {self.cells.describe()}"
+        where = "" if self.coordinate is None else f" (coordinate {self.coordinate})"
+        return f"estimated log-likelihood ratio of the {self.cells.describe()}{where}"
 
     def members(self, keep: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         return self.inner.members(keep)
@@ -168,28 +187,68 @@ class FloatCellRatio:
         """The set of cells ``members`` in words."""
         parts = [self.cells.describe_cell(c) for c in members[:limit]]
         more = f"; … ({len(members)} cells in all)" if len(members) > limit else ""
-        return "; ".join(parts) + more if parts else "∅"
+        where = "" if self.coordinate is None else f"coordinate {self.coordinate}: "
+        return where + "; ".join(parts) + more if parts else "∅"
 
     def to_record(self) -> dict:
-        return {"kind": "float-structure", "family": self.cells.family,
+        where = {} if self.coordinate is None else {"coordinate": self.coordinate}
+        return {"kind": "float-structure", "family": self.cells.family, **where,
                 "cells": [int(c) if self.cells.family == "repeated" else float(c)
                           for c in self.inner.atoms.tolist()],
                 "llr": self.inner.llr.tolist()}
 
 
-def fit_float_cells(family: str, yd: np.ndarray, yp: np.ndarray) -> FloatCellRatio:
+def fit_float_cells(family: str, yd: np.ndarray, yp: np.ndarray,
+                    coordinate: Optional[int] = None) -> FloatCellRatio:
     """Per-cell log-ratios of ``family`` from equal-size samples of D and D' (counts by
-    ``bincount`` over dense cell indices, so fitting and scoring are O(n))."""
+    ``bincount`` over dense cell indices, so fitting and scoring are O(n)). With ``coordinate``,
+    ``yd`` and ``yp`` are vector outputs (rows) and column ``coordinate`` is fitted."""
     cells = FloatCells(family)
+    if coordinate is not None:
+        yd, yp = yd[:, coordinate], yp[:, coordinate]
     if family == "repeated":
-        return FloatCellRatio(cells, fit_atoms(cells(yd), cells(yp)))
-    cd = np.bincount(cells.index(yd), minlength=cells.size).astype(float)
-    cp = np.bincount(cells.index(yp), minlength=cells.size).astype(float)
+        return FloatCellRatio(cells, fit_atoms(cells(yd), cells(yp)), coordinate=coordinate)
+    id_, ip = cells.index(yd), cells.index(yp)
+    lo = min((int(c.min()) for c in (id_, ip) if c.size), default=0)
+    hi = max((int(c.max()) for c in (id_, ip) if c.size), default=lo)
+    # counts over the cells between the smallest and largest seen (a few binades, not all 2^18)
+    cd = np.bincount(id_ - lo, minlength=hi - lo + 1)
+    cp = np.bincount(ip - lo, minlength=hi - lo + 1)
     seen = np.flatnonzero(cd + cp)
     llr = np.log((cd[seen] + PRIOR) / (cp[seen] + PRIOR))
-    table = np.full(cells.size, np.nan)
-    table[seen] = llr
-    return FloatCellRatio(cells, AtomRatio(seen.astype(float), llr), table)
+    table = np.full(hi - lo + 3, np.nan)
+    table[seen + 1] = llr
+    return FloatCellRatio(cells, AtomRatio((seen + lo).astype(float), llr), table, lo, coordinate)
+
+
+def has_float_structure(*samples: np.ndarray, head: int = 4096) -> bool:
+    """Whether real outputs have bits worth testing, judged on the first ``head`` values of each
+    sample: some value is NaN or ±inf, or the values are not on a grid coarser than their ulps.
+
+    A nonzero double y = 2^(E−52)·M (E its unbiased exponent, M its odd-free significand with
+    tz trailing zeros) is a multiple of its quantum q(y) = 2^(E−52+tz). With q the smallest
+    quantum and 2^E_max ≤ max|y|, every value is an exact multiple of q; when E_max − log2 q ≤ 51,
+    every value's ulp is below q, so the doubles are exactly the grid points k·q (integers, a
+    snapping grid Λ·Z, outputs rounded to 2^-30·Z) and their bits carry no rounding of their own
+    (snapping to Λ·Z is how Mironov 2012, Theorem 1, closes the porosity). Otherwise (some value uses all 53 bits
+    at its magnitude) the low bits may differ between datasets, and the float events are tested.
+    """
+    found_q, found_top = None, None
+    for y in samples:
+        b = _bits(np.asarray(y)[:head])
+        e = ((b >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
+        if np.any(e == 0x7FF):
+            return True
+        m = b & _MANT
+        nz = (e != 0) | (m != 0)
+        if not nz.any():
+            continue
+        e, m = np.maximum(e[nz], 1), m[nz]
+        q = int((e + _trailing_zeros(m)).min()) - 1075   # log2 of the smallest quantum
+        top = int(e.max()) - 1023                         # E_max (an upper bound for subnormals)
+        found_q = q if found_q is None else min(found_q, q)
+        found_top = top if found_top is None else max(found_top, top)
+    return found_q is not None and found_top - found_q >= 52
 
 
 def nonfinite_text(values) -> str:

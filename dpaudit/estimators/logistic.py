@@ -44,10 +44,11 @@ class Logistic:
             v = y[:, j]
             is_flag = np.zeros(v.shape, dtype=bool)
             for f in fl:
-                hit = v == f
+                hit = np.isnan(v) if np.isnan(f) else v == f
                 cols.append(hit.astype(float))
                 is_flag |= hit
-            cols.append(np.where(is_flag, 0.0, (v - self.centre[j]) / self.scale[j]))
+            with np.errstate(invalid="ignore"):  # rare NaN and ±inf values: flags or nothing
+                cols.append(np.where(is_flag | ~np.isfinite(v), 0.0, (v - self.centre[j]) / self.scale[j]))
         return np.column_stack(cols) if cols else np.zeros((y.shape[0], 0))
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
@@ -80,6 +81,7 @@ def fit_logistic(yd: np.ndarray, yp: np.ndarray, max_rows: int = 20_000) -> Logi
         v = both[:, j]
         fl = _flags(v)
         rest = v[~np.isin(v, fl)] if fl.size else v
+        rest = rest[np.isfinite(rest)]
         if rest.size:
             centre[j] = rest.mean()
             sd = rest.std()

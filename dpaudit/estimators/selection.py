@@ -24,7 +24,8 @@ budget. Events considered:
 * vectors: whole-pattern ratios (few distinct vectors), cell-pattern ratios (real coordinates
   binned), a naive-Bayes score, a logistic-regression
   score on flag features (:mod:`~dpaudit.estimators.logistic`), and the coordinates whose
-  marginal laws differ most.
+  marginal laws differ most (thresholds and intervals, and the float-structure cells of those
+  that carry non-integer values).
 
 Fitted scores are fitted on the first half of the selection split and thresholded on the second.
 """
@@ -38,7 +39,7 @@ import numpy as np
 
 from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
-from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cells
+from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cells, has_float_structure
 from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.scores import (Coordinate, Identity, _rows, fit_atoms, fit_cell_patterns,
                                        fit_naive_bayes, fit_patterns)
@@ -212,16 +213,19 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
             yield sc, sc(ev_d), sc(ev_p), False
             sc = fit_logistic(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False
-        for j in _coordinates(yd, yp):
+        coordinates = _coordinates(yd, yp)
+        for j in coordinates:
             sc = Coordinate(j)
             yield sc, sc(yd), sc(yp), True
+        if floats and half:
+            yield from _float_coordinate_families(fit_d, fit_p, ev_d, ev_p, coordinates, quick)
         return
     if schema.ordered:
         sc = Identity()
         yield sc, yd, yp, True
         head = np.concatenate([yd[: min(n, 5000)], yp[: min(n, 5000)]])
         distinct = np.unique(head).size
-        if floats and kind is OutputKind.REAL and half:
+        if floats and kind is OutputKind.REAL and half and has_float_structure(fit_d, fit_p):
             yield from _float_families(fit_d, fit_p, ev_d, ev_p, distinct < 0.9 * head.size, quick)
         if distinct > 256 or half == 0:
             return
@@ -230,15 +234,26 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
         yield sc, sc(ev_d), sc(ev_p), False
 
 
-def _float_families(fit_d, fit_p, ev_d, ev_p, repeats: bool, quick: bool):
+def _float_families(fit_d, fit_p, ev_d, ev_p, repeats: bool, quick: bool,
+                    coordinate: Optional[int] = None):
     """The float-structure families of real outputs (:mod:`~dpaudit.estimators.floats`): binade
     × trailing zero bits always (binade × last two bits too, when listed and not ``quick``), and
-    exact atoms of the values when some repeat."""
+    exact atoms of the values when some repeat; of column ``coordinate`` for vector outputs."""
     for family in FLOAT_FAMILIES:
         if (family == "lowbits" and quick) or (family == "repeated" and not repeats):
             continue
-        sc = fit_float_cells(family, fit_d, fit_p)
+        sc = fit_float_cells(family, fit_d, fit_p, coordinate)
         yield sc, sc(ev_d), sc(ev_p), False
+
+
+def _float_coordinate_families(fit_d, fit_p, ev_d, ev_p, coordinates: list[int], quick: bool):
+    """The float-structure families of the real coordinates among ``coordinates`` of vector
+    outputs: binade × trailing zero bits of each coordinate whose values have float structure
+    (:func:`~dpaudit.estimators.floats.has_float_structure`). Repeated values of a coordinate
+    (codes, clamped ends) are left to the vector's own pattern and per-coordinate scores."""
+    for j in coordinates:
+        if has_float_structure(fit_d[:, j], fit_p[:, j]):
+            yield from _float_families(fit_d, fit_p, ev_d, ev_p, False, quick, coordinate=j)
 
 
 def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val: float,

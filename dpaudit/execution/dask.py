@@ -12,8 +12,16 @@
 The batches are the ones of :func:`dpaudit.execution.base.plan_batches`: their boundaries and
 seeds depend only on the sample count, so the outputs, the counts and every bound are the same
 as in process, in a fork pool or in the sandbox, with any number of workers. Several batches
-travel in one Dask task (about :data:`TASK_SAMPLES` draws), so the scheduler's per-task cost is
-paid per million samples, not per batch.
+travel in one Dask task (a call's draws spread over :data:`TASKS_PER_THREAD` tasks per worker
+thread, at most :data:`TASK_SAMPLES` draws each), so the scheduler's per-task cost is paid per
+million samples, not per batch.
+
+**Worker settings.** A ``LocalCluster`` started by :meth:`DaskExecutor.local` runs its workers
+without the statistical profiler, with the memory monitors at a slow tick, without the
+``MALLOC_TRIM_THRESHOLD_`` that Dask sets by default (it fixes glibc's mmap threshold, so every
+batch-sized array is mapped and faulted in afresh: 25% of a Laplace batch's time on the reference
+machine), and with all tasks sent to the workers at once (``worker-saturation: inf``). Workers you
+start yourself keep your settings: see README, "Dask".
 
 **Counts, not outputs.** Once an event is fixed (validation), :meth:`DaskExecutor.count` runs
 :func:`dpaudit.execution.counting.count_unit` on the workers: each task returns a few integers per
@@ -53,10 +61,21 @@ __all__ = ["DaskExecutor", "executor_from_option", "INSTALL_HINT", "TASK_SAMPLES
 
 #: What to run when ``distributed`` is missing.
 INSTALL_HINT = "the Dask executor needs the 'dask' extra: pip install 'dpaudit[dask]'"
-#: Draws per Dask task (several batches each; a batch of a loop-form mechanism is one task).
-TASK_SAMPLES = 1_000_000
+#: Most draws per Dask task (several batches each; a batch of a loop-form mechanism is one task).
+TASK_SAMPLES = 4_000_000
+#: Fewest draws per Dask task when a call has enough (the scheduler's per-task cost stays small).
+MIN_TASK_SAMPLES = 250_000
 #: Dask tasks per worker thread in one call of :meth:`DaskExecutor.count`.
 TASKS_PER_THREAD = 4
+#: Dask settings of the workers of :meth:`DaskExecutor.local` (module docstring).
+LOCAL_WORKER_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "5s",
+    "distributed.admin.tick.interval": "1s",
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+    "distributed.scheduler.worker-saturation": float("inf"),
+}
 #: Seconds to wait for a scheduler to answer.
 CONNECT_TIMEOUT = 10.0
 
@@ -161,7 +180,9 @@ class DaskExecutor:
         distributed = _distributed()
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise InvalidArgument.bad("workers", workers, "an integer >= 1")
-        with _workers_ignore_ctrl_c():
+        import dask
+
+        with _workers_ignore_ctrl_c(), dask.config.set(LOCAL_WORKER_CONFIG):
             cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
                                                processes=processes, dashboard_address=":0",
                                                silence_logs=logging.CRITICAL)
@@ -199,6 +220,13 @@ class DaskExecutor:
         :data:`TASKS_PER_THREAD` tasks of :attr:`task_samples` draws (of 50,000-draw batches)."""
         return TASKS_PER_THREAD * self.threads * max(1, self.task_samples // 50_000)
 
+    def _target(self, draws: int) -> int:
+        """Draws per task for a call of ``draws`` draws: spread over :data:`TASKS_PER_THREAD` tasks
+        per thread, between :data:`MIN_TASK_SAMPLES` and :attr:`task_samples` (grouping only:
+        the units, their seeds and their counts do not depend on it)."""
+        spread = -(-draws // (TASKS_PER_THREAD * self.threads))
+        return max(1, min(self.task_samples, max(MIN_TASK_SAMPLES, spread)))
+
     def _blob(self, spec: Any) -> Any:
         hit = self._blobs.get(id(spec))
         if hit is not None and hit[0] is spec:
@@ -224,7 +252,7 @@ class DaskExecutor:
         if not tasks:
             return []
         blob = self._blob(spec)
-        chunks = _chunks(tasks, lambda t: t.n, self.task_samples)
+        chunks = _chunks(tasks, lambda t: t.n, self._target(sum(t.n for t in tasks)))
         futures = [self.client.submit(_run_chunk, blob, c, pure=False) for c in chunks]
         return [out for answer in self._gather(futures) for out in unwrap(answer)]
 
@@ -239,7 +267,8 @@ class DaskExecutor:
             return []
         blob = self._blob(spec)
         payload = cloudpickle.dumps((encoder, event))
-        chunks = _chunks(units, lambda u: sum(t.n for t in u.tasks), self.task_samples)
+        size = lambda u: sum(t.n for t in u.tasks)  # noqa: E731
+        chunks = _chunks(units, size, self._target(sum(size(u) for u in units)))
         futures = [self.client.submit(_count_chunk, blob, payload, c, keep, pure=False) for c in chunks]
         return [c for answer in self._gather(futures) for c in unwrap(answer)]
 

@@ -13,12 +13,18 @@ here as :class:`~dpaudit.errors.MechanismError`. The pool lives until :meth:`For
 
 Use it for trusted code in process; untrusted code goes through ``dpaudit check``'s sandbox.
 On platforms without ``fork`` it runs the batches in process.
+
+**Counts where the samples are.** Once the event is fixed, :meth:`ForkExecutor.count` runs
+:func:`dpaudit.execution.counting.count_unit` in the workers, which return a few integers per batch
+instead of the outputs (the parent neither receives nor holds them). The encoder and event travel
+pickled, once per call; if they cannot be pickled the outputs come back and are counted here.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -27,6 +33,7 @@ from dpaudit.errors import InvalidArgument, MechanismError
 from dpaudit.execution.blas import cap_worker
 from dpaudit.rng import generator
 from dpaudit.execution.base import BatchTask
+from dpaudit.execution.counting import CountUnit, UnitCounts, count_unit, reply, unwrap
 from dpaudit.spec import MechanismSpec
 
 __all__ = ["ForkExecutor", "default_workers"]
@@ -51,6 +58,24 @@ def _work(task: BatchTask) -> tuple:
     if isinstance(out, np.ndarray):
         return ("ok", out)
     return ("ok", list(out))
+
+
+_COUNTER: dict = {}  # pickled (encoder, event) -> objects, per worker process
+
+
+def _count_work(job: tuple) -> tuple:
+    payload, units, keep = job
+    what = _COUNTER.get(payload)
+    if what is None:
+        _COUNTER.clear()
+        what = _COUNTER[payload] = pickle.loads(payload)
+    encoder, event = what
+    return reply(lambda: [count_unit(_SPEC, encoder, event, u, keep) for u in units])
+
+
+#: Draws per task of :meth:`ForkExecutor.count` (several units each: the per-task cost of the
+#: pool is paid per ~10⁶ samples, not per batch).
+COUNT_TASK_SAMPLES = 1_000_000
 
 
 class ForkExecutor:
@@ -91,6 +116,33 @@ class ForkExecutor:
             out.append(reply[1])
         return out
 
+    def count(self, spec: MechanismSpec, encoder: Any, event: Any, units: Sequence[CountUnit],
+              keep: int = 0) -> list[UnitCounts]:
+        """Counts of ``event`` on every unit, computed in the workers (the same integers as
+        counting the outputs here: same batches, same seeds)."""
+        units = list(units)
+        try:
+            payload = pickle.dumps((encoder, event))
+        except (pickle.PicklingError, TypeError, AttributeError):
+            payload = None
+        if self.workers == 1 or len(units) <= 1 or not self.available() or payload is None:
+            if payload is None and self.workers > 1 and self.available():
+                from dpaudit.execution.counting import count_units
+
+                return count_units(_Drawer(self), spec, encoder, event, units, keep)
+            return [count_unit(spec, encoder, event, u, keep) for u in units]
+        pool = self._ensure_pool(spec)
+        jobs, cur, n = [], [], 0
+        for u in units:
+            cur.append(u)
+            n += sum(t.n for t in u.tasks)
+            if n >= COUNT_TASK_SAMPLES:
+                jobs.append((payload, cur, keep))
+                cur, n = [], 0
+        if cur:
+            jobs.append((payload, cur, keep))
+        return [c for answer in pool.imap(_count_work, jobs, chunksize=1) for c in unwrap(answer)]
+
     def close(self) -> None:
         """Stop the workers (idempotent)."""
         global _SPEC
@@ -113,3 +165,10 @@ class ForkExecutor:
             self.close()
         except Exception:
             pass
+
+
+class _Drawer:
+    """A fork executor seen without its ``count`` (outputs drawn in the workers, counted here)."""
+
+    def __init__(self, inner: ForkExecutor) -> None:
+        self.run = inner.run

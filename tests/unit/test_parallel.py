@@ -63,3 +63,38 @@ def test_batch_outputs_come_back_as_arrays():
 def test_invalid_worker_count():
     with pytest.raises(InvalidArgument, match="workers must be None or an integer >= 1, got 0"):
         ForkExecutor(0)
+
+
+def _count_setup(n=4_000):
+    from dpaudit.estimators.events import Event
+    from dpaudit.estimators.scores import Identity
+    from dpaudit.execution.counting import CountUnit
+    from dpaudit.outputs import OutputEncoder
+
+    encoder, event = OutputEncoder(), Event(Identity(), "above", lo=0.5)
+    encoder.encode(np.zeros(1), np.zeros(1))
+    a, b = plan_batches([0.0, 1.0], root_sequence(3), n, 500), plan_batches([0.0], root_sequence(3), n, 500)
+    return encoder, event, [CountUnit((x, y), paired=True) for x, y in zip(a, b)]
+
+
+def test_counts_in_the_workers_equal_the_counts_of_the_outputs_drawn_here():
+    from dpaudit.execution.counting import count_units
+
+    spec = MechanismSpec.from_function(lambda d, rng, size=None: d.sum() + rng.laplace(size=size), epsilon=1.0)
+    encoder, event, units = _count_setup()
+    here = count_units(InProcessExecutor(), spec, encoder, event, units, keep=3)
+    with ForkExecutor(2) as ex:
+        there = ex.count(spec, encoder, event, units, keep=3)
+    assert [(c.n, c.inside, c.joint) for c in there] == [(c.n, c.inside, c.joint) for c in here]
+    assert all(np.array_equal(x, y) for c, d in zip(here, there) for x, y in zip(c.kept, d.kept))
+    assert sum(c.inside[0] for c in here) > 0
+
+
+def test_a_failure_while_counting_in_a_worker_names_the_dataset():
+    def boom(data, rng, size=None):
+        raise ValueError("bad")
+
+    encoder, event, units = _count_setup(1_000)
+    with ForkExecutor(2) as ex, pytest.raises(MechanismError) as err:
+        ex.count(MechanismSpec.from_function(boom, epsilon=1.0), encoder, event, units)
+    assert "raised ValueError" in str(err.value)
