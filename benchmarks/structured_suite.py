@@ -243,7 +243,12 @@ def load_truth(recompute: bool = False) -> dict:
         rec = {"benchmark": "structured_truth", "machine": machine(), "eps": EPS, "rows": rows}
         write_json(TRUTH, rec)
         partial.unlink(missing_ok=True)
-    return rec["rows"]
+    rows = rec["rows"]
+    for t in rows.values():  # JSON keeps ∞ as "inf"
+        for k in ("loss", "upper"):
+            if t.get(k) == "inf":
+                t[k] = math.inf
+    return rows
 
 
 # --------------------------------------------------------------------------------- audits
@@ -341,6 +346,13 @@ def main(argv: Optional[list] = None) -> int:
         for r in ordered:
             emit(lines, _line(r) + f"  [{r['run']['date']}, load {r['run']['loadavg'][0]}, "
                                    f"{str(r['run']['git_commit'])[:10]}]")
+    emit(lines, "true ε (lower end attained by a pair; upper: the theorem's bound) and how it was computed:")
+    for r in ordered:
+        t = truths[r["mechanism"]]
+        up = t.get("upper")
+        emit(lines, f"  {r['mechanism']:<24} {t['loss']:.6g}  upper {'-' if up is None else f'{up:.6g}'}  "
+                    f"{t['how']}" + (f"; pair {t['pair']}" if "pair" in t else "")
+             + (f"; levels ⊥ {t['bot'][:1]} ⊤ {t['top'][:1]}, pattern {t.get('pattern')}" if t.get("bot") or t.get("top") else ""))
     record = {"machine": started, "samples_per_row": samples, "seed": args.seed, "quick": False,
               "jobs": args.jobs, "meets_target": met, "verdicts_as_expected": ok, "rows": ordered,
               "note": "confidence 0.9 for rows that break their claim, 0.999 for rows whose claim "
