@@ -20,17 +20,33 @@ kind                   encoded batch
 ``BOOL``               float64 array (n,) of 0.0 / 1.0
 ``NONE``               float64 array (n,) of 0.0
 ``VECTOR``             float64 array (n, d)
+``MIXED``              float64 array (n, 2 + W): skeleton code, length, the W first elements
 =====================  ===========================================================================
+
+``MIXED`` holds numeric tuples / lists of varying length, or mixed with ``None`` (an SVT answering
+``(index, noisy value)`` or ``None``; a list of positive indices). Each output is split into its
+discrete *skeleton* — the integers and bools it holds, with every float replaced by a marker, and
+its length (``None`` and ``[]`` are skeletons of their own) — coded 0, 1, 2, ... in order of first
+appearance (``None`` and ``[]``, the two spellings of "no answer", share one code), and its
+elements: column 0 is the skeleton code, column 1 the length, column 2 + j
+element j as a number (NaN past the end). W is fixed when the kind is detected (the longest output
+of that batch, at least :data:`MIN_POSITIONS`, at most :data:`MAX_POSITIONS`); elements past W are
+left out of the columns but never out of the skeleton. A tuple and a list with the same elements
+encode alike, so the events that
+:mod:`dpaudit.estimators.joint` builds on this encoding do not depend on which one a user writes.
 
 ``NONE`` and ``BOOL`` widen to a category when a later output is another hashable scalar
 (``None`` keeps code 0, ``False``/``True`` keep 0/1), so a mechanism answering ``None`` on one
 dataset and an index on another is audited, not rejected. A REAL kind accepts ints among its floats.
 Mixing a number with ``None`` or integers with other hashables gives categories; a float mixed
-with a non-number, or a bool mixed with a number, is a type change.
+with a non-number, or a bool mixed with a number, is a type change. Numeric sequences of several
+lengths, or with ``None``, are ``MIXED`` (declare ``output="mixed"`` when the first batch might
+show only one length); a fixed length seen first and another one later is a length change.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 from typing import Any, Hashable, Optional
@@ -40,7 +56,11 @@ import numpy as np
 from dpaudit.errors import MechanismError
 from dpaudit.spec import OutputKind
 
-__all__ = ["OutputSchema", "OutputEncoder"]
+__all__ = ["OutputSchema", "OutputEncoder", "MIN_POSITIONS", "MAX_POSITIONS"]
+
+#: a MIXED encoding keeps at least this many, at most this many element columns
+MIN_POSITIONS = 4
+MAX_POSITIONS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +81,8 @@ class OutputSchema:
     def description(self) -> str:
         if self.kind is OutputKind.VECTOR:
             return f"fixed-length numeric vector (length {self.length})"
+        if self.kind is OutputKind.MIXED:
+            return f"tuple or list of varying length or None ({self.length} positions encoded)"
         if self.kind is OutputKind.DISCRETE:
             return "integer" if self.integer else "categorical"
         return self.kind.description
@@ -74,6 +96,9 @@ _NONE, _BOOL, _INT, _REAL, _VEC, _CAT = "None", "bool", "int", "float", "vector"
 
 
 def _element_class(v: Any) -> str:
+    t = type(v)
+    if t is tuple or t is list:  # the common case first: one type test per output
+        return _VEC if _numeric_sequence(v) else _CAT
     if v is None:
         return _NONE
     if isinstance(v, (bool, np.bool_)):
@@ -87,10 +112,39 @@ def _element_class(v: Any) -> str:
     return _CAT
 
 
+class _Real:
+    """The marker of a float element in a MIXED skeleton."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "·"
+
+
+REAL_MARK = _Real()
+
+
+def _skeleton(e: Any) -> Any:
+    t = type(e)
+    if t is float:
+        return REAL_MARK
+    if t is int:
+        return e
+    if isinstance(e, (bool, np.bool_)):
+        return bool(e)
+    if isinstance(e, numbers.Integral):
+        return int(e)
+    return REAL_MARK
+
+
 def _numeric_sequence(v: Any) -> bool:
     if isinstance(v, np.ndarray):
         return v.ndim == 1 and (v.dtype.kind in "biuf")
-    return all(isinstance(x, numbers.Real) or isinstance(x, np.bool_) for x in v)
+    for x in v:
+        t = type(x)
+        if t is not float and t is not int and not isinstance(x, (numbers.Real, np.bool_)):
+            return False
+    return True
 
 
 def _classes(raw: list) -> dict[str, Any]:
@@ -114,9 +168,21 @@ def _short(v: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _kind_of(found: dict[str, Any], data: Any) -> OutputSchema:
-    """Combine the element classes of one batch into a schema (or a MechanismError)."""
+def _lengths(seq: list) -> set:
+    return {len(v) for v in seq if type(v) in (list, tuple, np.ndarray)}
+
+
+def _mixed(lengths: set) -> OutputSchema:
+    w = min(MAX_POSITIONS, max([MIN_POSITIONS, *lengths]))
+    return OutputSchema(OutputKind.MIXED, length=w, ordered=False)
+
+
+def _kind_of(found: dict[str, Any], data: Any, lengths: Optional[set] = None) -> OutputSchema:
+    """Combine the element classes of one batch into a schema (or a MechanismError);
+    ``lengths``: the lengths of its sequences, when it has any."""
     classes = set(found)
+    if _VEC in classes and classes <= {_VEC, _NONE} and (_NONE in classes or len(lengths or ()) > 1):
+        return _mixed(lengths or set())
     if classes == {_NONE}:
         return OutputSchema(OutputKind.NONE, ordered=False)
     if classes == {_BOOL}:
@@ -146,6 +212,8 @@ class OutputEncoder:
         self.schema: Optional[OutputSchema] = None
         self._codes: dict[Hashable, int] = {}
         self._atoms: list = []
+        self._skeleton_codes: dict[Any, int] = {}
+        self._skeletons: list = []
 
     # ------------------------------------------------------------------ public
     def encode(self, raw: Any, data: Any) -> np.ndarray:
@@ -158,7 +226,8 @@ class OutputEncoder:
         # a 0-d array (what numpy reductions of arrays often give) is the scalar it holds
         seq = [v.item() if type(v) is np.ndarray and v.ndim == 0 else v for v in seq]
         found = _classes(seq)
-        schema = _kind_of(found, data)
+        lengths = _lengths(seq) if _VEC in found else None
+        schema = _kind_of(found, data, lengths)
         self._accept(schema, found, data)
         return self._encode_list(seq, data)
 
@@ -188,6 +257,8 @@ class OutputEncoder:
         if cur == schema:
             return
         k, n = cur.kind, schema.kind
+        if k is OutputKind.MIXED and n in (OutputKind.MIXED, OutputKind.VECTOR, OutputKind.NONE):
+            return
         numeric = (OutputKind.REAL, OutputKind.DISCRETE)
         if k in numeric and cur.ordered and n in numeric and schema.ordered:
             self.schema = OutputSchema(OutputKind.REAL)  # ints among reals: both are numbers
@@ -201,10 +272,12 @@ class OutputEncoder:
         if k is OutputKind.BOOL and n in (OutputKind.NONE, OutputKind.DISCRETE) and not schema.ordered:
             self.schema = OutputSchema(OutputKind.DISCRETE, ordered=False)
             return
-        if k is OutputKind.VECTOR and n is OutputKind.VECTOR:
-            v = found[_VEC]
-            raise MechanismError(f"changed output length between calls: returned {_short(v)} "
-                                 f"of length {len(v)} after vectors of length {cur.length}", data, v)
+        if k is OutputKind.VECTOR and n in (OutputKind.VECTOR, OutputKind.MIXED, OutputKind.NONE):
+            v = next((x for x in found.values() if x is None or len(x) != cur.length), None)
+            what = "None" if v is None else f"{_short(v)} of length {len(v)}"
+            raise MechanismError(f"changed output length between calls: returned {what} after "
+                                 f"vectors of length {cur.length} (declare output='mixed' for "
+                                 f"outputs of varying length)", data, v)
         bad_class = next(iter(found))
         v = found[bad_class]
         raise MechanismError(f"changed output type between calls: returned {bad_class} "
@@ -214,6 +287,8 @@ class OutputEncoder:
         d = self.declared
         if d is None or d is schema.kind:
             return schema
+        if d is OutputKind.MIXED and schema.kind in (OutputKind.VECTOR, OutputKind.NONE):
+            return _mixed({schema.length or 0})
         if d is OutputKind.DISCRETE and schema.kind in (OutputKind.REAL, OutputKind.BOOL, OutputKind.NONE):
             return OutputSchema(OutputKind.DISCRETE, ordered=False)
         if d is OutputKind.REAL and schema.kind is OutputKind.DISCRETE and schema.integer:
@@ -228,10 +303,45 @@ class OutputEncoder:
                 self._atoms.append(a)
 
     # ------------------------------------------------------------------ encoding
+    def _encode_mixed(self, seq: list) -> np.ndarray:
+        """Skeleton code, length and elements per output (module docstring); one pass."""
+        w = self.schema.length
+        codes, skeletons = self._skeleton_codes, self._skeletons
+        pads = [[math.nan] * (w - k) for k in range(w + 1)]
+        head, flat = [], []
+        for v in seq:
+            if v is None:
+                key, m = None, 0
+            else:
+                if type(v) is np.ndarray:
+                    v = v.tolist()
+                m = len(v)
+                key = tuple(map(_skeleton, v)) if m else None
+                flat.extend(v[:w])
+            flat.extend(pads[min(m, w)])
+            c = codes.get(key)
+            if c is None:
+                c = codes[key] = len(skeletons)
+                skeletons.append(() if v is not None and key is None else key)
+            head.append(c)
+            head.append(m)
+        out = np.empty((len(seq), 2 + w))
+        out[:, :2] = np.asarray(head, dtype=float).reshape(-1, 2)
+        out[:, 2:] = np.asarray(flat, dtype=float).reshape(-1, w)
+        return out
+
+    def skeleton(self, code: float) -> Any:
+        """The skeleton a MIXED code stands for: None, or a tuple of integers, bools and ``·``
+        (a float element)."""
+        k = int(code)
+        return self._skeletons[k] if 0 <= k < len(self._skeletons) else None
+
     def _empty(self) -> np.ndarray:
         s = self.schema
         if s is not None and s.kind is OutputKind.VECTOR:
             return np.empty((0, s.length))
+        if s is not None and s.kind is OutputKind.MIXED:
+            return np.empty((0, 2 + s.length))
         return np.empty(0)
 
     def _encode_array(self, raw: np.ndarray, data: Any) -> np.ndarray:
@@ -248,6 +358,8 @@ class OutputEncoder:
             if raw.shape[0] == 0:
                 return self._empty()
             self._accept(OutputSchema(OutputKind.VECTOR, length=raw.shape[1]), {_VEC: raw[0]}, data)
+            if self.schema.kind is OutputKind.MIXED:
+                return self._encode_mixed(raw.tolist())
             out = raw.astype(float)
         else:
             raise MechanismError(f"returned an array of shape {raw.shape[1:]} per output; "
@@ -258,6 +370,8 @@ class OutputEncoder:
         s = self.schema
         if s.kind is OutputKind.REAL or (s.kind is OutputKind.DISCRETE and s.ordered):
             return np.fromiter((float(v) for v in seq), dtype=float, count=len(seq))
+        if s.kind is OutputKind.MIXED:
+            return self._encode_mixed(seq)
         if s.kind is OutputKind.VECTOR:
             try:
                 out = np.asarray([np.asarray(v, dtype=float) for v in seq], dtype=float)

@@ -61,12 +61,14 @@ class OutputKind(str, Enum):
     BOOL = "bool"
     VECTOR = "vector"        # a fixed-length tuple / 1-D array of numbers
     NONE = "none"            # always None (e.g. an SVT that answers nothing)
+    MIXED = "mixed"          # tuples / lists of varying length or with None: (index, value) | None
 
     @property
     def description(self) -> str:
         return {
             "real": "real scalar", "discrete": "integer or categorical", "bool": "boolean",
             "vector": "fixed-length numeric vector", "none": "None",
+            "mixed": "tuple or list of varying length (or None)",
         }[self.value]
 
 

@@ -25,7 +25,10 @@ budget. Events considered:
   binned), a naive-Bayes score, a logistic-regression
   score on flag features (:mod:`~dpaudit.estimators.logistic`), and the coordinates whose
   marginal laws differ most (thresholds and intervals, and the float-structure cells of those
-  that carry non-integer values).
+  that carry non-integer values);
+* vectors, and tuples / lists of varying length or with None (``MIXED``): events on the joint
+  structure, pattern of atoms × real values in an interval or tail, per-position and length
+  events (:mod:`~dpaudit.estimators.joint`).
 
 Fitted scores are fitted on the first half of the selection split and thresholded on the second.
 """
@@ -40,8 +43,10 @@ import numpy as np
 from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
 from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cells, has_float_structure
+from dpaudit.estimators.joint import float_elements, joint_families, mixed_families
 from dpaudit.estimators.logistic import fit_logistic
-from dpaudit.estimators.scores import (Coordinate, Identity, _rows, fit_atoms, fit_cell_patterns,
+from dpaudit.estimators.compact import row_keys
+from dpaudit.estimators.scores import (Coordinate, Identity, fit_atoms, fit_cell_patterns,
                                        fit_naive_bayes, fit_patterns)
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
@@ -82,9 +87,19 @@ class Choice:
 # ---------------------------------------------------------------------------------------------
 # thresholds and counts
 
-def _thresholds(sd: np.ndarray, sp: np.ndarray, g: int) -> np.ndarray:
-    u = np.unique(np.concatenate([sd, sp]))
+def _distinct(sorted_d: np.ndarray, sorted_p: np.ndarray) -> np.ndarray:
+    """The distinct finite values of two sorted arrays (the two sorted runs merged by a stable
+    sort in linear time; equal to ``np.unique`` of both, less NaN and ±inf)."""
+    u = np.sort(np.concatenate([sorted_d, sorted_p]), kind="stable")
     u = u[np.isfinite(u)]
+    if u.size > 1:
+        u = u[np.r_[True, u[1:] != u[:-1]]]
+    return u
+
+
+def _thresholds(u: np.ndarray, g: int) -> np.ndarray:
+    """At most ``g`` of the sorted distinct values ``u``: all when few, else evenly spread ranks
+    plus geometrically dense ranks in both tails."""
     m = u.size
     if m <= g:
         return u
@@ -115,14 +130,15 @@ class _Table:
 
 def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
             intervals: bool) -> Iterator[_Table]:
-    n = sd.size
-    t = _thresholds(sd, sp, thresholds)
+    sorted_d, sorted_p = np.sort(sd), np.sort(sp)
+    u = _distinct(sorted_d, sorted_p)
+    t = _thresholds(u, thresholds)
     if t.size == 0:
         return
     with np.errstate(invalid="ignore"):
         mn, mx = np.minimum(sd, sp), np.maximum(sd, sp)
-    arrays = [np.sort(v) for v in (sd, sp, mn, mx)]
-    valid = [int(np.count_nonzero(~np.isnan(v))) for v in (sd, sp, mn, mx)]
+    arrays = [sorted_d, sorted_p, np.sort(mn), np.sort(mx)]
+    valid = [int(np.count_nonzero(~np.isnan(v))) for v in arrays]
     ge_d, ge_p, ge_min = (_ge(arrays[i], valid[i], t) for i in range(3))
     nan_hi = np.full(t.size, np.inf)
     yield _Table("above", t, nan_hi, ge_d, ge_p, ge_min)
@@ -132,20 +148,18 @@ def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
     yield _Table("below", np.full(t.size, -np.inf), t, lt_d, lt_p, lt_max)
     if not intervals:
         return
-    g = _thresholds(sd, sp, grid)
+    g = _thresholds(u, grid)
     if g.size < 3:
         return
     ok = ~(np.isnan(mn) | np.isnan(mx))
     bmin = np.searchsorted(g, mn[ok], side="right")   # = b(min) + 1 in 0..G
     bmax = np.searchsorted(g, mx[ok], side="right")
     G = g.size
-    h = np.zeros((G + 1, G + 1))
-    np.add.at(h, (bmin, bmax), 1.0)
+    h = np.bincount(bmin * (G + 1) + bmax, minlength=(G + 1) ** 2).reshape(G + 1, G + 1).astype(float)
     s = np.cumsum(np.cumsum(h[::-1], axis=0)[::-1], axis=1)  # s[u, w] = Σ_{u'≥u, w'≤w} h
     i, j = np.triu_indices(G, k=1)
     gd, gp = _ge(arrays[0], valid[0], g), _ge(arrays[1], valid[1], g)
     yield _Table("interval", g[i], g[j], gd[i] - gd[j], gp[i] - gp[j], s[i + 1, j])
-    del n
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,27 +206,43 @@ def _coordinates(yd: np.ndarray, yp: np.ndarray) -> list[int]:
     return sorted(np.argsort(-gap, kind="stable")[:COORDINATE_FAMILIES].tolist())
 
 
+def _distinct_rows(a: np.ndarray, b: np.ndarray, few: int) -> int:
+    """The number of distinct rows of ``a`` and ``b`` together, or a number above ``few`` when
+    there are more (a prefix of the rows already shows it, which spares sorting all of them)."""
+    head = np.unique(row_keys(np.concatenate([a[: 2 * few], b[: 2 * few]]))).size
+    if head > few or (a.shape[0] <= 2 * few and b.shape[0] <= 2 * few):
+        return head
+    return np.unique(row_keys(np.concatenate([a, b]))).size
+
+
 def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool, floats: bool = True):
     """(score, sd, sp, intervals?) for every score family of the schema."""
     n = yd.shape[0]
     half = n // 2
     fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
     kind = schema.kind
+    if kind is OutputKind.MIXED:
+        yield from mixed_families(yd, yp, quick)
+        if floats and half:
+            yield from _float_coordinate_families(fit_d, fit_p, ev_d, ev_p,
+                                                  float_elements(fit_d, fit_p), quick)
+        return
     if kind is OutputKind.VECTOR:
         few = min(4000, max(2, half // 5))  # patterns few enough to estimate each one's ratio
-        rows = np.unique(_rows(np.concatenate([fit_d, fit_p]))).size if half else 0
+        rows = _distinct_rows(fit_d, fit_p, few) if half else 0
         if 0 < rows <= few:
             sc = fit_patterns(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False
         elif half:
-            sc = fit_cell_patterns(fit_d, fit_p)
-            if 0 < sc.inner.llr.size <= few:
+            sc = fit_cell_patterns(fit_d, fit_p, max_patterns=few)
+            if sc is not None and 0 < sc.inner.llr.size <= few:
                 yield sc, sc(ev_d), sc(ev_p), False
         if half:
             sc = fit_naive_bayes(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False
             sc = fit_logistic(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False
+        yield from joint_families(yd, yp, quick, vector=True)
         coordinates = _coordinates(yd, yp)
         for j in coordinates:
             sc = Coordinate(j)
@@ -279,10 +309,15 @@ def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val:
     best: Optional[Choice] = None
     for fit, ev in halves:
         bd, bp = yd[ev], yp[ev]
+        scored: dict = {}  # id(score) -> its values on (bd, bp): one evaluation per score
         for c in _choose(yd[fit], yp[fit], schema, n_val, alpha, delta, paired, quick,
                          floats)[:HONEST_SHORTLIST]:
-            num, den = (bd, bp) if c.numerator == 0 else (bp, bd)
-            inn, ind = c.event.contains(num), c.event.contains(den)
+            sc = c.event.score
+            if id(sc) not in scored:
+                scored[id(sc)] = (sc, sc(bd), sc(bp))
+            _, sd, sp = scored[id(sc)]
+            num, den = (sd, sp) if c.numerator == 0 else (sp, sd)
+            inn, ind = c.event.holds(num), c.event.holds(den)
             v = projected_lb(c.method, num.shape[0], [np.count_nonzero(inn)], [np.count_nonzero(ind)],
                              [np.count_nonzero(inn & ind)], n_val, alpha, c.split, delta,
                              pessimism=HONEST_Z_QUICK if quick else HONEST_Z)

@@ -14,14 +14,14 @@ the parent process.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+from typing import Any, Iterator, Protocol, Sequence
 
 import numpy as np
 
 from dpaudit.rng import generator
 from dpaudit.spec import MechanismSpec
 
-__all__ = ["BATCH_SIZE", "BatchTask", "Executor", "InProcessExecutor", "plan_batches"]
+__all__ = ["BATCH_SIZE", "BatchTask", "Executor", "InProcessExecutor", "iter_batches", "plan_batches"]
 
 #: Samples per batch: big enough to amortise a batch call, small enough to spread over cores.
 BATCH_SIZE = 50_000
@@ -40,13 +40,29 @@ def plan_batches(data: Any, seed: np.random.SeedSequence, n: int,
                  batch_size: int = BATCH_SIZE) -> list[BatchTask]:
     """Split ``n`` draws on ``data`` into batches of ``batch_size`` (the last may be shorter); batch
     k uses the k-th child of ``seed``. Depends only on (seed, n, batch_size): reproducible."""
+    return list(iter_batches(data, seed, n, batch_size))
+
+
+#: Seeds spawned at a time by :func:`iter_batches`.
+SPAWN_WINDOW = 1024
+
+
+def iter_batches(data: Any, seed: np.random.SeedSequence, n: int,
+                 batch_size: int = BATCH_SIZE) -> Iterator[BatchTask]:
+    """The batches of :func:`plan_batches`, made as they are consumed: ``seed.spawn`` in windows
+    gives the same children as one ``spawn`` (child k has spawn key ``(..., k)``), so a budget of
+    10⁹ draws does not hold 20,000 seeds in memory at once."""
     n = int(n)
     if n <= 0:
-        return []
-    counts = [batch_size] * (n // batch_size) + ([n % batch_size] if n % batch_size else [])
-    children = seed.spawn(len(counts))
+        return
+    full, rest = divmod(n, batch_size)
+    total = full + (1 if rest else 0)
     d = tuple(float(x) for x in np.asarray(data, dtype=float).reshape(-1))
-    return [BatchTask(d, s, c) for s, c in zip(children, counts)]
+    done = 0
+    while done < total:
+        for child in seed.spawn(min(SPAWN_WINDOW, total - done)):
+            yield BatchTask(d, child, batch_size if done < full else rest)
+            done += 1
 
 
 class Executor(Protocol):

@@ -15,21 +15,25 @@ output law; the coupling only makes the two dependent, which the paired bound of
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Optional
+from itertools import zip_longest
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
 from dpaudit.estimators.bounds import Counts
+from dpaudit.estimators.compact import compact
 from dpaudit.estimators.events import Event
 from dpaudit.estimators.validation import Exhausted
 from dpaudit.neighbours.relations import Pair
 from dpaudit.outputs import OutputEncoder
-from dpaudit.execution.base import BATCH_SIZE, Executor, plan_batches
+from dpaudit.execution.base import BATCH_SIZE, BatchTask, Executor, iter_batches, plan_batches
 from dpaudit.execution.counting import CountUnit, count_units
 from dpaudit.spec import CallForm, MechanismSpec
 
 __all__ = ["Sampler", "Exhausted", "LOOP_BATCH", "SELECTION_BASE", "fresh"]
 
+#: outputs drawn per executor call when drawing selection samples (bounds the raw outputs in memory)
+GROUP_SAMPLES = 400_000
 #: batch size for mechanisms without a batch form (small, so a parallel executor can spread them)
 LOOP_BATCH = 2_000
 #: the phases that choose the pair and the event take their shares of at most this many samples;
@@ -76,9 +80,18 @@ class Sampler:
         need = sum(t.n for t in tasks)
         if need > self.remaining:
             raise Exhausted("samples")
-        raws = self.executor.run(self.spec, tasks)
+        # a group of batches at a time, each encoded and compacted before the next is drawn
+        # (small-integer vectors become int8, dpaudit.estimators.compact): the raw outputs of a
+        # large draw are never all in memory at once
+        step = max(1, GROUP_SAMPLES // self.batch_size,
+                   int(getattr(self.executor, "batches_per_call", 0) or 0))
+        out = []
+        for i in range(0, len(tasks), step):
+            group = tasks[i:i + step]
+            raws = self.executor.run(self.spec, group)
+            out.extend(compact(self.encoder.encode(raw, np.asarray(t.data))) for raw, t in zip(raws, group))
+            del raws
         self.used += need
-        out = [self.encoder.encode(raw, np.asarray(t.data)) for raw, t in zip(raws, tasks)]
         if self.on_batch is not None:
             self.on_batch(self.used)
         return out
@@ -102,11 +115,16 @@ class Sampler:
         plans = [(plan_batches(p.dataset, fresh(seed), n, self.batch_size),
                   plan_batches(p.neighbour, fresh(seed), n, self.batch_size)) for p in pairs]
         parts = self._run([t for td, tp in plans for t in td + tp], deadline)
-        cat = lambda xs: np.concatenate(xs) if xs else self.encoder._empty()  # noqa: E731
+
+        def cat(i: int, k: int) -> np.ndarray:  # parts[i:i+k] joined, and let go of
+            xs = parts[i:i + k]
+            parts[i:i + k] = [None] * k
+            return np.concatenate(xs) if xs else self.encoder._empty()
+
         out, i = [], 0
         for td, tp in plans:
             k, m = len(td), len(tp)
-            out.append((cat(parts[i:i + k]), cat(parts[i + k:i + k + m])))
+            out.append((cat(i, k), cat(i + k, m)))
             i += k + m
         return out
 
@@ -125,28 +143,22 @@ class Sampler:
         lists, the first ``keep_n`` encoded outputs of the numerator and the denominator dataset
         are appended to them (for the report's plots)."""
         num, den = (pair.dataset, pair.neighbour) if numerator == 0 else (pair.neighbour, pair.dataset)
-        tn = plan_batches(num, fresh(seeds[0]), n_num, self.batch_size)
-        td = plan_batches(den, fresh(seeds[0] if paired else seeds[1]), n_den, self.batch_size)
-        units: list[tuple[tuple, CountUnit]] = []  # ((side, ...), unit), numerator and denominator interleaved
-        for i in range(max(len(tn), len(td))):
-            if paired and i < len(tn) and i < len(td):
-                units.append(((0, 1), CountUnit((tn[i], td[i]), paired=True)))
-                continue
-            if i < len(tn):
-                units.append(((0,), CountUnit((tn[i],))))
-            if i < len(td):
-                units.append(((1,), CountUnit((td[i],))))
+        tn = iter_batches(num, fresh(seeds[0]), n_num, self.batch_size)
+        td = iter_batches(den, fresh(seeds[0] if paired else seeds[1]), n_den, self.batch_size)
+        # ((side, ...), unit), numerator and denominator interleaved, made as they are counted
+        # (the parent's memory does not grow with the budget)
+        units = iter(_interleave(tn, td, paired))
         totals = {"nn": 0, "nd": 0, "x": 0, "y": 0, "a": 0}
         complete = True
         # batches per executor call (a pair unit is two); a parallel executor may ask for more
         step = max(2, 2 * (chunk // 2), int(getattr(self.executor, "batches_per_call", 0) or 0))
-        start = 0
-        while start < len(units):
+        pending = next(units, None)
+        while pending is not None:
             group, size = [], 0
-            while start < len(units) and (not group or size + len(units[start][1].tasks) <= step):
-                group.append(units[start])
-                size += len(units[start][1].tasks)
-                start += 1
+            while pending is not None and (not group or size + len(pending[1].tasks) <= step):
+                group.append(pending)
+                size += len(pending[1].tasks)
+                pending = next(units, None)
             want = keep_n if keep is not None and min(len(keep[0]), len(keep[1])) < keep_n else 0
             try:
                 counted = self._count([u for _, u in group], event, deadline, want)
@@ -186,3 +198,15 @@ class Sampler:
             n = min(t["nn"], t["nd"])
             return Counts(n, n, t["x"], t["y"], t["a"])
         return Counts(t["nn"], t["nd"], t["x"], t["y"], None, lam, lam)
+
+
+def _interleave(tn: Iterator[BatchTask], td: Iterator[BatchTask], paired: bool) -> Iterator[tuple]:
+    """Batch i of the numerator and of the denominator, in turn; in the paired design one unit."""
+    for a, b in zip_longest(tn, td):
+        if paired and a is not None and b is not None:
+            yield ((0, 1), CountUnit((a, b), paired=True))
+            continue
+        if a is not None:
+            yield ((0,), CountUnit((a,)))
+        if b is not None:
+            yield ((1,), CountUnit((b,)))

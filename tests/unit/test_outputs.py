@@ -65,7 +65,6 @@ def test_integers_then_floats_stay_numeric():
 
 
 @pytest.mark.parametrize("raw, fragment", [
-    ([(1, 2), (1, 2, 3)], "changed output length"),
     ([{"a": 1}], "unhashable dict"),
     ([[1, "x"]], "unhashable list"),
     ([True, 2], "changed output type"),
@@ -100,6 +99,30 @@ def test_change_between_batches_is_an_error():
     _, enc = encode([(1.0, 2.0)])
     with pytest.raises(MechanismError, match="of length 3 after vectors of length 2"):
         encode([(1.0, 2.0, 3.0)], enc)
+
+
+def test_varying_lengths_and_none_are_mixed_and_encode_alike_as_tuple_or_list():
+    y, enc = encode([(1, 0.5), None, (3, 2.5), (1, 0.5)])
+    assert enc.schema.kind is OutputKind.MIXED and enc.schema.length == 4
+    assert np.array_equal(y[:, :4], [[0, 2, 1, 0.5], [1, 0, np.nan, np.nan], [2, 2, 3, 2.5],
+                                     [0, 2, 1, 0.5]], equal_nan=True)
+    assert enc.skeleton(0) == (1, enc.skeleton(0)[1]) and repr(enc.skeleton(0)[1]) == "·"
+    assert enc.skeleton(1) is None
+    y_list, _ = encode([[1, 0.5], [], [3, 2.5], np.array([1, 0.5])])
+    assert np.array_equal(y_list[:3], y[:3], equal_nan=True)
+    lists, enc2 = encode([[2, 5], [7], [], [2, 5]])
+    assert lists[:, 0].tolist() == [0, 1, 2, 0] and lists[:, 1].tolist() == [2, 1, 0, 2]
+    assert enc2.skeleton(0) == (2, 5)
+    more, _ = encode([list(range(70)), None], enc2)  # longer than the columns: the skeleton keeps all
+    assert more.shape == (2, 6) and more[0, 1] == 70 and more[0, 0] == 3
+
+
+def test_declared_mixed_and_a_later_length_change_names_the_declaration():
+    y, enc = encode([(1.0, 2.0)], OutputEncoder(OutputKind.MIXED))
+    assert enc.schema.kind is OutputKind.MIXED and y.shape == (1, 6)
+    _, enc = encode([(1.0, 2.0)])
+    with pytest.raises(MechanismError, match="returned None after vectors of length 2.*output='mixed'"):
+        encode([None], enc)
 
 
 def test_declared_kind_is_respected():

@@ -98,3 +98,17 @@ def test_a_failure_while_counting_in_a_worker_names_the_dataset():
     with ForkExecutor(2) as ex, pytest.raises(MechanismError) as err:
         ex.count(MechanismSpec.from_function(boom, epsilon=1.0), encoder, event, units)
     assert "raised ValueError" in str(err.value)
+
+
+def test_batches_made_as_consumed_are_the_planned_ones():
+    """Seeds spawned in windows equal one spawn of them all (same children, same order)."""
+    from dpaudit.execution import base
+
+    at_once = root_sequence(5).spawn(2_601)
+    lazily = list(base.iter_batches([1.0, 2.0], root_sequence(5), 2_600 * 7 + 3, 7))
+    assert len(lazily) == 2_601 > base.SPAWN_WINDOW
+    assert [t.n for t in lazily] == [7] * 2_600 + [3]
+    assert all(a.spawn_key == b.seed.spawn_key and a.entropy == b.seed.entropy
+               and np.array_equal(a.generate_state(4), b.seed.generate_state(4)) for a, b in zip(at_once, lazily))
+    planned = plan_batches([1.0, 2.0], root_sequence(5), 2_600 * 7 + 3, 7)
+    assert [(t.data, t.n, t.seed.spawn_key) for t in planned] == [(t.data, t.n, t.seed.spawn_key) for t in lazily]

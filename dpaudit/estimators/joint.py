@@ -1,0 +1,432 @@
+"""Events on the joint structure of outputs that mix a discrete and a real part.
+
+An output such as ``(index, noisy value)`` or ``None``, a list of positive indices, or a vector
+with sentinel codes (SVT3's −1000 "false", −2000 "aborted") is a pair (K, R): a discrete
+*pattern* K — which positions hold which atom (an index, a sentinel, "absent") and which hold a
+real value — and the real values R = (r_0, r_1, …) in order. Its law factors as
+p(K, R) = p(K) · p(R | K), so by the Neyman-Pearson lemma the best events are level sets of
+
+    ln p_D(K)/p_D'(K) + ln p_D(R | K)/p_D'(R | K)
+
+(Neyman and Pearson 1933; DP-Sniper, Bichsel et al. 2021, Thm 1). Where the loss lives in a tail
+of R given one pattern (SVT3 releasing (i, q_i + ν_i): Lyu, Su and Li 2017, Alg. 3, whose loss on
+(i, v) grows to its supremum as v → −∞), binning R loses it; so the families here keep R real:
+
+* :class:`PatternRatio`-style likelihood-ratio sets of patterns (:class:`JointPattern`);
+* :class:`JointRatio`: the log-ratio of (pattern, bin of r_0), with quantile bins fitted per
+  pattern, thresholded into likelihood-ratio-ordered unions of cells;
+* :class:`RealGiven`: ``K ∈ S and r_k ≥ t`` / ``< t`` / ``∈ [lo, hi)`` for the few patterns S
+  whose laws differ most (count z-score or Kolmogorov-Smirnov z of r_0 within the pattern), the
+  patterns more likely under D, those more likely under D', and all of them (:data:`TOP_PATTERNS`);
+* :class:`Column`: one column as it is: a length, or one position's element (per-position events).
+
+The structure (which values of a column are atoms: those seen at least :func:`_is_atom` times, NaN
+always) is fitted on the first half of the selection split, like every fitted score; rows whose
+pattern was never seen then score NaN and lie in no event. Everything is vectorised over rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import numpy as np
+
+from dpaudit.estimators.floats import has_float_structure
+from dpaudit.estimators.logistic import fit_logistic
+from dpaudit.estimators.scores import _llr, _lookup, _rows, fit_naive_bayes
+
+__all__ = ["Structure", "JointPattern", "JointRatio", "RealGiven", "Column", "Filled",
+           "fit_structure", "joint_families", "mixed_families", "float_elements", "TOP_PATTERNS",
+           "MAX_REALS"]
+
+#: RealGiven families: the patterns whose laws differ most, this many (fewer when ``quick``)
+TOP_PATTERNS = 3
+#: real slots r_0, r_1, ... that get events of their own
+MAX_REALS = 2
+#: per-pattern bins of r_0 in JointRatio: about √n/2 per pattern, at most this many
+MAX_BINS = 24
+#: at most this many patterns get bins of their own in JointRatio (the most frequent)
+MAX_BINNED = 32
+_REAL, _ABSENT = -1.0, -2.0
+
+
+def _is_atom(counts: np.ndarray, n: int, distinct: int) -> np.ndarray:
+    """A value is an atom of its column when it repeats: seen ≥ max(3, n/1000) times, or when
+    the column takes at most 16 values."""
+    return (counts >= max(3.0, n / 1000.0)) | (distinct <= 16)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Structure:
+    """How a row splits into a pattern and real values (module docstring). ``atoms[j]``: the
+    sorted atoms of column j (None: every value of column j is an atom, e.g. a skeleton code);
+    ``shown``: the first column of the elements (2 for MIXED rows, 0 for vectors)."""
+
+    atoms: tuple
+    shown: int
+
+    def signature(self, y: np.ndarray) -> np.ndarray:
+        """The pattern of each row: per column its value (forced atoms), the index of its atom,
+        −1 for a real value, −2 for NaN."""
+        out = np.empty(y.shape, dtype=float)
+        for j, at in enumerate(self.atoms):
+            v = y[:, j]
+            if at is None:
+                out[:, j] = v
+                continue
+            col = np.full(v.shape, _REAL)
+            if at.size:
+                i = np.clip(np.searchsorted(at, v), 0, at.size - 1)
+                col = np.where(at[i] == v, i.astype(float), col)
+            out[:, j] = np.where(np.isnan(v), _ABSENT, col)
+        return out
+
+    def reals(self, y: np.ndarray, sig: np.ndarray, k: int) -> np.ndarray:
+        """r_0 .. r_{k−1} of each row (NaN where a row has fewer real values)."""
+        real = sig == _REAL
+        rank = np.cumsum(real, axis=1)
+        out = np.full((y.shape[0], k), np.nan)
+        rows = np.arange(y.shape[0])
+        for t in range(k):
+            hit = real & (rank == t + 1)
+            col = np.argmax(hit, axis=1)
+            out[:, t] = np.where(hit[rows, col], y[rows, col], np.nan)
+        return out
+
+    def show(self, row: np.ndarray, sig: np.ndarray) -> str:
+        """A pattern in words: ``(10, ·)``, ``(-1000, ·, -2000)``, ``None`` (· a real value)."""
+        if self.shown:
+            if row[1] == 0:
+                return "None / empty"
+            row, sig = row[self.shown:self.shown + int(row[1])], sig[self.shown:self.shown + int(row[1])]
+        parts = ["·" if s == _REAL else f"{v:g}" for v, s in zip(row, sig) if s != _ABSENT]
+        return "(" + ", ".join(parts) + ")"
+
+
+def fit_structure(both: np.ndarray, forced: int = 0) -> Structure:
+    """Atoms per column from pooled fitting rows; the first ``forced`` columns are all atoms."""
+    atoms = []
+    for j in range(both.shape[1]):
+        if j < forced:
+            atoms.append(None)
+            continue
+        v = both[:, j]
+        vals, counts = np.unique(v[~np.isnan(v)], return_counts=True)
+        atoms.append(vals[_is_atom(counts, v.size, vals.size)])
+    return Structure(tuple(atoms), forced)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Patterns:
+    """The patterns seen at fitting time: their row keys (sorted), a row of each for the text,
+    counts under D and D', and how many real values each has."""
+
+    structure: Structure
+    keys: np.ndarray
+    rows: np.ndarray
+    sigs: np.ndarray
+    cd: np.ndarray
+    cp: np.ndarray
+    nreal: np.ndarray
+
+    def ids(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(pattern index as float, NaN when unseen; the signature)."""
+        sig = self.structure.signature(y)
+        return _lookup(self.keys, np.arange(self.keys.size, dtype=float), _rows(sig)), sig
+
+    def text(self, which: np.ndarray, limit: int = 4) -> str:
+        shown = [self.structure.show(self.rows[i], self.sigs[i]) for i in which[:limit]]
+        more = f", … ({which.size} in all)" if which.size > limit else ""
+        return "{" + ", ".join(shown) + more + "}"
+
+
+def _fit_patterns(fit_d: np.ndarray, fit_p: np.ndarray, structure: Structure) -> _Patterns:
+    both = np.concatenate([fit_d, fit_p])
+    sig = structure.signature(both)
+    keys, first, inv = np.unique(_rows(sig), return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    cd = np.bincount(inv[: fit_d.shape[0]], minlength=keys.size).astype(float)
+    cp = np.bincount(inv[fit_d.shape[0]:], minlength=keys.size).astype(float)
+    nreal = (sig[first] == _REAL).sum(axis=1)
+    return _Patterns(structure, keys, both[first], sig[first], cd, cp, nreal)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class JointPattern:
+    """s(y) = estimated ln p_D(K)/p_D'(K) of the row's pattern K."""
+
+    patterns: _Patterns
+    llr: np.ndarray
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        pid, _ = self.patterns.ids(y)
+        ok = ~np.isnan(pid)
+        out = np.full(y.shape[0], np.nan)
+        out[ok] = self.llr[pid[ok].astype(int)]
+        return out
+
+    def describe(self) -> str:
+        return "estimated log-likelihood ratio of the output's pattern"
+
+    def to_record(self) -> dict:
+        p = self.patterns
+        return {"kind": "joint-pattern", "llr": self.llr.tolist(),
+                "patterns": [p.structure.show(r, s) for r, s in zip(p.rows, p.sigs)]}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class JointRatio:
+    """s(y) = estimated log-ratio of the cell (pattern K, bin of r_0 within K); the bins of a
+    pattern are quantiles of its fitting values of r_0 (``edges[i]``; empty: one cell)."""
+
+    patterns: _Patterns
+    edges: tuple
+    offset: np.ndarray
+    llr: np.ndarray
+
+    def cells(self, y: np.ndarray) -> np.ndarray:
+        pid, sig = self.patterns.ids(y)
+        ok = ~np.isnan(pid)
+        p = np.where(ok, pid, 0).astype(int)
+        cell = self.offset[p].astype(float)
+        r0 = self.patterns.structure.reals(y, sig, 1)[:, 0]
+        for i, e in enumerate(self.edges):
+            if e.size:
+                m = ok & (p == i)
+                cell[m] += np.searchsorted(e, r0[m], side="right")
+        cell[~ok] = np.nan
+        return cell
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        c = self.cells(y)
+        ok = ~np.isnan(c)
+        out = np.full(y.shape[0], np.nan)
+        out[ok] = self.llr[c[ok].astype(int)]
+        return out
+
+    def describe(self) -> str:
+        return "estimated log-likelihood ratio of the output's pattern and real value"
+
+    def to_record(self) -> dict:
+        p = self.patterns
+        return {"kind": "joint-ratio", "llr": self.llr.tolist(),
+                "patterns": [p.structure.show(r, s) for r, s in zip(p.rows, p.sigs)],
+                "edges": [e.tolist() for e in self.edges]}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RealGiven:
+    """s(y) = r_k(y) when y's pattern is one of ``members``, NaN otherwise: thresholding it gives
+    ``K ∈ S and r_k ≥ t`` (or ``< t``, or in an interval)."""
+
+    patterns: _Patterns
+    members: np.ndarray  # indices of the patterns in S
+    k: int
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        pid, sig = self.patterns.ids(y)
+        return self.of(pid, self.patterns.structure.reals(y, sig, self.k + 1))
+
+    def of(self, pid: np.ndarray, reals: np.ndarray) -> np.ndarray:
+        """The score from the rows' pattern indices and real values (computed once per family)."""
+        inside = np.zeros(self.patterns.keys.size + 1, dtype=bool)
+        inside[self.members] = True
+        hit = inside[np.where(np.isnan(pid), -1, pid).astype(int)]
+        return np.where(hit, reals[:, self.k], np.nan)
+
+    def describe(self) -> str:
+        nth = "the real value" if self.k == 0 else f"real value #{self.k + 1}"
+        return f"{nth} of an output with pattern in {self.patterns.text(self.members)}"
+
+    def to_record(self) -> dict:
+        p = self.patterns
+        return {"kind": "real-given-pattern", "slot": self.k,
+                "patterns": [p.structure.show(p.rows[i], p.sigs[i]) for i in self.members]}
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """s(y) = column j of the encoded rows (a MIXED output's length, or its element j)."""
+
+    j: int
+    name: str
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return y[:, self.j]
+
+    def describe(self) -> str:
+        return self.name
+
+    def to_record(self) -> dict:
+        return {"kind": "column", "index": self.j, "name": self.name}
+
+
+# ---------------------------------------------------------------------------------------------
+# fitting
+
+def _ks_z(a: np.ndarray, b: np.ndarray) -> float:
+    """Kolmogorov-Smirnov statistic of two samples, scaled by √(n m / (n + m))."""
+    if a.size == 0 or b.size == 0:
+        return 0.0
+    a, b = np.sort(a), np.sort(b)
+    grid = np.concatenate([a, b])
+    gap = np.abs(np.searchsorted(a, grid, side="right") / a.size
+                 - np.searchsorted(b, grid, side="right") / b.size).max()
+    return float(gap * np.sqrt(a.size * b.size / (a.size + b.size)))
+
+
+def _joint_ratio(pats: _Patterns, fit_d: np.ndarray, fit_p: np.ndarray) -> JointRatio:
+    both = np.concatenate([fit_d, fit_p])
+    pid, sig = pats.ids(both)
+    p = pid.astype(int)
+    r0 = pats.structure.reals(both, sig, 1)[:, 0]
+    n_pat = pats.cd + pats.cp
+    binned = set(np.argsort(-np.where(pats.nreal > 0, n_pat, -1), kind="stable")[:MAX_BINNED].tolist())
+    edges = []
+    for i in range(pats.keys.size):
+        vals = r0[(p == i) & ~np.isnan(r0)] if i in binned and pats.nreal[i] and n_pat[i] >= 40 else None
+        if vals is None or vals.size == 0:
+            edges.append(np.empty(0))
+            continue
+        nb = int(np.clip(np.sqrt(vals.size) / 2, 2, MAX_BINS))
+        edges.append(np.unique(np.quantile(vals, np.linspace(0, 1, nb + 1)[1:-1])))
+    offset = np.concatenate([[0], np.cumsum([e.size + 1 for e in edges])])[:-1]
+    shell = JointRatio(pats, tuple(edges), offset, np.zeros(0))
+    c = shell.cells(both).astype(int)
+    size = int(offset[-1] + edges[-1].size + 1)
+    cd = np.bincount(c[: fit_d.shape[0]], minlength=size).astype(float)
+    cp = np.bincount(c[fit_d.shape[0]:], minlength=size).astype(float)
+    return JointRatio(pats, tuple(edges), offset, _llr(cd, cp))
+
+
+def _pattern_sets(pats: _Patterns, fit_d: np.ndarray, fit_p: np.ndarray, top: int) -> list:
+    """The pattern sets S of the RealGiven families (module docstring), largest difference first."""
+    has = np.flatnonzero(pats.nreal > 0)
+    if has.size == 0:
+        return []
+    nd, np_ = max(1, fit_d.shape[0]), max(1, fit_p.shape[0])
+    fd, fp = pats.cd / nd, pats.cp / np_
+    pooled = (pats.cd + pats.cp) / (nd + np_)
+    z = np.abs(fd - fp) / np.sqrt(pooled * (1 - pooled) * (1 / nd + 1 / np_) + 1e-300)
+    frequent = has[np.argsort(-(pats.cd + pats.cp)[has], kind="stable")][:MAX_BINNED]
+    if frequent.size:
+        idd, sd = pats.ids(fit_d)
+        idp, sp = pats.ids(fit_p)
+        rd = pats.structure.reals(fit_d, sd, 1)[:, 0]
+        rp = pats.structure.reals(fit_p, sp, 1)[:, 0]
+        for i in frequent:
+            a, b = rd[idd == i], rp[idp == i]
+            z[i] = max(z[i], _ks_z(a[~np.isnan(a)], b[~np.isnan(b)]))
+    ranked = has[np.argsort(-z[has], kind="stable")]
+    sets = [np.array([i]) for i in ranked[:top]]
+    llr = _llr(pats.cd, pats.cp)
+    for part in (has[llr[has] > 0], has[llr[has] < 0], has):
+        if part.size > 1 and not any(np.array_equal(part, s) for s in sets):
+            sets.append(part)
+    return sets
+
+
+def joint_families(yd: np.ndarray, yp: np.ndarray, quick: bool, forced: int = 0,
+                   vector: bool = False) -> Iterator[tuple]:
+    """(score, sd, sp, intervals?) for the joint families (module docstring) of 2-D rows: the
+    structure and the scores are fitted on the first half of the rows; the ratio scores are
+    evaluated on the second half, the :class:`RealGiven` scores (a choice among a few sets, like
+    choosing a coordinate) on all rows, as coordinates are; ``forced`` leading columns are
+    atoms whatever their values (a MIXED skeleton code and length). ``vector``: rows of a
+    fixed-length vector, whose whole-pattern ratios the vector families score already, so only
+    the families with real values are added, and only where atoms and reals mix."""
+    half = yd.shape[0] // 2
+    fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
+    if half == 0:
+        return
+    structure = fit_structure(np.concatenate([fit_d, fit_p]), forced)
+    pats = _fit_patterns(fit_d, fit_p, structure)
+    if pats.keys.size > max(2, fit_d.shape[0] // 5) and not pats.nreal.any():
+        return  # too many patterns to estimate each one's ratio
+    if vector and (pats.keys.size < 2 or not pats.nreal.any()):
+        return  # all real or all atoms: the vector families see it already
+    if pats.keys.size > 1 and not vector:
+        sc = JointPattern(pats, _llr(pats.cd, pats.cp))
+        yield sc, sc(ev_d), sc(ev_p), False
+    if not pats.nreal.any():
+        return
+    sc = _joint_ratio(pats, fit_d, fit_p)
+    yield sc, sc(ev_d), sc(ev_p), False
+    slots = min(MAX_REALS, int(pats.nreal.max()))
+    (pid_d, sig_d), (pid_p, sig_p) = pats.ids(yd), pats.ids(yp)
+    r_d, r_p = structure.reals(yd, sig_d, slots), structure.reals(yp, sig_p, slots)
+    for members in _pattern_sets(pats, fit_d, fit_p, 2 if quick else TOP_PATTERNS):
+        for k in range(min(slots, int(pats.nreal[members].min()))):
+            sc = RealGiven(pats, members, k)
+            yield sc, sc.of(pid_d, r_d), sc.of(pid_p, r_p), True
+
+
+def float_elements(fit_d: np.ndarray, fit_p: np.ndarray) -> list[int]:
+    """The element columns of MIXED rows whose present values have float structure
+    (:func:`~dpaudit.estimators.floats.has_float_structure`; NaN marks an absent element here):
+    they get the float-structure families, as a vector's coordinates do."""
+    out = []
+    for j in range(2, fit_d.shape[1]):
+        a, b = fit_d[:, j], fit_p[:, j]
+        a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+        if a.size + b.size and has_float_structure(a, b):
+            out.append(j)
+    return out
+
+
+def mixed_columns(yd: np.ndarray, yp: np.ndarray, top: int) -> Iterator[Column]:
+    """Column scores of MIXED rows: the length when it varies, and the ``top`` elements whose
+    laws differ most (standardised difference of means or of presence, NaN = absent)."""
+    if np.unique(np.concatenate([yd[:, 1], yp[:, 1]])).size > 1:
+        yield Column(1, "length")
+    gaps = []
+    for j in range(2, yd.shape[1]):
+        a, b = yd[:, j], yp[:, j]
+        pa, pb = ~np.isnan(a), ~np.isnan(b)
+        if not (pa.any() and pb.any()):
+            continue
+        pres = abs(pa.mean() - pb.mean()) / np.sqrt(0.5 * (pa.mean() + pb.mean()) + 1e-12)
+        va, vb = a[pa], b[pb]
+        sd = np.sqrt(0.5 * (va.var() + vb.var())) + 1e-300
+        gaps.append((-max(pres, abs(va.mean() - vb.mean()) / sd), j))
+    for _, j in sorted(gaps)[:top]:
+        yield Column(j, f"element {j - 2}")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Filled:
+    """s(y) = inner(y with NaN replaced by ``fill[j]`` in column j): a vector score (naive Bayes,
+    logistic regression) on MIXED rows, absent elements read as a value below all others."""
+
+    inner: Any
+    fill: np.ndarray
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return self.inner(np.where(np.isnan(y), self.fill, y))
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def to_record(self) -> dict:
+        return {**self.inner.to_record(), "absent_as": self.fill.tolist()}
+
+
+def mixed_families(yd: np.ndarray, yp: np.ndarray, quick: bool) -> Iterator[tuple]:
+    """Every family of MIXED rows (:mod:`dpaudit.outputs`): the joint families with the skeleton
+    code and the length as atoms, naive Bayes and logistic regression on the rows with absent
+    elements filled, and the columns (:func:`mixed_columns`)."""
+    half = yd.shape[0] // 2
+    fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
+    if half:
+        yield from joint_families(yd, yp, quick, forced=2)
+        both = np.concatenate([fit_d, fit_p])
+        with np.errstate(invalid="ignore"):
+            lowest = np.nanmin(np.where(np.isfinite(both), both, np.nan), axis=0, initial=np.inf)
+        fill = np.where(np.isfinite(lowest), lowest - 1.0, 0.0)
+        fd, fp = np.where(np.isnan(fit_d), fill, fit_d), np.where(np.isnan(fit_p), fill, fit_p)
+        for fit in (fit_naive_bayes, fit_logistic):
+            sc = Filled(fit(fd, fp), fill)
+            yield sc, sc(ev_d), sc(ev_p), False
+    for sc in mixed_columns(yd, yp, 2 if quick else 4):
+        yield sc, sc(yd), sc(yp), True
