@@ -133,12 +133,24 @@ class Bound:
 def _wilson_p(ph, n, z, upper: bool):
     """Wilson score bound (Wilson 1927) on a proportion ph observed in n trials, at z standard
     errors: a fast stand-in for Clopper-Pearson. Broadcasts (z may be a column of values)."""
+    # the same operations as
+    #   b = (ph + z²/2n ± z·sqrt(ph(1 − ph)/n + z²/4n²)) / (1 + z²/n), clipped to [0, 1],
+    # with the full-size (splits × events) temporaries updated in place
     z2 = z * z
     inv = 1.0 / np.maximum(n, 1e-12)
-    half = z * np.sqrt(ph * (1.0 - ph) * inv + z2 * 0.25 * inv * inv)
-    centre = ph + z2 * 0.5 * inv
-    b = (centre + half if upper else centre - half) / (1.0 + z2 * inv)
-    return np.minimum(np.maximum(b, 0.0), 1.0)
+    half = np.array(ph * (1.0 - ph) * inv + z2 * 0.25 * inv * inv, dtype=float, copy=None, ndmin=0)
+    np.sqrt(half, out=half)
+    half *= z
+    b = np.array(z2 * 0.5 * inv + ph, dtype=float, copy=None, ndmin=0)
+    if upper:
+        b += half
+    else:
+        b -= half
+    del half
+    b /= 1.0 + z2 * inv
+    np.maximum(b, 0.0, out=b)
+    np.minimum(b, 1.0, out=b)
+    return b if b.ndim else b[()]
 
 
 def _wilson(k, n, z, upper: bool):

@@ -70,6 +70,8 @@ class Structure:
     def signature(self, y: np.ndarray) -> np.ndarray:
         """The pattern of each row: per column its value (forced atoms), the index of its atom,
         −1 for a real value, −2 for NaN."""
+        if self.atoms and all(a is not None and a.size <= 4 for a in self.atoms):
+            return self._signature_few(np.asarray(y, dtype=float))
         out = np.empty(y.shape, dtype=float)
         for j, at in enumerate(self.atoms):
             v = y[:, j]
@@ -86,10 +88,20 @@ class Structure:
             out[:, j] = np.where(np.isnan(v), _ABSENT, col)
         return out
 
+    def _signature_few(self, y: np.ndarray) -> np.ndarray:
+        """:meth:`signature` when every column has at most 4 atoms: all columns at once."""
+        at = np.full((4, len(self.atoms)), np.nan)  # NaN pads equal nothing
+        for j, a in enumerate(self.atoms):
+            at[: a.size, j] = a
+        out = np.full(y.shape, _REAL)
+        for i in range(4):
+            out = np.where(y == at[i], float(i), out)
+        return np.where(np.isnan(y), _ABSENT, out)
+
     def reals(self, y: np.ndarray, sig: np.ndarray, k: int) -> np.ndarray:
         """r_0 .. r_{k−1} of each row (NaN where a row has fewer real values)."""
         real = sig == _REAL
-        rank = np.cumsum(real, axis=1)
+        rank = np.cumsum(real, axis=1, dtype=np.int16 if sig.shape[1] < 2**15 else np.int64)
         out = np.full((y.shape[0], k), np.nan)
         rows = np.arange(y.shape[0])
         for t in range(k):
@@ -390,8 +402,11 @@ def joint_families(yd: np.ndarray, yp: np.ndarray, quick: bool, forced: int = 0,
     sc = _joint_ratio(pats, fit_d, fit_p)
     yield sc, sc(ev_d), sc(ev_p), False
     slots = min(MAX_REALS, int(pats.nreal.max()))
-    (pid_d, sig_d), (pid_p, sig_p) = pats.ids(yd), pats.ids(yp)
-    r_d, r_p = structure.reals(yd, sig_d, slots), structure.reals(yp, sig_p, slots)
+    pid_d, sig = pats.ids(yd)  # one signature of all the rows in memory at a time
+    r_d = structure.reals(yd, sig, slots)
+    pid_p, sig = pats.ids(yp)
+    r_p = structure.reals(yp, sig, slots)
+    del sig
     for members in _pattern_sets(pats, fit_d, fit_p, 2 if quick else TOP_PATTERNS):
         for k in range(min(slots, int(pats.nreal[members].min()))):
             sc = RealGiven(pats, members, k)

@@ -315,20 +315,28 @@ def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val:
     best: Optional[Choice] = None
     for fit, ev in halves:
         bd, bp = yd[ev], yp[ev]
-        scored: dict = {}  # id(score) -> its values on (bd, bp): one evaluation per score
-        for c in _choose(yd[fit], yp[fit], schema, n_val, alpha, delta, paired, quick,
-                         floats)[:HONEST_SHORTLIST]:
-            sc = c.event.score
-            if id(sc) not in scored:
-                scored[id(sc)] = (sc, sc(bd), sc(bp))
-            _, sd, sp = scored[id(sc)]
-            num, den = (sd, sp) if c.numerator == 0 else (sp, sd)
-            inn, ind = c.event.holds(num), c.event.holds(den)
-            v = projected_lb(c.method, num.shape[0], [np.count_nonzero(inn)], [np.count_nonzero(ind)],
-                             [np.count_nonzero(inn & ind)], n_val, alpha, c.split, delta,
-                             pessimism=HONEST_Z_QUICK if quick else HONEST_Z)
-            if best is None or float(v[0]) > best.projected:
-                best = Choice(c.event, c.numerator, c.method, c.split, float(v[0]), c.curve)
+        short = _choose(yd[fit], yp[fit], schema, n_val, alpha, delta, paired, quick,
+                        floats)[:HONEST_SHORTLIST]
+        # one evaluation of each score on (bd, bp), for all its events, then let go of
+        by_score: dict = {}
+        for i, c in enumerate(short):
+            by_score.setdefault(id(c.event.score), []).append(i)
+        value = [0.0] * len(short)
+        for idx in by_score.values():
+            sc = short[idx[0]].event.score
+            sd, sp = sc(bd), sc(bp)
+            for i in idx:
+                c = short[i]
+                num, den = (sd, sp) if c.numerator == 0 else (sp, sd)
+                inn, ind = c.event.holds(num), c.event.holds(den)
+                value[i] = float(projected_lb(
+                    c.method, num.shape[0], [np.count_nonzero(inn)], [np.count_nonzero(ind)],
+                    [np.count_nonzero(inn & ind)], n_val, alpha, c.split, delta,
+                    pessimism=HONEST_Z_QUICK if quick else HONEST_Z)[0])
+            del sd, sp
+        for c, v in zip(short, value):
+            if best is None or v > best.projected:
+                best = Choice(c.event, c.numerator, c.method, c.split, v, c.curve)
     return best
 
 
