@@ -1,17 +1,18 @@
 """Early stopping: wall time of ``dpaudit check`` with its defaults against ``--no-early-stop`` on
 the refuted rows of the violation suite (benchmarks/violation_suite.py), side by side in one run.
 
-Each row's mechanism is written to a small file declaring its claim (ε = 0.1, the suite's
+Each row's mechanism is written to a small file declaring its claim (its ε and δ, the suite's
 neighbours, domain and size), and ``dpaudit check FILE --quiet --json F`` runs in a fresh process
 with the default budget (4·10⁶ samples), once with early stopping and once without, alternating
 so that both see the same machine load. The figure is the ratio of the median wall times (target
-≤ 1/3). Rows of benchmarks/structured_suite.py are added when that file exists and lists ``SUITE``
-rows of the same form.
+≤ 1/3). The refuted rows of benchmarks/structured_suite.py (its ``SUITE`` rows with
+``correct=False``, each with its own ε and δ) are added; ``--suite`` picks one suite.
 
 Run::
 
     nice python benchmarks/early_stop.py            # writes results/early_stop.json
     nice python benchmarks/early_stop.py --only SVT5
+    nice python benchmarks/early_stop.py --suite structured_suite   # results/early_stop_structured_suite.json
 """
 
 from __future__ import annotations
@@ -34,13 +35,14 @@ import dpaudit
 import {module} as suite
 
 
-@dpaudit.mechanism(epsilon={eps!r}, neighbours={neighbours!r}, domain={domain!r}, size={size!r})
+@dpaudit.mechanism(epsilon={eps!r}, delta={delta!r}, neighbours={neighbours!r}, domain={domain!r},
+                   size={size!r})
 def mechanism(data, rng, size=None):
     return suite.{func}(data, rng, size)
 """
 
 
-def _rows(only):
+def _rows(only, suite=None):
     sys.path.insert(0, str(HERE))
     import violation_suite as vs
 
@@ -53,7 +55,7 @@ def _rows(only):
                      for c in getattr(ss, "SUITE", []) if not getattr(c, "correct", True)]
         except Exception as exc:  # a suite in progress: say so, run the rest
             print(f"structured_suite skipped: {type(exc).__name__}: {exc}", file=sys.stderr)
-    return [r for r in rows if not only or r[1].name in only]
+    return [r for r in rows if (not only or r[1].name in only) and (not suite or r[0] == suite)]
 
 
 def _check(path: Path, extra: list, out: Path) -> tuple[float, dict]:
@@ -70,6 +72,8 @@ def _check(path: Path, extra: list, out: Path) -> tuple[float, dict]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append")
+    ap.add_argument("--suite", choices=["violation_suite", "structured_suite"],
+                    help="only the refuted rows of this suite (default: both)")
     ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args(argv)
     sys.path.insert(0, str(HERE))
@@ -78,9 +82,10 @@ def main(argv=None) -> int:
     started = machine()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for module, case, eps in _rows(args.only):
+        for module, case, eps in _rows(args.only, args.suite):
             src = Path(tmp) / f"{case.name}.py"
             src.write_text(TEMPLATE.format(here=str(HERE), module=module, eps=float(eps),
+                                           delta=float(getattr(case, "delta", 0.0)),
                                            neighbours=case.neighbours, domain=tuple(case.domain),
                                            size=int(case.size), func=case.func.__name__))
             w_early, r_early = _check(src, [], Path(tmp) / "a.json")
@@ -112,7 +117,10 @@ def main(argv=None) -> int:
               "median_ratio": ratio, "target_ratio": 1 / 3,
               "meets_target": bool(ratio is not None and ratio <= 1 / 3), "rows": rows}
     if not args.only:
-        write_json(Path(args.out), record)
+        out = Path(args.out)
+        if args.suite and args.out == str(RESULTS):
+            out = RESULTS.with_name(f"early_stop_{args.suite}.json")
+        write_json(out, record)
     return 0
 
 

@@ -49,7 +49,11 @@ class Event:
 
     def contains(self, y: np.ndarray) -> np.ndarray:
         """Boolean mask of the encoded outputs ``y`` that lie in the event."""
-        s = self.score(y)
+        return self.holds(self.score(y))
+
+    def holds(self, s: np.ndarray) -> np.ndarray:
+        """Boolean mask of the score values ``s`` (= ``score(y)``) that lie in the event: events of
+        one score share a single evaluation of it."""
         with np.errstate(invalid="ignore"):
             if self.side == "above":
                 return s >= self.lo

@@ -27,8 +27,8 @@ pattern was never seen then score NaN and lie in no event. Everything is vectori
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
@@ -65,6 +65,7 @@ class Structure:
 
     atoms: tuple
     shown: int
+    reals_seen: bool = True  # some fitting value of some column is not an atom
 
     def signature(self, y: np.ndarray) -> np.ndarray:
         """The pattern of each row: per column its value (forced atoms), the index of its atom,
@@ -76,7 +77,10 @@ class Structure:
                 out[:, j] = v
                 continue
             col = np.full(v.shape, _REAL)
-            if at.size:
+            if 0 < at.size <= 4:  # a few atoms: compared one by one (no binary search)
+                for i, a in enumerate(at):
+                    col = np.where(v == a, float(i), col)
+            elif at.size:
                 i = np.clip(np.searchsorted(at, v), 0, at.size - 1)
                 col = np.where(at[i] == v, i.astype(float), col)
             out[:, j] = np.where(np.isnan(v), _ABSENT, col)
@@ -106,7 +110,7 @@ class Structure:
 
 def fit_structure(both: np.ndarray, forced: int = 0) -> Structure:
     """Atoms per column from pooled fitting rows; the first ``forced`` columns are all atoms."""
-    atoms = []
+    atoms, reals = [], False
     for j in range(both.shape[1]):
         if j < forced:
             atoms.append(None)
@@ -114,7 +118,8 @@ def fit_structure(both: np.ndarray, forced: int = 0) -> Structure:
         v = both[:, j]
         vals, counts = np.unique(v[~np.isnan(v)], return_counts=True)
         atoms.append(vals[_is_atom(counts, v.size, vals.size)])
-    return Structure(tuple(atoms), forced)
+        reals = reals or atoms[-1].size < vals.size
+    return Structure(tuple(atoms), forced, reals)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -129,10 +134,39 @@ class _Patterns:
     cd: np.ndarray
     cp: np.ndarray
     nreal: np.ndarray
+    # when every column is coded (atom index, real or absent): a signature as the mixed-radix
+    # integer Σ_j (s_j + 2)·Π_{i<j} (atoms_i + 2), the patterns' integers sorted, their indices
+    _radix: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+    _ikeys: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+    _iidx: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        atoms = self.structure.atoms
+        if not atoms or any(a is None for a in atoms):
+            return
+        mult, radix = 1, []
+        for a in atoms:
+            radix.append(mult)
+            mult *= a.size + 2
+        if mult >= 2**62:
+            return
+        object.__setattr__(self, "_radix", np.asarray(radix, dtype=np.int64))
+        ik = self._int_keys(self.sigs)
+        order = np.argsort(ik, kind="stable")
+        object.__setattr__(self, "_ikeys", ik[order])
+        object.__setattr__(self, "_iidx", order.astype(float))
+
+    def _int_keys(self, sig: np.ndarray) -> np.ndarray:
+        key = np.zeros(sig.shape[0], dtype=np.int64)
+        for j, m in enumerate(self._radix):
+            key += (sig[:, j] - _ABSENT).astype(np.int64) * m
+        return key
 
     def ids(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(pattern index as float, NaN when unseen; the signature)."""
         sig = self.structure.signature(y)
+        if self._radix is not None:  # the same indices, matched as integers rather than rows
+            return _lookup(self._ikeys, self._iidx, self._int_keys(sig)), sig
         return _lookup(self.keys, np.arange(self.keys.size, dtype=float), _rows(sig)), sig
 
     def text(self, which: np.ndarray, limit: int = 4) -> str:
@@ -341,6 +375,8 @@ def joint_families(yd: np.ndarray, yp: np.ndarray, quick: bool, forced: int = 0,
     if half == 0:
         return
     structure = fit_structure(np.concatenate([fit_d, fit_p]), forced)
+    if vector and not structure.reals_seen:
+        return  # all atoms: the vector families see it already (spares signing every row)
     pats = _fit_patterns(fit_d, fit_p, structure)
     if pats.keys.size > max(2, fit_d.shape[0] // 5) and not pats.nreal.any():
         return  # too many patterns to estimate each one's ratio

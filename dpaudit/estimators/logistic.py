@@ -19,13 +19,18 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
+from scipy.linalg.blas import dsyrk
 from scipy.special import expit
+
+from dpaudit.estimators.compact import BYTE_VALUES, compact
 
 __all__ = ["Logistic", "fit_logistic", "RIDGE", "MAX_FLAGS"]
 
 RIDGE = 1e-3
 #: at most this many repeated values per coordinate get a flag
 MAX_FLAGS = 4
+#: rows scored at a time
+_CHUNK = 1 << 15
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -52,7 +57,46 @@ class Logistic:
         return np.column_stack(cols) if cols else np.zeros((y.shape[0], 0))
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
-        return self.features(y) @ self.weights + self.bias
+        """w·φ(y) + b without building φ: a coordinate's term is its flag's weight where it holds a
+        flagged value (NaN flags hold NaN), else its standardised value times its weight (0 for
+        NaN and ±inf); rows in chunks, so the temporaries stay small."""
+        y = compact(np.asarray(y))
+        n, d = y.shape[0], len(self.flags)
+        lin = np.zeros(d)
+        nflags = max((len(f) for f in self.flags), default=0)
+        vals = np.zeros((nflags, d))
+        used = np.zeros((nflags, d), dtype=bool)   # slot f of coordinate j holds a flag
+        nan = np.zeros((nflags, d), dtype=bool)    # ... and it is the NaN flag
+        wflag = np.zeros((nflags, d))
+        k = 0
+        for j, fl in enumerate(self.flags):
+            m = len(fl)
+            vals[:m, j] = fl
+            used[:m, j] = True
+            nan[:m, j] = np.isnan(fl)
+            wflag[:m, j] = self.weights[k: k + m]
+            lin[j] = self.weights[k + m] / self.scale[j]
+            k += m + 1
+        if y.dtype == np.int8:  # one look-up per coordinate (dpaudit.estimators.compact)
+            total = np.full(n, self.bias)
+            for j in range(d):
+                term = (BYTE_VALUES - self.centre[j]) * lin[j]
+                for f in range(nflags):
+                    if used[f, j] and not nan[f, j]:
+                        term = np.where(BYTE_VALUES == vals[f, j], wflag[f, j], term)
+                total += np.take(term, y[:, j].view(np.uint8))
+            return total
+        y = np.asarray(y, dtype=float)
+        out = np.empty(n)
+        with np.errstate(invalid="ignore"):
+            for i in range(0, n, _CHUNK):
+                blk = y[i: i + _CHUNK]
+                term = np.where(np.isfinite(blk), (blk - self.centre) * lin, 0.0)
+                for f in range(nflags):
+                    hit = np.where(nan[f], np.isnan(blk), blk == vals[f]) & used[f]
+                    term = np.where(hit, wflag[f], term)
+                out[i: i + _CHUNK] = term.sum(axis=1)
+        return out + self.bias
 
     def describe(self) -> str:
         return "logistic-regression score of the output vector"
@@ -74,7 +118,7 @@ def fit_logistic(yd: np.ndarray, yp: np.ndarray, max_rows: int = 20_000) -> Logi
     """Fit the score on samples of D (label 1) and D' (label 0); at most ``max_rows`` of each
     (the first ones) enter the fit, which keeps it to a fraction of a second."""
     yd, yp = yd[:max_rows], yp[:max_rows]
-    both = np.concatenate([yd, yp])
+    both = np.concatenate([yd, yp]).astype(float)
     d = both.shape[1]
     flags, centre, scale = [], np.zeros(d), np.ones(d)
     for j in range(d):
@@ -106,8 +150,11 @@ def fit_logistic(yd: np.ndarray, yp: np.ndarray, max_rows: int = 20_000) -> Logi
     ridge[-1] = 0.0
 
     def hess(theta: np.ndarray) -> np.ndarray:
+        # Xᵀ diag(p(1 − p)) X / m as a symmetric rank-k update (BLAS syrk: half the work of a
+        # general product), upper triangle mirrored
         p = expit(xb @ theta)
-        return (xb.T * (p * (1 - p))) @ xb / m + np.diag(ridge)
+        h = dsyrk(1.0 / m, xb * np.sqrt(p * (1 - p))[:, None], trans=1)
+        return np.triu(h) + np.triu(h, 1).T + np.diag(ridge)
 
     theta0 = np.zeros(xb.shape[1])
     res = optimize.minimize(loss, theta0, jac=True, hess=hess, method="trust-exact",

@@ -23,10 +23,12 @@ prior of :data:`PRIOR` pseudo-counts per cell, which keeps rare cells from domin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import numpy as np
+
+from dpaudit.estimators.compact import BYTE_VALUES, compact, per_value, row_keys
 
 __all__ = ["Identity", "Coordinate", "AtomRatio", "PatternRatio", "CellPatternRatio", "NaiveBayes",
            "Score", "fit_atoms", "fit_patterns", "fit_cell_patterns", "fit_naive_bayes", "PRIOR"]
@@ -106,12 +108,50 @@ def _rows(y: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class PatternRatio:
-    """s(y) = estimated log-ratio of the whole output vector y (few distinct vectors)."""
+    """s(y) = estimated log-ratio of the whole output vector y (few distinct vectors).
+
+    When the patterns are small integers, int8 rows (:func:`~dpaudit.estimators.compact.compact`)
+    are matched as mixed-radix integers: coordinate j's value becomes its index among the
+    patterns' values of that coordinate (or "unseen", which no pattern has)."""
 
     patterns: np.ndarray  # (k, d) float, in the sort order of their row view
     llr: np.ndarray
+    _tables: Optional[tuple] = field(init=False, repr=False, default=None)  # (codes per column, mults)
+    _keys: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+    _kllr: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        p = self.patterns
+        if p.ndim != 2 or p.shape[0] == 0 or compact(p).dtype != np.int8:
+            return
+        tables, mults, mult = [], [], 1
+        for j in range(p.shape[1]):
+            vals = np.unique(p[:, j])
+            code = np.searchsorted(vals, BYTE_VALUES)
+            code = np.where(vals[np.minimum(code, vals.size - 1)] == BYTE_VALUES, code, vals.size)
+            tables.append(code.astype(np.int64))
+            mults.append(mult)
+            mult *= vals.size + 1
+            if mult >= 2**62:
+                return
+        object.__setattr__(self, "_tables", (tuple(tables), tuple(mults)))
+        keys = self._int_keys(compact(p))
+        order = np.argsort(keys, kind="stable")
+        object.__setattr__(self, "_keys", keys[order])
+        object.__setattr__(self, "_kllr", self.llr[order])
+
+    def _int_keys(self, y: np.ndarray) -> np.ndarray:
+        tables, mults = self._tables
+        key = np.zeros(y.shape[0], dtype=np.int64)
+        for j, (t, m) in enumerate(zip(tables, mults)):
+            key += np.take(t, y[:, j].view(np.uint8)) * m
+        return key
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
+        if self._tables is not None:
+            c = compact(y)
+            if c.dtype == np.int8:
+                return _lookup(self._keys, self._kllr, self._int_keys(c))
         return _lookup(_rows(self.patterns), self.llr, _rows(y))
 
     def describe(self) -> str:
@@ -127,16 +167,44 @@ class PatternRatio:
 @dataclass(frozen=True, slots=True, eq=False)
 class _Cells:
     """A coordinate's cells: each repeated value (``atoms``, sorted) is a cell of its own, and the
-    other values fall in the bins between the inner ``edges``: cell indices 0..size−1."""
+    other values fall in the bins between the inner ``edges``: cell indices 0..size−1 (NaN in
+    the last bin).
+
+    One binary search per value: the breakpoints are the edges, every atom a and its successor
+    a⁺ (the next double), so the piece [a, a⁺) holds a alone, and ``_map`` gives each piece's cell.
+    """
 
     atoms: np.ndarray
     edges: np.ndarray
+    _bounds: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+    _map: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        if self.atoms.size and not np.all(self.atoms < np.inf):  # +inf or NaN atoms: no successor
+            return
+        with np.errstate(over="ignore"):  # the successor of the largest double is +inf
+            up = np.nextafter(self.atoms, np.inf)
+        b = np.unique(np.concatenate([self.edges, self.atoms, up]))
+        left = np.r_[-np.inf, b]  # piece i is [left[i], b[i]) (the last one [b[-1], ∞] and NaN)
+        cell = np.searchsorted(self.edges, left, side="right") + self.atoms.size
+        if self.atoms.size:
+            i = np.clip(np.searchsorted(self.atoms, left), 0, self.atoms.size - 1)
+            cell = np.where(self.atoms[i] == left, i, cell)
+        object.__setattr__(self, "_bounds", b)
+        object.__setattr__(self, "_map", cell.astype(np.intp))
 
     @property
     def size(self) -> int:
         return self.atoms.size + self.edges.size + 1
 
     def __call__(self, v: np.ndarray) -> np.ndarray:
+        if v.dtype == np.int8:
+            return per_value(self._cells, v)
+        return self._cells(v)
+
+    def _cells(self, v: np.ndarray) -> np.ndarray:
+        if self._bounds is not None:
+            return self._map[np.searchsorted(self._bounds, v, side="right")]
         c = np.searchsorted(self.edges, v, side="right") + self.atoms.size
         if self.atoms.size:
             i = np.clip(np.searchsorted(self.atoms, v), 0, self.atoms.size - 1)
@@ -147,6 +215,7 @@ class _Cells:
 def _cells_of(both: np.ndarray, max_bins: int) -> Optional[_Cells]:
     """Cells for a coordinate from its pooled fitting values (None when it is constant): values
     seen often are atoms, the rest go in about √n/4 quantile bins, at most ``max_bins``."""
+    both = np.asarray(both, dtype=float)
     vals, counts = np.unique(both, return_counts=True)
     if vals.size == 1:
         return None
@@ -166,11 +235,21 @@ class _CoordModel:
     llr: np.ndarray        # one log-ratio per cell
 
     def __call__(self, v: np.ndarray) -> np.ndarray:
-        return self.llr[self.cells(v)]
+        return per_value(lambda u: self.llr[self.cells(u)], v)
 
     def to_record(self) -> dict:
         return {"atoms": self.cells.atoms.tolist(), "edges": self.cells.edges.tolist(),
                 "llr": self.llr.tolist()}
+
+
+def _radix(cells: tuple) -> Optional[tuple]:
+    """The multipliers Π_{i<j} size_i of the mixed-radix pattern key (constant coordinates have
+    one cell), or None when the number of patterns does not fit in an int64."""
+    mult, out = 1, []
+    for c in cells:
+        out.append(mult)
+        mult *= 1 if c is None else c.size
+    return tuple(out) if mult < 2**62 else None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -181,14 +260,45 @@ class CellPatternRatio:
 
     cells: tuple
     inner: PatternRatio
+    # the patterns as mixed-radix integers (sorted) and their log-ratios; None when the number of
+    # possible patterns overflows an int64 (then patterns are matched as rows)
+    _keys: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+    _llr: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        if _radix(self.cells) is None:
+            return
+        keys = self.key_of_codes(self.inner.patterns)
+        order = np.argsort(keys, kind="stable")
+        object.__setattr__(self, "_keys", keys[order])
+        object.__setattr__(self, "_llr", self.inner.llr[order])
 
     def codes(self, y: np.ndarray) -> np.ndarray:
         cols = [np.zeros(y.shape[0]) if c is None else c(y[:, j]).astype(float)
                 for j, c in enumerate(self.cells)]
         return np.column_stack(cols) if cols else np.zeros((y.shape[0], 0))
 
+    def keys(self, y: np.ndarray) -> np.ndarray:
+        """Each row's cell pattern as one integer Σ_j code_j · Π_{i<j} size_i (int64)."""
+        y = compact(y)
+        key = np.zeros(y.shape[0], dtype=np.int64)
+        for j, (c, mult) in enumerate(zip(self.cells, _radix(self.cells))):
+            if c is not None:
+                key += per_value(lambda u: c(u) * mult, y[:, j])
+        return key
+
+    def key_of_codes(self, codes: np.ndarray) -> np.ndarray:
+        """:meth:`keys` of rows already reduced to their cell codes."""
+        codes = np.asarray(codes, dtype=np.int64)
+        key = np.zeros(codes.shape[0], dtype=np.int64)
+        for j, mult in enumerate(_radix(self.cells)):
+            key += codes[:, j] * mult
+        return key
+
     def __call__(self, y: np.ndarray) -> np.ndarray:
-        return self.inner(self.codes(y))
+        if self._keys is None:
+            return self.inner(self.codes(y))
+        return _lookup(self._keys, self._llr, self.keys(y))
 
     def describe(self) -> str:
         return "estimated log-likelihood ratio of the output vector's cell pattern"
@@ -207,6 +317,7 @@ class NaiveBayes:
     coords: tuple
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
+        y = compact(y)
         total = np.zeros(y.shape[0])
         for j, m in enumerate(self.coords):
             if m is not None:
@@ -237,12 +348,13 @@ def fit_atoms(yd: np.ndarray, yp: np.ndarray) -> AtomRatio:
 
 def fit_patterns(yd: np.ndarray, yp: np.ndarray) -> PatternRatio:
     """Per-vector log-ratios from equal-size samples of D and D'."""
-    rows = np.concatenate([_rows(yd), _rows(yp)])
-    keys, first, inv = np.unique(rows, return_index=True, return_inverse=True)
     both = np.concatenate([yd, yp])
+    keys, first, inv = np.unique(row_keys(both), return_index=True, return_inverse=True)
     cd = np.bincount(inv[: yd.shape[0]], minlength=keys.size).astype(float)
     cp = np.bincount(inv[yd.shape[0]:], minlength=keys.size).astype(float)
-    return PatternRatio(both[first] + 0.0, _llr(cd, cp))
+    patterns = both[first] + 0.0
+    order = np.argsort(_rows(patterns), kind="stable")  # int8 rows sort by bytes: float row order
+    return PatternRatio(patterns[order], _llr(cd, cp)[order])
 
 
 def _fit_coordinate(vd: np.ndarray, vp: np.ndarray, max_bins: int) -> Optional[_CoordModel]:
@@ -254,12 +366,30 @@ def _fit_coordinate(vd: np.ndarray, vp: np.ndarray, max_bins: int) -> Optional[_
     return _CoordModel(cells, _llr(cd, cp))
 
 
-def fit_cell_patterns(yd: np.ndarray, yp: np.ndarray, max_bins: int = 16) -> CellPatternRatio:
-    """Cells per coordinate from the pooled samples, then per-cell-pattern log-ratios."""
+def fit_cell_patterns(yd: np.ndarray, yp: np.ndarray, max_bins: int = 16,
+                      max_patterns: Optional[int] = None) -> Optional[CellPatternRatio]:
+    """Cells per coordinate from the pooled samples, then per-cell-pattern log-ratios; None when
+    there are more than ``max_patterns`` distinct cell patterns (seen on a prefix when it can be)."""
     both = np.concatenate([yd, yp])
     cells = tuple(_cells_of(both[:, j], max_bins) for j in range(yd.shape[1]))
+    del both
     probe = CellPatternRatio(cells, PatternRatio(np.zeros((0, yd.shape[1])), np.zeros(0)))
-    return CellPatternRatio(cells, fit_patterns(probe.codes(yd), probe.codes(yp)))
+    mult = _radix(cells)
+    if mult is None or not cells:
+        return CellPatternRatio(cells, fit_patterns(probe.codes(yd), probe.codes(yp)))
+    # the same PatternRatio as fit_patterns on the code rows, counted on integer keys
+    both_keys = np.concatenate([probe.keys(yd), probe.keys(yp)])
+    if max_patterns is not None and np.unique(both_keys[: 4 * max_patterns]).size > max_patterns:
+        return None
+    keys, inv = np.unique(both_keys, return_inverse=True)
+    if max_patterns is not None and keys.size > max_patterns:
+        return None
+    cd = np.bincount(inv[: yd.shape[0]], minlength=keys.size).astype(float)
+    cp = np.bincount(inv[yd.shape[0]:], minlength=keys.size).astype(float)
+    sizes = [1 if c is None else c.size for c in cells]
+    codes = np.column_stack([(keys // m) % k for m, k in zip(mult, sizes)]).astype(float) + 0.0
+    order = np.argsort(_rows(codes), kind="stable")  # the row order fit_patterns gives
+    return CellPatternRatio(cells, PatternRatio(codes[order], _llr(cd, cp)[order]))
 
 
 def fit_naive_bayes(yd: np.ndarray, yp: np.ndarray, max_bins: int = 32) -> NaiveBayes:

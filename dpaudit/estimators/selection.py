@@ -45,7 +45,8 @@ from dpaudit.estimators.events import Event
 from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cells, has_float_structure
 from dpaudit.estimators.joint import float_elements, joint_families, mixed_families
 from dpaudit.estimators.logistic import fit_logistic
-from dpaudit.estimators.scores import (Coordinate, Identity, _rows, fit_atoms, fit_cell_patterns,
+from dpaudit.estimators.compact import row_keys
+from dpaudit.estimators.scores import (Coordinate, Identity, fit_atoms, fit_cell_patterns,
                                        fit_naive_bayes, fit_patterns)
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
@@ -86,9 +87,19 @@ class Choice:
 # ---------------------------------------------------------------------------------------------
 # thresholds and counts
 
-def _thresholds(sd: np.ndarray, sp: np.ndarray, g: int) -> np.ndarray:
-    u = np.unique(np.concatenate([sd, sp]))
+def _distinct(sorted_d: np.ndarray, sorted_p: np.ndarray) -> np.ndarray:
+    """The distinct finite values of two sorted arrays (the two sorted runs merged by a stable
+    sort in linear time; equal to ``np.unique`` of both, less NaN and ±inf)."""
+    u = np.sort(np.concatenate([sorted_d, sorted_p]), kind="stable")
     u = u[np.isfinite(u)]
+    if u.size > 1:
+        u = u[np.r_[True, u[1:] != u[:-1]]]
+    return u
+
+
+def _thresholds(u: np.ndarray, g: int) -> np.ndarray:
+    """At most ``g`` of the sorted distinct values ``u``: all when few, else evenly spread ranks
+    plus geometrically dense ranks in both tails."""
     m = u.size
     if m <= g:
         return u
@@ -119,14 +130,15 @@ class _Table:
 
 def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
             intervals: bool) -> Iterator[_Table]:
-    n = sd.size
-    t = _thresholds(sd, sp, thresholds)
+    sorted_d, sorted_p = np.sort(sd), np.sort(sp)
+    u = _distinct(sorted_d, sorted_p)
+    t = _thresholds(u, thresholds)
     if t.size == 0:
         return
     with np.errstate(invalid="ignore"):
         mn, mx = np.minimum(sd, sp), np.maximum(sd, sp)
-    arrays = [np.sort(v) for v in (sd, sp, mn, mx)]
-    valid = [int(np.count_nonzero(~np.isnan(v))) for v in (sd, sp, mn, mx)]
+    arrays = [sorted_d, sorted_p, np.sort(mn), np.sort(mx)]
+    valid = [int(np.count_nonzero(~np.isnan(v))) for v in arrays]
     ge_d, ge_p, ge_min = (_ge(arrays[i], valid[i], t) for i in range(3))
     nan_hi = np.full(t.size, np.inf)
     yield _Table("above", t, nan_hi, ge_d, ge_p, ge_min)
@@ -136,46 +148,50 @@ def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
     yield _Table("below", np.full(t.size, -np.inf), t, lt_d, lt_p, lt_max)
     if not intervals:
         return
-    g = _thresholds(sd, sp, grid)
+    g = _thresholds(u, grid)
     if g.size < 3:
         return
     ok = ~(np.isnan(mn) | np.isnan(mx))
     bmin = np.searchsorted(g, mn[ok], side="right")   # = b(min) + 1 in 0..G
     bmax = np.searchsorted(g, mx[ok], side="right")
     G = g.size
-    h = np.zeros((G + 1, G + 1))
-    np.add.at(h, (bmin, bmax), 1.0)
+    h = np.bincount(bmin * (G + 1) + bmax, minlength=(G + 1) ** 2).reshape(G + 1, G + 1).astype(float)
     s = np.cumsum(np.cumsum(h[::-1], axis=0)[::-1], axis=1)  # s[u, w] = Σ_{u'≥u, w'≤w} h
     i, j = np.triu_indices(G, k=1)
     gd, gp = _ge(arrays[0], valid[0], g), _ge(arrays[1], valid[1], g)
     yield _Table("interval", g[i], g[j], gd[i] - gd[j], gp[i] - gp[j], s[i + 1, j])
-    del n
 
 
 # ---------------------------------------------------------------------------------------------
 # scoring the events of a table
 
-def _score_table(tab: _Table, n: int, n_val: float, alpha: float, delta: float,
-                 methods: tuple, quick: bool) -> tuple:
-    """The table's best (value, (side, lo, hi, numerator, method, split)) and the projected
-    bound per event for the best direction/method (for the curve). Both directions are
-    projected in one vectorised call per (method, split)."""
-    m = tab.x.size
-    x = np.concatenate([tab.x, tab.y])
-    y = np.concatenate([tab.y, tab.x])
-    a = np.concatenate([tab.a, tab.a])
-    best_v, found, curve = -np.inf, None, None
+def _score_tables(tabs: list, n: int, n_val: float, alpha: float, delta: float,
+                  methods: tuple, quick: bool) -> list[tuple]:
+    """For each table, its best (value, (side, lo, hi, numerator, method, split)) and the
+    projected bound per event for the best direction/method (for the curve). The events of all
+    the tables, in both directions, are projected in one vectorised call per (method, split)."""
+    sizes = [t.x.size for t in tabs]
+    ends = np.cumsum(sizes)
+    total = int(ends[-1]) if sizes else 0
+    fx, fy = np.concatenate([t.x for t in tabs]), np.concatenate([t.y for t in tabs])
+    fa = np.concatenate([t.a for t in tabs])
+    x, y, a = np.concatenate([fx, fy]), np.concatenate([fy, fx]), np.concatenate([fa, fa])
+    best = [(-np.inf, None, None) for _ in tabs]
     for method in methods:
         splits = SPLITS[method][:1] if quick else SPLITS[method]
         vs = projected_lbs(method, n, x, y, a, n_val, alpha, splits, delta)
         for split, v in zip(splits, vs):
-            k = int(np.argmax(v))
-            if v[k] > best_v:
-                numerator, i = (0, k) if k < m else (1, k - m)
-                best_v = float(v[k])
-                found = (tab.side, float(tab.lo[i]), float(tab.hi[i]), numerator, method, split)
-                curve = v[:m] if k < m else v[m:]
-    return best_v, found, curve
+            for t, (tab, m, e) in enumerate(zip(tabs, sizes, ends)):
+                if m == 0:
+                    continue
+                fwd, bwd = v[e - m: e], v[total + e - m: total + e]
+                k = int(np.argmax(np.concatenate([fwd, bwd])))
+                value = fwd[k] if k < m else bwd[k - m]
+                if value > best[t][0]:
+                    numerator, i = (0, k) if k < m else (1, k - m)
+                    best[t] = (float(value), (tab.side, float(tab.lo[i]), float(tab.hi[i]), numerator,
+                                              method, split), fwd if k < m else bwd)
+    return best
 
 
 def _coordinates(yd: np.ndarray, yp: np.ndarray) -> list[int]:
@@ -196,6 +212,15 @@ def _coordinates(yd: np.ndarray, yp: np.ndarray) -> list[int]:
     return sorted(np.argsort(-gap, kind="stable")[:COORDINATE_FAMILIES].tolist())
 
 
+def _distinct_rows(a: np.ndarray, b: np.ndarray, few: int) -> int:
+    """The number of distinct rows of ``a`` and ``b`` together, or a number above ``few`` when
+    there are more (a prefix of the rows already shows it, which spares sorting all of them)."""
+    head = np.unique(row_keys(np.concatenate([a[: 2 * few], b[: 2 * few]]))).size
+    if head > few or (a.shape[0] <= 2 * few and b.shape[0] <= 2 * few):
+        return head
+    return np.unique(row_keys(np.concatenate([a, b]))).size
+
+
 def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool, floats: bool = True):
     """(score, sd, sp, intervals?) for every score family of the schema."""
     n = yd.shape[0]
@@ -210,13 +235,13 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
         return
     if kind is OutputKind.VECTOR:
         few = min(4000, max(2, half // 5))  # patterns few enough to estimate each one's ratio
-        rows = np.unique(_rows(np.concatenate([fit_d, fit_p]))).size if half else 0
+        rows = _distinct_rows(fit_d, fit_p, few) if half else 0
         if 0 < rows <= few:
             sc = fit_patterns(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False
         elif half:
-            sc = fit_cell_patterns(fit_d, fit_p)
-            if 0 < sc.inner.llr.size <= few:
+            sc = fit_cell_patterns(fit_d, fit_p, max_patterns=few)
+            if sc is not None and 0 < sc.inner.llr.size <= few:
                 yield sc, sc(ev_d), sc(ev_p), False
         if half:
             sc = fit_naive_bayes(fit_d, fit_p)
@@ -290,10 +315,15 @@ def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val:
     best: Optional[Choice] = None
     for fit, ev in halves:
         bd, bp = yd[ev], yp[ev]
+        scored: dict = {}  # id(score) -> its values on (bd, bp): one evaluation per score
         for c in _choose(yd[fit], yp[fit], schema, n_val, alpha, delta, paired, quick,
                          floats)[:HONEST_SHORTLIST]:
-            num, den = (bd, bp) if c.numerator == 0 else (bp, bd)
-            inn, ind = c.event.contains(num), c.event.contains(den)
+            sc = c.event.score
+            if id(sc) not in scored:
+                scored[id(sc)] = (sc, sc(bd), sc(bp))
+            _, sd, sp = scored[id(sc)]
+            num, den = (sd, sp) if c.numerator == 0 else (sp, sd)
+            inn, ind = c.event.holds(num), c.event.holds(den)
             v = projected_lb(c.method, num.shape[0], [np.count_nonzero(inn)], [np.count_nonzero(ind)],
                              [np.count_nonzero(inn & ind)], n_val, alpha, c.split, delta,
                              pessimism=HONEST_Z_QUICK if quick else HONEST_Z)
@@ -321,8 +351,11 @@ def _choose(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, n_val: float, 
         gi = int(min(INTERVAL_GRID, max(6, np.sqrt(sd.size) / 2)))
         if quick:
             gi = max(6, gi // 2)
-        for tab in _tables(sd, sp, g, gi, intervals):
-            value, found, v = _score_table(tab, sd.size, n_val, alpha, delta, methods, quick)
+        tabs = list(_tables(sd, sp, g, gi, intervals))
+        if not tabs:
+            continue
+        scored = _score_tables(tabs, sd.size, n_val, alpha, delta, methods, quick)
+        for tab, (value, found, v) in zip(tabs, scored):
             if found is None or not np.isfinite(value):
                 continue
             side, lo, hi, numerator, method, split = found

@@ -53,11 +53,11 @@ class Exhausted(Exception):
 
 @dataclass(slots=True, eq=False)
 class Candidate:
-    """A (pair, chosen event) ready for validation, with its selection samples."""
+    """A (pair, chosen event) ready for validation (its selection samples are not kept: a race
+    stage would otherwise hold every pair's outputs at once)."""
 
     pair: Pair
     choice: Choice
-    selection: tuple  # (yd, yp) selection samples (paired rows)
 
 
 def select(sampler: Any, ranked: list[Pair], pattern_keys: set, seeds: Any, *, k: int,
@@ -96,9 +96,10 @@ def select(sampler: Any, ranked: list[Pair], pattern_keys: set, seeds: Any, *, k
                 break
             ranking = choose_event(yd, yp, sampler.encoder.schema, n_val=lam, alpha=alpha,
                                    delta=delta, paired=True, honest=True, folds=2, floats=floats)
+            del yd, yp
             report("select", candidate=p.label)
             if ranking is not None:
-                cands.append(Candidate(p, ranking, (yd, yp)))
+                cands.append(Candidate(p, ranking))
         if not cands:
             break
         cands.sort(key=lambda c: -c.choice.projected)

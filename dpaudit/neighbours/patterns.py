@@ -10,6 +10,9 @@ search (StatDP, Ding et al. 2018, §5.1 "generate_databases"; DP-Sniper's Patter
     moves also against a background at the domain ends (lo or hi).
 ``l1`` (count vectors moved by at most 1 in total)
     one coordinate ±1 (first, middle, last), two coordinates ±½, around m and at the ends.
+``linf`` and ``l1`` also at base levels (:func:`dpaudit.neighbours.levels.base_level_patterns`)
+    the all-up, X-shape and one-against-the-rest moves at the quarter levels m ∓ (hi − lo)/4,
+    after the relation's own patterns (a budget that scores only the first patterns keeps them).
 ``add-remove`` (size = the largest dataset allowed)
     empty vs. one record (lo, hi, m); records at the domain ends with one end record removed;
     all lo or all hi with one removed; j records at lo and n − j at hi for every split j (as
@@ -24,11 +27,13 @@ comes in both orders (D, D') and (D', D) unless asked otherwise; duplicates are 
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Union
 
 import numpy as np
 
 from dpaudit.claims import Domain, Neighbours, check_size
+from dpaudit.neighbours.levels import base_level_patterns
 from dpaudit.neighbours.registry import relation
 from dpaudit.neighbours.relations import Pair, are_neighbours
 
@@ -36,16 +41,19 @@ __all__ = ["structured_pairs"]
 
 
 def structured_pairs(rel: Union[str, Neighbours], domain: Any, size: int, *,
-                     both_orders: bool = True) -> list[Pair]:
+                     both_orders: bool = True, levels: bool = True) -> list[Pair]:
     """The structured candidate pairs of ``rel`` (module docstring), deduplicated, every one a
     valid neighbouring pair; with ``both_orders`` each pattern also comes as (D', D) (an auditor
-    that tests both directions of every event needs only one order)."""
+    that tests both directions of every event needs only one order); ``levels=False`` leaves out
+    the base-level patterns of ``linf`` / ``l1``."""
     r, dom, n = relation(rel), Domain.parse(domain), check_size(size)
     out: list[Pair] = []
     seen: set = set()
     if n == 0 and r.name is not Neighbours.ADD_REMOVE:
         return out
-    for label, a, b in r.patterns(dom, n):
+    extra = base_level_patterns(r.name, dom, n) if levels and r.name in (Neighbours.LINF, Neighbours.L1) \
+        else ()
+    for label, a, b in itertools.chain(r.patterns(dom, n), extra):
         a = np.clip(a, dom.lo, dom.hi)
         b = np.clip(b, dom.lo, dom.hi)
         for p in (Pair.of(a, b, label), Pair.of(b, a, label + " (swapped)")):

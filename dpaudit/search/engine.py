@@ -1,22 +1,24 @@
 """The sampled audit, phase by phase: search pairs, select events, validate on fresh samples.
 
 1. **patterns**: score every structured pair (:mod:`dpaudit.neighbours.patterns`);
-2. **search**: hypothesis-targeted search from the relation's strategy (:mod:`.targeted`);
-3. **refine**: hill-climb from the best pairs (:mod:`.refine`);
-4. **select**: successive halving over the best pairs: fresh, larger samples rank them by an
+2. **levels** (``linf`` / ``l1``): pattern search over the blocks' base levels and steps
+   (:mod:`.levels`);
+3. **search**: hypothesis-targeted search from the relation's strategy (:mod:`.targeted`);
+4. **refine**: hill-climb from the best pairs (:mod:`.refine`);
+5. **select**: successive halving over the best pairs: fresh, larger samples rank them by an
    honest (cross-fitted) projection of their validated bound; the event, direction and bound
    method come with it (:func:`dpaudit.estimators.validation.select`);
-5. **validate**: the best ``validate`` candidates are counted on fresh samples and bounded at a
+6. **validate**: the best ``validate`` candidates are counted on fresh samples and bounded at a
    family-wise level (:func:`dpaudit.estimators.validation.validate`). No validation sample is
    ever used to choose anything.
 
-Phases 1-3 are the pair-search pipeline shared with the exact audit (:mod:`.pipeline`).
+Phases 1-4 are the pair-search pipeline shared with the exact audit (:mod:`.pipeline`).
 
-Phases 1-3 score a pair by the projected ε_LB of its best event on a small sample, drawn for every
+Phases 1-4 score a pair by the projected ε_LB of its best event on a small sample, drawn for every
 pair on the *same* seeds (common random numbers across pairs: differences between pairs are
 estimated with far less noise, and the score is a deterministic function of the pair, which
-hypothesis needs to shrink). Budget: phases 1-3 share :data:`SEARCH_SHARE` of the samples,
-phase 4 gets the shares of :data:`RACE`, validation the rest. With a time limit, phases 1-3 stop
+hypothesis needs to shrink). Budget: phases 1-4 share :data:`SEARCH_SHARE` of the samples,
+phase 5 gets the shares of :data:`RACE`, validation the rest. With a time limit, phases 1-4 stop
 at 35% of it and phase 4 at 50%, and validation keeps every batch completed before the limit
 (a bound from a validation cut short assumes, as any time limit must, that how long the
 mechanism takes does not depend on which outputs it returns).
@@ -31,6 +33,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from dpaudit.claims import Neighbours
 from dpaudit.errors import MechanismError
 from dpaudit.estimators import validation as val
 from dpaudit.estimators.bounds import Bound, Counts, bonferroni
@@ -41,6 +44,7 @@ from dpaudit.neighbours.patterns import structured_pairs
 from dpaudit.neighbours.relations import Pair
 from dpaudit.outputs import OutputEncoder
 from dpaudit.rng import generator, root_sequence
+from dpaudit.search.levels import LEVEL_RELATIONS
 from dpaudit.search.pipeline import PairSearch
 from dpaudit.search.sampler import Sampler
 from dpaudit.spec import MechanismSpec
@@ -53,6 +57,9 @@ SEARCH_SHARE = 0.125
 #: samples (below it, climbing would chase the noise of the scores)
 MIN_SEARCH_SAMPLES = 400
 MAX_SCORE_SAMPLES = 50_000
+#: the level search's share of the search budget (``linf`` / ``l1``; the hypothesis search and
+#: the refinement share what the patterns leave)
+LEVEL_SHARE = 0.25
 
 
 @dataclass(slots=True)
@@ -131,12 +138,13 @@ class _Audit:
     def ranked(self) -> list[tuple[Pair, float]]:
         return self.search.ranked()
 
-    def climber(self, phase: str, label: Callable[[Pair], str]) -> tuple[Callable, Callable]:
-        """``(budget_left, evaluate)`` for a search phase: a quarter of the search budget, stopping
+    def climber(self, phase: str, label: Callable[[Pair], str],
+                share: float = 0.25) -> tuple[Callable, Callable]:
+        """``(budget_left, evaluate)`` for a search phase: ``share`` of the search budget, stopping
         at 35% of any time limit; ``evaluate`` scores a pair (−∞ once samples run out)."""
         deadline = self.phase_deadline(0.35)
         per = 2 * self.n_score
-        limit = self.sampler.used + self.search_budget // 4
+        limit = self.sampler.used + int(share * self.search_budget)
 
         def budget_left() -> bool:
             return (self.sampler.used + per <= limit and self.sampler.remaining >= per
@@ -186,21 +194,35 @@ def _draw_ahead(a: _Audit, pairs: list[Pair], deadline: Optional[float]) -> None
         a.drawn.update((p.key, d) for p, d in zip(part, drawn))
 
 
-def _search(a: _Audit, strategy: Any) -> None:
-    examples = int(min(100, (a.search_budget // 4) // (2 * a.n_score)))
+def _goal(a: _Audit) -> float:
+    """What a searched pair must score to count as a find: the best so far plus a margin."""
     ranked = a.ranked()
     best = ranked[0][1] if ranked else -math.inf
-    goal = best + 0.02 + 0.05 * abs(best) if np.isfinite(best) else 0.0
-    budget_left, evaluate = a.climber("search", lambda pair: "hypothesis")
+    return best + 0.02 + 0.05 * abs(best) if np.isfinite(best) else 0.0
+
+
+def _levels(a: _Audit) -> None:
+    """The level search from the best pairs, on :data:`LEVEL_SHARE` of the search budget; only
+    pairs that beat the patterns by the search's margin (:func:`_goal`) enter the race."""
+    evals = int(LEVEL_SHARE * a.search_budget) // (2 * a.n_score)
+    starts = [pv for pv in a.ranked() if np.isfinite(pv[1])]
+    budget_left, evaluate = a.climber("levels", lambda pair: pair.label, share=LEVEL_SHARE)
+    a.search.levels(evaluate, starts, evals=evals, budget_left=budget_left, goal=_goal(a))
+
+
+def _search(a: _Audit, strategy: Any, share: float = 0.25) -> None:
+    examples = int(min(100, int(share * a.search_budget) // (2 * a.n_score)))
+    goal = _goal(a)
+    budget_left, evaluate = a.climber("search", lambda pair: "hypothesis", share=share)
     a.search.targeted(evaluate, strategy, goal=goal, examples=examples,
                       seed=int(a.s_hyp.generate_state(1)[0]), budget_left=budget_left,
                       label="hypothesis search")
 
 
-def _refine(a: _Audit) -> None:
-    evals = int((a.search_budget // 4) // (2 * a.n_score))
+def _refine(a: _Audit, share: float = 0.25) -> None:
+    evals = int(share * a.search_budget) // (2 * a.n_score)
     starts = [pv for pv in a.ranked()[:3] if np.isfinite(pv[1])]
-    budget_left, evaluate = a.climber("refine", lambda pair: pair.label)
+    budget_left, evaluate = a.climber("refine", lambda pair: pair.label, share=share)
     a.search.refine(evaluate, starts, evals=evals, rng=generator(a.s_refine), budget_left=budget_left)
 
 
@@ -220,8 +242,12 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
         patterns = structured_pairs(spec.neighbours, spec.domain, spec.size, both_orders=False)
         _score_patterns(a, patterns)
         if sampler.remaining and a.ranked() and a.n_score >= MIN_SEARCH_SAMPLES:
-            _search(a, strategy)
-            _refine(a)
+            share = 0.25  # of the search budget, to each of the phases after the patterns
+            if Neighbours.parse(spec.neighbours) in LEVEL_RELATIONS:
+                _levels(a)
+                share = (0.5 - LEVEL_SHARE) / 2
+            _search(a, strategy, share)
+            _refine(a, share)
         elif a.ranked():
             a.phases["search"] = {"skipped": f"scoring samples below {MIN_SEARCH_SAMPLES} per pair"}
         cands, record = select(sampler, [p for p, _ in a.ranked()], a.search.pattern_keys,

@@ -13,8 +13,8 @@ For a spec with only ``log_prob(data, y)``, the output space is not known: the l
 real outputs), a lower bound on the pair's exact loss that is exact at those outputs.
 
 The search is the sampled auditor's pipeline (:mod:`dpaudit.search.pipeline`) with the exact
-objective: structured patterns, then hypothesis-targeted search (so the worst pair is shrunk),
-then local refinement.
+objective: structured patterns, the level search (``linf`` / ``l1``), then hypothesis-targeted
+search (so the worst pair is shrunk), then local refinement.
 """
 
 from __future__ import annotations
@@ -25,12 +25,14 @@ from typing import Any, Optional
 
 import numpy as np
 
+from dpaudit.claims import Neighbours
 from dpaudit.errors import MechanismError
 from dpaudit.estimators.exact import _grid, hockey_stick, pair_loss
 from dpaudit.laws import ContinuousLaw, as_law
 from dpaudit.neighbours.patterns import structured_pairs
 from dpaudit.neighbours.relations import Pair
 from dpaudit.rng import generator, root_sequence
+from dpaudit.search.levels import LEVEL_RELATIONS
 from dpaudit.search.pipeline import PairSearch
 from dpaudit.spec import MechanismSpec
 
@@ -154,6 +156,10 @@ def search_exact(spec: MechanismSpec, *, seed: int, examples: int = 200,
         count["n"] += 1
         return count["n"] <= 4 * examples
 
+    if Neighbours.parse(spec.neighbours) in LEVEL_RELATIONS:
+        search.levels(search.value, search.best_evaluated(len(cache)), evals=max(12, examples // 8),
+                      budget_left=lambda: True, keep=len(cache))
+    best = max(cache.values()) if cache else -math.inf
     goal = best + 1e-6 * max(1.0, abs(best)) if np.isfinite(best) else math.inf
     out = search.targeted(search.value, strategy, goal=goal, examples=examples,
                           seed=int(s_hyp.generate_state(1)[0]), budget_left=budget_left,

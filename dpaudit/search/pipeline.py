@@ -1,4 +1,5 @@
-"""The one pair-search pipeline: structured patterns → hypothesis-targeted search → refinement.
+"""The one pair-search pipeline: structured patterns → levels → hypothesis-targeted search →
+refinement.
 
 Both audits search neighbouring pairs for the largest value of an objective: the sampled audit
 (:mod:`dpaudit.search.engine`, a projected ε_LB on a small sample drawn on common seeds) and the
@@ -7,10 +8,12 @@ deterministic function of the pair, so that hypothesis can shrink the winner.
 
 1. **patterns**: every structured pair of the relation (:mod:`dpaudit.neighbours.patterns`;
    StatDP, Ding et al. 2018, §5.1);
-2. **targeted**: hypothesis generates pairs from the relation's strategy and is steered toward
+2. **levels** (``linf`` / ``l1``): a pattern search over the base levels and steps of blocks of
+   coordinates from the best pairs, then shrunk (:mod:`dpaudit.search.levels`);
+3. **targeted**: hypothesis generates pairs from the relation's strategy and is steered toward
    large values with ``target()`` (Löscher and Sagonas 2017); a pair beating ``goal`` is shrunk
    (:mod:`dpaudit.search.targeted`);
-3. **refine**: steepest-ascent hill-climb from the three best pairs (:mod:`dpaudit.search.refine`).
+4. **refine**: steepest-ascent hill-climb from the three best pairs (:mod:`dpaudit.search.refine`).
 
 :class:`PairSearch` keeps every value computed (by ordered pair) and the first label of each
 distinct unordered pair, so nothing evaluated is lost and a pair found twice is scored once.
@@ -24,6 +27,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from dpaudit.neighbours.pair import Pair
+from dpaudit.search.levels import level_search
 from dpaudit.search.refine import refine
 from dpaudit.search.targeted import default_strategy, targeted_search
 
@@ -86,7 +90,7 @@ class PairSearch:
     def targeted(self, evaluate: Callable[[Pair], float], strategy: Any, *, goal: float,
                  examples: int, seed: int, budget_left: Callable[[], bool],
                  label: Optional[str] = None, record_goal: bool = True) -> Any:
-        """Phase 2: hypothesis-targeted search; every finite pair evaluated is noted (relabelled
+        """Phase 3: hypothesis-targeted search; every finite pair evaluated is noted (relabelled
         ``label`` when given) and the shrunk winner replaces its earlier note."""
         if strategy is None:
             try:
@@ -111,9 +115,25 @@ class PairSearch:
         self.phases["search"] = rec
         return out
 
+    def levels(self, evaluate: Callable[[Pair], float], starts: list[tuple[Pair, float]], *,
+               evals: int, budget_left: Callable[[], bool], keep: int = 2,
+               goal: float = -math.inf) -> list:
+        """Phase 2: level search from ``starts``; the ``keep`` best pairs it evaluated that reach
+        ``goal`` are noted (a climb scores many near-copies of one pair, and the best of many
+        noisy scores is biased up: only a clear gain over the patterns enters the race)."""
+        seen = level_search(evaluate, self.relation, self.domain, self.size, starts,
+                            max_evals=evals, budget_left=budget_left)
+        for p, v in sorted((pv for pv in seen if np.isfinite(pv[1]) and pv[1] >= goal),
+                           key=lambda pv: -pv[1])[:keep]:
+            self.note(p, v)
+        best = max(seen, key=lambda pv: pv[1], default=None)
+        self.phases["levels"] = {"evaluated": len(seen),
+                                 "best": None if best is None else best[0].label}
+        return seen
+
     def refine(self, evaluate: Callable[[Pair], float], starts: list[tuple[Pair, float]], *,
                evals: int, rng: np.random.Generator, budget_left: Callable[[], bool]) -> list:
-        """Phase 3: hill-climb from ``starts``; every finite pair evaluated is noted."""
+        """Phase 4: hill-climb from ``starts``; every finite pair evaluated is noted."""
         seen = refine(evaluate, self.relation, self.domain, self.size, starts, max_evals=evals,
                       rng=rng, budget_left=budget_left)
         for p, v in seen:

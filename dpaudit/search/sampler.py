@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from dpaudit.estimators.bounds import Counts
+from dpaudit.estimators.compact import compact
 from dpaudit.estimators.events import Event
 from dpaudit.estimators.validation import Exhausted
 from dpaudit.neighbours.relations import Pair
@@ -31,6 +32,8 @@ from dpaudit.spec import CallForm, MechanismSpec
 
 __all__ = ["Sampler", "Exhausted", "LOOP_BATCH", "SELECTION_BASE", "fresh"]
 
+#: outputs drawn per executor call when drawing selection samples (bounds the raw outputs in memory)
+GROUP_SAMPLES = 400_000
 #: batch size for mechanisms without a batch form (small, so a parallel executor can spread them)
 LOOP_BATCH = 2_000
 #: the phases that choose the pair and the event take their shares of at most this many samples;
@@ -77,9 +80,18 @@ class Sampler:
         need = sum(t.n for t in tasks)
         if need > self.remaining:
             raise Exhausted("samples")
-        raws = self.executor.run(self.spec, tasks)
+        # a group of batches at a time, each encoded and compacted before the next is drawn
+        # (small-integer vectors become int8, dpaudit.estimators.compact): the raw outputs of a
+        # large draw are never all in memory at once
+        step = max(1, GROUP_SAMPLES // self.batch_size,
+                   int(getattr(self.executor, "batches_per_call", 0) or 0))
+        out = []
+        for i in range(0, len(tasks), step):
+            group = tasks[i:i + step]
+            raws = self.executor.run(self.spec, group)
+            out.extend(compact(self.encoder.encode(raw, np.asarray(t.data))) for raw, t in zip(raws, group))
+            del raws
         self.used += need
-        out = [self.encoder.encode(raw, np.asarray(t.data)) for raw, t in zip(raws, tasks)]
         if self.on_batch is not None:
             self.on_batch(self.used)
         return out
@@ -103,11 +115,16 @@ class Sampler:
         plans = [(plan_batches(p.dataset, fresh(seed), n, self.batch_size),
                   plan_batches(p.neighbour, fresh(seed), n, self.batch_size)) for p in pairs]
         parts = self._run([t for td, tp in plans for t in td + tp], deadline)
-        cat = lambda xs: np.concatenate(xs) if xs else self.encoder._empty()  # noqa: E731
+
+        def cat(i: int, k: int) -> np.ndarray:  # parts[i:i+k] joined, and let go of
+            xs = parts[i:i + k]
+            parts[i:i + k] = [None] * k
+            return np.concatenate(xs) if xs else self.encoder._empty()
+
         out, i = [], 0
         for td, tp in plans:
             k, m = len(td), len(tp)
-            out.append((cat(parts[i:i + k]), cat(parts[i + k:i + k + m])))
+            out.append((cat(i, k), cat(i + k, m)))
             i += k + m
         return out
 

@@ -1,0 +1,133 @@
+"""Compact vector outputs and the fast score paths give the values of the plain float paths.
+
+Deterministic: fixed seeds; scores compared exactly where the arithmetic is the same (cells,
+patterns, naive Bayes) and to 1e-12 where only the order of a sum changed (logistic).
+"""
+
+import numpy as np
+import pytest
+
+from dpaudit.estimators import scores as S
+from dpaudit.estimators.compact import compact, per_value, row_keys
+from dpaudit.estimators.logistic import fit_logistic
+
+
+def _old_cells(c, v):
+    """The two-search definition of a coordinate's cell (atom index, else bin after the atoms)."""
+    out = np.searchsorted(c.edges, v, side="right") + c.atoms.size
+    if c.atoms.size:
+        i = np.clip(np.searchsorted(c.atoms, v), 0, c.atoms.size - 1)
+        out = np.where(c.atoms[i] == v, i, out)
+    return out
+
+
+def test_compact_keeps_only_exact_small_integers():
+    y = np.array([[0.0, 1.0, -1.0], [127.0, -128.0, -0.0]])
+    c = compact(y)
+    assert c.dtype == np.int8 and np.array_equal(c, y)
+    for bad in (128.0, 0.5, np.nan, np.inf, -129.0):
+        z = y.copy()
+        z[1, 1] = bad
+        assert compact(z) is z
+    assert compact(y[:, 0]).dtype == np.float64  # 1-D samples are left as they are
+
+
+def test_per_value_and_row_keys():
+    rng = np.random.default_rng(0)
+    y = rng.integers(-3, 4, size=(500, 4)).astype(float)
+    c = compact(y)
+    f = lambda u: np.exp(u) - 2 * u  # noqa: E731
+    assert np.array_equal(per_value(f, c[:, 2]), f(y[:, 2]))
+    assert np.unique(row_keys(c)).size == np.unique(row_keys(y)).size
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_cells_one_search_equals_two(seed):
+    rng = np.random.default_rng(seed)
+    v = rng.laplace(size=3000)
+    pool = np.array([-1000.0, -2000.0, 0.0, -0.0, 1.0, -np.inf, 5e-324, np.finfo(float).max, 3.5])
+    atoms = rng.choice(pool, size=rng.integers(0, 5), replace=False)
+    if atoms.size:
+        v[rng.random(v.size) < 0.3] = rng.choice(atoms)
+    for special, share in ((np.nan, 0.01), (np.inf, 0.01), (-np.inf, 0.01)):
+        v[rng.random(v.size) < share] = special
+    c = S._cells_of(v, 16)
+    if c is None:
+        return
+    with np.errstate(over="ignore"):
+        probe = np.r_[v, atoms, np.nextafter(atoms, np.inf), np.nextafter(atoms, -np.inf), c.edges,
+                      np.nextafter(c.edges, -np.inf), -0.0]
+    assert np.array_equal(c(probe), _old_cells(c, probe))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_cell_patterns_as_integers_equal_rows(seed):
+    rng = np.random.default_rng(seed)
+    d = 6
+    yd = np.where(rng.random((4000, d)) < 0.5, -1000.0, rng.laplace(size=(4000, d)) + 0.3)
+    yp = np.where(rng.random((4000, d)) < 0.5, -1000.0, rng.laplace(size=(4000, d)))
+    yd[:, 2] = yp[:, 2] = 7.0
+    sc = S.fit_cell_patterns(yd, yp)
+    probe = S.CellPatternRatio(sc.cells, S.PatternRatio(np.zeros((0, d)), np.zeros(0)))
+    ref = S.fit_patterns(probe.codes(yd), probe.codes(yp))
+    assert np.array_equal(ref.patterns, sc.inner.patterns) and np.array_equal(ref.llr, sc.inner.llr)
+    z = np.where(rng.random((3000, d)) < 0.5, -1000.0, 2 * rng.laplace(size=(3000, d)))
+    assert np.array_equal(sc(z), ref(probe.codes(z)), equal_nan=True)
+    assert S.fit_cell_patterns(yd, yp, max_patterns=3) is None
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_scores_equal_on_int8_and_float(seed):
+    rng = np.random.default_rng(seed)
+    d = 7
+    yd = rng.choice([-1.0, 0.0, 1.0, 3.0], p=[0.2, 0.5, 0.2, 0.1], size=(6000, d))
+    yp = rng.choice([-1.0, 0.0, 1.0, 3.0], p=[0.3, 0.4, 0.2, 0.1], size=(6000, d))
+    yd[:, 1] = yp[:, 1] = 2.0
+    cd, cp = compact(yd), compact(yp)
+    z = rng.choice([-1.0, 0.0, 1.0, 3.0, 5.0], size=(3000, d))
+    cz = compact(z)
+    for fit in (S.fit_naive_bayes, S.fit_cell_patterns, S.fit_patterns, fit_logistic):
+        a, b = fit(yd, yp), fit(cd, cp)
+        assert a.to_record() == b.to_record()
+        exact = fit is not fit_logistic
+        for sc in (a, b):
+            if exact:
+                assert np.array_equal(sc(z), sc(cz), equal_nan=True)
+            else:
+                np.testing.assert_allclose(sc(z), sc(cz), rtol=1e-12, atol=1e-12)
+    pr = S.fit_patterns(yd, yp)
+    assert np.array_equal(pr(cz), S._lookup(S._rows(pr.patterns), pr.llr, S._rows(z)), equal_nan=True)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_logistic_score_equals_feature_product(seed):
+    rng = np.random.default_rng(seed)
+    d = 5
+    yd = np.where(rng.random((5000, d)) < 0.3, -1000.0, rng.laplace(size=(5000, d)) + 0.3)
+    yp = np.where(rng.random((5000, d)) < 0.3, -1000.0, rng.laplace(size=(5000, d)))
+    yd[rng.random((5000, d)) < 0.05] = np.nan
+    yp[rng.random((5000, d)) < 0.02] = np.inf
+    lg = fit_logistic(yd, yp)
+    z = np.where(rng.random((3000, d)) < 0.3, -1000.0, rng.laplace(size=(3000, d)))
+    z[rng.random((3000, d)) < 0.05] = np.nan
+    z[rng.random((3000, d)) < 0.05] = -np.inf
+    np.testing.assert_allclose(lg(z), lg.features(z) @ lg.weights + lg.bias, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_joint_pattern_ids_as_integers_equal_rows(seed):
+    from dpaudit.estimators import joint as J
+
+    rng = np.random.default_rng(seed)
+    d, n = 6, 4000
+    codes = lambda size, p: np.where(rng.random(size) < p, rng.choice([-1000.0, -2000.0], size=size),  # noqa: E731
+                                     rng.laplace(size=size))
+    yd, yp = codes((n, d), 0.4), codes((n, d), 0.5)
+    yd[rng.random((n, d)) < 0.05] = np.nan
+    pats = J._fit_patterns(yd, yp, J.fit_structure(np.concatenate([yd, yp])))
+    z = codes((3000, d), 0.4)
+    z[rng.random((3000, d)) < 0.05] = np.nan
+    z[rng.random((3000, d)) < 0.05] = 5.0
+    ids, sig = pats.ids(z)
+    rows = S._lookup(pats.keys, np.arange(pats.keys.size, dtype=float), S._rows(sig))
+    assert np.array_equal(ids, rows, equal_nan=True)
