@@ -18,6 +18,10 @@ as in the violation suite, each written in the encodings a user might choose:
   exact loss of the pair each audit chose, max_b |ln P_D(b)/P_D'(b)| over the 1024 answers b by
   numerical integration over ρ, is recorded next to its bound (a lower end for the true ε).
 
+Each is audited twice: over ``linf`` pairs of 10 queries in [−10, 10] (the pair search's work
+included), and as a mechanism of one record x ∈ [0, 1] that sets the queries, so that the pair
+x = 1 vs x = 0 is the worst one and the rows compare the events alone.
+
 "before" rows are the same script run with the code before joint events (the commit given),
 where tuples with ``None`` and lists of varying length are rejected as a type or length change:
 there the only encodings audited are the coded vector and the 0/1 vector.
@@ -93,11 +97,54 @@ def list_bits(data, rng, size=None):
     return out if size is not None else out[0]
 
 
-ROWS = [("SVT-index-value", "tuple / None", iv_tuple, 0.5),
-        ("SVT-index-value", "list / []", iv_list, 0.5),
-        ("SVT-index-value", "coded vector (-1000, -2000)", iv_coded, 0.5),
-        ("SVT-list", "list of indices", list_indices, None),
-        ("SVT-list", "0/1 vector", list_bits, None)]
+def _iv_pair(x):
+    """One record x ∈ [0, 1] sets the queries (x, …, x, 1 − x): the pair x = 1 vs x = 0 is
+    (1, …, 1, 0) vs (0, …, 0, 1), so the audit measures the events, not the pair search."""
+    x = float(x[0])
+    return np.array([x] * (N - 1) + [1.0 - x])
+
+
+def _list_pair(x):
+    """One record x ∈ [0, 1] sets the queries (x, …, x, −x, …, −x) (five of each)."""
+    x = float(x[0])
+    return np.array([x] * (N // 2) + [-x] * (N // 2))
+
+
+def iv_tuple_1(data, rng, size=None):
+    return iv_tuple(_iv_pair(data), rng, size)
+
+
+def iv_list_1(data, rng, size=None):
+    return iv_list(_iv_pair(data), rng, size)
+
+
+def iv_coded_1(data, rng, size=None):
+    return iv_coded(_iv_pair(data), rng, size)
+
+
+def list_indices_1(data, rng, size=None):
+    return list_indices(_list_pair(data), rng, size)
+
+
+def list_bits_1(data, rng, size=None):
+    return list_bits(_list_pair(data), rng, size)
+
+
+LINF = ("linf", (-10, 10), N)
+ONE = ("replace", (0, 1), 1)
+#: (mechanism, encoding, function, true ε (None: computed per pair), neighbours, domain, size)
+ROWS = [("SVT-index-value", "tuple / None", iv_tuple, 0.5, *LINF),
+        ("SVT-index-value", "list / []", iv_list, 0.5, *LINF),
+        ("SVT-index-value", "coded vector (-1000, -2000)", iv_coded, 0.5, *LINF),
+        ("SVT-list", "list of indices", list_indices, None, *LINF),
+        ("SVT-list", "0/1 vector", list_bits, None, *LINF),
+        # the same mechanisms on one record that fixes the pair: true ε 0.45 (9 of the 10 factors
+        # of p(i, v) move by e^{1/20}, at i = N − 1 as v → −∞) and the exact loss of the pair
+        ("SVT-index-value, pair fixed", "tuple / None", iv_tuple_1, 0.45, *ONE),
+        ("SVT-index-value, pair fixed", "list / []", iv_list_1, 0.45, *ONE),
+        ("SVT-index-value, pair fixed", "coded vector (-1000, -2000)", iv_coded_1, 0.45, *ONE),
+        ("SVT-list, pair fixed", "list of indices", list_indices_1, None, *ONE),
+        ("SVT-list, pair fixed", "0/1 vector", list_bits_1, None, *ONE)]
 
 
 def list_loss(q: np.ndarray, qp: np.ndarray) -> float:
@@ -120,11 +167,12 @@ def list_loss(q: np.ndarray, qp: np.ndarray) -> float:
     return float(np.max(np.abs(np.log(a) - np.log(b))))
 
 
-def run_row(name, encoding, func, true_eps, samples, seed, confidence) -> dict:
+def run_row(name, encoding, func, true_eps, neighbours, domain, size, samples, seed,
+            confidence) -> dict:
     import dpaudit
 
     t0, c0 = time.perf_counter(), time.process_time()
-    r = dpaudit.audit(func, epsilon=EPS, neighbours="linf", domain=(-10, 10), size=N,
+    r = dpaudit.audit(func, epsilon=EPS, neighbours=neighbours, domain=domain, size=size,
                       samples=samples, confidence=confidence, seed=seed, early_stop=False)
     cx = r.counterexample
     row = {"mechanism": name, "encoding": encoding, "claimed_epsilon": EPS,
@@ -135,8 +183,11 @@ def run_row(name, encoding, func, true_eps, samples, seed, confidence) -> dict:
            "pair": None if cx is None else [list(cx.dataset), list(cx.neighbour)],
            "event": None if cx is None else cx.event.get("text"),
            "error": None if r.error is None else str(r.error), "true_epsilon": true_eps}
-    if name == "SVT-list" and cx is not None:
-        row["pair_exact_loss"] = round(list_loss(np.asarray(cx.dataset), np.asarray(cx.neighbour)), 4)
+    if name.startswith("SVT-list") and cx is not None:
+        q, qp = np.asarray(cx.dataset), np.asarray(cx.neighbour)
+        if size == 1:
+            q, qp = _list_pair(q), _list_pair(qp)
+        row["pair_exact_loss"] = round(list_loss(q, qp), 4)
         row["true_epsilon_interval"] = [row["pair_exact_loss"], 0.5]
     return row
 
@@ -159,17 +210,21 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--seed", type=int, default=2021)
     ap.add_argument("--confidence", type=float, default=0.9)
     ap.add_argument("--tag", default="after", choices=("after", "before"))
+    ap.add_argument("--only", action="append", help="only rows whose mechanism contains this")
     args = ap.parse_args(argv)
     started, lines, rows = machine(**_code()), [], []
-    emit(lines, f"{'mechanism':<16} {'encoding':<28} {'eps_LB':>7} {'true eps':>14} {'CPU-s':>6}  event")
-    for name, encoding, func, true_eps in ROWS:
-        row = run_row(name, encoding, func, true_eps, args.samples, args.seed, args.confidence)
+    emit(lines, f"{'mechanism':<28} {'encoding':<28} {'eps_LB':>7} {'true eps':>14} {'CPU-s':>6}  event")
+    for name, encoding, func, true_eps, *claim in ROWS:
+        if args.only and not any(o in name for o in args.only):
+            continue
+        row = run_row(name, encoding, func, true_eps, *claim, args.samples, args.seed,
+                      args.confidence)
         rows.append(row)
         lb = "error" if row["error"] else f"{row['epsilon_lb']:.4f}"
         te = (f"{true_eps:g}" if true_eps is not None else
               "[{:.3f}, 0.5]".format(row["pair_exact_loss"]) if "pair_exact_loss" in row else "≤ 0.5")
         what = row["error"] if row["error"] else row["event"]
-        emit(lines, f"{name:<16} {encoding:<28} {lb:>7} {te:>14} {row['cpu_seconds']:>6.1f}  {what}")
+        emit(lines, f"{name:<28} {encoding:<28} {lb:>7} {te:>14} {row['cpu_seconds']:>6.1f}  {what}")
     stem = "mixed_outputs" if args.tag == "after" else "mixed_outputs_before"
     record = {"machine": started, "benchmark": "mixed_outputs", "tag": args.tag,
               "samples": args.samples, "seed": args.seed, "confidence": args.confidence,

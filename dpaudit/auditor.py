@@ -239,7 +239,7 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
     pair = cand.pair if choice.numerator == 0 else cand.pair.swapped()
     decode = _decoder(out)
     event = choice.event.to_record(decode)
-    _note_nonfinite(event, out.kept)
+    _note_nonfinite(event, out.kept, mixed=out.schema is not None and out.schema.kind.value == "mixed")
     cx = Counterexample(*pair.tuples(), event, b.p, b.q,
                         Interval(*b.p_interval), Interval(*b.q_interval))
     details.update({
@@ -265,9 +265,10 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
                        strength=_strength(spec, out, confidence, refuted), **common)
 
 
-def _note_nonfinite(event: dict, kept: Any) -> None:
+def _note_nonfinite(event: dict, kept: Any, mixed: bool = False) -> None:
     """Say "non-finite output" in the event when the validation outputs kept for the report show
-    NaN or ±inf on one dataset more often than on the other (NaN and ±inf are outputs)."""
+    NaN or ±inf on one dataset more often than on the other (NaN and ±inf are outputs). Rows of
+    ``mixed`` outputs (:mod:`dpaudit.outputs`) use NaN for an absent element: only ±inf counts."""
     if not kept:
         return
     names = ("D", "D′")
@@ -277,7 +278,8 @@ def _note_nonfinite(event: dict, kept: Any) -> None:
             v = np.asarray(kept[side], dtype=float)
         except (TypeError, ValueError):
             return
-        shares.append(float(np.mean(~np.isfinite(v.reshape(v.shape[0], -1)).all(axis=1))) if v.size else 0.0)
+        bad = np.isinf(v) if mixed else ~np.isfinite(v)
+        shares.append(float(np.mean(bad.reshape(v.shape[0], -1).any(axis=1))) if v.size else 0.0)
     if shares[0] == shares[1]:
         return
     # kept[0] holds the numerator dataset's outputs; D is the counterexample's dataset

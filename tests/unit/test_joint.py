@@ -105,3 +105,4 @@ def test_audit_of_an_index_value_or_none_mechanism_runs_end_to_end():
                       confidence=0.9, seed=5, early_stop=False)
     assert r.error is None and r.verdict.value == "refuted"
     assert "varying length" in r.details["output_kind"]
+    assert "non-finite" not in r.counterexample.event["text"]  # NaN there marks absent elements
