@@ -85,7 +85,8 @@ def _threshold(argv: list) -> list:
 
 
 def main(argv: list) -> int:
-    if len(argv) < 2 or argv[0] not in ("violation", "structured", "threshold") or argv[1] not in ("on", "off"):
+    if len(argv) < 2 or argv[0] not in ("violation", "structured", "threshold") \
+            or argv[1] not in ("on", "off"):
         print("usage: pairs_beyond_pm1.py violation|structured|threshold on|off [suite flags]",
               file=sys.stderr)
         return 3
@@ -93,10 +94,11 @@ def main(argv: list) -> int:
     _switch(on)
     started = machine()
     rows = {"violation": _violation, "structured": _structured, "threshold": _threshold}[suite](rest)
-    record = json.loads(OUT.read_text()) if OUT.exists() else {"benchmark": "pairs_beyond_pm1", "runs": {}}
+    record = (json.loads(OUT.read_text()) if OUT.exists()
+              else {"benchmark": "pairs_beyond_pm1", "runs": {}})
     key = f"{suite} levels={'on' if on else 'off'} {' '.join(rest)}".strip()
-    record["runs"][key] = {"machine": finish(started), "command": "python benchmarks/pairs_beyond_pm1.py "
-                           + " ".join(argv), "rows": rows}
+    record["runs"][key] = {"machine": finish(started), "rows": rows,
+                           "command": "python benchmarks/pairs_beyond_pm1.py " + " ".join(argv)}
     OUT.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     return 0
 
