@@ -12,9 +12,10 @@ while the rest sit far below it. A :class:`Levels` is such a pair::
 
 with level a_g ∈ [lo, hi] and step s_g (|s_g| ≤ 1 under ``linf``; Σ_g |B_g|·|s_g| ≤ 1 under
 ``l1``). :func:`from_pair` reads any pair of at most :data:`MAX_BLOCKS` such blocks (every
-structured pattern is one), :meth:`Levels.pair` writes it back, and :func:`shift_moves`, :func:`structure_moves` and
-:func:`simplifications` are the moves of the steered search and of its shrinking. Whether a
-result is a neighbouring pair is left to the relation's own predicate (the caller checks it).
+structured pattern is one), :meth:`Levels.pair` writes it back, and :func:`shift_moves`,
+:func:`structure_moves` and :func:`simplifications` are the moves of the steered search and of
+its shrinking. Whether a result is a neighbouring pair is left to the relation's own predicate
+(the caller checks it).
 """
 
 from __future__ import annotations
@@ -157,7 +158,8 @@ def simplifications(lv: Levels, dom: Domain) -> Iterator[tuple[str, Levels]]:
                 break
 
 
-def base_level_patterns(rel: Neighbours, dom: Domain, d: int) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+def base_level_patterns(rel: Neighbours, dom: Domain,
+                        d: int) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
     """Structured pairs of d ≥ 2 answers at the quarter levels q = m ∓ (hi − lo)/4 of a finite
     domain (a threshold rarely sits at the midpoint or an end, where the relation's own patterns
     are):

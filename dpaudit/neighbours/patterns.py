@@ -51,8 +51,8 @@ def structured_pairs(rel: Union[str, Neighbours], domain: Any, size: int, *,
     seen: set = set()
     if n == 0 and r.name is not Neighbours.ADD_REMOVE:
         return out
-    extra = base_level_patterns(r.name, dom, n) if levels and r.name in (Neighbours.LINF, Neighbours.L1) \
-        else ()
+    vector = r.name in (Neighbours.LINF, Neighbours.L1)
+    extra = base_level_patterns(r.name, dom, n) if levels and vector else ()
     for label, a, b in itertools.chain(r.patterns(dom, n), extra):
         a = np.clip(a, dom.lo, dom.hi)
         b = np.clip(b, dom.lo, dom.hi)

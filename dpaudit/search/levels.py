@@ -56,8 +56,39 @@ class _Done(Exception):
 
 
 def _base_label(label: str) -> str:
-    return label.split(": ", 1)[0].removeprefix("levels from ") if label.startswith("levels from ") \
-        else label
+    """The pattern a level-search label started from (``"levels from X: …"`` → ``"X"``)."""
+    if label.startswith("levels from "):
+        return label.split(": ", 1)[0].removeprefix("levels from ")
+    return label
+
+
+class _Scorer:
+    """Scores valid, new pairs (the relation's own predicate; each pair once) until ``max_evals``
+    or the caller's budget is spent, then raises :class:`_Done`; keeps every (pair, value)."""
+
+    def __init__(self, evaluate: Callable[[Pair], float], rel: Neighbours, dom: Domain, size: int,
+                 max_evals: int, budget_left: Callable[[], bool]) -> None:
+        self.evaluate, self.rel, self.dom, self.size = evaluate, rel, dom, size
+        self.max_evals, self.budget_left = max_evals, budget_left
+        self.seen: dict = {}
+        self.out: list[tuple[Pair, float]] = []
+
+    def count(self) -> int:
+        return len(self.out)
+
+    def __call__(self, lv: Levels, label: str) -> Optional[float]:
+        p = lv.pair(label)
+        if p.identical or not are_neighbours(self.rel, p.dataset, p.neighbour, self.dom, self.size):
+            return None
+        hit = self.seen.get(p.key)
+        if hit is not None:
+            return hit
+        if len(self.out) >= self.max_evals or not self.budget_left():
+            raise _Done
+        v = float(self.evaluate(p))
+        self.seen[p.key] = v
+        self.out.append((p, v))
+        return v
 
 
 def level_search(evaluate: Callable[[Pair], float], relation: Any, domain: Any, size: int,
@@ -75,44 +106,24 @@ def level_search(evaluate: Callable[[Pair], float], relation: Any, domain: Any, 
     if not unit > 0:
         return []
     shrink_cap = min(MAX_SHRINK, max(0, max_evals // 6)) if shrink_evals is None else shrink_evals
-    seen: dict = {}
-    out: list[tuple[Pair, float]] = []
-    count = [0]
-
-    def score(lv: Levels, label: str) -> Optional[float]:
-        p = lv.pair(label)
-        if p.identical or not are_neighbours(rel, p.dataset, p.neighbour, dom, size):
-            return None
-        hit = seen.get(p.key)
-        if hit is not None:
-            return hit
-        if count[0] >= max_evals or not budget_left():
-            raise _Done
-        count[0] += 1
-        v = float(evaluate(p))
-        seen[p.key] = v
-        out.append((p, v))
-        return v
-
-    score.count = lambda: count[0]  # type: ignore[attr-defined]
-
+    score = _Scorer(evaluate, rel, dom, size, max_evals, budget_left)
     for p, v in starts:  # already scored, in either order (every event is tested both ways)
-        seen.setdefault(p.key, v)
-        seen.setdefault((p.key[1], p.key[0]), v)
+        score.seen.setdefault(p.key, v)
+        score.seen.setdefault((p.key[1], p.key[0]), v)
     todo = _diverse(starts, MAX_STARTS)
     best: Optional[tuple] = None
     try:
         for i, (lv, start, v0) in enumerate(todo):
             origin = _base_label(start.label) or "a pair"
-            limit = count[0] + (max_evals - shrink_cap - count[0]) // (len(todo) - i)
+            limit = score.count() + (max_evals - shrink_cap - score.count()) // (len(todo) - i)
             lv, v = _climb(lv, v0, dom, unit, origin, score, limit)
             if best is None or v > best[1]:
                 best = (lv, v, origin)
         if best is not None:
-            _shrink(*best, dom, score, count[0] + shrink_cap)
+            _shrink(*best, dom, score, score.count() + shrink_cap)
     except _Done:
         pass
-    return out
+    return score.out
 
 
 def _signature(lv: Levels) -> tuple:
@@ -142,7 +153,7 @@ def _label(origin: str, x: Levels) -> str:
     return f"levels from {origin}: {x.describe()}"
 
 
-def _climb(lv: Levels, v: float, dom: Domain, unit: float, origin: str, score: Callable,
+def _climb(lv: Levels, v: float, dom: Domain, unit: float, origin: str, score: _Scorer,
            limit: int) -> tuple[Levels, float]:
     """Step 1 of the module docstring from one start, until ``limit`` evaluations in all: the
     levels at spacings δ, δ/2, … first (where a threshold sits matters most), then one structural
@@ -174,7 +185,7 @@ def _climb(lv: Levels, v: float, dom: Domain, unit: float, origin: str, score: C
     return lv, v
 
 
-def _shrink(lv: Levels, v: float, origin: str, dom: Domain, score: Callable, limit: int) -> None:
+def _shrink(lv: Levels, v: float, origin: str, dom: Domain, score: _Scorer, limit: int) -> None:
     """Step 2 of the module docstring, until ``limit`` evaluations in all."""
     top = v
     changed = True

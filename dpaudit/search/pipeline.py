@@ -120,12 +120,15 @@ class PairSearch:
                goal: float = -math.inf) -> list:
         """Phase 2: level search from ``starts``; the ``keep`` best pairs it evaluated that reach
         ``goal`` are noted (a climb scores many near-copies of one pair, and the best of many
-        noisy scores is biased up: only a clear gain over the patterns enters the race)."""
+        noisy scores is biased up: only a clear gain over the patterns enters the race). They are
+        structured pairs, so they compete with the patterns for the race's reserved slots (the
+        refinement's many near-copies of them cannot crowd them out)."""
         seen = level_search(evaluate, self.relation, self.domain, self.size, starts,
                             max_evals=evals, budget_left=budget_left)
         for p, v in sorted((pv for pv in seen if np.isfinite(pv[1]) and pv[1] >= goal),
                            key=lambda pv: -pv[1])[:keep]:
             self.note(p, v)
+            self.pattern_keys.add(p.key)  # a structured pair: it competes for the patterns' race slots
         best = max(seen, key=lambda pv: pv[1], default=None)
         self.phases["levels"] = {"evaluated": len(seen),
                                  "best": None if best is None else best[0].label}
