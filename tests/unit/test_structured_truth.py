@@ -98,3 +98,29 @@ def test_gap_mechanism_matches_its_density():
         p = integrate.quad(lambda g: st.gap_density(i, g, q, s), 0, 10.0)[0]
         freq = np.mean((idx == i) & (gap <= 10.0))
         assert abs(freq - p) < 5 * math.sqrt(p * (1 - p) / idx.size), (i, freq, p)
+
+
+def test_recorded_truth_agrees_with_the_closed_forms():
+    # benchmarks/results/structured_truth.json (what the suite compares bounds with) against the
+    # formulas recomputed here, relative tolerance 1e-9
+    import json
+    from pathlib import Path
+
+    rows = json.loads((Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+                       / "structured_truth.json").read_text())["rows"]
+    e2 = sm.EPS / 2
+    assert rows["SVT3-c1"]["loss"] == pytest.approx(10 * e2, rel=1e-9)
+    assert rows["SVT3-c2"]["loss"] == pytest.approx(10 * e2 / 2, rel=1e-9)
+    assert rows["SVT5"]["loss"] == "inf"
+    sig = sm.gaussian_sigma(sm.GAUSS_EPS, sm.GAUSS_WRONG_DELTA)
+    assert rows["Gaussian-wrong-delta"]["loss"] == pytest.approx(st.gaussian_epsilon(sm.GAUSS_DELTA, sig),
+                                                                 rel=1e-9)
+    # the median's worst pair: its ε at δ recomputed from the two laws
+    d, dp = rows["SSMedian-pure-beta"]["pair"]
+    assert st.laplace_pair_epsilon(sm.SS_DELTA, *sm.ss_median_law(d), *sm.ss_median_law(dp)) == pytest.approx(
+        rows["SSMedian-pure-beta"]["loss"], rel=1e-9)
+    # ε-DP rows stay at or under their claim; the broken ones above it
+    for name in ("SVT1-c1", "SVT1-c2", "SVT2-c2", "SVT7-c1-numeric", "RNM-gap"):
+        assert rows[name]["loss"] <= sm.EPS * (1 + 1e-9), name
+    for name in ("SVT1-no-abort", "SVT4-c1", "SVT4-c2", "SVT6-indices", "RNM-gap-monotone-scale"):
+        assert rows[name]["loss"] > sm.EPS, name
