@@ -30,6 +30,8 @@ Run::
 
     python benchmarks/mixed_outputs.py                       # after: writes results/mixed_outputs.json
     python benchmarks/mixed_outputs.py --tag before          # run from a checkout of the older code
+    python benchmarks/mixed_outputs.py --samples 20000000 --only "index-value, pair fixed"
+                                                             # writes results/mixed_outputs_2e7.json
 """
 
 from __future__ import annotations
@@ -225,11 +227,12 @@ def main(argv: Optional[list] = None) -> int:
               "[{:.3f}, 0.5]".format(row["pair_exact_loss"]) if "pair_exact_loss" in row else "≤ 0.5")
         what = row["error"] if row["error"] else row["event"]
         emit(lines, f"{name:<28} {encoding:<28} {lb:>7} {te:>14} {row['cpu_seconds']:>6.1f}  {what}")
-    stem = "mixed_outputs" if args.tag == "after" else "mixed_outputs_before"
+    suffix = "" if args.samples == 2_000_000 else f"_{args.samples:.0e}".replace("+0", "")
+    stem = ("mixed_outputs" if args.tag == "after" else "mixed_outputs_before") + suffix
     record = {"machine": started, "benchmark": "mixed_outputs", "tag": args.tag,
               "samples": args.samples, "seed": args.seed, "confidence": args.confidence,
               "rows": rows}
-    before = RESULTS / "mixed_outputs_before.json"
+    before = RESULTS / f"mixed_outputs_before{suffix}.json"
     if args.tag == "after" and before.exists():
         record["before"] = {"file": before.name,
                             "rows": [{k: r[k] for k in ("mechanism", "encoding", "epsilon_lb", "error")}

@@ -58,9 +58,10 @@ from dpaudit.spec import OutputKind
 
 __all__ = ["OutputSchema", "OutputEncoder", "MIN_POSITIONS", "MAX_POSITIONS"]
 
-#: a MIXED encoding keeps at least this many, at most this many element columns
+#: a MIXED encoding keeps at least this many, at most this many element columns (the selection
+#: samples are kept in memory: 8·(2 + W) bytes a row)
 MIN_POSITIONS = 4
-MAX_POSITIONS = 64
+MAX_POSITIONS = 16
 
 
 @dataclass(frozen=True, slots=True)
