@@ -38,9 +38,11 @@ def laplace(data, rng, size=None):
     return data[0] + rng.laplace(scale=1.0, size=size)
 
 
-@dpaudit.mechanism(epsilon=1.0, neighbours="l1", domain=(0, 10), size=2)
+@dpaudit.mechanism(epsilon=1.0, neighbours="l1", domain=(0, 10), size=2, float_events=False)
 def laplace_hist(data, rng, size=None):
-    """Correct and tight under l1: Laplace(1/ε) on each bin; many distinct tight pairs."""
+    """Correct and tight under l1 as a model over the reals: Laplace(1/ε) on each bin; many
+    distinct tight pairs (porous in float64 like ``laplace``, whose coordinates now get the float
+    events too: refuted at ε_LB ≈ 4.8 on [0, 0] against [0, 1] at 80 000 samples)."""
     return data + rng.laplace(scale=1.0, size=(size, data.size))
 
 
