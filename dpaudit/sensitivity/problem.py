@@ -133,8 +133,12 @@ class Problem:
         return g, _plain(a), _plain(b), r
 
     def violates(self, gap: float, allowed: float, fa: Any, fb: Any) -> bool:
+        return self.excess(gap, allowed, fa, fb) > 0
+
+    def excess(self, gap: float, allowed: float, fa: Any, fb: Any) -> float:
+        """gap − (allowed + rtol · max(allowed, ‖f(D)‖∞, ‖f(D')‖∞)): > 0 for a violation."""
         scale = max(allowed, _maxabs(fa), _maxabs(fb))
-        return gap > allowed + self.rtol * scale
+        return gap - (allowed + self.rtol * scale)
 
 
 def _as_value(out: Any, which: str) -> np.ndarray:

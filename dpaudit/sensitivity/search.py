@@ -5,7 +5,9 @@ seed 002's individual model ``‖f(D ∪ {i}) − f(D)‖ ≤ Δ_i`` (Definition
 utility ``sup_r |u(D, r) − u(D', r)| ≤ Δu`` (MT07; SPEC §4.1). The search:
 
 1. draws neighbouring pairs from :mod:`dpaudit.neighbours.strategies` (domain ends, duplicates,
-   clusters, tiny and large sizes, float-limit values; every relation; the individual model);
+   clusters, tiny and large sizes, float-limit values; every relation; the individual model),
+   then the order of their records (:mod:`dpaudit.sensitivity.orders`: a float sum's rounding
+   depends on it);
 2. steers hypothesis with ``hypothesis.target`` on the gap ``‖f(D) − f(D')‖`` and on
    gap / bound, so its hill climber pushes each drawn value toward larger gaps;
 3. stops at the first violation (gap above the bound, see :mod:`dpaudit.sensitivity.problem`) or
@@ -35,6 +37,7 @@ from dpaudit.neighbours.pair import Pair
 from dpaudit.neighbours.strategies import elements, neighbouring_pairs
 from dpaudit.results import Verdict
 from dpaudit.rng import check_seed
+from dpaudit.sensitivity.orders import reorder
 from dpaudit.sensitivity.problem import BadOutput, OutOfDomain, Problem, make_problem
 from dpaudit.sensitivity.reproduce import reproduce_snippet
 from dpaudit.sensitivity.result import SensitivityExample, SensitivityResult
@@ -111,7 +114,7 @@ def _cases(p: Problem, state: Optional["_State"] = None) -> st.SearchStrategy[Ca
             state.draws += 1
             if state.draws > state.draw_cap:
                 raise _OutOfBudget()
-        pair = draw(pairs)
+        pair = reorder(draw, draw(pairs))
         return Case(pair, _outputs(draw, p, pair, free) if free is not None else None)
 
     return cases()
@@ -209,6 +212,9 @@ def _search(p: Problem, examples: int, seed: int) -> _State:
         # With one global bound, gap and gap/bound order examples identically: one target is
         # enough. Individual bounds Δ_i differ per pair, so both are climbed.
         target(min(gap, _TARGET_CAP), label="gap")
+        # the gap beyond the rounding tolerance: large sums that round (tolerated) no longer
+        # outscore small cancelling ones that round the same way (the violations)
+        target(max(min(p.excess(gap, allowed, fa, fb), _TARGET_CAP), -_TARGET_CAP), label="excess")
         if p.individual is not None:
             target(min(ratio, _TARGET_CAP), label="gap/bound")
         if gap > state.max_gap:
