@@ -232,3 +232,17 @@ def test_interrupt_writes_what_was_done(bad, tmp_path):
     assert proc.returncode == 4 and stderr.strip().splitlines()[-1] == "dpaudit: interrupted"
     (rec,) = records(out)
     assert rec["verdict"] == "error" and "interrupted" in rec["error"]
+
+
+def test_non_finite_outputs_are_refuted_and_a_constant_nan_is_not(tmp_path):
+    # α = 5% for each verdict; the refuted rows' true ε is infinite (NaN or inf on one side only)
+    out = tmp_path / "r.json"
+    targets = [f"examples/non_finite.py:{m}" for m in ("mean", "overflows", "always_nan")]
+    proc = dpaudit("check", *targets, "--samples", "50000", "--seed", "3", "--json", out)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = {ln.split(":")[1]: ln for ln in proc.stdout.splitlines() if ln.startswith("examples/")}
+    for name in ("mean", "overflows"):
+        assert " REFUTED " in lines[name] and "non-finite output" in lines[name], lines[name]
+    assert "D = []" in lines["mean"] or "D′ = []" in lines["mean"]
+    assert " NOT REFUTED " in lines["always_nan"]
+    assert [r["verdict"] for r in records(out)] == ["refuted", "refuted", "not_refuted"]
