@@ -43,7 +43,7 @@ import numpy as np
 from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
 from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cells, has_float_structure
-from dpaudit.estimators.joint import float_elements, joint_families, mixed_families
+from dpaudit.estimators.joint import float_elements, joint_families, mixed_families, scores_of
 from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.compact import row_keys
 from dpaudit.estimators.scores import (Coordinate, Identity, fit_atoms, fit_cell_patterns,
@@ -317,15 +317,16 @@ def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val:
         bd, bp = yd[ev], yp[ev]
         short = _choose(yd[fit], yp[fit], schema, n_val, alpha, delta, paired, quick,
                         floats)[:HONEST_SHORTLIST]
-        # one evaluation of each score on (bd, bp), for all its events, then let go of
+        # one evaluation of each score on (bd, bp), for all its events, then let go of (joint
+        # scores on one set of patterns share one signature of the rows)
         by_score: dict = {}
         for i, c in enumerate(short):
             by_score.setdefault(id(c.event.score), []).append(i)
+        groups = list(by_score.values())
+        scores = [short[idx[0]].event.score for idx in groups]
         value = [0.0] * len(short)
-        for idx in by_score.values():
-            sc = short[idx[0]].event.score
-            sd, sp = sc(bd), sc(bp)
-            for i in idx:
+        for (g, sd), (_, sp) in zip(scores_of(scores, bd), scores_of(scores, bp)):
+            for i in groups[g]:
                 c = short[i]
                 num, den = (sd, sp) if c.numerator == 0 else (sp, sd)
                 inn, ind = c.event.holds(num), c.event.holds(den)
