@@ -240,6 +240,7 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
     decode = _decoder(out)
     event = choice.event.to_record(decode)
     _note_nonfinite(event, out.kept, mixed=out.schema is not None and out.schema.kind.value == "mixed")
+    _note_porosity(event, counts)
     cx = Counterexample(*pair.tuples(), event, b.p, b.q,
                         Interval(*b.p_interval), Interval(*b.q_interval))
     details.update({
@@ -288,6 +289,22 @@ def _note_nonfinite(event: dict, kept: Any, mixed: bool = False) -> None:
     event["nonfinite"] = {"D": shares[0], "D_prime": shares[1]}
     event["text"] = (f"{event['text']} (non-finite output: NaN or ±inf in {shares[k]:.1%} of the "
                      f"outputs on {who}, {shares[1 - k]:.1%} on {names[1 - k]})")
+
+
+def _share(k: int, n: float) -> str:
+    return "never" if k == 0 else f"{k / n:.2%}"
+
+
+def _note_porosity(event: dict, counts: Any) -> None:
+    """Say why a float-structure event separates D from D′, with its validation rates: the doubles
+    that x + noise can produce differ between x and x′, so some outputs are possible on one dataset
+    and (nearly) impossible on the other (Mironov, "On significance of the least significant bits
+    for differential privacy", CCS 2012; README "Floating point")."""
+    if event.get("reason") != "porosity" or not counts.n_num or not counts.n_den:
+        return
+    on_d, on_dp = _share(counts.x, counts.n_num), _share(counts.y, counts.n_den)
+    event["text"] = (f"{event['text']} (porosity: {on_d} of the outputs on D, {on_dp} on D′; float64 "
+                     f"rounding leaves different sets of doubles reachable from D and D′, Mironov 2012)")
 
 
 def _decoder(out: Any) -> Callable[[float], Any]:

@@ -43,10 +43,32 @@ def per_value(f: Callable[[np.ndarray], np.ndarray], v: np.ndarray) -> np.ndarra
 
 
 def row_keys(y: np.ndarray) -> np.ndarray:
-    """Each row of a 2-D array as one opaque value, equal for equal rows (for counting distinct
-    rows: the order is not the numeric one). int8 rows are compared as their d bytes."""
+    """Each row of a 2-D array as one opaque value, equal for equal rows within one call (for
+    counting distinct rows: the order is not the numeric one). int8 rows become mixed-radix
+    integers Σ_j r_j(y_j)·Π_{i<j} m_i, with r_j the rank of a value among the m_j values that
+    column j takes (an int64 sorts far faster than a row of bytes), or their d bytes when the
+    product of the m_j does not fit in an int64."""
     if y.dtype == np.int8:
+        keys = _int8_keys(y)
+        if keys is not None:
+            return keys
         y = np.ascontiguousarray(y)
         return y.view(np.dtype((np.void, y.shape[1]))).reshape(-1)
     y = np.ascontiguousarray(y, dtype=float) + 0.0  # +0.0 turns -0.0 into 0.0
     return y.view(np.dtype((np.void, y.dtype.itemsize * y.shape[1]))).reshape(-1)
+
+
+def _int8_keys(y: np.ndarray):
+    """The mixed-radix keys of :func:`row_keys` for int8 rows, or None when they overflow."""
+    ranks, mults, mult = [], [], 1
+    for j in range(y.shape[1]):
+        seen = np.bincount(y[:, j].view(np.uint8), minlength=256) > 0
+        ranks.append(np.cumsum(seen) - 1)
+        mults.append(mult)
+        mult *= max(1, int(seen.sum()))
+        if mult >= 2**62:
+            return None
+    key = np.zeros(y.shape[0], dtype=np.int64)
+    for j, (r, m) in enumerate(zip(ranks, mults)):
+        key += np.take(r, y[:, j].view(np.uint8)) * m
+    return key

@@ -124,7 +124,7 @@ class FloatCells:
                 return f"outputs in {where} whose last mantissa bit is 1"
             if low == 52:
                 return f"outputs in {where} that are exact powers of two"
-            return f"outputs in {where} with exactly {low} trailing zero mantissa bits"
+            return f"outputs in {where} with exactly {low} trailing zero mantissa bit{'' if low == 1 else 's'}"
         return f"outputs in {where} whose last two mantissa bits are {low:02b}"
 
     def describe(self) -> str:

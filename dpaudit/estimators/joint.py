@@ -37,8 +37,8 @@ from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.scores import _llr, _lookup, _rows, fit_naive_bayes
 
 __all__ = ["Structure", "JointPattern", "JointRatio", "RealGiven", "Column", "Filled",
-           "fit_structure", "joint_families", "mixed_families", "float_elements", "TOP_PATTERNS",
-           "MAX_REALS"]
+           "fit_structure", "joint_families", "mixed_families", "float_elements", "scores_of",
+           "TOP_PATTERNS", "MAX_REALS"]
 
 #: RealGiven families: the patterns whose laws differ most, this many (fewer when ``quick``)
 TOP_PATTERNS = 3
@@ -206,9 +206,12 @@ class JointPattern:
     llr: np.ndarray
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
-        pid, _ = self.patterns.ids(y)
+        return self.of(self.patterns.ids(y)[0])
+
+    def of(self, pid: np.ndarray) -> np.ndarray:
+        """The score from the rows' pattern indices (:meth:`_Patterns.ids`)."""
         ok = ~np.isnan(pid)
-        out = np.full(y.shape[0], np.nan)
+        out = np.full(pid.shape[0], np.nan)
         out[ok] = self.llr[pid[ok].astype(int)]
         return out
 
@@ -233,10 +236,13 @@ class JointRatio:
 
     def cells(self, y: np.ndarray) -> np.ndarray:
         pid, sig = self.patterns.ids(y)
+        return self.cells_of(pid, self.patterns.structure.reals(y, sig, 1)[:, 0])
+
+    def cells_of(self, pid: np.ndarray, r0: np.ndarray) -> np.ndarray:
+        """The cells from the rows' pattern indices and first real values r_0."""
         ok = ~np.isnan(pid)
         p = np.where(ok, pid, 0).astype(int)
         cell = self.offset[p].astype(float)
-        r0 = self.patterns.structure.reals(y, sig, 1)[:, 0]
         for i, e in enumerate(self.edges):
             if e.size:
                 m = ok & (p == i)
@@ -245,9 +251,15 @@ class JointRatio:
         return cell
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
-        c = self.cells(y)
+        return self._scored(self.cells(y))
+
+    def of(self, pid: np.ndarray, reals: np.ndarray) -> np.ndarray:
+        """The score from the rows' pattern indices and real values (:meth:`Structure.reals`)."""
+        return self._scored(self.cells_of(pid, reals[:, 0]))
+
+    def _scored(self, c: np.ndarray) -> np.ndarray:
         ok = ~np.isnan(c)
-        out = np.full(y.shape[0], np.nan)
+        out = np.full(c.shape[0], np.nan)
         out[ok] = self.llr[c[ok].astype(int)]
         return out
 
@@ -322,11 +334,16 @@ def _ks_z(a: np.ndarray, b: np.ndarray) -> float:
     return float(gap * np.sqrt(a.size * b.size / (a.size + b.size)))
 
 
-def _joint_ratio(pats: _Patterns, fit_d: np.ndarray, fit_p: np.ndarray) -> JointRatio:
-    both = np.concatenate([fit_d, fit_p])
-    pid, sig = pats.ids(both)
+def _joint_ratio(pats: _Patterns, fit_d: np.ndarray, fit_p: np.ndarray,
+                 pid: Optional[np.ndarray] = None, r0: Optional[np.ndarray] = None) -> JointRatio:
+    """The :class:`JointRatio` fitted on the fitting rows (D's, then D''s); ``pid`` and ``r0``,
+    their pattern indices and first real values when computed already (the same numbers)."""
+    if pid is None or r0 is None:
+        both = np.concatenate([fit_d, fit_p])
+        pid, sig = pats.ids(both)
+        r0 = pats.structure.reals(both, sig, 1)[:, 0]
+        del both, sig
     p = pid.astype(int)
-    r0 = pats.structure.reals(both, sig, 1)[:, 0]
     n_pat = pats.cd + pats.cp
     binned = set(np.argsort(-np.where(pats.nreal > 0, n_pat, -1), kind="stable")[:MAX_BINNED].tolist())
     edges = []
@@ -339,15 +356,17 @@ def _joint_ratio(pats: _Patterns, fit_d: np.ndarray, fit_p: np.ndarray) -> Joint
         edges.append(np.unique(np.quantile(vals, np.linspace(0, 1, nb + 1)[1:-1])))
     offset = np.concatenate([[0], np.cumsum([e.size + 1 for e in edges])])[:-1]
     shell = JointRatio(pats, tuple(edges), offset, np.zeros(0))
-    c = shell.cells(both).astype(int)
+    c = shell.cells_of(pid, r0).astype(int)
     size = int(offset[-1] + edges[-1].size + 1)
     cd = np.bincount(c[: fit_d.shape[0]], minlength=size).astype(float)
     cp = np.bincount(c[fit_d.shape[0]:], minlength=size).astype(float)
     return JointRatio(pats, tuple(edges), offset, _llr(cd, cp))
 
 
-def _pattern_sets(pats: _Patterns, fit_d: np.ndarray, fit_p: np.ndarray, top: int) -> list:
-    """The pattern sets S of the RealGiven families (module docstring), largest difference first."""
+def _pattern_sets(pats: _Patterns, fit_d: np.ndarray, fit_p: np.ndarray, top: int,
+                  signed: Optional[tuple] = None) -> list:
+    """The pattern sets S of the RealGiven families (module docstring), largest difference first;
+    ``signed``: the fitting rows' (pattern indices, r_0) of D and of D' when computed already."""
     has = np.flatnonzero(pats.nreal > 0)
     if has.size == 0:
         return []
@@ -357,10 +376,12 @@ def _pattern_sets(pats: _Patterns, fit_d: np.ndarray, fit_p: np.ndarray, top: in
     z = np.abs(fd - fp) / np.sqrt(pooled * (1 - pooled) * (1 / nd + 1 / np_) + 1e-300)
     frequent = has[np.argsort(-(pats.cd + pats.cp)[has], kind="stable")][:MAX_BINNED]
     if frequent.size:
-        idd, sd = pats.ids(fit_d)
-        idp, sp = pats.ids(fit_p)
-        rd = pats.structure.reals(fit_d, sd, 1)[:, 0]
-        rp = pats.structure.reals(fit_p, sp, 1)[:, 0]
+        if signed is None:
+            idd, sd = pats.ids(fit_d)
+            idp, sp = pats.ids(fit_p)
+            signed = (idd, pats.structure.reals(fit_d, sd, 1)[:, 0],
+                      idp, pats.structure.reals(fit_p, sp, 1)[:, 0])
+        idd, rd, idp, rp = signed
         for i in frequent:
             a, b = rd[idd == i], rp[idp == i]
             z[i] = max(z[i], _ks_z(a[~np.isnan(a)], b[~np.isnan(b)]))
@@ -394,23 +415,50 @@ def joint_families(yd: np.ndarray, yp: np.ndarray, quick: bool, forced: int = 0,
         return  # too many patterns to estimate each one's ratio
     if vector and (pats.keys.size < 2 or not pats.nreal.any()):
         return  # all real or all atoms: the vector families see it already
+    # each row signed once (the fitting rows once more, to fit the patterns): pattern indices
+    # and real values of all the rows, one signature in memory at a time
+    reals = bool(pats.nreal.any())
+    slots = min(MAX_REALS, int(pats.nreal.max())) if reals else 0
+    pid_d, r_d = _signed(pats, yd if reals else ev_d, slots)
+    pid_p, r_p = _signed(pats, yp if reals else ev_p, slots)
+    ev = half if reals else 0  # where the evaluation rows start in pid_d, pid_p
     if pats.keys.size > 1 and not vector:
         sc = JointPattern(pats, _llr(pats.cd, pats.cp))
-        yield sc, sc(ev_d), sc(ev_p), False
-    if not pats.nreal.any():
+        yield sc, sc.of(pid_d[ev:]), sc.of(pid_p[ev:]), False
+    if not reals:
         return
-    sc = _joint_ratio(pats, fit_d, fit_p)
-    yield sc, sc(ev_d), sc(ev_p), False
-    slots = min(MAX_REALS, int(pats.nreal.max()))
-    pid_d, sig = pats.ids(yd)  # one signature of all the rows in memory at a time
-    r_d = structure.reals(yd, sig, slots)
-    pid_p, sig = pats.ids(yp)
-    r_p = structure.reals(yp, sig, slots)
-    del sig
-    for members in _pattern_sets(pats, fit_d, fit_p, 2 if quick else TOP_PATTERNS):
+    sc = _joint_ratio(pats, fit_d, fit_p, np.concatenate([pid_d[:half], pid_p[:half]]),
+                      np.concatenate([r_d[:half, 0], r_p[:half, 0]]))
+    yield sc, sc.of(pid_d[half:], r_d[half:]), sc.of(pid_p[half:], r_p[half:]), False
+    signed = (pid_d[:half], r_d[:half, 0], pid_p[:half], r_p[:half, 0])
+    for members in _pattern_sets(pats, fit_d, fit_p, 2 if quick else TOP_PATTERNS, signed):
         for k in range(min(slots, int(pats.nreal[members].min()))):
             sc = RealGiven(pats, members, k)
             yield sc, sc.of(pid_d, r_d), sc.of(pid_p, r_p), True
+
+
+def _signed(pats: _Patterns, y: np.ndarray, slots: int) -> tuple:
+    """(pattern indices, real values r_0 .. r_{slots−1}) of the rows ``y`` (None when no slots)."""
+    pid, sig = pats.ids(y)
+    return pid, (pats.structure.reals(y, sig, slots) if slots else None)
+
+
+def scores_of(scores: list, y: np.ndarray) -> Iterator[tuple]:
+    """``(i, scores[i](y))`` for every score, one at a time; the joint scores that share one set
+    of patterns share one signature of the rows (the costly part of each; the same values)."""
+    shared: dict = {}
+    for i, sc in enumerate(scores):
+        if isinstance(sc, (JointPattern, JointRatio, RealGiven)):
+            shared.setdefault(id(sc.patterns), []).append(i)
+        else:
+            yield i, sc(y)
+    for idx in shared.values():
+        need = max(1 if isinstance(scores[i], JointRatio) else
+                   scores[i].k + 1 if isinstance(scores[i], RealGiven) else 0 for i in idx)
+        pid, reals = _signed(scores[idx[0]].patterns, y, need)
+        for i in idx:
+            sc = scores[i]
+            yield i, (sc.of(pid) if isinstance(sc, JointPattern) else sc.of(pid, reals))
 
 
 def float_elements(fit_d: np.ndarray, fit_p: np.ndarray) -> list[int]:

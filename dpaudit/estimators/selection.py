@@ -43,9 +43,9 @@ import numpy as np
 from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
 from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cells, has_float_structure
-from dpaudit.estimators.joint import float_elements, joint_families, mixed_families
+from dpaudit.estimators.joint import float_elements, joint_families, mixed_families, scores_of
 from dpaudit.estimators.logistic import fit_logistic
-from dpaudit.estimators.compact import row_keys
+from dpaudit.estimators.compact import BYTE_VALUES, row_keys
 from dpaudit.estimators.scores import (Coordinate, Identity, fit_atoms, fit_cell_patterns,
                                        fit_naive_bayes, fit_patterns)
 from dpaudit.outputs import OutputSchema
@@ -130,6 +130,9 @@ class _Table:
 
 def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
             intervals: bool) -> Iterator[_Table]:
+    if sd.dtype == np.int8 and sp.dtype == np.int8:
+        yield from _byte_tables(sd, sp, thresholds, grid, intervals)
+        return
     sorted_d, sorted_p = np.sort(sd), np.sort(sp)
     u = _distinct(sorted_d, sorted_p)
     t = _thresholds(u, thresholds)
@@ -159,6 +162,42 @@ def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
     s = np.cumsum(np.cumsum(h[::-1], axis=0)[::-1], axis=1)  # s[u, w] = Σ_{u'≥u, w'≤w} h
     i, j = np.triu_indices(G, k=1)
     gd, gp = _ge(arrays[0], valid[0], g), _ge(arrays[1], valid[1], g)
+    yield _Table("interval", g[i], g[j], gd[i] - gd[j], gp[i] - gp[j], s[i + 1, j])
+
+
+def _byte_tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
+                 intervals: bool) -> Iterator[_Table]:
+    """:func:`_tables` of int8 scores (a compact coordinate, :mod:`~dpaudit.estimators.compact`)
+    in one pass: each value's code v + 128 orders the values, so #{s ≥ t} is a suffix sum of
+    the 256-bin histogram, and the interval counts are histograms of the grid bins of the
+    pairs' minimum and maximum. The same tables as sorting gives."""
+    values = np.arange(-128, 128, dtype=np.int8)
+    cd, cp = sd.view(np.uint8) ^ np.uint8(128), sp.view(np.uint8) ^ np.uint8(128)
+    cmin, cmax = np.minimum(cd, cp), np.maximum(cd, cp)
+    hist = [np.bincount(c, minlength=256) for c in (cd, cp, cmin, cmax)]
+    u = values[(hist[0] + hist[1]) > 0]
+    t = _thresholds(u, thresholds)
+    if t.size == 0:
+        return
+    suffix = [np.cumsum(h[::-1])[::-1] for h in hist]  # suffix[k][c] = #{code ≥ c}
+    n = sd.size
+    at = t.astype(np.intp) + 128
+    ge_d, ge_p, ge_min, ge_max = (sx[at] for sx in suffix)
+    yield _Table("above", t, np.full(t.size, np.inf), ge_d, ge_p, ge_min)
+    yield _Table("below", np.full(t.size, -np.inf), t, n - ge_d, n - ge_p, n - ge_max)
+    if not intervals:
+        return
+    g = _thresholds(u, grid)
+    if g.size < 3:
+        return
+    G = g.size
+    bins = np.searchsorted(g, values, side="right")  # the grid bin of each code, as _tables
+    h = np.bincount(np.take(bins, cmin) * (G + 1) + np.take(bins, cmax),
+                    minlength=(G + 1) ** 2).reshape(G + 1, G + 1).astype(float)
+    s = np.cumsum(np.cumsum(h[::-1], axis=0)[::-1], axis=1)
+    i, j = np.triu_indices(G, k=1)
+    gi = g.astype(np.intp) + 128
+    gd, gp = suffix[0][gi], suffix[1][gi]
     yield _Table("interval", g[i], g[j], gd[i] - gd[j], gp[i] - gp[j], s[i + 1, j])
 
 
@@ -203,13 +242,27 @@ def _coordinates(yd: np.ndarray, yp: np.ndarray) -> list[int]:
         return []
     if d <= COORDINATE_FAMILIES:
         return list(range(d))
-    sd = np.sqrt(0.5 * (yd.var(axis=0) + yp.var(axis=0))) + 1e-300
-    gap = np.abs(yd.mean(axis=0) - yp.mean(axis=0)) / sd
     mode = yd[0]
-    fd, fp = (yd == mode).mean(axis=0), (yp == mode).mean(axis=0)
+    (md, vd, fd), (mp, vp, fp) = _column_stats(yd, mode), _column_stats(yp, mode)
+    sd = np.sqrt(0.5 * (vd + vp)) + 1e-300
+    gap = np.abs(md - mp) / sd
     pooled = 0.5 * (fd + fp)
     gap = np.maximum(gap, np.abs(fd - fp) / np.sqrt(pooled * (1 - pooled) + 1e-12))
     return sorted(np.argsort(-gap, kind="stable")[:COORDINATE_FAMILIES].tolist())
+
+
+def _column_stats(y: np.ndarray, mode: np.ndarray) -> tuple:
+    """Per column: mean, variance, and the frequency of the value ``mode[j]``; for int8 rows from
+    one 256-bin histogram per column (the same numbers up to the rounding of the sums)."""
+    if y.dtype != np.int8 or y.shape[0] == 0:
+        return y.mean(axis=0), y.var(axis=0), (y == mode).mean(axis=0)
+    n = y.shape[0]
+    h = np.stack([np.bincount(y[:, j].view(np.uint8), minlength=256) for j in range(y.shape[1])])
+    h = h.astype(float)
+    mean = h @ BYTE_VALUES / n
+    var = np.einsum("jv,jv->j", h, (BYTE_VALUES[None, :] - mean[:, None]) ** 2) / n
+    freq = h[np.arange(y.shape[1]), np.asarray(mode, dtype=np.int8).view(np.uint8)] / n
+    return mean, var, freq
 
 
 def _distinct_rows(a: np.ndarray, b: np.ndarray, few: int) -> int:
@@ -317,15 +370,16 @@ def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val:
         bd, bp = yd[ev], yp[ev]
         short = _choose(yd[fit], yp[fit], schema, n_val, alpha, delta, paired, quick,
                         floats)[:HONEST_SHORTLIST]
-        # one evaluation of each score on (bd, bp), for all its events, then let go of
+        # one evaluation of each score on (bd, bp), for all its events, then let go of (joint
+        # scores on one set of patterns share one signature of the rows)
         by_score: dict = {}
         for i, c in enumerate(short):
             by_score.setdefault(id(c.event.score), []).append(i)
+        groups = list(by_score.values())
+        scores = [short[idx[0]].event.score for idx in groups]
         value = [0.0] * len(short)
-        for idx in by_score.values():
-            sc = short[idx[0]].event.score
-            sd, sp = sc(bd), sc(bp)
-            for i in idx:
+        for (g, sd), (_, sp) in zip(scores_of(scores, bd), scores_of(scores, bp)):
+            for i in groups[g]:
                 c = short[i]
                 num, den = (sd, sp) if c.numerator == 0 else (sp, sd)
                 inn, ind = c.event.holds(num), c.event.holds(den)

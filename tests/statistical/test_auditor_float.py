@@ -55,3 +55,14 @@ def test_snapping_is_refuted_at_most_10_of_100():
 
 def test_the_same_small_audits_refute_float64_laplace():
     assert refutations(porous, range(5000, 5020)) >= 15
+
+
+def test_a_porosity_refutation_says_why_with_its_rates():
+    # α: a single seeded audit of a mechanism refuted 20 of 20 times above; no retry
+    r = dpaudit.audit(porous, samples=60_000, seed=5000, executor=InProcessExecutor())
+    ev = r.counterexample.event
+    assert r.verdict.value == "refuted" and ev["kind"] == "float-structure" and ev["reason"] == "porosity"
+    note = ev["text"][ev["text"].index("(porosity: "):]
+    assert "of the outputs on D," in note and "on D′" in note and "Mironov 2012" in note
+    v = r.details["validation"]
+    assert f"{v['in_event_D'] / v['n_D']:.2%}" in note or v["in_event_D"] == 0

@@ -41,6 +41,23 @@ def test_per_value_and_row_keys():
     assert np.unique(row_keys(c)).size == np.unique(row_keys(y)).size
 
 
+@pytest.mark.parametrize("d", [1, 4, 10, 70])
+def test_int8_row_keys_partition_rows_as_their_bytes_do(d):
+    """Equal keys exactly for equal rows (mixed-radix integers, or the row bytes when the radix
+    product overflows an int64: d = 70 columns of 3 values)."""
+    rng = np.random.default_rng(d)
+    y = rng.integers(-1, 2, size=(3000, d)).astype(np.int8)
+    y[::7, 0] = -128
+    y[::11, -1] = 127
+    k = row_keys(y)
+    raw = np.ascontiguousarray(y).view(np.dtype((np.void, d))).reshape(-1)
+    _, first_k, inv_k = np.unique(k, return_index=True, return_inverse=True)
+    _, first_r, inv_r = np.unique(raw, return_index=True, return_inverse=True)
+    assert np.array_equal(np.sort(first_k), np.sort(first_r))
+    assert np.array_equal(first_k[inv_k.ravel()], first_r[inv_r.ravel()])  # same partition
+    assert (k.dtype == np.int64) == (d < 40)
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_cells_one_search_equals_two(seed):
     rng = np.random.default_rng(seed)
@@ -131,3 +148,38 @@ def test_joint_pattern_ids_as_integers_equal_rows(seed):
     ids, sig = pats.ids(z)
     rows = S._lookup(pats.keys, np.arange(pats.keys.size, dtype=float), S._rows(sig))
     assert np.array_equal(ids, rows, equal_nan=True)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_byte_tables_equal_the_sorted_tables(seed):
+    """The one-pass tables of int8 scores equal the tables sorting the same values as floats
+    gives (thresholds, counts of D, D' and of pairs, every side), on few and on many values."""
+    from dpaudit.estimators.selection import _tables
+
+    rng = np.random.default_rng(seed)
+    n = 5000
+    spread = [3, 40, 256][seed % 3]
+    sd = rng.integers(-128, -128 + spread, n).astype(np.int8)
+    sp = np.where(rng.random(n) < 0.5, sd, rng.integers(-128, -128 + spread, n)).astype(np.int8)
+    for g, gi, iv in [(1500, 120, True), (16, 6, True), (20, 8, False)]:
+        fast = list(_tables(sd, sp, g, gi, iv))
+        slow = list(_tables(sd.astype(float), sp.astype(float), g, gi, iv))
+        assert [t.side for t in fast] == [t.side for t in slow] and fast
+        for a, b in zip(fast, slow):
+            for f in ("lo", "hi", "x", "y", "a"):
+                np.testing.assert_array_equal(getattr(a, f).astype(float), getattr(b, f).astype(float))
+
+
+def test_coordinates_of_int8_rows_from_histograms():
+    """The coordinates whose laws differ most are the same whether the rows are int8 (counted
+    in histograms) or floats, and the column statistics agree to 1e-12."""
+    from dpaudit.estimators.selection import _column_stats, _coordinates
+
+    rng = np.random.default_rng(5)
+    shift = np.linspace(0.2, 0.8, 12)
+    yd = (rng.random((20_000, 12)) < shift).astype(np.int8) - (rng.random((20_000, 12)) < 0.1)
+    yp = (rng.random((20_000, 12)) < 0.5).astype(np.int8) - (rng.random((20_000, 12)) < 0.1)
+    yd, yp = yd.astype(np.int8), yp.astype(np.int8)
+    assert _coordinates(yd, yp) == _coordinates(yd.astype(float), yp.astype(float))
+    for a, b in zip(_column_stats(yd, yd[0]), _column_stats(yd.astype(float), yd[0].astype(float))):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

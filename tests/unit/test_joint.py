@@ -9,7 +9,7 @@ import numpy as np
 import dpaudit
 from dpaudit.estimators.bounds import Counts, method as bound_method
 from dpaudit.estimators.joint import (Column, JointPattern, JointRatio, RealGiven, fit_structure,
-                                      joint_families, mixed_families)
+                                      joint_families, mixed_families, scores_of)
 from dpaudit.estimators.selection import choose_event
 from dpaudit.outputs import OutputEncoder, OutputSchema
 from dpaudit.spec import OutputKind
@@ -106,3 +106,33 @@ def test_audit_of_an_index_value_or_none_mechanism_runs_end_to_end():
     assert r.error is None and r.verdict.value == "refuted"
     assert "varying length" in r.details["output_kind"]
     assert "non-finite" not in r.counterexample.event["text"]  # NaN there marks absent elements
+
+
+def _mixed_rows(rng, n, p):
+    enc = OutputEncoder()
+    rows = [None if r.sum() == 0 else (int(np.argmax(r)), float(rng.normal()))
+            for r in rng.random((n, 4)) < p]
+    return enc.encode(rows, None)
+
+
+def test_families_score_each_row_as_the_scores_themselves_do():
+    """The families' values come from one signature of all the rows, shared by the joint scores:
+    they equal each score applied to the rows (evaluation half for the ratios, all rows for the
+    RealGiven scores), for vectors and for MIXED rows."""
+    rng = np.random.default_rng(11)
+    cases = [(_coded(rng, 6000, 1.0), _coded(rng, 6000, 0.0), dict(vector=True)),
+             (_mixed_rows(rng, 6000, 0.3), _mixed_rows(rng, 6000, 0.4), dict(forced=2))]
+    for yd, yp, kw in cases:
+        half = yd.shape[0] // 2
+        fams = list(joint_families(yd, yp, quick=False, **kw))
+        assert any(isinstance(f[0], RealGiven) for f in fams)
+        assert any(isinstance(f[0], JointRatio) for f in fams)
+        for sc, sd, sp, _ in fams:
+            rows_d, rows_p = (yd, yp) if isinstance(sc, RealGiven) else (yd[half:], yp[half:])
+            np.testing.assert_array_equal(sd, sc(rows_d))
+            np.testing.assert_array_equal(sp, sc(rows_p))
+        scores = [f[0] for f in fams] + [Column(1, "length")]
+        got = dict(scores_of(scores, yd))
+        assert sorted(got) == list(range(len(scores)))
+        for i, sc in enumerate(scores):
+            np.testing.assert_array_equal(got[i], sc(yd))
