@@ -28,6 +28,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from dpaudit.estimators.binning import Binner
 from dpaudit.estimators.compact import BYTE_VALUES, compact, per_value, row_keys
 
 __all__ = ["Identity", "Coordinate", "AtomRatio", "PatternRatio", "CellPatternRatio", "NaiveBayes",
@@ -178,6 +179,7 @@ class _Cells:
     edges: np.ndarray
     _bounds: Optional[np.ndarray] = field(init=False, repr=False, default=None)
     _map: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+    _binner: Optional[Binner] = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         if self.atoms.size and not np.all(self.atoms < np.inf):  # +inf or NaN atoms: no successor
@@ -192,6 +194,7 @@ class _Cells:
             cell = np.where(self.atoms[i] == left, i, cell)
         object.__setattr__(self, "_bounds", b)
         object.__setattr__(self, "_map", cell.astype(np.intp))
+        object.__setattr__(self, "_binner", Binner(b, side="right"))
 
     @property
     def size(self) -> int:
@@ -204,7 +207,7 @@ class _Cells:
 
     def _cells(self, v: np.ndarray) -> np.ndarray:
         if self._bounds is not None:
-            return self._map[np.searchsorted(self._bounds, v, side="right")]
+            return self._map[self._binner(v)]
         c = np.searchsorted(self.edges, v, side="right") + self.atoms.size
         if self.atoms.size:
             i = np.clip(np.searchsorted(self.atoms, v), 0, self.atoms.size - 1)

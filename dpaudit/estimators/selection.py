@@ -40,6 +40,7 @@ from typing import Iterator, Optional
 
 import numpy as np
 
+from dpaudit.estimators.binning import Binner
 from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
 from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cells, has_float_structure
@@ -155,8 +156,9 @@ def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
     if g.size < 3:
         return
     ok = ~(np.isnan(mn) | np.isnan(mx))
-    bmin = np.searchsorted(g, mn[ok], side="right")   # = b(min) + 1 in 0..G
-    bmax = np.searchsorted(g, mx[ok], side="right")
+    grid_bin = Binner(g, side="right")
+    bmin = grid_bin(mn[ok])   # = b(min) + 1 in 0..G
+    bmax = grid_bin(mx[ok])
     G = g.size
     h = np.bincount(bmin * (G + 1) + bmax, minlength=(G + 1) ** 2).reshape(G + 1, G + 1).astype(float)
     s = np.cumsum(np.cumsum(h[::-1], axis=0)[::-1], axis=1)  # s[u, w] = Σ_{u'≥u, w'≤w} h
