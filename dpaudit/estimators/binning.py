@@ -19,8 +19,10 @@ __all__ = ["Binner"]
 
 #: values binned at a time (a chunk's temporaries stay in the processor's cache)
 _CHUNK = 1 << 14
-#: at most this many correction steps; breakpoints crowded closer than that fall back to search
-_MAX_STEPS = 8
+#: at most this many correction steps (a finer grid is tried first, up to _MAX_CELLS cells;
+#: breakpoints still crowded closer than that fall back to the binary search)
+_MAX_STEPS = 2
+_MAX_CELLS = 1 << 12
 
 
 class Binner:
@@ -36,12 +38,30 @@ class Binner:
         self.steps = 0
         if b.size < 2 or not np.isfinite(b).all() or not b[-1] > b[0]:
             return
-        cells = int(min(1 << 16, max(256, 16 * b.size)))
         lo, hi = float(b[0]), float(b[-1])
+        cells = max(256, 16 * b.size)
+        while True:  # a finer grid until few breakpoints share a cell (then the checks are few)
+            found = self._grid(b, lo, hi, cells)
+            if found is not None or cells >= _MAX_CELLS:
+                break
+            cells *= 4
+        if found is None:
+            return
+        width, scale, start, steps = found
+        self.lo, self.scale, self.cells = lo, scale, cells
+        self.start = start.astype(np.intp)
+        self.above = np.r_[b, np.nan]       # b[i], and nothing at i = |b|
+        self.below = np.r_[-np.inf, b]      # b[i − 1], and −∞ at i = 0
+        self.steps = steps
+
+    @staticmethod
+    def _grid(b: np.ndarray, lo: float, hi: float, cells: int):
+        """(width, scale, start, steps) of a grid of ``cells`` cells, or None when it is unusable
+        (a range that overflows) or too coarse (more than :data:`_MAX_STEPS` corrections)."""
         with np.errstate(over="ignore"):
             width, scale = (hi - lo) / cells, cells / (hi - lo)
         if not (np.isfinite(width) and np.isfinite(scale) and width > 0):
-            return
+            return None
         grid = np.arange(cells + 2, dtype=float)
         # value cell c (c = 0: below b_0, 1 + ⌊(v − lo)/width⌋ otherwise): breakpoints below the
         # left edge of cell c − 1, and how many more lie up to the right edge of cell c + 1
@@ -49,13 +69,7 @@ class Binner:
             start = np.searchsorted(b, lo + (grid - 2) * width, side="left")
             upper = np.searchsorted(b, lo + (grid + 1) * width, side="right")
         steps = int((upper - start).max()) + 1
-        if steps > _MAX_STEPS:
-            return
-        self.lo, self.scale, self.cells = lo, scale, cells
-        self.start = start.astype(np.intp)
-        self.above = np.r_[b, np.nan]       # b[i], and nothing at i = |b|
-        self.below = np.r_[-np.inf, b]      # b[i − 1], and −∞ at i = 0
-        self.steps = steps
+        return None if steps > _MAX_STEPS else (width, scale, start, steps)
 
     def __call__(self, v: np.ndarray) -> np.ndarray:
         v = np.asarray(v)

@@ -36,6 +36,7 @@ Fitted scores are fitted on the first half of the selection split and thresholde
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Iterator, Optional
 
 import numpy as np
@@ -156,8 +157,9 @@ def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
     if g.size < 3:
         return
     ok = ~(np.isnan(mn) | np.isnan(mx))
-    grid_bin = Binner(g, side="right")
-    bmin = grid_bin(mn[ok])   # = b(min) + 1 in 0..G
+    # = b(min) + 1 in 0..G (a Binner pays for building itself on large samples only)
+    grid_bin = Binner(g, side="right") if mn.size >= 1 << 16 else partial(np.searchsorted, g, side="right")
+    bmin = grid_bin(mn[ok])
     bmax = grid_bin(mx[ok])
     G = g.size
     h = np.bincount(bmin * (G + 1) + bmax, minlength=(G + 1) ** 2).reshape(G + 1, G + 1).astype(float)
