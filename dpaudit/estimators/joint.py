@@ -49,6 +49,8 @@ MAX_BINS = 24
 #: at most this many patterns get bins of their own in JointRatio (the most frequent)
 MAX_BINNED = 32
 _REAL, _ABSENT = -1.0, -2.0
+#: rows signed at a time
+_BLOCK = 1 << 13
 
 
 def _is_atom(counts: np.ndarray, n: int, distinct: int) -> np.ndarray:
@@ -89,14 +91,20 @@ class Structure:
         return out
 
     def _signature_few(self, y: np.ndarray) -> np.ndarray:
-        """:meth:`signature` when every column has at most 4 atoms: all columns at once."""
+        """:meth:`signature` when every column has at most 4 atoms: all columns at once, as int8
+        codes (the same numbers), a block of rows at a time so the temporaries stay in cache."""
         at = np.full((4, len(self.atoms)), np.nan)  # NaN pads equal nothing
         for j, a in enumerate(self.atoms):
             at[: a.size, j] = a
-        out = np.full(y.shape, _REAL)
-        for i in range(4):
-            out = np.where(y == at[i], float(i), out)
-        return np.where(np.isnan(y), _ABSENT, out)
+        out = np.empty(y.shape, dtype=np.int8)
+        real, absent = np.int8(_REAL), np.int8(_ABSENT)
+        for r in range(0, y.shape[0], _BLOCK):
+            blk = y[r:r + _BLOCK]
+            o = np.full(blk.shape, real)
+            for i in range(4):
+                o = np.where(blk == at[i], np.int8(i), o)
+            out[r:r + _BLOCK] = np.where(np.isnan(blk), absent, o)
+        return out
 
     def reals(self, y: np.ndarray, sig: np.ndarray, k: int) -> np.ndarray:
         """r_0 .. r_{k−1} of each row (NaN where a row has fewer real values)."""

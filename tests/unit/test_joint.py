@@ -136,3 +136,20 @@ def test_families_score_each_row_as_the_scores_themselves_do():
         assert sorted(got) == list(range(len(scores)))
         for i, sc in enumerate(scores):
             np.testing.assert_array_equal(got[i], sc(yd))
+
+
+def test_signature_of_few_atoms_equals_the_column_by_column_signature():
+    """The blocked int8 signature (every column with at most 4 atoms) gives the numbers of the
+    column-by-column definition: atom index, −1 for a real value, −2 for NaN."""
+    rng = np.random.default_rng(4)
+    y = _coded(rng, 20_000, 0.5)
+    y[rng.random(y.shape) < 0.01] = np.nan
+    s = fit_structure(y[:5000])
+    got = s.signature(y)
+    want = np.full(y.shape, -1.0)
+    for j, at in enumerate(s.atoms):
+        for i, a in enumerate(at):
+            want[:, j] = np.where(y[:, j] == a, float(i), want[:, j])
+    want = np.where(np.isnan(y), -2.0, want)
+    assert all(a.size <= 4 for a in s.atoms) and got.dtype == np.int8
+    np.testing.assert_array_equal(got.astype(float), want)
