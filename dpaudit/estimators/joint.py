@@ -107,15 +107,19 @@ class Structure:
         return out
 
     def reals(self, y: np.ndarray, sig: np.ndarray, k: int) -> np.ndarray:
-        """r_0 .. r_{k−1} of each row (NaN where a row has fewer real values)."""
-        real = sig == _REAL
-        rank = np.cumsum(real, axis=1, dtype=np.int16 if sig.shape[1] < 2**15 else np.int64)
+        """r_0 .. r_{k−1} of each row (NaN where a row has fewer real values); a block of rows
+        at a time, so the per-element temporaries stay small."""
         out = np.full((y.shape[0], k), np.nan)
-        rows = np.arange(y.shape[0])
-        for t in range(k):
-            hit = real & (rank == t + 1)
-            col = np.argmax(hit, axis=1)
-            out[:, t] = np.where(hit[rows, col], y[rows, col], np.nan)
+        for r in range(0, y.shape[0], _BLOCK):
+            blk = slice(r, r + _BLOCK)
+            real = sig[blk] == _REAL
+            rank = np.cumsum(real, axis=1, dtype=np.int16 if sig.shape[1] < 2**15 else np.int64)
+            rows = np.arange(real.shape[0])
+            yb = y[blk]
+            for t in range(k):
+                hit = real & (rank == t + 1)
+                col = np.argmax(hit, axis=1)
+                out[blk, t] = np.where(hit[rows, col], yb[rows, col], np.nan)
         return out
 
     def show(self, row: np.ndarray, sig: np.ndarray) -> str:

@@ -373,9 +373,8 @@ def fit_cell_patterns(yd: np.ndarray, yp: np.ndarray, max_bins: int = 16,
                       max_patterns: Optional[int] = None) -> Optional[CellPatternRatio]:
     """Cells per coordinate from the pooled samples, then per-cell-pattern log-ratios; None when
     there are more than ``max_patterns`` distinct cell patterns (seen on a prefix when it can be)."""
-    both = np.concatenate([yd, yp])
-    cells = tuple(_cells_of(both[:, j], max_bins) for j in range(yd.shape[1]))
-    del both
+    # one pooled column at a time (the pooled rows are never copied whole)
+    cells = tuple(_cells_of(np.concatenate([yd[:, j], yp[:, j]]), max_bins) for j in range(yd.shape[1]))
     probe = CellPatternRatio(cells, PatternRatio(np.zeros((0, yd.shape[1])), np.zeros(0)))
     mult = _radix(cells)
     if mult is None or not cells:

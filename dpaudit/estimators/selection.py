@@ -256,10 +256,15 @@ def _coordinates(yd: np.ndarray, yp: np.ndarray) -> list[int]:
 
 
 def _column_stats(y: np.ndarray, mode: np.ndarray) -> tuple:
-    """Per column: mean, variance, and the frequency of the value ``mode[j]``; for int8 rows from
-    one 256-bin histogram per column (the same numbers up to the rounding of the sums)."""
-    if y.dtype != np.int8 or y.shape[0] == 0:
+    """Per column: mean, variance, and the frequency of the value ``mode[j]``, one column at a
+    time; for int8 rows from one 256-bin histogram per column (the same numbers as numpy's
+    reductions over the rows, up to the rounding of the sums)."""
+    if y.shape[0] == 0:
         return y.mean(axis=0), y.var(axis=0), (y == mode).mean(axis=0)
+    if y.dtype != np.int8:  # column by column: no temporary of the whole sample
+        cols = [y[:, j] for j in range(y.shape[1])]
+        return (np.array([c.mean() for c in cols]), np.array([c.var() for c in cols]),
+                np.array([np.count_nonzero(c == m) / c.size for c, m in zip(cols, mode)]))
     n = y.shape[0]
     h = np.stack([np.bincount(y[:, j].view(np.uint8), minlength=256) for j in range(y.shape[1])])
     h = h.astype(float)
