@@ -49,6 +49,8 @@ MAX_BINS = 24
 #: at most this many patterns get bins of their own in JointRatio (the most frequent)
 MAX_BINNED = 32
 _REAL, _ABSENT = -1.0, -2.0
+#: rows signed at a time
+_BLOCK = 1 << 13
 
 
 def _is_atom(counts: np.ndarray, n: int, distinct: int) -> np.ndarray:
@@ -89,25 +91,35 @@ class Structure:
         return out
 
     def _signature_few(self, y: np.ndarray) -> np.ndarray:
-        """:meth:`signature` when every column has at most 4 atoms: all columns at once."""
+        """:meth:`signature` when every column has at most 4 atoms: all columns at once, as int8
+        codes (the same numbers), a block of rows at a time so the temporaries stay in cache."""
         at = np.full((4, len(self.atoms)), np.nan)  # NaN pads equal nothing
         for j, a in enumerate(self.atoms):
             at[: a.size, j] = a
-        out = np.full(y.shape, _REAL)
-        for i in range(4):
-            out = np.where(y == at[i], float(i), out)
-        return np.where(np.isnan(y), _ABSENT, out)
+        out = np.empty(y.shape, dtype=np.int8)
+        real, absent = np.int8(_REAL), np.int8(_ABSENT)
+        for r in range(0, y.shape[0], _BLOCK):
+            blk = y[r:r + _BLOCK]
+            o = np.full(blk.shape, real)
+            for i in range(4):
+                o = np.where(blk == at[i], np.int8(i), o)
+            out[r:r + _BLOCK] = np.where(np.isnan(blk), absent, o)
+        return out
 
     def reals(self, y: np.ndarray, sig: np.ndarray, k: int) -> np.ndarray:
-        """r_0 .. r_{k−1} of each row (NaN where a row has fewer real values)."""
-        real = sig == _REAL
-        rank = np.cumsum(real, axis=1, dtype=np.int16 if sig.shape[1] < 2**15 else np.int64)
+        """r_0 .. r_{k−1} of each row (NaN where a row has fewer real values); a block of rows
+        at a time, so the per-element temporaries stay small."""
         out = np.full((y.shape[0], k), np.nan)
-        rows = np.arange(y.shape[0])
-        for t in range(k):
-            hit = real & (rank == t + 1)
-            col = np.argmax(hit, axis=1)
-            out[:, t] = np.where(hit[rows, col], y[rows, col], np.nan)
+        for r in range(0, y.shape[0], _BLOCK):
+            blk = slice(r, r + _BLOCK)
+            real = sig[blk] == _REAL
+            rank = np.cumsum(real, axis=1, dtype=np.int16 if sig.shape[1] < 2**15 else np.int64)
+            rows = np.arange(real.shape[0])
+            yb = y[blk]
+            for t in range(k):
+                hit = real & (rank == t + 1)
+                col = np.argmax(hit, axis=1)
+                out[blk, t] = np.where(hit[rows, col], yb[rows, col], np.nan)
         return out
 
     def show(self, row: np.ndarray, sig: np.ndarray) -> str:
@@ -122,16 +134,41 @@ class Structure:
 
 def fit_structure(both: np.ndarray, forced: int = 0) -> Structure:
     """Atoms per column from pooled fitting rows; the first ``forced`` columns are all atoms."""
+    return _fit_structure((both,), forced)
+
+
+def _fit_structure(parts: tuple, forced: int = 0) -> Structure:
+    """:func:`fit_structure` of the rows of ``parts`` stacked, one column at a time (the pooled
+    rows are never copied whole)."""
     atoms, reals = [], False
-    for j in range(both.shape[1]):
+    for j in range(parts[0].shape[1]):
         if j < forced:
             atoms.append(None)
             continue
-        v = both[:, j]
+        v = np.concatenate([p[:, j] for p in parts])
         vals, counts = np.unique(v[~np.isnan(v)], return_counts=True)
         atoms.append(vals[_is_atom(counts, v.size, vals.size)])
         reals = reals or atoms[-1].size < vals.size
     return Structure(tuple(atoms), forced, reals)
+
+
+def _radix_of(atoms: tuple) -> Optional[np.ndarray]:
+    """Π_{i<j} (atoms_i + 2) per column, when every column is coded and the product fits an int64."""
+    if not atoms or any(a is None for a in atoms):
+        return None
+    mult, radix = 1, []
+    for a in atoms:
+        radix.append(mult)
+        mult *= a.size + 2
+    return np.asarray(radix, dtype=np.int64) if mult < 2**62 else None
+
+
+def _sig_keys(sig: np.ndarray, radix: np.ndarray) -> np.ndarray:
+    """A signature's rows as the mixed-radix integers Σ_j (s_j + 2)·radix_j."""
+    key = np.zeros(sig.shape[0], dtype=np.int64)
+    for j, m in enumerate(radix):
+        key += (sig[:, j] - _ABSENT).astype(np.int64) * m
+    return key
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -153,26 +190,17 @@ class _Patterns:
     _iidx: Optional[np.ndarray] = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
-        atoms = self.structure.atoms
-        if not atoms or any(a is None for a in atoms):
+        radix = _radix_of(self.structure.atoms)
+        if radix is None:
             return
-        mult, radix = 1, []
-        for a in atoms:
-            radix.append(mult)
-            mult *= a.size + 2
-        if mult >= 2**62:
-            return
-        object.__setattr__(self, "_radix", np.asarray(radix, dtype=np.int64))
+        object.__setattr__(self, "_radix", radix)
         ik = self._int_keys(self.sigs)
         order = np.argsort(ik, kind="stable")
         object.__setattr__(self, "_ikeys", ik[order])
         object.__setattr__(self, "_iidx", order.astype(float))
 
     def _int_keys(self, sig: np.ndarray) -> np.ndarray:
-        key = np.zeros(sig.shape[0], dtype=np.int64)
-        for j, m in enumerate(self._radix):
-            key += (sig[:, j] - _ABSENT).astype(np.int64) * m
-        return key
+        return _sig_keys(sig, self._radix)
 
     def ids(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(pattern index as float, NaN when unseen; the signature)."""
@@ -188,14 +216,28 @@ class _Patterns:
 
 
 def _fit_patterns(fit_d: np.ndarray, fit_p: np.ndarray, structure: Structure) -> _Patterns:
-    both = np.concatenate([fit_d, fit_p])
-    sig = structure.signature(both)
-    keys, first, inv = np.unique(_rows(sig), return_index=True, return_inverse=True)
-    inv = inv.reshape(-1)
-    cd = np.bincount(inv[: fit_d.shape[0]], minlength=keys.size).astype(float)
-    cp = np.bincount(inv[fit_d.shape[0]:], minlength=keys.size).astype(float)
+    """The patterns of the fitting rows, in the order of their signatures' float rows. Coded
+    signatures are told apart as mixed-radix integers (then only the distinct patterns are
+    sorted as rows); the fitting rows are never stacked whole."""
+    sig = np.concatenate([structure.signature(fit_d), structure.signature(fit_p)])
+    radix = _radix_of(structure.atoms)
+    if radix is None:
+        keys, first, inv = np.unique(_rows(sig), return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
+    else:
+        _, first, inv = np.unique(_sig_keys(sig, radix), return_index=True, return_inverse=True)
+        order = np.argsort(_rows(sig[first]), kind="stable")  # the order of the rows' bytes
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        first, inv = first[order], rank[inv.reshape(-1)]
+        keys = _rows(sig[first])
+    nd = fit_d.shape[0]
+    cd = np.bincount(inv[:nd], minlength=keys.size).astype(float)
+    cp = np.bincount(inv[nd:], minlength=keys.size).astype(float)
     nreal = (sig[first] == _REAL).sum(axis=1)
-    return _Patterns(structure, keys, both[first], sig[first], cd, cp, nreal)
+    rows = np.where((first < nd)[:, None], fit_d[np.minimum(first, max(nd - 1, 0))],
+                    fit_p[np.maximum(first - nd, 0)]) if first.size else fit_d[:0]
+    return _Patterns(structure, keys, rows, sig[first].astype(float), cd, cp, nreal)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -407,7 +449,7 @@ def joint_families(yd: np.ndarray, yp: np.ndarray, quick: bool, forced: int = 0,
     fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
     if half == 0:
         return
-    structure = fit_structure(np.concatenate([fit_d, fit_p]), forced)
+    structure = _fit_structure((fit_d, fit_p), forced)
     if vector and not structure.reals_seen:
         return  # all atoms: the vector families see it already (spares signing every row)
     pats = _fit_patterns(fit_d, fit_p, structure)

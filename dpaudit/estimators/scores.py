@@ -28,6 +28,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from dpaudit.estimators.binning import Binner
 from dpaudit.estimators.compact import BYTE_VALUES, compact, per_value, row_keys
 
 __all__ = ["Identity", "Coordinate", "AtomRatio", "PatternRatio", "CellPatternRatio", "NaiveBayes",
@@ -178,6 +179,7 @@ class _Cells:
     edges: np.ndarray
     _bounds: Optional[np.ndarray] = field(init=False, repr=False, default=None)
     _map: Optional[np.ndarray] = field(init=False, repr=False, default=None)
+    _binner: Optional[Binner] = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         if self.atoms.size and not np.all(self.atoms < np.inf):  # +inf or NaN atoms: no successor
@@ -192,6 +194,7 @@ class _Cells:
             cell = np.where(self.atoms[i] == left, i, cell)
         object.__setattr__(self, "_bounds", b)
         object.__setattr__(self, "_map", cell.astype(np.intp))
+        object.__setattr__(self, "_binner", Binner(b, side="right"))
 
     @property
     def size(self) -> int:
@@ -204,7 +207,7 @@ class _Cells:
 
     def _cells(self, v: np.ndarray) -> np.ndarray:
         if self._bounds is not None:
-            return self._map[np.searchsorted(self._bounds, v, side="right")]
+            return self._map[self._binner(v)]
         c = np.searchsorted(self.edges, v, side="right") + self.atoms.size
         if self.atoms.size:
             i = np.clip(np.searchsorted(self.atoms, v), 0, self.atoms.size - 1)
@@ -370,9 +373,8 @@ def fit_cell_patterns(yd: np.ndarray, yp: np.ndarray, max_bins: int = 16,
                       max_patterns: Optional[int] = None) -> Optional[CellPatternRatio]:
     """Cells per coordinate from the pooled samples, then per-cell-pattern log-ratios; None when
     there are more than ``max_patterns`` distinct cell patterns (seen on a prefix when it can be)."""
-    both = np.concatenate([yd, yp])
-    cells = tuple(_cells_of(both[:, j], max_bins) for j in range(yd.shape[1]))
-    del both
+    # one pooled column at a time (the pooled rows are never copied whole)
+    cells = tuple(_cells_of(np.concatenate([yd[:, j], yp[:, j]]), max_bins) for j in range(yd.shape[1]))
     probe = CellPatternRatio(cells, PatternRatio(np.zeros((0, yd.shape[1])), np.zeros(0)))
     mult = _radix(cells)
     if mult is None or not cells:

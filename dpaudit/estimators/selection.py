@@ -36,10 +36,12 @@ Fitted scores are fitted on the first half of the selection split and thresholde
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Iterator, Optional
 
 import numpy as np
 
+from dpaudit.estimators.binning import Binner
 from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
 from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cells, has_float_structure
@@ -155,8 +157,10 @@ def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
     if g.size < 3:
         return
     ok = ~(np.isnan(mn) | np.isnan(mx))
-    bmin = np.searchsorted(g, mn[ok], side="right")   # = b(min) + 1 in 0..G
-    bmax = np.searchsorted(g, mx[ok], side="right")
+    # = b(min) + 1 in 0..G (a Binner pays for building itself on large samples only)
+    grid_bin = Binner(g, side="right") if mn.size >= 1 << 16 else partial(np.searchsorted, g, side="right")
+    bmin = grid_bin(mn[ok])
+    bmax = grid_bin(mx[ok])
     G = g.size
     h = np.bincount(bmin * (G + 1) + bmax, minlength=(G + 1) ** 2).reshape(G + 1, G + 1).astype(float)
     s = np.cumsum(np.cumsum(h[::-1], axis=0)[::-1], axis=1)  # s[u, w] = Σ_{u'≥u, w'≤w} h
@@ -252,10 +256,15 @@ def _coordinates(yd: np.ndarray, yp: np.ndarray) -> list[int]:
 
 
 def _column_stats(y: np.ndarray, mode: np.ndarray) -> tuple:
-    """Per column: mean, variance, and the frequency of the value ``mode[j]``; for int8 rows from
-    one 256-bin histogram per column (the same numbers up to the rounding of the sums)."""
-    if y.dtype != np.int8 or y.shape[0] == 0:
+    """Per column: mean, variance, and the frequency of the value ``mode[j]``, one column at a
+    time; for int8 rows from one 256-bin histogram per column (the same numbers as numpy's
+    reductions over the rows, up to the rounding of the sums)."""
+    if y.shape[0] == 0:
         return y.mean(axis=0), y.var(axis=0), (y == mode).mean(axis=0)
+    if y.dtype != np.int8:  # column by column: no temporary of the whole sample
+        cols = [y[:, j] for j in range(y.shape[1])]
+        return (np.array([c.mean() for c in cols]), np.array([c.var() for c in cols]),
+                np.array([np.count_nonzero(c == m) / c.size for c, m in zip(cols, mode)]))
     n = y.shape[0]
     h = np.stack([np.bincount(y[:, j].view(np.uint8), minlength=256) for j in range(y.shape[1])])
     h = h.astype(float)

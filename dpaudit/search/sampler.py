@@ -73,7 +73,10 @@ class Sampler:
     def remaining(self) -> int:
         return max(0, self.budget - self.used)
 
-    def _run(self, tasks: list, deadline: Optional[float]) -> list[np.ndarray]:
+    def _run(self, tasks: list, deadline: Optional[float],
+             take: Optional[Callable[[int, np.ndarray], None]] = None) -> list[np.ndarray]:
+        """The encoded outputs of each task, in order; with ``take``, each is handed to
+        ``take(index, outputs)`` as soon as it is encoded, and none are kept here."""
         if deadline is not None and time.monotonic() > deadline:
             self.time_cut = True
             raise Exhausted("time")
@@ -89,7 +92,12 @@ class Sampler:
         for i in range(0, len(tasks), step):
             group = tasks[i:i + step]
             raws = self.executor.run(self.spec, group)
-            out.extend(compact(self.encoder.encode(raw, np.asarray(t.data))) for raw, t in zip(raws, group))
+            for j, (raw, t) in enumerate(zip(raws, group)):
+                y = compact(self.encoder.encode(raw, np.asarray(t.data)))
+                if take is None:
+                    out.append(y)
+                else:
+                    take(i + j, y)
             del raws
         self.used += need
         if self.on_batch is not None:
@@ -114,19 +122,18 @@ class Sampler:
         per pair, with one round trip instead of many to a sandboxed mechanism."""
         plans = [(plan_batches(p.dataset, fresh(seed), n, self.batch_size),
                   plan_batches(p.neighbour, fresh(seed), n, self.batch_size)) for p in pairs]
-        parts = self._run([t for td, tp in plans for t in td + tp], deadline)
-
-        def cat(i: int, k: int) -> np.ndarray:  # parts[i:i+k] joined, and let go of
-            xs = parts[i:i + k]
-            parts[i:i + k] = [None] * k
-            return np.concatenate(xs) if xs else self.encoder._empty()
-
-        out, i = [], 0
+        # each batch copied into its sample as it is drawn (never all batches and the joined
+        # samples in memory at once)
+        fills, where = [], []
         for td, tp in plans:
-            k, m = len(td), len(tp)
-            out.append((cat(i, k), cat(i + k, m)))
-            i += k + m
-        return out
+            for side in (td, tp):
+                f = _Fill(sum(t.n for t in side))
+                fills.append(f)
+                where.extend(f for _ in side)
+        self._run([t for td, tp in plans for t in td + tp], deadline,
+                  take=lambda i, y: where[i].add(y))
+        done = [f.result(self.encoder._empty()) for f in fills]
+        return [(done[2 * i], done[2 * i + 1]) for i in range(len(plans))]
 
     def count(self, pair: Pair, event: Event, *, paired: bool, n_num: int, n_den: int,
               seeds: tuple[np.random.SeedSequence, np.random.SeedSequence], numerator: int,
@@ -198,6 +205,27 @@ class Sampler:
             n = min(t["nn"], t["nd"])
             return Counts(n, n, t["x"], t["y"], t["a"])
         return Counts(t["nn"], t["nd"], t["x"], t["y"], None, lam, lam)
+
+
+class _Fill:
+    """A sample of ``n`` rows filled batch by batch: the same array as ``np.concatenate`` of the
+    batches (its dtype widened, as concatenation would, when a batch does not fit it)."""
+
+    __slots__ = ("n", "out", "at")
+
+    def __init__(self, n: int) -> None:
+        self.n, self.out, self.at = n, None, 0
+
+    def add(self, y: np.ndarray) -> None:
+        if self.out is None:
+            self.out = np.empty((self.n,) + y.shape[1:], dtype=y.dtype)
+        elif np.result_type(self.out.dtype, y.dtype) != self.out.dtype:
+            self.out = self.out.astype(np.result_type(self.out.dtype, y.dtype))
+        self.out[self.at:self.at + y.shape[0]] = y
+        self.at += y.shape[0]
+
+    def result(self, empty: np.ndarray) -> np.ndarray:
+        return empty if self.out is None else self.out[: self.at]
 
 
 def _interleave(tn: Iterator[BatchTask], td: Iterator[BatchTask], paired: bool) -> Iterator[tuple]:

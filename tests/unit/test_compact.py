@@ -183,3 +183,14 @@ def test_coordinates_of_int8_rows_from_histograms():
     assert _coordinates(yd, yp) == _coordinates(yd.astype(float), yp.astype(float))
     for a, b in zip(_column_stats(yd, yd[0]), _column_stats(yd.astype(float), yd[0].astype(float))):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_column_stats_of_float_rows_one_column_at_a_time():
+    from dpaudit.estimators.selection import _column_stats
+
+    rng = np.random.default_rng(6)
+    y = np.where(rng.random((30_000, 7)) < 0.3, -1000.0, rng.laplace(size=(30_000, 7)))
+    y[::97, 2] = np.nan
+    for got, want in zip(_column_stats(y, y[0]),
+                         (y.mean(axis=0), y.var(axis=0), (y == y[0]).mean(axis=0))):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

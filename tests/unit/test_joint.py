@@ -136,3 +136,44 @@ def test_families_score_each_row_as_the_scores_themselves_do():
         assert sorted(got) == list(range(len(scores)))
         for i, sc in enumerate(scores):
             np.testing.assert_array_equal(got[i], sc(yd))
+
+
+def test_signature_of_few_atoms_equals_the_column_by_column_signature():
+    """The blocked int8 signature (every column with at most 4 atoms) gives the numbers of the
+    column-by-column definition: atom index, −1 for a real value, −2 for NaN."""
+    rng = np.random.default_rng(4)
+    y = _coded(rng, 20_000, 0.5)
+    y[rng.random(y.shape) < 0.01] = np.nan
+    s = fit_structure(y[:5000])
+    got = s.signature(y)
+    want = np.full(y.shape, -1.0)
+    for j, at in enumerate(s.atoms):
+        for i, a in enumerate(at):
+            want[:, j] = np.where(y[:, j] == a, float(i), want[:, j])
+    want = np.where(np.isnan(y), -2.0, want)
+    assert all(a.size <= 4 for a in s.atoms) and got.dtype == np.int8
+    np.testing.assert_array_equal(got.astype(float), want)
+
+
+def test_patterns_fitted_on_integer_keys_equal_the_row_sort():
+    """Patterns told apart as mixed-radix integers and the fitting rows never stacked: the same
+    patterns, in the same order, with the same rows, counts and real slots as sorting the
+    stacked signatures as float rows (coded vectors; MIXED rows take the row sort itself)."""
+    from dpaudit.estimators.joint import _fit_patterns, _rows
+
+    rng = np.random.default_rng(9)
+    cases = [(_coded(rng, 4000, 1.0), _coded(rng, 4000, 0.0), 0),
+             (_mixed_rows(rng, 4000, 0.3), _mixed_rows(rng, 4000, 0.4), 2)]
+    for fit_d, fit_p, forced in cases:
+        both = np.concatenate([fit_d, fit_p])
+        structure = fit_structure(both, forced)
+        got = _fit_patterns(fit_d, fit_p, structure)
+        sig = structure.signature(both).astype(float)
+        keys, first, inv = np.unique(_rows(sig), return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
+        assert keys.size > 2 and np.array_equal(got.keys, keys)
+        np.testing.assert_array_equal(got.rows, both[first])
+        np.testing.assert_array_equal(got.sigs, sig[first])
+        np.testing.assert_array_equal(got.cd, np.bincount(inv[:4000], minlength=keys.size))
+        np.testing.assert_array_equal(got.cp, np.bincount(inv[4000:], minlength=keys.size))
+        np.testing.assert_array_equal(got.nreal, (sig[first] == -1).sum(axis=1))
