@@ -194,3 +194,37 @@ def test_column_stats_of_float_rows_one_column_at_a_time():
     for got, want in zip(_column_stats(y, y[0]),
                          (y.mean(axis=0), y.var(axis=0), (y == y[0]).mean(axis=0))):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_logistic_fit_with_all_zero_features_left_out_of_the_hessian():
+    """Bits (RAPPOR-like rows: every coordinate takes only its flagged values, so its 'other
+    values' feature is 0 on every row): the weights equal a fit with the full Hessian to 1e-10."""
+    from scipy import optimize
+    from scipy.special import expit
+
+    from dpaudit.estimators.logistic import RIDGE
+
+    rng = np.random.default_rng(8)
+    yd = (rng.random((5000, 6)) < np.linspace(0.3, 0.7, 6)).astype(float)
+    yp = (rng.random((5000, 6)) < 0.5).astype(float)
+    got = fit_logistic(yd, yp)
+    x = got.features(np.concatenate([yd, yp]))
+    assert (~np.any(x != 0, axis=0)).sum() == 6  # one dead feature per coordinate
+    t = np.r_[np.ones(5000), np.zeros(5000)]
+    xb = np.column_stack([x, np.ones(x.shape[0])])
+    ridge = np.r_[np.full(x.shape[1], 2 * RIDGE), 0.0]
+
+    def loss(theta):
+        z = xb @ theta
+        w = theta[:-1]
+        g = expit(z) - t
+        return (np.mean(np.logaddexp(0.0, z) - t * z) + RIDGE * (w @ w),
+                xb.T @ g / len(t) + ridge * theta)
+
+    def hess(theta):
+        p = expit(xb @ theta)
+        return (xb * (p * (1 - p))[:, None]).T @ xb / len(t) + np.diag(ridge)
+
+    ref = optimize.minimize(loss, np.zeros(xb.shape[1]), jac=True, hess=hess, method="trust-exact",
+                            options={"maxiter": 30, "gtol": 1e-6}).x
+    np.testing.assert_allclose(np.r_[got.weights, got.bias], ref, rtol=0, atol=1e-10)
