@@ -228,3 +228,48 @@ def test_logistic_fit_with_all_zero_features_left_out_of_the_hessian():
     ref = optimize.minimize(loss, np.zeros(xb.shape[1]), jac=True, hess=hess, method="trust-exact",
                             options={"maxiter": 30, "gtol": 1e-6}).x
     np.testing.assert_allclose(np.r_[got.weights, got.bias], ref, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("nan", [False, True])
+def test_float_tables_equal_counting_every_event(nan):
+    """Every table entry of a float score equals a direct count: #{s_D in S}, #{s_D' in S} and
+    the pairs with both in S (with and without NaN scores, which lie in no event)."""
+    from dpaudit.estimators.selection import _tables
+
+    rng = np.random.default_rng(12)
+    sd = np.round(rng.laplace(size=3000), 1)
+    sp = np.where(rng.random(3000) < 0.4, sd, np.round(rng.laplace(0.3, size=3000), 1))
+    sd[:3], sp[-2:] = np.inf, -np.inf
+    if nan:
+        sd[rng.random(3000) < 0.05] = np.nan
+    tabs = list(_tables(sd, sp, 200, 30, True))
+    assert [t.side for t in tabs] == ["above", "below", "interval"]
+    with np.errstate(invalid="ignore"):
+        for t in tabs:
+            for k in range(0, t.x.size, 7):  # as Event.holds: "above" is s ≥ lo, "below" s < hi
+                ind = (sd >= t.lo[k]) & ((sd < t.hi[k]) | (t.side == "above"))
+                inp = (sp >= t.lo[k]) & ((sp < t.hi[k]) | (t.side == "above"))
+                assert (t.x[k], t.y[k], t.a[k]) == (ind.sum(), inp.sum(), (ind & inp).sum())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cells_from_sorted_values_equal_the_quantiles_of_the_values(seed):
+    """Atoms and quantile edges of a coordinate's cells, the quantiles taken on the sorted
+    non-atom values, equal those of the values in drawing order (atoms, NaN, few values)."""
+    from dpaudit.estimators.scores import _cells_of
+
+    rng = np.random.default_rng(seed)
+    v = rng.laplace(size=20_000)
+    v[rng.random(v.size) < 0.3] = -1000.0
+    if seed % 2:
+        v[rng.random(v.size) < 0.02] = np.nan
+    if seed == 2:
+        v = rng.integers(0, 30, v.size).astype(float)
+    vals, counts = np.unique(v, return_counts=True)
+    atoms = vals if vals.size <= 64 else vals[counts >= max(20, 0.01 * v.size)]
+    rest = v[~np.isin(v, atoms)] if atoms.size else v
+    nb = int(np.clip(np.sqrt(rest.size) / 4, 2, 32))
+    edges = np.unique(np.quantile(rest, np.linspace(0, 1, nb + 1)[1:-1])) if rest.size else np.empty(0)
+    c = _cells_of(v, 32)
+    np.testing.assert_array_equal(c.atoms, atoms)
+    np.testing.assert_array_equal(c.edges, edges)
