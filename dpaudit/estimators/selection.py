@@ -49,7 +49,7 @@ from dpaudit.estimators.joint import float_elements, joint_families, mixed_famil
 from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.compact import BYTE_VALUES, row_keys
 from dpaudit.estimators.scores import (Coordinate, Identity, fit_atoms, fit_cell_patterns,
-                                       fit_naive_bayes, fit_patterns)
+                                       fit_naive_bayes, fit_patterns, pooled_cells)
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
 
@@ -62,6 +62,9 @@ INTERVAL_GRID = 120
 #: COORDINATE_FAMILIES coordinates whose laws differ most
 MAX_COORDINATES = 64
 COORDINATE_FAMILIES = 8
+#: bins per coordinate of the cell-pattern and the naive-Bayes scores of vectors
+CELL_PATTERN_BINS = 16
+NAIVE_BAYES_BINS = 32
 #: honest selection re-projects this many events per half (the best of each family and side)
 #: on the other half, moved HONEST_Z standard errors the pessimistic way (a short list still
 #: has a small winner's curse of its own)
@@ -313,15 +316,18 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
     if kind is OutputKind.VECTOR:
         few = min(4000, max(2, half // 5))  # patterns few enough to estimate each one's ratio
         rows = _distinct_rows(fit_d, fit_p, few) if half else 0
+        # the cells of both cell fits, each pooled column sorted once
+        cells = pooled_cells(fit_d, fit_p, (CELL_PATTERN_BINS, NAIVE_BAYES_BINS)) if half else None
         if 0 < rows <= few:
             sc = fit_patterns(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False
         elif half:
-            sc = fit_cell_patterns(fit_d, fit_p, max_patterns=few)
+            sc = fit_cell_patterns(fit_d, fit_p, CELL_PATTERN_BINS, max_patterns=few,
+                                   cells=tuple(c[0] for c in cells))
             if sc is not None and 0 < sc.inner.llr.size <= few:
                 yield sc, sc(ev_d), sc(ev_p), False
         if half:
-            sc = fit_naive_bayes(fit_d, fit_p)
+            sc = fit_naive_bayes(fit_d, fit_p, NAIVE_BAYES_BINS, cells=tuple(c[1] for c in cells))
             yield sc, sc(ev_d), sc(ev_p), False
             sc = fit_logistic(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False

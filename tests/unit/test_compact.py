@@ -273,3 +273,23 @@ def test_cells_from_sorted_values_equal_the_quantiles_of_the_values(seed):
     c = _cells_of(v, 32)
     np.testing.assert_array_equal(c.atoms, atoms)
     np.testing.assert_array_equal(c.edges, edges)
+
+
+def test_cell_fits_from_shared_pooled_cells_equal_their_own():
+    """Naive Bayes and the cell-pattern ratio fitted on cells computed once for both equal the
+    fits that compute their own cells."""
+    from dpaudit.estimators.scores import fit_cell_patterns, fit_naive_bayes, pooled_cells
+
+    rng = np.random.default_rng(13)
+    yd = np.where(rng.random((4000, 3)) < 0.2, -1000.0, rng.laplace(size=(4000, 3)))
+    yp = np.where(rng.random((4000, 3)) < 0.3, -1000.0, rng.laplace(0.2, size=(4000, 3)))
+    yd[:, 2] = 1.0
+    yp[:, 2] = 1.0  # a constant column: no cells
+    cells = pooled_cells(yd, yp, (16, 32))
+    a, b = fit_naive_bayes(yd, yp, 32, cells=tuple(c[1] for c in cells)), fit_naive_bayes(yd, yp, 32)
+    ev = np.concatenate([yd, yp])
+    np.testing.assert_array_equal(a(ev), b(ev))
+    a = fit_cell_patterns(yd, yp, 16, max_patterns=4000, cells=tuple(c[0] for c in cells))
+    b = fit_cell_patterns(yd, yp, 16, max_patterns=4000)
+    np.testing.assert_array_equal(a(ev), b(ev))
+    assert cells[2] == (None, None)
