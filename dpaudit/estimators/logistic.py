@@ -158,13 +158,20 @@ def fit_logistic(yd: np.ndarray, yp: np.ndarray, max_rows: int = 20_000) -> Logi
     xb = np.column_stack([x, np.ones(m)])
     ridge = np.full(xb.shape[1], 2 * RIDGE)
     ridge[-1] = 0.0
+    # features that are 0 on every row (the "other values" of a coordinate that takes only its
+    # flagged values, as RAPPOR's bits do) have 0 in every entry of Xᵀ D X: it is computed on the
+    # other columns only
+    live = np.flatnonzero(np.any(xb != 0, axis=0))
+    xl = xb[:, live]
 
     def hess(theta: np.ndarray) -> np.ndarray:
         # Xᵀ diag(p(1 − p)) X / m as a symmetric rank-k update (BLAS syrk: half the work of a
         # general product), upper triangle mirrored
         p = expit(xb @ theta)
-        h = dsyrk(1.0 / m, xb * np.sqrt(p * (1 - p))[:, None], trans=1)
-        return np.triu(h) + np.triu(h, 1).T + np.diag(ridge)
+        h = dsyrk(1.0 / m, xl * np.sqrt(p * (1 - p))[:, None], trans=1)
+        full = np.zeros((xb.shape[1], xb.shape[1]))
+        full[np.ix_(live, live)] = np.triu(h) + np.triu(h, 1).T
+        return full + np.diag(ridge)
 
     theta0 = np.zeros(xb.shape[1])
     with _threadpools().limit(limits=1, user_api="blas"):

@@ -218,12 +218,32 @@ class _Cells:
 def _cells_of(both: np.ndarray, max_bins: int) -> Optional[_Cells]:
     """Cells for a coordinate from its pooled fitting values (None when it is constant): values
     seen often are atoms, the rest go in about √n/4 quantile bins, at most ``max_bins``."""
-    both = np.asarray(both, dtype=float)
-    vals, counts = np.unique(both, return_counts=True)
+    return _cells_from(np.unique(np.asarray(both, dtype=float), return_counts=True), max_bins)
+
+
+def pooled_cells(yd: np.ndarray, yp: np.ndarray, max_bins: tuple) -> list:
+    """Per column, its cells for each of ``max_bins`` from the pooled values of ``yd`` and ``yp``
+    (:func:`fit_cell_patterns` and :func:`fit_naive_bayes` both start from them: the pooled
+    column is sorted once for both, one column at a time)."""
+    out = []
+    for j in range(yd.shape[1]):
+        uniq = np.unique(np.concatenate([yd[:, j], yp[:, j]]).astype(float), return_counts=True)
+        out.append(tuple(_cells_from(uniq, b) for b in max_bins))
+    return out
+
+
+def _cells_from(uniq: tuple, max_bins: int) -> Optional[_Cells]:
+    """:func:`_cells_of` from the pooled values' ``(distinct values, counts)``."""
+    vals, counts = uniq
+    n = int(counts.sum())
     if vals.size == 1:
         return None
-    atoms = vals if vals.size <= 64 else vals[counts >= max(20, 0.01 * both.size)]
-    rest = both[~np.isin(both, atoms)] if atoms.size else both
+    atom = np.ones(vals.size, dtype=bool) if vals.size <= 64 else counts >= max(20, 0.01 * n)
+    atoms = vals[atom]
+    # the other values, sorted (NaN, which equals no atom, among them): the quantiles of the
+    # values themselves, found faster on a sorted array
+    other = ~atom | np.isnan(vals)
+    rest = np.repeat(vals[other], counts[other])
     if rest.size:
         nb = int(np.clip(np.sqrt(rest.size) / 4, 2, max_bins))
         edges = np.unique(np.quantile(rest, np.linspace(0, 1, nb + 1)[1:-1]))
@@ -360,8 +380,10 @@ def fit_patterns(yd: np.ndarray, yp: np.ndarray) -> PatternRatio:
     return PatternRatio(patterns[order], _llr(cd, cp)[order])
 
 
-def _fit_coordinate(vd: np.ndarray, vp: np.ndarray, max_bins: int) -> Optional[_CoordModel]:
-    cells = _cells_of(np.concatenate([vd, vp]), max_bins)
+def _fit_coordinate(vd: np.ndarray, vp: np.ndarray, max_bins: int,
+                    cells: Any = False) -> Optional[_CoordModel]:
+    if cells is False:
+        cells = _cells_of(np.concatenate([vd, vp]), max_bins)
     if cells is None:
         return None
     cd = np.bincount(cells(vd), minlength=cells.size).astype(float)
@@ -370,11 +392,13 @@ def _fit_coordinate(vd: np.ndarray, vp: np.ndarray, max_bins: int) -> Optional[_
 
 
 def fit_cell_patterns(yd: np.ndarray, yp: np.ndarray, max_bins: int = 16,
-                      max_patterns: Optional[int] = None) -> Optional[CellPatternRatio]:
+                      max_patterns: Optional[int] = None,
+                      cells: Optional[tuple] = None) -> Optional[CellPatternRatio]:
     """Cells per coordinate from the pooled samples, then per-cell-pattern log-ratios; None when
     there are more than ``max_patterns`` distinct cell patterns (seen on a prefix when it can be)."""
     # one pooled column at a time (the pooled rows are never copied whole)
-    cells = tuple(_cells_of(np.concatenate([yd[:, j], yp[:, j]]), max_bins) for j in range(yd.shape[1]))
+    if cells is None:
+        cells = tuple(_cells_of(np.concatenate([yd[:, j], yp[:, j]]), max_bins) for j in range(yd.shape[1]))
     probe = CellPatternRatio(cells, PatternRatio(np.zeros((0, yd.shape[1])), np.zeros(0)))
     mult = _radix(cells)
     if mult is None or not cells:
@@ -394,6 +418,10 @@ def fit_cell_patterns(yd: np.ndarray, yp: np.ndarray, max_bins: int = 16,
     return CellPatternRatio(cells, PatternRatio(codes[order], _llr(cd, cp)[order]))
 
 
-def fit_naive_bayes(yd: np.ndarray, yp: np.ndarray, max_bins: int = 32) -> NaiveBayes:
-    """Per-coordinate histogram log-ratios (constant coordinates are left out)."""
-    return NaiveBayes(tuple(_fit_coordinate(yd[:, j], yp[:, j], max_bins) for j in range(yd.shape[1])))
+def fit_naive_bayes(yd: np.ndarray, yp: np.ndarray, max_bins: int = 32,
+                    cells: Optional[tuple] = None) -> NaiveBayes:
+    """Per-coordinate histogram log-ratios (constant coordinates are left out); ``cells``: the
+    columns' cells (:func:`pooled_cells` at ``max_bins``), when computed already."""
+    return NaiveBayes(tuple(_fit_coordinate(yd[:, j], yp[:, j], max_bins,
+                                            False if cells is None else cells[j])
+                            for j in range(yd.shape[1])))

@@ -49,7 +49,7 @@ from dpaudit.estimators.joint import float_elements, joint_families, mixed_famil
 from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.compact import BYTE_VALUES, row_keys
 from dpaudit.estimators.scores import (Coordinate, Identity, fit_atoms, fit_cell_patterns,
-                                       fit_naive_bayes, fit_patterns)
+                                       fit_naive_bayes, fit_patterns, pooled_cells)
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
 
@@ -62,6 +62,9 @@ INTERVAL_GRID = 120
 #: COORDINATE_FAMILIES coordinates whose laws differ most
 MAX_COORDINATES = 64
 COORDINATE_FAMILIES = 8
+#: bins per coordinate of the cell-pattern and the naive-Bayes scores of vectors
+CELL_PATTERN_BINS = 16
+NAIVE_BAYES_BINS = 32
 #: honest selection re-projects this many events per half (the best of each family and side)
 #: on the other half, moved HONEST_Z standard errors the pessimistic way (a short list still
 #: has a small winner's curse of its own)
@@ -142,9 +145,20 @@ def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
         return
     with np.errstate(invalid="ignore"):
         mn, mx = np.minimum(sd, sp), np.maximum(sd, sp)
-    arrays = [sorted_d, sorted_p, np.sort(mn), np.sort(mx)]
-    valid = [int(np.count_nonzero(~np.isnan(v))) for v in arrays]
-    ge_d, ge_p, ge_min = (_ge(arrays[i], valid[i], t) for i in range(3))
+    sorted_mx = np.sort(mx)
+    valid_d, valid_p, valid_mx = (int(np.count_nonzero(~np.isnan(v)))
+                                  for v in (sorted_d, sorted_p, sorted_mx))
+    ge_d, ge_p = _ge(sorted_d, valid_d, t), _ge(sorted_p, valid_p, t)
+    ge_max = _ge(sorted_mx, valid_mx, t)
+    if valid_d == valid_p == valid_mx == sd.size:
+        # no NaN: #{min ≥ t} = #{s_D ≥ t} + #{s_D' ≥ t} − #{max ≥ t} (inclusion-exclusion),
+        # which spares sorting the minima
+        ge_min = ge_d + ge_p - ge_max
+    else:
+        sorted_mn = np.sort(mn)
+        ge_min = _ge(sorted_mn, int(np.count_nonzero(~np.isnan(sorted_mn))), t)
+    arrays = [sorted_d, sorted_p, None, sorted_mx]
+    valid = [valid_d, valid_p, None, valid_mx]
     nan_hi = np.full(t.size, np.inf)
     yield _Table("above", t, nan_hi, ge_d, ge_p, ge_min)
     lt_d = np.searchsorted(arrays[0][: valid[0]], t, side="left")
@@ -156,11 +170,15 @@ def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
     g = _thresholds(u, grid)
     if g.size < 3:
         return
-    ok = ~(np.isnan(mn) | np.isnan(mx))
+    if ge_min is not None and valid_d == valid_p == sd.size:  # no NaN: every pair counts
+        both_real = (mn, mx)
+    else:
+        ok = ~(np.isnan(mn) | np.isnan(mx))
+        both_real = (mn[ok], mx[ok])
     # = b(min) + 1 in 0..G (a Binner pays for building itself on large samples only)
     grid_bin = Binner(g, side="right") if mn.size >= 1 << 16 else partial(np.searchsorted, g, side="right")
-    bmin = grid_bin(mn[ok])
-    bmax = grid_bin(mx[ok])
+    bmin = grid_bin(both_real[0])
+    bmax = grid_bin(both_real[1])
     G = g.size
     h = np.bincount(bmin * (G + 1) + bmax, minlength=(G + 1) ** 2).reshape(G + 1, G + 1).astype(float)
     s = np.cumsum(np.cumsum(h[::-1], axis=0)[::-1], axis=1)  # s[u, w] = Σ_{u'≥u, w'≤w} h
@@ -298,15 +316,18 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
     if kind is OutputKind.VECTOR:
         few = min(4000, max(2, half // 5))  # patterns few enough to estimate each one's ratio
         rows = _distinct_rows(fit_d, fit_p, few) if half else 0
+        # the cells of both cell fits, each pooled column sorted once
+        cells = pooled_cells(fit_d, fit_p, (CELL_PATTERN_BINS, NAIVE_BAYES_BINS)) if half else None
         if 0 < rows <= few:
             sc = fit_patterns(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False
         elif half:
-            sc = fit_cell_patterns(fit_d, fit_p, max_patterns=few)
+            sc = fit_cell_patterns(fit_d, fit_p, CELL_PATTERN_BINS, max_patterns=few,
+                                   cells=tuple(c[0] for c in cells))
             if sc is not None and 0 < sc.inner.llr.size <= few:
                 yield sc, sc(ev_d), sc(ev_p), False
         if half:
-            sc = fit_naive_bayes(fit_d, fit_p)
+            sc = fit_naive_bayes(fit_d, fit_p, NAIVE_BAYES_BINS, cells=tuple(c[1] for c in cells))
             yield sc, sc(ev_d), sc(ev_p), False
             sc = fit_logistic(fit_d, fit_p)
             yield sc, sc(ev_d), sc(ev_p), False

@@ -194,3 +194,102 @@ def test_column_stats_of_float_rows_one_column_at_a_time():
     for got, want in zip(_column_stats(y, y[0]),
                          (y.mean(axis=0), y.var(axis=0), (y == y[0]).mean(axis=0))):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_logistic_fit_with_all_zero_features_left_out_of_the_hessian():
+    """Bits (RAPPOR-like rows: every coordinate takes only its flagged values, so its 'other
+    values' feature is 0 on every row): the weights equal a fit with the full Hessian to 1e-10."""
+    from scipy import optimize
+    from scipy.special import expit
+
+    from dpaudit.estimators.logistic import RIDGE
+
+    rng = np.random.default_rng(8)
+    yd = (rng.random((5000, 6)) < np.linspace(0.3, 0.7, 6)).astype(float)
+    yp = (rng.random((5000, 6)) < 0.5).astype(float)
+    got = fit_logistic(yd, yp)
+    x = got.features(np.concatenate([yd, yp]))
+    assert (~np.any(x != 0, axis=0)).sum() == 6  # one dead feature per coordinate
+    t = np.r_[np.ones(5000), np.zeros(5000)]
+    xb = np.column_stack([x, np.ones(x.shape[0])])
+    ridge = np.r_[np.full(x.shape[1], 2 * RIDGE), 0.0]
+
+    def loss(theta):
+        z = xb @ theta
+        w = theta[:-1]
+        g = expit(z) - t
+        return (np.mean(np.logaddexp(0.0, z) - t * z) + RIDGE * (w @ w),
+                xb.T @ g / len(t) + ridge * theta)
+
+    def hess(theta):
+        p = expit(xb @ theta)
+        return (xb * (p * (1 - p))[:, None]).T @ xb / len(t) + np.diag(ridge)
+
+    ref = optimize.minimize(loss, np.zeros(xb.shape[1]), jac=True, hess=hess, method="trust-exact",
+                            options={"maxiter": 30, "gtol": 1e-6}).x
+    np.testing.assert_allclose(np.r_[got.weights, got.bias], ref, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("nan", [False, True])
+def test_float_tables_equal_counting_every_event(nan):
+    """Every table entry of a float score equals a direct count: #{s_D in S}, #{s_D' in S} and
+    the pairs with both in S (with and without NaN scores, which lie in no event)."""
+    from dpaudit.estimators.selection import _tables
+
+    rng = np.random.default_rng(12)
+    sd = np.round(rng.laplace(size=3000), 1)
+    sp = np.where(rng.random(3000) < 0.4, sd, np.round(rng.laplace(0.3, size=3000), 1))
+    sd[:3], sp[-2:] = np.inf, -np.inf
+    if nan:
+        sd[rng.random(3000) < 0.05] = np.nan
+    tabs = list(_tables(sd, sp, 200, 30, True))
+    assert [t.side for t in tabs] == ["above", "below", "interval"]
+    with np.errstate(invalid="ignore"):
+        for t in tabs:
+            for k in range(0, t.x.size, 7):  # as Event.holds: "above" is s ≥ lo, "below" s < hi
+                ind = (sd >= t.lo[k]) & ((sd < t.hi[k]) | (t.side == "above"))
+                inp = (sp >= t.lo[k]) & ((sp < t.hi[k]) | (t.side == "above"))
+                assert (t.x[k], t.y[k], t.a[k]) == (ind.sum(), inp.sum(), (ind & inp).sum())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cells_from_sorted_values_equal_the_quantiles_of_the_values(seed):
+    """Atoms and quantile edges of a coordinate's cells, the quantiles taken on the sorted
+    non-atom values, equal those of the values in drawing order (atoms, NaN, few values)."""
+    from dpaudit.estimators.scores import _cells_of
+
+    rng = np.random.default_rng(seed)
+    v = rng.laplace(size=20_000)
+    v[rng.random(v.size) < 0.3] = -1000.0
+    if seed % 2:
+        v[rng.random(v.size) < 0.02] = np.nan
+    if seed == 2:
+        v = rng.integers(0, 30, v.size).astype(float)
+    vals, counts = np.unique(v, return_counts=True)
+    atoms = vals if vals.size <= 64 else vals[counts >= max(20, 0.01 * v.size)]
+    rest = v[~np.isin(v, atoms)] if atoms.size else v
+    nb = int(np.clip(np.sqrt(rest.size) / 4, 2, 32))
+    edges = np.unique(np.quantile(rest, np.linspace(0, 1, nb + 1)[1:-1])) if rest.size else np.empty(0)
+    c = _cells_of(v, 32)
+    np.testing.assert_array_equal(c.atoms, atoms)
+    np.testing.assert_array_equal(c.edges, edges)
+
+
+def test_cell_fits_from_shared_pooled_cells_equal_their_own():
+    """Naive Bayes and the cell-pattern ratio fitted on cells computed once for both equal the
+    fits that compute their own cells."""
+    from dpaudit.estimators.scores import fit_cell_patterns, fit_naive_bayes, pooled_cells
+
+    rng = np.random.default_rng(13)
+    yd = np.where(rng.random((4000, 3)) < 0.2, -1000.0, rng.laplace(size=(4000, 3)))
+    yp = np.where(rng.random((4000, 3)) < 0.3, -1000.0, rng.laplace(0.2, size=(4000, 3)))
+    yd[:, 2] = 1.0
+    yp[:, 2] = 1.0  # a constant column: no cells
+    cells = pooled_cells(yd, yp, (16, 32))
+    a, b = fit_naive_bayes(yd, yp, 32, cells=tuple(c[1] for c in cells)), fit_naive_bayes(yd, yp, 32)
+    ev = np.concatenate([yd, yp])
+    np.testing.assert_array_equal(a(ev), b(ev))
+    a = fit_cell_patterns(yd, yp, 16, max_patterns=4000, cells=tuple(c[0] for c in cells))
+    b = fit_cell_patterns(yd, yp, 16, max_patterns=4000)
+    np.testing.assert_array_equal(a(ev), b(ev))
+    assert cells[2] == (None, None)
