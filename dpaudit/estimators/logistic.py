@@ -34,7 +34,7 @@ RIDGE = 1e-3
 #: at most this many repeated values per coordinate get a flag
 MAX_FLAGS = 4
 #: rows scored at a time
-_CHUNK = 1 << 15
+_CHUNK = 1 << 13
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -92,12 +92,16 @@ class Logistic:
             return total
         y = np.asarray(y, dtype=float)
         out = np.empty(n)
+        any_nan = nan.any(axis=1)
         with np.errstate(invalid="ignore"):
             for i in range(0, n, _CHUNK):
                 blk = y[i: i + _CHUNK]
                 term = np.where(np.isfinite(blk), (blk - self.centre) * lin, 0.0)
                 for f in range(nflags):
-                    hit = np.where(nan[f], np.isnan(blk), blk == vals[f]) & used[f]
+                    hit = blk == vals[f]  # NaN flags hold NaN, which equals nothing
+                    if any_nan[f]:
+                        hit = np.where(nan[f], np.isnan(blk), hit)
+                    hit &= used[f]
                     term = np.where(hit, wflag[f], term)
                 out[i: i + _CHUNK] = term.sum(axis=1)
         return out + self.bias

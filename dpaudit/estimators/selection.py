@@ -407,17 +407,25 @@ def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val:
             by_score.setdefault(id(c.event.score), []).append(i)
         groups = list(by_score.values())
         scores = [short[idx[0]].event.score for idx in groups]
-        value = [0.0] * len(short)
+        counts = [(0, 0, 0)] * len(short)
         for (g, sd), (_, sp) in zip(scores_of(scores, bd), scores_of(scores, bp)):
             for i in groups[g]:
                 c = short[i]
                 num, den = (sd, sp) if c.numerator == 0 else (sp, sd)
                 inn, ind = c.event.holds(num), c.event.holds(den)
-                value[i] = float(projected_lb(
-                    c.method, num.shape[0], [np.count_nonzero(inn)], [np.count_nonzero(ind)],
-                    [np.count_nonzero(inn & ind)], n_val, alpha, c.split, delta,
-                    pessimism=HONEST_Z_QUICK if quick else HONEST_Z)[0])
+                counts[i] = (np.count_nonzero(inn), np.count_nonzero(ind), np.count_nonzero(inn & ind))
             del sd, sp
+        # projected together, one call per (method, split): the same numbers, element by element
+        value = [0.0] * len(short)
+        by_method: dict = {}
+        for i, c in enumerate(short):
+            by_method.setdefault((c.method, tuple(c.split)), []).append(i)
+        for (method, split), idx in by_method.items():
+            x, y, a = (np.array([counts[i][k] for i in idx]) for k in range(3))
+            v = projected_lb(method, bd.shape[0], x, y, a, n_val, alpha, split, delta,
+                             pessimism=HONEST_Z_QUICK if quick else HONEST_Z)
+            for i, vi in zip(idx, v):
+                value[i] = float(vi)
         for c, v in zip(short, value):
             if best is None or v > best.projected:
                 best = Choice(c.event, c.numerator, c.method, c.split, v, c.curve)

@@ -293,3 +293,20 @@ def test_cell_fits_from_shared_pooled_cells_equal_their_own():
     b = fit_cell_patterns(yd, yp, 16, max_patterns=4000)
     np.testing.assert_array_equal(a(ev), b(ev))
     assert cells[2] == (None, None)
+
+
+@pytest.mark.parametrize("method", ["ratio", "paired", "marginal"])
+def test_projected_bounds_of_many_events_at_once_equal_one_at_a_time(method):
+    """The honest re-projection projects its shortlist in one call per (method, split): each
+    event's value equals its own call."""
+    from dpaudit.estimators.bounds import SPLITS, projected_lb
+
+    rng = np.random.default_rng(14)
+    x = rng.integers(0, 5000, 40)
+    y = rng.integers(0, 5000, 40)
+    a = np.minimum(x, y) // 2
+    split = SPLITS[method][0]
+    together = projected_lb(method, 20_000, x, y, a, 1e6, 0.01, split, 0.0, pessimism=2.0)
+    alone = [float(projected_lb(method, 20_000, [xi], [yi], [ai], 1e6, 0.01, split, 0.0,
+                                pessimism=2.0)[0]) for xi, yi, ai in zip(x, y, a)]
+    np.testing.assert_array_equal(together, alone)
