@@ -402,7 +402,12 @@ def fit_cell_patterns(yd: np.ndarray, yp: np.ndarray, max_bins: int = 16,
     probe = CellPatternRatio(cells, PatternRatio(np.zeros((0, yd.shape[1])), np.zeros(0)))
     mult = _radix(cells)
     if mult is None or not cells:
-        return CellPatternRatio(cells, fit_patterns(probe.codes(yd), probe.codes(yp)))
+        if max_patterns is not None and cells:  # too many patterns shows on a prefix already
+            head = np.concatenate([probe.codes(yd[: 2 * max_patterns]), probe.codes(yp[: 2 * max_patterns])])
+            if np.unique(row_keys(head)).size > max_patterns:
+                return None
+        sc = CellPatternRatio(cells, fit_patterns(probe.codes(yd), probe.codes(yp)))
+        return None if max_patterns is not None and sc.inner.llr.size > max_patterns else sc
     # the same PatternRatio as fit_patterns on the code rows, counted on integer keys
     both_keys = np.concatenate([probe.keys(yd), probe.keys(yp)])
     if max_patterns is not None and np.unique(both_keys[: 4 * max_patterns]).size > max_patterns:

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import numpy as np
 
@@ -53,7 +53,7 @@ from dpaudit.estimators.scores import (Coordinate, Identity, fit_atoms, fit_cell
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
 
-__all__ = ["Choice", "choose_event", "THRESHOLDS", "INTERVAL_GRID"]
+__all__ = ["Choice", "choose_event", "choose_event_halves", "THRESHOLDS", "INTERVAL_GRID"]
 
 #: at most this many thresholds per score, and this many grid points for intervals
 THRESHOLDS = 1500
@@ -394,41 +394,68 @@ def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val:
         cands = _choose(yd, yp, schema, n_val, alpha, delta, paired, quick, floats)
         return cands[0] if cands else None
     h = yd.shape[0] // 2
-    halves = [(slice(0, h), slice(h, None)), (slice(h, None), slice(0, h))][: max(1, min(2, folds))]
+    parts = ((yd[:h], yp[:h]), (yd[h:], yp[h:]))
+    return choose_event_halves(lambda i: parts[i], schema, n_val=n_val, alpha=alpha, delta=delta,
+                               paired=paired, quick=quick, folds=folds, floats=floats)
+
+
+def choose_event_halves(get: Callable[[int], tuple], schema: OutputSchema, *, n_val: float,
+                        alpha: float, delta: float = 0.0, paired: bool = True, quick: bool = False,
+                        folds: int = 1, floats: bool = True) -> Optional[Choice]:
+    """:func:`choose_event` with ``honest``, the two halves of the sample given by ``get(0)`` and
+    ``get(1)`` (each a pair ``(yd, yp)``) rather than held together: half 0 chooses, half 1
+    re-projects; with ``folds=2`` half 1 then chooses and half 0 (asked for again) re-projects.
+    At most one half is referenced here at a time, so a ``get`` that draws a large half afresh
+    on the same seeds (:meth:`dpaudit.search.sampler.Sampler.halves`) keeps the peak memory to
+    one half; the same choice as ``choose_event`` on the halves stacked."""
     best: Optional[Choice] = None
-    for fit, ev in halves:
-        bd, bp = yd[ev], yp[ev]
-        short = _choose(yd[fit], yp[fit], schema, n_val, alpha, delta, paired, quick,
-                        floats)[:HONEST_SHORTLIST]
-        # one evaluation of each score on (bd, bp), for all its events, then let go of (joint
-        # scores on one set of patterns share one signature of the rows)
-        by_score: dict = {}
-        for i, c in enumerate(short):
-            by_score.setdefault(id(c.event.score), []).append(i)
-        groups = list(by_score.values())
-        scores = [short[idx[0]].event.score for idx in groups]
-        counts = [(0, 0, 0)] * len(short)
-        for (g, sd), (_, sp) in zip(scores_of(scores, bd), scores_of(scores, bp)):
-            for i in groups[g]:
-                c = short[i]
-                num, den = (sd, sp) if c.numerator == 0 else (sp, sd)
-                inn, ind = c.event.holds(num), c.event.holds(den)
-                counts[i] = (np.count_nonzero(inn), np.count_nonzero(ind), np.count_nonzero(inn & ind))
-            del sd, sp
-        # projected together, one call per (method, split): the same numbers, element by element
-        value = [0.0] * len(short)
-        by_method: dict = {}
-        for i, c in enumerate(short):
-            by_method.setdefault((c.method, tuple(c.split)), []).append(i)
-        for (method, split), idx in by_method.items():
-            x, y, a = (np.array([counts[i][k] for i in idx]) for k in range(3))
-            v = projected_lb(method, bd.shape[0], x, y, a, n_val, alpha, split, delta,
-                             pessimism=HONEST_Z_QUICK if quick else HONEST_Z)
-            for i, vi in zip(idx, v):
-                value[i] = float(vi)
-        for c, v in zip(short, value):
-            if best is None or v > best.projected:
-                best = Choice(c.event, c.numerator, c.method, c.split, v, c.curve)
+    folds = max(1, min(2, folds))
+    fit = get(0)
+    short = _choose(*fit, schema, n_val, alpha, delta, paired, quick, floats)[:HONEST_SHORTLIST]
+    del fit
+    for k in range(folds):
+        ev = get(1 - k)
+        best = _reproject(short, ev, n_val, alpha, delta, quick, best)
+        if k + 1 < folds:
+            short = _choose(*ev, schema, n_val, alpha, delta, paired, quick, floats)[:HONEST_SHORTLIST]
+        del ev
+    return best
+
+
+def _reproject(short: list, ev: tuple, n_val: float, alpha: float, delta: float, quick: bool,
+               best: Optional[Choice]) -> Optional[Choice]:
+    """The best of ``best`` and the shortlist's events re-projected on the rows ``ev`` (moved
+    HONEST_Z, or HONEST_Z_QUICK, standard errors the pessimistic way); ties keep the earlier."""
+    bd, bp = ev
+    # one evaluation of each score on (bd, bp), for all its events, then let go of (joint
+    # scores on one set of patterns share one signature of the rows)
+    by_score: dict = {}
+    for i, c in enumerate(short):
+        by_score.setdefault(id(c.event.score), []).append(i)
+    groups = list(by_score.values())
+    scores = [short[idx[0]].event.score for idx in groups]
+    counts = [(0, 0, 0)] * len(short)
+    for (g, sd), (_, sp) in zip(scores_of(scores, bd), scores_of(scores, bp)):
+        for i in groups[g]:
+            c = short[i]
+            num, den = (sd, sp) if c.numerator == 0 else (sp, sd)
+            inn, ind = c.event.holds(num), c.event.holds(den)
+            counts[i] = (np.count_nonzero(inn), np.count_nonzero(ind), np.count_nonzero(inn & ind))
+        del sd, sp
+    # projected together, one call per (method, split): the same numbers, element by element
+    value = [0.0] * len(short)
+    by_method: dict = {}
+    for i, c in enumerate(short):
+        by_method.setdefault((c.method, tuple(c.split)), []).append(i)
+    for (method, split), idx in by_method.items():
+        x, y, a = (np.array([counts[i][k] for i in idx]) for k in range(3))
+        v = projected_lb(method, bd.shape[0], x, y, a, n_val, alpha, split, delta,
+                         pessimism=HONEST_Z_QUICK if quick else HONEST_Z)
+        for i, vi in zip(idx, v):
+            value[i] = float(vi)
+    for c, v in zip(short, value):
+        if best is None or v > best.projected:
+            best = Choice(c.event, c.numerator, c.method, c.split, v, c.curve)
     return best
 
 

@@ -15,7 +15,7 @@ Poisson sample sizes (paired on common random numbers when the chosen method is 
 each is bounded at level α/k (Bonferroni over the k candidates validated), so the reported bound,
 the largest of them, holds with probability ≥ confidence (DESIGN.md, "Statistical soundness").
 
-The ``sampler`` is :class:`dpaudit.search.sampler.Sampler` (``draw_pair``, ``count``, ``budget``,
+The ``sampler`` is :class:`dpaudit.search.sampler.Sampler` (``halves``, ``count``, ``budget``,
 ``selection_base``, ``remaining``, ``encoder``); it raises :class:`Exhausted` when a budget or
 time limit runs out.
 """
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from dpaudit.estimators.bounds import Bound, Counts, method as bound_method
-from dpaudit.estimators.selection import Choice, choose_event
+from dpaudit.estimators.selection import Choice, choose_event_halves
 from dpaudit.neighbours.pair import Pair
 from dpaudit.rng import generator
 
@@ -90,13 +90,12 @@ def select(sampler: Any, ranked: list[Pair], pattern_keys: set, seeds: Any, *, k
         n = max(MIN_SCORE_SAMPLES, budget // (2 * len(pool)))
         cands = []
         for p, s in zip(pool, seed.spawn(len(pool))):
-            try:
-                yd, yp = sampler.draw_pair(p, s, n, deadline)
+            try:  # one half of the pair's sample in memory at a time (Sampler.halves)
+                ranking = choose_event_halves(sampler.halves(p, s, n, deadline), sampler.encoder.schema,
+                                              n_val=lam, alpha=alpha, delta=delta, paired=True,
+                                              folds=2, floats=floats)
             except Exhausted:
                 break
-            ranking = choose_event(yd, yp, sampler.encoder.schema, n_val=lam, alpha=alpha,
-                                   delta=delta, paired=True, honest=True, folds=2, floats=floats)
-            del yd, yp
             report("select", candidate=p.label)
             if ranking is not None:
                 cands.append(Candidate(p, ranking))

@@ -40,6 +40,9 @@ LOOP_BATCH = 2_000
 #: the rest of a larger budget goes to validation, where only counts come back, so the memory of
 #: the parent stays bounded whatever the budget (the selection phases keep their outputs)
 SELECTION_BASE = 20_000_000
+#: :meth:`Sampler.halves` keeps a drawn half of a selection sample (both datasets) up to this
+#: many bytes; a larger one is drawn again when needed rather than held
+HOLD_BYTES = 96 << 20
 
 
 def fresh(seq: np.random.SeedSequence) -> np.random.SeedSequence:
@@ -74,13 +77,15 @@ class Sampler:
         return max(0, self.budget - self.used)
 
     def _run(self, tasks: list, deadline: Optional[float],
-             take: Optional[Callable[[int, np.ndarray], None]] = None) -> list[np.ndarray]:
+             take: Optional[Callable[[int, np.ndarray], None]] = None,
+             charge: Optional[int] = None) -> list[np.ndarray]:
         """The encoded outputs of each task, in order; with ``take``, each is handed to
-        ``take(index, outputs)`` as soon as it is encoded, and none are kept here."""
+        ``take(index, outputs)`` as soon as it is encoded, and none are kept here. ``charge``:
+        what the draw costs the budget when not every output drawn is a new one."""
         if deadline is not None and time.monotonic() > deadline:
             self.time_cut = True
             raise Exhausted("time")
-        need = sum(t.n for t in tasks)
+        need = sum(t.n for t in tasks) if charge is None else charge
         if need > self.remaining:
             raise Exhausted("samples")
         # a group of batches at a time, each encoded and compacted before the next is drawn
@@ -134,6 +139,51 @@ class Sampler:
                   take=lambda i, y: where[i].add(y))
         done = [f.result(self.encoder._empty()) for f in fills]
         return [(done[2 * i], done[2 * i + 1]) for i in range(len(plans))]
+
+    def draw_pair_rows(self, pair: Pair, seed: np.random.SeedSequence, n: int, start: int,
+                       stop: int, deadline: Optional[float] = None,
+                       again: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Rows ``start:stop`` of ``draw_pair(pair, seed, n)``, the same rows: only the batches of
+        the same plan that hold them are drawn. The budget is charged ``2 (stop − start)``, the
+        rows kept (a batch split between two calls is drawn by both, and counted once), or
+        nothing when ``again``: rows drawn before, drawn again on the same seeds rather than kept
+        in memory (the same outputs, not new samples)."""
+        plans = [plan_batches(d, fresh(seed), n, self.batch_size) for d in (pair.dataset, pair.neighbour)]
+        ends = np.cumsum([t.n for t in plans[0]])
+        first = int(np.searchsorted(ends, start, side="right"))
+        last = int(np.searchsorted(ends, stop, side="left")) + 1 if stop > start else first
+        offset = int(ends[first - 1]) if first else 0
+        fills = [_Fill(int(ends[min(last, len(ends)) - 1]) - offset if last > first else 0)
+                 for _ in plans]
+        tasks = [t for plan in plans for t in plan[first:last]]
+        k = last - first
+        self._run(tasks, deadline, take=lambda i, y: fills[i // k].add(y),
+                  charge=0 if again else 2 * (stop - start))
+        empty = self.encoder._empty()
+        return tuple(f.result(empty)[start - offset: stop - offset] for f in fills)
+
+    def halves(self, pair: Pair, seed: np.random.SeedSequence, n: int,
+               deadline: Optional[float] = None) -> Callable[[int], tuple[np.ndarray, np.ndarray]]:
+        """``get(i)``: half i (rows ``:n//2``, then ``n//2:``) of ``draw_pair(pair, seed, n)``, for
+        a selection that needs one half at a time (two-fold cross-fitting). A half of at most
+        :data:`HOLD_BYTES` is kept once drawn; a larger one is let go by the caller and drawn again,
+        on the same seeds and charged nothing, when asked for again: peak memory is one large half,
+        not the whole sample."""
+        h = n // 2
+        held: dict = {}
+        drawn: set = set()
+
+        def get(i: int) -> tuple[np.ndarray, np.ndarray]:
+            if i in held:
+                return held[i]
+            start, stop = (0, h) if i == 0 else (h, n)
+            pair_rows = self.draw_pair_rows(pair, seed, n, start, stop, deadline, again=i in drawn)
+            drawn.add(i)
+            if sum(y.nbytes for y in pair_rows) <= HOLD_BYTES:
+                held[i] = pair_rows
+            return pair_rows
+
+        return get
 
     def count(self, pair: Pair, event: Event, *, paired: bool, n_num: int, n_den: int,
               seeds: tuple[np.random.SeedSequence, np.random.SeedSequence], numerator: int,

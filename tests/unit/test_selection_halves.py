@@ -1,0 +1,62 @@
+"""Selection one half at a time: the rows of ``Sampler.draw_pair_rows`` are those of ``draw_pair``,
+and ``choose_event_halves`` on a sampler's halves (held, or drawn again) makes the same choice as
+``choose_event`` on the whole sample; re-drawn halves are charged nothing."""
+
+import numpy as np
+import pytest
+
+import dpaudit
+from dpaudit.estimators.selection import choose_event, choose_event_halves
+from dpaudit.execution.base import InProcessExecutor
+from dpaudit.neighbours.pair import Pair
+from dpaudit.outputs import OutputEncoder
+from dpaudit.search import sampler as S
+
+
+def _vector(data, rng, size=None):
+    n = 1 if size is None else size
+    y = data[0] + rng.laplace(scale=2.0, size=(n, 6))
+    y[:, 0] = np.round(y[:, 0])  # a coordinate with atoms
+    return y if size is not None else y[0]
+
+
+def _sampler(budget=10**7):
+    spec = dpaudit.MechanismSpec.from_function(_vector, epsilon=0.5, neighbours="linf",
+                                               domain=(-2, 2), size=1)
+    return S.Sampler(spec, InProcessExecutor(), OutputEncoder(), budget)
+
+
+PAIR = Pair(np.array([0.0]), np.array([1.0]))
+
+
+@pytest.mark.parametrize("start,stop", [(0, 0), (0, 7), (3, 4), (1000, 2500), (2048, 4096), (0, 5001)])
+def test_rows_are_those_of_the_whole_draw(start, stop):
+    seed = np.random.SeedSequence(7)
+    s = _sampler()
+    s.batch_size = 1000
+    yd, yp = s.draw_pair(PAIR, seed, 5001)
+    used = s.used
+    rd, rp = s.draw_pair_rows(PAIR, seed, 5001, start, stop)
+    np.testing.assert_array_equal(rd, yd[start:stop])
+    np.testing.assert_array_equal(rp, yp[start:stop])
+    assert s.used - used == 2 * (stop - start)
+    s.draw_pair_rows(PAIR, seed, 5001, start, stop, again=True)
+    assert s.used - used == 2 * (stop - start)
+
+
+@pytest.mark.parametrize("hold", [0, 1 << 30])
+def test_halves_choose_what_the_whole_sample_chooses(monkeypatch, hold):
+    monkeypatch.setattr(S, "HOLD_BYTES", hold)
+    seed, n = np.random.SeedSequence(11), 40_001
+    whole = _sampler()
+    yd, yp = whole.draw_pair(PAIR, seed, n)
+    kw = dict(n_val=1e5, alpha=0.05, paired=True, folds=2)
+    a = choose_event(yd, yp, whole.encoder.schema, honest=True, **kw)
+    s = _sampler()
+    s.draw_pair(PAIR, seed, 10)  # the encoder learns the schema
+    used = s.used
+    b = choose_event_halves(s.halves(PAIR, seed, n), s.encoder.schema, **kw)
+    assert s.used - used == 2 * n  # the second look at half 0, when drawn again, is free
+    assert (a.projected, a.numerator, a.method, a.split) == (b.projected, b.numerator, b.method, b.split)
+    assert a.event.text() == b.event.text()
+    np.testing.assert_array_equal(a.event.contains(yd), b.event.contains(yd))
