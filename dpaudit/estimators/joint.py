@@ -34,7 +34,7 @@ import numpy as np
 
 from dpaudit.estimators.floats import has_float_structure
 from dpaudit.estimators.logistic import fit_logistic
-from dpaudit.estimators.scores import _llr, _lookup, _rows, fit_naive_bayes
+from dpaudit.estimators.scores import _llr, _lookup, _rows, byte_counts, fit_naive_bayes
 
 __all__ = ["Structure", "JointPattern", "JointRatio", "RealGiven", "Column", "Filled",
            "fit_structure", "joint_families", "mixed_families", "float_elements", "scores_of",
@@ -157,9 +157,14 @@ def _fit_structure(parts: tuple, forced: int = 0) -> Structure:
         if j < forced:
             atoms.append(None)
             continue
-        v = np.concatenate([p[:, j] for p in parts])
-        vals, counts = np.unique(v[~np.isnan(v)], return_counts=True)
-        atoms.append(vals[_is_atom(counts, v.size, vals.size)])
+        if all(p.dtype == np.int8 for p in parts):  # one histogram, no sort; the same atoms
+            vals, counts = byte_counts(*(p[:, j] for p in parts))
+            vals, size = vals.astype(np.int8), sum(p.shape[0] for p in parts)
+        else:
+            v = np.concatenate([p[:, j] for p in parts])
+            vals, counts = np.unique(v[~np.isnan(v)], return_counts=True)
+            size = v.size
+        atoms.append(vals[_is_atom(counts, size, vals.size)])
         reals = reals or atoms[-1].size < vals.size
     return Structure(tuple(atoms), forced, reals)
 
@@ -618,12 +623,12 @@ def mixed_families(yd: np.ndarray, yp: np.ndarray, quick: bool) -> Iterator[tupl
     fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
     if half:
         yield from joint_families(yd, yp, quick, forced=2)
-        both = np.concatenate([fit_d, fit_p])
-        with np.errstate(invalid="ignore"):
-            lowest = np.nanmin(np.where(np.isfinite(both), both, np.nan), axis=0, initial=np.inf)
+        # the smallest finite fitting value of each column, one column at a time
+        lowest = np.array([min((float(v[np.isfinite(v)].min(initial=np.inf))
+                                for v in (fit_d[:, j], fit_p[:, j])), default=np.inf)
+                           for j in range(yd.shape[1])])
         fill = np.where(np.isfinite(lowest), lowest - 1.0, 0.0)
         fd, fp = np.where(np.isnan(fit_d), fill, fit_d), np.where(np.isnan(fit_p), fill, fit_p)
-        del both
         scores = [Filled(fit(fd, fp), fill) for fit in (fit_naive_bayes, fit_logistic)]
         del fd, fp  # the filled copies are not held while the later families run
         for sc in scores:

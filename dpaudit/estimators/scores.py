@@ -227,9 +227,24 @@ def pooled_cells(yd: np.ndarray, yp: np.ndarray, max_bins: tuple) -> list:
     column is sorted once for both, one column at a time)."""
     out = []
     for j in range(yd.shape[1]):
-        uniq = np.unique(np.concatenate([yd[:, j], yp[:, j]]).astype(float), return_counts=True)
+        if yd.dtype == yp.dtype == np.int8:
+            uniq = byte_counts(yd[:, j], yp[:, j])
+        else:
+            uniq = np.unique(np.concatenate([yd[:, j], yp[:, j]]).astype(float), return_counts=True)
         out.append(tuple(_cells_from(uniq, b) for b in max_bins))
     return out
+
+
+#: the byte codes 0..255 in the order of the int8 values they hold (−128 first)
+_BYTE_ORDER = np.argsort(BYTE_VALUES, kind="stable")
+
+
+def byte_counts(*cols: np.ndarray) -> tuple:
+    """``np.unique(values, return_counts=True)`` of int8 columns pooled, as floats, from one
+    256-bin histogram per column (no sort)."""
+    h = sum(np.bincount(c.view(np.uint8), minlength=256) for c in cols)[_BYTE_ORDER]
+    seen = h > 0
+    return BYTE_VALUES[_BYTE_ORDER][seen], h[seen]
 
 
 def _cells_from(uniq: tuple, max_bins: int) -> Optional[_Cells]:
@@ -409,9 +424,11 @@ def fit_cell_patterns(yd: np.ndarray, yp: np.ndarray, max_bins: int = 16,
         sc = CellPatternRatio(cells, fit_patterns(probe.codes(yd), probe.codes(yp)))
         return None if max_patterns is not None and sc.inner.llr.size > max_patterns else sc
     # the same PatternRatio as fit_patterns on the code rows, counted on integer keys
+    if max_patterns is not None:  # too many patterns shows on a prefix already
+        m = 2 * max_patterns
+        if np.unique(np.concatenate([probe.keys(yd[:m]), probe.keys(yp[:m])])).size > max_patterns:
+            return None
     both_keys = np.concatenate([probe.keys(yd), probe.keys(yp)])
-    if max_patterns is not None and np.unique(both_keys[: 4 * max_patterns]).size > max_patterns:
-        return None
     keys, inv = np.unique(both_keys, return_inverse=True)
     if max_patterns is not None and keys.size > max_patterns:
         return None
