@@ -11,6 +11,8 @@ answers) are still found.
 
 The weights minimise the mean logistic loss + ``RIDGE``·|w|² (labels 1 for D, 0 for D') with
 scipy's trust-region Newton method (``trust-exact``); the ridge term keeps the fit finite when the two samples separate perfectly.
+Rows that repeat (bit vectors, SVT's codes) enter the sums once each with their counts under D and
+D' (the same loss, summed in another order).
 The fit runs with one BLAS thread (threadpoolctl): its matrices are small (≤ 40 000 rows, tens of
 features), and the idle threads of a multi-threaded BLAS spin, costing CPU time for no speed.
 """
@@ -35,6 +37,8 @@ RIDGE = 1e-3
 MAX_FLAGS = 4
 #: rows scored at a time
 _CHUNK = 1 << 13
+#: the fit sums over distinct rows when each repeats this many times on average
+REPEATS = 4
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -146,20 +150,39 @@ def fit_logistic(yd: np.ndarray, yp: np.ndarray, max_rows: int = 20_000) -> Logi
             scale[j] = sd if sd > 0 else 1.0
         flags.append(fl)
     shell = Logistic(tuple(flags), centre, scale, np.zeros(0), 0.0)
-    x = shell.features(both)
-    t = np.r_[np.ones(yd.shape[0]), np.zeros(yp.shape[0])]
-    m = x.shape[0]
+    m = both.shape[0]
+    # rows that repeat (bits, codes) are fitted once each, weighted by how often each dataset
+    # gave them: the same loss, gradient and Hessian, summed in another order
+    rows = np.ascontiguousarray(both) + 0.0
+    distinct, inv = np.unique(rows.view(np.dtype((np.void, rows.dtype.itemsize * d))).reshape(-1),
+                              return_inverse=True)
+    if distinct.size * REPEATS <= m:
+        inv = inv.reshape(-1)
+        first = np.zeros(distinct.size, dtype=np.intp)
+        first[inv[::-1]] = np.arange(m)[::-1]  # the first row of each distinct one
+        x = shell.features(both[first])
+        nd = yd.shape[0]
+        ones = np.bincount(inv[:nd], minlength=distinct.size).astype(float)  # label 1 (D)
+        count = ones + np.bincount(inv[nd:], minlength=distinct.size)
+    else:
+        x = shell.features(both)
+        ones, count = np.r_[np.ones(yd.shape[0]), np.zeros(yp.shape[0])], None
+    del rows, distinct, inv
 
     def loss(theta: np.ndarray):
         w, b = theta[:-1], theta[-1]
         z = x @ w + b
         p = expit(z)
-        # log(1 + e^z) - t z, computed stably
-        val = np.mean(np.logaddexp(0.0, z) - t * z) + RIDGE * (w @ w)
-        g = p - t
-        return val, np.r_[x.T @ g / m + 2 * RIDGE * w, g.mean()]
+        # log(1 + e^z) - t z, computed stably (summed over the distinct rows with their counts)
+        if count is None:
+            val = np.mean(np.logaddexp(0.0, z) - ones * z) + RIDGE * (w @ w)
+            g = p - ones
+            return val, np.r_[x.T @ g / m + 2 * RIDGE * w, g.mean()]
+        val = (count @ np.logaddexp(0.0, z) - ones @ z) / m + RIDGE * (w @ w)
+        g = count * p - ones
+        return val, np.r_[x.T @ g / m + 2 * RIDGE * w, g.sum() / m]
 
-    xb = np.column_stack([x, np.ones(m)])
+    xb = np.column_stack([x, np.ones(x.shape[0])])
     ridge = np.full(xb.shape[1], 2 * RIDGE)
     ridge[-1] = 0.0
     # features that are 0 on every row (the "other values" of a coordinate that takes only its
@@ -172,7 +195,8 @@ def fit_logistic(yd: np.ndarray, yp: np.ndarray, max_rows: int = 20_000) -> Logi
         # Xᵀ diag(p(1 − p)) X / m as a symmetric rank-k update (BLAS syrk: half the work of a
         # general product), upper triangle mirrored
         p = expit(xb @ theta)
-        h = dsyrk(1.0 / m, xl * np.sqrt(p * (1 - p))[:, None], trans=1)
+        v = p * (1 - p) if count is None else count * p * (1 - p)
+        h = dsyrk(1.0 / m, xl * np.sqrt(v)[:, None], trans=1)
         full = np.zeros((xb.shape[1], xb.shape[1]))
         full[np.ix_(live, live)] = np.triu(h) + np.triu(h, 1).T
         return full + np.diag(ridge)

@@ -60,3 +60,20 @@ def test_halves_choose_what_the_whole_sample_chooses(monkeypatch, hold):
     assert (a.projected, a.numerator, a.method, a.split) == (b.projected, b.numerator, b.method, b.split)
     assert a.event.text() == b.event.text()
     np.testing.assert_array_equal(a.event.contains(yd), b.event.contains(yd))
+
+
+@pytest.mark.parametrize("d", [3, 10])
+def test_logistic_fit_on_distinct_rows_matches_the_row_by_row_fit(monkeypatch, d):
+    # the same loss summed in another order: weights equal to the optimiser's tolerance
+    from dpaudit.estimators import logistic as L
+
+    r = np.random.default_rng(d)
+    yd = (r.random((30_000, d)) < 0.35).astype(np.int8)
+    yp = (r.random((30_000, d)) < 0.30).astype(np.int8)
+    yd[:, -1] = np.where(r.random(30_000) < 0.1, -1, yd[:, -1])  # a third code in one column
+    grouped = L.fit_logistic(yd, yp)
+    monkeypatch.setattr(L, "REPEATS", 10**9)
+    rowwise = L.fit_logistic(yd, yp)
+    np.testing.assert_allclose(grouped.weights, rowwise.weights, rtol=0, atol=1e-7)
+    assert abs(grouped.bias - rowwise.bias) < 1e-7
+    np.testing.assert_allclose(grouped(yd), rowwise(yd), rtol=0, atol=1e-6)
