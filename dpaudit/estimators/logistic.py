@@ -28,7 +28,7 @@ from scipy.linalg.blas import dsyrk
 from scipy.special import expit
 from threadpoolctl import ThreadpoolController
 
-from dpaudit.estimators.compact import BYTE_VALUES, compact
+from dpaudit.estimators.compact import BYTE_VALUES, compact, row_keys
 
 __all__ = ["Logistic", "fit_logistic", "RIDGE", "MAX_FLAGS"]
 
@@ -153,13 +153,21 @@ def fit_logistic(yd: np.ndarray, yp: np.ndarray, max_rows: int = 20_000) -> Logi
     m = both.shape[0]
     # rows that repeat (bits, codes) are fitted once each, weighted by how often each dataset
     # gave them: the same loss, gradient and Hessian, summed in another order
-    rows = np.ascontiguousarray(both) + 0.0
-    distinct, inv = np.unique(rows.view(np.dtype((np.void, rows.dtype.itemsize * d))).reshape(-1),
-                              return_inverse=True)
+    if yd.dtype == yp.dtype == np.int8:  # small-integer rows as int64 keys (faster to sort)
+        rows = row_keys(np.concatenate([yd, yp]))
+    else:
+        rows = np.ascontiguousarray(both) + 0.0
+        rows = rows.view(np.dtype((np.void, rows.dtype.itemsize * d))).reshape(-1)
+    distinct, inv = np.unique(rows, return_inverse=True)
     if distinct.size * REPEATS <= m:
+        # the distinct rows in the order of their first occurrence (whatever the keys' order)
         inv = inv.reshape(-1)
-        first = np.zeros(distinct.size, dtype=np.intp)
-        first[inv[::-1]] = np.arange(m)[::-1]  # the first row of each distinct one
+        first = np.full(distinct.size, m, dtype=np.intp)
+        np.minimum.at(first, inv, np.arange(m))
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        inv, first = rank[inv], first[order]
         x = shell.features(both[first])
         nd = yd.shape[0]
         ones = np.bincount(inv[:nd], minlength=distinct.size).astype(float)  # label 1 (D)

@@ -10,6 +10,10 @@ Common random numbers: :meth:`Sampler.draw_pair` runs D and D' on the *same* bat
 of both samples comes from one random stream. Each sample is still an i.i.d. sample of its own
 output law; the coupling only makes the two dependent, which the paired bound of
 :mod:`dpaudit.estimators.bounds` exploits and the others do not mind.
+
+Rows of a plan can be drawn a range at a time (:meth:`Sampler.draw_pair_rows`): the selection race
+holds one half of a large sample at a time (:meth:`Sampler.halves`), and draws a half again on the
+same seeds, rather than holding it, when it needs it twice.
 """
 
 from __future__ import annotations
@@ -145,43 +149,75 @@ class Sampler:
                        again: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Rows ``start:stop`` of ``draw_pair(pair, seed, n)``, the same rows: only the batches of
         the same plan that hold them are drawn. The budget is charged ``2 (stop − start)``, the
-        rows kept (a batch split between two calls is drawn by both, and counted once), or
-        nothing when ``again``: rows drawn before, drawn again on the same seeds rather than kept
-        in memory (the same outputs, not new samples)."""
-        plans = [plan_batches(d, fresh(seed), n, self.batch_size) for d in (pair.dataset, pair.neighbour)]
-        ends = np.cumsum([t.n for t in plans[0]])
+        rows kept, or nothing when ``again``: rows drawn before, drawn again on the same seeds
+        rather than kept in memory (the same outputs, not new samples)."""
+        ends = self._ends(n)
         first = int(np.searchsorted(ends, start, side="right"))
         last = int(np.searchsorted(ends, stop, side="left")) + 1 if stop > start else first
+        rows, offset = self._batches(pair, seed, n, first, last, deadline,
+                                     0 if again else 2 * (stop - start))
+        return tuple(y[start - offset: stop - offset] for y in rows)
+
+    def _ends(self, n: int) -> np.ndarray:
+        """Where each batch of a plan of ``n`` draws ends (its rows are ``ends[b−1]:ends[b]``)."""
+        full, rest = divmod(int(n), self.batch_size)
+        return np.cumsum([self.batch_size] * full + ([rest] if rest else []), dtype=np.int64)
+
+    def _batches(self, pair: Pair, seed: np.random.SeedSequence, n: int, first: int, last: int,
+                 deadline: Optional[float], charge: int, prefix: tuple = ()) -> tuple[tuple, int]:
+        """Batches ``first:last`` of both datasets' plans of ``n`` draws, after the rows
+        ``prefix[side]`` when given, and the row they start at."""
+        plans = [plan_batches(d, fresh(seed), n, self.batch_size) for d in (pair.dataset, pair.neighbour)]
+        ends = self._ends(n)
         offset = int(ends[first - 1]) if first else 0
-        fills = [_Fill(int(ends[min(last, len(ends)) - 1]) - offset if last > first else 0)
-                 for _ in plans]
-        tasks = [t for plan in plans for t in plan[first:last]]
-        k = last - first
-        self._run(tasks, deadline, take=lambda i, y: fills[i // k].add(y),
-                  charge=0 if again else 2 * (stop - start))
+        size = int(ends[last - 1]) - offset if last > first else 0
+        fills = [_Fill(size + (prefix[j].shape[0] if prefix else 0)) for j in range(2)]
+        for f, y in zip(fills, prefix):
+            if y.shape[0]:
+                f.add(y)
+        k = max(1, last - first)
+        self._run([t for plan in plans for t in plan[first:last]], deadline,
+                  take=lambda i, y: fills[i // k].add(y), charge=charge)
         empty = self.encoder._empty()
-        return tuple(f.result(empty)[start - offset: stop - offset] for f in fills)
+        return tuple(f.result(empty) for f in fills), offset
 
     def halves(self, pair: Pair, seed: np.random.SeedSequence, n: int,
                deadline: Optional[float] = None) -> Callable[[int], tuple[np.ndarray, np.ndarray]]:
         """``get(i)``: half i (rows ``:n//2``, then ``n//2:``) of ``draw_pair(pair, seed, n)``, for
-        a selection that needs one half at a time (two-fold cross-fitting). A half of at most
-        :data:`HOLD_BYTES` is kept once drawn; a larger one is let go by the caller and drawn again,
-        on the same seeds and charged nothing, when asked for again: peak memory is one large half,
-        not the whole sample."""
+        a selection that needs one half at a time (two-fold cross-fitting). Each batch is drawn
+        once (the rows of half 1 in the batch that straddles the two halves are kept from the
+        first draw) and the budget charged ``2n`` in all, as ``draw_pair``. A half of at most
+        :data:`HOLD_BYTES` is kept once drawn; a larger one is let go by the caller and drawn
+        again, on the same seeds and charged nothing, when asked for again: peak memory is one
+        large half, not the whole sample."""
         h = n // 2
+        ends = self._ends(n)
+        split = int(np.searchsorted(ends, h, side="right"))  # the batch holding row h (if any)
+        head = split + 1 if h > (int(ends[split - 1]) if split else 0) else split  # batches of half 0
         held: dict = {}
         drawn: set = set()
+        spill: list = []  # half 1's rows of the straddling batch, from half 0's first draw
 
         def get(i: int) -> tuple[np.ndarray, np.ndarray]:
             if i in held:
                 return held[i]
-            start, stop = (0, h) if i == 0 else (h, n)
-            pair_rows = self.draw_pair_rows(pair, seed, n, start, stop, deadline, again=i in drawn)
-            drawn.add(i)
-            if sum(y.nbytes for y in pair_rows) <= HOLD_BYTES:
-                held[i] = pair_rows
-            return pair_rows
+            if i == 0:
+                again = 0 in drawn
+                rows, offset = self._batches(pair, seed, n, 0, head, deadline, 0 if again else 2 * h)
+                if not again:
+                    spill.extend(y[h - offset:].copy() for y in rows)
+                out = tuple(y[: h - offset] for y in rows)
+                drawn.add(0)
+            else:
+                if 0 not in drawn:  # half 1 first: its straddling batch is drawn here
+                    out = self.draw_pair_rows(pair, seed, n, h, n, deadline, again=1 in drawn)
+                else:
+                    out, _ = self._batches(pair, seed, n, head, len(ends), deadline,
+                                           0 if 1 in drawn else 2 * (n - h), tuple(spill))
+                drawn.add(1)
+            if sum(y.nbytes for y in out) <= HOLD_BYTES:
+                held[i] = out
+            return out
 
         return get
 

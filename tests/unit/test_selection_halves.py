@@ -77,3 +77,26 @@ def test_logistic_fit_on_distinct_rows_matches_the_row_by_row_fit(monkeypatch, d
     np.testing.assert_allclose(grouped.weights, rowwise.weights, rtol=0, atol=1e-7)
     assert abs(grouped.bias - rowwise.bias) < 1e-7
     np.testing.assert_allclose(grouped(yd), rowwise(yd), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("hold", [0, 1 << 30])
+@pytest.mark.parametrize("n,order", [(5001, (0, 1, 0)), (4000, (0, 1, 0)), (5001, (1, 0, 1)), (3, (0, 1))])
+def test_halves_are_the_rows_of_draw_pair_each_batch_charged_once(monkeypatch, hold, n, order):
+    monkeypatch.setattr(S, "HOLD_BYTES", hold)
+    seed = np.random.SeedSequence(5)
+    s = _sampler()
+    s.batch_size = 1000
+    yd, yp = s.draw_pair(PAIR, seed, n)
+    used = s.used
+    get = s.halves(PAIR, seed, n)
+    h = n // 2
+    run, tasks = s.executor.run, []
+    monkeypatch.setattr(s.executor, "run", lambda spec, group: (tasks.extend(group), run(spec, group))[1])
+    for k, i in enumerate(order):
+        if k == 2 and order[0] == 0:  # halves 0 then 1: every batch of the plan drawn once
+            assert len(tasks) == 2 * -(-n // 1000)
+        rd, rp = get(i)
+        rows = slice(0, h) if i == 0 else slice(h, n)
+        np.testing.assert_array_equal(rd, yd[rows])
+        np.testing.assert_array_equal(rp, yp[rows])
+    assert s.used - used == 2 * n
