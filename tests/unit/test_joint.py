@@ -159,7 +159,8 @@ def test_patterns_fitted_on_integer_keys_equal_the_row_sort():
     """Patterns told apart as mixed-radix integers and the fitting rows never stacked: the same
     patterns, in the same order, with the same rows, counts and real slots as sorting the
     stacked signatures as float rows (coded vectors; MIXED rows take the row sort itself)."""
-    from dpaudit.estimators.joint import _fit_patterns, _rows
+    from dpaudit.estimators.scores import _rows
+    from dpaudit.estimators.structure import _fit_patterns
 
     rng = np.random.default_rng(9)
     cases = [(_coded(rng, 4000, 1.0), _coded(rng, 4000, 0.0), 0),
