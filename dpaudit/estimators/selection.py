@@ -157,20 +157,18 @@ def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
     else:
         sorted_mn = np.sort(mn)
         ge_min = _ge(sorted_mn, int(np.count_nonzero(~np.isnan(sorted_mn))), t)
-    arrays = [sorted_d, sorted_p, None, sorted_mx]
-    valid = [valid_d, valid_p, None, valid_mx]
     nan_hi = np.full(t.size, np.inf)
     yield _Table("above", t, nan_hi, ge_d, ge_p, ge_min)
-    lt_d = np.searchsorted(arrays[0][: valid[0]], t, side="left")
-    lt_p = np.searchsorted(arrays[1][: valid[1]], t, side="left")
-    lt_max = np.searchsorted(arrays[3][: valid[3]], t, side="left")
+    lt_d = np.searchsorted(sorted_d[:valid_d], t, side="left")
+    lt_p = np.searchsorted(sorted_p[:valid_p], t, side="left")
+    lt_max = np.searchsorted(sorted_mx[:valid_mx], t, side="left")
     yield _Table("below", np.full(t.size, -np.inf), t, lt_d, lt_p, lt_max)
     if not intervals:
         return
     g = _thresholds(u, grid)
     if g.size < 3:
         return
-    if ge_min is not None and valid_d == valid_p == sd.size:  # no NaN: every pair counts
+    if valid_d == valid_p == sd.size:  # no NaN: every pair counts
         both_real = (mn, mx)
     else:
         ok = ~(np.isnan(mn) | np.isnan(mx))
@@ -183,7 +181,7 @@ def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
     h = np.bincount(bmin * (G + 1) + bmax, minlength=(G + 1) ** 2).reshape(G + 1, G + 1).astype(float)
     s = np.cumsum(np.cumsum(h[::-1], axis=0)[::-1], axis=1)  # s[u, w] = Σ_{u'≥u, w'≤w} h
     i, j = np.triu_indices(G, k=1)
-    gd, gp = _ge(arrays[0], valid[0], g), _ge(arrays[1], valid[1], g)
+    gd, gp = _ge(sorted_d, valid_d, g), _ge(sorted_p, valid_p, g)
     yield _Table("interval", g[i], g[j], gd[i] - gd[j], gp[i] - gp[j], s[i + 1, j])
 
 
