@@ -32,7 +32,7 @@ from dpaudit.estimators.binning import Binner
 from dpaudit.estimators.compact import BYTE_VALUES, compact, per_value, row_keys
 
 __all__ = ["Identity", "Coordinate", "AtomRatio", "PatternRatio", "CellPatternRatio", "NaiveBayes",
-           "Score", "fit_atoms", "fit_patterns", "fit_cell_patterns", "fit_naive_bayes", "PRIOR"]
+           "OnColumns", "Score", "fit_atoms", "fit_patterns", "fit_cell_patterns", "fit_naive_bayes", "PRIOR"]
 
 #: pseudo-counts added to every cell of a fitted log-ratio
 PRIOR = 1.0
@@ -165,6 +165,13 @@ class PatternRatio:
         return {"kind": "pattern-ratio", "patterns": self.patterns.tolist(), "llr": self.llr.tolist()}
 
 
+#: a coordinate's cells build their :class:`~dpaudit.estimators.binning.Binner` (about half a
+#: millisecond, which the binary searches it replaces repay after some 10⁴ values) only when first
+#: asked for at least this many values at once: the many small samples of pair scoring, on vectors
+#: of hundreds of coordinates, spent most of their time building Binners they hardly used
+_BINNER_MIN = 1 << 14
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class _Cells:
     """A coordinate's cells: each repeated value (``atoms``, sorted) is a cell of its own, and the
@@ -194,7 +201,6 @@ class _Cells:
             cell = np.where(self.atoms[i] == left, i, cell)
         object.__setattr__(self, "_bounds", b)
         object.__setattr__(self, "_map", cell.astype(np.intp))
-        object.__setattr__(self, "_binner", Binner(b, side="right"))
 
     @property
     def size(self) -> int:
@@ -207,6 +213,10 @@ class _Cells:
 
     def _cells(self, v: np.ndarray) -> np.ndarray:
         if self._bounds is not None:
+            if v.size < _BINNER_MIN:  # the binary search is cheaper than building the Binner
+                return self._map[np.searchsorted(self._bounds, v, side="right")]
+            if self._binner is None:
+                object.__setattr__(self, "_binner", Binner(self._bounds, side="right"))
             return self._map[self._binner(v)]
         c = np.searchsorted(self.edges, v, side="right") + self.atoms.size
         if self.atoms.size:
@@ -370,7 +380,27 @@ class NaiveBayes:
                 "coordinates": [None if m is None else m.to_record() for m in self.coords]}
 
 
-Score = Any  # Identity | Coordinate | AtomRatio | PatternRatio | NaiveBayes | logistic.Logistic
+@dataclass(frozen=True, slots=True, eq=False)
+class OnColumns:
+    """s(y) = inner(y restricted to ``columns``): a score fitted on a few coordinates of a long
+    vector, those chosen by screening its fitting rows (their marginal laws differ most)."""
+
+    inner: Any
+    columns: np.ndarray
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return self.inner(np.asarray(y)[:, self.columns])
+
+    def describe(self) -> str:
+        shown = ", ".join(str(int(j)) for j in self.columns[:8])
+        more = ", …" if self.columns.size > 8 else ""
+        return f"{self.inner.describe()}, on coordinates {shown}{more} ({self.columns.size} in all)"
+
+    def to_record(self) -> dict:
+        return {"kind": "on-columns", "columns": self.columns.tolist(), "score": self.inner.to_record()}
+
+
+Score = Any  # Identity | Coordinate | AtomRatio | PatternRatio | NaiveBayes | OnColumns | logistic.Logistic
 
 
 # ---------------------------------------------------------------------------------------------

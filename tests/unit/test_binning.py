@@ -47,3 +47,19 @@ def test_binner_is_the_fast_path_on_quantile_edges_and_keeps_other_inputs():
     ints = np.arange(5)
     assert np.array_equal(Binner(edges)(ints), np.searchsorted(edges, ints, side="right"))
     assert Binner(np.array([1.0, np.inf])).steps == 0   # not finite: the binary search
+
+
+def test_coordinate_cells_same_below_and_above_the_binner_size():
+    """A coordinate's cells answer by binary search for small inputs and build a Binner for large
+    ones: the same cell for every value either way (atoms, their successors, bins, NaN)."""
+    from dpaudit.estimators.scores import _BINNER_MIN, _cells_of
+
+    rng = np.random.default_rng(7)
+    pooled = np.r_[np.round(rng.laplace(scale=4.0, size=30_000)), rng.laplace(scale=4.0, size=30_000)]
+    cells = _cells_of(pooled, 32)
+    assert cells.atoms.size and cells.edges.size
+    v = np.r_[_values(rng, np.r_[cells.atoms, cells.edges], 3 * _BINNER_MIN), cells.atoms]
+    small = np.concatenate([cells(v[i:i + 1000]) for i in range(0, v.size, 1000)])
+    assert v.size >= _BINNER_MIN
+    assert np.array_equal(cells(v), small)
+    assert cells._binner is not None  # the large call did build it
