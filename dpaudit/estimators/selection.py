@@ -48,7 +48,7 @@ from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cell
 from dpaudit.estimators.joint import float_elements, joint_families, mixed_families, scores_of
 from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.compact import BYTE_VALUES, row_keys
-from dpaudit.estimators.scores import (Coordinate, Identity, fit_atoms, fit_cell_patterns,
+from dpaudit.estimators.scores import (Coordinate, Identity, OnColumns, fit_atoms, fit_cell_patterns,
                                        fit_naive_bayes, fit_patterns, pooled_cells)
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
@@ -58,10 +58,15 @@ __all__ = ["Choice", "choose_event", "choose_event_halves", "THRESHOLDS", "INTER
 #: at most this many thresholds per score, and this many grid points for intervals
 THRESHOLDS = 1500
 INTERVAL_GRID = 120
-#: vectors with at most this many coordinates also get per-coordinate events, for the
-#: COORDINATE_FAMILIES coordinates whose laws differ most
+#: vectors get per-coordinate events for the COORDINATE_FAMILIES coordinates whose laws differ
+#: most; the fitted scores of vectors longer than MAX_COORDINATES (cell patterns, naive Bayes,
+#: logistic regression, whole patterns, joint structure) see only the MAX_COORDINATES coordinates
+#: that differ most on the fitting rows (a histogram of thousands of bins, one of which moves,
+#: is scored on the bins that moved, and fitting stays linear in the length, not cubic)
 MAX_COORDINATES = 64
 COORDINATE_FAMILIES = 8
+#: values per block when column statistics are summed a block of rows at a time
+_STATS_BLOCK = 1 << 16
 #: bins per coordinate of the cell-pattern and the naive-Bayes scores of vectors
 CELL_PATTERN_BINS = 16
 NAIVE_BAYES_BINS = 32
@@ -253,14 +258,12 @@ def _score_tables(tabs: list, n: int, n_val: float, alpha: float, delta: float,
     return best
 
 
-def _coordinates(yd: np.ndarray, yp: np.ndarray) -> list[int]:
-    """The coordinates that get events of their own: the :data:`COORDINATE_FAMILIES` whose
-    marginal laws differ most between D and D' (standardised difference of means, or of the
-    frequency of the coordinate's most common value, whichever is larger), in index order."""
+def _coordinates(yd: np.ndarray, yp: np.ndarray, top: int = COORDINATE_FAMILIES) -> list[int]:
+    """The coordinates that get events of their own: the ``top`` whose marginal laws differ most
+    between D and D' (standardised difference of means, or of the frequency of the coordinate's
+    most common value, whichever is larger), in index order."""
     d = yd.shape[1]
-    if d > MAX_COORDINATES:
-        return []
-    if d <= COORDINATE_FAMILIES:
+    if d <= top:
         return list(range(d))
     mode = yd[0]
     (md, vd, fd), (mp, vp, fp) = _column_stats(yd, mode), _column_stats(yp, mode)
@@ -268,7 +271,7 @@ def _coordinates(yd: np.ndarray, yp: np.ndarray) -> list[int]:
     gap = np.abs(md - mp) / sd
     pooled = 0.5 * (fd + fp)
     gap = np.maximum(gap, np.abs(fd - fp) / np.sqrt(pooled * (1 - pooled) + 1e-12))
-    return sorted(np.argsort(-gap, kind="stable")[:COORDINATE_FAMILIES].tolist())
+    return sorted(np.argsort(-gap, kind="stable")[:top].tolist())
 
 
 def _column_stats(y: np.ndarray, mode: np.ndarray) -> tuple:
@@ -277,10 +280,13 @@ def _column_stats(y: np.ndarray, mode: np.ndarray) -> tuple:
     reductions over the rows, up to the rounding of the sums)."""
     if y.shape[0] == 0:
         return y.mean(axis=0), y.var(axis=0), (y == mode).mean(axis=0)
-    if y.dtype != np.int8:  # column by column: no temporary of the whole sample
-        cols = [y[:, j] for j in range(y.shape[1])]
-        return (np.array([c.mean() for c in cols]), np.array([c.var() for c in cols]),
-                np.array([np.count_nonzero(c == m) / c.size for c, m in zip(cols, mode)]))
+    if y.dtype != np.int8:  # a block of rows at a time: no temporary of the whole sample
+        n, rows = y.shape[0], max(1, _STATS_BLOCK // max(1, y.shape[1]))
+        blocks = [y[i:i + rows] for i in range(0, n, rows)]
+        mean = sum(b.sum(axis=0) for b in blocks) / n
+        var = sum(((b - mean) ** 2).sum(axis=0) for b in blocks) / n
+        freq = sum(np.count_nonzero(b == mode, axis=0) for b in blocks) / n
+        return mean, var, freq
     n = y.shape[0]
     h = np.stack([np.bincount(y[:, j].view(np.uint8), minlength=256) for j in range(y.shape[1])])
     h = h.astype(float)
@@ -312,24 +318,7 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
                                                   float_elements(fit_d, fit_p), quick)
         return
     if kind is OutputKind.VECTOR:
-        few = min(4000, max(2, half // 5))  # patterns few enough to estimate each one's ratio
-        rows = _distinct_rows(fit_d, fit_p, few) if half else 0
-        # the cells of both cell fits, each pooled column sorted once
-        cells = pooled_cells(fit_d, fit_p, (CELL_PATTERN_BINS, NAIVE_BAYES_BINS)) if half else None
-        if 0 < rows <= few:
-            sc = fit_patterns(fit_d, fit_p)
-            yield sc, sc(ev_d), sc(ev_p), False
-        elif half:
-            sc = fit_cell_patterns(fit_d, fit_p, CELL_PATTERN_BINS, max_patterns=few,
-                                   cells=tuple(c[0] for c in cells))
-            if sc is not None and 0 < sc.inner.llr.size <= few:
-                yield sc, sc(ev_d), sc(ev_p), False
-        if half:
-            sc = fit_naive_bayes(fit_d, fit_p, NAIVE_BAYES_BINS, cells=tuple(c[1] for c in cells))
-            yield sc, sc(ev_d), sc(ev_p), False
-            sc = fit_logistic(fit_d, fit_p)
-            yield sc, sc(ev_d), sc(ev_p), False
-        yield from joint_families(yd, yp, quick, vector=True)
+        yield from _fitted_vector_families(yd, yp, quick)
         coordinates = _coordinates(yd, yp)
         for j in coordinates:
             sc = Coordinate(j)
@@ -349,6 +338,41 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
     if half:
         sc = fit_atoms(fit_d, fit_p)
         yield sc, sc(ev_d), sc(ev_p), False
+
+
+def _fitted_vector_families(yd: np.ndarray, yp: np.ndarray, quick: bool):
+    """The fitted score families of vector rows (:func:`_families`): whole patterns when they are
+    few, else cell patterns; naive Bayes, logistic regression, and the joint structure. Rows
+    longer than :data:`MAX_COORDINATES` are fitted and scored on the coordinates that differ
+    most on the fitting half (:class:`~dpaudit.estimators.scores.OnColumns`), chosen on rows the
+    thresholds of these scores never see."""
+    half = yd.shape[0] // 2
+    if half == 0:
+        return
+    wrap = lambda sc: sc  # noqa: E731
+    if yd.shape[1] > MAX_COORDINATES:
+        cols = np.asarray(_coordinates(yd[:half], yp[:half], MAX_COORDINATES), dtype=np.intp)
+        yd, yp = yd[:, cols], yp[:, cols]
+        wrap = lambda sc: OnColumns(sc, cols)  # noqa: E731
+    fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
+    few = min(4000, max(2, half // 5))  # patterns few enough to estimate each one's ratio
+    rows = _distinct_rows(fit_d, fit_p, few)
+    # the cells of both cell fits, each pooled column sorted once
+    cells = pooled_cells(fit_d, fit_p, (CELL_PATTERN_BINS, NAIVE_BAYES_BINS))
+    if 0 < rows <= few:
+        sc = fit_patterns(fit_d, fit_p)
+        yield wrap(sc), sc(ev_d), sc(ev_p), False
+    else:
+        sc = fit_cell_patterns(fit_d, fit_p, CELL_PATTERN_BINS, max_patterns=few,
+                               cells=tuple(c[0] for c in cells))
+        if sc is not None and 0 < sc.inner.llr.size <= few:
+            yield wrap(sc), sc(ev_d), sc(ev_p), False
+    sc = fit_naive_bayes(fit_d, fit_p, NAIVE_BAYES_BINS, cells=tuple(c[1] for c in cells))
+    yield wrap(sc), sc(ev_d), sc(ev_p), False
+    sc = fit_logistic(fit_d, fit_p)
+    yield wrap(sc), sc(ev_d), sc(ev_p), False
+    for sc, sd, sp, intervals in joint_families(yd, yp, quick, vector=True):
+        yield wrap(sc), sd, sp, intervals
 
 
 def _float_families(fit_d, fit_p, ev_d, ev_p, repeats: bool, quick: bool,

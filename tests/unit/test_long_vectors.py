@@ -1,0 +1,55 @@
+"""Fitted scores of long vectors (dpaudit.estimators.selection): vectors longer than
+MAX_COORDINATES are fitted on the coordinates that differ most on the *fitting* half only, so the
+thresholds chosen on the other half stay honest, and the coordinate events still find a moved one."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpaudit.estimators.scores import OnColumns
+from dpaudit.estimators.selection import MAX_COORDINATES, _coordinates, _families, _fitted_vector_families
+from dpaudit.outputs import OutputSchema
+from dpaudit.spec import OutputKind
+
+D = 300
+
+
+def _rows(seed: int, n: int = 4000) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return (rng.geometric(0.5, (n, D)) - rng.geometric(0.5, (n, D))).astype(float), \
+        (rng.geometric(0.5, (n, D)) - rng.geometric(0.5, (n, D))).astype(float)
+
+
+def test_long_vectors_are_fitted_on_columns_screened_on_the_fitting_half():
+    yd, yp = _rows(1)
+    half = yd.shape[0] // 2
+    yp[:half, 5] += 3.0  # a difference the fitting half shows
+    fams = list(_fitted_vector_families(yd, yp, quick=False))
+    assert fams
+    cols = np.asarray(_coordinates(yd[:half], yp[:half], MAX_COORDINATES))
+    for sc, sd, sp, _ in fams:
+        assert isinstance(sc, OnColumns) and sc.columns.size == MAX_COORDINATES
+        assert np.array_equal(sc.columns, cols) and 5 in sc.columns
+        rows = yd[half:] if sd.shape[0] == yd.shape[0] - half else yd  # joint scores: all rows
+        assert np.array_equal(sc(rows), sd, equal_nan=True)
+    # what the evaluation half shows does not change the columns
+    yp2 = yp.copy()
+    yp2[half:, 200] += 3.0
+    for (sc, *_), (sc2, *_) in zip(fams, _fitted_vector_families(yd, yp2, quick=False)):
+        assert np.array_equal(sc.columns, sc2.columns)
+    assert "on coordinates" in fams[0][0].describe()
+
+
+def test_a_moved_coordinate_of_a_long_vector_gets_events_of_its_own():
+    yd, yp = _rows(2)
+    yp[:, 123] += 2.0
+    schema = OutputSchema(OutputKind.VECTOR, length=D)
+    coords = [sc.j for sc, *_ in _families(yd, yp, schema, quick=False, floats=False)
+              if type(sc).__name__ == "Coordinate"]
+    assert 123 in coords and len(coords) <= 8
+
+
+def test_short_vectors_are_fitted_on_every_coordinate():
+    rng = np.random.default_rng(3)
+    yd, yp = rng.normal(size=(2000, 20)), rng.normal(size=(2000, 20))
+    assert not any(isinstance(sc, OnColumns) for sc, *_ in _fitted_vector_families(yd, yp, quick=False))
