@@ -15,7 +15,7 @@ Encoding (what the estimators see):
 kind                   encoded batch
 =====================  ===========================================================================
 ``REAL``               float64 array (n,) of the values
-``DISCRETE`` integer   float64 array (n,) of the integer values (exact below 2**53)
+``DISCRETE`` integer   float64 array (n,) of the integer values (all within ±2**53, so exact)
 ``DISCRETE`` category  float64 array (n,) of codes 0, 1, 2, ... in order of first appearance
 ``BOOL``               float64 array (n,) of 0.0 / 1.0
 ``NONE``               float64 array (n,) of 0.0
@@ -34,6 +34,12 @@ of that batch, at least :data:`MIN_POSITIONS`, at most :data:`MAX_POSITIONS`); e
 left out of the columns but never out of the skeleton. A tuple and a list with the same elements
 encode alike, so the events that
 :mod:`dpaudit.estimators.joint` builds on this encoding do not depend on which one a user writes.
+
+Integers beyond ±2**53, which float64 would merge with their neighbours (2**60 and 2**60 + 1 are
+one double), are categories: a batch holding one makes the kind a category, audited exactly on its
+codes (a later batch that brings the first one after smaller integers is an error saying so). A
+numeric array of any shape is audited as its flattened vector (C order: element [i, j] of an r × c
+matrix is coordinate i·c + j).
 
 ``NONE`` and ``BOOL`` widen to a category when a later output is another hashable scalar
 (``None`` keeps code 0, ``False``/``True`` keep 0/1), so a mechanism answering ``None`` on one
@@ -162,6 +168,25 @@ def _classes(raw: list) -> dict[str, Any]:
     return found
 
 
+#: integers of larger magnitude are not all exact in float64
+EXACT_INT = 2 ** 53
+
+
+def _big_int(seq: Any) -> Optional[Any]:
+    """The first integer of ``seq`` beyond ±:data:`EXACT_INT` (None when there is none)."""
+    if isinstance(seq, np.ndarray):
+        if seq.dtype.kind not in "iu" or not seq.size:
+            return None
+        big = np.flatnonzero((seq > EXACT_INT) | (seq < -EXACT_INT)) if seq.dtype.kind == "i" \
+            else np.flatnonzero(seq > EXACT_INT)
+        return seq.flat[big[0]].item() if big.size else None
+    for v in seq:
+        if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) \
+                and not -EXACT_INT <= v <= EXACT_INT:
+            return v
+    return None
+
+
 def _short(v: Any, limit: int = 80) -> str:
     if isinstance(v, (np.ndarray, np.generic)):
         v = v.tolist()
@@ -224,9 +249,15 @@ class OutputEncoder:
         seq = list(raw) if not isinstance(raw, list) else raw
         if not seq:
             return self._empty()
-        # a 0-d array (what numpy reductions of arrays often give) is the scalar it holds
-        seq = [v.item() if type(v) is np.ndarray and v.ndim == 0 else v for v in seq]
+        # a 0-d array (what numpy reductions of arrays often give) is the scalar it holds, an
+        # array of several dimensions its flattened vector
+        seq = [v if type(v) is not np.ndarray or v.ndim == 1 else v.item() if v.ndim == 0
+               else v.reshape(-1) for v in seq]
         found = _classes(seq)
+        if _INT in found:
+            big = _big_int(seq)
+            if big is not None:
+                found[_CAT] = big  # exact as a category (float64 would merge it with its neighbours)
         lengths = _lengths(seq) if _VEC in found else None
         schema = _kind_of(found, data, lengths)
         self._accept(schema, found, data)
@@ -279,6 +310,11 @@ class OutputEncoder:
             raise MechanismError(f"changed output length between calls: returned {what} after "
                                  f"vectors of length {cur.length} (declare output='mixed' for "
                                  f"outputs of varying length)", data, v)
+        big = found.get(_CAT)
+        if k is OutputKind.DISCRETE and cur.integer and isinstance(big, numbers.Integral):
+            raise MechanismError(f"returned the integer {big}, beyond ±2**53, after smaller "
+                                 f"integers: float64 cannot hold it exactly (return such outputs "
+                                 f"as str to audit them as categories)", data, big)
         bad_class = next(iter(found))
         v = found[bad_class]
         raise MechanismError(f"changed output type between calls: returned {bad_class} "
@@ -346,18 +382,25 @@ class OutputEncoder:
         return np.empty(0)
 
     def _encode_array(self, raw: np.ndarray, data: Any) -> np.ndarray:
+        if raw.ndim > 2:  # a batch of matrices (or more): each output its flattened vector
+            raw = raw.reshape(raw.shape[0], -1)
+        big = _big_int(raw)
         if raw.ndim == 1:
             if raw.size == 0:
                 return self._empty()
             kind = raw.dtype.kind
             cls = _BOOL if kind == "b" else _INT if kind in "iu" else _REAL
-            self._accept(_kind_of({cls: raw[0]}, data), {cls: raw[0]}, data)
+            found = {cls: raw[0]} if big is None else {cls: raw[0], _CAT: big}
+            self._accept(_kind_of(found, data), found, data)
             if not self.schema.ordered and self.schema.kind is not OutputKind.BOOL:
                 return self._encode_list(raw.tolist(), data)
             out = raw.astype(float)
         elif raw.ndim == 2:
             if raw.shape[0] == 0:
                 return self._empty()
+            if big is not None:
+                raise MechanismError(f"returned vectors holding the integer {big}, beyond ±2**53: "
+                                     f"float64 cannot hold it exactly", data, big)
             self._accept(OutputSchema(OutputKind.VECTOR, length=raw.shape[1]), {_VEC: raw[0]}, data)
             if self.schema.kind is OutputKind.MIXED:
                 return self._encode_mixed(raw.tolist())
@@ -385,6 +428,11 @@ class OutputEncoder:
                                              f"{_short(v)} of length {len(v)} after vectors of "
                                              f"length {s.length}", data, v)
                 raise MechanismError("returned vectors that are not all numeric", data)
+            if out.size and np.nanmax(np.abs(np.where(np.isinf(out), 0.0, out))) > EXACT_INT:
+                big = next((b for b in map(_big_int, seq) if b is not None), None)
+                if big is not None:
+                    raise MechanismError(f"returned vectors holding the integer {big}, beyond "
+                                         f"±2**53: float64 cannot hold it exactly", data, big)
             return out
         codes = self._codes
         out = np.empty(len(seq))

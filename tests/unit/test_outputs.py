@@ -70,7 +70,9 @@ def test_integers_then_floats_stay_numeric():
     ([True, 2], "changed output type"),
     ([1.5, "x"], "changed output type"),
     ([(1, 2), 3.0], "changed output type"),
-    (np.ones((2, 2, 2)), "shape"),
+    (np.ones(()), "shape"),
+    ([[1, 2**60]], "beyond ±2**53"),
+    (np.array([[1, -2**60]]), "beyond ±2**53"),
 ])
 def test_bad_outputs_name_the_output_and_the_dataset(raw, fragment):
     with pytest.raises(MechanismError) as err:
@@ -90,6 +92,28 @@ def test_non_finite_outputs_are_outputs(raw):
         assert np.array_equal(y, expected, equal_nan=True)
     else:  # categories: every NaN is one atom
         assert y.tolist() == [0.0, 1.0, 1.0] and math.isnan(enc.atom(1))
+
+
+def test_integers_float64_cannot_hold_are_exact_categories():
+    """2**60 and 2**60 + 1 are one double: as numbers they would be one output."""
+    big = [2**60, 2**60 + 1, 3, 2**60]
+    y, enc = encode(big)
+    assert enc.schema.kind is OutputKind.DISCRETE and not enc.schema.ordered
+    assert y.tolist() == [0.0, 1.0, 2.0, 0.0] and [enc.atom(c) for c in y] == big
+    y, enc = encode(np.array(big, dtype=np.int64))
+    assert not enc.schema.ordered and y.tolist() == [0.0, 1.0, 2.0, 0.0]
+    _, enc = encode([1, 2])  # small integers first: the big one later is an error that says why
+    with pytest.raises(MechanismError, match=r"beyond ±2\*\*53, after smaller integers"):
+        encode([2**60], enc)
+
+
+def test_arrays_of_any_shape_are_their_flattened_vectors():
+    m = np.arange(6.0).reshape(2, 3)
+    y, enc = encode([m, 2 * m])  # one matrix per call
+    assert enc.schema.kind is OutputKind.VECTOR and enc.schema.length == 6
+    assert np.array_equal(y, np.stack([m.reshape(-1), 2 * m.reshape(-1)]))
+    y, enc = encode(np.stack([m, 2 * m]))  # a batch of matrices
+    assert enc.schema.length == 6 and np.array_equal(y[1], 2 * m.reshape(-1))
 
 
 def test_change_between_batches_is_an_error():
