@@ -300,9 +300,14 @@ def _note_porosity(event: dict, counts: Any) -> None:
     that x + noise can produce differ between x and x′, so some outputs are possible on one dataset
     and (nearly) impossible on the other (Mironov, "On significance of the least significant bits
     for differential privacy", CCS 2012; README "Floating point")."""
-    if event.get("reason") != "porosity" or not counts.n_num or not counts.n_den:
+    if event.get("reason") not in ("porosity", "signed-zero") or not counts.n_num or not counts.n_den:
         return
     on_d, on_dp = _share(counts.x, counts.n_num), _share(counts.y, counts.n_den)
+    if event["reason"] == "signed-zero":
+        event["text"] = (f"{event['text']} (signed zero: {on_d} of the outputs on D, {on_dp} on D′; "
+                         f"+0.0 and −0.0 compare equal but are different doubles, and the sign bit "
+                         f"is released with the value)")
+        return
     event["text"] = (f"{event['text']} (porosity: {on_d} of the outputs on D, {on_dp} on D′; float64 "
                      f"rounding leaves different sets of doubles reachable from D and D′, Mironov 2012)")
 

@@ -74,7 +74,8 @@ class Event:
         if isinstance(sc, (AtomRatio, PatternRatio)):
             members = sc.members(self._keep())
             if isinstance(sc, AtomRatio):
-                shown = [repr(decode(a)) for a in members[:_MAX_LISTED]]
+                # numpy scalars as the Python values they hold (numpy 2 spells them np.float64(3.0))
+                shown = [repr(_plain(decode(a))) for a in members[:_MAX_LISTED]]
                 what = "output"
             else:
                 shown = [_vector(p) for p in members[:_MAX_LISTED]]
@@ -114,10 +115,12 @@ class Event:
             rec["cells"] = [sc.cells.describe_cell(c) for c in members[:_MAX_LISTED]]
             rec["cell_codes"] = ([int(c) for c in members] if sc.cells.family == "repeated"
                                  else [float(c) for c in members])
-            rec["reason"] = "porosity"
+            # a zero of one sign only: the value 0 is the same, the sign bit is what differs
+            signed_zero = bool(members.size) and all(sc.cells.is_zero(c) for c in members)
+            rec["reason"] = "signed-zero" if signed_zero else "porosity"
         elif isinstance(sc, AtomRatio):
             rec["kind"] = "atoms"
-            rec["atoms"] = [decode(a) for a in sc.members(self._keep())]
+            rec["atoms"] = [_plain(decode(a)) for a in sc.members(self._keep())]
         elif isinstance(sc, PatternRatio):
             rec["kind"] = "patterns"
             rec["patterns"] = sc.members(self._keep()).tolist()
@@ -126,6 +129,10 @@ class Event:
             rec["score_lo"], rec["score_hi"] = self.lo, self.hi
             rec["score"] = sc.to_record()
         return rec
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
 
 
 def _vector(p: np.ndarray) -> str:

@@ -50,6 +50,7 @@ FAMILIES = ("trailing", "repeated")
 
 _MANT = np.uint64((1 << 52) - 1)
 _CANON_NAN = np.float64(np.nan).view(np.uint64)
+_NEG_ZERO = np.float64(-0.0).view(np.uint64)
 
 
 def _bits(y: np.ndarray) -> np.ndarray:
@@ -119,13 +120,17 @@ class FloatCells:
         where = _binade(sign, e)
         if self.family == "trailing":
             if e == 0 and low == 52:
-                return f"outputs equal to {'−' if sign else ''}0"
+                return f"outputs equal to {'−' if sign else '+'}0.0"
             if low == 0:
                 return f"outputs in {where} whose last mantissa bit is 1"
             if low == 52:
                 return f"outputs in {where} that are exact powers of two"
             return f"outputs in {where} with exactly {low} trailing zero mantissa bit{'' if low == 1 else 's'}"
         return f"outputs in {where} whose last two mantissa bits are {low:02b}"
+
+    def is_zero(self, cell) -> bool:
+        """Whether ``cell`` holds only +0.0 or only −0.0 (``trailing``: exponent 0, no mantissa)."""
+        return self.family == "trailing" and int(cell) < 128 and int(cell) % 64 == 52  # (2·0 + s)·64 + 52
 
     def describe(self) -> str:
         return {"trailing": "binade and trailing zero bits of the output",
@@ -223,7 +228,9 @@ def fit_float_cells(family: str, yd: np.ndarray, yp: np.ndarray,
 
 def has_float_structure(*samples: np.ndarray, head: int = 4096) -> bool:
     """Whether real outputs have bits worth testing, judged on the first ``head`` values of each
-    sample: some value is NaN or ±inf, or the values are not on a grid coarser than their ulps.
+    sample: some value is NaN, ±inf or −0.0 (equal to 0.0 as a number, a different double: a
+    clamp or a product that keeps the sign of something private releases it in the sign bit), or
+    the values are not on a grid coarser than their ulps.
 
     A nonzero double y = 2^(E−52)·M (E its unbiased exponent, M its odd-free significand with
     tz trailing zeros) is a multiple of its quantum q(y) = 2^(E−52+tz). With q the smallest
@@ -237,7 +244,7 @@ def has_float_structure(*samples: np.ndarray, head: int = 4096) -> bool:
     for y in samples:
         b = _bits(np.asarray(y)[:head])
         e = ((b >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
-        if np.any(e == 0x7FF):
+        if np.any(e == 0x7FF) or np.any(b == _NEG_ZERO):
             return True
         m = b & _MANT
         nz = (e != 0) | (m != 0)

@@ -16,7 +16,8 @@ def _porous_column(n=50_000, seed=1):
     law on both (on the 2^-5 grid, and integers)."""
     rng = np.random.default_rng(seed)
     nu = rng.laplace(scale=10.0, size=(n, 3))
-    base = np.c_[np.round(nu[:, 0] * 32) / 32, nu[:, 1], np.round(nu[:, 2])]
+    # (+ 0.0 turns the −0.0 that rounding gives into 0.0: a signed zero is float structure)
+    base = np.c_[np.round(nu[:, 0] * 32) / 32 + 0.0, nu[:, 1], np.round(nu[:, 2]) + 0.0]
     yp = base.copy()
     yp[:, 1] = 1.0 + nu[:, 1]
     return base, yp
@@ -59,10 +60,11 @@ def test_float_structure_means_bits_finer_than_a_common_grid():
     rng = np.random.default_rng(5)
     noise = rng.laplace(scale=10.0, size=1000)
     assert has_float_structure(noise)                                  # all 53 bits in use
-    assert not has_float_structure(np.round(noise))                    # integers
-    assert not has_float_structure(np.round(noise * 2.0**30) / 2.0**30)  # the grid 2^-30·Z
-    assert not has_float_structure(32.0 * np.round(noise), np.array([100.0, -100.0]))  # snapping
-    assert not has_float_structure(np.array([0.0, -0.0, 0.5, 2.0**40]))
+    assert not has_float_structure(np.round(noise) + 0.0)              # integers (+ 0.0: no −0.0)
+    assert not has_float_structure(np.round(noise * 2.0**30) / 2.0**30 + 0.0)  # the grid 2^-30·Z
+    assert not has_float_structure(32.0 * np.round(noise) + 0.0, np.array([100.0, -100.0]))  # snapping
+    assert not has_float_structure(np.array([0.0, 0.5, 2.0**40]))
+    assert has_float_structure(np.array([0.0, -0.0, 0.5, 2.0**40]))   # a signed zero: its sign bit
     assert has_float_structure(np.array([2.0**-30, 2.0**22 + 1]))      # 2^-30·Z at 2^22 needs 53 bits
     assert has_float_structure(np.array([1.0]), np.array([np.nan]))
     assert has_float_structure(np.array([np.inf]))
@@ -78,3 +80,19 @@ def test_a_non_finite_coordinate_is_an_atom():
     yp = np.c_[rng.normal(size=4000), rng.normal(size=4000)]
     c = choose_event(yd, yp, OutputSchema(OutputKind.VECTOR, length=2), n_val=1e6, alpha=0.05)
     assert c.projected > 5.0
+
+
+def test_a_signed_zero_is_float_structure_and_a_cell_of_its_own():
+    """−0.0 == 0.0 as numbers, but they are different doubles: integer outputs with a −0.0 among
+    them have bits worth testing, and the two zeros fall in different cells."""
+    from dpaudit.estimators.floats import FloatCells
+
+    ints = np.array([0.0, 3.0, -2.0, 7.0])
+    assert not has_float_structure(ints, ints)
+    assert has_float_structure(ints, np.r_[ints, -0.0])
+    cells = FloatCells("trailing")
+    plus, minus = cells.index(np.array([0.0, -0.0]))
+    assert plus != minus and cells.is_zero(plus) and cells.is_zero(minus)
+    assert not any(cells.is_zero(c) for c in cells.index(np.array([5e-324, -5e-324, 1.0, np.nan])))
+    assert cells.describe_cell(plus) == "outputs equal to +0.0"
+    assert cells.describe_cell(minus) == "outputs equal to −0.0"
