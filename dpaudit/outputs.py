@@ -35,6 +35,10 @@ left out of the columns but never out of the skeleton. A tuple and a list with t
 encode alike, so the events that
 :mod:`dpaudit.estimators.joint` builds on this encoding do not depend on which one a user writes.
 
+A dict is audited as the tuple of its values in the order of its keys, sorted (the first dict's
+keys; every later dict must have the same keys): a dict of numbers is a vector whose coordinates
+events name by key (``output['count'] ≥ 3``), other dicts are what their tuples are.
+
 Integers beyond ±2**53, which float64 would merge with their neighbours (2**60 and 2**60 + 1 are
 one double), are categories: a batch holding one makes the kind a category, audited exactly on its
 codes (a later batch that brings the first one after smaller integers is an error saying so). A
@@ -54,7 +58,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Hashable, Optional
 
 import numpy as np
@@ -83,9 +87,13 @@ class OutputSchema:
     length: Optional[int] = None
     ordered: bool = True
     integer: bool = False
+    #: the keys of dict outputs, in the order of the encoded coordinates (VECTOR only)
+    names: Optional[tuple] = field(default=None, compare=False)
 
     @property
     def description(self) -> str:
+        if self.kind is OutputKind.VECTOR and self.names is not None:
+            return f"dict of {self.length} numbers (keys {', '.join(map(repr, self.names))})"
         if self.kind is OutputKind.VECTOR:
             return f"fixed-length numeric vector (length {self.length})"
         if self.kind is OutputKind.MIXED:
@@ -187,6 +195,10 @@ def _big_int(seq: Any) -> Optional[Any]:
     return None
 
 
+def _key_list(keys: Any) -> str:
+    return "(" + ", ".join(sorted(map(repr, keys))) + ")"
+
+
 def _short(v: Any, limit: int = 80) -> str:
     if isinstance(v, (np.ndarray, np.generic)):
         v = v.tolist()
@@ -240,6 +252,7 @@ class OutputEncoder:
         self._atoms: list = []
         self._skeleton_codes: dict[Any, int] = {}
         self._skeletons: list = []
+        self._keys: Optional[tuple] = None  # dict outputs: their keys, in encoding order
 
     # ------------------------------------------------------------------ public
     def encode(self, raw: Any, data: Any) -> np.ndarray:
@@ -249,6 +262,8 @@ class OutputEncoder:
         seq = list(raw) if not isinstance(raw, list) else raw
         if not seq:
             return self._empty()
+        if self._keys is not None or type(seq[0]) is dict:
+            seq = self._undict(seq, data)
         # a 0-d array (what numpy reductions of arrays often give) is the scalar it holds, an
         # array of several dimensions its flattened vector
         seq = [v if type(v) is not np.ndarray or v.ndim == 1 else v.item() if v.ndim == 0
@@ -281,6 +296,8 @@ class OutputEncoder:
         cur = self.schema
         if cur is None:
             self.schema = self._declared(schema, found, data)
+            if self._keys is not None and self.schema.kind is OutputKind.VECTOR:
+                self.schema = replace(self.schema, names=self._keys)
             if self.schema.kind is OutputKind.BOOL:
                 self._seed_codes([False, True])
             elif self.schema.kind is OutputKind.NONE:
@@ -332,6 +349,24 @@ class OutputEncoder:
             return OutputSchema(OutputKind.REAL)
         v = next(iter(found.values()))
         raise MechanismError(f"returned {_short(v)}, not the declared {d.description} output", data, v)
+
+    def _undict(self, seq: list, data: Any) -> list:
+        """Dict outputs as the tuples of their values in one key order (the first dict's keys,
+        sorted), every dict checked to have those keys (module docstring)."""
+        if self._keys is None:
+            first = seq[0]
+            self._keys = tuple(sorted(first, key=lambda k: (type(k).__name__, repr(k))))
+        keys, want = self._keys, set(self._keys)
+        out = []
+        for v in seq:
+            if type(v) is not dict and not isinstance(v, dict):
+                raise MechanismError(f"returned {_short(v)} after dict outputs", data, v)
+            if v.keys() != want:
+                raise MechanismError(f"returned a dict with keys {_key_list(v)} after dicts with "
+                                     f"keys {_key_list(keys)} (return the same keys every time)",
+                                     data, v)
+            out.append(tuple(v[k] for k in keys))
+        return out
 
     def _seed_codes(self, atoms: list) -> None:
         for a in atoms:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -171,6 +171,7 @@ class FloatCellRatio:
     table: Optional[np.ndarray] = None  # llr per cell index − offset + 1 (NaN: never seen, and at
     offset: int = 0                     # both ends for cells outside the fitted range); not repeated
     coordinate: Optional[int] = None    # vector outputs: the column scored
+    name: Any = None                    # ... and its key, for dict outputs
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
         if self.coordinate is not None:
@@ -181,8 +182,11 @@ class FloatCellRatio:
             return self.table[i]
         return self.inner(self.cells(y))
 
+    def _where(self) -> str:
+        return f"coordinate {self.coordinate if self.name is None else repr(self.name)}"
+
     def describe(self) -> str:
-        where = "" if self.coordinate is None else f" (coordinate {self.coordinate})"
+        where = "" if self.coordinate is None else f" ({self._where()})"
         return f"estimated log-likelihood ratio of the {self.cells.describe()}{where}"
 
     def members(self, keep: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
@@ -192,7 +196,7 @@ class FloatCellRatio:
         """The set of cells ``members`` in words."""
         parts = [self.cells.describe_cell(c) for c in members[:limit]]
         more = f"; … ({len(members)} cells in all)" if len(members) > limit else ""
-        where = "" if self.coordinate is None else f"coordinate {self.coordinate}: "
+        where = "" if self.coordinate is None else f"{self._where()}: "
         return where + "; ".join(parts) + more if parts else "∅"
 
     def to_record(self) -> dict:
@@ -204,7 +208,7 @@ class FloatCellRatio:
 
 
 def fit_float_cells(family: str, yd: np.ndarray, yp: np.ndarray,
-                    coordinate: Optional[int] = None) -> FloatCellRatio:
+                    coordinate: Optional[int] = None, name: Any = None) -> FloatCellRatio:
     """Per-cell log-ratios of ``family`` from equal-size samples of D and D' (counts by
     ``bincount`` over dense cell indices, so fitting and scoring are O(n)). With ``coordinate``,
     ``yd`` and ``yp`` are vector outputs (rows) and column ``coordinate`` is fitted."""
@@ -212,7 +216,7 @@ def fit_float_cells(family: str, yd: np.ndarray, yp: np.ndarray,
     if coordinate is not None:
         yd, yp = yd[:, coordinate], yp[:, coordinate]
     if family == "repeated":
-        return FloatCellRatio(cells, fit_atoms(cells(yd), cells(yp)), coordinate=coordinate)
+        return FloatCellRatio(cells, fit_atoms(cells(yd), cells(yp)), coordinate=coordinate, name=name)
     id_, ip = cells.index(yd), cells.index(yp)
     lo = min((int(c.min()) for c in (id_, ip) if c.size), default=0)
     hi = max((int(c.max()) for c in (id_, ip) if c.size), default=lo)
@@ -223,7 +227,7 @@ def fit_float_cells(family: str, yd: np.ndarray, yp: np.ndarray,
     llr = np.log((cd[seen] + PRIOR) / (cp[seen] + PRIOR))
     table = np.full(hi - lo + 3, np.nan)
     table[seen + 1] = llr
-    return FloatCellRatio(cells, AtomRatio((seen + lo).astype(float), llr), table, lo, coordinate)
+    return FloatCellRatio(cells, AtomRatio((seen + lo).astype(float), llr), table, lo, coordinate, name)
 
 
 def has_float_structure(*samples: np.ndarray, head: int = 4096) -> bool:

@@ -58,18 +58,20 @@ class Identity:
 
 @dataclass(frozen=True, slots=True)
 class Coordinate:
-    """s(y) = y[j] for vector outputs."""
+    """s(y) = y[j] for vector outputs (``name``: the key of a dict output's coordinate j)."""
 
     j: int
+    name: Any = None
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
         return y[:, self.j]
 
     def describe(self) -> str:
-        return f"output[{self.j}]"
+        return f"output[{self.j if self.name is None else repr(self.name)}]"
 
     def to_record(self) -> dict:
-        return {"kind": "coordinate", "index": self.j}
+        return {"kind": "coordinate", "index": self.j,
+                **({} if self.name is None else {"name": self.name})}
 
 
 def _lookup(keys: np.ndarray, values: np.ndarray, y: np.ndarray) -> np.ndarray:

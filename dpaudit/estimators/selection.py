@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
@@ -320,11 +320,12 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
     if kind is OutputKind.VECTOR:
         yield from _fitted_vector_families(yd, yp, quick)
         coordinates = _coordinates(yd, yp)
+        names = schema.names  # the keys of dict outputs, which events name coordinates by
         for j in coordinates:
-            sc = Coordinate(j)
+            sc = Coordinate(j, None if names is None else names[j])
             yield sc, sc(yd), sc(yp), True
         if floats and half:
-            yield from _float_coordinate_families(fit_d, fit_p, ev_d, ev_p, coordinates, quick)
+            yield from _float_coordinate_families(fit_d, fit_p, ev_d, ev_p, coordinates, quick, names)
         return
     if schema.ordered:
         sc = Identity()
@@ -376,25 +377,27 @@ def _fitted_vector_families(yd: np.ndarray, yp: np.ndarray, quick: bool):
 
 
 def _float_families(fit_d, fit_p, ev_d, ev_p, repeats: bool, quick: bool,
-                    coordinate: Optional[int] = None):
+                    coordinate: Optional[int] = None, name: Any = None):
     """The float-structure families of real outputs (:mod:`~dpaudit.estimators.floats`): binade
     × trailing zero bits always (binade × last two bits too, when listed and not ``quick``), and
     exact atoms of the values when some repeat; of column ``coordinate`` for vector outputs."""
     for family in FLOAT_FAMILIES:
         if (family == "lowbits" and quick) or (family == "repeated" and not repeats):
             continue
-        sc = fit_float_cells(family, fit_d, fit_p, coordinate)
+        sc = fit_float_cells(family, fit_d, fit_p, coordinate, name)
         yield sc, sc(ev_d), sc(ev_p), False
 
 
-def _float_coordinate_families(fit_d, fit_p, ev_d, ev_p, coordinates: list[int], quick: bool):
+def _float_coordinate_families(fit_d, fit_p, ev_d, ev_p, coordinates: list[int], quick: bool,
+                               names: Optional[tuple] = None):
     """The float-structure families of the real coordinates among ``coordinates`` of vector
     outputs: binade × trailing zero bits of each coordinate whose values have float structure
     (:func:`~dpaudit.estimators.floats.has_float_structure`). Repeated values of a coordinate
     (codes, clamped ends) are left to the vector's own pattern and per-coordinate scores."""
     for j in coordinates:
         if has_float_structure(fit_d[:, j], fit_p[:, j]):
-            yield from _float_families(fit_d, fit_p, ev_d, ev_p, False, quick, coordinate=j)
+            yield from _float_families(fit_d, fit_p, ev_d, ev_p, False, quick, coordinate=j,
+                                       name=None if names is None else names[j])
 
 
 def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val: float,

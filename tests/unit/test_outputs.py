@@ -65,7 +65,7 @@ def test_integers_then_floats_stay_numeric():
 
 
 @pytest.mark.parametrize("raw, fragment", [
-    ([{"a": 1}], "unhashable dict"),
+    ([{"a": [1, "x"]}], "unhashable tuple"),
     ([[1, "x"]], "unhashable list"),
     ([True, 2], "changed output type"),
     ([1.5, "x"], "changed output type"),
@@ -160,3 +160,32 @@ def test_declared_kind_is_respected():
 def test_empty_batch():
     y, enc = encode([])
     assert y.size == 0
+
+
+def test_dicts_are_tuples_of_their_values_in_sorted_key_order():
+    y, enc = encode([{"count": 3.5, "flag": True}, {"flag": False, "count": 1.0}])  # any key order
+    assert y.tolist() == [[3.5, 1.0], [1.0, 0.0]]
+    assert enc.schema.kind is OutputKind.VECTOR and enc.schema.names == ("count", "flag")
+    assert "keys 'count', 'flag'" in enc.schema.description
+    with pytest.raises(MechanismError, match=r"keys \('count'\) after dicts with keys \('count', 'flag'\)"):
+        encode([{"count": 2.0}], enc)
+    with pytest.raises(MechanismError, match="after dict outputs"):
+        encode([2.0], enc)
+    y, enc = encode([{"a": "x", "b": 1}, {"b": 1, "a": "y"}, {"a": "x", "b": 1}])  # not numbers
+    assert enc.schema.kind is OutputKind.DISCRETE and y.tolist() == [0.0, 1.0, 0.0]
+    assert enc.atom(1) == ("y", 1)
+
+
+def test_events_name_the_coordinates_of_dict_outputs_by_key():
+    from dpaudit.estimators.selection import _families
+    from dpaudit.outputs import OutputSchema
+
+    rng = np.random.default_rng(4)
+    yd = np.c_[rng.laplace(size=2000), rng.integers(0, 2, 2000)]
+    yp = np.c_[1.0 + rng.laplace(size=2000), rng.integers(0, 2, 2000)]
+    schema = OutputSchema(OutputKind.VECTOR, length=2, names=("count", "flag"))
+    texts = [sc.describe() for sc, *_ in _families(yd, yp, schema, quick=False)]
+    assert "output['count']" in texts and "output['flag']" in texts
+    floats = [sc for sc, *_ in _families(yd, yp, schema, quick=False)
+              if type(sc).__name__ == "FloatCellRatio"]
+    assert floats and all(sc.text(sc.inner.atoms[:1]).startswith("coordinate 'count': ") for sc in floats)
