@@ -4,8 +4,8 @@ evaluated once per possible byte value.
 Many vector mechanisms release flags or small codes as float64 (RAPPOR's bits, the sparse vector
 technique's 1 / 0 / −1 answers): eight bytes for one of a few values. :func:`compact` stores a
 2-D float sample whose values are all integers in [−128, 127] as int8, exactly (it is kept only
-when every value survives the round trip; −0.0 becomes 0, as the pattern scores already treat
-it), in an eighth of the memory. A function f of one coordinate applied to an int8 column is then
+when every value survives the round trip and no zero is −0.0, whose sign bit the float-structure
+events test), in an eighth of the memory. A function f of one coordinate applied to an int8 column is then
 f evaluated on the 256 byte values and gathered (:func:`per_value`): the scores of
 :mod:`~dpaudit.estimators.scores` and :mod:`~dpaudit.estimators.logistic` cost one table look-up
 per coordinate, whatever f is, and give the values f gives on the floats.
@@ -32,7 +32,9 @@ def compact(y: np.ndarray) -> np.ndarray:
         if not np.array_equal(head.astype(np.int8), head):
             return y
         c = y.astype(np.int8)
-    return c if np.array_equal(c, y) else y
+    if not np.array_equal(c, y) or np.signbit(y[c == 0]).any():  # a −0.0 stays a float
+        return y
+    return c
 
 
 def per_value(f: Callable[[np.ndarray], np.ndarray], v: np.ndarray) -> np.ndarray:

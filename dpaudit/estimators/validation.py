@@ -15,7 +15,7 @@ Poisson sample sizes (paired on common random numbers when the chosen method is 
 each is bounded at level α/k (Bonferroni over the k candidates validated), so the reported bound,
 the largest of them, holds with probability ≥ confidence (DESIGN.md, "Statistical soundness").
 
-The ``sampler`` is :class:`dpaudit.search.sampler.Sampler` (``halves``, ``count``, ``budget``,
+The ``sampler`` is :class:`dpaudit.search.sampler.Sampler` (``halves``, ``count``, ``budget``, ``rows_within``,
 ``selection_base``, ``remaining``, ``encoder``); it raises :class:`Exhausted` when a budget or
 time limit runs out.
 """
@@ -41,6 +41,10 @@ __all__ = ["Candidate", "Exhausted", "select", "validate", "RACE", "MIN_RACE_SAM
 RACE = ((12, 0.10), (4, 0.10), (1, 0.15))
 #: a race stage runs only when each of its pairs gets at least this many samples
 MIN_RACE_SAMPLES = 2_000
+#: a race stage's sample of one dataset holds at most this many bytes of encoded outputs (the
+#: rest of the stage's share goes to validation): 1.5 million rows of 20 doubles fit, 32,000 rows
+#: of a 1,000-bin histogram
+RACE_BYTES = 256 << 20
 #: structured patterns always in the first race stage (the best ones by their scores)
 RACE_PATTERNS = 6
 #: the smallest per-pair scoring sample
@@ -87,7 +91,7 @@ def select(sampler: Any, ranked: list[Pair], pattern_keys: set, seeds: Any, *, k
             width = max(k, budget // (2 * MIN_RACE_SAMPLES))
         carry = 0
         pool = survivors[:width]
-        n = max(MIN_SCORE_SAMPLES, budget // (2 * len(pool)))
+        n = max(MIN_SCORE_SAMPLES, min(budget // (2 * len(pool)), sampler.rows_within(RACE_BYTES)))
         cands = []
         for p, s in zip(pool, seed.spawn(len(pool))):
             try:  # one half of the pair's sample in memory at a time (Sampler.halves)

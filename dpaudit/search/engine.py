@@ -57,6 +57,11 @@ SEARCH_SHARE = 0.125
 #: samples (below it, climbing would chase the noise of the scores)
 MIN_SEARCH_SAMPLES = 400
 MAX_SCORE_SAMPLES = 50_000
+#: ... and at most this many bytes of encoded outputs per dataset (wide outputs score on fewer)
+SCORE_BYTES = 64 << 20
+#: the pattern scoring samples drawn ahead (one executor call for many pairs) hold at most about
+#: this many bytes; later pairs are drawn when they are scored (the same outputs)
+DRAW_AHEAD_BYTES = 128 << 20
 #: the level search's share of the search budget (``linf`` / ``l1``; the hypothesis search and
 #: the refinement share what the patterns leave)
 LEVEL_SHARE = 0.25
@@ -167,7 +172,8 @@ def _score_patterns(a: _Audit, patterns: list[Pair]) -> None:
     # half the search budget, but enough to score every pattern once on a small budget
     budget = int(max(a.search_budget // 2,
                      min(0.3 * a.sampler.selection_base, 2 * len(patterns) * MIN_SCORE_SAMPLES)))
-    a.n_score = int(np.clip(budget / (2 * max(1, len(patterns))), MIN_SCORE_SAMPLES, MAX_SCORE_SAMPLES))
+    most = min(MAX_SCORE_SAMPLES, max(MIN_SCORE_SAMPLES, a.sampler.rows_within(SCORE_BYTES)))
+    a.n_score = int(np.clip(budget / (2 * max(1, len(patterns))), MIN_SCORE_SAMPLES, most))
     deadline = a.phase_deadline(0.35)
     # as many patterns as the budget scores at 2·n_score samples each (at least one)
     todo = patterns[: max(budget, 2 * a.n_score) // (2 * a.n_score)]
@@ -183,15 +189,21 @@ def _draw_ahead(a: _Audit, pairs: list[Pair], deadline: Optional[float]) -> None
     patterns one by one). A chunk holds about one batch of samples, so a time limit is checked as
     often as in the other phases. The outputs are the ones :meth:`evaluate` would draw pair by
     pair (same seeds, same order); a chunk that would overrun the budget or the time limit is left
-    to the pair-by-pair path, which stops where it always did."""
+    to the pair-by-pair path, which stops where it always did, and so are the pairs after the
+    first :data:`DRAW_AHEAD_BYTES` drawn (wide outputs: 60 patterns of a 2,000-coordinate vector
+    held at once were 900 MB)."""
     chunk = max(1, a.sampler.batch_size // (2 * a.n_score))
+    held = 0
     for i in range(0, len(pairs), chunk):
         part = [p for p in pairs[i:i + chunk] if p.key not in a.cache and p.key not in a.drawn]
+        if held >= DRAW_AHEAD_BYTES:
+            return
         try:
             drawn = a.sampler.draw_pairs(part, a.s_score, a.n_score, deadline) if part else []
         except Exhausted:
             return
         a.drawn.update((p.key, d) for p, d in zip(part, drawn))
+        held += sum(y.nbytes for d in drawn for y in d)
 
 
 def _goal(a: _Audit) -> float:
@@ -240,6 +252,8 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
     out = Outcome()
     try:
         patterns = structured_pairs(spec.neighbours, spec.domain, spec.size, both_orders=False)
+        if patterns:  # how wide the outputs are sizes the batches and the selection samples
+            sampler.probe_width(patterns[0].dataset, seed)
         _score_patterns(a, patterns)
         if sampler.remaining and a.ranked() and a.n_score >= MIN_SEARCH_SAMPLES:
             share = 0.25  # of the search budget, to each of the phases after the patterns

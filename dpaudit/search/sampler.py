@@ -47,6 +47,14 @@ SELECTION_BASE = 20_000_000
 #: :meth:`Sampler.halves` keeps a drawn half of a selection sample (both datasets) up to this
 #: many bytes; a larger one is drawn again when needed rather than held
 HOLD_BYTES = 96 << 20
+#: wide outputs (vectors of thousands of coordinates) are drawn in batches of at most this many
+#: encoded bytes (8 per coordinate): a batch of 50,000 rows of 2,000 doubles would be 800 MB before
+#: the mechanism's own temporaries. Outputs of up to 80 coordinates keep the usual batch size
+BATCH_BYTES = 32 << 20
+#: the outputs kept for the report's plots hold at most this many encoded bytes per dataset
+KEEP_BYTES = 4 << 20
+#: the probe's seed word (:meth:`Sampler.probe_width`), apart from every other use of a seed
+_PROBE_WORD = 0x0D7_9E0B
 
 
 def fresh(seq: np.random.SeedSequence) -> np.random.SeedSequence:
@@ -69,6 +77,25 @@ class Sampler:
         self.on_batch = on_batch
         self.batch_size = BATCH_SIZE if spec.call_form is CallForm.BATCH else LOOP_BATCH
         self.time_cut = False  # set when a time limit stopped a draw
+        self.width = 1  # encoded numbers per output, once probed (:meth:`probe_width`)
+
+    def probe_width(self, data: Any, seed: int) -> int:
+        """Draw one output on ``data`` (outside the budget, on a seed of its own, encoded by a
+        throwaway encoder: nothing else the audit draws or codes changes), set :attr:`width` to
+        the numbers it encodes to and shrink the batch size so a batch holds at most
+        :data:`BATCH_BYTES`. Outputs of up to 80 numbers keep the batch size, hence every seed
+        of the audit; wider ones get smaller batches (another, equally reproducible, plan)."""
+        probe = np.random.SeedSequence([int(seed), _PROBE_WORD])
+        task = plan_batches(data, probe, 1, 1)
+        raw = self.executor.run(self.spec, task)[0]
+        y = OutputEncoder(self.encoder.declared).encode(raw, np.asarray(task[0].data))
+        self.width = int(np.prod(y.shape[1:])) if y.ndim > 1 else 1
+        self.batch_size = int(min(self.batch_size, max(64, BATCH_BYTES // (8 * self.width))))
+        return self.width
+
+    def rows_within(self, nbytes: int) -> int:
+        """How many encoded outputs fit in ``nbytes`` (8 bytes a number, :attr:`width` numbers)."""
+        return max(1, int(nbytes) // (8 * self.width))
 
     @property
     def selection_base(self) -> int:
@@ -236,6 +263,7 @@ class Sampler:
         lists, the first ``keep_n`` encoded outputs of the numerator and the denominator dataset
         are appended to them (for the report's plots)."""
         num, den = (pair.dataset, pair.neighbour) if numerator == 0 else (pair.neighbour, pair.dataset)
+        keep_n = min(keep_n, self.rows_within(KEEP_BYTES))  # kept as Python lists: ~4x the bytes
         tn = iter_batches(num, fresh(seeds[0]), n_num, self.batch_size)
         td = iter_batches(den, fresh(seeds[0] if paired else seeds[1]), n_den, self.batch_size)
         # ((side, ...), unit), numerator and denominator interleaved, made as they are counted
