@@ -146,7 +146,9 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     ``mechanism`` is a :class:`MechanismSpec` or a (decorated) function; ``claim_overrides`` are
     the :func:`dpaudit.mechanism` keywords (epsilon, delta, neighbours, domain, size, output, …).
     ``samples`` is the total number of mechanism calls (default: 4·10⁶ with a batch form, 4·10⁵
-    without; the replay check, :func:`dpaudit.reproduce.replays`, adds 2·64 calls outside it); ``confidence`` is family-wise; ``seed`` (recorded) makes the run reproducible;
+    without; the replay check, :func:`dpaudit.reproduce.replays`, adds 2·64 calls outside it, and
+    the output-width probe, :meth:`dpaudit.search.sampler.Sampler.probe_width`, one per look);
+    ``confidence`` is family-wise; ``seed`` (recorded) makes the run reproducible;
     ``executor`` runs the batches (default: in process, or all cores for a mechanism without a
     batch form); ``progress(dict)`` receives ``phase``, ``candidate``, ``samples``, ``budget``,
     ``estimate`` (best projected bound so far) and, once validated, ``epsilon_lb``; ``timeout`` is a

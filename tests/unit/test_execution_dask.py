@@ -118,8 +118,9 @@ def test_validation_returns_counts_so_outputs_stay_bounded_whatever_the_budget(t
     rec = dpaudit.audit(spec, samples=2_000_000, seed=5, executor=spy_large, early_stop=False).to_record()
     assert spy_large.outputs == spy_small.outputs <= 0.5 * 100_000
     assert spy_large.counted > 1_900_000 - spy_large.outputs
-    # the replay check (dpaudit.reproduce.replays) draws its batch twice outside the budget
-    assert rec["samples"] + 2 * REPLAY_CHECK_CALLS == spy_large.outputs + spy_large.counted
+    # the replay check (dpaudit.reproduce.replays) draws its batch twice outside the budget, and
+    # the output-width probe (Sampler.probe_width) one output
+    assert rec["samples"] + 2 * REPLAY_CHECK_CALLS + 1 == spy_large.outputs + spy_large.counted
     assert rec["verdict"] == "not_refuted"
     looks = dpaudit.audit(spec, samples=4_000_000, seed=5, executor=spy_looks).to_record()
     n_looks = 1 + len(looks["details"]["early_stop"]["budgets"])
