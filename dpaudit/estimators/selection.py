@@ -275,8 +275,9 @@ def _coordinates(yd: np.ndarray, yp: np.ndarray, top: int = COORDINATE_FAMILIES)
 
 
 def _column_stats(y: np.ndarray, mode: np.ndarray) -> tuple:
-    """Per column: mean, variance, and the frequency of the value ``mode[j]``, one column at a
-    time; for int8 rows from one 256-bin histogram per column (the same numbers as numpy's
+    """Per column: mean, variance, and the frequency of the value ``mode[j]``, summed a block of
+    rows at a time (no temporary of the whole sample, and no Python loop over thousands of
+    columns); for int8 rows from one 256-bin histogram per column (the same numbers as numpy's
     reductions over the rows, up to the rounding of the sums)."""
     if y.shape[0] == 0:
         return y.mean(axis=0), y.var(axis=0), (y == mode).mean(axis=0)
