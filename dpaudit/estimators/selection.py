@@ -49,7 +49,7 @@ from dpaudit.estimators.joint import float_elements, joint_families, mixed_famil
 from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.compact import BYTE_VALUES, row_keys
 from dpaudit.estimators.scores import (Coordinate, Identity, OnColumns, fit_atoms, fit_cell_patterns,
-                                       fit_naive_bayes, fit_patterns, pooled_cells)
+                                       fit_discriminant, fit_naive_bayes, fit_patterns, pooled_cells)
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
 
@@ -266,7 +266,12 @@ def _coordinates(yd: np.ndarray, yp: np.ndarray, top: int = COORDINATE_FAMILIES)
     if d <= top:
         return list(range(d))
     mode = yd[0]
-    (md, vd, fd), (mp, vp, fp) = _column_stats(yd, mode), _column_stats(yp, mode)
+    return _ranked(_column_stats(yd, mode), _column_stats(yp, mode), top)
+
+
+def _ranked(stats_d: tuple, stats_p: tuple, top: int) -> list[int]:
+    """:func:`_coordinates` from the columns' statistics (:func:`_column_stats`) of D and D'."""
+    (md, vd, fd), (mp, vp, fp) = stats_d, stats_p
     sd = np.sqrt(0.5 * (vd + vp)) + 1e-300
     gap = np.abs(md - mp) / sd
     pooled = 0.5 * (fd + fp)
@@ -353,7 +358,12 @@ def _fitted_vector_families(yd: np.ndarray, yp: np.ndarray, quick: bool):
         return
     wrap = lambda sc: sc  # noqa: E731
     if yd.shape[1] > MAX_COORDINATES:
-        cols = np.asarray(_coordinates(yd[:half], yp[:half], MAX_COORDINATES), dtype=np.intp)
+        # every coordinate moving a little (a sum released per bin) shows on all of them at once
+        mode = yd[0]
+        sd_, sp_ = _column_stats(yd[:half], mode), _column_stats(yp[:half], mode)
+        sc = fit_discriminant(sd_, sp_)
+        yield sc, sc(yd[half:]), sc(yp[half:]), False
+        cols = np.asarray(_ranked(sd_, sp_, MAX_COORDINATES), dtype=np.intp)
         yd, yp = yd[:, cols], yp[:, cols]
         wrap = lambda sc: OnColumns(sc, cols)  # noqa: E731
     fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]

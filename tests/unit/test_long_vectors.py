@@ -1,12 +1,13 @@
 """Fitted scores of long vectors (dpaudit.estimators.selection): vectors longer than
 MAX_COORDINATES are fitted on the coordinates that differ most on the *fitting* half only, so the
-thresholds chosen on the other half stay honest, and the coordinate events still find a moved one."""
+thresholds chosen on the other half stay honest, beside a linear discriminant of every coordinate
+(fitted on that half too); the coordinate events still find a moved one."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from dpaudit.estimators.scores import OnColumns
+from dpaudit.estimators.scores import Discriminant, OnColumns
 from dpaudit.estimators.selection import MAX_COORDINATES, _coordinates, _families, _fitted_vector_families
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
@@ -25,6 +26,8 @@ def test_long_vectors_are_fitted_on_columns_screened_on_the_fitting_half():
     half = yd.shape[0] // 2
     yp[:half, 5] += 3.0  # a difference the fitting half shows
     fams = list(_fitted_vector_families(yd, yp, quick=False))
+    disc, fams = fams[0][0], fams[1:]
+    assert isinstance(disc, Discriminant) and disc.weights.shape == (D,)
     assert fams
     cols = np.asarray(_coordinates(yd[:half], yp[:half], MAX_COORDINATES))
     for sc, sd, sp, _ in fams:
@@ -35,7 +38,9 @@ def test_long_vectors_are_fitted_on_columns_screened_on_the_fitting_half():
     # what the evaluation half shows does not change the columns
     yp2 = yp.copy()
     yp2[half:, 200] += 3.0
-    for (sc, *_), (sc2, *_) in zip(fams, _fitted_vector_families(yd, yp2, quick=False)):
+    again = list(_fitted_vector_families(yd, yp2, quick=False))
+    assert np.array_equal(again[0][0].weights, disc.weights)
+    for (sc, *_), (sc2, *_) in zip(fams, again[1:]):
         assert np.array_equal(sc.columns, sc2.columns)
     assert "on coordinates" in fams[0][0].describe()
 
@@ -53,3 +58,14 @@ def test_short_vectors_are_fitted_on_every_coordinate():
     rng = np.random.default_rng(3)
     yd, yp = rng.normal(size=(2000, 20)), rng.normal(size=(2000, 20))
     assert not any(isinstance(sc, OnColumns) for sc, *_ in _fitted_vector_families(yd, yp, quick=False))
+
+
+def test_a_small_move_of_every_coordinate_is_seen_by_the_discriminant():
+    """Each of 300 coordinates moves by 0.3 of its spread: no coordinate alone separates D from D',
+    their sum does (about 5 standard deviations)."""
+    yd, yp = _rows(5)
+    yp += 0.3 * np.sqrt(2 * 2.0)  # sd of a difference of two geometric(0.5): sqrt(2·2)
+    half = yd.shape[0] // 2
+    disc = next(iter(_fitted_vector_families(yd, yp, quick=False)))[0]
+    sd, sp = disc(yd[half:]), disc(yp[half:])
+    assert (sd.mean() - sp.mean()) / np.sqrt(0.5 * (sd.var() + sp.var())) > 3
