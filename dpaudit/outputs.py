@@ -359,7 +359,7 @@ class OutputEncoder:
         keys, want = self._keys, set(self._keys)
         out = []
         for v in seq:
-            if type(v) is not dict and not isinstance(v, dict):
+            if not isinstance(v, dict):
                 raise MechanismError(f"returned {_short(v)} after dict outputs", data, v)
             if v.keys() != want:
                 raise MechanismError(f"returned a dict with keys {_key_list(v)} after dicts with "
