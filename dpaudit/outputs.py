@@ -24,7 +24,8 @@ kind                   encoded batch
 =====================  ===========================================================================
 
 ``MIXED`` holds numeric tuples / lists of varying length, or mixed with ``None`` (an SVT answering
-``(index, noisy value)`` or ``None``; a list of positive indices). Each output is split into its
+``(index, noisy value)`` or ``None``; a list of positive indices), and real numbers mixed with
+``None`` (a value or no answer), each number encoded as the 1-tuple ``(v,)``. Each output is split into its
 discrete *skeleton* — the integers and bools it holds, with every float replaced by a marker, and
 its length (``None`` and ``[]`` are skeletons of their own) — coded 0, 1, 2, ... in order of first
 appearance (``None`` and ``[]``, the two spellings of "no answer", share one code), and its
@@ -221,6 +222,8 @@ def _kind_of(found: dict[str, Any], data: Any, lengths: Optional[set] = None) ->
     classes = set(found)
     if _VEC in classes and classes <= {_VEC, _NONE} and (_NONE in classes or len(lengths or ()) > 1):
         return _mixed(lengths or set())
+    if _NONE in classes and _REAL in classes and classes <= {_NONE, _REAL, _INT}:
+        return _mixed({1})  # a value or None: the value as a 1-tuple, so its law is tested too
     if classes == {_NONE}:
         return OutputSchema(OutputKind.NONE, ordered=False)
     if classes == {_BOOL}:
@@ -306,7 +309,8 @@ class OutputEncoder:
         if cur == schema:
             return
         k, n = cur.kind, schema.kind
-        if k is OutputKind.MIXED and n in (OutputKind.MIXED, OutputKind.VECTOR, OutputKind.NONE):
+        if k is OutputKind.MIXED and (n in (OutputKind.MIXED, OutputKind.VECTOR, OutputKind.NONE)
+                                      or (n in (OutputKind.REAL, OutputKind.DISCRETE) and schema.ordered)):
             return
         numeric = (OutputKind.REAL, OutputKind.DISCRETE)
         if k in numeric and cur.ordered and n in numeric and schema.ordered:
@@ -387,6 +391,8 @@ class OutputEncoder:
             else:
                 if type(v) is np.ndarray:
                     v = v.tolist()
+                elif not isinstance(v, (list, tuple)):  # a number among Nones: the 1-tuple (v,)
+                    v = (v.item() if isinstance(v, np.generic) else v,)
                 m = len(v)
                 key = tuple(map(_skeleton, v)) if m else None
                 flat.extend(v[:w])

@@ -83,15 +83,13 @@ def test_bad_outputs_name_the_output_and_the_dataset(raw, fragment):
 
 
 @pytest.mark.parametrize("raw", [[1.0, math.nan], [math.inf], np.array([1.0, -np.inf]),
-                                 [(1.0, math.nan)], [None, math.nan, float("nan")]])
+                                 [(1.0, math.nan)]])
 def test_non_finite_outputs_are_outputs(raw):
     y, enc = encode(raw)
-    assert y.shape[0] == len(raw)
-    if enc.schema.ordered:  # numbers: encoded as themselves, NaN and ±inf included
-        expected = np.asarray([np.asarray(v, dtype=float) for v in raw], dtype=float)
-        assert np.array_equal(y, expected, equal_nan=True)
-    else:  # categories: every NaN is one atom
-        assert y.tolist() == [0.0, 1.0, 1.0] and math.isnan(enc.atom(1))
+    assert y.shape[0] == len(raw) and enc.schema.ordered
+    # numbers: encoded as themselves, NaN and ±inf included (NaN beside None: the test below)
+    expected = np.asarray([np.asarray(v, dtype=float) for v in raw], dtype=float)
+    assert np.array_equal(y, expected, equal_nan=True)
 
 
 def test_integers_float64_cannot_hold_are_exact_categories():
@@ -189,3 +187,17 @@ def test_events_name_the_coordinates_of_dict_outputs_by_key():
     floats = [sc for sc, *_ in _families(yd, yp, schema, quick=False)
               if type(sc).__name__ == "FloatCellRatio"]
     assert floats and all(sc.text(sc.inner.atoms[:1]).startswith("coordinate 'count': ") for sc in floats)
+
+
+def test_a_number_or_none_is_mixed_and_encodes_as_its_one_tuple():
+    y, enc = encode([None, 1.5, 2.0, None])
+    assert enc.schema.kind is OutputKind.MIXED
+    y2, _ = encode([None, (1.5,), [2.0], None])
+    assert np.array_equal(y, y2, equal_nan=True)
+    later, _ = encode(np.array([4.5]), enc)  # a batch of numbers alone, after the first
+    first, _ = encode([None, (4.5,)])
+    assert np.array_equal(later, first[1:], equal_nan=True)
+    _, enc = encode([None, 3, 4])  # integers or None stay categories
+    assert enc.schema.kind is OutputKind.DISCRETE and not enc.schema.ordered
+    y, _ = encode([None, math.nan, float("nan")])  # NaN is a value, None is no answer
+    assert np.array_equal(y[1], y[2], equal_nan=True) and not np.array_equal(y[0], y[1], equal_nan=True)
