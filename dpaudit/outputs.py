@@ -469,7 +469,9 @@ class OutputEncoder:
                                              f"{_short(v)} of length {len(v)} after vectors of "
                                              f"length {s.length}", data, v)
                 raise MechanismError("returned vectors that are not all numeric", data)
-            if out.size and np.nanmax(np.abs(np.where(np.isinf(out), 0.0, out))) > EXACT_INT:
+            with np.errstate(invalid="ignore"):  # NaN compares False; ±inf are floats, not ints
+                wide = bool((np.abs(out) > EXACT_INT).any())
+            if wide:
                 big = next((b for b in map(_big_int, seq) if b is not None), None)
                 if big is not None:
                     raise MechanismError(f"returned vectors holding the integer {big}, beyond "
