@@ -32,7 +32,8 @@ from dpaudit.estimators.binning import Binner
 from dpaudit.estimators.compact import BYTE_VALUES, compact, per_value, row_keys
 
 __all__ = ["Identity", "Coordinate", "AtomRatio", "PatternRatio", "CellPatternRatio", "NaiveBayes",
-           "OnColumns", "Discriminant", "fit_discriminant", "Score", "fit_atoms", "fit_patterns", "fit_cell_patterns", "fit_naive_bayes", "PRIOR"]
+           "OnColumns", "Discriminant", "Score", "fit_atoms", "fit_patterns", "fit_cell_patterns",
+           "fit_naive_bayes", "fit_discriminant", "PRIOR"]
 
 #: pseudo-counts added to every cell of a fitted log-ratio
 PRIOR = 1.0
@@ -410,31 +411,32 @@ class Discriminant:
     pass over the rows, whatever the length: the score of a many-coordinate output whose every
     coordinate moves a little. Coordinates with no spread or non-finite values weigh nothing."""
 
+    columns: np.ndarray   # the coordinates that weigh something (a NaN elsewhere changes nothing)
     weights: np.ndarray
     centre: np.ndarray
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
         y = np.asarray(y)
         out = np.empty(y.shape[0])
-        rows = max(1, (1 << 16) // max(1, y.shape[1]))
+        rows = max(1, (1 << 16) // max(1, self.columns.size))
         for i in range(0, y.shape[0], rows):  # a block of rows at a time (no whole-sample temporary)
-            out[i:i + rows] = (y[i:i + rows] - self.centre) @ self.weights
+            out[i:i + rows] = (y[i:i + rows, self.columns] - self.centre) @ self.weights
         return out
 
     def describe(self) -> str:
         return "linear discriminant score of the output vector"
 
     def to_record(self) -> dict:
-        return {"kind": "discriminant", "weights": self.weights.tolist(), "centre": self.centre.tolist()}
+        return {"kind": "discriminant", "columns": self.columns.tolist(),
+                "weights": self.weights.tolist(), "centre": self.centre.tolist()}
 
 
 def fit_discriminant(stats_d: tuple, stats_p: tuple) -> Discriminant:
     """:class:`Discriminant` from per-column (mean, variance) of the fitting rows of D and D'."""
     (md, vd), (mp, vp) = stats_d[:2], stats_p[:2]
     var = 0.5 * (vd + vp)
-    ok = np.isfinite(md) & np.isfinite(mp) & np.isfinite(var) & (var > 0)
-    w = np.where(ok, (md - mp) / np.where(ok, var, 1.0), 0.0)
-    return Discriminant(w, np.where(ok, 0.5 * (md + mp), 0.0))
+    cols = np.flatnonzero(np.isfinite(md) & np.isfinite(mp) & np.isfinite(var) & (var > 0))
+    return Discriminant(cols, (md[cols] - mp[cols]) / var[cols], 0.5 * (md[cols] + mp[cols]))
 
 
 Score = Any  # Identity | Coordinate | AtomRatio | PatternRatio | NaiveBayes | OnColumns | Discriminant | logistic.Logistic

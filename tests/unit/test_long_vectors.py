@@ -69,3 +69,13 @@ def test_a_small_move_of_every_coordinate_is_seen_by_the_discriminant():
     disc = next(iter(_fitted_vector_families(yd, yp, quick=False)))[0]
     sd, sp = disc(yd[half:]), disc(yp[half:])
     assert (sd.mean() - sp.mean()) / np.sqrt(0.5 * (sd.var() + sp.var())) > 3
+
+
+def test_a_discriminant_ignores_coordinates_it_does_not_weigh():
+    from dpaudit.estimators.scores import fit_discriminant
+
+    stats = (np.array([1.0, 0.0, np.nan]), np.array([1.0, 0.0, 1.0])), (np.array([0.0, 0.0, 0.0]),
+                                                                         np.array([1.0, 0.0, 1.0]))
+    disc = fit_discriminant(*stats)
+    assert disc.columns.tolist() == [0]  # no spread in 1, a non-finite mean in 2
+    assert disc(np.array([[2.0, 5.0, np.nan]])).tolist() == [1.5]
