@@ -36,6 +36,9 @@ left out of the columns but never out of the skeleton. A tuple and a list with t
 encode alike, so the events that
 :mod:`dpaudit.estimators.joint` builds on this encoding do not depend on which one a user writes.
 
+A complex number is audited as the pair (Re z, Im z), a complex vector as (Re z₀, Im z₀, Re z₁, …)
+(as categories almost every value would be seen once, and no event could have power).
+
 A dict is audited as the tuple of its values in the order of its keys, sorted (the first dict's
 keys; every later dict must have the same keys): a dict of numbers is a vector whose coordinates
 events name by key (``output['count'] ≥ 3``), other dicts are what their tuples are.
@@ -196,6 +199,34 @@ def _big_int(seq: Any) -> Optional[Any]:
     return None
 
 
+def _is_complex(v: Any) -> bool:
+    """Whether ``v`` is a complex number, or a sequence or array holding one."""
+    if isinstance(v, np.ndarray):
+        return v.dtype.kind == "c"
+    if isinstance(v, (list, tuple)):
+        return any(isinstance(x, (complex, np.complexfloating)) for x in v)
+    return isinstance(v, (complex, np.complexfloating))
+
+
+def _decomplex(v: Any) -> Any:
+    """A complex number as the pair (Re, Im), complex elements of a sequence or an array each as
+    their two parts in place (module docstring); anything else as it is."""
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind != "c":
+            return v
+        return np.stack((v.real, v.imag), axis=-1).reshape(*v.shape[:-1], -1) if v.ndim else \
+            (float(v.real), float(v.imag))
+    if isinstance(v, (complex, np.complexfloating)):
+        return (float(v.real), float(v.imag))
+    if isinstance(v, (list, tuple)) and any(isinstance(x, (complex, np.complexfloating)) for x in v):
+        out: list = []
+        for x in v:
+            out.extend((float(x.real), float(x.imag)) if isinstance(x, (complex, np.complexfloating))
+                       else (x,))
+        return out
+    return v
+
+
 def _key_list(keys: Any) -> str:
     return "(" + ", ".join(sorted(map(repr, keys))) + ")"
 
@@ -260,6 +291,9 @@ class OutputEncoder:
     # ------------------------------------------------------------------ public
     def encode(self, raw: Any, data: Any) -> np.ndarray:
         """Validate one batch of raw outputs of ``data`` and return its encoding (module docstring)."""
+        if isinstance(raw, np.ndarray) and raw.dtype.kind == "c" and raw.ndim:
+            # a batch of complex numbers (or vectors): each output's real and imaginary parts
+            raw = np.stack((raw.real, raw.imag), axis=-1).reshape(raw.shape[0], -1)
         if isinstance(raw, np.ndarray) and raw.dtype.kind in "biuf":
             return self._encode_array(raw, data)
         seq = list(raw) if not isinstance(raw, list) else raw
@@ -272,6 +306,9 @@ class OutputEncoder:
         seq = [v if type(v) is not np.ndarray or v.ndim == 1 else v.item() if v.ndim == 0
                else v.reshape(-1) for v in seq]
         found = _classes(seq)
+        if _CAT in found and _is_complex(found[_CAT]):
+            seq = [_decomplex(v) for v in seq]
+            found = _classes(seq)
         if _INT in found:
             big = _big_int(seq)
             if big is not None:

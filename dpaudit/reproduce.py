@@ -166,8 +166,10 @@ def _same(a: Any, b: Any) -> bool:
     if len(a) != len(b):
         return False
     try:
-        return bool(np.array_equal(np.asarray(a, dtype=float), np.asarray(b, dtype=float),
-                                   equal_nan=True))
+        x, y = np.asarray(a), np.asarray(b)
+        if x.dtype.kind not in "biufc" or y.dtype.kind not in "biufc":
+            raise TypeError  # objects: compared as text below
+        return bool(np.array_equal(x, y, equal_nan=True))  # complex parts both compared
     except (TypeError, ValueError):  # categories, tuples of mixed kinds, ragged outputs
         return [_text(x) for x in a] == [_text(y) for y in b]
 

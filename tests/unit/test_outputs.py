@@ -201,3 +201,19 @@ def test_a_number_or_none_is_mixed_and_encodes_as_its_one_tuple():
     assert enc.schema.kind is OutputKind.DISCRETE and not enc.schema.ordered
     y, _ = encode([None, math.nan, float("nan")])  # NaN is a value, None is no answer
     assert np.array_equal(y[1], y[2], equal_nan=True) and not np.array_equal(y[0], y[1], equal_nan=True)
+
+
+def test_complex_numbers_are_their_real_and_imaginary_parts():
+    y, enc = encode([1 + 2j, np.complex128(3 - 1j)])
+    assert enc.schema.kind is OutputKind.VECTOR and enc.schema.length == 2
+    assert y.tolist() == [[1.0, 2.0], [3.0, -1.0]]
+    batch, _ = encode(np.array([1 + 2j, 3 - 1j]))  # a batch array encodes alike
+    assert np.array_equal(batch, y)
+    vec, enc = encode([np.array([1 + 2j, 2j])])  # a complex vector: parts interleaved
+    assert vec.tolist() == [[1.0, 2.0, 0.0, 2.0]]
+    assert np.array_equal(encode(np.array([[1 + 2j, 2j]]))[0], vec)
+    mixed, _ = encode([(1 + 2j, 3.0)])  # complex elements among reals, each as its two parts
+    assert mixed.tolist() == [[1.0, 2.0, 3.0]]
+    _, enc = encode([1 + 0j])
+    with pytest.raises(MechanismError, match="length"):  # a later triple is a length change
+        encode([(1.0, 2.0, 3.0)], enc)
