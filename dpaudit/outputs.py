@@ -109,6 +109,9 @@ class OutputSchema:
 
 #: the one NaN object that stands for every NaN category (dict lookups try identity first)
 _NAN = float("nan")
+#: the key of the category −0.0, which a dict would merge with 0.0 (they compare equal): an object
+#: no output can equal
+_NEG_ZERO = object()
 
 # element classes, from a set of Python types
 _NONE, _BOOL, _INT, _REAL, _VEC, _CAT = "None", "bool", "int", "float", "vector", "category"
@@ -225,6 +228,14 @@ def _decomplex(v: Any) -> Any:
                        else (x,))
         return out
     return v
+
+
+def _signed_zeros(v: tuple) -> Any:
+    """The category key of a tuple: itself, or where it holds −0.0 a key that tells it from the
+    same tuple with 0.0 (the two compare equal)."""
+    neg = tuple(i for i, x in enumerate(v)
+                if type(x) is float and x == 0.0 and math.copysign(1.0, x) < 0.0)
+    return (_NEG_ZERO, neg, v) if neg else v
 
 
 def _key_list(keys: Any) -> str:
@@ -519,15 +530,21 @@ class OutputEncoder:
         for i, v in enumerate(seq):
             if isinstance(v, np.generic):
                 v = v.item()
-            if isinstance(v, float) and v != v:
-                v = _NAN  # every NaN is one atom (NaN != NaN, so one canonical object stands for it)
+            key = v
+            if isinstance(v, float):
+                if v != v:
+                    key = v = _NAN  # every NaN is one atom (NaN != NaN: one object stands for it)
+                elif v == 0.0 and math.copysign(1.0, v) < 0.0:
+                    key = _NEG_ZERO  # −0.0 == 0.0 in a dict, but the sign bit is released
+            elif type(v) is tuple and 0.0 in v:  # a tuple holding a zero: keep its signs apart
+                key = _signed_zeros(v)
             try:
-                c = codes.get(v)
+                c = codes.get(key)
             except TypeError:
                 raise MechanismError(f"returned an unhashable {type(v).__name__} where a category "
                                      f"is expected: {_short(v)}", data, v) from None
             if c is None:
-                c = codes[v] = len(self._atoms)
+                c = codes[key] = len(self._atoms)
                 self._atoms.append(v)
             out[i] = c
         return out

@@ -217,3 +217,13 @@ def test_complex_numbers_are_their_real_and_imaginary_parts():
     _, enc = encode([1 + 0j])
     with pytest.raises(MechanismError, match="length"):  # a later triple is a length change
         encode([(1.0, 2.0, 3.0)], enc)
+
+
+def test_minus_zero_is_a_category_of_its_own():
+    # −0.0 == 0.0, so a dict would give both one code; the sign bit is part of the output
+    y, enc = encode([0.0, -0.0, 0.0, -0.0, 1.5], OutputEncoder(OutputKind.DISCRETE))
+    assert y.tolist() == [0.0, 1.0, 0.0, 1.0, 2.0]
+    assert math.copysign(1.0, enc.atom(1.0)) < 0.0
+    y, enc = encode([("a", 0.0), ("a", -0.0), ("a", 0.0), ("b", 0)])
+    assert y.tolist() == [0.0, 1.0, 0.0, 2.0]
+    assert enc.atom(1.0) == ("a", -0.0) and math.copysign(1.0, enc.atom(1.0)[1]) < 0.0
