@@ -370,8 +370,9 @@ def mixed_families(yd: np.ndarray, yp: np.ndarray, quick: bool) -> Iterator[tupl
     fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
     if half:
         yield from joint_families(yd, yp, quick, forced=2)
-        # the smallest finite fitting value of each column, one column at a time
-        lowest = np.array([min((float(v[np.isfinite(v)].min(initial=np.inf))
+        # the smallest finite fitting value of each column, one column at a time (compacted
+        # rows of integers only may hold no NaN and be of an integer type)
+        lowest = np.array([min((float(v[np.isfinite(v)].astype(float, copy=False).min(initial=np.inf))
                                 for v in (fit_d[:, j], fit_p[:, j])), default=np.inf)
                            for j in range(yd.shape[1])])
         fill = np.where(np.isfinite(lowest), lowest - 1.0, 0.0)

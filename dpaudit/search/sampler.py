@@ -89,7 +89,8 @@ class Sampler:
         task = plan_batches(data, probe, 1, 1)
         raw = self.executor.run(self.spec, task)[0]
         y = OutputEncoder(self.encoder.declared).encode(raw, np.asarray(task[0].data))
-        self.width = int(np.prod(y.shape[1:])) if y.ndim > 1 else 1
+        # at least 1: an empty tuple (no index above a threshold) encodes to no numbers at all
+        self.width = max(1, int(np.prod(y.shape[1:])) if y.ndim > 1 else 1)
         self.batch_size = int(min(self.batch_size, max(64, BATCH_BYTES // (8 * self.width))))
         return self.width
 

@@ -178,3 +178,16 @@ def test_patterns_fitted_on_integer_keys_equal_the_row_sort():
         np.testing.assert_array_equal(got.cd, np.bincount(inv[:4000], minlength=keys.size))
         np.testing.assert_array_equal(got.cp, np.bincount(inv[4000:], minlength=keys.size))
         np.testing.assert_array_equal(got.nreal, (sig[first] == -1).sum(axis=1))
+
+
+def test_mixed_rows_compacted_to_integers_with_no_absent_element_are_scored():
+    # a sample where every output has every position (all six indices above a threshold) holds
+    # no NaN, so compaction stores it as integers; the fill of absent elements must still work
+    from dpaudit.estimators.compact import compact
+
+    enc = OutputEncoder(OutputKind.MIXED)
+    yd = compact(enc.encode([tuple(range(6))] * 200, None))
+    yp = compact(enc.encode([tuple(range(6))] * 150 + [(0, 1)] * 50, None))
+    assert yd.dtype.kind in "iu"
+    names = [getattr(sc, "name", type(sc).__name__) for sc, *_ in mixed_families(yd, yp, quick=True)]
+    assert "length" in names
