@@ -39,6 +39,13 @@ encode alike, so the events that
 A complex number is audited as the pair (Re z, Im z), a complex vector as (Re z₀, Im z₀, Re z₁, …)
 (as categories almost every value would be seen once, and no event could have power).
 
+Text that spells numbers (``f"{x:.3f}"``, ``str(x)``) is audited as those numbers, and JSON text
+of objects or arrays (``json.dumps({"count": x})``) as the values it parses to, when every output
+of the first batch parses (a later output that does not is an error; declare ``output="discrete"``
+to audit the texts as categories). A ``Decimal`` is a real number. As categories, a released
+number written as text or as a Decimal was seen once per value, and no event had power. Parsing is
+post-processing (two texts of one number become one output), so the bounds stay sound.
+
 A dict is audited as the tuple of its values in the order of its keys, sorted (the first dict's
 keys; every later dict must have the same keys): a dict of numbers is a vector whose coordinates
 events name by key (``output['count'] ≥ 3``), other dicts are what their tuples are.
@@ -60,8 +67,10 @@ show only one length); a fixed length seen first and another one later is a leng
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
+from decimal import Decimal
 from dataclasses import dataclass, field, replace
 from typing import Any, Hashable, Optional
 
@@ -93,9 +102,14 @@ class OutputSchema:
     integer: bool = False
     #: the keys of dict outputs, in the order of the encoded coordinates (VECTOR only)
     names: Optional[tuple] = field(default=None, compare=False)
+    #: "number" or "json" where the outputs are text parsed into what they spell
+    text: Optional[str] = field(default=None, compare=False)
 
     @property
     def description(self) -> str:
+        if self.text is not None:
+            spelled = "numbers" if self.text == "number" else "JSON"
+            return f"{replace(self, text=None).description}, read from text that spells {spelled}"
         if self.kind is OutputKind.VECTOR and self.names is not None:
             return f"dict of {self.length} numbers (keys {', '.join(map(repr, self.names))})"
         if self.kind is OutputKind.VECTOR:
@@ -115,22 +129,27 @@ _NEG_ZERO = object()
 
 # element classes, from a set of Python types
 _NONE, _BOOL, _INT, _REAL, _VEC, _CAT = "None", "bool", "int", "float", "vector", "category"
+_LABELLED, _SET = "sequence with text", "set"
 
 
 def _element_class(v: Any) -> str:
     t = type(v)
     if t is tuple or t is list:  # the common case first: one type test per output
-        return _VEC if _numeric_sequence(v) else _CAT
+        return _VEC if _numeric_sequence(v) else _LABELLED if _labelled_sequence(v) else _CAT
+    if t is set or t is frozenset:
+        return _SET
     if v is None:
         return _NONE
     if isinstance(v, (bool, np.bool_)):
         return _BOOL
     if isinstance(v, numbers.Integral):
         return _INT
-    if isinstance(v, numbers.Real):
+    if isinstance(v, (numbers.Real, Decimal)):
         return _REAL
     if isinstance(v, (list, tuple, np.ndarray)):
         return _VEC if _numeric_sequence(v) else _CAT
+    if isinstance(v, (set, frozenset)):
+        return _SET
     return _CAT
 
 
@@ -150,7 +169,7 @@ def _skeleton(e: Any) -> Any:
     t = type(e)
     if t is float:
         return REAL_MARK
-    if t is int:
+    if t is int or t is str or e is None:  # texts and None inside a sequence are discrete
         return e
     if isinstance(e, (bool, np.bool_)):
         return bool(e)
@@ -164,9 +183,41 @@ def _numeric_sequence(v: Any) -> bool:
         return v.ndim == 1 and (v.dtype.kind in "biuf")
     for x in v:
         t = type(x)
-        if t is not float and t is not int and not isinstance(x, (numbers.Real, np.bool_)):
+        if t is not float and t is not int and not isinstance(x, (numbers.Real, np.bool_, Decimal)):
             return False
     return True
+
+
+def _labelled_sequence(v: Any) -> bool:
+    """A sequence of numbers, texts and None with at least one text or None (``("mean", 2.5)``):
+    audited as MIXED, the texts and None in its skeleton."""
+    if isinstance(v, np.ndarray):
+        return False
+    seen = False
+    for x in v:
+        if type(x) is str or x is None:
+            seen = True
+        elif not isinstance(x, (numbers.Real, np.bool_, Decimal)):
+            return False
+    return seen
+
+
+def _as_tuple(v: Any) -> Any:
+    """A set as the tuple of its elements, sorted (by value where they compare, else by type and
+    repr), so that sets of indices are audited like tuples of them; anything else as it is."""
+    if type(v) is not set and type(v) is not frozenset:
+        return v
+    try:
+        return tuple(sorted(v))
+    except TypeError:
+        return tuple(sorted(v, key=lambda x: (type(x).__name__, repr(x))))
+
+
+def _element_value(x: Any) -> float:
+    """An element of a MIXED output as a number: a text or None (in the skeleton) as NaN."""
+    if type(x) is str or x is None:
+        return math.nan
+    return _real(x)
 
 
 def _classes(raw: list) -> dict[str, Any]:
@@ -238,6 +289,24 @@ def _signed_zeros(v: tuple) -> Any:
     return (_NEG_ZERO, neg, v) if neg else v
 
 
+def _real(v: Any) -> float:
+    """``float(v)``, with a signalling Decimal NaN (which refuses it) as NaN."""
+    try:
+        return float(v)
+    except ValueError:
+        if isinstance(v, Decimal) and v.is_nan():
+            return math.nan
+        raise
+
+
+def _parses(parse: Any, text: str) -> bool:
+    try:
+        parse(text)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    return True
+
+
 def _key_list(keys: Any) -> str:
     return "(" + ", ".join(sorted(map(repr, keys))) + ")"
 
@@ -262,7 +331,10 @@ def _kind_of(found: dict[str, Any], data: Any, lengths: Optional[set] = None) ->
     """Combine the element classes of one batch into a schema (or a MechanismError);
     ``lengths``: the lengths of its sequences, when it has any."""
     classes = set(found)
-    if _VEC in classes and classes <= {_VEC, _NONE} and (_NONE in classes or len(lengths or ()) > 1):
+    if _VEC in classes and classes <= {_VEC, _NONE} and (
+            _NONE in classes or len(lengths or ()) > 1 or 0 in (lengths or ())):
+        return _mixed(lengths or set())  # an empty sequence is a length of its own, not a vector
+    if _LABELLED in classes and classes <= {_LABELLED, _VEC, _NONE}:
         return _mixed(lengths or set())
     if _NONE in classes and _REAL in classes and classes <= {_NONE, _REAL, _INT}:
         return _mixed({1})  # a value or None: the value as a 1-tuple, so its law is tested too
@@ -298,6 +370,8 @@ class OutputEncoder:
         self._skeleton_codes: dict[Any, int] = {}
         self._skeletons: list = []
         self._keys: Optional[tuple] = None  # dict outputs: their keys, in encoding order
+        # text outputs: None until the first batch is seen, then "number", "json" or False
+        self._text: Any = None if declared is not OutputKind.DISCRETE else False
 
     # ------------------------------------------------------------------ public
     def encode(self, raw: Any, data: Any) -> np.ndarray:
@@ -310,6 +384,8 @@ class OutputEncoder:
         seq = list(raw) if not isinstance(raw, list) else raw
         if not seq:
             return self._empty()
+        if self._text is not False and (self._text or type(seq[0]) is str):
+            seq = self._parse_text(seq, data)
         if self._keys is not None or type(seq[0]) is dict:
             seq = self._undict(seq, data)
         # a 0-d array (what numpy reductions of arrays often give) is the scalar it holds, an
@@ -317,6 +393,9 @@ class OutputEncoder:
         seq = [v if type(v) is not np.ndarray or v.ndim == 1 else v.item() if v.ndim == 0
                else v.reshape(-1) for v in seq]
         found = _classes(seq)
+        if _SET in found:  # sets as sorted tuples
+            seq = [_as_tuple(v) for v in seq]
+            found = _classes(seq)
         if _CAT in found and _is_complex(found[_CAT]):
             seq = [_decomplex(v) for v in seq]
             found = _classes(seq)
@@ -324,7 +403,7 @@ class OutputEncoder:
             big = _big_int(seq)
             if big is not None:
                 found[_CAT] = big  # exact as a category (float64 would merge it with its neighbours)
-        lengths = _lengths(seq) if _VEC in found else None
+        lengths = _lengths(seq) if _VEC in found or _LABELLED in found else None
         schema = _kind_of(found, data, lengths)
         self._accept(schema, found, data)
         return self._encode_list(seq, data)
@@ -349,6 +428,8 @@ class OutputEncoder:
             self.schema = self._declared(schema, found, data)
             if self._keys is not None and self.schema.kind is OutputKind.VECTOR:
                 self.schema = replace(self.schema, names=self._keys)
+            if self._text:
+                self.schema = replace(self.schema, text=self._text)
             if self.schema.kind is OutputKind.BOOL:
                 self._seed_codes([False, True])
             elif self.schema.kind is OutputKind.NONE:
@@ -402,6 +483,34 @@ class OutputEncoder:
         v = next(iter(found.values()))
         raise MechanismError(f"returned {_short(v)}, not the declared {d.description} output", data, v)
 
+    def _parse_text(self, seq: list, data: Any) -> list:
+        """Text outputs as the numbers or the JSON values they spell (module docstring): the mode
+        is fixed by the first batch, and every later output must parse the same way."""
+        mode = self._text
+        if mode is None:
+            mode = False
+            if all(type(v) is str for v in seq):
+                if all(_parses(float, v) for v in seq):
+                    mode = "number"
+                elif all(v.lstrip()[:1] in ("{", "[") and _parses(json.loads, v) for v in seq):
+                    mode = "json"
+            self._text = mode
+            if not mode:
+                return seq
+        parse, what = (float, "numbers") if mode == "number" else (json.loads, "JSON objects or arrays")
+        out = []
+        for v in seq:
+            try:
+                if type(v) is not str:
+                    raise ValueError
+                out.append(parse(v))
+            except (ValueError, TypeError, RecursionError):
+                raise MechanismError(f"returned {_short(v)} after text outputs that all spelled "
+                                     f"{what} (audited as what they spell; declare "
+                                     f"output='discrete' to audit the texts as categories)",
+                                     data, v) from None
+        return out
+
     def _undict(self, seq: list, data: Any) -> list:
         """Dict outputs as the tuples of their values in one key order (the first dict's keys,
         sorted), every dict checked to have those keys (module docstring)."""
@@ -453,7 +562,10 @@ class OutputEncoder:
             head.append(m)
         out = np.empty((len(seq), 2 + w))
         out[:, :2] = np.asarray(head, dtype=float).reshape(-1, 2)
-        out[:, 2:] = np.asarray(flat, dtype=float).reshape(-1, w)
+        try:
+            out[:, 2:] = np.asarray(flat, dtype=float).reshape(-1, w)
+        except (ValueError, TypeError):  # texts, None and Decimal("sNaN") inside: NaN
+            out[:, 2:] = np.asarray([_element_value(x) for x in flat], dtype=float).reshape(-1, w)
         return out
 
     def skeleton(self, code: float) -> Any:
@@ -490,7 +602,8 @@ class OutputEncoder:
             if big is not None:
                 raise MechanismError(f"returned vectors holding the integer {big}, beyond ±2**53: "
                                      f"float64 cannot hold it exactly", data, big)
-            self._accept(OutputSchema(OutputKind.VECTOR, length=raw.shape[1]), {_VEC: raw[0]}, data)
+            self._accept(OutputSchema(OutputKind.VECTOR, length=raw.shape[1]) if raw.shape[1]
+                         else _mixed({0}), {_VEC: raw[0]}, data)
             if self.schema.kind is OutputKind.MIXED:
                 return self._encode_mixed(raw.tolist())
             out = raw.astype(float)
@@ -502,7 +615,10 @@ class OutputEncoder:
     def _encode_list(self, seq: list, data: Any) -> np.ndarray:
         s = self.schema
         if s.kind is OutputKind.REAL or (s.kind is OutputKind.DISCRETE and s.ordered):
-            return np.fromiter((float(v) for v in seq), dtype=float, count=len(seq))
+            try:
+                return np.fromiter((float(v) for v in seq), dtype=float, count=len(seq))
+            except ValueError:  # Decimal("sNaN") refuses float(): it is a NaN
+                return np.fromiter((_real(v) for v in seq), dtype=float, count=len(seq))
         if s.kind is OutputKind.MIXED:
             return self._encode_mixed(seq)
         if s.kind is OutputKind.VECTOR:

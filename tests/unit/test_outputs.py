@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpaudit.errors import MechanismError
-from dpaudit.outputs import OutputEncoder
+from dpaudit.outputs import REAL_MARK as REAL, OutputEncoder
 from dpaudit.spec import OutputKind
 
 DATA = np.array([0.25, 1.0])
@@ -66,7 +66,7 @@ def test_integers_then_floats_stay_numeric():
 
 @pytest.mark.parametrize("raw, fragment", [
     ([{"a": [1, "x"]}], "unhashable tuple"),
-    ([[1, "x"]], "unhashable list"),
+    ([[1, [2]]], "unhashable list"),
     ([True, 2], "changed output type"),
     ([1.5, "x"], "changed output type"),
     ([(1, 2), 3.0], "changed output type"),
@@ -169,9 +169,11 @@ def test_dicts_are_tuples_of_their_values_in_sorted_key_order():
         encode([{"count": 2.0}], enc)
     with pytest.raises(MechanismError, match="after dict outputs"):
         encode([2.0], enc)
-    y, enc = encode([{"a": "x", "b": 1}, {"b": 1, "a": "y"}, {"a": "x", "b": 1}])  # not numbers
-    assert enc.schema.kind is OutputKind.DISCRETE and y.tolist() == [0.0, 1.0, 0.0]
-    assert enc.atom(1) == ("y", 1)
+    y, enc = encode([{"a": "x", "b": 1}, {"b": 1, "a": "y"}, {"a": "x", "b": 1}])  # a text too
+    assert enc.schema.kind is OutputKind.MIXED and y[:, 0].tolist() == [0.0, 1.0, 0.0]
+    assert enc.skeleton(1.0) == ("y", 1)
+    y, enc = encode([{"a": ("x",)}, {"a": ("y",)}])  # not numbers: categories
+    assert enc.schema.kind is OutputKind.DISCRETE and enc.atom(1) == (("y",),)
 
 
 def test_events_name_the_coordinates_of_dict_outputs_by_key():
@@ -224,6 +226,68 @@ def test_minus_zero_is_a_category_of_its_own():
     y, enc = encode([0.0, -0.0, 0.0, -0.0, 1.5], OutputEncoder(OutputKind.DISCRETE))
     assert y.tolist() == [0.0, 1.0, 0.0, 1.0, 2.0]
     assert math.copysign(1.0, enc.atom(1.0)) < 0.0
-    y, enc = encode([("a", 0.0), ("a", -0.0), ("a", 0.0), ("b", 0)])
+    y, enc = encode([(("a",), 0.0), (("a",), -0.0), (("a",), 0.0), (("b",), 0)])  # categories
     assert y.tolist() == [0.0, 1.0, 0.0, 2.0]
-    assert enc.atom(1.0) == ("a", -0.0) and math.copysign(1.0, enc.atom(1.0)[1]) < 0.0
+    assert enc.atom(1.0) == (("a",), -0.0) and math.copysign(1.0, enc.atom(1.0)[1]) < 0.0
+
+
+def test_text_that_spells_numbers_is_audited_as_those_numbers():
+    y, enc = encode(["1.500", "-0.25", "nan", "1e3"])
+    assert enc.schema.kind is OutputKind.REAL and enc.schema.text == "number"
+    assert np.array_equal(y, [1.5, -0.25, math.nan, 1000.0], equal_nan=True)
+    assert "read from text that spells numbers" in enc.schema.description
+    with pytest.raises(MechanismError, match="'N/A' after text outputs that all spelled numbers.*"
+                                             "output='discrete'"):
+        encode(["N/A"], enc)
+    y, enc = encode(["1", "0", "1"], OutputEncoder(OutputKind.DISCRETE))  # declared: categories
+    assert not enc.schema.ordered and enc.atom(y[1]) == "0"
+    y, enc = encode(["yes", "no", "1"])  # texts that are not all numbers stay categories
+    assert not enc.schema.ordered and enc.atom(y[2]) == "1"
+
+
+def test_json_text_is_audited_as_what_it_parses_to():
+    y, enc = encode(['{"b": 2.5, "a": 1}', '{"a": 3, "b": -1.0}'])
+    assert enc.schema.kind is OutputKind.VECTOR and enc.schema.names == ("a", "b")
+    assert y.tolist() == [[1.0, 2.5], [3.0, -1.0]]
+    y, enc = encode(["[1, 2.5]", "[3]", "[]"])
+    assert enc.schema.kind is OutputKind.MIXED
+    with pytest.raises(MechanismError, match="JSON"):
+        encode(["{not json"], enc)
+
+
+def test_decimals_are_real_numbers():
+    from decimal import Decimal
+
+    y, enc = encode([Decimal("1.25"), Decimal("-3"), Decimal("sNaN")])
+    assert enc.schema.kind is OutputKind.REAL
+    assert np.array_equal(y, [1.25, -3.0, math.nan], equal_nan=True)
+    y, enc = encode([(Decimal("0.5"), 2), (Decimal("1.5"), 3)])
+    assert enc.schema.kind is OutputKind.VECTOR and y.tolist() == [[0.5, 2.0], [1.5, 3.0]]
+
+
+def test_sets_are_their_sorted_tuples():
+    y, enc = encode([{2, 0}, frozenset(), {1}])
+    assert enc.schema.kind is OutputKind.MIXED
+    y2, _ = encode([(0, 2), (), (1,)])
+    assert np.array_equal(y, y2, equal_nan=True)
+    _, enc = encode([{"b", "a"}])  # texts: in the skeleton
+    assert enc.skeleton(0.0) == ("a", "b")
+
+
+def test_numbers_labelled_with_text_or_none_are_mixed_with_the_labels_in_the_skeleton():
+    y, enc = encode([("sum", 2.5), ("sum", -1.0), ("max", 3.0), (None, 1.0)])
+    assert enc.schema.kind is OutputKind.MIXED
+    assert [enc.skeleton(c) for c in y[:, 0]][::3] == [("sum", REAL), (None, REAL)]
+    assert np.array_equal(y[:, 2:4], [[np.nan, 2.5], [np.nan, -1.0], [np.nan, 3.0],
+                                      [np.nan, 1.0]], equal_nan=True)
+    y, enc = encode([{"stat": "sum", "value": 2.5}])  # a dict of a label and a number alike
+    assert enc.schema.kind is OutputKind.MIXED and enc.skeleton(y[0, 0]) == ("sum", REAL)
+
+
+def test_empty_sequences_are_a_length_not_a_vector_of_none():
+    y, enc = encode([(), ()])
+    assert enc.schema.kind is OutputKind.MIXED and y[:, 1].tolist() == [0.0, 0.0]
+    later, _ = encode([(3,)], enc)
+    assert later[0, 1] == 1.0 and later[0, 2] == 3.0
+    _, enc = encode(np.empty((4, 0)))
+    assert enc.schema.kind is OutputKind.MIXED
