@@ -46,6 +46,15 @@ to audit the texts as categories). A ``Decimal`` is a real number. As categories
 number written as text or as a Decimal was seen once per value, and no event had power. Parsing is
 post-processing (two texts of one number become one output), so the bounds stay sound.
 
+Nested lists, tuples, arrays and dicts (``[[a, b], [c, d]]``, ``(index, array)``, a dict of lists)
+are audited as the tuple of their leaves, in order; where the first nested batch shows outputs of
+several shapes (``[[1], [2, 3]]`` and ``[[1, 2], [3]]``), each output's shape leads as a text, so
+where the boundaries fall is audited too.
+
+Times are audited as seconds since 1970-01-01 (a ``date`` as its day number), durations as seconds,
+and a pandas or polars Series or DataFrame (anything with ``to_numpy``) as its values, flattened;
+as categories each time was seen once, and a table was an unhashable output.
+
 A dict is audited as the tuple of its values in the order of its keys, sorted (the first dict's
 keys; every later dict must have the same keys): a dict of numbers is a vector whose coordinates
 events name by key (``output['count'] ≥ 3``), other dicts are what their tuples are.
@@ -67,6 +76,7 @@ show only one length); a fixed length seen first and another one later is a leng
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
 import numbers
@@ -281,6 +291,72 @@ def _decomplex(v: Any) -> Any:
     return v
 
 
+_TIMES = (_dt.date, _dt.timedelta, np.datetime64, np.timedelta64)
+
+
+def _convertible(v: Any) -> bool:
+    """Whether ``v`` is a time, a duration, or a table-like object with ``to_numpy`` (a pandas or
+    polars Series or DataFrame), which :func:`_converted` turns into numbers."""
+    return isinstance(v, _TIMES) or (not isinstance(v, (str, bytes, np.ndarray))
+                                     and callable(getattr(type(v), "to_numpy", None)))
+
+
+def _converted(v: Any) -> Any:
+    """A time as seconds since 1970-01-01 (a date as its day number, a duration as seconds), a
+    Series or DataFrame as its values (flattened, C order), a list or tuple element-wise; anything
+    else as it is (module docstring)."""
+    if isinstance(v, _dt.datetime):
+        return (v - _dt.datetime(1970, 1, 1, tzinfo=v.tzinfo)).total_seconds()
+    if isinstance(v, _dt.date):
+        return float(v.toordinal())
+    if isinstance(v, _dt.timedelta):
+        return v.total_seconds()
+    if isinstance(v, (np.datetime64, np.timedelta64)):
+        x = v.astype(f"{'M' if isinstance(v, np.datetime64) else 'm'}8[us]")
+        return math.nan if np.isnat(x) else float(x.astype(np.int64)) / 1e6
+    if type(v) is list or type(v) is tuple:
+        return type(v)(_converted(x) if _convertible(x) else x for x in v)
+    if _convertible(v):
+        a = np.asarray(v.to_numpy())
+        if a.dtype.kind in "biufc":
+            return a.reshape(-1) if a.ndim != 1 else a
+        return [_converted(x) if _convertible(x) else x for x in a.reshape(-1).tolist()]
+    return v
+
+
+def _holds_zero(v: tuple) -> bool:
+    try:
+        return 0.0 in v
+    except (ValueError, TypeError):  # an element that does not compare to a bool (an array)
+        return False
+
+
+def _is_nested(v: Any) -> bool:
+    """Whether ``v`` is a list or tuple holding a list, tuple, array, dict or set."""
+    return type(v) in (list, tuple) and any(
+        type(x) in (list, tuple, dict, set, frozenset) or isinstance(x, np.ndarray) for x in v)
+
+
+def _flatten(v: Any, leaves: list) -> Any:
+    """Append the leaves of the nested value ``v`` to ``leaves`` in order (an array's in C order,
+    a dict's in sorted key order, a set's sorted) and return its shape: None for a leaf, else the tuple of the
+    shapes of its parts."""
+    t = type(v)
+    if t is list or t is tuple:
+        return tuple(_flatten(x, leaves) for x in v)
+    if t is set or t is frozenset:  # its sorted tuple
+        return ("set",) + tuple(_flatten(x, leaves) for x in _as_tuple(v))
+    if t is dict:
+        return ("{}",) + tuple(_flatten(v[k], leaves)
+                               for k in sorted(v, key=lambda k: (type(k).__name__, repr(k))))
+    if isinstance(v, np.ndarray):
+        flat = v.reshape(-1).tolist()
+        leaves.extend(flat)
+        return v.shape
+    leaves.append(v)
+    return None
+
+
 def _signed_zeros(v: tuple) -> Any:
     """The category key of a tuple: itself, or where it holds −0.0 a key that tells it from the
     same tuple with 0.0 (the two compare equal)."""
@@ -370,12 +446,21 @@ class OutputEncoder:
         self._skeleton_codes: dict[Any, int] = {}
         self._skeletons: list = []
         self._keys: Optional[tuple] = None  # dict outputs: their keys, in encoding order
+        # nested outputs: whether their shape leads as a text (decided on the first nested batch)
+        self._shaped: Optional[bool] = None
         # text outputs: None until the first batch is seen, then "number", "json" or False
         self._text: Any = None if declared is not OutputKind.DISCRETE else False
 
     # ------------------------------------------------------------------ public
     def encode(self, raw: Any, data: Any) -> np.ndarray:
         """Validate one batch of raw outputs of ``data`` and return its encoding (module docstring)."""
+        if not isinstance(raw, (np.ndarray, list)) and _convertible(raw) \
+                and not isinstance(raw, _TIMES):  # a batch as a Series or a DataFrame
+            raw = np.asarray(raw.to_numpy())
+            if raw.dtype.kind not in "biufc":
+                raw = list(raw) if raw.ndim == 1 else [list(r) for r in raw]
+        if isinstance(raw, np.ndarray) and raw.dtype.kind in "mM":  # a batch of times
+            raw = [_converted(x) for x in raw]
         if isinstance(raw, np.ndarray) and raw.dtype.kind == "c" and raw.ndim:
             # a batch of complex numbers (or vectors): each output's real and imaginary parts
             raw = np.stack((raw.real, raw.imag), axis=-1).reshape(raw.shape[0], -1)
@@ -393,6 +478,13 @@ class OutputEncoder:
         seq = [v if type(v) is not np.ndarray or v.ndim == 1 else v.item() if v.ndim == 0
                else v.reshape(-1) for v in seq]
         found = _classes(seq)
+        if _CAT in found and (_convertible(found[_CAT]) or (
+                type(found[_CAT]) in (list, tuple) and any(map(_convertible, found[_CAT])))):
+            seq = [_converted(v) for v in seq]  # times, durations, Series and DataFrames
+            found = _classes(seq)
+        if _CAT in found and _is_nested(found[_CAT]):
+            seq = self._unnest(seq)
+            found = _classes(seq)
         if _SET in found:  # sets as sorted tuples
             seq = [_as_tuple(v) for v in seq]
             found = _classes(seq)
@@ -426,7 +518,8 @@ class OutputEncoder:
         cur = self.schema
         if cur is None:
             self.schema = self._declared(schema, found, data)
-            if self._keys is not None and self.schema.kind is OutputKind.VECTOR:
+            if self._keys is not None and self.schema.kind is OutputKind.VECTOR \
+                    and len(self._keys) == self.schema.length:  # not when values were nested
                 self.schema = replace(self.schema, names=self._keys)
             if self._text:
                 self.schema = replace(self.schema, text=self._text)
@@ -482,6 +575,20 @@ class OutputEncoder:
             return OutputSchema(OutputKind.REAL)
         v = next(iter(found.values()))
         raise MechanismError(f"returned {_short(v)}, not the declared {d.description} output", data, v)
+
+    def _unnest(self, seq: list) -> list:
+        """Nested lists, tuples, arrays and dicts as the tuple of their leaves (module docstring);
+        where the first batch shows several shapes, every output's shape leads as a text."""
+        out, shapes = [], []
+        for v in seq:
+            leaves: list = []
+            shapes.append(_flatten(v, leaves) if type(v) in (list, tuple) else None)
+            out.append(tuple(leaves) if shapes[-1] is not None else v)
+        if self._shaped is None:
+            self._shaped = len({s for s in shapes if s is not None}) > 1
+        if self._shaped:
+            out = [v if s is None else (repr(s),) + v for v, s in zip(out, shapes)]
+        return out
 
     def _parse_text(self, seq: list, data: Any) -> list:
         """Text outputs as the numbers or the JSON values they spell (module docstring): the mode
@@ -652,7 +759,7 @@ class OutputEncoder:
                     key = v = _NAN  # every NaN is one atom (NaN != NaN: one object stands for it)
                 elif v == 0.0 and math.copysign(1.0, v) < 0.0:
                     key = _NEG_ZERO  # −0.0 == 0.0 in a dict, but the sign bit is released
-            elif type(v) is tuple and 0.0 in v:  # a tuple holding a zero: keep its signs apart
+            elif type(v) is tuple and _holds_zero(v):  # a tuple holding a zero: keep signs apart
                 key = _signed_zeros(v)
             try:
                 c = codes.get(key)

@@ -76,7 +76,8 @@ def test_report_data_for_plots():
     (lambda d, rng: float("nan") if d.sum() > 2 else (1.0, 2.0), "changed output type"),
     (lambda d, rng: 1.0 / (len(d) - len(d)), "raised ZeroDivisionError"),
     (lambda d, rng: "big" if d.sum() > 2 else 1.0, "changed output type"),
-    (lambda d, rng: [1, "a"] if d.sum() > 2 else "x", "unhashable list"),
+    (lambda d, rng: [1, "a"] if d.sum() > 2 else "x", "changed output type"),
+    (lambda d, rng: [1, bytearray(b"a")] if d.sum() > 2 else "x", "unhashable list"),
     (lambda d, rng: (1.0, 2.0) if d.sum() > 2 else (1.0,), "changed output length"),
 ])
 def test_misbehaving_mechanisms_give_error_results(func, fragment):

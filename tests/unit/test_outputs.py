@@ -65,8 +65,8 @@ def test_integers_then_floats_stay_numeric():
 
 
 @pytest.mark.parametrize("raw, fragment", [
-    ([{"a": [1, "x"]}], "unhashable tuple"),
-    ([[1, [2]]], "unhashable list"),
+    ([{"a": [1, bytearray(b"x")]}], "unhashable tuple"),
+    ([[1, bytearray(b"x")]], "unhashable list"),
     ([True, 2], "changed output type"),
     ([1.5, "x"], "changed output type"),
     ([(1, 2), 3.0], "changed output type"),
@@ -172,8 +172,8 @@ def test_dicts_are_tuples_of_their_values_in_sorted_key_order():
     y, enc = encode([{"a": "x", "b": 1}, {"b": 1, "a": "y"}, {"a": "x", "b": 1}])  # a text too
     assert enc.schema.kind is OutputKind.MIXED and y[:, 0].tolist() == [0.0, 1.0, 0.0]
     assert enc.skeleton(1.0) == ("y", 1)
-    y, enc = encode([{"a": ("x",)}, {"a": ("y",)}])  # not numbers: categories
-    assert enc.schema.kind is OutputKind.DISCRETE and enc.atom(1) == (("y",),)
+    y, enc = encode([{"a": b"x"}, {"a": b"y"}])  # bytes: categories
+    assert enc.schema.kind is OutputKind.DISCRETE and enc.atom(1) == (b"y",)
 
 
 def test_events_name_the_coordinates_of_dict_outputs_by_key():
@@ -226,9 +226,10 @@ def test_minus_zero_is_a_category_of_its_own():
     y, enc = encode([0.0, -0.0, 0.0, -0.0, 1.5], OutputEncoder(OutputKind.DISCRETE))
     assert y.tolist() == [0.0, 1.0, 0.0, 1.0, 2.0]
     assert math.copysign(1.0, enc.atom(1.0)) < 0.0
-    y, enc = encode([(("a",), 0.0), (("a",), -0.0), (("a",), 0.0), (("b",), 0)])  # categories
+    a, b = b"a", b"b"  # bytes: neither numbers nor texts
+    y, enc = encode([(a, 0.0), (a, -0.0), (a, 0.0), (b, 0)])  # categories
     assert y.tolist() == [0.0, 1.0, 0.0, 2.0]
-    assert enc.atom(1.0) == (("a",), -0.0) and math.copysign(1.0, enc.atom(1.0)[1]) < 0.0
+    assert enc.atom(1.0) == (a, -0.0) and math.copysign(1.0, enc.atom(1.0)[1]) < 0.0
 
 
 def test_text_that_spells_numbers_is_audited_as_those_numbers():
@@ -291,3 +292,62 @@ def test_empty_sequences_are_a_length_not_a_vector_of_none():
     assert later[0, 1] == 1.0 and later[0, 2] == 3.0
     _, enc = encode(np.empty((4, 0)))
     assert enc.schema.kind is OutputKind.MIXED
+
+
+def test_nested_outputs_are_the_tuples_of_their_leaves():
+    want, _ = encode([(1.5, 2.0, 3.0, 4.0)])
+    for raw in ([[[1.5, 2.0], [3.0, 4.0]]], [[np.array([1.5, 2.0]), np.array([3.0, 4.0])]],
+                [(1.5, np.array([2.0, 3.0, 4.0]))], [{"b": [3.0, 4.0], "a": (1.5, 2.0)}]):
+        y, enc = encode(raw)
+        assert enc.schema.kind is OutputKind.VECTOR and np.array_equal(y, want), raw
+    # outputs of several shapes in the first batch: each output's shape leads as a text, so where
+    # the boundaries fall is told apart
+    y, enc = encode([[[1], [2, 3]], [[1, 2], [3]]])
+    assert enc.schema.kind is OutputKind.MIXED and y[0, 0] != y[1, 0]
+    assert np.array_equal(y[0, 3:6], y[1, 3:6])
+    y, enc = encode([{"a": {2, 1}, "b": [0.5]}])  # a set inside: its sorted elements
+    assert y.tolist() == [[1.0, 2.0, 0.5]]
+
+
+def test_a_tuple_holding_an_array_is_not_compared_to_zero_as_a_whole():
+    y, enc = encode([(0.0, np.array([1.0, 2.0]))])
+    assert y.tolist() == [[0.0, 1.0, 2.0]]
+
+
+def test_times_and_durations_are_seconds():
+    import datetime as dt
+
+    t0 = dt.datetime(1970, 1, 1)
+    y, enc = encode([t0 + dt.timedelta(seconds=1.5), t0 + dt.timedelta(days=1)])
+    assert enc.schema.kind is OutputKind.REAL and y.tolist() == [1.5, 86400.0]
+    utc1 = dt.timezone(dt.timedelta(hours=1))  # an aware time: seconds since 1970 in its zone
+    assert encode([dt.datetime(1970, 1, 1, 1, tzinfo=utc1)])[0].tolist() == [3600.0]
+    assert encode([dt.timedelta(minutes=2)])[0].tolist() == [120.0]
+    assert encode([dt.date(1970, 1, 2)])[0].tolist() == [float(dt.date(1970, 1, 2).toordinal())]
+    y, _ = encode(np.array(["1970-01-01T00:00:02", "NaT"], dtype="datetime64[s]"))
+    assert np.array_equal(y, [2.0, np.nan], equal_nan=True)
+    y, _ = encode([(np.timedelta64(3, "s"), 1.0)])
+    assert y.tolist() == [[3.0, 1.0]]
+
+
+class Table:
+    """Anything with ``to_numpy`` (a pandas or polars Series or DataFrame), without pandas."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def to_numpy(self):
+        return np.asarray(self.values)
+
+
+def test_series_and_frames_are_their_values():
+    y, enc = encode([Table([1.0, 2.0, 3.0]), Table([4.0, 5.0, 6.0])])
+    assert enc.schema.kind is OutputKind.VECTOR and y.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    y, _ = encode([Table([[1.0, 2.0], [3.0, 4.0]])])  # a frame: flattened, C order
+    assert y.tolist() == [[1.0, 2.0, 3.0, 4.0]]
+    y, enc = encode(Table([0.5, 1.5]))  # a batch as one Series: one output a row
+    assert enc.schema.kind is OutputKind.REAL and y.tolist() == [0.5, 1.5]
+    y, enc = encode(Table([[0.5, 1.0], [1.5, 2.0]]))  # a batch as one frame
+    assert enc.schema.kind is OutputKind.VECTOR and y.tolist() == [[0.5, 1.0], [1.5, 2.0]]
+    y, enc = encode([Table(np.array(["a", 1.5], dtype=object))])  # objects: a labelled tuple
+    assert enc.schema.kind is OutputKind.MIXED and enc.skeleton(y[0, 0]) == ("a", REAL)

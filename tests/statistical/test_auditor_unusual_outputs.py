@@ -1,11 +1,11 @@
-"""Numbers released as text, JSON, Decimal or beside a text label, end to end with dpaudit.audit
-(dpaudit/outputs.py).
+"""Numbers released in the forms real code uses (text, JSON, Decimal, beside a label, as a time, in
+a Series, inside sets and nested lists), end to end with dpaudit.audit (dpaudit/outputs.py).
 
 As categories every released value was seen about once, so no event had power: a noisy sum with
 Lap(0.2) noise returned as ``f"{x:.3f}"``, as ``json.dumps({"count": x})``, as a ``Decimal``, as
-``("sum", x)`` or as ``{"stat": "sum", "value": x}``,
-claimed ε = 0.5 under add-remove over [0, 1] with 10 records (5-DP at best), was NOT REFUTED at
-ε ≥ 0. Now each is read as the number it spells (labelled ones as MIXED, the label in the
+``("sum", x)``, as ``{"stat": "sum", "value": x}``, as a time x seconds after a date or as a
+one-value Series, claimed ε = 0.5 under add-remove over [0, 1] with 10 records (5-DP at best),
+was NOT REFUTED at ε ≥ 0 (the Series: an ERROR, an unhashable output). Now each is read as the number it spells (labelled ones as MIXED, the label in the
 skeleton).
 
 * Power: each encoding REFUTED with ε_LB ≥ 2 at 95% from 4·10⁴ samples.
@@ -15,6 +15,7 @@ skeleton).
 Fixed seeds, nothing retried.
 """
 
+import datetime as dt
 import json
 from decimal import Decimal
 
@@ -31,7 +32,19 @@ CLAIM = dict(epsilon=0.5, neighbours="add-remove", domain=(0, 1), size=10, sampl
 
 WRITE = {"text": lambda x: f"{x:.3f}", "json": lambda x: json.dumps({"count": round(x, 3)}),
          "decimal": lambda x: Decimal(f"{x:.3f}"), "labelled": lambda x: ("sum", round(x, 3)),
-         "labelled dict": lambda x: {"stat": "sum", "value": round(x, 3)}}
+         "labelled dict": lambda x: {"stat": "sum", "value": round(x, 3)},
+         "time": lambda x: dt.datetime(2026, 1, 1) + dt.timedelta(seconds=round(x, 3)),
+         "series": lambda x: Series([round(x, 3)])}
+
+
+class Series:
+    """A one-value table with ``to_numpy``, as pandas or polars return (without pandas)."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def to_numpy(self):
+        return np.asarray(self.values)
 
 
 def noisy_sum(scale: float, write):
@@ -75,3 +88,14 @@ def test_a_set_of_indices_is_audited_as_its_sorted_tuple():
     assert r.verdict.value == "refuted" and r.epsilon_lower_bound >= 2.0, r
     sound = dpaudit.audit(above_set(12.0), confidence=0.999, seed=44, **SETS)  # α = 0.001
     assert sound.verdict.value == "not_refuted", sound
+
+
+def test_nested_outputs_are_audited_on_their_leaves():
+    # nested lists, a list of arrays and (index, array) were ERRORs (unhashable categories) or a
+    # crash; Lap(0.2) on a sum is 5-DP, claimed 0.5
+    def nested(data, rng):
+        v = np.round(float(np.sum(data)) + rng.laplace(scale=0.2, size=4), 3)
+        return (int(np.argmax(v)), [v[:2].tolist(), v[2:]])
+
+    r = dpaudit.audit(nested, confidence=0.95, seed=45, **CLAIM)
+    assert r.verdict.value == "refuted" and r.epsilon_lower_bound >= 2.0, r
