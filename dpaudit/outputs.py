@@ -42,7 +42,10 @@ A complex number is audited as the pair (Re z, Im z), a complex vector as (Re zâ
 Text that spells numbers (``f"{x:.3f}"``, ``str(x)``) is audited as those numbers, and JSON text
 of objects or arrays (``json.dumps({"count": x})``) as the values it parses to, when every output
 of the first batch parses (a later output that does not is an error; declare ``output="discrete"``
-to audit the texts as categories). A ``Decimal`` is a real number. As categories, a released
+to audit the texts as categories). Other texts whose first batch holds numbers and is mostly
+distinct (at least :data:`TEMPLATE_MIN_TEXTS` texts, more than half of them distinct: log lines,
+formatted reports) are read as templates: ``"answer=1.25 (n=3)"`` as the labelled tuple
+``("answer=# (n=#)", 1.25, 3.0)``, audited as MIXED with the template in the skeleton. A ``Decimal`` is a real number. As categories, a released
 number written as text or as a Decimal was seen once per value, and no event had power. Parsing is
 post-processing (two texts of one number become one output), so the bounds stay sound.
 
@@ -80,6 +83,7 @@ import datetime as _dt
 import json
 import math
 import numbers
+import re
 from decimal import Decimal
 from dataclasses import dataclass, field, replace
 from typing import Any, Hashable, Optional
@@ -118,8 +122,9 @@ class OutputSchema:
     @property
     def description(self) -> str:
         if self.text is not None:
-            spelled = "numbers" if self.text == "number" else "JSON"
-            return f"{replace(self, text=None).description}, read from text that spells {spelled}"
+            spelled = {"number": "numbers", "json": "JSON"}.get(self.text)
+            how = f"spells {spelled}" if spelled else "holds numbers (template, numbers)"
+            return f"{replace(self, text=None).description}, read from text that {how}"
         if self.kind is OutputKind.VECTOR and self.names is not None:
             return f"dict of {self.length} numbers (keys {', '.join(map(repr, self.names))})"
         if self.kind is OutputKind.VECTOR:
@@ -375,6 +380,22 @@ def _real(v: Any) -> float:
         raise
 
 
+#: a number written in text (digits, a point, an exponent), as :func:`_template` reads it
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+#: a first batch of texts is read as templates when it holds at least this many texts, and more
+#: than half of them are distinct (most seen once: as categories no event could have power)
+TEMPLATE_MIN_TEXTS = 20
+
+
+def _template(text: str) -> tuple:
+    """A text as (its template, the numbers in it): ``"answer=1.25 (n=3)"`` as
+    ``("answer=# (n=#)", 1.25, 3.0)``; a text without digits as ``(text,)``."""
+    numbers_ = _NUMBER.findall(text)
+    if not numbers_:
+        return (text,)
+    return ("#".join(_NUMBER.split(text)), *map(float, numbers_))
+
+
 def _parses(parse: Any, text: str) -> bool:
     try:
         parse(text)
@@ -469,7 +490,8 @@ class OutputEncoder:
         seq = list(raw) if not isinstance(raw, list) else raw
         if not seq:
             return self._empty()
-        if self._text is not False and (self._text or type(seq[0]) is str):
+        if self._text is not False and (self._text or type(seq[0]) is str or (
+                seq[0] is None and self.schema is None)):
             seq = self._parse_text(seq, data)
         if self._keys is not None or type(seq[0]) is dict:
             seq = self._undict(seq, data)
@@ -591,23 +613,33 @@ class OutputEncoder:
         return out
 
     def _parse_text(self, seq: list, data: Any) -> list:
-        """Text outputs as the numbers or the JSON values they spell (module docstring): the mode
-        is fixed by the first batch, and every later output must parse the same way."""
+        """Text outputs as the numbers or the JSON values they spell, or as templates and the
+        numbers in them (module docstring); ``None`` stays "no answer". The mode is fixed by the
+        first batch, and every later output must parse the same way."""
         mode = self._text
         if mode is None:
             mode = False
-            if all(type(v) is str for v in seq):
-                if all(_parses(float, v) for v in seq):
+            texts = [v for v in seq if v is not None]
+            if texts and all(type(v) is str for v in texts):
+                if all(_parses(float, v) for v in texts):
                     mode = "number"
-                elif all(v.lstrip()[:1] in ("{", "[") and _parses(json.loads, v) for v in seq):
+                elif all(v.lstrip()[:1] in ("{", "[") and _parses(json.loads, v) for v in texts):
                     mode = "json"
+                elif len(texts) >= TEMPLATE_MIN_TEXTS and 2 * len(set(texts)) > len(texts) \
+                        and any(_NUMBER.search(v) for v in texts):
+                    mode = "template"
             self._text = mode
             if not mode:
                 return seq
+        if mode == "template":  # every text reads as a template (and None is no answer)
+            return [v if v is None else _template(v) if type(v) is str else v for v in seq]
         parse, what = (float, "numbers") if mode == "number" else (json.loads, "JSON objects or arrays")
         out = []
         for v in seq:
             try:
+                if v is None:
+                    out.append(None)
+                    continue
                 if type(v) is not str:
                     raise ValueError
                 out.append(parse(v))

@@ -3,10 +3,10 @@ a Series, inside sets and nested lists), end to end with dpaudit.audit (dpaudit/
 
 As categories every released value was seen about once, so no event had power: a noisy sum with
 Lap(0.2) noise returned as ``f"{x:.3f}"``, as ``json.dumps({"count": x})``, as a ``Decimal``, as
-``("sum", x)``, as ``{"stat": "sum", "value": x}``, as a time x seconds after a date or as a
-one-value Series, claimed ε = 0.5 under add-remove over [0, 1] with 10 records (5-DP at best),
-was NOT REFUTED at ε ≥ 0 (the Series: an ERROR, an unhashable output). Now each is read as the number it spells (labelled ones as MIXED, the label in the
-skeleton).
+``("sum", x)``, as ``{"stat": "sum", "value": x}``, as a time x seconds after a date, as a
+one-value Series or inside a line of text (``f"noisy sum: {x:.3f} (Laplace, 1 of 1)"``), claimed ε = 0.5 under add-remove over [0, 1] with 10 records (5-DP at best),
+was NOT REFUTED at ε ≥ 0 (the Series: an ERROR, an unhashable output). Now each is read as the number it spells (labelled ones and lines of text as MIXED, the label or
+the line's template in the skeleton).
 
 * Power: each encoding REFUTED with ε_LB ≥ 2 at 95% from 4·10⁴ samples.
 * Size: the sound twin (Lap(2) noise, 0.5-DP) as text, audited at 99.9%, is refuted with
@@ -34,7 +34,8 @@ WRITE = {"text": lambda x: f"{x:.3f}", "json": lambda x: json.dumps({"count": ro
          "decimal": lambda x: Decimal(f"{x:.3f}"), "labelled": lambda x: ("sum", round(x, 3)),
          "labelled dict": lambda x: {"stat": "sum", "value": round(x, 3)},
          "time": lambda x: dt.datetime(2026, 1, 1) + dt.timedelta(seconds=round(x, 3)),
-         "series": lambda x: Series([round(x, 3)])}
+         "series": lambda x: Series([round(x, 3)]),
+         "report line": lambda x: f"noisy sum: {x:.3f} (Laplace, 1 of 1)"}
 
 
 class Series:

@@ -351,3 +351,24 @@ def test_series_and_frames_are_their_values():
     assert enc.schema.kind is OutputKind.VECTOR and y.tolist() == [[0.5, 1.0], [1.5, 2.0]]
     y, enc = encode([Table(np.array(["a", 1.5], dtype=object))])  # objects: a labelled tuple
     assert enc.schema.kind is OutputKind.MIXED and enc.skeleton(y[0, 0]) == ("a", REAL)
+
+
+def test_texts_with_numbers_inside_are_read_as_templates_and_numbers():
+    texts = [f"answer={i / 7:.3f} (n={i})" for i in range(30)] + ["no answer"] * 10
+    y, enc = encode(texts)
+    assert enc.schema.kind is OutputKind.MIXED and enc.schema.text == "template"
+    assert enc.skeleton(y[3, 0]) == ("answer=# (n=#)", REAL, REAL)
+    assert y[3, 3:5].tolist() == [float(f"{3 / 7:.3f}"), 3.0]
+    assert enc.skeleton(y[-1, 0]) == ("no answer",)
+    later, _ = encode(["anything at all", None], enc)  # every text reads: no error later
+    assert enc.skeleton(later[0, 0]) == ("anything at all",) and enc.skeleton(later[1, 0]) is None
+    _, enc = encode(["yes", "no"] * 20)  # few distinct texts: categories, as before
+    assert enc.schema.kind is OutputKind.DISCRETE
+    _, enc = encode([f"id-{i}" for i in range(10)])  # too few texts to tell: categories
+    assert enc.schema.kind is OutputKind.DISCRETE
+
+
+def test_numbers_as_text_or_none_are_a_value_or_none():
+    y, enc = encode([None, "1.5", "2.5"])
+    assert enc.schema.kind is OutputKind.MIXED and enc.schema.text == "number"
+    assert y[1:, 2].tolist() == [1.5, 2.5]
