@@ -186,6 +186,8 @@ def _skeleton(e: Any) -> Any:
         return REAL_MARK
     if t is int or t is str or e is None:  # texts and None inside a sequence are discrete
         return e
+    if isinstance(e, str):
+        return str(e)
     if isinstance(e, (bool, np.bool_)):
         return bool(e)
     if isinstance(e, numbers.Integral):
@@ -210,7 +212,7 @@ def _labelled_sequence(v: Any) -> bool:
         return False
     seen = False
     for x in v:
-        if type(x) is str or x is None:
+        if isinstance(x, str) or x is None:
             seen = True
         elif not isinstance(x, (numbers.Real, np.bool_, Decimal)):
             return False
@@ -230,7 +232,7 @@ def _as_tuple(v: Any) -> Any:
 
 def _element_value(x: Any) -> float:
     """An element of a MIXED output as a number: a text or None (in the skeleton) as NaN."""
-    if type(x) is str or x is None:
+    if isinstance(x, str) or x is None:
         return math.nan
     return _real(x)
 
@@ -480,6 +482,8 @@ class OutputEncoder:
             raw = np.asarray(raw.to_numpy())
             if raw.dtype.kind not in "biufc":
                 raw = list(raw) if raw.ndim == 1 else [list(r) for r in raw]
+        if isinstance(raw, np.ndarray) and raw.dtype.kind in "US":  # a batch of numpy texts
+            raw = raw.tolist()
         if isinstance(raw, np.ndarray) and raw.dtype.kind in "mM":  # a batch of times
             raw = [_converted(x) for x in raw]
         if isinstance(raw, np.ndarray) and raw.dtype.kind == "c" and raw.ndim:
@@ -490,7 +494,7 @@ class OutputEncoder:
         seq = list(raw) if not isinstance(raw, list) else raw
         if not seq:
             return self._empty()
-        if self._text is not False and (self._text or type(seq[0]) is str or (
+        if self._text is not False and (self._text or isinstance(seq[0], str) or (
                 seq[0] is None and self.schema is None)):
             seq = self._parse_text(seq, data)
         if self._keys is not None or type(seq[0]) is dict:
@@ -617,6 +621,7 @@ class OutputEncoder:
         numbers in them (module docstring); ``None`` stays "no answer". The mode is fixed by the
         first batch, and every later output must parse the same way."""
         mode = self._text
+        seq = [str(v) if type(v) is np.str_ else v for v in seq]  # numpy texts as Python texts
         if mode is None:
             mode = False
             texts = [v for v in seq if v is not None]

@@ -372,3 +372,12 @@ def test_numbers_as_text_or_none_are_a_value_or_none():
     y, enc = encode([None, "1.5", "2.5"])
     assert enc.schema.kind is OutputKind.MIXED and enc.schema.text == "number"
     assert y[1:, 2].tolist() == [1.5, 2.5]
+
+
+def test_numpy_texts_are_texts():
+    y, enc = encode([np.str_("1.5"), np.str_("2.5")])
+    assert enc.schema.kind is OutputKind.REAL and y.tolist() == [1.5, 2.5]
+    y, enc = encode(np.array(["0.5", "3"]))  # a batch array of texts
+    assert enc.schema.kind is OutputKind.REAL and y.tolist() == [0.5, 3.0]
+    y, enc = encode([(np.str_("sum"), 1.0)])
+    assert enc.schema.kind is OutputKind.MIXED and enc.skeleton(y[0, 0]) == ("sum", REAL)
