@@ -58,6 +58,8 @@ Times are audited as seconds since 1970-01-01 (a ``date`` as its day number), du
 and a pandas or polars Series or DataFrame (anything with ``to_numpy``) as its values, flattened;
 as categories each time was seen once, and a table was an unhashable output.
 
+A dataclass is audited as the dict of its fields, a namedtuple as its tuple.
+
 A dict is audited as the tuple of its values in the order of its keys, sorted (the first dict's
 keys; every later dict must have the same keys): a dict of numbers is a vector whose coordinates
 events name by key (``output['count'] ≥ 3``), other dicts are what their tuples are.
@@ -79,6 +81,7 @@ show only one length); a fixed length seen first and another one later is a leng
 
 from __future__ import annotations
 
+import dataclasses as _dataclasses
 import datetime as _dt
 import json
 import math
@@ -331,6 +334,13 @@ def _converted(v: Any) -> Any:
     return v
 
 
+def _fields_of(v: Any) -> Any:
+    """A dataclass instance as the dict of its fields (anything else as it is)."""
+    if _dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return {f.name: getattr(v, f.name) for f in _dataclasses.fields(v)}
+    return v
+
+
 def _holds_zero(v: tuple) -> bool:
     try:
         return 0.0 in v
@@ -497,6 +507,8 @@ class OutputEncoder:
         if self._text is not False and (self._text or isinstance(seq[0], str) or (
                 seq[0] is None and self.schema is None)):
             seq = self._parse_text(seq, data)
+        if _dataclasses.is_dataclass(seq[0]) and not isinstance(seq[0], type):
+            seq = [_fields_of(v) for v in seq]  # a dataclass as the dict of its fields
         if self._keys is not None or type(seq[0]) is dict:
             seq = self._undict(seq, data)
         # a 0-d array (what numpy reductions of arrays often give) is the scalar it holds, an

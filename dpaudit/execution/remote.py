@@ -15,9 +15,17 @@ the child: a sandboxed audit is always a sampled one.
 
 from __future__ import annotations
 
+import collections
+import dataclasses
+import datetime
+import decimal
+import fractions
 import inspect
+import numbers
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
+
+import numpy as np
 
 from dpaudit.errors import LoadError
 from dpaudit.spec import CallForm, MechanismSpec, mechanism
@@ -76,9 +84,10 @@ def remote_function(executor: Any, facts: Mapping[str, Any]) -> Callable:
 
 @dataclass(frozen=True, slots=True)
 class Opaque:
-    """An output whose class is defined in the audited file, as dpaudit's process sees it: the
+    """An output of a class dpaudit's process does not load (one defined in the audited file, or a
+    library's that :func:`opaque_outputs` cannot turn into numbers), as that process sees it: the
     class name and the value's ``repr`` (two outputs are the same category iff both agree), so
-    reading it back never imports the file here."""
+    reading it back never imports the file, or runs what its pickle names, here."""
 
     type_name: str
     text: str
@@ -88,14 +97,62 @@ class Opaque:
 
 
 def opaque_outputs(outputs: Any, user_prefix: str = "_dpaudit_user_") -> Any:
-    """``outputs`` (a list from one batch) with every value of a class from the audited file
-    replaced by an :class:`Opaque` (arrays and lists of plain values are returned as they are)."""
+    """``outputs`` (a list from one batch) in forms dpaudit's process reads back
+    (:mod:`dpaudit.execution.safe_pickle`): a namedtuple as its tuple, a dataclass as the dict of
+    its fields, a table with ``to_numpy`` (pandas, polars) or an array-like with ``__array__``
+    (torch, jax) as its numpy array, a number of another library as an int or a float, inside
+    tuples, lists, dicts and sets too; any other value as an :class:`Opaque` (its class name and
+    repr). Arrays and plain values are returned as they are."""
     if not isinstance(outputs, list):
         return outputs
     for i, v in enumerate(outputs):
-        if type(v).__module__.startswith(user_prefix):
+        if type(v) not in _PLAIN and not isinstance(v, (np.ndarray, np.generic)):
             break
     else:
         return outputs
-    return [Opaque(type(v).__qualname__, repr(v)[:500])
-            if type(v).__module__.startswith(user_prefix) else v for v in outputs]
+    return [_portable(v, user_prefix, 0) for v in outputs]
+
+
+#: types sent back as they are
+_PLAIN = frozenset({float, int, str, bool, type(None), bytes, complex})
+#: other types dpaudit's process reads back (:data:`dpaudit.execution.safe_pickle.ALLOWED`)
+_READ_BACK = frozenset({bytearray, decimal.Decimal, fractions.Fraction, datetime.datetime,
+                        datetime.date, datetime.time, datetime.timedelta, collections.OrderedDict})
+
+
+def _portable(v: Any, prefix: str, depth: int) -> Any:
+    t = type(v)
+    if t in _PLAIN or isinstance(v, (np.ndarray, np.generic)) or depth > 8:
+        return v
+    if t is tuple or t is list:
+        return t(_portable(x, prefix, depth + 1) for x in v)
+    if t is dict:
+        return {k: _portable(x, prefix, depth + 1) for k, x in v.items()}
+    if isinstance(v, tuple) and hasattr(v, "_fields"):  # a namedtuple
+        return tuple(_portable(x, prefix, depth + 1) for x in v)
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return {f.name: _portable(getattr(v, f.name), prefix, depth + 1)
+                for f in dataclasses.fields(v)}
+    if t in _READ_BACK:
+        return v
+    if t is set or t is frozenset:
+        return t(_portable(x, prefix, depth + 1) for x in v)
+    try:
+        if callable(getattr(t, "to_numpy", None)):
+            return np.asarray(v.to_numpy())
+        if callable(getattr(t, "__array__", None)):
+            return np.asarray(v)
+        if isinstance(v, numbers.Integral):  # a number type of another library (gmpy2, sympy)
+            return int(v)
+        if isinstance(v, numbers.Real):
+            return float(v)
+    except Exception:  # a value that will not convert: as an Opaque below
+        pass
+    # any other value of the audited file's classes, or a library's that is not a function,
+    # travels as its class name and repr: its pickle would name a class that dpaudit's process
+    # does not load (a function goes on as it is: it cannot be sent back, an ERROR that says so)
+    if t.__module__.startswith(prefix):
+        return Opaque(t.__qualname__, repr(v)[:500])
+    if callable(v):
+        return v
+    return Opaque(f"{t.__module__}.{t.__qualname__}", repr(v)[:500])

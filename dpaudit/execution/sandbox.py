@@ -55,6 +55,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from dpaudit.errors import InvalidArgument, LoadError, MechanismError
+from dpaudit.execution import safe_pickle
 from dpaudit.execution.base import BatchTask
 from dpaudit.execution.child import KILL_GRACE, WATCHDOG_EXIT
 from dpaudit.execution.isolation import child_environment
@@ -359,7 +360,17 @@ class SandboxExecutor:
         if reply[0] == "ok":
             return reply[1]
         if reply[0] == "ok_shared" and buffer is not None:
-            return [self._pool.take(buffer[0], reply[1], reply[2])]
+            # the dtype and the shape come from the sandboxed side: numbers only, and only what
+            # the buffer holds
+            try:
+                dt = np.dtype(reply[1])
+                shape = tuple(int(k) for k in reply[2])
+                if dt.kind not in "biufcmM" or dt.fields is not None or min(shape, default=0) < 0:
+                    raise ValueError(f"dtype {dt.str}, shape {shape}")
+                return [self._pool.take(buffer[0], dt.str, shape)]
+            except (TypeError, ValueError, IndexError, OverflowError) as exc:
+                raise MechanismError(printable(f"sent back a malformed shared output ({exc})"),
+                                     np.asarray(group[0].data, dtype=float)) from None
         if reply[0] == "error":
             data = np.asarray(group[reply[3]].data, dtype=float)
             raise MechanismError(self._with_tail(printable(reply[1]), reply[2]), data)
@@ -415,7 +426,12 @@ class SandboxExecutor:
         except (EOFError, OSError):
             raise MechanismError(self._with_tail(self._death()), data) from None
         try:
-            reply = pickle.loads(payload)
+            reply = safe_pickle.loads(payload)
+        except safe_pickle.RefusedGlobal as exc:
+            raise MechanismError(printable(
+                f"sent back an object that names {exc} (refused: dpaudit reads back numbers, "
+                f"texts, containers and numpy arrays only, so nothing the sandboxed code chose "
+                f"runs in dpaudit's process)"), data) from None
         except Exception as exc:
             raise MechanismError(printable(f"returned an output that cannot be read back "
                                            f"({type(exc).__name__}: {exc})"), data) from None

@@ -4,7 +4,7 @@ a Series, inside sets and nested lists), end to end with dpaudit.audit (dpaudit/
 As categories every released value was seen about once, so no event had power: a noisy sum with
 Lap(0.2) noise returned as ``f"{x:.3f}"``, as ``json.dumps({"count": x})``, as a ``Decimal``, as
 ``("sum", x)``, as ``{"stat": "sum", "value": x}``, as a time x seconds after a date, as a
-one-value Series or inside a line of text (``f"noisy sum: {x:.3f} (Laplace, 1 of 1)"``), claimed ε = 0.5 under add-remove over [0, 1] with 10 records (5-DP at best),
+one-value Series, as a dataclass or inside a line of text (``f"noisy sum: {x:.3f} (Laplace, 1 of 1)"``), claimed ε = 0.5 under add-remove over [0, 1] with 10 records (5-DP at best),
 was NOT REFUTED at ε ≥ 0 (the Series: an ERROR, an unhashable output). Now each is read as the number it spells (labelled ones and lines of text as MIXED, the label or
 the line's template in the skeleton).
 
@@ -17,6 +17,7 @@ Fixed seeds, nothing retried.
 
 import datetime as dt
 import json
+from dataclasses import dataclass
 from decimal import Decimal
 
 import numpy as np
@@ -35,7 +36,16 @@ WRITE = {"text": lambda x: f"{x:.3f}", "json": lambda x: json.dumps({"count": ro
          "labelled dict": lambda x: {"stat": "sum", "value": round(x, 3)},
          "time": lambda x: dt.datetime(2026, 1, 1) + dt.timedelta(seconds=round(x, 3)),
          "series": lambda x: Series([round(x, 3)]),
-         "report line": lambda x: f"noisy sum: {x:.3f} (Laplace, 1 of 1)"}
+         "report line": lambda x: f"noisy sum: {x:.3f} (Laplace, 1 of 1)",
+         "dataclass": lambda x: Release(round(x, 3), 10)}
+
+
+@dataclass
+class Release:
+    """A result object (unhashable, as a dataclass with eq is): it was an ERROR."""
+
+    value: float
+    n: int
 
 
 class Series:

@@ -381,3 +381,16 @@ def test_numpy_texts_are_texts():
     assert enc.schema.kind is OutputKind.REAL and y.tolist() == [0.5, 3.0]
     y, enc = encode([(np.str_("sum"), 1.0)])
     assert enc.schema.kind is OutputKind.MIXED and enc.skeleton(y[0, 0]) == ("sum", REAL)
+
+
+def test_dataclasses_are_the_dicts_of_their_fields():
+    from dataclasses import dataclass
+
+    @dataclass
+    class Release:
+        value: float
+        n: int
+
+    y, enc = encode([Release(1.5, 3), Release(2.5, 4)])
+    assert enc.schema.kind is OutputKind.VECTOR and enc.schema.names == ("n", "value")
+    assert y.tolist() == [[3.0, 1.5], [4.0, 2.5]]
