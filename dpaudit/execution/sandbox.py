@@ -45,6 +45,7 @@ import mmap
 import os
 import pickle
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -80,6 +81,49 @@ _AHEAD_MAX_BYTES = 32 * 1024
 _BUNDLE_SAMPLES = 16_384
 #: Seconds between two looks at the child while waiting for its reply.
 _POLL = 0.1
+#: the largest reply dpaudit reads (a batch is sized to hold at most 32 MB of encoded outputs)
+MAX_REPLY_BYTES = 1 << 30
+
+
+class _Frame:
+    """One message of :class:`multiprocessing.connection.Connection`'s framing (a 4-byte
+    big-endian signed length, −1 then an 8-byte length for large ones, then the bytes), assembled
+    from pieces read as they arrive; a length beyond :data:`MAX_REPLY_BYTES` is refused."""
+
+    __slots__ = ("buf", "size", "done")
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.size: Optional[int] = None
+        self.done = False
+
+    def wanted(self) -> int:
+        if self.size is None:
+            return 4 if len(self.buf) < 4 else 12 - len(self.buf)
+        return max(1, min(1 << 20, self.size - len(self.buf)))
+
+    def feed(self, chunk: bytes) -> bool:
+        self.buf += chunk
+        if self.size is None:
+            if len(self.buf) < 4:
+                return False
+            (n,) = struct.unpack("!i", self.buf[:4])
+            head = 4
+            if n == -1:
+                if len(self.buf) < 12:
+                    return False
+                (n,) = struct.unpack("!Q", self.buf[4:12])
+                head = 12
+            if n < 0 or n > MAX_REPLY_BYTES:
+                raise ValueError(f"a message of {n} bytes, more than the {MAX_REPLY_BYTES} "
+                                 f"dpaudit reads")
+            self.size = n
+            del self.buf[:head]
+        self.done = len(self.buf) >= self.size
+        return self.done
+
+    def body(self) -> bytes:
+        return bytes(self.buf[: self.size])
 #: Open files and extra processes the child may have.
 _NOFILE, _PROCESSES = 1024, 64
 
@@ -236,6 +280,7 @@ class SandboxExecutor:
         self._ready = False
         self._send = Connection(p2c_w, readable=False)
         self._recv = Connection(c2p_r, writable=False)
+        os.set_blocking(c2p_r, False)  # read a piece at a time, under the time limits (_receive)
         cpu = None if self.total_timeout is None else self.total_timeout * (os.cpu_count() or 1) + 30
         folder = os.path.dirname(os.path.abspath(self.path))
         config = {"path": self.path, "function": self.function, "call_timeout": self.call_timeout,
@@ -393,16 +438,23 @@ class SandboxExecutor:
             # later than the child's own watchdog would end it, so its message wins when it can
             stuck = self.call_timeout + min(KILL_GRACE, self.call_timeout) + 0.5 + 2 * _POLL
         seen, since = (self._calls[0], started) if self._calls is not None else (0, started)
+        frame = _Frame()
         while True:
             ready = wait([self._recv, self._tail], _POLL) if self._tail.fileno() >= 0 \
                 else wait([self._recv], _POLL)
             if self._tail in ready:
                 self._tail.drain()
-            if self._recv in ready:
+            # the reply is read here a piece at a time, under the limits below: a child that sends
+            # a length and then stalls cannot hold dpaudit in a blocking read
+            if self._recv in ready and self._read_into(frame, data):
                 break
             now = time.monotonic()
             if self._proc.poll() is not None:
-                if self._recv.poll(0):  # it replied, then died: take the reply first
+                # it replied, then died: take the reply first (what is left in the pipe)
+                while self._recv.poll(0):
+                    if self._read_into(frame, data):
+                        break
+                if frame.done:
                     break
                 raise MechanismError(self._with_tail(self._death()), data)
             if self._deadline is not None and now >= self._deadline:
@@ -421,10 +473,7 @@ class SandboxExecutor:
                         f"hung: one call ran longer than the per-call limit of "
                         f"{self.call_timeout:g} s and could not be interrupted (stopped by "
                         f"dpaudit)"), data)
-        try:
-            payload = self._recv.recv_bytes()
-        except (EOFError, OSError):
-            raise MechanismError(self._with_tail(self._death()), data) from None
+        payload = frame.body()
         try:
             reply = safe_pickle.loads(payload)
         except safe_pickle.RefusedGlobal as exc:
@@ -438,6 +487,22 @@ class SandboxExecutor:
         if not isinstance(reply, tuple) or not reply or not isinstance(reply[0], str):
             raise MechanismError("sent back garbage instead of outputs", data)  # pragma: no cover
         return reply
+
+    def _read_into(self, frame: "_Frame", data: Any) -> bool:
+        """Read what the reply pipe holds into ``frame``; True once a whole message is in."""
+        try:
+            chunk = os.read(self._recv.fileno(), frame.wanted())
+        except BlockingIOError:
+            return False
+        except OSError:
+            raise MechanismError(self._with_tail(self._death()), data) from None
+        if not chunk:  # end of file: the child closed its end
+            raise MechanismError(self._with_tail(self._death()), data)
+        try:
+            return frame.feed(chunk)
+        except ValueError as exc:
+            self._kill()
+            raise MechanismError(printable(f"sent back a malformed reply ({exc})"), data) from None
 
     def _death(self) -> str:
         try:

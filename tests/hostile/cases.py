@@ -40,6 +40,17 @@ def _f(body: str, head: str = "") -> str:
 
 ONCE = "if not getattr(f, 'done', False):\n    f.done = True\n"
 
+#: write ``header`` to every pipe this process can write to (the reply pipe among them)
+_PIPES = dedent("""\
+    import stat, struct
+    for fd in range(3, 256):
+        try:
+            if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                os.write(fd, {header})
+        except OSError:
+            pass
+    """)
+
 CASES = [
     # -- defects of the issue, one or more cases each --------------------------------------
     Case("import_prints", _f(LAPLACE, "print('IMPORT-TIME-PRINT')"), 0, "not_refuted"),
@@ -131,6 +142,13 @@ CASES = [
     Case("memory_bomb", _f("x = bytearray(4 * 1024 ** 3)"), 3, "error", "memory cap",
          flags=("--memory=512M",)),
     Case("unpicklable_output", _f("return lambda: 0"), 3, "error", None),
+    # a reply's length written to the pipe, then nothing: dpaudit read it with a blocking read
+    # and hung past every time limit; it now reads pieces under the limits
+    Case("reply_length_then_stall", _f(_PIPES.format(header='struct.pack("!i", 1000) + b"x"')
+                                       + "signal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+                                       "time.sleep(1000)"), 3, "error", "hung"),
+    Case("reply_length_too_large", _f(_PIPES.format(header='struct.pack("!iQ", -1, 1 << 40)')
+                                      + "time.sleep(5)"), 3, "error", "malformed reply"),
     Case("recursion", _f("return f(data, rng)"), 3, "error", "RecursionError"),
     Case("batch_wrong_length", dedent("""\
         def f(data, rng, size=None):
