@@ -87,6 +87,7 @@ import json
 import math
 import numbers
 import re
+import reprlib
 from decimal import Decimal
 from dataclasses import dataclass, field, replace
 from typing import Any, Hashable, Optional
@@ -354,10 +355,21 @@ def _is_nested(v: Any) -> bool:
         type(x) in (list, tuple, dict, set, frozenset) or isinstance(x, np.ndarray) for x in v)
 
 
+#: the most values a nested output may hold (a list of the same list repeated holds exponentially
+#: many in a few bytes: a few hundred pickled bytes can spell 10^11 values)
+MAX_LEAVES = 1 << 20
+
+
+class _TooNested(Exception):
+    """A nested output holds more than :data:`MAX_LEAVES` values."""
+
+
 def _flatten(v: Any, leaves: list) -> Any:
     """Append the leaves of the nested value ``v`` to ``leaves`` in order (an array's in C order,
-    a dict's in sorted key order, a set's sorted) and return its shape: None for a leaf, else the tuple of the
-    shapes of its parts."""
+    a dict's in sorted key order, a set's sorted) and return its shape: None for a leaf, else the
+    tuple of the shapes of its parts. Raises :class:`_TooNested` past :data:`MAX_LEAVES`."""
+    if len(leaves) > MAX_LEAVES:
+        raise _TooNested
     t = type(v)
     if t is list or t is tuple:
         return tuple(_flatten(x, leaves) for x in v)
@@ -420,10 +432,26 @@ def _key_list(keys: Any) -> str:
     return "(" + ", ".join(sorted(map(repr, keys))) + ")"
 
 
+def _bounded_repr() -> reprlib.Repr:
+    r = reprlib.Repr()
+    r.maxlevel = 4
+    r.maxlist = r.maxtuple = r.maxset = r.maxfrozenset = r.maxdict = r.maxdeque = 16
+    r.maxstring = r.maxother = 100
+    r.maxlong = 60
+    return r
+
+
+#: repr of outputs in messages, bounded in depth and length (a list of the same list repeated
+#: would have an exponentially long plain repr)
+_REPR = _bounded_repr()
+
+
 def _short(v: Any, limit: int = 80) -> str:
-    if isinstance(v, (np.ndarray, np.generic)):
+    if isinstance(v, np.ndarray):
+        v = v.reshape(-1)[:32].tolist() if v.size > 32 else v.tolist()
+    elif isinstance(v, np.generic):
         v = v.tolist()
-    text = repr(v)
+    text = _REPR.repr(v)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -521,7 +549,7 @@ class OutputEncoder:
             seq = [_converted(v) for v in seq]  # times, durations, Series and DataFrames
             found = _classes(seq)
         if _CAT in found and _is_nested(found[_CAT]):
-            seq = self._unnest(seq)
+            seq = self._unnest(seq, data)
             found = _classes(seq)
         if _SET in found:  # sets as sorted tuples
             seq = [_as_tuple(v) for v in seq]
@@ -614,13 +642,17 @@ class OutputEncoder:
         v = next(iter(found.values()))
         raise MechanismError(f"returned {_short(v)}, not the declared {d.description} output", data, v)
 
-    def _unnest(self, seq: list) -> list:
+    def _unnest(self, seq: list, data: Any = None) -> list:
         """Nested lists, tuples, arrays and dicts as the tuple of their leaves (module docstring);
         where the first batch shows several shapes, every output's shape leads as a text."""
         out, shapes = [], []
         for v in seq:
             leaves: list = []
-            shapes.append(_flatten(v, leaves) if type(v) in (list, tuple) else None)
+            try:
+                shapes.append(_flatten(v, leaves) if type(v) in (list, tuple) else None)
+            except (_TooNested, RecursionError):
+                raise MechanismError(f"returned a nested output of more than {MAX_LEAVES:,} values "
+                                     f"or nested too deep to read: {_short(v)}", data) from None
             out.append(tuple(leaves) if shapes[-1] is not None else v)
         if self._shaped is None:
             self._shaped = len({s for s in shapes if s is not None}) > 1

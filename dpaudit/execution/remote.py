@@ -23,7 +23,7 @@ import fractions
 import inspect
 import numbers
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
@@ -120,23 +120,32 @@ _READ_BACK = frozenset({bytearray, decimal.Decimal, fractions.Fraction, datetime
                         datetime.date, datetime.time, datetime.timedelta, collections.OrderedDict})
 
 
-def _portable(v: Any, prefix: str, depth: int) -> Any:
+def _portable(v: Any, prefix: str, depth: int, memo: Optional[dict] = None) -> Any:
     t = type(v)
     if t in _PLAIN or isinstance(v, (np.ndarray, np.generic)) or depth > 8:
         return v
-    if t is tuple or t is list:
-        return t(_portable(x, prefix, depth + 1) for x in v)
-    if t is dict:
-        return {k: _portable(x, prefix, depth + 1) for k, x in v.items()}
+    if t is tuple or t is list or t is dict:
+        # a container is converted once however often it recurs (a list of the same list
+        # repeated is exponentially large when walked, and small when pickled)
+        memo = {} if memo is None else memo
+        hit = memo.get(id(v))
+        if hit is not None:
+            return hit[1]
+        if t is dict:
+            out: Any = {k: _portable(x, prefix, depth + 1, memo) for k, x in v.items()}
+        else:
+            out = t(_portable(x, prefix, depth + 1, memo) for x in v)
+        memo[id(v)] = (v, out)  # v kept alive, so its id is not reused while converting
+        return out
     if isinstance(v, tuple) and hasattr(v, "_fields"):  # a namedtuple
-        return tuple(_portable(x, prefix, depth + 1) for x in v)
+        return tuple(_portable(x, prefix, depth + 1, memo) for x in v)
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return {f.name: _portable(getattr(v, f.name), prefix, depth + 1)
+        return {f.name: _portable(getattr(v, f.name), prefix, depth + 1, memo)
                 for f in dataclasses.fields(v)}
     if t in _READ_BACK:
         return v
     if t is set or t is frozenset:
-        return t(_portable(x, prefix, depth + 1) for x in v)
+        return t(_portable(x, prefix, depth + 1, memo) for x in v)
     try:
         if callable(getattr(t, "to_numpy", None)):
             return np.asarray(v.to_numpy())

@@ -147,6 +147,12 @@ CASES = [
     Case("reply_length_then_stall", _f(_PIPES.format(header='struct.pack("!i", 1000) + b"x"')
                                        + "signal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
                                        "time.sleep(1000)"), 3, "error", "hung"),
+    # a list of the same list repeated: 30**8 values in a few hundred pickled bytes; walking it
+    # (np.asarray in the replay check, a plain repr in a message) hung dpaudit
+    Case("nested_bomb", _f("x = [0.5]\nfor _ in range(8):\n    x = [x] * 30\nreturn x"), 3, "error",
+         "nested output of more than"),
+    Case("nested_too_deep", _f("x = [0.5]\nfor _ in range(100000):\n    x = [x]\nreturn x"), 3,
+         "error", "cannot be sent back"),
     Case("reply_length_too_large", _f(_PIPES.format(header='struct.pack("!iQ", -1, 1 << 40)')
                                       + "time.sleep(5)"), 3, "error", "malformed reply"),
     Case("recursion", _f("return f(data, rng)"), 3, "error", "RecursionError"),

@@ -394,3 +394,12 @@ def test_dataclasses_are_the_dicts_of_their_fields():
     y, enc = encode([Release(1.5, 3), Release(2.5, 4)])
     assert enc.schema.kind is OutputKind.VECTOR and enc.schema.names == ("n", "value")
     assert y.tolist() == [[3.0, 1.5], [4.0, 2.5]]
+
+
+def test_a_nested_output_too_large_to_walk_is_one_line():
+    x = [0.5]
+    for _ in range(8):
+        x = [x] * 30  # 30**8 values, each list shared
+    with pytest.raises(MechanismError, match="nested output of more than") as err:
+        encode([x])
+    assert len(str(err.value)) < 400
