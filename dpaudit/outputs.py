@@ -45,9 +45,10 @@ of the first batch parses (a later output that does not is an error; declare ``o
 to audit the texts as categories). Other texts whose first batch holds numbers and is mostly
 distinct (at least :data:`TEMPLATE_MIN_TEXTS` texts, more than half of them distinct: log lines,
 formatted reports) are read as templates: ``"answer=1.25 (n=3)"`` as the labelled tuple
-``("answer=# (n=#)", 1.25, 3.0)``, audited as MIXED with the template in the skeleton. A ``Decimal`` is a real number. As categories, a released
-number written as text or as a Decimal was seen once per value, and no event had power. Parsing is
-post-processing (two texts of one number become one output), so the bounds stay sound.
+``("answer=# (n=#)", 1.25, 3.0)``, audited as MIXED with the template in the skeleton. A
+``Decimal`` is a real number. As categories, a released number written as text or as a Decimal was
+seen once per value, and no event had power. Parsing is post-processing (two texts of one number
+become one output), so the bounds stay sound.
 
 Nested lists, tuples, arrays and dicts (``[[a, b], [c, d]]``, ``(index, array)``, a dict of lists)
 are audited as the tuple of their leaves, in order; where the first nested batch shows outputs of
@@ -122,7 +123,7 @@ class OutputSchema:
     integer: bool = False
     #: the keys of dict outputs, in the order of the encoded coordinates (VECTOR only)
     names: Optional[tuple] = field(default=None, compare=False)
-    #: "number" or "json" where the outputs are text parsed into what they spell
+    #: "number", "json" or "template" where the outputs are texts read as what they hold
     text: Optional[str] = field(default=None, compare=False)
 
     @property
