@@ -105,7 +105,7 @@ def opaque_outputs(outputs: Any, user_prefix: str = "_dpaudit_user_") -> Any:
     repr). Arrays and plain values are returned as they are."""
     if not isinstance(outputs, list):
         return outputs
-    for i, v in enumerate(outputs):
+    for v in outputs:
         if type(v) not in _PLAIN and not isinstance(v, (np.ndarray, np.generic)):
             break
     else:
@@ -124,6 +124,8 @@ def _portable(v: Any, prefix: str, depth: int, memo: Optional[dict] = None) -> A
     t = type(v)
     if t in _PLAIN or isinstance(v, (np.ndarray, np.generic)) or depth > 8:
         return v
+    if (t is tuple or t is list) and all(type(x) in _PLAIN for x in v):
+        return v  # the common per-call output, a tuple of numbers: nothing to convert or copy
     if t is tuple or t is list or t is dict:
         # a container is converted once however often it recurs (a list of the same list
         # repeated is exponentially large when walked, and small when pickled)
