@@ -11,6 +11,12 @@ come back pickled. A mechanism failure in a worker comes back as ``(cause, datas
 here as :class:`~dpaudit.errors.MechanismError`. The pool lives until :meth:`ForkExecutor.close`
 (or the end of a ``with`` block) and is rebuilt when another spec is run.
 
+**Signals.** A worker starts with the default SIGTERM and SIGHUP and ignores SIGINT, whatever
+handlers the parent had installed (``dpaudit check`` turns SIGTERM into KeyboardInterrupt): Ctrl-C
+reaches the parent alone, which stops the pool, and :meth:`ForkExecutor.close`'s ``terminate()``
+kills a worker at once. An inherited handler turned that SIGTERM into an exception inside the
+worker, which could print a traceback and leave the pool's queue lock held (a hang in ``close``).
+
 Use it for trusted code in process; untrusted code goes through ``dpaudit check``'s sandbox.
 On platforms without ``fork`` it runs the batches in process.
 
@@ -47,6 +53,18 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - macOS, Windows
         return max(1, os.cpu_count() or 1)
+
+
+def _init_worker() -> None:
+    """Pool initializer: default signal dispositions (module docstring), one BLAS thread."""
+    import signal
+
+    for name, how in (("SIGTERM", signal.SIG_DFL), ("SIGHUP", signal.SIG_DFL),
+                      ("SIGINT", signal.SIG_IGN)):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            signal.signal(sig, how)
+    cap_worker()
 
 
 def _work(task: BatchTask) -> tuple:
@@ -100,7 +118,7 @@ class ForkExecutor:
         self.close()
         _SPEC = spec
         self._spec = spec
-        self._pool = multiprocessing.get_context("fork").Pool(self.workers, initializer=cap_worker)
+        self._pool = multiprocessing.get_context("fork").Pool(self.workers, initializer=_init_worker)
         return self._pool
 
     def run(self, spec: MechanismSpec, tasks: Sequence[BatchTask]) -> list[Any]:

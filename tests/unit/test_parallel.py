@@ -112,3 +112,25 @@ def test_batches_made_as_consumed_are_the_planned_ones():
                and np.array_equal(a.generate_state(4), b.seed.generate_state(4)) for a, b in zip(at_once, lazily))
     planned = plan_batches([1.0, 2.0], root_sequence(5), 2_600 * 7 + 3, 7)
     assert [(t.data, t.n, t.seed.spawn_key) for t in planned] == [(t.data, t.n, t.seed.spawn_key) for t in lazily]
+
+
+def test_workers_take_default_signals_whatever_the_parent_installed():
+    """``dpaudit check`` turns SIGTERM into KeyboardInterrupt in its own process; workers that
+    inherited that handler printed a traceback when the pool was stopped and could be stopped
+    inside the queue's lock, which hung ``close()``. Workers reset SIGTERM and ignore SIGINT."""
+    import signal
+
+    def to_interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    def dispositions(d, rng):
+        return (float(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL),
+                float(signal.getsignal(signal.SIGINT) == signal.SIG_IGN))
+
+    old = signal.signal(signal.SIGTERM, to_interrupt)
+    try:
+        with ForkExecutor(2) as ex:
+            out = ex.run(_spec(dispositions), _tasks(300))
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert out and all(v == (1.0, 1.0) for batch in out for v in batch)
