@@ -178,6 +178,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     try:
         with single_blas_thread():  # speed beside other processes, and core-count-free results
             reproducible = _replays(spec, executor, seed)
+            executor = _independent(executor, reproducible)
             out, looks = sequential.run(spec, executor, budget=budget, confidence=confidence,
                                         seed=seed, timeout=timeout, progress=progress,
                                         early_stop=bool(early_stop))
@@ -196,6 +197,19 @@ def _replays(spec: MechanismSpec, executor: Any, seed: int) -> Optional[bool]:
         return replays(spec, executor, seed)
     except MechanismError:
         return None
+
+
+def _independent(executor: Any, reproducible: Optional[bool]) -> Any:
+    """The executor to sample with. A mechanism that draws its own randomness (a global or
+    library-internal generator, not the rng it is given) runs in one process, not a fork pool:
+    forked workers start from copies of one generator state and draw the same numbers (python-dp
+    repeated about 1% of its noise across two workers), so the samples would not be the
+    independent draws every bound assumes. Other executors start their processes apart."""
+    from dpaudit.execution.fork import ForkExecutor
+
+    if reproducible is False and isinstance(executor, ForkExecutor) and executor.workers > 1:
+        return InProcessExecutor()
+    return executor
 
 
 def _strength(spec: MechanismSpec, out: Any, confidence: float, refuted: bool) -> Any:
