@@ -47,24 +47,36 @@ def _encode(x: Any, level: int) -> str:
 
 
 def write_text(path: str | os.PathLike, text: str) -> str:
-    """Write ``text`` to ``path`` atomically (a temporary file renamed over it), creating parent
-    folders; return the path. A failure leaves any previous file intact and raises UsageError."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
+    """Write ``text`` to ``path``, creating parent folders; return the path (as given).
+
+    A regular file (or a new path) is written atomically: a temporary file renamed over it, so a
+    failure leaves any previous file intact. A symbolic link is followed, and the file it points
+    to is the one replaced (the link stays). A path that exists and is not a regular file (a
+    device such as ``/dev/stdout``, a FIFO) is written in place: renaming over it would replace
+    the device or FIFO itself with a file. Text that cannot be encoded (a lone surrogate from a
+    mechanism's message or a file name) is written as a backslash escape. Any failure raises
+    UsageError with one line."""
+    shown = os.fspath(path)
+    path = os.path.realpath(shown)
     try:
+        if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+            with open(path, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as fh:
+                fh.write(text)
+            return shown
+        folder = os.path.dirname(path)
         os.makedirs(folder, exist_ok=True)
         tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
         try:
-            with open(tmp, "w", encoding="utf-8", newline="\n") as fh:  # honours the umask
-                fh.write(text)
+            with open(tmp, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as fh:
+                fh.write(text)  # honours the umask
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):
                 os.unlink(tmp)
             raise
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+        raise UsageError(f"cannot write {shown}: {exc.strerror or exc}") from None
+    return shown
 
 
 def write_json(run: Mapping[str, Any], path: str | os.PathLike) -> str:

@@ -1,0 +1,54 @@
+"""Where reports are written: a regular file atomically, a symbolic link's target, a device or
+FIFO in place (renaming over ``/dev/stdout`` or a FIFO replaced it with a file), undecodable text
+escaped, and a path that cannot be written one line."""
+
+import os
+import stat
+import threading
+
+import pytest
+
+from dpaudit.errors import UsageError
+from dpaudit.report.json_io import write_text
+
+
+def test_a_regular_file_is_replaced_and_a_new_path_created(tmp_path):
+    target = tmp_path / "deep" / "r.json"
+    assert write_text(target, "one") == str(target)
+    write_text(target, "two")
+    assert target.read_text() == "two"
+    assert [p.name for p in target.parent.iterdir()] == ["r.json"]  # no temporary left
+
+
+def test_a_symbolic_link_stays_and_its_target_is_written(tmp_path):
+    real = tmp_path / "art" / "real.json"
+    real.parent.mkdir()
+    real.write_text("{}")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    write_text(link, "new")
+    assert link.is_symlink() and real.read_text() == "new"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_is_written_in_place_not_replaced(tmp_path):
+    fifo = tmp_path / "p.json"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()), daemon=True)
+    reader.start()
+    write_text(fifo, "through the pipe")
+    reader.join(10)
+    assert got == ["through the pipe"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_lone_surrogates_are_escaped_not_fatal(tmp_path):
+    path = tmp_path / "s.json"
+    write_text(path, 'raised "bad \ud800 value"')
+    assert path.read_text(encoding="utf-8") == 'raised "bad \\ud800 value"'
+
+
+def test_an_unwritable_path_is_one_line(tmp_path):
+    with pytest.raises(UsageError, match=r"^cannot write .*: Is a directory$"):
+        write_text(tmp_path, "x")
