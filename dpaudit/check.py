@@ -173,7 +173,11 @@ class _GuardedStream:
     def write(self, text: str) -> int:
         if self._stream is not None:
             try:
-                return self._stream.write(text)
+                try:
+                    return self._stream.write(text)
+                except UnicodeEncodeError:  # text the terminal cannot encode: escaped, not lost
+                    enc = getattr(self._stream, "encoding", None) or "utf-8"
+                    return self._stream.write(text.encode(enc, "backslashreplace").decode(enc))
             except (OSError, ValueError):
                 self._gone()
         return len(text)

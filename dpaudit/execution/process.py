@@ -25,11 +25,13 @@ TAIL_BYTES = 4096
 _CONTROL = {c: f"\\x{c:02x}" for c in range(32) if c not in (9, 10)}
 _CONTROL[127] = "\\x7f"
 _CONTROL.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
+_CONTROL.update({c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)})  # lone surrogates: no encoding takes them
 
 
 def printable(text: str) -> str:
-    """``text`` with control characters (ESC, NUL, CR, C1 controls) written as ``\\xNN``, so
-    nothing from the audited code can drive a terminal or land raw in a report."""
+    """``text`` with control characters (ESC, NUL, CR, C1 controls) written as ``\\xNN`` and lone
+    surrogates (an undecodable file name, a message built from bytes) as ``\\uDNNN``, so nothing
+    from the audited code can drive a terminal, land raw in a report or fail to encode."""
     return text.translate(_CONTROL)
 
 

@@ -246,3 +246,25 @@ def test_non_finite_outputs_are_refuted_and_a_constant_nan_is_not(tmp_path):
     assert "D = []" in lines["mean"] or "D′ = []" in lines["mean"]
     assert " NOT REFUTED " in lines["always_nan"]
     assert [r["verdict"] for r in records(out)] == ["refuted", "refuted", "not_refuted"]
+
+
+def test_text_no_encoding_takes_is_escaped_and_every_report_written(tmp_path):
+    """A lone surrogate (a message or category built from undecodable bytes) cannot be encoded:
+    it made dpaudit exit 4 with no report, or print nothing at all (read as a closed stdout)."""
+    mech = write(tmp_path, "surr.py", '''
+        def raises(data, rng):
+            raise ValueError("bad \\ud800 value")
+
+        def category(data, rng):
+            return "\\ud800" if len(data) > 2 else "a"
+        ''')
+    files = {k: tmp_path / f"r.{k}" for k in ("json", "html", "junit", "sarif", "markdown")}
+    flags = [a for k, f in files.items() for a in (f"--{k}", f)]
+    proc = dpaudit("check", f"{mech}:raises", "--epsilon", "1", *TINY, *flags)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "mechanism raised ValueError: bad \\ud800 value" in proc.stdout
+    assert all(f.stat().st_size > 0 for f in files.values())
+    assert "bad \\ud800 value" in records(files["json"])[0]["error"]
+    proc = dpaudit("check", f"{mech}:category", "--epsilon", "1", *SMALL, *flags)
+    assert proc.returncode == 1 and "REFUTED" in proc.stdout, proc.stdout + proc.stderr
+    assert records(files["json"])[0]["verdict"] == "refuted"
