@@ -201,6 +201,23 @@ def _source(func: Callable) -> Optional[tuple[str, int]]:
         return None
 
 
+#: The most characters of a mechanism's exception message kept (its first line).
+MESSAGE_CHARS = 500
+
+
+def _message(exc: BaseException) -> str:
+    """``": "`` and the first line of ``exc``'s message (at most :data:`MESSAGE_CHARS`), or ``""``;
+    a message that cannot be made (``__str__`` raises or returns no text) is said to be so."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - the audited code's __str__
+        return " (its message could not be read)"
+    line = text.splitlines()[0] if text.strip() else ""
+    if len(line) > MESSAGE_CHARS:
+        line = line[:MESSAGE_CHARS] + "…"
+    return f": {line}" if line else ""
+
+
 @dataclass(frozen=True, slots=True)
 class MechanismSpec:
     """A mechanism plus its claim: everything an auditor needs, validated.
@@ -302,9 +319,9 @@ class MechanismSpec:
             return [f(base.copy()) for _ in range(n)]
         except MechanismError:
             raise
-        except (KeyboardInterrupt, SystemExit):
+        except KeyboardInterrupt:
             raise
+        except SystemExit as exc:  # a call, not the end of the audit (nor of a worker or caller)
+            raise MechanismError(f"called sys.exit({exc.code!r})", base) from None
         except BaseException as exc:  # the audited code failed: not our bug (STYLE.md 10)
-            msg = str(exc).splitlines()[0] if str(exc) else ""
-            raise MechanismError(f"raised {type(exc).__name__}" + (f": {msg}" if msg else ""),
-                                 base) from exc
+            raise MechanismError(f"raised {type(exc).__name__}" + _message(exc), base) from exc

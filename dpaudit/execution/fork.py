@@ -31,7 +31,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
-from typing import Any, Optional, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -78,6 +80,14 @@ def _work(task: BatchTask) -> tuple:
     return ("ok", list(out))
 
 
+def _work_twice(task: BatchTask) -> tuple:
+    first, second = _work(task), _work(task)
+    for reply in (first, second):
+        if reply[0] == "error":
+            return reply
+    return ("ok", (first[1], second[1]))
+
+
 _COUNTER: dict = {}  # pickled (encoder, event) -> objects, per worker process
 
 
@@ -118,17 +128,48 @@ class ForkExecutor:
         self.close()
         _SPEC = spec
         self._spec = spec
-        self._pool = multiprocessing.get_context("fork").Pool(self.workers, initializer=_init_worker)
+        self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"),
+                                         initializer=_init_worker)
         return self._pool
+
+    def _answers(self, spec: MechanismSpec, work: Any, jobs: list, data_of: Any) -> Iterator[Any]:
+        """The workers' answers to ``jobs``, in order. A worker that dies without answering
+        (``os._exit``, a signal, a crash in native code) breaks the pool: that is a
+        :class:`MechanismError` naming the dataset of the first job left unanswered, and the pool
+        is rebuilt on the next call (``multiprocessing.Pool`` instead waited forever for it)."""
+        pool = self._ensure_pool(spec)
+        futures = [pool.submit(work, job) for job in jobs]
+        try:
+            for job, future in zip(jobs, futures):
+                try:
+                    yield future.result()
+                except BrokenProcessPool:
+                    self.close()
+                    raise MechanismError("exited without an answer (os._exit, a signal or a crash "
+                                         "in native code ended its process)", data_of(job)) from None
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def run_twice(self, spec: MechanismSpec, task: BatchTask) -> tuple[Any, Any]:
+        """``task`` drawn twice, one draw after the other in one worker (the replay check,
+        :func:`dpaudit.reproduce.replays`): two workers forked from one parent would start from
+        one copy of any global generator and agree, and drawing in this process would let a
+        mechanism that ends its process (``os._exit``) end dpaudit's."""
+        if self.workers == 1 or not self.available():
+            return tuple(self.run(spec, [task]) + self.run(spec, [task]))
+        (reply,) = self._answers(spec, _work_twice, [task], lambda t: np.asarray(t.data, dtype=float))
+        if reply[0] == "error":
+            raise MechanismError(reply[1], reply[2])
+        return reply[1]
 
     def run(self, spec: MechanismSpec, tasks: Sequence[BatchTask]) -> list[Any]:
         tasks = list(tasks)
-        if self.workers == 1 or len(tasks) <= 1 or not self.available():
+        if self.workers == 1 or not tasks or not self.available():
             return [spec.call_batch(np.asarray(t.data, dtype=float), generator(t.seed), t.n)
                     for t in tasks]
-        pool = self._ensure_pool(spec)
         out = []
-        for reply in pool.map(_work, tasks, chunksize=1):
+        for reply in self._answers(spec, _work, tasks, lambda t: np.asarray(t.data, dtype=float)):
             if reply[0] == "error":
                 raise MechanismError(reply[1], reply[2])
             out.append(reply[1])
@@ -149,7 +190,6 @@ class ForkExecutor:
 
                 return count_units(_Drawer(self), spec, encoder, event, units, keep)
             return [count_unit(spec, encoder, event, u, keep) for u in units]
-        pool = self._ensure_pool(spec)
         jobs, cur, n = [], [], 0
         for u in units:
             cur.append(u)
@@ -159,15 +199,20 @@ class ForkExecutor:
                 cur, n = [], 0
         if cur:
             jobs.append((payload, cur, keep))
-        return [c for answer in pool.imap(_count_work, jobs, chunksize=1) for c in unwrap(answer)]
+        first = lambda job: np.asarray(job[1][0].tasks[0].data, dtype=float)  # noqa: E731
+        return [c for answer in self._answers(spec, _count_work, jobs, first) for c in unwrap(answer)]
 
     def close(self) -> None:
         """Stop the workers (idempotent)."""
         global _SPEC
         if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
-            self._pool = None
+            pool, self._pool = self._pool, None
+            processes = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in processes:  # a call still running (a hung mechanism) is not waited for
+                proc.terminate()
+            for proc in processes:
+                proc.join()
         if _SPEC is self._spec:
             _SPEC = None
         self._spec = None

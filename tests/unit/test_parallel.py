@@ -134,3 +134,26 @@ def test_workers_take_default_signals_whatever_the_parent_installed():
     finally:
         signal.signal(signal.SIGTERM, old)
     assert out and all(v == (1.0, 1.0) for batch in out for v in batch)
+
+
+def test_a_worker_that_ends_its_process_is_an_error_not_a_hang():
+    """``multiprocessing.Pool`` waits forever for a task whose worker died (``os._exit``); the
+    executor names the dataset instead, and its next call runs on a fresh pool. ``sys.exit`` is
+    a failure of one call like any other."""
+    import os as _os
+
+    def ends_process(d, rng):
+        if d.size:
+            _os._exit(3)
+        return rng.random()
+
+    def exits(d, rng):
+        raise SystemExit(0)
+
+    with ForkExecutor(2) as ex:
+        with pytest.raises(MechanismError, match=r"exited without an answer \(os\._exit") as err:
+            ex.run(_spec(ends_process), _tasks(300))
+        assert err.value.dataset is not None
+        assert len(ex.run(_spec(noisy_mean), _tasks(300))) == 3
+        with pytest.raises(MechanismError, match=r"called sys\.exit\(0\)"):
+            ex.run(_spec(exits), _tasks(300))
