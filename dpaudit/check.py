@@ -250,8 +250,15 @@ def clean_record(value: Any) -> Any:
 
 def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], seed: int,
               started: float, command: str) -> None:
-    """Fail fast, before any audit runs, on a target whose file does not exist."""
+    """Fail fast, before any audit runs, on a report path that cannot be written or a target
+    whose file does not exist."""
     from dpaudit.loader import parse_target
+    from dpaudit.report.json_io import unwritable
+
+    for fmt, where in reports.items():
+        why = None if where is None else unwritable(where)
+        if why is not None:
+            raise UsageError(f"cannot write the {fmt} report to {where}: {why}")
 
     for target in targets:
         try:

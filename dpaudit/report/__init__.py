@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Optional
 
+from dpaudit.errors import UsageError
 from dpaudit.report.json_io import read_json, write_json
 from dpaudit.report.model import check_run, differences, make_run, stable_view
 from dpaudit.report.registry import Reporter, add_report_options, register_reporter, report_paths, reporter, reporters
@@ -64,14 +65,23 @@ def write_reports(run: Mapping[str, Any], **paths: PathLike) -> dict[str, str]:
     written, in the registry's order.
 
     The JSON is written first, so a failure while rendering another format never loses the
-    canonical result. A path that cannot be written raises :class:`~dpaudit.errors.UsageError`
-    with one line naming it; an unknown format raises :class:`~dpaudit.errors.InvalidArgument`.
+    canonical result. A path that cannot be written does not stop the others: once every other
+    format is written, :class:`~dpaudit.errors.UsageError` says (in one line) which could not be
+    and what was; an unknown format raises :class:`~dpaudit.errors.InvalidArgument` before
+    anything is written.
     """
     for name in paths:
         reporter(name)  # unknown formats fail before anything is written
     written: dict[str, str] = {}
+    failed: list[str] = []
     for rep in reporters():
         path = paths.get(rep.name)
         if path is not None:
-            written[rep.name] = rep.write(run, path)
+            try:
+                written[rep.name] = rep.write(run, path)
+            except UsageError as exc:
+                failed.append(str(exc))
+    if failed:
+        done = f" (wrote {', '.join(f'{k}: {v}' for k, v in written.items())})" if written else ""
+        raise UsageError("; ".join(failed) + done)
     return written

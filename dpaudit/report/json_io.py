@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from dpaudit.errors import InvalidArgument, UsageError
 from dpaudit.report.model import check_run
 
-__all__ = ["dumps", "write_json", "read_json", "write_text"]
+__all__ = ["dumps", "write_json", "read_json", "write_text", "unwritable"]
 
 
 def dumps(run: Mapping[str, Any]) -> str:
@@ -77,6 +77,26 @@ def write_text(path: str | os.PathLike, text: str) -> str:
     except OSError as exc:
         raise UsageError(f"cannot write {shown}: {exc.strerror or exc}") from None
     return shown
+
+
+def unwritable(path: str | os.PathLike) -> Optional[str]:
+    """Why ``path`` cannot take a report, in a few words, or None: checked before an audit runs,
+    so that a report path that is a folder, or lies under a file, is one line at the start and
+    not a lost run at the end. (Whether the disk has room is only known when writing.)"""
+    target = os.path.realpath(os.fspath(path))
+    if os.path.isdir(target):
+        return "is a folder"
+    folder = os.path.dirname(target)
+    while folder and not os.path.exists(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    if folder and os.path.exists(folder) and not os.path.isdir(folder):
+        return f"{folder} is not a folder"
+    if folder and not os.access(folder, os.W_OK | os.X_OK):
+        return f"no permission to write in {folder}"
+    return None
 
 
 def write_json(run: Mapping[str, Any], path: str | os.PathLike) -> str:

@@ -52,6 +52,7 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
     1 otherwise (0 with ``--exit-zero``), 5 when nothing was selected.
     """
     from dpaudit.report import make_run, report_paths, write_reports
+    from dpaudit.report.json_io import unwritable
 
     seed, _ = resolve_seed(getattr(args, "seed", None))
     audits = load_audits(args.paths or [], args.ids)
@@ -70,17 +71,21 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
         if not quiet:
             print(_line(rec), flush=True)
 
+    outputs = report_paths(args)
+    out_dir = Path(args.out or "reports")
+    if not args.ids or str(args.out) != "reports":
+        outputs["html"] = outputs["html"] or str(out_dir / "index.html")
+        outputs["json"] = outputs["json"] or str(out_dir / "results.json")
+    for fmt, where in outputs.items():  # before the audits run, not after
+        why = None if where is None else unwritable(where)
+        if why is not None:
+            raise UsageError(f"cannot write the {fmt} report to {where}: {why}")
     records = run_suite(audits, seed, on_result=show, jobs=getattr(args, "jobs", None) or default_jobs())
     command = ["dpaudit", "audit", *(args.paths or [])] + [x for i in (args.ids or []) for x in ("--id", i)] \
         + ["--seed", str(seed)]
     run = make_run(records, seed=seed, started=started, finished=time.time(), command=command)
     if skipped:
         run["skipped"] = skipped
-    outputs = report_paths(args)
-    out_dir = Path(args.out or "reports")
-    if not args.ids or str(args.out) != "reports":
-        outputs["html"] = outputs["html"] or str(out_dir / "index.html")
-        outputs["json"] = outputs["json"] or str(out_dir / "results.json")
     written = write_reports(run, **outputs)
     summary = run["summary"]
     bad = [r for r in records if r["verdict"] != r["expected"]]

@@ -268,3 +268,11 @@ def test_text_no_encoding_takes_is_escaped_and_every_report_written(tmp_path):
     proc = dpaudit("check", f"{mech}:category", "--epsilon", "1", *SMALL, *flags)
     assert proc.returncode == 1 and "REFUTED" in proc.stdout, proc.stdout + proc.stderr
     assert records(files["json"])[0]["verdict"] == "refuted"
+
+
+def test_a_report_path_that_cannot_be_written_stops_the_run_before_any_audit(tmp_path):
+    """It used to fail after the whole audit, and lose every report after it in the list."""
+    proc = dpaudit("check", "examples/laplace_sum.py", *SMALL, "--json", tmp_path,
+                   "--html", tmp_path / "r.html")
+    assert proc.returncode == 3 and proc.stdout == ""
+    assert one_error_line(proc) == f"dpaudit: error: cannot write the json report to {tmp_path}: is a folder"

@@ -52,3 +52,13 @@ def test_lone_surrogates_are_escaped_not_fatal(tmp_path):
 def test_an_unwritable_path_is_one_line(tmp_path):
     with pytest.raises(UsageError, match=r"^cannot write .*: Is a directory$"):
         write_text(tmp_path, "x")
+
+
+def test_paths_that_cannot_take_a_report_are_named_before_any_audit(tmp_path):
+    from dpaudit.report.json_io import unwritable
+
+    (tmp_path / "plain").write_text("")
+    assert unwritable(tmp_path) == "is a folder"
+    assert unwritable(tmp_path / "plain" / "deeper" / "r.json") == f"{tmp_path / 'plain'} is not a folder"
+    assert unwritable(tmp_path / "new" / "r.json") is None
+    assert unwritable(tmp_path / "plain") is None  # an existing file is replaced

@@ -52,3 +52,18 @@ def test_every_format_writes_and_json_comes_first(tmp_path):
     written = write_reports(RUN, **paths)
     assert list(written)[0] == "json" and set(written) == set(paths)
     assert all((tmp_path / f"out.{n}").stat().st_size > 0 for n in paths)
+
+
+def test_a_report_that_cannot_be_written_does_not_lose_the_others(tmp_path):
+    """A path under a file fails at writing time; every other format is still written, and the
+    one line says which failed and what was written."""
+    from dpaudit.errors import UsageError
+
+    (tmp_path / "plain").write_text("")
+    with pytest.raises(UsageError) as err:
+        write_reports(RUN, json=tmp_path / "plain" / "r.json", html=tmp_path / "r.html",
+                      junit=tmp_path / "r.xml")
+    message = str(err.value)
+    assert message.startswith(f"cannot write {tmp_path / 'plain' / 'r.json'}: ") and "\n" not in message
+    assert "wrote junit" in message and "html" in message
+    assert (tmp_path / "r.html").stat().st_size > 0 and (tmp_path / "r.xml").stat().st_size > 0
