@@ -56,6 +56,9 @@ __all__ = ["audit", "exact_audit", "default_samples"]
 DEFAULT_SAMPLES_BATCH = 4_000_000
 DEFAULT_SAMPLES_LOOP = 400_000
 MIN_SAMPLES = 1_000
+#: The largest budget taken (10¹⁵ draws is years of work on any cluster; larger counts overflow
+#: the samplers' integer arithmetic, e.g. numpy's Poisson draws above ~9·10¹⁸)
+MAX_SAMPLES = 10 ** 15
 
 
 def default_samples(spec: MechanismSpec) -> int:
@@ -91,6 +94,8 @@ def _check_samples(samples: Any) -> Optional[int]:
         return None
     if isinstance(samples, bool) or not isinstance(samples, numbers.Integral) or int(samples) < MIN_SAMPLES:
         raise InvalidArgument.bad("samples", samples, f"None or an integer >= {MIN_SAMPLES}")
+    if int(samples) > MAX_SAMPLES:
+        raise InvalidArgument.bad("samples", samples, "at most 1e15")
     return int(samples)
 
 

@@ -61,11 +61,18 @@ def parse_seed(name: str, raw: Any) -> int:
     return parse_integer(name, raw, "an integer >= 0", 0)
 
 
+#: The longest time limit taken, in seconds.
+MAX_SECONDS = 1e9
+
+
 def parse_seconds(name: str, raw: Any) -> float:
-    """A time limit: a finite number of seconds > 0."""
+    """A time limit: a finite number of seconds > 0, at most :data:`MAX_SECONDS` (the sandbox
+    turns limits into CPU rlimits, which a C long bounds)."""
     value = parse_real(name, raw) if not isinstance(raw, str) or raw.strip() else math.nan
     if not math.isfinite(value) or value <= 0:
         raise InvalidArgument.bad(name, raw, "a number of seconds > 0")
+    if value > MAX_SECONDS:
+        raise InvalidArgument.bad(name, raw, "a number of seconds > 0 and at most 1e9 (31 years)")
     return value
 
 
@@ -98,8 +105,12 @@ def parse_neighbours(name: str, raw: Any) -> Any:
 def _samples(name: str, raw: Any) -> int:
     import importlib
 
-    least = getattr(importlib.import_module("dpaudit.auditor"), "MIN_SAMPLES", 1)
-    return parse_integer(name, raw, f"an integer >= {least}", least)
+    auditor = importlib.import_module("dpaudit.auditor")
+    least = auditor.MIN_SAMPLES
+    value = parse_integer(name, raw, f"an integer >= {least}", least)
+    if value > auditor.MAX_SAMPLES:
+        raise InvalidArgument.bad(name, raw, "at most 1e15")
+    return value
 
 
 def _memory(name: str, raw: Any) -> int:
@@ -165,7 +176,7 @@ def read_config(start: Optional[str] = None) -> tuple[dict[str, Any], Optional[s
     try:
         with open(candidate, "rb") as fh:
             table = tomllib.load(fh).get("tool", {}).get("dpaudit", {})
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:  # not UTF-8: not TOML
         raise UsageError(f"{candidate}: cannot read [tool.dpaudit]: {exc}") from None
     if not isinstance(table, dict):
         raise UsageError(f"{candidate}: [tool.dpaudit] must be a table")

@@ -184,6 +184,8 @@ def parse_memory(value: Any, name: str = "memory") -> int:
     size = number * units[unit]
     if not math.isfinite(size) or size < 64 * 1024 ** 2:
         raise InvalidArgument.bad(name, value, "a size of at least 64M")
+    if size > 1024 ** 5:  # an address-space rlimit is a C long; no machine has a pebibyte
+        raise InvalidArgument.bad(name, value, "a size from 64M to 1024T")
     return int(size)
 
 

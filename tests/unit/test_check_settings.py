@@ -68,6 +68,11 @@ def test_claim_flags():
     (("--timeout", "0"), "--timeout must be a number of seconds > 0"),
     (("--call-timeout", "nan"), "--call-timeout must be a number of seconds > 0"),
     (("--memory", "tiny"), "--memory must be a size such as 2G or 512M"),
+    # sizes past what the samplers and the sandbox's rlimits (C longs) hold: internal errors before
+    (("--samples", "1e30"), "--samples must be at most 1e15, got '1e30'"),
+    (("--timeout", "1e300"), "--timeout must be a number of seconds > 0 and at most 1e9"),
+    (("--call-timeout", "1e12"), "--call-timeout must be a number of seconds > 0 and at most 1e9"),
+    (("--memory", "99999999T"), "--memory must be a size from 64M to 1024T"),
 ])
 def test_invalid_flags_are_one_line_naming_the_flag(argv, message):
     with pytest.raises(InvalidArgument) as info:
@@ -78,6 +83,14 @@ def test_invalid_flags_are_one_line_naming_the_flag(argv, message):
 def test_invalid_pyproject_value_names_the_file_and_key():
     with pytest.raises(InvalidArgument, match=r"pyproject.toml \[tool.dpaudit\] samples must be"):
         settings(config={"samples": -1})
+
+
+def test_a_pyproject_that_is_not_utf8_is_one_line(tmp_path):
+    from dpaudit.errors import UsageError
+
+    (tmp_path / "pyproject.toml").write_bytes(b"\xff\xfe")
+    with pytest.raises(UsageError, match=r"pyproject.toml: cannot read \[tool.dpaudit\]: 'utf-8' codec"):
+        read_config(str(tmp_path))
 
 
 def test_read_config_finds_the_nearest_pyproject(tmp_path):
