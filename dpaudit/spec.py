@@ -15,6 +15,7 @@ over a declaration). Reference mechanisms may also give their exact output law a
 from __future__ import annotations
 
 import inspect
+import types
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Callable, Optional
@@ -218,6 +219,22 @@ def _message(exc: BaseException) -> str:
     return f": {line}" if line else ""
 
 
+def _not_deferred(outputs: list, data: np.ndarray) -> list:
+    """``outputs``, unless the calls returned coroutines or generators (an ``async def`` or a
+    function that ``yield``\ s): their work has not run, and each object, a new category by its
+    address, would have passed for noise (a leaking mechanism NOT REFUTED)."""
+    first = outputs[0] if outputs else None
+    if isinstance(first, (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType)):
+        for out in outputs:
+            if isinstance(out, (types.CoroutineType, types.GeneratorType)):
+                out.close()  # no "never awaited" warning
+        what = ("a coroutine (an async def: wrap it in a plain def that calls asyncio.run)"
+                if isinstance(first, types.CoroutineType) else
+                "a generator (it yields: return the output instead)")
+        raise MechanismError(f"returned {what}", data)
+    return outputs
+
+
 @dataclass(frozen=True, slots=True)
 class MechanismSpec:
     """A mechanism plus its claim: everything an auditor needs, validated.
@@ -315,8 +332,8 @@ class MechanismSpec:
                     raise MechanismError(f"batch form returned {length} outputs for size={n}", base)
                 return out
             if self.call_form is CallForm.DATA_RNG:
-                return [f(base.copy(), rng) for _ in range(n)]
-            return [f(base.copy()) for _ in range(n)]
+                return _not_deferred([f(base.copy(), rng) for _ in range(n)], base)
+            return _not_deferred([f(base.copy()) for _ in range(n)], base)
         except MechanismError:
             raise
         except KeyboardInterrupt:

@@ -46,6 +46,12 @@ def chatty(data, rng, size=None):
     print("MECHANISM SAYS HELLO")
     return np.round(data.sum() + rng.laplace(scale=2.0, size=size), 3)  # on a decimal grid: no float porosity
 
+async def async_def(data, rng):
+    return float(len(data)) * 100
+
+def yields(data, rng):
+    yield float(len(data)) * 100
+
 def slow(data, rng):
     if not os.path.exists(os.environ["STARTED_MARKER"]):
         open(os.environ["STARTED_MARKER"], "w").close()
@@ -197,6 +203,9 @@ def test_bad_flags(tmp_path, flags, expected):
     ("hogs_memory", ["--memory", "512M"], "exceeded the memory cap of 512 MiB"),
     ("hard_exit", [], "exited with status 7"),
     ("changes_type", [], "oops"),
+    # each call's coroutine or generator object is a new category: a total leak passed as noise
+    ("async_def", [], "returned a coroutine (an async def: wrap it in a plain def"),
+    ("yields", [], "returned a generator (it yields: return the output instead)"),
 ])
 def test_misbehaving_mechanism_is_an_error_verdict(tmp_path, bad, function, flags, cause):
     out = tmp_path / "r.json"
