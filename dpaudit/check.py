@@ -67,6 +67,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
 
     from dpaudit.progress import Progress
 
+    _warn_weakened_isolation(settings)
     _precheck(settings.targets, reports, settings.seed, started, command)
     guard_stdout()
     progress = Progress(quiet=settings.quiet)
@@ -272,6 +273,15 @@ def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], se
                        for t in targets]
             _write(records, reports, seed, started, command)
             raise UsageError(str(exc)) from None
+
+
+def _warn_weakened_isolation(settings: CheckSettings) -> None:
+    """One line on stderr when a pyproject.toml, not a flag, weakens the sandbox: the file read is
+    the nearest one, often the audited project's own checkout, whose authors can set it."""
+    where = settings.origin.get("isolation", "default")
+    if settings.isolation != "strict" and where not in ("flag", "default"):
+        print(f"dpaudit: note: isolation = {settings.isolation!r} from {where}: the audited code runs "
+              f"with less than the full sandbox (--isolation strict overrides it)", file=sys.stderr)
 
 
 def _cluster(settings: CheckSettings) -> Any:

@@ -285,3 +285,14 @@ def test_a_report_path_that_cannot_be_written_stops_the_run_before_any_audit(tmp
                    "--html", tmp_path / "r.html")
     assert proc.returncode == 3 and proc.stdout == ""
     assert one_error_line(proc) == f"dpaudit: error: cannot write the json report to {tmp_path}: is a folder"
+
+
+def test_a_pyproject_that_weakens_the_sandbox_is_said_on_stderr(tmp_path):
+    """The nearest pyproject.toml is often the audited project's own: its authors can set it."""
+    (tmp_path / "pyproject.toml").write_text('[tool.dpaudit]\nisolation = "none"\n')
+    example = os.path.join(ROOT, "examples", "laplace_sum.py")
+    proc = dpaudit("check", example, *TINY, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("dpaudit: note: isolation = 'none' from pyproject.toml: ")
+    proc = dpaudit("check", example, *TINY, "--isolation", "strict", cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == ""
