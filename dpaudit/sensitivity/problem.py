@@ -148,6 +148,8 @@ def _as_value(out: Any, which: str) -> np.ndarray:
         arr = np.asarray(out, dtype=float)
     except (TypeError, ValueError):
         raise BadOutput(f"returned {type(out).__name__} {_short(out)}, not a number or a vector", which) from None
+    except OverflowError:  # an int beyond float64 (10**400): no gap can be measured on it
+        raise BadOutput(f"returned a number too large for a float ({_short(out)})", which) from None
     if arr.ndim > 1:
         raise BadOutput(f"returned an array of shape {arr.shape}; expected a number or a 1-D vector", which)
     if np.isnan(arr).any():
@@ -170,7 +172,10 @@ def _maxabs(v: Any) -> float:
 
 
 def _short(x: Any, limit: int = 60) -> str:
-    text = repr(x)
+    try:
+        text = repr(x)
+    except ValueError:  # an int of more than 4300 digits has no repr (sys.set_int_max_str_digits)
+        return f"an int of {x.bit_length()} bits" if isinstance(x, int) else type(x).__name__
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -164,7 +164,9 @@ def test_raise_nan_and_declared_out_of_domain_inputs():
 def test_bad_outputs_are_errors_not_tracebacks():
     cases = [(lambda x: None, "None"), (lambda x: "a", "not a number"),
              (lambda x: np.inf, "inf"), (lambda x: np.zeros(len(x)), "shapes"),
-             (lambda x: np.zeros((2, 2)), "shape (2, 2)")]
+             (lambda x: np.zeros((2, 2)), "shape (2, 2)"),
+             (lambda x: 10 ** 400, "a number too large for a float (1000"),
+             (lambda x: 10 ** 5000, "a number too large for a float (an int of 16610 bits)")]
     for f, text in cases:
         r = dpaudit.check_sensitivity(f, 1.0, neighbours="add-remove", domain=(0, 1), sizes=(1, 4),
                                       examples=50, seed=1)
