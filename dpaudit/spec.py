@@ -221,7 +221,7 @@ def _message(exc: BaseException) -> str:
 
 def _not_deferred(outputs: list, data: np.ndarray) -> list:
     """``outputs``, unless the calls returned coroutines or generators (an ``async def`` or a
-    function that ``yield``\ s): their work has not run, and each object, a new category by its
+    function with ``yield``): their work has not run, and each object, a new category by its
     address, would have passed for noise (a leaking mechanism NOT REFUTED)."""
     first = outputs[0] if outputs else None
     if isinstance(first, (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType)):

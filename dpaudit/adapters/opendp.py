@@ -80,6 +80,12 @@ def _converter(domain: Any, relation: Neighbours, scale: float) -> tuple[Callabl
 
         return to_int, dom or ((0.0, 2.0) if relation is Neighbours.LINF else (0.0, 1.0)), size
 
+    if not kind.startswith("f"):  # String records, tuples, …: dpaudit's records are numbers
+        raise InvalidArgument(f"input records of type {kind} ({domain}) are not supported: dpaudit "
+                              "makes numeric datasets (bool, integer or float records): build the "
+                              "measurement on integer codes, e.g. categories [0, 1, 2] for "
+                              "['a', 'b', 'c']")
+
     def to_float(x: np.ndarray) -> Any:
         vals = (x * scale).tolist()
         return vals if vector else vals[0]

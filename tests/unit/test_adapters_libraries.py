@@ -85,6 +85,9 @@ def test_opendp_rejects_what_dpaudit_cannot_audit(dp, odp):
     m = _space(dp) >> dp.t.then_sum() >> dp.m.then_laplace(scale=1.0)
     with pytest.raises(InvalidArgument, match="d_in"):
         odp.target(m, d_in=3)
+    # text records: dpaudit's datasets are numbers (was an ERROR blaming the measurement)
+    with pytest.raises(InvalidArgument, match=r"records of type String .* integer codes"):
+        odp.target(dp.m.make_randomized_response(categories=["a", "b", "c"], prob=0.6))
 
 
 # -- diffprivlib -----------------------------------------------------------------------------------
