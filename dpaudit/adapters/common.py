@@ -55,6 +55,18 @@ def require(module: str) -> Any:
         raise
 
 
+def checked(label: str, make: Callable[[], Any]) -> Any:
+    """``make()``, the library validating a target's parameters; what it raises becomes one
+    :class:`~dpaudit.errors.InvalidArgument` line naming the target (a ValueError from
+    diffprivlib, a RuntimeError from python-dp's C++ core), as dpaudit's own checks read."""
+    try:
+        return make()
+    except Exception as exc:  # noqa: BLE001 - the library's own validation, whatever its type
+        text = str(exc).strip().splitlines()
+        raise InvalidArgument(f"{label}: the library refused its parameters: {type(exc).__name__}"
+                              + (f": {text[0][:300]}" if text else "")) from None
+
+
 def library_version(module: str) -> str:
     """The installed version of the library's distribution (``"unknown"`` when unreadable)."""
     from importlib import metadata

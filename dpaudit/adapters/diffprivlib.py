@@ -30,7 +30,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from dpaudit.adapters.common import LibrarySpec, make_spec, require
+from dpaudit.adapters.common import LibrarySpec, checked, make_spec, require
 from dpaudit.claims import Neighbours, claim_notion
 from dpaudit.errors import InvalidArgument
 
@@ -136,7 +136,7 @@ def _mechanism(lib: Any, cname: str, params: dict) -> Callable:
     cls = getattr(lib.mechanisms, cname)
     sens = params.get("sensitivity", 1)
     lower = params.get("lower", 0) if bounded else 0
-    cls(**params)  # validate the parameters now, with the library's own message
+    checked(f"diffprivlib mechanisms.{cname}", lambda: cls(**params))  # validated now, in the library's words
 
     def call(data: np.ndarray, random_state: Any) -> Any:
         x = float(data[0])

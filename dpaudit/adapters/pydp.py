@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from dpaudit.adapters.common import LibrarySpec, make_spec, require
+from dpaudit.adapters.common import LibrarySpec, checked, make_spec, require
 from dpaudit.claims import Neighbours, claim_notion
 from dpaudit.errors import InvalidArgument
 
@@ -86,7 +86,7 @@ def _algorithm(name: str, params: dict) -> tuple[Callable, Any]:
         raise InvalidArgument(f"python-dp {name}: give lower_bound= and upper_bound= (without them "
                               "the library spends part of ε estimating bounds)")
     integer = params.get("dtype", "int") == "int"
-    cls(**params)  # validate now, with the library's message
+    checked(f"python-dp {name}", lambda: cls(**params))  # validated now, in the library's words
 
     def call(data: np.ndarray) -> Any:
         records = np.rint(data).astype(int).tolist() if integer else data.tolist()
@@ -100,7 +100,7 @@ def _mechanism(name: str, params: dict) -> Callable:
     from pydp.algorithms import numerical_mechanisms
 
     cls = getattr(numerical_mechanisms, name)
-    mech = cls(**params)
+    mech = checked(f"python-dp {name}", lambda: cls(**params))
     sens = float(params.get("sensitivity", 1.0))
 
     def call(data: np.ndarray) -> Any:

@@ -143,6 +143,11 @@ def test_diffprivlib_bad_targets_are_clear_errors(dpl):
         dpl.target("tools.mean", bounds=(0, 1))
     with pytest.raises(InvalidArgument, match="random_state"):
         dpl.target("tools.mean", epsilon=1, bounds=(0, 1), random_state=3)
+    # the library's own refusals, one line naming the target (were its ValueError, TypeError)
+    with pytest.raises(InvalidArgument, match=r"^diffprivlib mechanisms.Laplace: the library refused .*ValueError"):
+        dpl.target("mechanisms.Laplace", epsilon=0, sensitivity=1)
+    with pytest.raises(InvalidArgument, match=r"refused its parameters: TypeError: .*'foo'"):
+        dpl.target("mechanisms.Laplace", epsilon=1, sensitivity=1, foo=3)
 
 
 def test_diffprivlib_wrap_hands_over_a_seeded_random_state(dpl):
@@ -185,6 +190,9 @@ def test_pydp_bad_targets_are_clear_errors(pdp):
         pdp.target("NoSuch", epsilon=1)
     with pytest.raises(InvalidArgument, match="lower_bound"):
         pdp.target("BoundedMean", epsilon=1)
+    for name, params in (("Count", {}), ("LaplaceMechanism", {"sensitivity": 1})):  # C++ RuntimeErrors
+        with pytest.raises(InvalidArgument, match=rf"^python-dp {name}: the library refused .*Epsilon"):
+            pdp.target(name, epsilon=0, **params)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX only")
