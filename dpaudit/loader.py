@@ -180,6 +180,11 @@ def _resolve(module: Any, dotted: str, path: str) -> Callable:
             raise LoadError(f"{path}: no function named {dotted!r}{hint}")
         obj = getattr(obj, part)
     if not callable(obj):
+        from dpaudit.spec import MechanismSpec
+
+        if isinstance(obj, MechanismSpec):  # e.g. a library target: audited in Python or a suite
+            raise LoadError(f"{path}: {dotted!r} is a {type(obj).__name__}, not a function: audit "
+                            f"it with dpaudit.audit({dotted}) or an audit file (dpaudit audit FILE)")
         raise LoadError(f"{path}: {dotted!r} is a {type(obj).__name__}, not a function")
     return obj
 

@@ -161,6 +161,8 @@ def test_missing_claim_says_which_flag_to_add(tmp_path):
     ("imports.py", "import no_such_module_xyz\n", "",
      "importing it raised ModuleNotFoundError: No module named 'no_such_module_xyz'"),
     ("empty.py", "def helper(x):\n    return x\n", "", "no mechanism found"),
+    ("spec.py", "import dpaudit\nmechanism = dpaudit.MechanismSpec.from_function(lambda d, r: 0.0, epsilon=1.0)\n",
+     ":mechanism", "'mechanism' is a MechanismSpec, not a function: audit it with dpaudit.audit(mechanism)"),
     ("two.py", "import dpaudit\n@dpaudit.mechanism(epsilon=1)\ndef a(d, r):\n    return 0.0\n"
                "@dpaudit.mechanism(epsilon=1)\ndef b(d, r):\n    return 0.0\n", "",
      "2 decorated mechanisms (a, b)"),
