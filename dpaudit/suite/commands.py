@@ -94,7 +94,7 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
           + f" (seed {seed}, {time.time() - started:.1f} s)")
     if skipped:
         needed = sorted({m for r in skipped for m in r["requires"]})
-        print(f"  skipped: {len(skipped)} audits need {', '.join(needed)}: pip install 'dpaudit[libraries]'")
+        print(f"  skipped: {len(skipped)} audits need {', '.join(needed)}: {install_hint(needed)}")
     for r in bad:
         print(f"  {r['id']}: expected {r['expected']}, got {r['verdict']}; reproduce: {r['reproduce']}")
     for fmt, path in written.items():
@@ -105,12 +105,24 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
                            fail_on_inconclusive=getattr(args, "fail_on_inconclusive", False))
 
 
+def install_hint(modules: Any) -> str:
+    """How to install ``modules``: the ``[libraries]`` extra for the libraries dpaudit has adapters
+    for, ``pip install NAME`` for anything else an audit file requires."""
+    from dpaudit.adapters.common import TESTED_VERSIONS
+
+    ours = [m for m in modules if m in TESTED_VERSIONS]
+    other = sorted({m.split(".")[0] for m in modules if m not in TESTED_VERSIONS})
+    parts = (["pip install 'dpaudit[libraries]'"] if ours else []) + \
+        ([f"pip install {' '.join(other)}"] if other else [])
+    return "; ".join(parts)
+
+
 def skip_record(audit: AuditDef) -> dict:
     """What the report says of an audit that was not run because a module it needs is missing."""
     missing = audit.missing()
     return {"id": audit.id, "kind": audit.kind.value, "expected": audit.expected.value,
             "description": audit.description, "group": audit.group, "requires": list(missing),
-            "reason": f"requires {', '.join(missing)} (not installed): pip install 'dpaudit[libraries]'",
+            "reason": f"requires {', '.join(missing)} (not installed): {install_hint(missing)}",
             "location": {"path": audit.file, "line": audit.line} if audit.file else None}
 
 
