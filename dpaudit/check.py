@@ -276,12 +276,18 @@ def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], se
 
 
 def _warn_weakened_isolation(settings: CheckSettings) -> None:
-    """One line on stderr when a pyproject.toml, not a flag, weakens the sandbox: the file read is
-    the nearest one, often the audited project's own checkout, whose authors can set it."""
+    """One line on stderr when a pyproject.toml, not a flag, weakens the sandbox (the file read is
+    the nearest one, often the audited project's own checkout, whose authors can set it), and when
+    sandbox limits are given for a run without the sandbox."""
     where = settings.origin.get("isolation", "default")
     if settings.isolation != "strict" and where not in ("flag", "default"):
         print(f"dpaudit: note: isolation = {settings.isolation!r} from {where}: the audited code runs "
               f"with less than the full sandbox (--isolation strict overrides it)", file=sys.stderr)
+    limits = [f"--{k}" for k in ("call-timeout", "memory") if settings.origin.get(k) == "flag"]
+    if settings.in_process and limits:
+        what = "is a sandbox limit: it does" if len(limits) == 1 else "are sandbox limits: they do"
+        print(f"dpaudit: note: {' and '.join(limits)} {what} not apply in process (a call that "
+              f"never returns waits until interrupted)", file=sys.stderr)
 
 
 def _cluster(settings: CheckSettings) -> Any:

@@ -298,3 +298,7 @@ def test_a_pyproject_that_weakens_the_sandbox_is_said_on_stderr(tmp_path):
     assert proc.stderr.startswith("dpaudit: note: isolation = 'none' from pyproject.toml: ")
     proc = dpaudit("check", example, *TINY, "--isolation", "strict", cwd=tmp_path)
     assert proc.returncode == 0 and proc.stderr == ""
+    # sandbox limits given for a run without the sandbox are said not to apply
+    proc = dpaudit("check", example, *TINY, "--in-process", "--call-timeout", "3", cwd=tmp_path)
+    assert proc.returncode == 0 and \
+        "dpaudit: note: --call-timeout is a sandbox limit: it does not apply in process" in proc.stderr
