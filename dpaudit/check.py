@@ -65,6 +65,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
         _write(_error_records(targets, str(exc), command), reports, None, started, command)
         raise UsageError(str(exc)) from None
 
+    from dpaudit.execution.process import StopOnSignals
     from dpaudit.progress import Progress
 
     _warn_weakened_isolation(settings)
@@ -79,7 +80,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     except UsageError as exc:
         _write(_error_records(settings.targets, str(exc), command), reports, settings.seed, started, command)
         raise
-    stop = _StopOnSignals()
+    stop = StopOnSignals()
     try:
         for target in settings.targets:
             progress.start(target)
@@ -124,44 +125,6 @@ def run_check(args: argparse.Namespace) -> ExitCode:
         return ExitCode.INTERNAL_ERROR
     return exit_code(records, exit_zero=settings.exit_zero,
                      fail_on_inconclusive=settings.fail_on_inconclusive)
-
-
-class _StopOnSignals:
-    """SIGTERM and SIGHUP stop the run as Ctrl-C does (KeyboardInterrupt in the main thread): the
-    sandbox's process group is killed on the way out, every report is written with what was
-    computed, and dpaudit exits 4. A second signal while that happens is ignored."""
-
-    _SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
-
-    def __init__(self) -> None:
-        import signal
-
-        self.received: Optional[str] = None
-        self._old: dict = {}
-        for name in self._SIGNALS:
-            sig = getattr(signal, name, None)
-            if sig is not None:
-                try:
-                    self._old[sig] = signal.signal(sig, self._handle)
-                except (ValueError, OSError):  # not the main thread
-                    pass
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        import signal
-
-        if self.received is not None:
-            return
-        self.received = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
-        raise KeyboardInterrupt(self.received)
-
-    def restore(self) -> None:
-        import signal
-
-        for sig, old in self._old.items():
-            try:
-                signal.signal(sig, old)
-            except (ValueError, OSError, TypeError):  # pragma: no cover
-                pass
 
 
 class _GuardedStream:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from typing import Optional
+from typing import Any, Optional
 
-__all__ = ["OutputTail", "kill_tree", "describe_exit", "printable", "descendants", "TAIL_BYTES"]
+__all__ = ["OutputTail", "kill_tree", "describe_exit", "printable", "descendants", "TAIL_BYTES",
+           "StopOnSignals"]
 
 #: Bytes of the child's output kept for error messages.
 TAIL_BYTES = 4096
@@ -146,3 +147,43 @@ def describe_exit(code: int) -> str:
                  "SIGXCPU": " (CPU time limit)", "SIGXFSZ": " (file size limit)"}.get(name, "")
         return f"crashed with {name}{extra}"
     return f"exited with status {code} (os._exit or a crash in native code)"
+
+
+class StopOnSignals:
+    """While it is installed (``dpaudit check``, ``dpaudit audit``), SIGTERM and SIGHUP stop the
+    run as Ctrl-C does (KeyboardInterrupt in the main thread, naming the signal): the processes
+    started are killed on the way out, every report is written with what was computed, and
+    dpaudit exits 4. A second signal while that happens is ignored. Processes forked to run
+    audited code reset these signals (they would raise the interrupt in a worker)."""
+
+    _SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
+
+    def __init__(self) -> None:
+        import signal
+
+        self.received: Optional[str] = None
+        self._old: dict = {}
+        for name in self._SIGNALS:
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                try:
+                    self._old[sig] = signal.signal(sig, self._handle)
+                except (ValueError, OSError):  # not the main thread
+                    pass
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        import signal
+
+        if self.received is not None:
+            return
+        self.received = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        raise KeyboardInterrupt(self.received)
+
+    def restore(self) -> None:
+        import signal
+
+        for sig, old in self._old.items():
+            try:
+                signal.signal(sig, old)
+            except (ValueError, OSError, TypeError):  # pragma: no cover
+                pass

@@ -18,7 +18,8 @@ from dpaudit.errors import LoadError, UsageError
 from dpaudit.exitcodes import ExitCode, suite_exit_code
 from dpaudit.progress import strength_text
 from dpaudit.suite.define import DEFAULT_AUDIT_DIR, AuditDef, load_audits
-from dpaudit.suite.run import default_jobs, run_suite
+from dpaudit.execution.process import StopOnSignals
+from dpaudit.suite.run import SuiteInterrupted, default_jobs, run_suite
 
 __all__ = ["run_audit", "run_list"]
 
@@ -80,13 +81,25 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
         why = None if where is None else unwritable(where)
         if why is not None:
             raise UsageError(f"cannot write the {fmt} report to {where}: {why}")
-    records = run_suite(audits, seed, on_result=show, jobs=getattr(args, "jobs", None) or default_jobs())
+    stop = StopOnSignals()
+    interrupted = None
+    try:
+        records = run_suite(audits, seed, on_result=show, jobs=getattr(args, "jobs", None) or default_jobs())
+    except SuiteInterrupted as exc:  # what finished is kept, the rest is ERROR, reports written
+        records, interrupted = exc.records, exc.received
+    finally:
+        stop.restore()
     command = ["dpaudit", "audit", *(args.paths or [])] + [x for i in (args.ids or []) for x in ("--id", i)] \
         + ["--seed", str(seed)]
     run = make_run(records, seed=seed, started=started, finished=time.time(), command=command)
     if skipped:
         run["skipped"] = skipped
     written = write_reports(run, **outputs)
+    if interrupted is not None:
+        done = sum(1 for r in records if r["verdict"] != "error" or "interrupted" not in (r.get("error") or ""))
+        print(f"dpaudit: interrupted ({interrupted}) after {done} of {len(records)} audits; "
+              + "; ".join(f"wrote {fmt}: {path}" for fmt, path in written.items()), file=sys.stderr)
+        return ExitCode.INTERNAL_ERROR
     summary = run["summary"]
     bad = [r for r in records if r["verdict"] != r["expected"]]
     print(f"dpaudit audit: {summary['total']} audits, {summary['total'] - len(bad)} as expected, "

@@ -18,7 +18,7 @@ from dpaudit.errors import InvalidArgument, UsageError
 from dpaudit.results import error_record
 from dpaudit.suite.define import AuditDef, AuditKind
 
-__all__ = ["audit_seed", "resolve_target", "run_one", "run_suite", "default_jobs"]
+__all__ = ["audit_seed", "resolve_target", "run_one", "run_suite", "default_jobs", "SuiteInterrupted"]
 
 
 def audit_seed(root_seed: int, audit_id: str) -> int:
@@ -166,7 +166,26 @@ def _warm_engines() -> None:
         importlib.import_module(name)
 
 
+class SuiteInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM / SIGHUP under ``dpaudit audit``) during :func:`run_suite`, carrying
+    the records: those finished, then an ERROR record for each audit interrupted or not run, so
+    the caller can still write the reports."""
+
+    def __init__(self, records: list, received: str) -> None:
+        super().__init__(received)
+        self.records, self.received = records, received
+
+
 def _child(i: int, root_seed: int, conn: Any) -> None:
+    import os
+    import signal
+
+    # its own process group, so that stopping it stops the fork pool or sandbox it may start;
+    # Ctrl-C goes to dpaudit's process, which stops the group (no KeyboardInterrupt in here)
+    os.setpgid(0, 0)
+    for name, how in (("SIGTERM", signal.SIG_DFL), ("SIGHUP", signal.SIG_DFL),
+                      ("SIGINT", signal.SIG_IGN)):
+        signal.signal(getattr(signal, name), how)
     try:
         conn.send(run_one(_FORK_AUDITS[i], root_seed))
     finally:
@@ -226,10 +245,31 @@ def run_suite(audits: Sequence[AuditDef], root_seed: int,
                 out[i] = rec
                 if on_result is not None:
                     on_result(rec)
+    except KeyboardInterrupt as exc:
+        received = str(exc) or "Ctrl-C"
+        now = {i for _, i in running.values()}
+        for i, a in enumerate(audits):
+            if out[i] is None:
+                why = (f"interrupted ({received}) before the audit finished" if i in now
+                       else "not run: interrupted")
+                out[i] = error_record(a.kind.value, a.id, why, elapsed_s=None, id=a.id,
+                                      expected=a.expected.value)
+        raise SuiteInterrupted([r for r in out if r is not None], received) from None
     finally:
         for reader, (proc, _) in running.items():
-            proc.terminate()
-            proc.join()
+            _stop_group(proc)
             reader.close()
         _FORK_AUDITS = ()
     return [r for r in out if r is not None]
+
+
+def _stop_group(proc: Any) -> None:
+    """Kill an audit's process and everything it started (its process group), then reap it."""
+    import os
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):  # gone, or not yet its own group leader
+        proc.kill()
+    proc.join()

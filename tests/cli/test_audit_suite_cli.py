@@ -209,3 +209,53 @@ def test_every_seed_claim_is_a_suite_audit_with_a_stable_id():
     assert {a.kind for a in audits} == {AuditKind.SEED_CLAIM}
     assert {"seed001/s001-eq6-density", "seed001/s001-eq18", "seed004/s004-thm3-eq22-as-written"} <= {a.id for a in audits}
     assert all(a.description.startswith(f"seed {c.seed}, ") for a, c in zip(audits, claims))
+
+
+def test_a_signal_keeps_what_finished_writes_the_reports_and_stops_every_process(tmp_path):
+    """SIGTERM (or Ctrl-C) during ``dpaudit audit``: it used to die (SIGTERM, no report) or exit
+    with no report (Ctrl-C), leaving the hung audit's process and its fork pool behind."""
+    import signal
+    import time
+
+    marker = tmp_path / "started"
+    (tmp_path / "hang_suite.py").write_text(textwrap.dedent(f'''\
+        import os, time, dpaudit
+        from dpaudit.suite import sampled
+
+        @dpaudit.mechanism(epsilon=1.0)
+        def good(data, rng, size=None):
+            return rng.laplace(size=size)
+
+        @dpaudit.mechanism(epsilon=1.0)
+        def hangs(data, rng):  # loop form: a fork pool of workers, all stuck
+            if not os.path.exists({str(marker)!r}):
+                open({str(marker)!r}, "w").write(str(os.getpgid(0)))
+            time.sleep(1000)
+
+        AUDITS = [sampled("t/good", good, samples=2000), sampled("t/hangs", hangs, samples=2000)]
+        '''))
+    proc = subprocess.Popen([sys.executable, "-m", "dpaudit", "audit", "hang_suite.py", "--out", "out"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, DPAUDIT_JOBS="1"))  # t/good ends before t/hangs starts
+    deadline = time.monotonic() + 60
+    while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert marker.exists(), "the hanging audit never started"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 4, out + err
+    assert "interrupted (SIGTERM) after 1 of 2 audits; wrote json: out/results.json" in err
+    assert "Traceback" not in out + err
+    records = {r["id"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["results"]}
+    assert records["t/good"]["verdict"] == "not_refuted"
+    assert records["t/hangs"]["verdict"] == "error"
+    assert records["t/hangs"]["error"].startswith("interrupted (SIGTERM) before the audit finished")
+    group, gone = int(marker.read_text()), False
+    deadline = time.monotonic() + 10  # killed with the run; reaped by init a moment later
+    while not gone and time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+            time.sleep(0.1)
+        except ProcessLookupError:
+            gone = True
+    assert gone, "the hung audit's process group outlived dpaudit"
