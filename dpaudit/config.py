@@ -340,6 +340,10 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
 
     config = dict(config or {})
     where = _where(config_path)
+    unknown = sorted(set(config) - set(_RUN_SETTINGS) - {"targets"})
+    if unknown:  # a misspelt key (`sample = …`) would silently change nothing
+        raise InvalidArgument.bad(f"{where} [tool.dpaudit] key", unknown[0],
+                                  "one of " + ", ".join([*_RUN_SETTINGS, "targets"]))
     initial = defaults()
     values: dict[str, Any] = {}
     origin: dict[str, str] = {}
@@ -352,6 +356,17 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         else:
             values[key], origin[key] = initial[key], "default"
     targets = args.target if isinstance(args.target, (list, tuple)) else [args.target]
+    if getattr(args, "in_process", False) and origin["isolation"] == "flag" and values["isolation"] != "none":
+        raise InvalidArgument(f"--in-process runs the code without the sandbox: it contradicts "
+                              f"--isolation {values['isolation']}")
+    reports = report_paths(args)
+    seen: dict[str, str] = {}
+    for fmt, path in reports.items():
+        if path is not None:
+            key = os.path.realpath(os.fspath(path))
+            if key in seen:  # the second format would overwrite the first
+                raise InvalidArgument(f"--{seen[key]} and --{fmt} both write {path}")
+            seen[key] = fmt
     return CheckSettings(
         target_claims=target_tables(config.get("targets"), where),
         config_dir=os.path.dirname(os.path.abspath(config_path)) if config_path else None,
@@ -368,7 +383,7 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         pass_env=tuple(getattr(args, "pass_env", None) or ()),
         sensitivity=_sensitivity_settings(args),
         executor=_executor_option(args),
-        reports=report_paths(args),
+        reports=reports,
         exit_zero=bool(getattr(args, "exit_zero", False)),
         fail_on_inconclusive=bool(getattr(args, "fail_on_inconclusive", False)),
         quiet=bool(getattr(args, "quiet", False)),

@@ -80,6 +80,17 @@ def test_invalid_flags_are_one_line_naming_the_flag(argv, message):
     assert message in str(info.value) and "\n" not in str(info.value)
 
 
+def test_contradictions_and_misspellings_are_one_line():
+    with pytest.raises(InvalidArgument, match=r"^pyproject.toml \[tool.dpaudit\] key must be one of seed, "
+                                              r"samples, .*, targets, got 'sample'$"):
+        resolve_settings(parse(), {"sample": 10_000}, "pyproject.toml")  # silently ignored before
+    with pytest.raises(InvalidArgument, match=r"^--in-process .* contradicts --isolation strict$"):
+        settings("--in-process", "--isolation", "strict")
+    with pytest.raises(InvalidArgument, match=r"^--json and --html both write r.out$"):
+        settings("--json", "r.out", "--html", "r.out")
+    assert settings("--in-process", "--isolation", "none").in_process
+
+
 def test_invalid_pyproject_value_names_the_file_and_key():
     with pytest.raises(InvalidArgument, match=r"pyproject.toml \[tool.dpaudit\] samples must be"):
         settings(config={"samples": -1})
