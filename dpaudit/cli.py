@@ -42,8 +42,9 @@ def _join_dash_values(argv: list[str]) -> list[str]:
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a in _VALUE_MAY_START_WITH_DASH and i + 1 < len(argv) and argv[i + 1].startswith("-") \
-                and len(argv[i + 1]) > 1 and (argv[i + 1][1].isdigit() or argv[i + 1][1] == "."):
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        if a in _VALUE_MAY_START_WITH_DASH and nxt.startswith("-") and len(nxt) > 1 \
+                and (nxt[1].isdigit() or nxt[1] == "." or nxt[1:4].lower() in ("inf", "nan")):
             out.append(f"{a}={argv[i + 1]}")
             i += 2
             continue
