@@ -62,7 +62,11 @@ MAX_SAMPLES = 10 ** 15
 
 
 def default_samples(spec: MechanismSpec) -> int:
-    """The budget used when ``samples`` is None."""
+    """The budget used when ``samples`` is None: the loop-form budget for a library target too
+    (:mod:`dpaudit.adapters`), whose batch form is a loop over the library's calls (0.1 to 1 ms
+    each: the batch budget would be 7 to 70 minutes)."""
+    if getattr(spec, "library", None):
+        return DEFAULT_SAMPLES_LOOP
     return DEFAULT_SAMPLES_BATCH if spec.call_form is CallForm.BATCH else DEFAULT_SAMPLES_LOOP
 
 

@@ -222,3 +222,17 @@ def test_pytest_plugin_skips_an_audit_whose_package_is_missing(pytester):
     result = pytester.runpytest_subprocess("--dpaudit", "audits", "-rs", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["*SKIPPED*requires dpaudit_no_such_library_xyz (not installed)*"])
+
+
+def test_a_library_target_defaults_to_the_loop_budget():
+    """Its batch form is a loop over library calls (0.1-1 ms each): the batch-form default of
+    4·10⁶ samples made a correct target's audit take most of an hour."""
+    from dpaudit.adapters.common import make_spec
+    from dpaudit.auditor import DEFAULT_SAMPLES_LOOP, default_samples
+
+    def batch(data, rng, size=None):
+        return rng.laplace(size=size)
+
+    spec = make_spec("diffprivlib", batch, label="t", epsilon=1.0, delta=0.0, neighbours="add-remove",
+                     domain=(0, 1), size=3, claim_text="c", notion="n", own_randomness=False)
+    assert default_samples(spec) == DEFAULT_SAMPLES_LOOP
