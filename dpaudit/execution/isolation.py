@@ -13,7 +13,10 @@ The child calls :func:`enter` before it imports the audited file. Three levels
       (three system calls, ``landlock(7)``).
     * **seccomp** (x86-64 and arm64): ``socket``, ``socketpair``, ``io_uring_setup`` (its
       requests bypass seccomp), ``setsid`` and ``setpgid`` fail with ``EPERM``, so there is no
-      UDP or Unix-socket route out and no leaving the process group that dpaudit kills.
+      UDP or Unix-socket route out and no leaving the process group that dpaudit kills; so do
+      System V IPC (``shmget``, ``msgget``, ``semget``, …) and the kernel keyring (``add_key``,
+      ``keyctl``), whose objects outlive the child and are a channel to any process of the user.
+    * Of ``/dev`` only :data:`DEVICES` (no terminal, no ``/dev/shm``), with no device ioctl.
 ``process``
     A separate process in its own session with a scrubbed environment and resource limits
     (address space, CPU time, open files, processes, file size), but full access to files and
@@ -55,10 +58,22 @@ _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 # -- seccomp: (audit arch, {syscall: number}, x32 bit) ------------------------------------------
 _SECCOMP_ARCH = {
     "x86_64": (0xC000003E, {"socket": 41, "socketpair": 53, "setpgid": 109, "setsid": 112,
-                            "io_uring_setup": 425}, 0x40000000),
+                            "io_uring_setup": 425,
+                            "shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop": 65,
+                            "semctl": 66, "shmdt": 67, "msgget": 68, "msgsnd": 69, "msgrcv": 70,
+                            "msgctl": 71, "semtimedop": 220,
+                            "add_key": 248, "request_key": 249, "keyctl": 250}, 0x40000000),
     "aarch64": (0xC00000B7, {"socket": 198, "socketpair": 199, "setpgid": 154, "setsid": 157,
-                             "io_uring_setup": 425}, None),
+                             "io_uring_setup": 425,
+                             "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189,
+                             "semget": 190, "semctl": 191, "semtimedop": 192, "semop": 193,
+                             "shmget": 194, "shmctl": 195, "shmat": 196, "shmdt": 197,
+                             "add_key": 217, "request_key": 218, "keyctl": 219}, None),
 }
+#: The device files the strict child may open (read; /dev/null also write). Not /dev as a whole:
+#: a terminal there (/dev/pts/N) let it read the user's keystrokes and, by TIOCSTI, type commands
+#: into the user's shell; /dev/shm held other programs' shared memory; /dev/kmsg the kernel log.
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -102,7 +117,7 @@ def _landlock(read: Iterable[str], write: Iterable[str], write_files: Iterable[s
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
     try:
-        read_rights = _READ_FILE | _READ_DIR | (_IOCTL_DEV if abi >= 5 else 0)
+        read_rights = _READ_FILE | _READ_DIR  # no ioctl on a device (TIOCSTI and the like)
         file_rights = _READ_FILE | _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0)
         for paths, rights in ((read, read_rights), (write, handled & ~_EXECUTE),
                               (write_files, file_rights)):
@@ -169,7 +184,7 @@ def _seccomp() -> bool:
 def read_roots(extra: Sequence[str]) -> list[str]:
     """Folders the strict child may read: Python, the import path, system folders, ``extra``."""
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/lib", "/lib64", "/lib32",
-             "/bin", "/sbin", "/etc", "/opt", "/sys", "/dev"}
+             "/bin", "/sbin", "/etc", "/opt", "/sys", *DEVICES}
     # of /proc, only this process's own folder and the machine-wide facts: not other processes
     # (a parent's environment is readable there even under Landlock's ptrace rules)
     roots |= {"/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/sys",

@@ -103,6 +103,23 @@ CASES = [
          3, "error", "tried to write /tmp/dpaudit-hostile-x", strict=True),
     Case("deletes_a_file", _f("os.remove(os.path.abspath('pyproject.toml'))\n" + LAPLACE), 3,
          "error", "tried to change", strict=True),
+    # a terminal in /dev/pts let the child read keystrokes and type into the user's shell
+    # (TIOCSTI); /dev/shm held other programs' shared memory
+    Case("lists_terminals_or_shm", _f("for d in ('/dev/pts', '/dev/shm'):\n"
+                                      "    try:\n        os.listdir(d)\n"
+                                      "    except OSError:\n        continue\n"
+                                      "    raise RuntimeError(f'listed {d}')\n" + LAPLACE),
+         0, "not_refuted", strict=True),
+    # System V IPC objects and kernel keys outlive the child: a channel to any process of the user
+    Case("sysv_ipc_and_keyring", _f("libc = ctypes.CDLL(None, use_errno=True)\n"
+                                    "sid = libc.shmget(0, 4096, 0o1600)\n"
+                                    "if sid >= 0:\n    libc.shmctl(sid, 0, None)\n"
+                                    "    raise RuntimeError('made a System V segment')\n"
+                                    "if platform.machine() == 'x86_64' and "
+                                    "libc.syscall(248, b'user', b'dpaudit-hostile', b'x', 1, -3) >= 0:\n"
+                                    "    raise RuntimeError('added a kernel key')\n" + LAPLACE,
+                                    "import platform"),
+         0, "not_refuted", strict=True),
     Case("kills_dpaudit", _f("try:\n    os.kill(os.getppid(), signal.SIGKILL)\n"
                              "except OSError:\n    pass\n" + LAPLACE), 0, "not_refuted", strict=True),
     Case("setsid_escape", _f(ONCE + "    if os.fork() == 0:\n        try:\n            os.setsid()\n"
