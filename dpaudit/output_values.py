@@ -164,13 +164,16 @@ def _signed_zeros(v: tuple) -> Any:
 
 
 def _real(v: Any) -> float:
-    """``float(v)``, with a signalling Decimal NaN (which refuses it) as NaN."""
+    """``float(v)``, with a signalling Decimal NaN (which refuses it) as NaN, and a number beyond
+    float64 (a ``Fraction`` or ``int`` past 1.8e308, which refuses it) as the ±inf it rounds to."""
     try:
         return float(v)
     except ValueError:
         if isinstance(v, Decimal) and v.is_nan():
             return math.nan
         raise
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
 
 
 #: a number written in text (digits, a point, an exponent), as :func:`_template` reads it

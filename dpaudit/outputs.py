@@ -633,7 +633,7 @@ class OutputEncoder:
         if s.kind is OutputKind.REAL or (s.kind is OutputKind.DISCRETE and s.ordered):
             try:
                 return np.fromiter((float(v) for v in seq), dtype=float, count=len(seq))
-            except ValueError:  # Decimal("sNaN") refuses float(): it is a NaN
+            except (ValueError, OverflowError):  # Decimal("sNaN"): NaN; beyond float64: ±inf
                 return np.fromiter((_real(v) for v in seq), dtype=float, count=len(seq))
         if s.kind is OutputKind.MIXED:
             return self._encode_mixed(seq)

@@ -75,7 +75,7 @@ class Event:
             members = sc.members(self._keep())
             if isinstance(sc, AtomRatio):
                 # numpy scalars as the Python values they hold (numpy 2 spells them np.float64(3.0))
-                shown = [repr(_plain(decode(a))) for a in members[:_MAX_LISTED]]
+                shown = [_repr(_plain(decode(a))) for a in members[:_MAX_LISTED]]
                 what = "output"
             else:
                 shown = [_vector(p) for p in members[:_MAX_LISTED]]
@@ -133,6 +133,14 @@ class Event:
 
 def _plain(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
+
+
+def _repr(v: Any) -> str:
+    """``repr(v)``; an int of more digits than Python writes (4300) by its size."""
+    try:
+        return repr(v)
+    except ValueError:
+        return f"<an int of {v.bit_length()} bits>" if isinstance(v, int) else f"<{type(v).__name__}>"
 
 
 def _vector(p: np.ndarray) -> str:

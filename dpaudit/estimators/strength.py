@@ -127,12 +127,17 @@ def _refutes_surely(n_num: int, n_den: int, p: float, q: float, alpha: float, ep
     return p_lo - delta > math.exp(epsilon) * q_hi
 
 
+#: the largest ε whose e^ε a double holds (e^709.78 ≈ 1.8e308); a claim above it is beyond what
+#: any sample refutes, and its power is not stated
+MAX_EXP = 709.0
+
+
 def detectable(counts: Counts, alpha: float, epsilon: float, delta: float = 0.0) -> Power:
     """The power statement (probability :data:`POWER`) for the validated event (module
     docstring)."""
     probability = POWER
     n1, n2 = int(counts.n_num), int(counts.n_den)
-    if n1 <= 0 or n2 <= 0 or counts.y <= 0:
+    if n1 <= 0 or n2 <= 0 or counts.y <= 0 or epsilon > MAX_EXP:  # e^ε past float64: no power
         return Power(probability, None, None)
     q = counts.y / n2
 

@@ -1,0 +1,30 @@
+"""Values past what floats and reprs hold are results, not internal errors: an int of 5000 digits
+as an output (its repr is refused past 4300 digits), a Fraction beyond float64, a claim of ε = 1000
+(e^ε overflows). Each was ``internal error in dpaudit`` (exit 4). Fixed seed; the leaking int is
+refuted at the run's 95% (its outputs on D and D' never meet, α = 5%)."""
+
+from fractions import Fraction
+
+import dpaudit
+from dpaudit.execution.base import InProcessExecutor
+
+
+def _audit(f, epsilon=1.0):
+    return dpaudit.audit(f, epsilon=epsilon, neighbours="add-remove", domain=(0, 1), size=3,
+                         samples=2_000, seed=3, executor=InProcessExecutor())
+
+
+def test_a_huge_int_output_is_an_atom_named_by_its_size():
+    r = _audit(lambda data, rng: 10 ** 5000 + int(data.sum() > 0))
+    assert r.verdict.value == "refuted"
+    assert "<an int of 16610 bits>" in r.counterexample.event["text"]
+
+
+def test_a_fraction_beyond_float64_is_the_infinity_it_rounds_to():
+    r = _audit(lambda data, rng: Fraction(10 ** 4000 + 1, 3))
+    assert r.verdict.value == "not_refuted" and r.error is None
+
+
+def test_a_claim_whose_exp_overflows_has_a_verdict_and_no_power_statement():
+    r = _audit(lambda data, rng: float(data.sum() + rng.laplace()), epsilon=1000.0)
+    assert r.verdict.value == "not_refuted" and r.error is None
