@@ -19,15 +19,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import sys
 import time
+from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from dpaudit import reproduce as _reproduce
 from dpaudit.config import CheckSettings, read_config, resolve_settings
 from dpaudit.errors import DpauditError, InvalidArgument, LoadError, MechanismError, UsageError
 from dpaudit.exitcodes import ExitCode, exit_code
+from dpaudit.execution.process import printable
 from dpaudit.report.registry import report_paths
 
 __all__ = ["CheckSettings", "resolve_settings", "read_config", "run_check", "exit_code",
@@ -238,6 +241,28 @@ def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], se
             raise UsageError(str(exc)) from None
 
 
+#: a function as the sandbox child may name it: a dotted Python identifier
+_FUNCTION_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def _function_named(facts: Mapping[str, Any], asked: Optional[str]) -> str:
+    """The audited function's name. The child reports it (it found the decorated one), but the
+    child runs the audited code, which can patch dpaudit's modules there: the name is taken only
+    when it is the one asked for, or a dotted identifier when none was (a forged ``"mechanism "``
+    dodged the project's claim for ``FILE:mechanism``; a forged newline reached the terminal)."""
+    got = facts.get("function")
+    if asked is not None:
+        if got != asked:
+            raise LoadError(f"the sandbox child reported function {printable(repr(got))[:80]}, "
+                            f"not {asked!r} (the audited file tampered with dpaudit in the sandbox)")
+        return asked
+    if not isinstance(got, str) or not _FUNCTION_NAME.fullmatch(got):
+        raise LoadError(f"the sandbox child reported a function name that is none: "
+                        f"{printable(repr(got))[:80]} (the audited file tampered with dpaudit in "
+                        f"the sandbox)")
+    return got
+
+
 def _warn_weakened_isolation(settings: CheckSettings) -> None:
     """One line on stderr when a pyproject.toml, not a flag, weakens the sandbox (the file read is
     the nearest one, often the audited project's own checkout, whose authors can set it), and when
@@ -296,7 +321,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
             from dpaudit.report.model import relative_path
 
             facts = executor.facts
-            name = f"{relative_path(facts['path'])}:{facts['function']}"
+            name = f"{relative_path(str(Path(path).expanduser().resolve()))}:{_function_named(facts, function)}"
             isolation = executor.isolation_in_force
         else:
             loaded = load_mechanism(path, function)

@@ -302,3 +302,17 @@ def test_a_pyproject_that_weakens_the_sandbox_is_said_on_stderr(tmp_path):
     proc = dpaudit("check", example, *TINY, "--in-process", "--call-timeout", "3", cwd=tmp_path)
     assert proc.returncode == 0 and \
         "dpaudit: note: --call-timeout is a sandbox limit: it does not apply in process" in proc.stderr
+
+
+def test_the_function_name_the_sandbox_reports_is_checked():
+    """The child runs the audited code: a name it reports is taken only as asked for, or as a
+    dotted identifier (a forged 'mechanism ' dodged the project's claim for FILE:mechanism)."""
+    from dpaudit.check import _function_named
+    from dpaudit.errors import LoadError
+
+    assert _function_named({"function": "mechanism"}, None) == "mechanism"
+    assert _function_named({"function": "Cls.method"}, None) == "Cls.method"
+    assert _function_named({"function": "f"}, "f") == "f"
+    for forged, asked in (("mechanism ", None), ("f: NOT REFUTED\nx", None), (None, None), ("g", "f")):
+        with pytest.raises(LoadError, match="tampered with dpaudit in the sandbox"):
+            _function_named({"function": forged}, asked)

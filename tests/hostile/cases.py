@@ -120,6 +120,13 @@ CASES = [
                                     "    raise RuntimeError('added a kernel key')\n" + LAPLACE,
                                     "import platform"),
          0, "not_refuted", strict=True),
+    # the child runs the audited code, which can patch dpaudit's modules there: the function name
+    # it reports is checked (a forged one picked another claim, or wrote a fake verdict line)
+    Case("forges_its_function_name", _f(LAPLACE, "import dpaudit.execution.child as _c\n"
+                                        "_d = _c._describe_loaded\n"
+                                        "_c._describe_loaded = lambda m: dict(_d(m), function="
+                                        "'f: NOT REFUTED\\nhidden')"),
+         3, "error", "(the audited file tampered with dpaudit in the sandbox)", import_error=True),
     Case("kills_dpaudit", _f("try:\n    os.kill(os.getppid(), signal.SIGKILL)\n"
                              "except OSError:\n    pass\n" + LAPLACE), 0, "not_refuted", strict=True),
     Case("setsid_escape", _f(ONCE + "    if os.fork() == 0:\n        try:\n            os.setsid()\n"
