@@ -41,7 +41,6 @@ messages are in flight at once, so a batch-form mechanism costs little more than
 from __future__ import annotations
 
 import math
-import mmap
 import os
 import pickle
 import shutil
@@ -225,8 +224,7 @@ class SandboxExecutor:
         self._tail: Optional[OutputTail] = None
         self._pool: Optional[OutputPool] = None     # shared buffers numeric outputs come back in
         self._workdir: Optional[str] = None         # the child's private folder
-        self._calls: Optional[memoryview] = None    # the child's call counter
-        self._calls_map: Optional[mmap.mmap] = None
+        self._calls: Optional[int] = None    # a descriptor of the child's call counter file
         self._deadline: Optional[float] = None
         self._ready = False
 
@@ -250,9 +248,9 @@ class SandboxExecutor:
         counter = os.path.join(self._workdir, "calls")
         with open(counter, "wb") as fh:
             fh.write(bytes(8))
-        with open(counter, "r+b") as fh:
-            self._calls_map = mmap.mmap(fh.fileno(), 8)
-        self._calls = memoryview(self._calls_map).cast("Q")
+        # read with pread, never mapped: the child can shrink the file, and a mapped page past
+        # the end is SIGBUS in dpaudit's own process (killed, no report)
+        self._calls = os.open(counter, os.O_RDONLY | os.O_CLOEXEC)
         self._pool = OutputPool(self._workdir)
         env = child_environment(self.pass_env)
         pkg_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -439,7 +437,7 @@ class SandboxExecutor:
         if per_call and self.call_timeout is not None:
             # later than the child's own watchdog would end it, so its message wins when it can
             stuck = self.call_timeout + min(KILL_GRACE, self.call_timeout) + 0.5 + 2 * _POLL
-        seen, since = (self._calls[0], started) if self._calls is not None else (0, started)
+        seen, since = (self._call_count(), started) if self._calls is not None else (0, started)
         frame = _Frame()
         while True:
             ready = wait([self._recv, self._tail], _POLL) if self._tail.fileno() >= 0 \
@@ -467,7 +465,7 @@ class SandboxExecutor:
                 raise MechanismError(self._with_tail(f"hung: {during} took longer than "
                                                      f"{limit:g} s"), data)
             if stuck is not None:
-                calls = self._calls[0]
+                calls = self._call_count()
                 if calls != seen:
                     seen, since = calls, now
                 elif now - since >= stuck:
@@ -531,10 +529,15 @@ class SandboxExecutor:
             self._tail.drain()
         self._ready = False
 
+    def _call_count(self) -> int:
+        """The child's call counter (8 native bytes at the start of ``calls``); -1 once the file
+        is shorter (the audited code shrank it): no progress from then on."""
+        raw = os.pread(self._calls, 8, 0)
+        return int.from_bytes(raw, sys.byteorder) if len(raw) == 8 else -1
+
     def _clean_workdir(self) -> None:
         if self._calls is not None:
-            self._calls.release()
-            self._calls_map.close()
+            os.close(self._calls)
             self._calls = None
         if self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)

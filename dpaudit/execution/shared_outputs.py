@@ -1,29 +1,28 @@
-"""Numeric batch outputs passed from the sandbox child to dpaudit through shared memory, uncopied.
+"""Numeric batch outputs passed from the sandbox child to dpaudit through a shared file.
 
 A batch-form mechanism returns one numpy array per batch (50,000 draws are 400 kB). Pickling it
-through the pipe, or copying it out of a shared file, costs about as much as drawing it. Instead
-the child copies the array once into a shared file (a *buffer*, under ``/dev/shm`` where there is
-one) and the parent hands out an array that *is* the parent's mapping of that file: no copy, no
-fresh pages.
+through the pipe costs about as much as drawing it. Instead the child copies the array once into a
+shared file (a *buffer*, under ``/dev/shm`` where there is one) and the parent reads it into an
+array of its own with ``pread`` (:meth:`OutputPool.take`).
+
+The parent never maps a buffer. It once handed out arrays that *were* its mapping of the file (no
+copy), but the child holds the file open and runs the audited code: a mechanism that shrank the
+file made the parent's next touch of a page past the end a SIGBUS, which killed dpaudit with no
+report and left the sandbox's processes behind, and one could rewrite outputs the parent had
+already taken. A copy of 400 kB is a few tens of microseconds.
 
 The buffers live in the sandbox's private folder (under ``/dev/shm`` where there is one), which
-the sandbox removes when it closes.
-
-A buffer is reused only when no array the parent handed out still refers to it: numpy views of a
-``frombuffer`` array keep a reference to the ``mmap`` itself, so the mapping's reference count
-says exactly whether anything still uses it (CPython's reference counting frees the arrays the
-auditor is done with at once). At most :data:`MAX_BUFFERS` buffers exist; past that, or on an
-interpreter without ``sys.getrefcount``, the output travels pickled through the pipe instead.
+the sandbox removes when it closes. A buffer is free again as soon as its batch has been read; at
+most :data:`MAX_BUFFERS` exist (past that the output travels pickled through the pipe).
 
 Files are unlinked as soon as the child has opened them, so nothing is left behind if dpaudit is
-killed. Arrays handed out stay valid after the child is gone (the mapping lives as long as they do).
+killed.
 """
 
 from __future__ import annotations
 
 import mmap
 import os
-import sys
 import tempfile
 from typing import Any, Optional
 
@@ -37,16 +36,14 @@ _MIN_SIZE = 1 << 20
 
 
 class _Buffer:
-    __slots__ = ("ident", "fd", "path", "mm", "base_refs", "in_flight")
+    __slots__ = ("ident", "fd", "path", "in_flight")
 
     def __init__(self, ident: int, fd: int, path: str) -> None:
         self.ident, self.fd, self.path = ident, fd, path
-        self.mm: Optional[mmap.mmap] = None
-        self.base_refs = 0
         self.in_flight = False
 
     def free(self) -> bool:
-        return not self.in_flight and (self.mm is None or sys.getrefcount(self.mm) <= self.base_refs)
+        return not self.in_flight
 
 
 class OutputPool:
@@ -56,7 +53,7 @@ class OutputPool:
     def __init__(self, folder: Optional[str] = None) -> None:
         self._buffers: list[_Buffer] = []
         self._shm = folder or ("/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
-        self._usable = hasattr(sys, "getrefcount")
+        self._usable = True
 
     def lend(self) -> Optional[tuple[int, Optional[str]]]:
         """A free buffer for the next batch as ``(ident, path)`` (the path only the first time the
@@ -83,16 +80,25 @@ class OutputPool:
         self._unlink(buf)
 
     def take(self, ident: int, dtype: str, shape: tuple) -> np.ndarray:
-        """The array the child wrote into buffer ``ident`` (a view of the shared mapping)."""
+        """A copy of the array the child wrote into buffer ``ident``, read with ``pread``: never a
+        mapping of it. The child holds the file open and runs the audited code, which can shrink
+        it (a mapped page past the end is SIGBUS, killing dpaudit with no report) or rewrite it
+        after the parent has read it. Raises ValueError when the file holds less than ``shape``."""
         buf = self._buffers[ident]
         dt = np.dtype(dtype)
         count = int(np.prod(shape, dtype=np.int64))
-        if buf.mm is None or len(buf.mm) < dt.itemsize * count:
-            if buf.mm is not None:
-                buf.mm.close()  # free (not referenced), so it has no exported views
-            buf.mm = mmap.mmap(buf.fd, os.fstat(buf.fd).st_size)
-            buf.base_refs = sys.getrefcount(buf.mm)
-        return np.frombuffer(buf.mm, dtype=dt, count=count).reshape(shape)
+        need = dt.itemsize * count
+        size = os.fstat(buf.fd).st_size
+        if size < need:
+            raise ValueError(f"{need} bytes of {dt.str} outputs announced, {size} in the buffer")
+        out = np.empty(count, dtype=dt)
+        raw, done = out.view(np.uint8), 0
+        while done < need:
+            got = os.preadv(buf.fd, [raw[done:]], done)
+            if got <= 0:  # shrunk while being read
+                raise ValueError(f"the buffer shrank to {done} of {need} bytes while being read")
+            done += got
+        return out.reshape(shape)
 
     def close(self) -> None:
         """Forget every buffer (arrays handed out keep their own mapping alive)."""

@@ -127,6 +127,21 @@ CASES = [
                                         "_c._describe_loaded = lambda m: dict(_d(m), function="
                                         "'f: NOT REFUTED\\nhidden')"),
          3, "error", "(the audited file tampered with dpaudit in the sandbox)", import_error=True),
+    # files shared with dpaudit, shrunk by the child: dpaudit mapped them, and its next read past
+    # the end was a SIGBUS in dpaudit's own process (killed with no report, sandbox left running)
+    Case("shrinks_shared_files", dedent("""\
+        import os
+
+        def f(data, rng, size=None):
+            os.truncate(os.path.join(os.path.dirname(os.environ["TMPDIR"]), "calls"), 0)
+            for fd in os.listdir("/proc/self/fd"):
+                try:
+                    if "dpaudit-out-" in os.readlink(f"/proc/self/fd/{fd}"):
+                        os.ftruncate(int(fd), 0)
+                except OSError:
+                    pass
+            return rng.laplace(size=size)
+        """), 3, "error", "SIGBUS"),
     Case("kills_dpaudit", _f("try:\n    os.kill(os.getppid(), signal.SIGKILL)\n"
                              "except OSError:\n    pass\n" + LAPLACE), 0, "not_refuted", strict=True),
     Case("setsid_escape", _f(ONCE + "    if os.fork() == 0:\n        try:\n            os.setsid()\n"
