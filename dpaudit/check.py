@@ -309,7 +309,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
                                    memory=settings.memory, isolation=settings.isolation,
                                    pass_env=settings.pass_env,
                                    total_timeout=None if remaining is None
-                                   else remaining + _TIMEOUT_GRACE)
+                                   else remaining + _TIMEOUT_GRACE, stated_timeout=settings.timeout)
     try:
         if executor is not None:
             executor.spawn()  # the child boots while this process imports the auditor

@@ -205,11 +205,13 @@ class SandboxExecutor:
                  call_timeout: Optional[float] = DEFAULT_CALL_TIMEOUT,
                  total_timeout: Optional[float] = None,
                  memory: Any = DEFAULT_MEMORY, isolation: str = "strict",
-                 pass_env: Sequence[str] = ()) -> None:
+                 pass_env: Sequence[str] = (), stated_timeout: Optional[float] = None) -> None:
         self.path = str(path)
         self.function = function
         self.call_timeout = _check_seconds(call_timeout, "call_timeout")
         self.total_timeout = _check_seconds(total_timeout, "total_timeout")
+        #: the limit as the user gave it, for messages (``total_timeout`` may add dpaudit's grace)
+        self.stated_timeout = stated_timeout if stated_timeout is not None else self.total_timeout
         self.memory = None if memory is None else parse_memory(memory)
         if isolation not in ("strict", "process"):
             raise InvalidArgument.bad("isolation", isolation, "'strict' or 'process'")
@@ -398,7 +400,7 @@ class SandboxExecutor:
     def _check_deadline(self, data: Any) -> None:
         if self._deadline is not None and time.monotonic() >= self._deadline:
             self._kill()
-            raise MechanismError(f"exceeded the total time limit of {self.total_timeout:g} s",
+            raise MechanismError(f"exceeded the total time limit of {self.stated_timeout:g} s",
                                  None if data is None else np.asarray(data, dtype=float))
 
     def _unpack(self, reply: tuple, buffer: Optional[tuple], group: list[BatchTask]) -> list[Any]:
@@ -459,7 +461,7 @@ class SandboxExecutor:
                 raise MechanismError(self._with_tail(self._death()), data)
             if self._deadline is not None and now >= self._deadline:
                 raise MechanismError(self._with_tail(
-                    f"exceeded the total time limit of {self.total_timeout:g} s while {during}"),
+                    f"exceeded the total time limit of {self.stated_timeout:g} s while {during}"),
                     data)
             if limit is not None and now - started >= limit:
                 raise MechanismError(self._with_tail(f"hung: {during} took longer than "
