@@ -138,9 +138,6 @@ class Domain:
             object.__setattr__(self, name, float(v))
         if not self.lo < self.hi:
             raise InvalidArgument(f"domain must have lo < hi, got lo={self.lo!r}, hi={self.hi!r}")
-        if not math.isfinite(self.hi - self.lo):  # every midpoint, step and grid would be inf or NaN
-            raise InvalidArgument(f"domain must have a finite width hi − lo (at most about 1.8e308), "
-                                  f"got lo={self.lo!r}, hi={self.hi!r}")
 
     @classmethod
     def parse(cls, value: Any) -> "Domain":

@@ -85,8 +85,6 @@ def parse_domain(name: str, raw: Any) -> Domain:
     a, b = parse_real(f"{name} LO", lo), parse_real(f"{name} HI", hi)
     if not (math.isfinite(a) and math.isfinite(b)) or not a < b:
         raise InvalidArgument.bad(name, raw, "LO:HI with finite LO < HI, e.g. --domain=-10:10")
-    if not math.isfinite(b - a):
-        raise InvalidArgument.bad(name, raw, "LO:HI with a finite width HI − LO (at most about 1.8e308)")
     return Domain(a, b)
 
 

@@ -29,16 +29,21 @@ def median_index(x: np.ndarray) -> int:
 
 def backgrounds(dom: Domain, n: int) -> Iterator[tuple[str, np.ndarray]]:
     """Datasets of n records that rank-based and sum-based mechanisms find hardest (patterns)."""
-    lo, hi, m = dom.lo, dom.hi, (dom.lo + dom.hi) / 2
-    w = dom.width
+    # halves first: a domain as wide as the doubles (−1.7e308, 1.7e308) has hi − lo = inf, which
+    # made every midpoint, step and grid below NaN (NaN records, numpy warnings on stderr)
+    lo, hi, w = dom.lo, dom.hi, dom.width
+    finite = bool(np.isfinite(w))
+    m = (lo + hi) / 2 if finite else lo / 2 + hi / 2
+    step = w * 1e-3 if finite else (hi / 2 - lo / 2) * 2e-3
     if n == 0:
         return
     yield "all lo", np.full(n, lo)
     yield "all hi", np.full(n, hi)
     yield "duplicates at the midpoint", np.full(n, m)
     if n >= 2:
-        yield "cluster around the median", m + w * 1e-3 * np.linspace(-1, 1, n)
-        yield "spread", np.linspace(lo, hi, n)
+        yield "cluster around the median", m + step * np.linspace(-1, 1, n)
+        yield "spread", (np.linspace(lo, hi, n) if finite
+                         else np.clip(m + (hi / 2 - lo / 2) * np.linspace(-1, 1, n), lo, hi))
     # j records at lo and n − j at hi, as duplicates and as tight clusters of distinct records:
     # a rank-based mechanism (quantiles, Duff) is worst where the gap between the ends sits at the
     # rank it targets (j ≈ qn), which a black box cannot know, so every split is tried
@@ -46,7 +51,7 @@ def backgrounds(dom: Domain, n: int) -> Iterator[tuple[str, np.ndarray]]:
     if n >= 2 and np.isfinite(w):
         # one large record among tiny ones: sums and means round the small ones away
         yield "mixed magnitudes", np.r_[[hi], np.full(n - 1, lo + w * 2.0 ** -40)]
-    eta = w * 1e-3
+    eta = step
     for j in splits(n):
         yield f"{j} lo, {n - j} hi", np.r_[np.full(j, lo), np.full(n - j, hi)]
         yield f"clusters of {j} near lo and {n - j} near hi", \
