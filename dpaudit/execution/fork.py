@@ -42,6 +42,7 @@ from dpaudit.execution.blas import cap_worker
 from dpaudit.rng import generator
 from dpaudit.execution.base import BatchTask
 from dpaudit.execution.counting import CountUnit, UnitCounts, count_unit, reply, unwrap
+from dpaudit.execution.process import worker_signals
 from dpaudit.spec import MechanismSpec
 
 __all__ = ["ForkExecutor", "default_workers"]
@@ -59,13 +60,7 @@ def default_workers() -> int:
 
 def _init_worker() -> None:
     """Pool initializer: default signal dispositions (module docstring), one BLAS thread."""
-    import signal
-
-    for name, how in (("SIGTERM", signal.SIG_DFL), ("SIGHUP", signal.SIG_DFL),
-                      ("SIGINT", signal.SIG_IGN)):
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            signal.signal(sig, how)
+    worker_signals()
     cap_worker()
 
 
@@ -82,9 +77,9 @@ def _work(task: BatchTask) -> tuple:
 
 def _work_twice(task: BatchTask) -> tuple:
     first, second = _work(task), _work(task)
-    for reply in (first, second):
-        if reply[0] == "error":
-            return reply
+    for answer in (first, second):
+        if answer[0] == "error":
+            return answer
     return ("ok", (first[1], second[1]))
 
 
@@ -158,10 +153,10 @@ class ForkExecutor:
         mechanism that ends its process (``os._exit``) end dpaudit's."""
         if self.workers == 1 or not self.available():
             return tuple(self.run(spec, [task]) + self.run(spec, [task]))
-        (reply,) = self._answers(spec, _work_twice, [task], lambda t: np.asarray(t.data, dtype=float))
-        if reply[0] == "error":
-            raise MechanismError(reply[1], reply[2])
-        return reply[1]
+        (answer,) = self._answers(spec, _work_twice, [task], lambda t: np.asarray(t.data, dtype=float))
+        if answer[0] == "error":
+            raise MechanismError(answer[1], answer[2])
+        return answer[1]
 
     def run(self, spec: MechanismSpec, tasks: Sequence[BatchTask]) -> list[Any]:
         tasks = list(tasks)
@@ -169,10 +164,10 @@ class ForkExecutor:
             return [spec.call_batch(np.asarray(t.data, dtype=float), generator(t.seed), t.n)
                     for t in tasks]
         out = []
-        for reply in self._answers(spec, _work, tasks, lambda t: np.asarray(t.data, dtype=float)):
-            if reply[0] == "error":
-                raise MechanismError(reply[1], reply[2])
-            out.append(reply[1])
+        for answer in self._answers(spec, _work, tasks, lambda t: np.asarray(t.data, dtype=float)):
+            if answer[0] == "error":
+                raise MechanismError(answer[1], answer[2])
+            out.append(answer[1])
         return out
 
     def count(self, spec: MechanismSpec, encoder: Any, event: Any, units: Sequence[CountUnit],

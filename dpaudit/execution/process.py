@@ -18,7 +18,7 @@ import subprocess
 from typing import Any, Optional
 
 __all__ = ["OutputTail", "kill_tree", "describe_exit", "printable", "descendants", "TAIL_BYTES",
-           "StopOnSignals"]
+           "StopOnSignals", "worker_signals"]
 
 #: Bytes of the child's output kept for error messages.
 TAIL_BYTES = 4096
@@ -187,3 +187,15 @@ class StopOnSignals:
                 signal.signal(sig, old)
             except (ValueError, OSError, TypeError):  # pragma: no cover
                 pass
+
+
+def worker_signals() -> None:
+    """In a process forked to run audited code: SIGTERM and SIGHUP back to their defaults and
+    SIGINT ignored, whatever handlers the parent had (:class:`StopOnSignals` would raise the
+    interrupt inside the worker, where it printed tracebacks and could leave a lock held); the
+    parent, which the terminal's Ctrl-C reaches, stops its workers."""
+    for name, how in (("SIGTERM", signal.SIG_DFL), ("SIGHUP", signal.SIG_DFL),
+                      ("SIGINT", signal.SIG_IGN)):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            signal.signal(sig, how)

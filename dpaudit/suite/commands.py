@@ -86,7 +86,7 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
     try:
         records = run_suite(audits, seed, on_result=show, jobs=getattr(args, "jobs", None) or default_jobs())
     except SuiteInterrupted as exc:  # what finished is kept, the rest is ERROR, reports written
-        records, interrupted = exc.records, exc.received
+        records, interrupted, finished = exc.records, exc.received, exc.finished
     finally:
         stop.restore()
     command = ["dpaudit", "audit", *(args.paths or [])] + [x for i in (args.ids or []) for x in ("--id", i)] \
@@ -96,8 +96,7 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
         run["skipped"] = skipped
     written = write_reports(run, **outputs)
     if interrupted is not None:
-        done = sum(1 for r in records if r["verdict"] != "error" or "interrupted" not in (r.get("error") or ""))
-        print(f"dpaudit: interrupted ({interrupted}) after {done} of {len(records)} audits; "
+        print(f"dpaudit: interrupted ({interrupted}) after {finished} of {len(records)} audits; "
               + "; ".join(f"wrote {fmt}: {path}" for fmt, path in written.items()), file=sys.stderr)
         return ExitCode.INTERNAL_ERROR
     summary = run["summary"]

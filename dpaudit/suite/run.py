@@ -171,21 +171,20 @@ class SuiteInterrupted(KeyboardInterrupt):
     the records: those finished, then an ERROR record for each audit interrupted or not run, so
     the caller can still write the reports."""
 
-    def __init__(self, records: list, received: str) -> None:
+    def __init__(self, records: list, received: str, finished: int) -> None:
         super().__init__(received)
-        self.records, self.received = records, received
+        self.records, self.received, self.finished = records, received, finished
 
 
 def _child(i: int, root_seed: int, conn: Any) -> None:
     import os
-    import signal
+
+    from dpaudit.execution.process import worker_signals
 
     # its own process group, so that stopping it stops the fork pool or sandbox it may start;
     # Ctrl-C goes to dpaudit's process, which stops the group (no KeyboardInterrupt in here)
     os.setpgid(0, 0)
-    for name, how in (("SIGTERM", signal.SIG_DFL), ("SIGHUP", signal.SIG_DFL),
-                      ("SIGINT", signal.SIG_IGN)):
-        signal.signal(getattr(signal, name), how)
+    worker_signals()
     try:
         conn.send(run_one(_FORK_AUDITS[i], root_seed))
     finally:
@@ -247,6 +246,7 @@ def run_suite(audits: Sequence[AuditDef], root_seed: int,
                     on_result(rec)
     except KeyboardInterrupt as exc:
         received = str(exc) or "Ctrl-C"
+        finished = sum(r is not None for r in out)
         now = {i for _, i in running.values()}
         for i, a in enumerate(audits):
             if out[i] is None:
@@ -254,7 +254,7 @@ def run_suite(audits: Sequence[AuditDef], root_seed: int,
                        else "not run: interrupted")
                 out[i] = error_record(a.kind.value, a.id, why, elapsed_s=None, id=a.id,
                                       expected=a.expected.value)
-        raise SuiteInterrupted([r for r in out if r is not None], received) from None
+        raise SuiteInterrupted([r for r in out if r is not None], received, finished) from None
     finally:
         for reader, (proc, _) in running.items():
             _stop_group(proc)
