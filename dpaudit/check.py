@@ -220,12 +220,9 @@ def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], se
     """Fail fast, before any audit runs, on a report path that cannot be written or a target
     whose file does not exist."""
     from dpaudit.loader import parse_target
-    from dpaudit.report.json_io import unwritable
+    from dpaudit.report.json_io import check_report_paths
 
-    for fmt, where in reports.items():
-        why = None if where is None else unwritable(where)
-        if why is not None:
-            raise UsageError(f"cannot write the {fmt} report to {where}: {why}")
+    check_report_paths(reports)
 
     for target in targets:
         try:

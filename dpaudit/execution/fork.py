@@ -75,6 +75,10 @@ def _work(task: BatchTask) -> tuple:
     return ("ok", list(out))
 
 
+def _data_of(task: BatchTask) -> np.ndarray:
+    return np.asarray(task.data, dtype=float)
+
+
 def _work_twice(task: BatchTask) -> tuple:
     first, second = _work(task), _work(task)
     for answer in (first, second):
@@ -153,7 +157,7 @@ class ForkExecutor:
         mechanism that ends its process (``os._exit``) end dpaudit's."""
         if self.workers == 1 or not self.available():
             return tuple(self.run(spec, [task]) + self.run(spec, [task]))
-        (answer,) = self._answers(spec, _work_twice, [task], lambda t: np.asarray(t.data, dtype=float))
+        (answer,) = self._answers(spec, _work_twice, [task], _data_of)
         if answer[0] == "error":
             raise MechanismError(answer[1], answer[2])
         return answer[1]
@@ -164,7 +168,7 @@ class ForkExecutor:
             return [spec.call_batch(np.asarray(t.data, dtype=float), generator(t.seed), t.n)
                     for t in tasks]
         out = []
-        for answer in self._answers(spec, _work, tasks, lambda t: np.asarray(t.data, dtype=float)):
+        for answer in self._answers(spec, _work, tasks, _data_of):
             if answer[0] == "error":
                 raise MechanismError(answer[1], answer[2])
             out.append(answer[1])
@@ -194,8 +198,8 @@ class ForkExecutor:
                 cur, n = [], 0
         if cur:
             jobs.append((payload, cur, keep))
-        first = lambda job: np.asarray(job[1][0].tasks[0].data, dtype=float)  # noqa: E731
-        return [c for answer in self._answers(spec, _count_work, jobs, first) for c in unwrap(answer)]
+        return [c for answer in self._answers(spec, _count_work, jobs, lambda job: _data_of(job[1][0].tasks[0]))
+                for c in unwrap(answer)]
 
     def close(self) -> None:
         """Stop the workers (idempotent)."""

@@ -159,8 +159,6 @@ class StopOnSignals:
     _SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
 
     def __init__(self) -> None:
-        import signal
-
         self.received: Optional[str] = None
         self._old: dict = {}
         for name in self._SIGNALS:
@@ -172,16 +170,12 @@ class StopOnSignals:
                     pass
 
     def _handle(self, signum: int, frame: Any) -> None:
-        import signal
-
         if self.received is not None:
             return
         self.received = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
         raise KeyboardInterrupt(self.received)
 
     def restore(self) -> None:
-        import signal
-
         for sig, old in self._old.items():
             try:
                 signal.signal(sig, old)

@@ -16,7 +16,7 @@ from typing import Any, Mapping, Optional
 from dpaudit.errors import InvalidArgument, UsageError
 from dpaudit.report.model import check_run
 
-__all__ = ["dumps", "write_json", "read_json", "write_text", "unwritable"]
+__all__ = ["dumps", "write_json", "read_json", "write_text", "unwritable", "check_report_paths"]
 
 
 def dumps(run: Mapping[str, Any]) -> str:
@@ -97,6 +97,15 @@ def unwritable(path: str | os.PathLike) -> Optional[str]:
     if folder and not os.access(folder, os.W_OK | os.X_OK):
         return f"no permission to write in {folder}"
     return None
+
+
+def check_report_paths(paths: Mapping[str, Any]) -> None:
+    """UsageError naming the first report (``{format: path or None}``) that :func:`unwritable`
+    refuses: called before any audit runs."""
+    for fmt, where in paths.items():
+        why = None if where is None else unwritable(where)
+        if why is not None:
+            raise UsageError(f"cannot write the {fmt} report to {where}: {why}")
 
 
 def write_json(run: Mapping[str, Any], path: str | os.PathLike) -> str:

@@ -53,7 +53,7 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
     1 otherwise (0 with ``--exit-zero``), 5 when nothing was selected.
     """
     from dpaudit.report import make_run, report_paths, write_reports
-    from dpaudit.report.json_io import unwritable
+    from dpaudit.report.json_io import check_report_paths
 
     seed, _ = resolve_seed(getattr(args, "seed", None))
     audits = load_audits(args.paths or [], args.ids)
@@ -77,10 +77,7 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
     if not args.ids or str(args.out) != "reports":
         outputs["html"] = outputs["html"] or str(out_dir / "index.html")
         outputs["json"] = outputs["json"] or str(out_dir / "results.json")
-    for fmt, where in outputs.items():  # before the audits run, not after
-        why = None if where is None else unwritable(where)
-        if why is not None:
-            raise UsageError(f"cannot write the {fmt} report to {where}: {why}")
+    check_report_paths(outputs)  # before the audits run, not after
     stop = StopOnSignals()
     interrupted = None
     try:
