@@ -18,7 +18,12 @@ of R given one pattern (SVT3 releasing (i, q_i + ν_i): Lyu, Su and Li 2017, Alg
 * :class:`RealGiven`: ``K ∈ S and r_k ≥ t`` / ``< t`` / ``∈ [lo, hi)`` for the few patterns S
   whose laws differ most (count z-score or Kolmogorov-Smirnov z of r_0 within the pattern), the
   patterns more likely under D, those more likely under D', and all of them (:data:`TOP_PATTERNS`);
-* :class:`Column`: one column as it is: a length, or one position's element (per-position events).
+* :class:`Column`: one column as it is: a length, or one position's element (per-position events);
+* :class:`Members`: where every element is an integer among a few consecutive values (a list of
+  the indices answered ⊤), a vector score (naive Bayes, logistic regression) on how often each
+  value is an element: the set a tuple of indices stands for, scored as the bit vector a user
+  could have returned instead (Lyu, Su and Li 2017: an SVT's output is the set of its ⊤ indices;
+  positions alone see "the third ⊤ was query 7", not "query 7 was ⊤").
 
 The structure (the pattern/real split, :mod:`dpaudit.estimators.structure`) is fitted on the first
 half of the selection split, like every fitted score; rows whose pattern was never seen then score
@@ -37,7 +42,7 @@ from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.scores import _llr, fit_naive_bayes
 from dpaudit.estimators.structure import Structure, _Patterns, _fit_patterns, _fit_structure, fit_structure
 
-__all__ = ["Structure", "JointPattern", "JointRatio", "RealGiven", "Column", "Filled",
+__all__ = ["Structure", "JointPattern", "JointRatio", "RealGiven", "Column", "Filled", "Members",
            "fit_structure", "joint_families", "mixed_families", "float_elements", "scores_of",
            "TOP_PATTERNS", "MAX_REALS"]
 
@@ -49,6 +54,13 @@ MAX_REALS = 2
 MAX_BINS = 24
 #: at most this many patterns get bins of their own in JointRatio (the most frequent)
 MAX_BINNED = 32
+#: Members: the elements are read as values when all are integers within this many consecutive
+#: values (at least two of them)
+MAX_MEMBER_VALUES = 64
+#: rows counted at a time by member_counts
+_MEMBER_BLOCK = 1 << 16
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class JointPattern:
     """s(y) = estimated ln p_D(K)/p_D'(K) of the row's pattern K."""
@@ -362,10 +374,65 @@ class Filled:
         return {**self.inner.to_record(), "absent_as": self.fill.tolist()}
 
 
+def member_counts(y: np.ndarray, lo: int, width: int) -> np.ndarray:
+    """c[i, k] = how many elements of MIXED row i (columns 2, 3, …) equal lo + k, as int8 (an
+    element is one of at most :data:`~dpaudit.outputs.MAX_POSITIONS` columns); elements that are
+    not such a value are not counted. A block of rows at a time."""
+    n = y.shape[0]
+    out = np.zeros((n, width), np.int8)
+    for start in range(0, n, _MEMBER_BLOCK):
+        el = np.asarray(y[start:start + _MEMBER_BLOCK, 2:], float)
+        k = el - lo
+        ok = np.isfinite(k) & (k >= 0) & (k < width) & (k == np.floor(k))
+        rows, cols = np.nonzero(ok)
+        counts = np.bincount(rows * width + k[rows, cols].astype(np.intp), minlength=el.shape[0] * width)
+        out[start:start + el.shape[0]] = counts.reshape(el.shape[0], width)
+    return out
+
+
+def member_values(yd: np.ndarray, yp: np.ndarray) -> Optional[tuple[int, int]]:
+    """(lo, width) when every finite element of the rows is an integer and they span at most
+    :data:`MAX_MEMBER_VALUES` values (at least two), else None (module docstring, Members)."""
+    lo, hi = np.inf, -np.inf
+    for y in (yd, yp):
+        for j in range(2, y.shape[1]):
+            v = np.asarray(y[:, j], float)
+            v = v[np.isfinite(v)]
+            if v.size == 0:
+                continue
+            if not np.array_equal(v, np.floor(v)):
+                return None
+            lo, hi = min(lo, float(v.min())), max(hi, float(v.max()))
+    if not np.isfinite(lo) or hi - lo + 1 > MAX_MEMBER_VALUES or hi == lo:
+        return None
+    return int(lo), int(hi - lo) + 1
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Members:
+    """s(y) = inner(c(y)), c(y)_k = how many elements of the row equal lo + k (module docstring)."""
+
+    inner: Any
+    lo: int
+    width: int
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return self.inner(member_counts(y, self.lo, self.width))
+
+    def describe(self) -> str:
+        name = self.inner.describe().replace(" of the output vector", "")
+        return (f"{name} of which values the output holds "
+                f"(how often each of {self.lo}…{self.lo + self.width - 1} is an element)")
+
+    def to_record(self) -> dict:
+        return {**self.inner.to_record(), "members_of": [self.lo, self.lo + self.width - 1]}
+
+
 def mixed_families(yd: np.ndarray, yp: np.ndarray, quick: bool) -> Iterator[tuple]:
     """Every family of MIXED rows (:mod:`dpaudit.outputs`): the joint families with the skeleton
     code and the length as atoms, naive Bayes and logistic regression on the rows with absent
-    elements filled, and the columns (:func:`mixed_columns`)."""
+    elements filled and, where the elements are a few integer values, on how often each is an
+    element (:class:`Members`), and the columns (:func:`mixed_columns`)."""
     half = yd.shape[0] // 2
     fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
     if half:
@@ -379,6 +446,11 @@ def mixed_families(yd: np.ndarray, yp: np.ndarray, quick: bool) -> Iterator[tupl
         fd, fp = np.where(np.isnan(fit_d), fill, fit_d), np.where(np.isnan(fit_p), fill, fit_p)
         scores = [Filled(fit(fd, fp), fill) for fit in (fit_naive_bayes, fit_logistic)]
         del fd, fp  # the filled copies are not held while the later families run
+        values = member_values(fit_d, fit_p)
+        if values is not None:
+            md, mp = member_counts(fit_d, *values), member_counts(fit_p, *values)
+            scores += [Members(fit(md, mp), *values) for fit in (fit_naive_bayes, fit_logistic)]
+            del md, mp
         for sc in scores:
             yield sc, sc(ev_d), sc(ev_p), False
     for sc in mixed_columns(yd, yp, 2 if quick else 4):
