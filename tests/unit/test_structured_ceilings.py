@@ -7,9 +7,14 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-import structured_ceilings as sc  # noqa: E402
+# benchmarks/ on the path only while importing: it holds a distributed.py, which would shadow the
+# dask package for every process spawned later in this session
+_BENCH = str(Path(__file__).resolve().parents[2] / "benchmarks")
+sys.path.insert(0, _BENCH)
+try:
+    import structured_ceilings as sc  # noqa: E402
+finally:
+    sys.path.remove(_BENCH)
 
 from dpaudit.reference.controls import structured as sm  # noqa: E402
 
