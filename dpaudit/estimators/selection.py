@@ -533,7 +533,8 @@ def _reproject(short: list, ev: tuple, n_val: float, alpha: float, delta: float,
 
 
 def _choose(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, n_val: float, alpha: float,
-            delta: float, paired: bool, quick: bool, floats: bool = True) -> list[Choice]:
+            delta: float, paired: bool, quick: bool, floats: bool = True
+            ) -> tuple[list[Choice], list[Choice]]:
     """The best event of every (score family, side), best first, and the best narrow alternative
     of each (:data:`NARROW`), best first."""
     if yd.shape[0] < 4:
