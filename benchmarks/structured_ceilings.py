@@ -166,6 +166,11 @@ def _abort_law(m: int, l1: float, l2: float, a: float, b: float, c: int) -> np.n
     return joint_law(q, q + np.r_[np.ones(m), -np.ones(10 - m)], a, b, c)[1]
 
 
+def _pair_loss(P: np.ndarray) -> float:
+    """max over outputs of |ln P_D − ln P_D'|: the pair's loss (its marginals are P's sums)."""
+    return float(np.max(np.abs(np.log(P.sum(1)) - np.log(P.sum(0)))))
+
+
 def ceiling(P: np.ndarray, n: float, alpha: float = ALPHA) -> tuple[float, Optional[dict]]:
     """The largest validated bound at expected counts over the likelihood-ratio-ordered unions of
     patterns, both directions, every method and split (module docstring)."""
@@ -216,30 +221,29 @@ def main(argv: Optional[list] = None) -> int:
     emit(lines, f"{'row':<18} {'true ε':>7} {'target':>7} {'suite':>7} {'ceiling':>8} {'(all)':>7} "
                 f"{'sd':>6} {'P(hit)':>5}  "
                 f"best pair (moved up / down at levels), its event; best ceiling by the number moved up")
-    laws = {name: (partial(_abort_law, a=a, b=b, c=c), MOVED_UP, LEVELS)
+    laws = {name: (partial(_abort_law, a=a, b=b, c=c), MOVED_UP, LEVELS, False)
             for name, ((a, b), c) in _rows().items()}
-    laws.update({name: (partial(grouped_law, a=a, b=b), NO_ABORT_MOVED_UP, NO_ABORT_LEVELS)
+    laws.update({name: (partial(grouped_law, a=a, b=b), NO_ABORT_MOVED_UP, NO_ABORT_LEVELS, True)
                  for name, (a, b) in _no_abort_rows().items()})
-    for name, (law, moved_up, levels) in laws.items():
+    for name, (law, moved_up, levels, no_abort) in laws.items():
         if args.only and name not in args.only and not any(SAME_LAW.get(o) == name for o in args.only):
             continue
         cands = []
         for m, l1, l2 in itertools.product(moved_up, levels, levels):
             P = law(m, l1, l2)
             v, how = ceiling(P, n_val)
-            loss = float(np.max(np.abs(np.log(P.sum(1)) - np.log(P.sum(0)))))
-            cands.append({"moved_up": m, "levels": [l1, l2], "pair_loss": loss, "ceiling": v,
+            cands.append({"moved_up": m, "levels": [l1, l2], "pair_loss": _pair_loss(P), "ceiling": v,
                           "event": how})
         cands.sort(key=lambda d: -d["ceiling"])
         top = cands[0]
-        if name in _no_abort_rows():
+        if no_abort:
             m = top["moved_up"]
             r = optimize.minimize(lambda z: -ceiling(law(m, *z), n_val)[0], top["levels"],
                                   method="Nelder-Mead", options={"maxfev": 40, "xatol": 0.25})
             if -r.fun > top["ceiling"]:
                 P = law(m, *r.x)
                 top = {"moved_up": m, "levels": [float(v) for v in r.x], "refined": True,
-                       "pair_loss": float(np.max(np.abs(np.log(P.sum(1)) - np.log(P.sum(0))))),
+                       "pair_loss": _pair_loss(P),
                        "ceiling": float(-r.fun), "event": ceiling(P, n_val)[1]}
         all_budget = ceiling(law(top["moved_up"], *top["levels"]), n_all)[0]
         per_m = {m: max(d["ceiling"] for d in cands if d["moved_up"] == m) for m in moved_up}
@@ -261,7 +265,7 @@ def main(argv: Optional[list] = None) -> int:
                         f"{top['moved_up']} up at "
                         f"{top['levels'][0]:.3g}, {10 - top['moved_up']} down at {top['levels'][1]:.3g}"
                         f"{' (refined)' if top.get('refined') else ''}; "
-                        f"{ev['patterns']} {'group(s) of patterns' if name in _no_abort_rows() else 'pattern(s)'}, p = {ev['p']:.4f}, {ev['method']}; "
+                        f"{ev['patterns']} {'group(s) of patterns' if no_abort else 'pattern(s)'}, p = {ev['p']:.4f}, {ev['method']}; "
                         f"by {'/'.join(map(str, per_m))} up: "
                         + "/".join(f"{v:.4f}" for v in per_m.values()))
     emit(lines)
