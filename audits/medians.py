@@ -1,17 +1,17 @@
-"""Audits of the exponential-mechanism and median mechanisms of seeds 000, 003 and 004 (SPEC §3-§5).
+"""Audits of the exponential-mechanism and median mechanisms of Muñoz Medina and Gillenwater (2020), Dong (2020) and the EM-for-medians notes (2020) (docs/math.md#smooth-sensitivity, #exponential-mechanism, #duff).
 
 Reference mechanisms, each audited black-box and with its exact law: the finite exponential
-mechanism calibrated by range on a monotone utility (seed 003), the quantile exponential
-mechanism under change-one and add/remove (seed 004), Duff's median (seed 000), and the two
-smooth-sensitivity medians (NRS07; seed 000 Prop 2 corrected). Negative controls
+mechanism calibrated by range on a monotone utility (Dong (2020)), the quantile exponential
+mechanism under change-one and add/remove (the EM-for-medians notes (2020)), Duff's median (Muñoz Medina and Gillenwater (2020)), and the two
+smooth-sensitivity medians (NRS07; Muñoz Medina and Gillenwater (2020) Prop 2 corrected). Negative controls
 (:mod:`dpaudit.reference.controls.medians`), each expected REFUTED:
 
 * ``em-range.broken-replace``: range calibration exp(ε·u/range) with range = Δu = 1 for a count
-  utility under *replace* neighbours, where it is not monotone and the range is 2 (seed 003's
-  monotone case does not apply; SPEC §4.1): true ε = 2ε.
-* ``quantile.broken-calibration``: the add/drop calibration Δu = max(q, 1 − q) (S4 Thm 3) used
-  under change-one neighbours, where Δu = 1 (S4 Thm 2).
-* ``duff.broken-exponent``: Duff with exponent ε·u instead of ε·u/2 (seed 000 Def 7 needs ε/2
+  utility under *replace* neighbours, where it is not monotone and the range is 2 (Dong (2020)'s
+  monotone case does not apply; docs/math.md#em-range): true ε = 2ε.
+* ``quantile.broken-calibration``: the add/drop calibration Δu = max(q, 1 − q) (the EM-for-medians notes (2020) Thm 3) used
+  under change-one neighbours, where Δu = 1 (the EM-for-medians notes (2020) Thm 2).
+* ``duff.broken-exponent``: Duff with exponent ε·u instead of ε·u/2 (Muñoz Medina and Gillenwater (2020) Def 7 needs ε/2
   because Δu = 1 moves both the score and the normaliser).
 * ``smooth.broken-local-sensitivity``: the median plus noise scaled to the *local* sensitivity
   (NRS07 §1's example): neighbours with LS = 0 and LS > 0 give an atom against a density.
@@ -42,7 +42,7 @@ SAMPLES = 300_000
 AUDITS = [
     sampled("em-range.sampled", lambda: top_item_mechanism(1.0, calibration="range").spec(), samples=SAMPLES,
             description="most frequent item by exp(ε·count/range): monotone under add/remove, range = Δu = 1 "
-                        "(seed 003, SPEC §4.1)"),
+                        "(Dong (2020), docs/math.md#em-range)"),
     exact("em-range.exact", lambda: top_item_mechanism(1.0, calibration="range").spec(), examples=80,
           description="exact pmf of the range-calibrated exponential mechanism over searched pairs"),
     exact("em-range.broken-replace.exact", em_replace_spec, examples=80, expected="refuted",
@@ -50,19 +50,19 @@ AUDITS = [
     sampled("em-range.broken-replace.sampled", em_replace_spec, samples=SAMPLES, expected="refuted",
             description="control: range = Δu assumed under replace, sampled"),
     sampled("quantile.replace.sampled", lambda: QuantileEM(1.0, q=0.5, neighbours="replace").spec(),
-            samples=SAMPLES, description="median by the quantile EM, change-one, Δu = 1 (seed 004 Thm 2, SPEC §4.3)"),
+            samples=SAMPLES, description="median by the quantile EM, change-one, Δu = 1 (the EM-for-medians notes (2020) Thm 2, docs/math.md#quantile-sampler)"),
     exact("quantile.replace.exact", lambda: QuantileEM(1.0, q=0.5, neighbours="replace").spec(), examples=80,
           description="exact density of the quantile EM (change-one) over searched pairs"),
     exact("quantile.add-remove.exact", lambda: QuantileEM(1.0, q=0.25, neighbours="add-remove").spec(),
-          examples=80, description="first quartile, add/drop, Δu = max(q, 1 − q) (seed 004 Thm 3 without the "
-                                   "constant, SPEC §4.2)"),
+          examples=80, description="first quartile, add/drop, Δu = max(q, 1 − q) (the EM-for-medians notes (2020) Thm 3 without the "
+                                   "constant, docs/math.md#quantile-utility)"),
     sampled("quantile.add-remove.sampled",
             lambda: QuantileEM(1.0, q=0.25, neighbours="add-remove").spec().idealised(), samples=SAMPLES,
             description="first quartile by the quantile EM, add/drop, sampled"),
     exact("quantile.broken-calibration.exact", quantile_wrong_spec, examples=80, expected="refuted",
           description="control: the add/drop Δu = ½ used under change-one neighbours"),
     sampled("duff.sampled", lambda: Duff(1.0).spec().idealised(), samples=SAMPLES,
-            description="Duff's median (AVG convention), density ∝ exp(ε·u/2), add/remove (seed 000, SPEC §5)"),
+            description="Duff's median (AVG convention), density ∝ exp(ε·u/2), add/remove (Muñoz Medina and Gillenwater (2020), docs/math.md#duff)"),
     exact("duff.exact", lambda: Duff(1.0).spec(), examples=80,
           description="exact piecewise density of Duff (AVG) over searched pairs"),
     exact("duff-low.exact", lambda: Duff(1.0, convention="low").spec(), examples=80,
@@ -72,12 +72,12 @@ AUDITS = [
     sampled("duff.broken-exponent.sampled", duff_exponent_spec, samples=SAMPLES, expected="refuted",
             description="control: Duff with exponent ε·u instead of ε·u/2, sampled"),
     sampled("smooth-cauchy.sampled", lambda: SmoothCauchyMedian(1.0).spec().idealised(), samples=SAMPLES,
-            description="median + (SS_β/α)·Cauchy, α = β = ε/6, replace (NRS07; SPEC §3.5)"),
+            description="median + (SS_β/α)·Cauchy, α = β = ε/6, replace (NRS07; docs/math.md#ss-mechanisms)"),
     exact("smooth-cauchy.exact", lambda: SmoothCauchyMedian(1.0).spec(), examples=40,
           description="exact Cauchy law given the data, over searched pairs"),
     sampled("smooth-laplace.sampled", lambda: SmoothLaplaceMedian(1.0, 0.01).spec().idealised(), samples=SAMPLES,
-            description="(ε, δ) = (1, 0.01) median + (SS_β/α)·Laplace, β = ε/(2 ln(2/δ')) (seed 000 Prop 2 "
-                        "corrected, SPEC §3.5)"),
+            description="(ε, δ) = (1, 0.01) median + (SS_β/α)·Laplace, β = ε/(2 ln(2/δ')) (Muñoz Medina and Gillenwater (2020) Prop 2 "
+                        "corrected, docs/math.md#ss-mechanisms)"),
     sampled("smooth.broken-local-sensitivity.sampled", local_noise_spec, samples=SAMPLES, expected="refuted",
             description="control: noise scaled to the local sensitivity (NRS07 §1)"),
 ]

@@ -1,9 +1,9 @@
-"""Audits of sensitivity preprocessing (seed 002, SPEC §6-7) and of the utilities behind seeds 000/004.
+"""Audits of sensitivity preprocessing (Cummings and Durfee (2020), docs/math.md#sensitivity-preprocessing, #spf-2d) and of the utilities of Muñoz Medina and Gillenwater (2020) and the EM-for-medians notes (2020).
 
 Sensitivity searches (hypothesis, :func:`dpaudit.check_sensitivity`) on every preprocessed
 statistic (median, mean, trimmed mean, max, min, variance; the general algorithm with individual
-Δ_i; the 2-D ℓ1 version), on the quantile utility (seed 004 Thms 2 and 3, without the constant)
-and on Duff's utility (seed 000, Δu = 1); then the preprocessed median released with Laplace
+Δ_i; the 2-D ℓ1 version), on the quantile utility (the EM-for-medians notes (2020) Thms 2 and 3, without the constant)
+and on Duff's utility (Muñoz Medina and Gillenwater (2020), Δu = 1); then the preprocessed median released with Laplace
 noise, audited for privacy (the personalised mechanisms of Props 7.3/7.5 take datasets of a fixed
 population, which the black-box auditor does not draw; they are checked in tests/property). Negative
 controls (:mod:`dpaudit.reference.controls.sensitivity`), each expected REFUTED with a small
@@ -12,10 +12,10 @@ counterexample:
 * ``raw-median.broken``: the raw median claimed to have sensitivity Δ (it has none below the
   domain width); ``raw-mean.broken``: a mean divided by the data-dependent count, claimed 1/10;
   ``unclipped-sum.broken``: a sum of records in [−10, 10] claimed to have sensitivity 1;
-* ``spf-median.broken-upper-clamp-only``: the O(n) median chain (SPEC §6.6) that clamps from
+* ``spf-median.broken-upper-clamp-only``: the O(n) median chain (docs/math.md#spf-median) that clamps from
   above only (a planted bug);
-* ``quantile-utility.broken-eq22``: seed 004 eq (2.2) as written, whose add/drop sensitivity is
-  2·max(q, 1 − q), not max(q, 1 − q) (SPEC §4.2, §8 E30).
+* ``quantile-utility.broken-eq22``: the EM-for-medians notes (2020) eq (2.2) as written, whose add/drop sensitivity is
+  2·max(q, 1 − q), not max(q, 1 − q) (docs/math.md#quantile-utility, #e30).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def sum_and_max(records: np.ndarray) -> np.ndarray:
 
 
 def first_quartile_utility(data: np.ndarray, r: float) -> float:
-    """The quantile utility at q = ¼ (seed 004, without the constant)."""
+    """The quantile utility at q = ¼ (the EM-for-medians notes (2020), without the constant)."""
     return quantile_utility(data, r, 0.25)
 
 
@@ -83,14 +83,14 @@ AUDITS = [
                 description="control: the median chain clamping from above only"),
     sensitivity("quantile-utility.change-one.sensitivity", quantile_utility, bound=1.0,
                 neighbours="replace", domain=(0.0, 1.0), sizes=(1, 10), outputs=(0.0, 1.0), examples=EXAMPLES,
-                description="quantile utility −|(1−q)C< − qC>|, q = ½, change-one: Δu ≤ 1 (seed 004 Thm 2)"),
+                description="quantile utility −|(1−q)C< − qC>|, q = ½, change-one: Δu ≤ 1 (the EM-for-medians notes (2020) Thm 2)"),
     sensitivity("quantile-utility.add-remove.sensitivity", first_quartile_utility, bound=0.75, outputs=(0.0, 1.0), **ADD_REMOVE,
-                description="quantile utility, q = ¼, add/drop: Δu ≤ max(q, 1 − q) (seed 004 Thm 3, no constant)"),
+                description="quantile utility, q = ¼, add/drop: Δu ≤ max(q, 1 − q) (the EM-for-medians notes (2020) Thm 3, no constant)"),
     sensitivity("quantile-utility.broken-eq22.sensitivity", quantile_utility_eq22, bound=0.5,
                 outputs=(-1.0, 2.0), expected="refuted", **ADD_REMOVE,
-                description="control: seed 004 eq (2.2) as written, claimed Δu ≤ max(q, 1 − q) = ½ (E30)"),
+                description="control: the EM-for-medians notes (2020) eq (2.2) as written, claimed Δu ≤ max(q, 1 − q) = ½ (E30)"),
     sensitivity("duff-utility.sensitivity", duff_utility, bound=1.0, outputs=(0.0, 1.0), **ADD_REMOVE,
-                description="Duff's utility −c(x) (AVG): add/remove Δu ≤ 1 (seed 000, SPEC §5.1)"),
+                description="Duff's utility −c(x) (AVG): add/remove Δu ≤ 1 (Muñoz Medina and Gillenwater (2020), docs/math.md#duff-definition)"),
 ]
 
 _SPF_MEDIAN = MedianSPF(0.1, 0.5)

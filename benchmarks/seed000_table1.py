@@ -1,14 +1,14 @@
-"""Reproduce Table 1 of seed 000 (Duff): average |T(S) − M(S)| × 100 on N(0, 1) data (SPEC §5.6).
+"""Reproduce Table 1 of Muñoz Medina and Gillenwater (2020) (Duff): average |T(S) − M(S)| × 100 on N(0, 1) data (docs/math.md#duff-table-1).
 
-Setup (SPEC §5.6, inferred by simulation; the paper does not give it):
+Setup (docs/math.md#duff-table-1, inferred by simulation; the paper does not give it):
 
 * each dataset is n = 1000 iid N(0, 1) draws (Duff); the SS rows use its first 999 points, so the
   median is a data point; records and outputs live in [a, b] = [−10, 10];
-* SS uses the replace-one NRS smooth sensitivity of the LOW median (SPEC §3.2; E3);
+* SS uses the replace-one NRS smooth sensitivity of the LOW median (docs/math.md#median-ss-replace-one; E3);
 * SS δ = 0: Cauchy noise with α = β = ε/6 and outputs clipped to [−10, 10] (E5: without clipping the
   mean |error| is infinite);
-* SS δ > 0: Laplace noise, α = ε/2, β = ε/(2 ln(2/δ')), δ' = 2δ/(e^{ε/2} + 1) (SPEC §3.5; E1);
-* Duff: density ∝ exp(−ε c(x)/2), AVG and LOW median conventions (SPEC §5.5).
+* SS δ > 0: Laplace noise, α = ε/2, β = ε/(2 ln(2/δ')), δ' = 2δ/(e^{ε/2} + 1) (docs/math.md#ss-mechanisms; E1);
+* Duff: density ∝ exp(−ε c(x)/2), AVG and LOW median conventions (docs/math.md#even-size-convention).
 
 Per dataset the mean |T − M| over ``draws`` outputs; the table shows the mean over datasets and
 (in parentheses) the standard deviation across datasets, both × 100, as the paper does. Extra rows
@@ -91,7 +91,7 @@ def main(argv=None) -> int:
     res = run(datasets, draws, a.seed)
     elapsed = time.perf_counter() - t0
     lines: list[str] = []
-    emit(lines, f"Seed 000 Table 1: mean |T − M| × 100 (sd across datasets), {datasets} datasets × {draws} draws, "
+    emit(lines, f"Muñoz Medina and Gillenwater (2020) Table 1: mean |T − M| × 100 (sd across datasets), {datasets} datasets × {draws} draws, "
                 f"seed {a.seed}")
     emit(lines, f"{'row':34s}" + "".join(f"{'ε = ' + str(e):>32s}" for e in EPSILONS))
     emit(lines, f"{'':34s}" + "".join(f"{'ours':>15s}{'paper':>17s}" for _ in EPSILONS))
@@ -117,7 +117,7 @@ def main(argv=None) -> int:
     emit(lines, f"elapsed {elapsed:.1f} s")
     ok = order_ok and all(v for k, v in checks.items() if not k.startswith("Duff (LOW)"))
     emit(lines, f"verdict: {'REPRODUCED' if ok else 'NOT REPRODUCED'} (checked rows: {', '.join(CHECKED)}; "
-                f"the Cauchy row is informative only, SPEC §5.6)")
+                f"the Cauchy row is informative only, docs/math.md#duff-table-1)")
     if a.quick:
         return 0 if ok else 1
     save("seed000_table1",

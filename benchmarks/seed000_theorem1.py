@@ -1,4 +1,4 @@
-"""Monte Carlo check of seed 000 Theorem 1 (Duff's error bound; SPEC §5.4).
+"""Monte Carlo check of Muñoz Medina and Gillenwater (2020) Theorem 1 (Duff's error bound; docs/math.md#duff-theorem-1).
 
 For each data family, ε and δ: draw ``datasets`` datasets, take for each the largest C with
 λ(H_{t*/2}) ≥ C·t*/2 (:func:`dpaudit.reference.analysis.duff_bounds.theorem1_constant`; the seed's "for all t"
@@ -96,7 +96,7 @@ def main(argv=None) -> int:
     res = run(datasets, draws, a.seed, fams)
     elapsed = time.perf_counter() - t0
     lines: list[str] = []
-    emit(lines, f"Seed 000 Theorem 1: P(|x − T| ≥ bound) ≤ δ?  {datasets} datasets × {draws} Duff (AVG) draws per "
+    emit(lines, f"Muñoz Medina and Gillenwater (2020) Theorem 1: P(|x − T| ≥ bound) ≤ δ?  {datasets} datasets × {draws} Duff (AVG) draws per "
                 f"row, domain [{LO:g}, {HI:g}], seed {a.seed}")
     emit(lines, f"{'family':22s}{'ε':>5s}{'δ':>6s}{'outside':>9s}{'fraction':>10s}{'CP95 up':>9s}"
                 f"{'worst ds':>9s}{'no C':>6s}{'med bound':>11s}{'med |err|':>11s}{'loose×':>8s}")

@@ -1,4 +1,4 @@
-"""The claims of seed 001 evaluated numerically (mechanisms/claims/noise.py), as a recorded table.
+"""The claims of Chen, Pal and Golubchik (2016) evaluated numerically (mechanisms/claims/noise.py), as a recorded table.
 
 Each claim is re-derived from scratch (closed-form sums, quadrature, exact order statistics,
 exact privacy losses, LPs); the verdict (REFUTED with a counterexample, or NOT REFUTED, never

@@ -1,13 +1,13 @@
-"""Collusion (seed 001 §5.3, Fig. 4): E|median of k releases| for k = 1…100 vs S1 eqs (16)–(18).
+"""Collusion (Chen, Pal and Golubchik (2016) §5.3, Fig. 4): E|median of k releases| for k = 1…100 vs Chen, Pal and Golubchik (2016) eqs (16)–(18).
 
 k colluders pool their releases of the same query and take the low sample median X_(⌈k/2⌉) (an MLE
-for Laplace and geometric noise, S1 Lemma 1 / SPEC §2.5). For ρ ∈ {0.2, 0.5, 0.8} and Δ = 1:
+for Laplace and geometric noise, Chen, Pal and Golubchik (2016) Lemma 1 / docs/math.md#collusion-mle). For ρ ∈ {0.2, 0.5, 0.8} and Δ = 1:
 
 * Laplace and staircase (γ*): the empirical mean over T trials, with a normal interval at level
   1 − 0.05/m (Bonferroni over every (noise, ρ, k) point), must contain the **exact** E|X_(⌈k/2⌉)|
   (:func:`dpaudit.reference.analysis.expected_loss.expected_abs_median`) at every k; exit status 1 otherwise.
   Eqs (16)/(17) are large-k approximations: their relative error is printed (about 20% at k = 5).
-* Geometric: the exact E|med_k| decays exponentially (corrected (18), SPEC §2.4), while S1 eq (18)
+* Geometric: the exact E|med_k| decays exponentially (corrected (18), docs/math.md#expected-loss), while Chen, Pal and Golubchik (2016) eq (18)
   decays like 1/√k. Medians are mostly exactly 0, so instead of a normal interval the script checks
   P(med_k ≠ 0) against its Clopper–Pearson interval (statsmodels, same Bonferroni level); where at
   least 30 medians are non-zero it also checks that eq (18) lies outside the interval of the mean,
@@ -99,7 +99,7 @@ def main(argv=None) -> int:
     usable = [r for r in geo if r["nonzero"] >= 30]
     wrong18 = sum(r["eq18_outside_ci"] for r in usable)
     lines.append(f"exact value outside its interval: {len(bad)} of {m} {bad if bad else ''}")
-    lines.append(f"S1 eq (18) outside the interval of the empirical mean at {wrong18} of {len(usable)} geometric "
+    lines.append(f"Chen, Pal and Golubchik (2016) eq (18) outside the interval of the empirical mean at {wrong18} of {len(usable)} geometric "
                  f"points with >= 30 non-zero medians; eq (18) / exact at k = {ks[-1]}: "
                  + ", ".join(f"{r['eq18_over_exact']:.3g} (ρ = {r['rho']})" for r in geo if r["k"] == ks[-1]))
     for rho in RHOS:
@@ -125,7 +125,7 @@ def main(argv=None) -> int:
         ax.set_xlabel("colluders k")
     axes[0].set_ylabel("E|low median of k releases − truth|")
     axes[0].legend(fontsize=7)
-    fig.suptitle(f"Seed 001 Fig. 4: collusion, exact (lines), eqs (16)-(18) (dashed), {trials} trials (dots)")
+    fig.suptitle(f"Chen, Pal and Golubchik (2016) Fig. 4: collusion, exact (lines), eqs (16)-(18) (dashed), {trials} trials (dots)")
     record = {"quick": args.quick, "seed": SEED, "trials": trials, "bonferroni_alpha": alpha,
               "family_confidence": 0.95, "rows": rows, "outside": bad, "all_inside": not bad,
               "eq18_outside_ci": wrong18, "geometric_points_with_usable_ci": len(usable)}

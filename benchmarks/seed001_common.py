@@ -1,4 +1,4 @@
-"""Shared plumbing of the seed-001 benchmarks: result files, intervals, plots.
+"""Shared plumbing of the Chen, Pal and Golubchik (2016) benchmarks: result files, intervals, plots.
 
 Every script writes ``benchmarks/results/seed001_<name>.json`` (the machine record of
 :mod:`_record`, parameters, figures), ``.txt`` (the printed table) and, where it plots, ``.svg``

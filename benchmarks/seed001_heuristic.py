@@ -1,17 +1,17 @@
-"""The pre-rounding heuristic against the staircase and Laplace (seed 001 §5.2, Figs. 3 and 4).
+"""The pre-rounding heuristic against the staircase and Laplace (Chen, Pal and Golubchik (2016) §5.2, Figs. 3 and 4).
 
-Setting of S1 Fig. 3: Δ = 10, query domain [−10, 10] (n = 100 records only shapes the priors):
+Setting of Chen, Pal and Golubchik (2016) Fig. 3: Δ = 10, query domain [−10, 10] (n = 100 records only shapes the priors):
 
 * mean query: q ~ N(0, 1) truncated to [−10, 10];
 * max query:  q = −10 + 20·B, B ~ Beta(100, 1).
 
-Losses E|M(q) − q| (SPEC §2.4, §2.6), exact: Laplace Δ/ε, staircase Δ√ρ/(1 − ρ), and for the
+Losses E|M(q) − q| (docs/math.md#expected-loss, #pre-rounding), exact: Laplace Δ/ε, staircase Δ√ρ/(1 − ρ), and for the
 heuristic P(K = 0)·E_q|R(q) − q| + Δ·2ρ/(1 − ρ²) with E_q|R(q) − q| by quadrature. For every
 ρ = 0.05…0.95 each exact value must lie inside the normal interval of N sampled losses at level
 1 − 0.05/m (Bonferroni over all points; exit status 1 otherwise). The gain of the heuristic over
 the staircase is printed; the seed reports it in the low-to-medium privacy regime ρ < 0.5.
 
-Collusion (S1 Fig. 4, item 4 of §5.2.3): with k colluders taking the low median of their releases,
+Collusion (Chen, Pal and Golubchik (2016) Fig. 4, item 4 of §5.2.3): with k colluders taking the low median of their releases,
 the heuristic's loss is Σ_m P(M_k = m)·E_q|c(q) + Δm| (M_k the low median of k geometrics,
 c = R(q) − q), which tends to E_q|R(q) − q| > 0, while the staircase's and Laplace's tend to 0.
 Exact curves for k = 1…100, spot-checked by simulation at k ∈ {1, 5, 25, 100}.

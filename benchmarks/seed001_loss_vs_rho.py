@@ -1,15 +1,15 @@
-"""Expected loss against ρ = e^{−ε} (seed 001 Fig. 3, left panels): sampled vs S1 eqs (11)–(15).
+"""Expected loss against ρ = e^{−ε} (Chen, Pal and Golubchik (2016) Fig. 3, left panels): sampled vs Chen, Pal and Golubchik (2016) eqs (11)–(15).
 
 For ρ = 0.05, 0.10, …, 0.95 and Δ = 1 it draws N values of
 
-* |Z|, Z Laplace(1/ε)                         against S1 eq (11)  Δ/(−ln ρ)
-* |Z|, Z staircase at γ*                      against S1 eq (12)  Δ√ρ/(1 − ρ)
-* |K|, K two-sided geometric (corrected pmf)  against S1 eq (13)  2ρ/(1 − ρ²)
-* |round(Z)|, Laplace, count query            against S1 eq (14)  √ρ/(1 − ρ)
-* |round(Z)|, staircase at γ*, count query    against S1 eq (15)  (1 − (1 − √ρ)²/2)√ρ/(1 − ρ)
+* |Z|, Z Laplace(1/ε)                         against Chen, Pal and Golubchik (2016) eq (11)  Δ/(−ln ρ)
+* |Z|, Z staircase at γ*                      against Chen, Pal and Golubchik (2016) eq (12)  Δ√ρ/(1 − ρ)
+* |K|, K two-sided geometric (corrected pmf)  against Chen, Pal and Golubchik (2016) eq (13)  2ρ/(1 − ρ²)
+* |round(Z)|, Laplace, count query            against Chen, Pal and Golubchik (2016) eq (14)  √ρ/(1 − ρ)
+* |round(Z)|, staircase at γ*, count query    against Chen, Pal and Golubchik (2016) eq (15)  (1 − (1 − √ρ)²/2)√ρ/(1 − ρ)
 
 and builds a normal confidence interval for each mean at level 1 − 0.05/m (Bonferroni over all
-m = 5 × 19 intervals, so the whole family holds at 95%). All five formulas are exact (SPEC §2.4),
+m = 5 × 19 intervals, so the whole family holds at 95%). All five formulas are exact (docs/math.md#expected-loss),
 so each must lie inside its interval at every ρ; the script exits with status 1 otherwise. As a
 check on resolution it also counts the points where the formula moved by ±1% leaves the interval.
 
@@ -92,9 +92,9 @@ def main(argv=None) -> int:
     ax.set_ylabel("expected loss E|error| / Δ")
     rx.set_ylabel("relative to eq (11), Laplace")
     for a in (ax, rx):
-        a.set_xlabel("ρ = e^{-ε}  (seed 001's α)")
+        a.set_xlabel("ρ = e^{-ε}  (Chen, Pal and Golubchik (2016)'s α)")
     ax.legend(fontsize=7)
-    fig.suptitle(f"Seed 001 eqs (11)-(15): formulas (lines) vs {n:.0e} draws per point (family-wise 95% intervals)")
+    fig.suptitle(f"Chen, Pal and Golubchik (2016) eqs (11)-(15): formulas (lines) vs {n:.0e} draws per point (family-wise 95% intervals)")
     record = {"quick": args.quick, "seed": SEED, "draws_per_point": n, "bonferroni_alpha": alpha,
               "family_confidence": 0.95, "rows": rows, "outside": misses,
               "resolution_excluded_at_1pct": power, "all_inside": not misses}

@@ -4,7 +4,7 @@ OPT1 (Bayesian; Ghosh, Roughgarden and Sundararajan 2009): for n, ε, prior and 
 truncated geometric followed by its exact Bayes-optimal remap reaches the LP optimum (relative gap
 ≤ 1e-7; exit status 1 otherwise), and prints how far Laplace and the staircase (γ*) fall short, each
 with its exact Bayes-optimal remap to {0..n} (dpaudit.reference.analysis.lp_optimal, cells from cdf differences) and
-with the seed's rounding remap (S1 §4.2.3).
+with the seed's rounding remap (Chen, Pal and Golubchik (2016) §4.2.3).
 
 OPT2 (risk-averse / minimax; Gupte and Sundararajan 2010): it checks that the geometric with an
 optimal *randomised* remap reaches the LP optimum (exit status 1 otherwise), and records what a

@@ -1,4 +1,4 @@
-"""Batched sampling speed of the seed-001 reference samplers on one core, against their targets.
+"""Batched sampling speed of the Chen, Pal and Golubchik (2016) reference samplers on one core, against their targets.
 
 Targets: 10⁷ draws in ≤ 1 s for Laplace and Geometric, ≤ 2 s for the staircase. Each sampler is
 timed ``repeats`` times at ε = 1 (and at ε = 0.1 and 3 for the report); the best time is the one

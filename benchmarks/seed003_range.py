@@ -1,7 +1,7 @@
-"""Seed 003: the exponential mechanism calibrated by range instead of sensitivity, on top-k selection.
+"""Dong (2020): the exponential mechanism calibrated by range instead of sensitivity, on top-k selection.
 
 Counting utilities u(S, r) = #{records equal to r} are monotone under add/remove, so range(u) ≤ Δu = 1
-(SPEC §4.1): exp(ε·u) is already ε-DP, while the sensitivity calibration exp(ε·u/(2Δu)) spends
+(docs/math.md#em-range): exp(ε·u) is already ε-DP, while the sensitivity calibration exp(ε·u/(2Δu)) spends
 only half the budget. We select the top k of a fixed histogram by peeling (k rounds of the EM over
 the remaining items, ε/k each; pure composition gives ε in total) and compare, at the same claimed
 ε, the two calibrations:
@@ -122,7 +122,7 @@ def main(argv=None) -> int:
         ax.set_xscale("log")
         ax.set_xlabel("total ε (k = 3 rounds of ε/3)")
         ax.set_ylabel("P(selected set = true top 3)")
-        ax.set_title("Seed 003: range vs sensitivity calibration (same claimed ε)")
+        ax.set_title("Dong (2020): range vs sensitivity calibration (same claimed ε)")
         ax.legend()
         save("seed003_range", {"items": ITEMS, "k": K, "counts": COUNTS, "trials": trials, "seed": a.seed,
                                "rows": rows, "tight_ok": tight_ok, "identity_ok": identity_ok,

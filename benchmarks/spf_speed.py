@@ -1,4 +1,4 @@
-"""Speed and scaling of the sensitivity-preprocessing algorithms (seed 002; SPEC §6.2-6.8).
+"""Speed and scaling of the sensitivity-preprocessing algorithms (Cummings and Durfee (2020); docs/math.md#spf-definition, #spf-optimality, #spf-np-gadget, #database-ordered, #spf-median, #spf-mean, #spf-variance).
 
 Targets, against the paper's stated complexities:
 

@@ -6,7 +6,7 @@ A claim is what a mechanism promises; dpaudit tries to refute it.
   ``P[M(D) ∈ S] ≤ e^ε P[M(D') ∈ S]`` (Dwork, McSherry, Nissim and Smith 2006).
 * :class:`ApproxDP` ``(ε, δ)``: ``P[M(D) ∈ S] ≤ e^ε P[M(D') ∈ S] + δ`` (Dwork et al. 2006).
 * :class:`SensitivityBound`: ``|f(D) − f(D')| ≤ Δ`` for neighbours, or per individual
-  ``|f(D ∪ {i}) − f(D)| ≤ Δ_i`` (seed 002, individual sensitivity; SPEC §6.1).
+  ``|f(D ∪ {i}) − f(D)| ≤ Δ_i`` (Cummings and Durfee (2020), individual sensitivity; docs/math.md#individual-model).
 
 Every constructor validates its arguments and raises :class:`~dpaudit.errors.InvalidArgument`
 naming the argument and its value.
@@ -41,7 +41,7 @@ __all__ = [
 
 
 class Neighbours(str, Enum):
-    """Neighbour relations over datasets whose records lie in a :class:`Domain` (SPEC §1).
+    """Neighbour relations over datasets whose records lie in a :class:`Domain` (docs/math.md#neighbour-relations).
 
     ``ADD_REMOVE``: D' is D with one record added or removed.
     ``REPLACE``: D' is D with one record changed (same size; Hamming distance 1).
@@ -216,10 +216,10 @@ def privacy_claim(epsilon: Any, delta: Any = 0.0) -> PrivacyClaim:
 
 @dataclass(frozen=True, slots=True)
 class SensitivityBound:
-    """A declared sensitivity: a global bound Δ, or individual bounds Δ_i (seed 002 §2).
+    """A declared sensitivity: a global bound Δ, or individual bounds Δ_i (Cummings and Durfee (2020) §2).
 
     ``bound`` is Δ (global, over the neighbour relation); ``individual`` is the tuple (Δ_1, …, Δ_n)
-    for individual sensitivity ``|f(D ∪ {i}) − f(D)| ≤ Δ_i`` (SPEC §6.1). ``norm`` is how outputs
+    for individual sensitivity ``|f(D ∪ {i}) − f(D)| ≤ Δ_i`` (docs/math.md#individual-model). ``norm`` is how outputs
     in ℝ^d are compared: ``"l1"``, ``"l2"`` or ``"linf"`` (irrelevant for scalars).
     """
 

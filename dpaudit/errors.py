@@ -2,7 +2,7 @@
 
 One root, :class:`DpauditError`. Errors in *our* inputs (bad arguments, files that do not load)
 are kept apart from failures of the *audited* code (:class:`MechanismError`), which are never
-dpaudit's bug and are reported as an ERROR verdict for that mechanism (STYLE.md 9-10).
+dpaudit's bug and are reported as an ERROR verdict for that mechanism (user code failing is not dpaudit's bug).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``dpaudit check FILE.py[:FUNCTION]`` names its target as a file and, optionally, a function in it
 (``Class.method`` paths work too). Without FUNCTION the mechanism is found by convention, in this
-order (DESIGN.md, "CLI"):
+order (docs/ARCHITECTURE.md#a-mechanism):
 
 1. the one function defined in the file that is decorated with :func:`dpaudit.mechanism`;
 2. else a function named ``mechanism``.

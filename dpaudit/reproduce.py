@@ -1,6 +1,6 @@
 """Reproduce lines: the one command (or Python call) that replays a result.
 
-Every finding prints how to replay it (STYLE.md 11). The builders live here, and only here:
+Every finding prints how to replay it (every finding prints a one-line reproduce command). The builders live here, and only here:
 ``dpaudit check`` for a mechanism in a file (:func:`check_command`), ``dpaudit audit --id`` for a
 suite audit (:func:`audit_command`), ``dpaudit verify --claim`` for a z3 claim
 (:func:`verify_command`), and a ``dpaudit.audit(...)`` call for a function that lives in no file

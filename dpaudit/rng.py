@@ -1,7 +1,7 @@
 """Randomness: one recorded root seed, children spawned per audit, pair and batch.
 
 Every random draw in dpaudit comes from a ``numpy.random.Generator`` built from a child of one
-root ``numpy.random.SeedSequence`` (STYLE.md 7). The same root seed therefore gives the same
+root ``numpy.random.SeedSequence`` (randomness is passed, never global). The same root seed therefore gives the same
 numbers, whatever the number of worker processes, provided work is split into batches whose
 boundaries depend only on the sample count (never on the worker count).
 """

@@ -3,7 +3,7 @@
 The flags are those of ``dpaudit check`` (``--neighbours``, ``--domain``, ``--size`` for datasets
 of 0..N records, ``--seed``, ``--timeout``, ``--call-timeout``, ``--memory``, ``--isolation``, the
 four report flags) plus ``--sensitivity B`` (the claimed bound Δ: ‖f(D) − f(D')‖ ≤ Δ for
-neighbours D ~ D'), ``--individual D0,D1,...`` (individual sensitivities, SPEC §6.1), ``--norm``
+neighbours D ~ D'), ``--individual D0,D1,...`` (individual sensitivities, docs/math.md#individual-model), ``--norm``
 (``l1 | l2 | linf`` for vector outputs) and ``--examples N`` (pairs to try, default 1,000).
 
 ``f`` runs in the sandbox child like a mechanism: each evaluation is one call there, under the

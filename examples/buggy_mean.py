@@ -2,7 +2,7 @@
 the dataset's own size.
 
 The author calibrates Laplace noise to the sensitivity of a mean of SIZE = 10 records in [0, 1],
-Δ = 1/SIZE, so the scale is Δ/ε = 0.1 (SPEC §2.1). But the mean divides by n = len(data), which
+Δ = 1/SIZE, so the scale is Δ/ε = 0.1 (docs/math.md#laplace). But the mean divides by n = len(data), which
 add/remove neighbours change: from D = [] (mean 0 by convention) to D' = [1] the mean moves by 1,
 not 1/10, so the true privacy loss is Δ_true/scale = 1/0.1 = 10, not the claimed ε = 1 (and on
 larger datasets, 1/n > 1/SIZE whenever n < SIZE). ``dpaudit check examples/buggy_mean.py`` refutes

@@ -6,7 +6,7 @@ the command line::
     dpaudit check examples/third_party_count.py --epsilon 0.5 --domain 0:1
 
 It counts the records above 1/2 (sensitivity 1 under add/remove) and adds two-sided geometric
-noise with ratio e^{-ε} (SPEC §2.2), so the claim holds and dpaudit does not refute it.
+noise with ratio e^{-ε} (docs/math.md#geometric), so the claim holds and dpaudit does not refute it.
 """
 
 import math

@@ -12,6 +12,6 @@ negative controls:
 * :mod:`.analysis`: what the mechanisms need that is not a mechanism (smooth sensitivity, Duff's
   Theorem 1 bounds, LP-optimal mechanisms, expected-loss formulas);
 * :mod:`.claims`: the papers' own statements, one id convention and one ``evaluate``;
-* :mod:`.sensitivity_preprocessing`: the sensitivity-preprocessing algorithms (seed 002);
+* :mod:`.sensitivity_preprocessing`: the sensitivity-preprocessing algorithms (Cummings and Durfee (2020));
 * :mod:`.controls`: deliberately broken variants, each expected to be refuted.
 """

@@ -1,7 +1,7 @@
 """Small pieces shared by the reference mechanisms' classes (mixins for frozen, slotted dataclasses).
 
 * :class:`PureAddRemove`: the claim pure ε-DP under add/remove neighbours (``epsilon`` field).
-* :class:`AddRemoveNoise`: the same plus ρ = e^{−ε}, seed 001's α (SPEC notation), for the
+* :class:`AddRemoveNoise`: the same plus ρ = e^{−ε}, Chen, Pal and Golubchik (2016)'s α (docs/math.md#conventions), for the
   oblivious noise mechanisms (Laplace, geometric, staircase, pre-rounding).
 * :class:`PiecewiseLawMethods`: ``log_prob``, ``cdf`` and ``sample`` read off ``law(data)``, a
   :class:`~dpaudit.laws.PiecewiseConstantLaw` (the quantile exponential mechanism and Duff).
@@ -20,7 +20,7 @@ __all__ = ["PureAddRemove", "AddRemoveNoise", "PiecewiseLawMethods"]
 
 
 class PureAddRemove:
-    """Claim: ε-DP (δ = 0) for datasets one record apart (SPEC §1)."""
+    """Claim: ε-DP (δ = 0) for datasets one record apart (docs/math.md#neighbour-relations)."""
 
     __slots__ = ()
 
@@ -34,19 +34,19 @@ class PureAddRemove:
 
 
 class AddRemoveNoise(PureAddRemove):
-    """:class:`PureAddRemove` and ρ = e^{−ε} (seed 001's α, SPEC §2)."""
+    """:class:`PureAddRemove` and ρ = e^{−ε} (Chen, Pal and Golubchik (2016)'s α, docs/math.md#oblivious-noise)."""
 
     __slots__ = ()
 
     @property
     def rho(self) -> float:
-        """ρ = e^{−ε} (seed 001's α)."""
+        """ρ = e^{−ε} (Chen, Pal and Golubchik (2016)'s α)."""
         return math.exp(-self.epsilon)
 
 
 class PiecewiseLawMethods:
     """Density, cdf and exact sampler of a mechanism whose ``law(data)`` is piecewise constant
-    (SPEC §4.3, §5.3): a cell by its mass, then uniform within the cell."""
+    (docs/math.md#quantile-sampler, #duff-sampler): a cell by its mass, then uniform within the cell."""
 
     __slots__ = ()
 

@@ -1,10 +1,10 @@
-"""The colluders' side of seed 001's count query: the remap and the collusion estimator (S1 §4.2.3, §5.3).
+"""The colluders' side of Chen, Pal and Golubchik (2016)'s count query: the remap and the collusion estimator (Chen, Pal and Golubchik (2016) §4.2.3, §5.3).
 
-* :func:`round_to_count`: the seed's remap of a continuous release to a count (S1 §4.2.3): the
+* :func:`round_to_count`: the seed's remap of a continuous release to a count (Chen, Pal and Golubchik (2016) §4.2.3): the
   nearest integer, optionally clamped to {0..n}.
-* :func:`collusion_median`: k colluders pool their releases and take the sample median (S1 §5.3,
+* :func:`collusion_median`: k colluders pool their releases and take the sample median (Chen, Pal and Golubchik (2016) §5.3,
   Lemma 1). ``"low"`` is the order statistic X_(⌈k/2⌉), an MLE for Laplace and geometric noise
-  for every k (any point of the median interval is one; SPEC §2.5); ``"avg"`` is numpy's median.
+  for every k (any point of the median interval is one; docs/math.md#collusion-mle); ``"avg"`` is numpy's median.
 
 Their expected losses (exact and as the seed states them) are in
 :mod:`~dpaudit.reference.analysis.expected_loss`.
@@ -24,7 +24,7 @@ __all__ = ["round_to_count", "collusion_median"]
 
 # -- remap and estimator --------------------------------------------------------------------------
 def round_to_count(y: Any, n: Any = None) -> np.ndarray:
-    """Nearest integer to each release (S1 §4.2.3), clamped to {0..n} when ``n`` is given."""
+    """Nearest integer to each release (Chen, Pal and Golubchik (2016) §4.2.3), clamped to {0..n} when ``n`` is given."""
     y = np.asarray(y, dtype=float)
     out = np.rint(y)
     if n is not None:
@@ -33,7 +33,7 @@ def round_to_count(y: Any, n: Any = None) -> np.ndarray:
 
 
 def collusion_median(outputs: Any, axis: int = -1, convention: str = "low") -> np.ndarray:
-    """The colluders' estimate: the sample median of k releases along ``axis`` (S1 Lemma 1).
+    """The colluders' estimate: the sample median of k releases along ``axis`` (Chen, Pal and Golubchik (2016) Lemma 1).
 
     ``"low"``: X_(⌈k/2⌉) (an order statistic; an MLE for Laplace and geometric noise);
     ``"avg"``: the average of the two middle values for even k (``numpy.median``).

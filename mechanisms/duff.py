@@ -1,12 +1,12 @@
-"""Duff for the median: the exponential mechanism with the dataset-distance utility (seed 000 Def 8;
-SPEC §5).
+"""Duff for the median: the exponential mechanism with the dataset-distance utility (Muñoz Medina and Gillenwater (2020) Def 8;
+docs/math.md#duff).
 
     u_d(x, S) = −c(x),   c(x) = min{ d_AR(S, S') : T(S') = x, records of S' in [a, b] },
 
 the add/remove distance to the nearest dataset whose median is x. Δu = 1 (triangle inequality),
-so the mechanism with density ∝ exp(−ε·c(x)/2) on [a, b] is ε-DP under add/remove (SPEC §5.1).
+so the mechanism with density ∝ exp(−ε·c(x)/2) on [a, b] is ε-DP under add/remove (docs/math.md#duff-definition).
 
-Closed forms (SPEC §5.2), with L = C<(S, x), E = C=(S, x), G = C>(S, x), D = L − G:
+Closed forms (docs/math.md#duff-median-cost), with L = C<(S, x), E = C=(S, x), G = C>(S, x), D = L − G:
 
 * LOW (T = s_⌈n/2⌉): c = min_{D'} |D − D'| + (h(D') − E)⁺, h(D') = max(1, D' + 1, −D'), which is
   c = max(D + 1 − E, −D − E, 0); on a gap (E = 0): D + 1 if D ≥ 0, −D if D < 0.
@@ -17,7 +17,7 @@ Closed forms (SPEC §5.2), with L = C<(S, x), E = C=(S, x), G = C>(S, x), D = L 
   (absent: −∞ / +∞). On a gap with D ≠ 0 the half nearer the median costs |D| and the far half
   |D| + 1 (split at the gap's midpoint); with D = 0 the gap costs 1.
 
-The density is piecewise constant on at most 2n + 2 cells (SPEC §5.3), sampled exactly like the
+The density is piecewise constant on at most 2n + 2 cells (docs/math.md#duff-sampler), sampled exactly like the
 quantile mechanism: cell weights ℓ_j·exp(−ε c_j/2), log-sum-exp, uniform within the cell.
 """
 
@@ -45,7 +45,7 @@ def _domain(domain: Any) -> Domain:
 
 def duff_cost(data: Any, x: Any, convention: str = "avg", domain: Any = (0.0, 1.0)):
     """c(x): the add/remove distance from ``data`` (clamped into ``domain``) to the nearest dataset
-    with records in ``domain`` whose median (``convention`` "low" or "avg") is x (SPEC §5.2).
+    with records in ``domain`` whose median (``convention`` "low" or "avg") is x (docs/math.md#duff-median-cost).
 
     ``x`` may be a number (returns a float) or an array (returns an array). c = +inf outside the
     domain. Sensitivity 1 in ``data`` under add/remove.
@@ -61,7 +61,7 @@ def duff_cost(data: Any, x: Any, convention: str = "avg", domain: Any = (0.0, 1.
 
 
 def duff_utility(data: Any, x: Any, convention: str = "avg", domain: Any = (0.0, 1.0)):
-    """u_d(x, S) = −c(x) (seed 000 Def 8), with c from :func:`duff_cost`."""
+    """u_d(x, S) = −c(x) (Muñoz Medina and Gillenwater (2020) Def 8), with c from :func:`duff_cost`."""
     c = duff_cost(data, x, convention, domain)
     return -c
 
@@ -89,7 +89,7 @@ def _cost(s: np.ndarray, x: np.ndarray, conv: str, a: float, b: float) -> np.nda
 
 
 def duff_pieces(data: Any, convention: str = "avg", domain: Any = (0.0, 1.0)) -> tuple[np.ndarray, np.ndarray]:
-    """The cost as a step function on [a, b] (SPEC §5.2–5.3): ``edges`` e_0 ≤ … and ``costs`` with
+    """The cost as a step function on [a, b] (docs/math.md#duff-median-cost, #duff-sampler): ``edges`` e_0 ≤ … and ``costs`` with
     c(x) = costs[j] for x in the open cell (edges[j], edges[j+1]) (the finitely many data points
     and split points, a null set, are left out). LOW: one cell per gap (n + 1 cells); AVG: each
     gap split at its midpoint (2n + 2 cells). Zero-length cells (ties) may appear."""
@@ -114,10 +114,10 @@ def duff_pieces(data: Any, convention: str = "avg", domain: Any = (0.0, 1.0)) ->
 
 @dataclass(frozen=True, slots=True)
 class Duff(PureAddRemove, PiecewiseLawMethods):
-    """Duff for the median on [lo, hi]: density ∝ exp(−ε·c(x)/2) (seed 000 Def 7–8; SPEC §5).
+    """Duff for the median on [lo, hi]: density ∝ exp(−ε·c(x)/2) (Muñoz Medina and Gillenwater (2020) Def 7–8; docs/math.md#duff).
 
     ε-DP under add/remove (Δu = 1). ``convention`` chooses the even-size median ("low" or "avg";
-    seed 000 does not say, SPEC §5.5). Records outside [lo, hi] are clamped.
+    Muñoz Medina and Gillenwater (2020) does not say, docs/math.md#even-size-convention). Records outside [lo, hi] are clamped.
     """
 
     epsilon: float
@@ -149,7 +149,7 @@ class Duff(PureAddRemove, PiecewiseLawMethods):
         return median_of(np.clip(_as_data(data), self.lo, self.hi), self.convention)
 
     def law(self, data: Any) -> PiecewiseConstantLaw:
-        """The exact output law: density exp(−ε c_j/2 − LSE) on cell j (SPEC §5.3)."""
+        """The exact output law: density exp(−ε c_j/2 − LSE) on cell j (docs/math.md#duff-sampler)."""
         edges, costs = duff_pieces(data, self.convention, self.domain)
         return piecewise_em_law(edges, -costs, self.epsilon / 2.0)
 

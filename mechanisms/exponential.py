@@ -1,6 +1,6 @@
 """The exponential mechanism: over a finite output set, and over the cells of an interval.
 
-**Finite output set** (McSherry and Talwar 2007; seed 003; SPEC §4.1). For a utility u(S, r) and
+**Finite output set** (McSherry and Talwar 2007; Dong (2020); docs/math.md#em-range). For a utility u(S, r) and
 outputs r ∈ R, release r with probability
 
     P[M(S) = r] = exp(c·u(S, r)) / Σ_{r'} exp(c·u(S, r')),
@@ -9,17 +9,17 @@ with the exponent coefficient c chosen by one of two calibrations:
 
 * ``"sensitivity"`` (MT07 as rewritten by Dwork and Roth): c = ε / (2Δu), where
   Δu = sup_{S∼S'} sup_r |u(S, r) − u(S', r)|. This is ε-DP.
-* ``"range"`` (Durfee–Rogers 2019, Dong–Durfee–Rogers 2019, seed 003 Thm 1): c = ε / range(u),
+* ``"range"`` (Durfee–Rogers 2019, Dong–Durfee–Rogers 2019, Dong (2020) Thm 1): c = ε / range(u),
   where range(u) = sup_{S∼S'} (sup_r δ(r) − inf_r δ(r)) with δ(r) = u(S', r) − u(S, r). This is
   ε-DP and range ≤ 2Δu, so it is never worse; for a utility that is monotone under add/remove
-  (counting queries) range ≤ Δu, a factor-2 gain (SPEC §4.1; seed 003 says "=", E27).
+  (counting queries) range ≤ Δu, a factor-2 gain (docs/math.md#em-range; Dong (2020) says "=", E27).
 
 :func:`utility_bounds` computes Δu and range(u) of a utility by enumerating every neighbouring pair
 of multisets over a finite universe.
 
 **Cells of an interval.** A utility that is constant on the cells (e_k, e_{k+1}) of an interval,
 with Lebesgue base measure, is the finite exponential mechanism over the cells with base weights
-ℓ_k = e_{k+1} − e_k, followed by a uniform draw within the chosen cell (SPEC §4.3 steps 2–4, §5.3):
+ℓ_k = e_{k+1} − e_k, followed by a uniform draw within the chosen cell (docs/math.md#quantile-sampler steps 2–4, §5.3):
 
     w_k = ln ℓ_k + c·u_k,    density on cell k = exp(c·u_k − LSE(w)).
 
@@ -80,7 +80,7 @@ def _check_positive(value: Any, name: str) -> float:
 
 def em_coefficient(epsilon: float, bound: float, calibration: str = "sensitivity") -> float:
     """The exponent coefficient c: ε/(2Δu) for ``"sensitivity"``, ε/range(u) for ``"range"``
-    (SPEC §4.1)."""
+    (docs/math.md#em-range)."""
     eps = check_epsilon(epsilon)
     b = _check_positive(bound, "bound")
     return eps / (2.0 * b) if _check_calibration(calibration) == "sensitivity" else eps / b
@@ -109,7 +109,7 @@ def em_log_probs(scores: Any, coefficient: float, log_base: Any = None) -> np.nd
 
 @dataclass(frozen=True, slots=True)
 class UtilityBounds:
-    """Δu and range(u) of a utility over every neighbouring pair of a finite universe (SPEC §4.1).
+    """Δu and range(u) of a utility over every neighbouring pair of a finite universe (docs/math.md#em-range).
 
     ``monotone`` (add-remove only) is True when u(S, r) ≤ u(S ∪ {z}, r) for every pair and r.
     The witnesses are the pairs (S, S') attaining each supremum.
@@ -201,7 +201,7 @@ def count_utility(data: np.ndarray, r: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class ExponentialMechanism:
-    """The exponential mechanism over a finite output set (SPEC §4.1).
+    """The exponential mechanism over a finite output set (docs/math.md#em-range).
 
     ``bound`` is Δu for ``calibration="sensitivity"`` (exponent ε·u/(2Δu)) and range(u) for
     ``calibration="range"`` (exponent ε·u/range). The mechanism is ε-DP under ``neighbours``
@@ -286,7 +286,7 @@ class ExponentialMechanism:
 
 
 def top_item_mechanism(epsilon: float, items: int = 4, calibration: str = "range") -> ExponentialMechanism:
-    """The canonical finite EM: report the most frequent item of a histogram (seed 003's setting).
+    """The canonical finite EM: report the most frequent item of a histogram (Dong (2020)'s setting).
 
     Records are item labels in [−0.5, items − 0.5] (rounded to the nearest integer); outputs are
     0..items−1; u = :func:`count_utility`. Under add/remove it is monotone with Δu = range = 1, so
@@ -310,7 +310,7 @@ def top_item_mechanism(epsilon: float, items: int = 4, calibration: str = "range
 
 
 def piecewise_em_law(edges: Any, utilities: Any, coefficient: float) -> PiecewiseConstantLaw:
-    """Density ∝ exp(c·u_k) on cell [e_k, e_{k+1}) (SPEC §4.3): exp(c·u_k − LSE_j(ln ℓ_j + c·u_j)).
+    """Density ∝ exp(c·u_k) on cell [e_k, e_{k+1}) (docs/math.md#quantile-sampler): exp(c·u_k − LSE_j(ln ℓ_j + c·u_j)).
 
     Zero-length cells carry no mass; at least one cell must have positive length.
     """
@@ -337,7 +337,7 @@ def _cell_log_masses(law: PiecewiseConstantLaw) -> np.ndarray:
 
 def sample_piecewise(law: PiecewiseConstantLaw, rng: np.random.Generator,
                      size: Optional[int] = None):
-    """Exact draws from a piecewise-constant density (SPEC §4.3 step 4): choose cell k with
+    """Exact draws from a piecewise-constant density (docs/math.md#quantile-sampler step 4): choose cell k with
     probability ℓ_k·p_k (inverse cdf on the normalised cell masses, computed from their logs),
     then a uniform point of the cell. O(n) set-up plus O(log n) per draw."""
     check_generator(rng)

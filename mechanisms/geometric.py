@@ -1,14 +1,14 @@
-"""The two-sided geometric mechanism on ℤ and its quantised generalisation on dℤ (SPEC §2.2).
+"""The two-sided geometric mechanism on ℤ and its quantised generalisation on dℤ (docs/math.md#geometric).
 
 Step d, sensitivity Δ, with s = Δ/d a positive integer; the true answer lies on dℤ. The release is
-T + d·K where K is two-sided geometric with ratio r = ρ^{d/Δ} = e^{−ε/s} (ρ = e^{−ε}, seed 001's α)::
+T + d·K where K is two-sided geometric with ratio r = ρ^{d/Δ} = e^{−ε/s} (ρ = e^{−ε}, Chen, Pal and Golubchik (2016)'s α)::
 
-    P(X = kd) = ((1 − r)/(1 + r)) · r^{|k|},   k ∈ ℤ              (SPEC §2.2)
+    P(X = kd) = ((1 − r)/(1 + r)) · r^{|k|},   k ∈ ℤ              (docs/math.md#geometric)
 
 A shift by Δ = s steps multiplies the pmf by at most r^s = e^{−ε}, so the release is ε-DP.
-E|X| = 2dr/(1 − r²); with d = Δ = 1 this is S1 eq (13), 2ρ/(1 − ρ²) (exact). S1 eq (7) inverts the
-constant (its "pmf" sums to ((1+ρ)/(1−ρ))², SPEC §8 E9) and S1 eq (10) adds a factor d on top
-(E10). Sampler: K = G1 − G2 with G_i iid, P(G = j) = (1 − r) r^j, j ≥ 0 (SPEC §2.2).
+E|X| = 2dr/(1 − r²); with d = Δ = 1 this is Chen, Pal and Golubchik (2016) eq (13), 2ρ/(1 − ρ²) (exact). Chen, Pal and Golubchik (2016) eq (7) inverts the
+constant (its "pmf" sums to ((1+ρ)/(1−ρ))², docs/math.md#e9) and Chen, Pal and Golubchik (2016) eq (10) adds a factor d on top
+(E10). Sampler: K = G1 − G2 with G_i iid, P(G = j) = (1 − r) r^j, j ≥ 0 (docs/math.md#geometric).
 
 Cumulative probabilities, for integer k (Ghosh, Roughgarden and Sundararajan 2009, §2)::
 
@@ -40,10 +40,10 @@ _GRID_TOL = 1e-9
 
 @dataclass(frozen=True, slots=True)
 class Geometric(AddRemoveNoise):
-    """Two-sided geometric noise on dℤ for a query of sensitivity Δ (Δ/d ∈ ℕ): ε-DP (SPEC §2.2).
+    """Two-sided geometric noise on dℤ for a query of sensitivity Δ (Δ/d ∈ ℕ): ε-DP (docs/math.md#geometric).
 
     ``Geometric(ε)`` is the classic geometric mechanism on ℤ (d = Δ = 1) of Ghosh et al.;
-    ``Geometric(ε, sensitivity=Δ, step=d)`` the generalised quantised one (seed 001 eq (10),
+    ``Geometric(ε, sensitivity=Δ, step=d)`` the generalised quantised one (Chen, Pal and Golubchik (2016) eq (10),
     corrected). ``pmf``/``cdf``/``sf`` describe the noise X = d·K; ``sample(value, rng, size)``
     releases ``value + X`` for ``value`` on dℤ; ``law(value)`` is its exact law and
     ``log_prob(value, y)`` its log-pmf (:class:`dpaudit.laws.ReferenceMechanism`).
@@ -119,7 +119,7 @@ class Geometric(AddRemoveNoise):
         return self.cdf((-k - 1) * self.step)
 
     def expected_abs(self) -> float:
-        """E|X| = 2dr/(1 − r²) (SPEC §2.2; S1 eq (13) when d = Δ = 1)."""
+        """E|X| = 2dr/(1 − r²) (docs/math.md#geometric; Chen, Pal and Golubchik (2016) eq (13) when d = Δ = 1)."""
         r = self.ratio
         return 2 * self.step * r / (1 - r * r)
 

@@ -1,13 +1,13 @@
-"""The Laplace mechanism (SPEC §2.1; seed 001 eq (6), corrected) and the canonical sum query.
+"""The Laplace mechanism (docs/math.md#laplace; Chen, Pal and Golubchik (2016) eq (6), corrected) and the canonical sum query.
 
-Noise density, for sensitivity Δ and privacy ε (ρ = e^{-ε}; seed 001 calls ρ "α")::
+Noise density, for sensitivity Δ and privacy ε (ρ = e^{-ε}; Chen, Pal and Golubchik (2016) calls ρ "α")::
 
-    p(z) = (ε / (2Δ)) · exp(−ε|z| / Δ)          (SPEC §2.1)
+    p(z) = (ε / (2Δ)) · exp(−ε|z| / Δ)          (docs/math.md#laplace)
 
-S1 eq (6) drops the ε from the exponent; its "density" then integrates to ε, not 1 (SPEC §8 E8).
+Chen, Pal and Golubchik (2016) eq (6) drops the ε from the exponent; its "density" then integrates to ε, not 1 (docs/math.md#e8).
 Releasing T + Z is ε-DP when |T(D) − T(D')| ≤ Δ for neighbours (Dwork, McSherry, Nissim and
-Smith 2006). E|Z| = Δ/ε = Δ/(−ln ρ) (S1 eq (11), exact). The sampler is Z = (Δ/ε)(E1 − E2) with
-E1, E2 iid Exp(1) (SPEC §2.1).
+Smith 2006). E|Z| = Δ/ε = Δ/(−ln ρ) (Chen, Pal and Golubchik (2016) eq (11), exact). The sampler is Z = (Δ/ε)(E1 − E2) with
+E1, E2 iid Exp(1) (docs/math.md#laplace).
 
 The canonical query used by :meth:`Laplace.spec` (and by the staircase and pre-rounding
 references) is the *snapped sum* of :func:`snapped_sum_units`: every record is clamped to [0, Δ]
@@ -73,7 +73,7 @@ def snapped_sum_units(data: Any, sensitivity: float) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Laplace(AddRemoveNoise):
-    """Laplace noise of scale Δ/ε: the ε-DP release of a query of sensitivity Δ (SPEC §2.1).
+    """Laplace noise of scale Δ/ε: the ε-DP release of a query of sensitivity Δ (docs/math.md#laplace).
 
     ``pdf``/``cdf``/``sf`` describe the noise Z; ``sample(value, rng, size)`` releases ``value + Z``;
     ``law(value)`` is the exact law of ``value + Z`` and ``log_prob(value, y)`` its log-density
@@ -108,12 +108,12 @@ class Laplace(AddRemoveNoise):
         return stats.laplace.sf(np.asarray(z, dtype=float), scale=self.scale)
 
     def expected_abs(self) -> float:
-        """E|Z| = Δ/ε = Δ/(−ln ρ) (S1 eq (11), exact; SPEC §2.4)."""
+        """E|Z| = Δ/ε = Δ/(−ln ρ) (Chen, Pal and Golubchik (2016) eq (11), exact; docs/math.md#expected-loss)."""
         return self.scale
 
     # -- sampling ---------------------------------------------------------------------------------
     def noise(self, rng: np.random.Generator, size: Any = None) -> Any:
-        """Z = (Δ/ε)(E1 − E2), E_i iid Exp(1) (SPEC §2.1). ``size`` follows numpy's convention."""
+        """Z = (Δ/ε)(E1 − E2), E_i iid Exp(1) (docs/math.md#laplace). ``size`` follows numpy's convention."""
         rng, size = check_generator(rng), check_draws(size)
         return self.scale * (rng.standard_exponential(size) - rng.standard_exponential(size))
 

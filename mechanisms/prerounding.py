@@ -1,21 +1,21 @@
-"""The pre-rounding heuristic of seed 001 §5.2.2 (SPEC §2.6).
+"""The pre-rounding heuristic of Chen, Pal and Golubchik (2016) §5.2.2 (docs/math.md#pre-rounding).
 
-The true answer q lies in the query domain [lo, hi] (seed 001: [−10, 10], Δ = 10). Stage 1 rounds
+The true answer q lies in the query domain [lo, hi] (Chen, Pal and Golubchik (2016): [−10, 10], Δ = 10). Stage 1 rounds
 it onto the grid Δℤ with half-open cells of width Δ::
 
     R(q) = Δ·⌊q/Δ + ½⌋        (for Δ = 10: [−10, −5) → −10, [−5, 5) → 0, [5, 10] → 10)
 
-Stage 2 adds the generalised geometric noise of SPEC §2.2 with d = Δ (ratio ρ = e^{−ε}):
+Stage 2 adds the generalised geometric noise of docs/math.md#geometric with d = Δ (ratio ρ = e^{−ε}):
 the release is R(q) + Δ·K. Since |q − q'| ≤ Δ implies |R(q) − R(q')| ≤ Δ (⌊x + ½⌋ moves by at
-most 1 when x moves by at most 1), the heuristic is ε-DP for sensitivity Δ [SPEC §2.6, D].
+most 1 when x moves by at most 1), the heuristic is ε-DP for sensitivity Δ [docs/math.md#pre-rounding, D].
 
-Expected loss, with c = R(q) − q ∈ [−Δ/2, Δ/2) (SPEC §2.6)::
+Expected loss, with c = R(q) − q ∈ [−Δ/2, Δ/2) (docs/math.md#pre-rounding)::
 
     E|R(q) + ΔK − q| = Σ_k P(K = k)·|c + Δk| = P(K = 0)·|c| + Δ·E|K|,
 
 because |c| ≤ Δ/2 < Δ|k| for k ≠ 0 and K is symmetric; P(K = 0) = (1 − ρ)/(1 + ρ) and
 E|K| = 2ρ/(1 − ρ²). Under k-fold collusion the median of the releases tends to R(q), so the loss
-tends to |R(q) − q|, not to 0 (seed 001 Fig. 4).
+tends to |R(q) − q|, not to 0 (Chen, Pal and Golubchik (2016) Fig. 4).
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ __all__ = ["PreRounding"]
 
 @dataclass(frozen=True, slots=True)
 class PreRounding(AddRemoveNoise):
-    """Round q ∈ [lo, hi] to Δℤ, then add Δ·K with K two-sided geometric of ratio e^{−ε} (SPEC §2.6).
+    """Round q ∈ [lo, hi] to Δℤ, then add Δ·K with K two-sided geometric of ratio e^{−ε} (docs/math.md#pre-rounding).
 
-    Defaults are seed 001's Fig. 3 setting: Δ = 10 and the query domain [−10, 10]. Inputs are
+    Defaults are Chen, Pal and Golubchik (2016)'s Fig. 3 setting: Δ = 10 and the query domain [−10, 10]. Inputs are
     clamped to the domain first (a per-answer map, so the sensitivity stays Δ).
     """
 

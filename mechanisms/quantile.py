@@ -1,15 +1,15 @@
-"""The exponential mechanism for quantiles on [m, M] (seed 004, corrected; SPEC §4.2–4.3).
+"""The exponential mechanism for quantiles on [m, M] (the EM-for-medians notes (2020), corrected; docs/math.md#quantile-utility, #quantile-sampler).
 
-Utility (seed 004 eq 2.2 without its additive constant; SPEC §4.2), for level q ∈ (0, 1):
+Utility (the EM-for-medians notes (2020) eq 2.2 without its additive constant; docs/math.md#quantile-utility), for level q ∈ (0, 1):
 
     u_q(S, r) = −|(1 − q)·C<(S, r) − q·C>(S, r)|,   C< = #{s < r}, C> = #{s > r}.
 
 On an open gap (s_k, s_{k+1}) of the sorted data C< = k and C> = n − k, so u = −|k − qn|.
-Sensitivity: Δu = 1 under replace-one (seed 004 Thm 2, true) and max(q, 1 − q) under add/remove
+Sensitivity: Δu = 1 under replace-one (the EM-for-medians notes (2020) Thm 2, true) and max(q, 1 − q) under add/remove
 (Thm 3, true *without* the constant; with eq 2.2's constant max(q, 1−q)·N it is 2·max(q, 1−q), E30).
-Seed 004 eq 2.1, u = |C< − C>|, has the wrong sign (E29): :func:`quantile_utility_eq21`.
+the EM-for-medians notes (2020) eq 2.1, u = |C< − C>|, has the wrong sign (E29): :func:`quantile_utility_eq21`.
 
-Mechanism (SPEC §4.3): clamp every record into [m, M] and sort; e_0 = m, e_k = s_k, e_{n+1} = M;
+Mechanism (docs/math.md#quantile-sampler): clamp every record into [m, M] and sort; e_0 = m, e_k = s_k, e_{n+1} = M;
 on cell I_k = (e_k, e_{k+1}) the density is exp(−ε|k − qn|/(2Δu)) / Z with
 Z = Σ_k ℓ_k exp(−ε|k − qn|/(2Δu)) = exp(LSE(w)), w_k = ln ℓ_k − ε|k − qn|/(2Δu). It is ε-DP.
 Sampling picks a cell by its mass, then a uniform point in it: O(n log n) (the sort).
@@ -70,24 +70,24 @@ def _counts(data: Any, r: Any) -> tuple[int, int, int]:
 
 
 def quantile_utility(data: np.ndarray, r: float, q: float = 0.5) -> float:
-    """u_q(S, r) = −|(1 − q)·C<(S, r) − q·C>(S, r)| (seed 004 eq 2.2 without the constant;
-    SPEC §4.2). Sensitivity 1 (replace-one) and max(q, 1 − q) (add/remove)."""
+    """u_q(S, r) = −|(1 − q)·C<(S, r) − q·C>(S, r)| (the EM-for-medians notes (2020) eq 2.2 without the constant;
+    docs/math.md#quantile-utility). Sensitivity 1 (replace-one) and max(q, 1 − q) (add/remove)."""
     qq = _check_q(q)
     lt, gt, _ = _counts(data, r)
     return -abs((1.0 - qq) * lt - qq * gt)
 
 
 def quantile_utility_eq22(data: np.ndarray, r: float, q: float = 0.5) -> float:
-    """Seed 004 eq 2.2 as written: max(q, 1 − q)·N − |(1 − q)·C< − q·C>|. The same mechanism as
+    """the EM-for-medians notes (2020) eq 2.2 as written: max(q, 1 − q)·N − |(1 − q)·C< − q·C>|. The same mechanism as
     :func:`quantile_utility`, but its add/remove sensitivity is 2·max(q, 1 − q), not the
-    max(q, 1 − q) of seed 004 Thm 3 (E30; counterexample q = ½, S = {1, 2, 3}, r = 0, add −1)."""
+    max(q, 1 − q) of the EM-for-medians notes (2020) Thm 3 (E30; counterexample q = ½, S = {1, 2, 3}, r = 0, add −1)."""
     qq = _check_q(q)
     lt, gt, n = _counts(data, r)
     return max(qq, 1.0 - qq) * n - abs((1.0 - qq) * lt - qq * gt)
 
 
 def quantile_utility_eq21(data: np.ndarray, r: float) -> float:
-    """Seed 004 eq 2.1 as written: |C< − C>|. Its sign is wrong (E29): it rewards outputs far from
+    """the EM-for-medians notes (2020) eq 2.1 as written: |C< − C>|. Its sign is wrong (E29): it rewards outputs far from
     the median, so the exponential mechanism on it puts its mode at the ends of [m, M]."""
     lt, gt, _ = _counts(data, r)
     return float(abs(lt - gt))
@@ -106,7 +106,7 @@ def quantile_sensitivity(q: float = 0.5, neighbours: Any = Neighbours.REPLACE) -
 
 @dataclass(frozen=True, slots=True)
 class QuantileEM(PiecewiseLawMethods):
-    """ε-DP q-quantile on [lo, hi] by the exponential mechanism (SPEC §4.3).
+    """ε-DP q-quantile on [lo, hi] by the exponential mechanism (docs/math.md#quantile-sampler).
 
     ``neighbours="replace"`` calibrates with Δu = 1, ``"add-remove"`` with Δu = max(q, 1 − q).
     Records outside [lo, hi] are clamped (per-record clamping keeps neighbours neighbours).
@@ -151,7 +151,7 @@ class QuantileEM(PiecewiseLawMethods):
         return edges, -np.abs(k - self.q * s.size)
 
     def law(self, data: Any) -> PiecewiseConstantLaw:
-        """The exact output law: density exp(−ε|k − qn|/(2Δu))/Z on cell k (SPEC §4.3)."""
+        """The exact output law: density exp(−ε|k − qn|/(2Δu))/Z on cell k (docs/math.md#quantile-sampler)."""
         edges, u = self.cells(data)
         return piecewise_em_law(edges, u, em_coefficient(self.epsilon, self.sensitivity))
 

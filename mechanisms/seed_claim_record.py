@@ -3,12 +3,12 @@
 A seed claim (:mod:`dpaudit.reference.claims.types`) is a formula, lemma or theorem of a seed
 paper, its recorded verdict, and a check that re-derives the evidence (exact sums, quadrature,
 exact privacy losses, enumeration). Its record's claim is the statement and where the paper makes
-it (``S4 eq 2.1``); its finding is the check's detail with the observed value against the bound.
+it (``eq 2.1`` of the EM-for-medians notes, 2020); its finding is the check's detail with the observed value against the bound.
 The generic report knows nothing of papers: this class registers the kind from here (import time,
 and the ``dpaudit.record_kinds`` entry point so saved results re-render without importing us).
 
 Record keys (:meth:`ClaimCheck.to_record`): ``statement``, ``source``, ``seed_paper``, ``spec``,
-``errata`` (SPEC §8 entries), ``observed``, ``bound``, ``detail``, ``recorded_verdict``,
+``errata`` (docs/math.md#errata entries), ``observed``, ``bound``, ``detail``, ``recorded_verdict``,
 ``agrees``, ``counterexample`` (the values that show the statement false), ``recheck``.
 """
 
@@ -22,17 +22,32 @@ from dpaudit.report.describe import fmt, num, verdict_label, verdict_meaning
 from dpaudit.report.kinds import RecordKind, SarifRule, register_kind
 from dpaudit.report.kinds.base import number_text
 
-__all__ = ["SeedClaimRecord", "paper_source"]
+__all__ = ["SeedClaimRecord", "paper_source", "PAPERS", "paper_name"]
+
+#: The source papers by their number ``seed_paper`` ("000" … "004"); docs/math.md#sources gives the
+#: full references.
+PAPERS = {
+    "000": "Muñoz Medina and Gillenwater (2020)",
+    "001": "Chen, Pal and Golubchik (2016)",
+    "002": "Cummings and Durfee (2020)",
+    "003": "Dong (2020)",
+    "004": "the EM-for-medians notes (2020)",
+}
+
+
+def paper_name(seed_paper: Any) -> str:
+    """The citation of source paper ``seed_paper`` ("001" → "Chen, Pal and Golubchik (2016)"), or
+    "" when it is not one of :data:`PAPERS`."""
+    return PAPERS.get(str(seed_paper), "") if seed_paper is not None else ""
 
 
 def paper_source(rec: Mapping[str, Any]) -> str:
-    """Where the paper states a seed claim, in SPEC's notation: ``S4 eq 2.1`` (the seed's tag ``S<n>``
-    is added when the source does not start with it)."""
+    """Where the paper states a seed claim, with the paper's citation: ``Chen, Pal and Golubchik
+    (2016) eq (7)`` (the citation is added when the source does not start with it)."""
     source = str(rec.get("source") or "")
-    paper = rec.get("seed_paper")
-    tag = f"S{int(paper)}" if isinstance(paper, str) and paper.isdigit() else ""
-    if tag and source != tag and not source.startswith(tag + " "):
-        source = f"{tag} {source}".strip()
+    paper = paper_name(rec.get("seed_paper"))
+    if paper and not source.startswith(paper):
+        source = f"{paper} {source}".strip()
     return source
 
 
@@ -48,7 +63,7 @@ class SeedClaimRecord(RecordKind):
                      "A formula, lemma or theorem of one of the seed papers was re-checked numerically "
                      "(exact sums or quadrature of the stated formula, exact privacy losses, exhaustive "
                      "enumeration) and an explicit counterexample shows it false. This is a finding about "
-                     "the paper, not a defect in this code; SPEC section 8 lists the erratum and the "
+                     "the paper, not a defect in this code; docs/math.md#errata lists the erratum and the "
                      "correction the reference mechanisms implement.", paper=True)
     claim_label = "Statement"
     recheck_label = "Re-check the statement alone"
@@ -59,7 +74,7 @@ class SeedClaimRecord(RecordKind):
     legend = Markup(
         "Seed claims (evidence <code>seed-claim</code>) are statements of the source papers, not of this "
         "code, each re-checked numerically (exact sums, quadrature, exact privacy losses, enumeration). "
-        "REFUTED: an explicit counterexample shows the statement false (SPEC §8 lists the erratum). "
+        "REFUTED: an explicit counterexample shows the statement false (docs/math.md#errata lists the erratum). "
         "NOT REFUTED: it held at every point checked; a numeric check is not a proof. Each expects the "
         "verdict recorded with the claim.")
 
@@ -89,10 +104,10 @@ class SeedClaimRecord(RecordKind):
         rec = self.rec
         errata = rec.get("errata") if isinstance(rec.get("errata"), list) else []
         facts = self.head_facts() + [
-            ("seed paper", f"seed {rec['seed_paper']}" if rec.get("seed_paper") else "—"),
+            ("paper", paper_name(rec.get("seed_paper")) or str(rec.get("seed_paper") or "—")),
             ("stated in", str(rec.get("source") or "—")),
-            ("SPEC", str(rec.get("spec") or "—")),
-            ("errata (SPEC §8)", ", ".join(map(str, errata)) if errata else "none"),
+            ("explained in", str(rec.get("spec") or "—")),
+            ("errata (docs/math.md#errata)", ", ".join(map(str, errata)) if errata else "none"),
             ("observed", number_text(rec.get("observed"))),
             ("bound", number_text(rec.get("bound")))]
         recorded = rec.get("recorded_verdict")
@@ -120,9 +135,10 @@ class SeedClaimRecord(RecordKind):
     def sarif_justification(self) -> str:
         rec = self.rec
         errata = rec.get("errata") if isinstance(rec.get("errata"), list) else []
-        where = f"SPEC §8 {', '.join(map(str, errata))}" if errata else str(rec.get("spec") or "SPEC")
-        paper = f"seed {rec['seed_paper']}" if rec.get("seed_paper") else "a seed paper"
-        return (f"a statement of {paper} ({paper_source(rec) or 'source unknown'}) recorded as false ({where}); "
+        where = (", ".join(f"{e}, docs/math.md#{str(e).lower()}" for e in errata) if errata
+                 else str(rec.get("spec") or "docs/math.md#errata"))
+        stated = paper_source(rec) or "a source paper (source unknown)"
+        return (f"a statement of {stated} recorded as false ({where}); "
                 "a finding about the paper, not a defect in this code")
 
     def description_shown(self, description: str) -> bool:

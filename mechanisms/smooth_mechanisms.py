@@ -1,4 +1,4 @@
-"""Smooth-sensitivity mechanisms for the median (NRS07; seed 000 Prop 2, corrected; SPEC §3.5).
+"""Smooth-sensitivity mechanisms for the median (NRS07; Muñoz Medina and Gillenwater (2020) Prop 2, corrected; docs/math.md#ss-mechanisms).
 
 Both release M(S) = T(S) + (SS_β(S)/α)·Z, with T the median and SS_β its smooth sensitivity
 (:mod:`dpaudit.reference.analysis.smooth_sensitivity`); the output law *given the data* is a scaled Cauchy or
@@ -6,14 +6,14 @@ Laplace centred at T(S), which :meth:`law` returns.
 
 * :class:`SmoothCauchyMedian`, pure ε: Z standard Cauchy (NRS's h ∝ 1/(1 + |z|^γ) with γ = 2).
   The privacy loss is at most α·L_s + β·L_d with L_s = L_d = 1 for γ = 2, so **α + β ≤ ε
-  suffices** [D, SPEC §3.5]. Defaults α = β = ε/6 (NRS STOC version); NRS full version uses
+  suffices** [D, docs/math.md#ss-mechanisms]. Defaults α = β = ε/6 (NRS STOC version); NRS full version uses
   α = ε/8, β = ε/2. Both satisfy the condition, which is validated.
 * :class:`SmoothLaplaceMedian`, (ε, δ): Z ~ Lap(0, 1), α = ε/2, δ' = 2δ/(e^{ε/2} + 1) and
-  β = ε/(2 ln(2/δ')) (corrected). Seed 000 Prop 2 writes ln(2/δ) and never uses the δ' it
+  β = ε/(2 ln(2/δ')) (corrected). Muñoz Medina and Gillenwater (2020) Prop 2 writes ln(2/δ) and never uses the δ' it
   defines (E1); ``beta_rule="literal"`` reproduces that version.
 
-The relation is replace-one (LOW median, NRS07 closed form; what seed 000's experiments use, E3) or
-add/remove (AVG median, SPEC §3.3).
+The relation is replace-one (LOW median, NRS07 closed form; what Muñoz Medina and Gillenwater (2020)'s experiments use, E3) or
+add/remove (AVG median, docs/math.md#median-ss-add-remove).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ __all__ = ["SmoothCauchyMedian", "SmoothLaplaceMedian", "laplace_beta"]
 
 def laplace_beta(epsilon: float, delta: float, rule: str = "corrected") -> float:
     """β for the Laplace SS mechanism: ε/(2 ln(2/δ')) with δ' = 2δ/(e^{ε/2}+1) (``"corrected"``)
-    or ε/(2 ln(2/δ)) (``"literal"``, seed 000 Prop 2 as printed, E1)."""
+    or ε/(2 ln(2/δ)) (``"literal"``, Muñoz Medina and Gillenwater (2020) Prop 2 as printed, E1)."""
     eps = check_epsilon(epsilon)
     d = check_delta(delta)
     if d == 0:
@@ -75,7 +75,7 @@ class _SmoothMedian:
 
     @property
     def convention(self) -> str:
-        """``"low"`` under replace-one, ``"avg"`` under add/remove (SPEC §3.2–3.3)."""
+        """``"low"`` under replace-one, ``"avg"`` under add/remove (docs/math.md#median-ss-replace-one, #median-ss-add-remove)."""
         return median_convention(self.neighbours)
 
     def target(self, data: Any) -> float:
@@ -123,7 +123,7 @@ class _SmoothMedian:
 
 @dataclass(frozen=True, slots=True)
 class SmoothCauchyMedian(_SmoothMedian):
-    """Pure ε-DP median: T(S) + (SS_β(S)/α)·Cauchy (SPEC §3.5). Requires α + β ≤ ε."""
+    """Pure ε-DP median: T(S) + (SS_β(S)/α)·Cauchy (docs/math.md#ss-mechanisms). Requires α + β ≤ ε."""
 
     epsilon: float
     lo: float = 0.0
@@ -138,7 +138,7 @@ class SmoothCauchyMedian(_SmoothMedian):
         b = eps / 6.0 if self.beta is None else check_epsilon(self.beta, "beta")
         if a + b > eps * (1 + 1e-12):
             raise InvalidArgument(f"alpha + beta must be <= epsilon for the Cauchy SS mechanism "
-                                  f"(SPEC §3.5), got alpha={a!r}, beta={b!r}, epsilon={eps!r}")
+                                  f"(docs/math.md#ss-mechanisms), got alpha={a!r}, beta={b!r}, epsilon={eps!r}")
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "alpha", a)
         object.__setattr__(self, "beta", b)

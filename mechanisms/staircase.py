@@ -1,20 +1,20 @@
-"""The staircase mechanism of Geng and Viswanath (SPEC §2.3; seed 001 eqs (8), (9), (22)).
+"""The staircase mechanism of Geng and Viswanath (docs/math.md#staircase; Chen, Pal and Golubchik (2016) eqs (8), (9), (22)).
 
-Parameters ε, Δ and the shape γ ∈ [0, 1]; ρ = e^{−ε} (seed 001's α). With
+Parameters ε, Δ and the shape γ ∈ [0, 1]; ρ = e^{−ε} (Chen, Pal and Golubchik (2016)'s α). With
 A(γ) = (1 − ρ)/(2Δ(γ + (1 − γ)ρ)) and k ∈ ℕ₀ the noise density is::
 
     f(z) = A·ρ^k       if |z| ∈ [kΔ, (k + γ)Δ)
-    f(z) = A·ρ^{k+1}   if |z| ∈ [(k + γ)Δ, (k + 1)Δ)                        (SPEC §2.3)
+    f(z) = A·ρ^{k+1}   if |z| ∈ [(k + γ)Δ, (k + 1)Δ)                        (docs/math.md#staircase)
 
-γ* = √ρ/(1 + √ρ) = 1/(1 + e^{ε/2}) minimises E|Z| (then A = (1 − ρ)/(2Δ√ρ), S1 eq (8)).
-Survival function, t ≥ 0 with k = ⌊t/Δ⌋ and r = t − kΔ (SPEC §2.3, [D,N])::
+γ* = √ρ/(1 + √ρ) = 1/(1 + e^{ε/2}) minimises E|Z| (then A = (1 − ρ)/(2Δ√ρ), Chen, Pal and Golubchik (2016) eq (8)).
+Survival function, t ≥ 0 with k = ⌊t/Δ⌋ and r = t − kΔ (docs/math.md#staircase, [D,N])::
 
     P(Z ≥ t) = ρ^k/2 − A·ρ^k·(min(r, γΔ) + ρ·(r − γΔ)⁺)
 
-E|Z| = Δ[ρ/(1 − ρ) + (γ² + ρ(1 − γ²))/(2(γ + (1 − γ)ρ))], which is Δ√ρ/(1 − ρ) at γ* (S1 eq (12)).
+E|Z| = Δ[ρ/(1 − ρ) + (γ² + ρ(1 − γ²))/(2(γ + (1 − γ)ρ))], which is Δ√ρ/(1 − ρ) at γ* (Chen, Pal and Golubchik (2016) eq (12)).
 f(z + Δ)/f(z) ∈ [ρ, 1/ρ] for every z, so releasing T + Z is ε-DP for sensitivity Δ.
 
-Exact sampler (SPEC §2.3; IBM diffprivlib): S = ±1 with probability ½ each; G with
+Exact sampler (docs/math.md#staircase; IBM diffprivlib): S = ±1 with probability ½ each; G with
 P(G = j) = (1 − ρ)ρ^j; U ~ U[0, 1); B = 0 with probability γ/(γ + (1 − γ)ρ), else 1;
 Z = S·Δ·(G + γU) if B = 0 and Z = S·Δ·(G + γ + (1 − γ)U) if B = 1. G is drawn as ⌊E/ε⌋ with
 E ~ Exp(1), since P(⌊E/ε⌋ ≥ j) = e^{−εj} = ρ^j.
@@ -49,7 +49,7 @@ def optimal_gamma(epsilon: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Staircase(AddRemoveNoise):
-    """Staircase noise (shape γ, default γ*) for a query of sensitivity Δ: ε-DP (SPEC §2.3).
+    """Staircase noise (shape γ, default γ*) for a query of sensitivity Δ: ε-DP (docs/math.md#staircase).
 
     ``pdf``/``cdf``/``sf`` describe the noise Z; ``sample(value, rng, size)`` releases ``value + Z``;
     ``law(value)`` is the exact law of ``value + Z`` as a PiecewiseConstantLaw and
@@ -88,7 +88,7 @@ class Staircase(AddRemoveNoise):
         return np.exp(self.log_prob(0.0, z))
 
     def _sf_abs(self, t: np.ndarray) -> np.ndarray:
-        """P(Z ≥ t) for t ≥ 0 (SPEC §2.3), in units of Δ."""
+        """P(Z ≥ t) for t ≥ 0 (docs/math.md#staircase), in units of Δ."""
         finite = np.isfinite(t)
         k = np.floor(np.where(finite, t, 0.0))
         r = np.where(finite, t, 0.0) - k
@@ -107,13 +107,13 @@ class Staircase(AddRemoveNoise):
         return self.sf(-np.asarray(z, dtype=float))
 
     def expected_abs(self) -> float:
-        """E|Z| = Δ[ρ/(1−ρ) + (γ² + ρ(1−γ²))/(2(γ + (1−γ)ρ))] (SPEC §2.3; S1 eq (12) at γ*)."""
+        """E|Z| = Δ[ρ/(1−ρ) + (γ² + ρ(1−γ²))/(2(γ + (1−γ)ρ))] (docs/math.md#staircase; Chen, Pal and Golubchik (2016) eq (12) at γ*)."""
         rho, g = self.rho, self.gamma
         return self.sensitivity * (rho / (1 - rho) + (g * g + rho * (1 - g * g)) / (2 * (g + (1 - g) * rho)))
 
     # -- sampling ---------------------------------------------------------------------------------
     def noise(self, rng: np.random.Generator, size: Any = None) -> Any:
-        """The exact sampler of the module docstring (SPEC §2.3), vectorised."""
+        """The exact sampler of the module docstring (docs/math.md#staircase), vectorised."""
         rng, size = check_generator(rng), check_draws(size)
         g, rho = self.gamma, self.rho
         geo = np.floor(rng.standard_exponential(size) / self.epsilon)   # P(G ≥ j) = ρ^j

@@ -13,7 +13,7 @@ thousands of events again.
 **validate** (:func:`validate`): the best k candidates are counted on fresh samples drawn with
 Poisson sample sizes (paired on common random numbers when the chosen method is ``paired``), and
 each is bounded at level α/k (Bonferroni over the k candidates validated), so the reported bound,
-the largest of them, holds with probability ≥ confidence (DESIGN.md, "Statistical soundness").
+the largest of them, holds with probability ≥ confidence (docs/ARCHITECTURE.md#statistical-soundness).
 
 The ``sampler`` is :class:`dpaudit.search.sampler.Sampler` (``halves``, ``count``, ``budget``, ``rows_within``,
 ``selection_base``, ``remaining``, ``encoder``); it raises :class:`Exhausted` when a budget or

@@ -1,8 +1,8 @@
 """Formal claims checked with z3: PROVED, REFUTED (with a model) or INCONCLUSIVE.
 
 Sampling can only refute; a proof settles. This package states the geometric claims on which
-seed 002's preprocessing rests (SPEC §6.2, §7) and the algebraic claims behind the other seeds'
-privacy and sensitivity statements (SPEC §2-§4), including the seed statements SPEC §8 lists as
+Cummings and Durfee (2020)'s preprocessing rests (docs/math.md#spf-definition, #spf-2d) and the algebraic claims behind the other seeds'
+privacy and sensitivity statements (docs/math.md#oblivious-noise, #smooth-sensitivity, #exponential-mechanism), including the seed statements docs/math.md#errata lists as
 false, which are registered as expected REFUTED. ::
 
     import dpaudit

@@ -1,4 +1,4 @@
-"""Range versus sensitivity of exponential-mechanism scores (seed 003; SPEC §4.1).
+"""Range versus sensitivity of exponential-mechanism scores (Dong (2020); docs/math.md#em-range).
 
 For neighbours S ∼ S' and outputs y write δ(y) = u(S', y) − u(S, y). Then
 ``sens(u) = sup_{S∼S'} sup_y |δ(y)|`` and ``range(u) = sup_{S∼S'} (sup_y δ(y) − inf_y δ(y))``.
@@ -64,35 +64,35 @@ def range_queries(monotone: bool, factor: int) -> list[Query]:
     return [per_pair, any_set] + direct
 
 
-@register("em-range-le-2sens", source="S3 (DDR'19 item 1); SPEC §4.1",
+@register("em-range-le-2sens", source="Dong 2020 (DDR19 item 1); docs/math.md#em-range",
           statement="""For every score u and every neighbour relation, range(u) ≤ 2·sens(u), over
           finite output sets of any size: for one neighbouring pair and an arbitrary pair of
           outputs, δ(y₁) − δ(y₂) ≤ |δ(y₁)| + |δ(y₂)| ≤ 2·sens (per-pair lemma; also proved over an
           uninterpreted output sort, and directly for |Y| = 1…6); range is the supremum of
           δ(y₁) − δ(y₂) over pairs and outputs, so the bound holds for every Y.""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S3",), spec=("§4.1",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("Dong 2020",), spec=("docs/math.md#em-range",),
           mechanisms=_MECH)
 def _range_le_2sens() -> list[Query]:
     return range_queries(monotone=False, factor=2)
 
 
-@register("em-monotone-range-le-sens", source="S3 (DDR'19 item 2, corrected); SPEC §4.1, §8 E27",
+@register("em-monotone-range-le-sens", source="Dong 2020 (DDR19 item 2, corrected); docs/math.md#em-range, #e27",
           statement="""For every score u that is monotone under add/remove
           (u(S, y) ≤ u(S ∪ {z}, y) for all y), range(u) ≤ sens(u), over finite output sets of
           any size: δ(y) ∈ [0, sens] for the pair S ⊆ S ∪ {z}, so δ(y₁) − δ(y₂) ≤ sens in
           both orientations (per-pair lemma; also over an uninterpreted output sort, and
           directly for |Y| = 1…6).""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S3",), spec=("§4.1",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("Dong 2020",), spec=("docs/math.md#em-range",),
           mechanisms=_MECH)
 def _monotone_le() -> list[Query]:
     return range_queries(monotone=True, factor=1)
 
 
-@register("em-monotone-range-eq-sens", source="S3 (DDR'19 item 2 as written); SPEC §8 E27",
-          statement="""S3 as written: range(u) = sens(u) for every monotone score u. FALSE:
+@register("em-monotone-range-eq-sens", source="Dong 2020 (DDR19 item 2 as written); docs/math.md#e27",
+          statement="""Dong (2020) as written: range(u) = sens(u) for every monotone score u. FALSE:
           z3 returns a monotone score on one neighbouring pair and two outputs with
-          range ≠ sens (SPEC's example: u(x, y) = |x| has sens 1 and range 0).""",
-          expected=Status.REFUTED, assumes_exact_reals=True, seeds=("S3",), spec=("§4.1", "§8 E27"),
+          range ≠ sens (docs/math.md#e27: u(x, y) = |x| has sens 1 and range 0).""",
+          expected=Status.REFUTED, assumes_exact_reals=True, seeds=("Dong 2020",), spec=("docs/math.md#em-range", "docs/math.md#e27"),
           mechanisms=_MECH)
 def _monotone_eq() -> list[Query]:
     uS1, uS2, uT1, uT2 = z3.Reals("u_S_y1 u_S_y2 u_S2_y1 u_S2_y2")
@@ -104,14 +104,14 @@ def _monotone_eq() -> list[Query]:
                   shown=(("sens", sens), ("range", rng)))]
 
 
-@register("em-range-dp", source="S3 Theorem 1 (DDR'19); SPEC §4.1",
+@register("em-range-dp", source="Dong 2020, Theorem 1 (DDR19); docs/math.md#em-range",
           statement="""p_S(y) ∝ exp(ε·u(S, y)/range(u)) is ε-DP. With a_y = exp(ε u(S, y)/R) > 0,
           f_y = exp(ε δ(y)/R), m = exp(ε·inf δ/R) > 0 and E = e^ε: δ(y) − inf δ ∈ [0, R] gives
           f_y ∈ [m, m·E] (exp is increasing and multiplicative; the only facts about exp used).
           (T1) per term, m·a_y ≤ a_y f_y ≤ m·E·a_y; summing the terms (any finite |Y|) gives
           Z' = Σ a_y f_y ∈ [m·Z, m·E·Z] with Z = Σ a_y; (T2) then
           p_S'(y)/p_S(y) = f_y·Z/Z' ∈ [1/E, E]. Also proved directly for |Y| = 1…4.""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S3",), spec=("§4.1",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("Dong 2020",), spec=("docs/math.md#em-range",),
           mechanisms=_MECH)
 def _range_dp() -> list[Query]:
     m, E, a, f, Z, Zp = z3.Reals("m E a f Z Z_prime")

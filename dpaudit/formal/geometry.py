@@ -1,11 +1,11 @@
-"""Geometric claims behind seed 002's 1-D and 2-D sensitivity preprocessing (SPEC §6.2, §7).
+"""Geometric claims behind Cummings and Durfee (2020)'s 1-D and 2-D sensitivity preprocessing (docs/math.md#spf-definition, #spf-2d).
 
 - ``l1-linf-rotation-2d``: (u, v) = (x + y, x − y) turns ℓ1 distance into ℓ∞ distance.
 - ``l1-ball-sign-encoding``: ‖x‖₁ ≤ r ⇔ s·x ≤ r for all s ∈ {±1}^d (d = 1…4), the linear
   encoding of ℓ1 balls used by the Helly queries.
-- ``interval-helly-1d`` (S2 Lemma 3.5's step) and ``l1-helly-2d`` (S2 Lemma 8.5): pairwise
+- ``interval-helly-1d`` (Cummings and Durfee (2020) Lemma 3.5's step) and ``l1-helly-2d`` (Cummings and Durfee (2020) Lemma 8.5): pairwise
   intersection implies a common point, for every number k of sets.
-- ``l1-3d-counterexample`` (S2 Remark 8.6) and ``l2-2d-counterexample`` (S2 Remark 8.7): the
+- ``l1-3d-counterexample`` (Cummings and Durfee (2020) Remark 8.6) and ``l2-2d-counterexample`` (Cummings and Durfee (2020) Remark 8.7): the
   statement fails for ℓ1 in ℝ³ (and ℝ^d, d ≤ 8) and for ℓ2 in ℝ².
 
 All are statements about exact real arithmetic. The builders take parameters (dimension, radius)
@@ -30,7 +30,7 @@ __all__ = ["rotation_queries", "interval_lemma_queries", "helly_existence_query"
            "helly_witness_query", "counterexample_3d_queries", "disc_queries"]
 
 HALF = Fraction(1, 2)
-#: SPEC §7 Remark 8.6: e₁, e₂, e₃ and q = (½, ½, ½), all with radius 1.
+#: docs/math.md#spf-2d Remark 8.6: e₁, e₂, e₃ and q = (½, ½, ½), all with radius 1.
 POINTS_3D = ((1, 0, 0), (0, 1, 0), (0, 0, 1), (HALF, HALF, HALF))
 
 
@@ -42,7 +42,7 @@ def _uv(p: Sequence[z3.ArithRef]) -> tuple[z3.ArithRef, z3.ArithRef]:
 
 def rotation_queries() -> list[Query]:
     """(u, v) = (x + y, x − y): ‖p − c‖₁ = max(|Δu|, |Δv|), the map is invertible, and the ℓ1 ball
-    is the axis-parallel square |Δu| ≤ r, |Δv| ≤ r (SPEC §7)."""
+    is the axis-parallel square |Δu| ≤ r, |Δv| ≤ r (docs/math.md#spf-2d)."""
     p, c = point("p", 2), point("c", 2)
     r, u, v = z3.Reals("r u v")
     (pu, pv), (cu, cv) = _uv(p), _uv(c)
@@ -59,22 +59,22 @@ def rotation_queries() -> list[Query]:
     ]
 
 
-@register("l1-linf-rotation-2d", source="S2 Lemma 8.5 (proof); SPEC §7 implementation",
+@register("l1-linf-rotation-2d", source="Cummings & Durfee 2020, Lemma 8.5 (proof); docs/math.md#spf-2d implementation",
           statement="""For all points p, c of ℝ² and r ≥ 0, with (u, v) = (x + y, x − y):
           ‖p − c‖₁ = max(|u_p − u_c|, |v_p − v_c|); the map is inverted by x = (u + v)/2,
           y = (u − v)/2; hence the ℓ1 ball B₁(c, r) is the axis-parallel square
           |u − u_c| ≤ r, |v − v_c| ≤ r in (u, v).""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S2",), spec=("§7",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("Cummings & Durfee 2020",), spec=("docs/math.md#spf-2d",),
           mechanisms=("spf-2d",))
 def _rotation() -> list[Query]:
     return rotation_queries()
 
 
-@register("l1-ball-sign-encoding", source="SPEC §7 (encoding lemma used by the ℓ1 claims)",
+@register("l1-ball-sign-encoding", source="docs/math.md#spf-2d (encoding lemma used by the ℓ1 claims)",
           statement="""For d = 1…4, all x ∈ ℝ^d and r: Σ|x_i| ≤ r iff s·x ≤ r for every sign
           vector s ∈ {±1}^d. The Helly queries (ℝ², and ℝ³ in the negative control) write ℓ1
           balls in this linear form; the other ℓ1 claims use Σ|x_i| ≤ r literally.""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S2",), spec=("§7",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("Cummings & Durfee 2020",), spec=("docs/math.md#spf-2d",),
           mechanisms=("spf-2d",))
 def _sign_encoding() -> list[Query]:
     out = []
@@ -148,7 +148,7 @@ def _interval_direct(k: int, explicit: bool) -> Query:
                                                                for i in range(k)]))),))
 
 
-@register("interval-helly-1d", source="S2 Lemma 3.5 (proof step); SPEC §6.2",
+@register("interval-helly-1d", source="Cummings & Durfee 2020, Lemma 3.5 (proof step); docs/math.md#spf-definition",
           statement="""For every k ≥ 1, any k closed intervals [l_i, h_i] of ℝ that intersect
           pairwise have a common point, namely max_i l_i. All k: (1) two intervals meet iff
           l_i ≤ h_j and l_j ≤ h_i; (2) every finite non-empty family has an index m maximising
@@ -158,7 +158,7 @@ def _interval_direct(k: int, explicit: bool) -> Query:
           same conclusion with k symbolic and the family uninterpreted. Also proved directly,
           one query each: the explicit witness for k = 2…10, and existence of a common point
           (∀-quantified, no witness named) for k = 2…6.""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S2",), spec=("§6.2",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("Cummings & Durfee 2020",), spec=("docs/math.md#spf-definition",),
           mechanisms=("spf",))
 def _interval_helly() -> list[Query]:
     return (interval_lemma_queries() + [_interval_direct(k, True) for k in range(2, 11)]
@@ -223,7 +223,7 @@ def _helly_lemmas() -> list[Query]:
     return rotation_queries()[:1] + [pairwise] + interval_lemma_queries("interval-") + [back]
 
 
-@register("l1-helly-2d", source="S2 Lemma 8.5; SPEC §7",
+@register("l1-helly-2d", source="Cummings & Durfee 2020, Lemma 8.5; docs/math.md#spf-2d",
           statement="""For every k ≥ 1, any k ℓ1 balls B₁(c_i, r_i) of ℝ² that intersect pairwise
           have a common point. All k, from lemmas each proved by z3 for arbitrary balls or
           pairs: (L1) (u, v) = (x + y, x − y) turns ℓ1 distance into ℓ∞ distance, so each ball is
@@ -237,7 +237,7 @@ def _helly_lemmas() -> list[Query]:
           pairs (m, j), L4 on every ball gives a common point for any k. Also proved directly,
           one query each: the explicit witness for k = 2…10, and existence of a common point
           (∀-quantified, no witness named) for k = 2…5.""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S2",), spec=("§7",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("Cummings & Durfee 2020",), spec=("docs/math.md#spf-2d",),
           mechanisms=("spf-2d",))
 def _l1_helly_2d() -> list[Query]:
     return (_helly_lemmas() + [helly_witness_query(k) for k in range(2, 11)]
@@ -248,7 +248,7 @@ def _l1_helly_2d() -> list[Query]:
 
 def counterexample_3d_queries(dim: int, points: Sequence[Sequence[object]] = POINTS_3D,
                               radius: object = 1) -> list[Query]:
-    """The SPEC §7 points padded with zeros into ℝ^dim: each pair of balls has a witness point
+    """The docs/math.md#spf-2d points padded with zeros into ℝ^dim: each pair of balls has a witness point
     (needs sat), and no point lies in all of them (needs unsat). Balls are written literally,
     Σ|p_i − c_i| ≤ r."""
     cs = [list(pt) + [0] * (dim - len(pt)) for pt in points]
@@ -268,12 +268,12 @@ def counterexample_3d_queries(dim: int, points: Sequence[Sequence[object]] = POI
     return out
 
 
-@register("l1-3d-counterexample", source="S2 Remark 8.6; SPEC §7",
+@register("l1-3d-counterexample", source="Cummings & Durfee 2020, Remark 8.6; docs/math.md#spf-2d",
           statement="""The ℓ1 balls of radius 1 around e₁, e₂, e₃ and (½, ½, ½) in ℝ³ intersect
           pairwise (z3 gives a witness point for each of the 6 pairs) but have no common point;
           the same holds for these points padded with zeros into ℝ^d, d = 4…8. So Lemma 8.5 fails
           in dimension ≥ 3.""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S2",), spec=("§7",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("Cummings & Durfee 2020",), spec=("docs/math.md#spf-2d",),
           mechanisms=("spf-2d",))
 def _l1_3d() -> list[Query]:
     return [q for d in range(3, 9) for q in counterexample_3d_queries(d)]
@@ -296,12 +296,12 @@ def disc_queries(radius: object = 1) -> list[Query]:
     return out
 
 
-@register("l2-2d-counterexample", source="S2 Remark 8.7; SPEC §7",
+@register("l2-2d-counterexample", source="Cummings & Durfee 2020, Remark 8.7; docs/math.md#spf-2d",
           statement="""The ℓ2 discs of radius 1 around (0, 0), (2, 0) and (1, √3) intersect
           pairwise (they touch at the edge midpoints; z3 gives each touching point) but have no
           common point (the circumradius is 2/√3 > 1). So Lemma 8.5 fails for ℓ2 in ℝ²
           (nonlinear real arithmetic, √3 as the positive root of s² = 3).""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S2",), spec=("§7",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("Cummings & Durfee 2020",), spec=("docs/math.md#spf-2d",),
           mechanisms=("spf-2d",))
 def _l2_2d() -> list[Query]:
     return disc_queries(1)

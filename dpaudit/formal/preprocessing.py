@@ -1,9 +1,9 @@
-"""Claims about the sensitivity-preprocessing function (SPF) of seed 002 (SPEC §6.2, §7).
+"""Claims about the sensitivity-preprocessing function (SPF) of Cummings and Durfee (2020) (docs/math.md#spf-definition, #spf-2d).
 
 - ``spf-lemma-3.5``: L(D) ≤ U(D) always, so f̂ is defined, and |f̂(D ∪ i) − f̂(D)| ≤ Δ_i.
 - ``spf-2d-lemma-8.4``: in ℝ² with ℓ1, the balls B₁(f̂(D∖i), Δ_i) intersect pairwise; with
   ``l1-helly-2d`` this makes K(D) non-empty (Lemma 8.8).
-- ``l1-3d-spf-undefined``: SPEC §7's assignment of f on subsets of {1, 2, 3, 4} in ℝ³ makes the
+- ``l1-3d-spf-undefined``: docs/math.md#spf-2d's assignment of f on subsets of {1, 2, 3, 4} in ℝ³ makes the
   feasible set K({1, 2, 3, 4}) empty (Remark 8.6 inside the algorithm).
 """
 
@@ -23,7 +23,7 @@ from dpaudit.formal.solver import Query
 __all__ = ["spf_3d_queries", "SPF_3D_VALUES"]
 
 HALF = Fraction(1, 2)
-#: SPEC §7 Remark 8.6: f on the subsets of {1, 2, 3, 4} of size ≤ 3 (every other set maps to 0).
+#: docs/math.md#spf-2d Remark 8.6: f on the subsets of {1, 2, 3, 4} of size ≤ 3 (every other set maps to 0).
 SPF_3D_VALUES: dict[frozenset, tuple] = {
     frozenset({1}): (HALF, 0, 0),
     frozenset({1, 2}): (0, 0, HALF),
@@ -68,7 +68,7 @@ def _lemma_35_direct(n: int) -> Query:
                  "sensitivities Delta_i", tuple(facts) + (z3.Or(bad),))
 
 
-@register("spf-lemma-3.5", source="S2 Lemma 3.5, Definition 3.1; SPEC §6.2",
+@register("spf-lemma-3.5", source="Cummings & Durfee 2020, Lemma 3.5, Definition 3.1; docs/math.md#spf-definition",
           statement="""For every finite set of individuals, every f and every Δ_i ≥ 0, the SPF
           f̂(D) = clamp(f(D), L(D), U(D)) with L(D) = max_{i∈D}(f̂(D∖i) − Δ_i) and
           U(D) = min_{i∈D}(f̂(D∖i) + Δ_i) has L(D) ≤ U(D) and |f̂(D) − f̂(D∖i)| ≤ Δ_i. All n, by
@@ -78,7 +78,7 @@ def _lemma_35_direct(n: int) -> Query:
           pair, and over all pairs L(D) ≤ U(D); (P3) for each i, a clamp into [L, U] with
           L ≥ f̂(D∖i) − Δ_i and U ≤ f̂(D∖i) + Δ_i lies within Δ_i of f̂(D∖i). Also proved
           directly on all subsets of {1..n}, n = 1…4.""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S2",), spec=("§6.2",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("Cummings & Durfee 2020",), spec=("docs/math.md#spf-definition",),
           mechanisms=("spf",))
 def _lemma_35() -> list[Query]:
     a, bi, bj, di, dj, x, lo, hi = z3.Reals("fhat_Dij fhat_Di fhat_Dj Delta_i Delta_j f_D L U")
@@ -101,14 +101,14 @@ def _lemma_35() -> list[Query]:
 
 # --- Lemma 8.4 in ℝ² ------------------------------------------------------------------------
 
-@register("spf-2d-lemma-8.4", source="S2 Lemmas 8.4 and 8.8; SPEC §7",
+@register("spf-2d-lemma-8.4", source="Cummings & Durfee 2020, Lemmas 8.4 and 8.8; docs/math.md#spf-2d",
           statement="""In ℝ² with the ℓ1 norm: (a) if ‖f̂(D∖i) − f̂(D∖{i,j})‖₁ ≤ Δ_j and
           ‖f̂(D∖j) − f̂(D∖{i,j})‖₁ ≤ Δ_i then ‖f̂(D∖i) − f̂(D∖j)‖₁ ≤ Δ_i + Δ_j; (b) two ℓ1 balls
           B₁(a, r), B₁(b, s) with r, s ≥ 0 meet iff ‖a − b‖₁ ≤ r + s (the point
           a + r/(r + s)·(b − a) is common). So the balls B₁(f̂(D∖i), Δ_i) meet pairwise, and by
           l1-helly-2d the feasible set K(D) is non-empty for every D (Lemma 8.8, by induction
           on |D|).""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S2",), spec=("§7",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("Cummings & Durfee 2020",), spec=("docs/math.md#spf-2d",),
           mechanisms=("spf-2d",))
 def _lemma_84() -> list[Query]:
     a, bi, bj = point("fhat_Dij", 2), point("fhat_Di", 2), point("fhat_Dj", 2)
@@ -160,14 +160,14 @@ def spf_3d_queries(values: dict[frozenset, tuple] = SPF_3D_VALUES, delta: object
     ]
 
 
-@register("l1-3d-spf-undefined", source="S2 Remark 8.6, Definition 8.2; SPEC §7",
-          statement="""With individuals 1…4, Δ_i = 1 and SPEC §7's f on the sets of size ≤ 3
+@register("l1-3d-spf-undefined", source="Cummings & Durfee 2020, Remark 8.6, Definition 8.2; docs/math.md#spf-2d",
+          statement="""With individuals 1…4, Δ_i = 1 and docs/math.md#spf-2d's f on the sets of size ≤ 3
           (f({1}) = (½,0,0), f({1,2}) = (0,0,½), f({1,3}) = f({2,3}) = (½,½,0),
           f({2,3,4}) = e₁, f({1,3,4}) = e₂, f({1,2,4}) = e₃, f({1,2,3}) = (½,½,½), else 0),
           Definition 8.2 in ℝ³ can be met on every set of size ≤ 3, forces f̂ = f there, and
           leaves K({1,2,3,4}) = ∩_i B₁(f̂({1,2,3,4}∖i), 1) empty: the 3-D preprocessing is
           undefined at {1,2,3,4}, for every admissible choice of nearest points.""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S2",), spec=("§7",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("Cummings & Durfee 2020",), spec=("docs/math.md#spf-2d",),
           mechanisms=("spf-2d",))
 def _spf_3d() -> list[Query]:
     return spf_3d_queries()

@@ -1,8 +1,8 @@
-"""Sensitivity of the quantile utility of the exponential mechanism (seed 004; SPEC §4.2).
+"""Sensitivity of the quantile utility of the exponential mechanism (the EM-for-medians notes (2020); docs/math.md#quantile-utility).
 
 For a dataset S, an output r and a level q ∈ (0, 1), write C< = #{s < r}, C= = #{s = r},
 C> = #{s > r} and N = C< + C= + C>. The corrected utility is
-``u(S, r) = −|(1 − q)·C< − q·C>|``; seed 004's eq (2.2) adds ``max(q, 1 − q)·N``.
+``u(S, r) = −|(1 − q)·C< − q·C>|``; the EM-for-medians notes' eq (2.2) adds ``max(q, 1 − q)·N``.
 
 A neighbouring dataset changes the counts at r only through the record that moves: adding a
 record puts it in one class (below, at or above r); change-one removes a record from one class and
@@ -74,54 +74,54 @@ def sensitivity_queries(model: str, bound: str, with_constant: bool, tight: bool
 _MECH = ("exponential-quantile",)
 
 
-@register("quantile-utility-change-one", source="S4 Theorem 2 (utility without the constant); SPEC §4.2",
+@register("quantile-utility-change-one", source="EM-for-medians notes 2020, Theorem 2 (utility without the constant); docs/math.md#quantile-utility",
           statement="""For every q ∈ (0, 1), dataset S, output r and change-one neighbour S':
           |u(S', r) − u(S, r)| ≤ 1 with u = −|(1 − q)C<(S, r) − q·C>(S, r)|, and some move
           attains 1.""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S4",), spec=("§4.2",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("EM-for-medians notes 2020",), spec=("docs/math.md#quantile-utility",),
           mechanisms=_MECH)
 def _change_one() -> list[Query]:
     return sensitivity_queries("change-one", "one", with_constant=False)
 
 
-@register("quantile-utility-eq22-change-one", source="S4 Theorem 2 with eq (2.2) as written; SPEC §4.2",
-          statement="""S4 Theorem 2 as stated: for eq (2.2),
+@register("quantile-utility-eq22-change-one", source="EM-for-medians notes 2020, Theorem 2 with eq (2.2) as written; docs/math.md#quantile-utility",
+          statement="""the EM-for-medians notes (2020) Theorem 2 as stated: for eq (2.2),
           u = max(q, 1 − q)·N − |(1 − q)C< − q·C>|, every change-one move changes u(·, r) by at
           most 1 (N does not change, so the constant cancels); some move attains 1.""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S4",), spec=("§4.2",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("EM-for-medians notes 2020",), spec=("docs/math.md#quantile-utility",),
           mechanisms=_MECH)
 def _eq22_change_one() -> list[Query]:
     return sensitivity_queries("change-one", "one", with_constant=True)
 
 
-@register("quantile-utility-add-remove", source="S4 Theorem 3 (utility without the constant); SPEC §4.2",
+@register("quantile-utility-add-remove", source="EM-for-medians notes 2020, Theorem 3 (utility without the constant); docs/math.md#quantile-utility",
           statement="""For every q ∈ (0, 1), dataset S, output r and record z:
           |u(S ∪ {z}, r) − u(S, r)| ≤ max(q, 1 − q) with u = −|(1 − q)C< − q·C>| (adding z below
           r moves (1 − q)C< − qC> by 1 − q, above r by −q, at r by 0); some move attains the
           bound. Removal is the same pair read backwards.""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S4",), spec=("§4.2",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("EM-for-medians notes 2020",), spec=("docs/math.md#quantile-utility",),
           mechanisms=_MECH)
 def _add_remove() -> list[Query]:
     return sensitivity_queries("add-remove", "max", with_constant=False)
 
 
-@register("quantile-utility-eq22-add-remove", source="S4 Theorem 3 with eq (2.2) as written; SPEC §4.2, §8 E30",
-          statement="""S4 Theorem 3 as stated: for eq (2.2),
+@register("quantile-utility-eq22-add-remove", source="EM-for-medians notes 2020, Theorem 3 with eq (2.2) as written; docs/math.md#quantile-utility, #e30",
+          statement="""the EM-for-medians notes (2020) Theorem 3 as stated: for eq (2.2),
           u = max(q, 1 − q)·N − |(1 − q)C< − q·C>|, adding or removing one record changes
           u(·, r) by at most max(q, 1 − q). FALSE: N changes too, and the true bound is
           2·max(q, 1 − q) (claim quantile-utility-eq22-add-remove-2max); z3 returns a
           counterexample.""",
-          expected=Status.REFUTED, assumes_exact_reals=True, seeds=("S4",), spec=("§4.2", "§8 E30"),
+          expected=Status.REFUTED, assumes_exact_reals=True, seeds=("EM-for-medians notes 2020",), spec=("docs/math.md#quantile-utility", "docs/math.md#e30"),
           mechanisms=_MECH)
 def _eq22_add_remove() -> list[Query]:
     return sensitivity_queries("add-remove", "max", with_constant=True, tight=False)
 
 
-@register("quantile-utility-eq22-add-remove-2max", source="SPEC §4.2 (corrected S4 Theorem 3 for eq 2.2)",
+@register("quantile-utility-eq22-add-remove-2max", source="EM-for-medians notes 2020, Theorem 3 for eq (2.2), corrected; docs/math.md#quantile-utility, #e30",
           statement="""For eq (2.2), adding or removing one record changes u(·, r) by at most
           2·max(q, 1 − q), and some move attains it: the add/drop sensitivity of eq (2.2) is
           exactly 2·max(q, 1 − q).""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S4",), spec=("§4.2",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("EM-for-medians notes 2020",), spec=("docs/math.md#quantile-utility",),
           mechanisms=_MECH)
 def _eq22_add_remove_2max() -> list[Query]:
     return sensitivity_queries("add-remove", "2max", with_constant=True)

@@ -1,9 +1,9 @@
 """The claim registry: every formal claim by its stable public name.
 
-A :class:`Claim` carries its name, its source (seed and lemma, or SPEC section), the statement in
+A :class:`Claim` carries its name, its source (paper and lemma, or a section of docs/math.md), the statement in
 words (for an all-k claim: how the proved lemmas compose into the theorem), the status it is
-expected to have (PROVED, or REFUTED for a seed statement that SPEC §8 lists as false), whether it
-assumes exact reals, what it relates to (seeds, SPEC sections, reference mechanisms), and a
+expected to have (PROVED, or REFUTED for a paper's statement that docs/math.md#errata lists as false), whether it
+assumes exact reals, what it relates to (papers, sections of docs/math.md, reference mechanisms), and a
 ``build`` function returning its z3 queries. Negative controls are claims with a planted error
 (``control_of`` names the claim they mutate); they are listed and run only on request.
 

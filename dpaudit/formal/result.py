@@ -6,7 +6,7 @@ universal statement (the claim needs ``unsat``) or for a witness of an existenti
 needs ``sat``). The claim is PROVED when every query gives the answer it needs, REFUTED when some
 query gives the opposite definite answer (a ``sat`` answer carries the counterexample as a
 model), and INCONCLUSIVE otherwise: z3's ``unknown`` (timeout, resource limit, incompleteness)
-is never a pass (DESIGN.md, "three kinds of evidence").
+is never a pass (docs/ARCHITECTURE.md#kinds-of-evidence).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class FormalResult:
     """The outcome of one formal claim (see the module docstring for how queries decide it).
 
     ``expected`` is the status the claim is registered with (PROVED for a true statement,
-    REFUTED for a seed statement that is false, SPEC §8); ``matches_expected`` is what
+    REFUTED for a seed statement that is false, docs/math.md#errata); ``matches_expected`` is what
     ``dpaudit verify`` gates on. ``model`` is the counterexample (or the failing query's model)
     when the claim is REFUTED by a ``sat`` answer, else None. ``assumes_exact_reals`` says whether
     the statement is about exact real arithmetic (so it need not hold in floating point).

@@ -1,9 +1,9 @@
-"""Smooth-sensitivity mechanisms (seed 000 Prop 2; NRS07; SPEC §3.5).
+"""Smooth-sensitivity mechanisms (Muñoz Medina and Gillenwater (2020) Prop 2; NRS07; docs/math.md#ss-mechanisms).
 
 - ``ss-laplace-delta-prime``: the (ε, δ) Laplace proof with δ' = 2δ/(e^{ε/2} + 1) composes its
   two bad events into exactly δ.
-- ``ss-laplace-s0-delta``: the same proof with seed 000's β = ε/(2 ln(2/δ)) (bad events δ/2 each)
-  does not compose to δ (E1). This refutes the proof step, not the mechanism: SPEC §3.5 finds both
+- ``ss-laplace-s0-delta``: the same proof with Muñoz Medina and Gillenwater (2020)'s β = ε/(2 ln(2/δ)) (bad events δ/2 each)
+  does not compose to δ (E1). This refutes the proof step, not the mechanism: docs/math.md#ss-mechanisms finds both
   versions private numerically.
 - ``ss-cauchy-constants``: for Cauchy noise h ∝ 1/(1 + z²), L_s = L_d = 1, so α + β ≤ ε suffices,
   and both published constant pairs satisfy it.
@@ -27,7 +27,7 @@ _MECH = ("smooth-sensitivity-laplace", "smooth-sensitivity-cauchy")
 
 def slack_queries(corrected: bool) -> list[Query]:
     """The two-step (dilation, then sliding) argument: P[M(S)∈A] ≤ E·P_mid + b and
-    P_mid ≤ E·P[M(S')∈A] + b, with bad-event mass b = δ'/2 (corrected) or δ/2 (seed 000)."""
+    P_mid ≤ E·P[M(S')∈A] + b, with bad-event mass b = δ'/2 (corrected) or δ/2 (Muñoz Medina and Gillenwater (2020))."""
     p, pm, p2, delta, E = z3.Reals("P_S P_mid P_S2 delta E")
     dprime = 2 * delta / (E + 1)
     b = dprime / 2 if corrected else delta / 2
@@ -38,36 +38,36 @@ def slack_queries(corrected: bool) -> list[Query]:
                   facts + (p > E * E * p2 + delta,), shown=shown)]
 
 
-@register("ss-laplace-delta-prime", source="S0 Proposition 2 (corrected); SPEC §3.5",
+@register("ss-laplace-delta-prime", source="Muñoz Medina & Gillenwater 2020, Proposition 2 (corrected); docs/math.md#ss-mechanisms",
           statement="""Smooth-sensitivity Laplace with α = ε/2, δ' = 2δ/(e^{ε/2} + 1) and
           β = ε/(2 ln(2/δ')): if the dilation step gives P[M(S)∈A] ≤ e^{ε/2}·P_mid + δ'/2 and the
           sliding step gives P_mid ≤ e^{ε/2}·P[M(S')∈A] + δ'/2, then
           P[M(S)∈A] ≤ e^ε·P[M(S')∈A] + δ for all probabilities, every ε > 0 and δ ∈ (0, 1): the
           total slack is (1 + e^{ε/2})δ'/2 = δ.""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S0",), spec=("§3.5",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("Muñoz Medina & Gillenwater 2020",), spec=("docs/math.md#ss-mechanisms",),
           mechanisms=_MECH)
 def _delta_prime() -> list[Query]:
     return slack_queries(corrected=True)
 
 
-@register("ss-laplace-s0-delta", source="S0 Proposition 2 as written; SPEC §3.5, §8 E1",
-          statement="""S0 Proposition 2 as written sets β = ε/(2 ln(2/δ)), so each bad event has
+@register("ss-laplace-s0-delta", source="Muñoz Medina & Gillenwater 2020, Proposition 2 as written; docs/math.md#ss-mechanisms, #e1",
+          statement="""Muñoz Medina and Gillenwater (2020) Proposition 2 as written sets β = ε/(2 ln(2/δ)), so each bad event has
           mass δ/2; the claim is that the two steps still compose to
           P[M(S)∈A] ≤ e^ε·P[M(S')∈A] + δ. FALSE as a proof step: the slack is (1 + e^{ε/2})δ/2 > δ,
           and z3 returns probabilities meeting both steps but not the conclusion. (The mechanism
-          itself passes numeric checks, SPEC §3.5; the gap is in the proof.)""",
-          expected=Status.REFUTED, assumes_exact_reals=True, seeds=("S0",), spec=("§3.5", "§8 E1"),
+          itself passes numeric checks, docs/math.md#ss-mechanisms; the gap is in the proof.)""",
+          expected=Status.REFUTED, assumes_exact_reals=True, seeds=("Muñoz Medina & Gillenwater 2020",), spec=("docs/math.md#ss-mechanisms", "docs/math.md#e1"),
           mechanisms=_MECH)
 def _s0_delta() -> list[Query]:
     return slack_queries(corrected=False)
 
 
-@register("ss-cauchy-constants", source="NRS07 (SS with Cauchy noise); SPEC §3.5",
+@register("ss-cauchy-constants", source="NRS07 (SS with Cauchy noise); docs/math.md#ss-mechanisms",
           statement="""For h(z) = 1/(1 + z²): L_s = sup_z |h'(z)/h(z)| = 1 and
           L_d = sup_z |1 + z·h'(z)/h(z)| = 1 (both bounds hold for all real z and are attained),
           so the privacy loss α·L_s + β·L_d is at most α + β, and both published pairs
           (α, β) = (ε/8, ε/2) and (ε/6, ε/6) satisfy α + β ≤ ε.""",
-          expected=Status.PROVED, assumes_exact_reals=True, seeds=("S0",), spec=("§3.5",),
+          expected=Status.PROVED, assumes_exact_reals=True, seeds=("Muñoz Medina & Gillenwater 2020",), spec=("docs/math.md#ss-mechanisms",),
           mechanisms=("smooth-sensitivity-cauchy",))
 def _cauchy() -> list[Query]:
     z, eps = z3.Reals("z epsilon")

@@ -1,4 +1,4 @@
-"""``add-remove``: D' = D ∪ {z} or D = D' ∪ {z} (multisets; |D Δ D'| = 1), SPEC §1.
+"""``add-remove``: D' = D ∪ {z} or D = D' ∪ {z} (multisets; |D Δ D'| = 1), docs/math.md#neighbour-relations.
 
 ``size`` bounds the larger dataset, so every size 0..size is allowed.
 """

@@ -1,4 +1,4 @@
-"""``l1``: D, D' ∈ [lo, hi]^size with Σ_i |D_i − D'_i| ≤ 1 (count vectors), SPEC §1."""
+"""``l1``: D, D' ∈ [lo, hi]^size with Σ_i |D_i − D'_i| ≤ 1 (count vectors), docs/math.md#neighbour-relations."""
 
 from __future__ import annotations
 

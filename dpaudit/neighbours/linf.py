@@ -1,4 +1,4 @@
-"""``linf``: D, D' ∈ [lo, hi]^size with max_i |D_i − D'_i| ≤ 1 (vectors of query answers), SPEC §1."""
+"""``linf``: D, D' ∈ [lo, hi]^size with max_i |D_i − D'_i| ≤ 1 (vectors of query answers), docs/math.md#neighbour-relations."""
 
 from __future__ import annotations
 

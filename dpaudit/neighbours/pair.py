@@ -34,7 +34,7 @@ class Pair:
     ``relation`` is the relation the pair was drawn under, when known. ``index``: for
     ``add-remove`` the position of the extra record in the larger dataset; for ``replace`` the
     position of the changed record. ``dataset_ids`` / ``neighbour_ids`` / ``individual`` are set
-    in the individual model only (SPEC §6.1). Equality and hashing use :attr:`key` (the values),
+    in the individual model only (docs/math.md#individual-model). Equality and hashing use :attr:`key` (the values),
     not the label.
     """
 

@@ -1,6 +1,6 @@
 """Neighbour relations as predicates on pairs of datasets, and the sizes each relation allows.
 
-For records in a domain [lo, hi] (SPEC §1, DESIGN.md "Neighbour relations"); each relation lives
+For records in a domain [lo, hi] (docs/math.md#neighbour-relations); each relation lives
 in a module of its own behind :class:`~dpaudit.neighbours.registry.Relation`:
 
 * ``add-remove``: D' = D ∪ {z} or D = D' ∪ {z} (multisets; |D Δ D'| = 1). ``size`` bounds the

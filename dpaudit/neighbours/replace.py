@@ -1,5 +1,5 @@
 """``replace``: |D| = |D'| = size and the multisets differ in one record (Hamming distance 1),
-SPEC §1."""
+docs/math.md#neighbour-relations."""
 
 from __future__ import annotations
 

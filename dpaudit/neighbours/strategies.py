@@ -1,4 +1,4 @@
-"""Hypothesis strategies for datasets and neighbouring pairs under every relation (SPEC §1).
+"""Hypothesis strategies for datasets and neighbouring pairs under every relation (docs/math.md#neighbour-relations).
 
 Public API (stable; shared by the sensitivity search and the privacy auditor's pair search)::
 
@@ -6,7 +6,7 @@ Public API (stable; shared by the sensitivity search and the privacy auditor's p
         SizeRange, NeighbourPair, size_range, elements, datasets, neighbouring_pairs)
 
     pairs = neighbouring_pairs("add-remove", (0.0, 1.0), (0, 50))   # SearchStrategy[NeighbourPair]
-    pairs = neighbouring_pairs("add-remove", (0, 10), 8, individuals=12)  # seed 002 i-neighbours
+    pairs = neighbouring_pairs("add-remove", (0, 10), 8, individuals=12)  # Cummings and Durfee (2020) i-neighbours
 
 * :func:`size_range` parses ``sizes`` (an int ``N`` means 0..N; a pair ``(lo, hi)`` or a
   ``range`` gives the inclusive bounds).
@@ -35,7 +35,7 @@ Public API (stable; shared by the sensitivity search and the privacy auditor's p
     all up or down, one up and the rest down, half up and half down, the X shape, random signs),
     by a magnitude that is usually exactly 1, clipped to the domain.
   - ``l1``: coordinates move by at most 1 in total (one coordinate by ±t, or two sharing t).
-  - With ``individuals=N`` (``add-remove`` only): seed 002's individual model (SPEC §6.1). A
+  - With ``individuals=N`` (``add-remove`` only): Cummings and Durfee (2020)'s individual model (docs/math.md#individual-model). A
     universe of N individuals 0..N-1 each holds a fixed record; a dataset is the records of a set
     of individuals D (in identity order) and its *i*-neighbour is D ∪ {i} with i ∉ D. The pair
     carries ``dataset_ids``, ``neighbour_ids`` and ``individual = i``.
@@ -410,7 +410,7 @@ def neighbouring_pairs(relation: Union[str, Neighbours], domain: Any, sizes: Any
     """Neighbouring pairs under ``relation`` over ``domain`` with sizes in ``sizes``.
 
     ``integers=True`` draws integer-valued records (count vectors for ``l1``; then moves are ±1);
-    ``dim`` draws records in domain^dim; ``individuals=N`` uses seed 002's individual model
+    ``dim`` draws records in domain^dim; ``individuals=N`` uses Cummings and Durfee (2020)'s individual model
     (``add-remove`` only). For ``add-remove``, both datasets' sizes lie in ``sizes``, so it needs
     ``hi ≥ 1`` and ``lo < hi``; the other relations need ``hi ≥ 1``. In the default order
     (``both_orders=False`` fixes it) ``dataset`` is the larger dataset for ``add-remove`` and the

@@ -1,4 +1,4 @@
-"""Hypothesis search for sensitivity violations, global and individual (seed 002).
+"""Hypothesis search for sensitivity violations, global and individual (Cummings and Durfee (2020)).
 
 ``dpaudit.check_sensitivity(f, bound, neighbours=..., domain=..., sizes=...)`` returns a frozen
 :class:`SensitivityResult`: REFUTED with a shrunk, replayable counterexample, NOT_REFUTED after

@@ -1,7 +1,7 @@
 """A validated sensitivity claim and how to evaluate ``f`` on one neighbouring pair.
 
-The claim (SPEC §6.1, §4.1): for neighbours D ~ D' under the relation,
-``‖f(D) − f(D')‖ ≤ Δ``; in seed 002's individual model ``‖f(D ∪ {i}) − f(D)‖ ≤ Δ_i``;
+The claim (docs/math.md#individual-model, #em-range): for neighbours D ~ D' under the relation,
+``‖f(D) − f(D')‖ ≤ Δ``; in Cummings and Durfee (2020)'s individual model ``‖f(D ∪ {i}) − f(D)‖ ≤ Δ_i``;
 for a utility u(D, r), ``sup_r |u(D, r) − u(D', r)| ≤ Δu`` (MT07's Δu). Outputs in ℝ^d are
 compared in ℓ1, ℓ2 or ℓ∞. A pair violates the claim when
 
@@ -252,7 +252,7 @@ def make_problem(f: Any, bound: Any, *, neighbours: Any, domain: Any, sizes: Any
             raise InvalidArgument.bad("individual", individual, "a non-empty sequence of bounds Δ_i")
         if rel is not Neighbours.ADD_REMOVE:
             raise InvalidArgument.bad("neighbours", rel.value,
-                                      "add-remove with individual bounds (D and D ∪ {i}, seed 002)")
+                                      "add-remove with individual bounds (D and D ∪ {i}, Cummings and Durfee (2020))")
     out_dom = None if outputs is None else Domain.parse(outputs)
     grid = None
     if output_grid is not None:

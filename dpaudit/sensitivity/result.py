@@ -1,8 +1,8 @@
 """The frozen outcome of a sensitivity search and its canonical JSON record.
 
 A search can only REFUTE a sensitivity claim ``‖f(D) − f(D')‖ ≤ Δ`` (or, per individual,
-``‖f(D ∪ {i}) − f(D)‖ ≤ Δ_i``; seed 002, SPEC §6.1) with a concrete pair, or fail to refute it
-after N examples; it never proves one (DESIGN.md, "Three kinds of evidence").
+``‖f(D ∪ {i}) − f(D)‖ ≤ Δ_i``; Cummings and Durfee (2020), docs/math.md#individual-model) with a concrete pair, or fail to refute it
+after N examples; it never proves one (docs/ARCHITECTURE.md#kinds-of-evidence).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Hypothesis search for sensitivity violations: :func:`check_sensitivity`.
 
-For neighbours D ~ D' (SPEC §1) the claim is ``‖f(D) − f(D')‖ ≤ Δ`` (global sensitivity), or in
-seed 002's individual model ``‖f(D ∪ {i}) − f(D)‖ ≤ Δ_i`` (Definition 2.3; SPEC §6.1), or for a
-utility ``sup_r |u(D, r) − u(D', r)| ≤ Δu`` (MT07; SPEC §4.1). The search:
+For neighbours D ~ D' (docs/math.md#neighbour-relations) the claim is ``‖f(D) − f(D')‖ ≤ Δ`` (global sensitivity), or in
+Cummings and Durfee (2020)'s individual model ``‖f(D ∪ {i}) − f(D)‖ ≤ Δ_i`` (Definition 2.3; docs/math.md#individual-model), or for a
+utility ``sup_r |u(D, r) − u(D', r)| ≤ Δu`` (MT07; docs/math.md#em-range). The search:
 
 1. draws neighbouring pairs from :mod:`dpaudit.neighbours.strategies` (domain ends, duplicates,
    clusters, tiny and large sizes, float-limit values; every relation; the individual model),
@@ -299,7 +299,7 @@ def check_sensitivity(f: Callable, bound: Any = None, *, neighbours: Any, domain
     :class:`~dpaudit.claims.SensitivityBound` (its ``individual`` and ``norm`` are used); when it is
     omitted, ``f.sensitivity`` is used.
 
-    * ``individual=(Δ_0, …, Δ_{N−1})``: seed 002's individual sensitivity (SPEC §6.1): a universe
+    * ``individual=(Δ_0, …, Δ_{N−1})``: Cummings and Durfee (2020)'s individual sensitivity (docs/math.md#individual-model): a universe
       of N identities with fixed records; pairs are D and D ∪ {i} and the bound is Δ_i. ``f`` is
       called ``f(data, ids)`` when it takes a second positional argument (or ``ids=True``), else
       ``f(data)``; ``data`` holds the members' records in identity order.

@@ -52,7 +52,7 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
     audit never overwrites the committed report. Exit 0 when every verdict equals its expected one,
     1 otherwise (0 with ``--exit-zero``), 5 when nothing was selected.
     """
-    from dpaudit.report import make_run, report_paths, write_reports
+    from dpaudit.report import make_run, report_paths, write_each
     from dpaudit.report.json_io import check_report_paths
 
     seed, _ = resolve_seed(getattr(args, "seed", None))
@@ -91,7 +91,9 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
     run = make_run(records, seed=seed, started=started, finished=time.time(), command=command)
     if skipped:
         run["skipped"] = skipped
-    written = write_reports(run, **outputs)
+    written, not_written = write_each(run, **outputs)  # one that fails hides no verdict
+    for fmt, why in not_written.items():
+        print(f"dpaudit: error: the {fmt} report was not written: {why}", file=sys.stderr)
     if interrupted is not None:
         print(f"dpaudit: interrupted ({interrupted}) after {finished} of {len(records)} audits; "
               + "; ".join(f"wrote {fmt}: {path}" for fmt, path in written.items()), file=sys.stderr)
@@ -108,6 +110,8 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
         print(f"  {r['id']}: expected {r['expected']}, got {r['verdict']}; reproduce: {r['reproduce']}")
     for fmt, path in written.items():
         print(f"dpaudit: wrote {fmt}: {path}")
+    if not_written:
+        return ExitCode.USAGE_ERROR
     if skipped and not records:
         return ExitCode.NOTHING_TO_AUDIT
     return suite_exit_code(records, exit_zero=args.exit_zero,

@@ -1,4 +1,4 @@
-"""The error bound of Duff (seed 000 Theorem 1, restated; SPEC §5.4).
+"""The error bound of Duff (Muñoz Medina and Gillenwater (2020) Theorem 1, restated; docs/math.md#duff-theorem-1).
 
 Let H_t = {x : c(x) ≤ t} (c the Duff cost, :mod:`~dpaudit.reference.duff`), λ the Lebesgue measure,
 W = W₀(ε(b − a)/(Cδ)) (principal Lambert branch, ``scipy.special.lambertw``), t* = 4W/ε and
@@ -7,14 +7,14 @@ satisfies
 
     |x − T(S)| < 4(e − 1)·SS_{β_exp}(S)·W/ε = (e − 1)·t*·SS_{1/t*}(S),
 
-with SS the add/remove smooth sensitivity of the (AVG) median (SPEC §3.3).
+with SS the add/remove smooth sensitivity of the (AVG) median (docs/math.md#median-ss-add-remove).
 
 Proof sketch [D]: P(c ≥ t) ≤ (b − a)e^{−εt/2} / (λ(H_{t/2})e^{−εt/4}) ≤ 2(b − a)e^{−εt/4}/(Ct) when
 λ(H_{t/2}) ≥ C·t/2, which is ≤ δ at t = t* (already at (4/ε)W(ε(b−a)/(2Cδ)); the seed's Cδ is
 larger, hence also valid). If c(x) < t a chain of fewer than t add/remove steps reaches a dataset
 with median x, so |x − T| ≤ Σ_{k<t} A^{(k)} ≤ (e − 1)·t·SS_{1/t}.
 
-**The assumption.** Seed 000 asks λ(H_t) ≥ C·t for all t. That fails at t < 1 (H_0 is a null set;
+**The assumption.** Muñoz Medina and Gillenwater (2020) asks λ(H_t) ≥ C·t for all t. That fails at t < 1 (H_0 is a null set;
 E4) and, since λ(H_t) ≤ b − a, also for every t > (b − a)/C: no C > 0 satisfies it on all t ≥ 1.
 The proof uses it only at t*/2, so :func:`theorem1_assumption_holds` checks exactly
 λ(H_{t*/2}) ≥ C·t*/2, and :func:`theorem1_constant` finds the largest such C for a dataset.
@@ -149,11 +149,11 @@ def theorem1_constant(data: Any, epsilon: float, delta: float, lo: float = 0.0, 
 
 def theorem1_bound(data: Any, epsilon: float, delta: float, C: Optional[float] = None,
                    lo: float = 0.0, hi: float = 1.0, variant: str = "seed") -> Theorem1Bound:
-    """Seed 000 Theorem 1: 4(e − 1)·SS_{β_exp}(S)·W/ε with β_exp = ε/(4W) (SPEC §5.4).
+    """Muñoz Medina and Gillenwater (2020) Theorem 1: 4(e − 1)·SS_{β_exp}(S)·W/ε with β_exp = ε/(4W) (docs/math.md#duff-theorem-1).
 
     ``C=None`` uses :func:`theorem1_constant` (the best C for which the growth assumption holds).
     The theorem is for Duff with the AVG median (the convention whose add/remove smooth
-    sensitivity SPEC §3.3 gives); SS and H_t both use it.
+    sensitivity docs/math.md#median-ss-add-remove gives); SS and H_t both use it.
     """
     eps = check_epsilon(epsilon)
     if C is None:

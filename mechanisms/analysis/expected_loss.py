@@ -1,8 +1,8 @@
-"""The expected-loss formulas of seed 001 (SPEC §2.4), exact and as the seed states them.
+"""The expected-loss formulas of Chen, Pal and Golubchik (2016) (docs/math.md#expected-loss), exact and as the seed states them.
 
 * :func:`expected_abs_order_statistic`: the exact E|X_(j)| of k iid noises, from the binomial
   representation P(X_(j) > t) = P(#{X_i > t} ≥ k − j + 1) (David and Nagaraja 2003, eq (2.1.3)).
-* The loss formulas of SPEC §2.4 as functions of ρ = e^{−ε} (seed 001's α), loss |·|:
+* The loss formulas of docs/math.md#expected-loss as functions of ρ = e^{−ε} (Chen, Pal and Golubchik (2016)'s α), loss |·|:
 
   ====  ==============================================  ===========================
   eq    value                                           status
@@ -14,7 +14,7 @@
   (15)  (1 − (1 − √ρ)²/2)·√ρ/(1 − ρ)                    exact (staircase, rounded)
   (16)  √(2/(πk))·Δ/(−ln ρ)                             asymptotic in k only
   (17)  √(2/(πk))·Δ√ρ/(1 − ρ)                           asymptotic in k only
-  (18)  (1 + ρ)/((1 − ρ)√(2πk))  (as stated)            wrong (SPEC §8 E11)
+  (18)  (1 + ρ)/((1 − ρ)√(2πk))  (as stated)            wrong (docs/math.md#e11)
   ====  ==============================================  ===========================
 
   Corrected (18) [D]: for odd or even k, with s_m = P(K > m) = ρ^{m+1}/(1 + ρ) < ½ and the
@@ -117,9 +117,9 @@ def expected_abs_median(noise: Any, k: int) -> float:
 
 
 def rounded_expected_abs(noise: Any) -> float:
-    """E|round(Z)| = 2 Σ_{m≥1} P(Z ≥ m − ½) for symmetric continuous noise (count remap, S1 §5.1.1).
+    """E|round(Z)| = 2 Σ_{m≥1} P(Z ≥ m − ½) for symmetric continuous noise (count remap, Chen, Pal and Golubchik (2016) §5.1.1).
 
-    With Δ = 1 this is the exact value of S1 eq (14) (Laplace) and eq (15) (staircase at γ*).
+    With Δ = 1 this is the exact value of Chen, Pal and Golubchik (2016) eq (14) (Laplace) and eq (15) (staircase at γ*).
     """
     total, m = 0.0, 1
     while True:
@@ -130,48 +130,48 @@ def rounded_expected_abs(noise: Any) -> float:
         m += 1024
 
 
-# -- the formulas of SPEC §2.4 ------------------------------------------------------------------------
+# -- the formulas of docs/math.md#expected-loss ------------------------------------------------------------------------
 def laplace_loss(rho: Any, sensitivity: float = 1.0) -> np.ndarray:
-    """S1 eq (11): E|Z| = Δ/(−ln ρ) for Laplace noise of scale Δ/ε (exact)."""
+    """Chen, Pal and Golubchik (2016) eq (11): E|Z| = Δ/(−ln ρ) for Laplace noise of scale Δ/ε (exact)."""
     return sensitivity / -np.log(_rho(rho))
 
 
 def staircase_loss(rho: Any, sensitivity: float = 1.0) -> np.ndarray:
-    """S1 eq (12): E|Z| = Δ√ρ/(1 − ρ) for the staircase at γ* (exact)."""
+    """Chen, Pal and Golubchik (2016) eq (12): E|Z| = Δ√ρ/(1 − ρ) for the staircase at γ* (exact)."""
     r = _rho(rho)
     return sensitivity * np.sqrt(r) / (1 - r)
 
 
 def geometric_loss(rho: Any) -> np.ndarray:
-    """S1 eq (13): E|K| = 2ρ/(1 − ρ²) for the two-sided geometric with the corrected pmf (exact)."""
+    """Chen, Pal and Golubchik (2016) eq (13): E|K| = 2ρ/(1 − ρ²) for the two-sided geometric with the corrected pmf (exact)."""
     r = _rho(rho)
     return 2 * r / (1 - r * r)
 
 
 def count_laplace_loss(rho: Any) -> np.ndarray:
-    """S1 eq (14): E|round(Z)| = √ρ/(1 − ρ), Laplace(1/ε) rounded to the nearest integer (exact)."""
+    """Chen, Pal and Golubchik (2016) eq (14): E|round(Z)| = √ρ/(1 − ρ), Laplace(1/ε) rounded to the nearest integer (exact)."""
     r = _rho(rho)
     return np.sqrt(r) / (1 - r)
 
 
 def count_staircase_loss(rho: Any) -> np.ndarray:
-    """S1 eq (15): (1 − (1 − √ρ)²/2)·√ρ/(1 − ρ) = ρ/(1 − ρ) + √ρ/2, staircase at γ*, Δ = 1, rounded."""
+    """Chen, Pal and Golubchik (2016) eq (15): (1 − (1 − √ρ)²/2)·√ρ/(1 − ρ) = ρ/(1 − ρ) + √ρ/2, staircase at γ*, Δ = 1, rounded."""
     r = _rho(rho)
     return (1 - (1 - np.sqrt(r)) ** 2 / 2) * np.sqrt(r) / (1 - r)
 
 
 def collusion_laplace_loss(rho: Any, k: Any, sensitivity: float = 1.0) -> np.ndarray:
-    """S1 eq (16): E|med_k| ≈ √(2/(πk))·Δ/(−ln ρ). Asymptotic only (med_k ≈ N(0, 1/(4k f(0)²)))."""
+    """Chen, Pal and Golubchik (2016) eq (16): E|med_k| ≈ √(2/(πk))·Δ/(−ln ρ). Asymptotic only (med_k ≈ N(0, 1/(4k f(0)²)))."""
     return np.sqrt(2 / (np.pi * _k(k))) * laplace_loss(rho, sensitivity)
 
 
 def collusion_staircase_loss(rho: Any, k: Any, sensitivity: float = 1.0) -> np.ndarray:
-    """S1 eq (17): E|med_k| ≈ √(2/(πk))·Δ√ρ/(1 − ρ). Asymptotic only (f(0) = A at γ*)."""
+    """Chen, Pal and Golubchik (2016) eq (17): E|med_k| ≈ √(2/(πk))·Δ√ρ/(1 − ρ). Asymptotic only (f(0) = A at γ*)."""
     return np.sqrt(2 / (np.pi * _k(k))) * staircase_loss(rho, sensitivity)
 
 
 def collusion_geometric_loss_seed(rho: Any, k: Any) -> np.ndarray:
-    """S1 eq (18) **as stated** (wrong: it treats the pmf at 0 as a density; SPEC §8 E11).
+    """Chen, Pal and Golubchik (2016) eq (18) **as stated** (wrong: it treats the pmf at 0 as a density; docs/math.md#e11).
 
     (1 + ρ)/((1 − ρ)√(2πk)). Kept to show that it is wrong; use :func:`expected_abs_median` on
     a :class:`~dpaudit.reference.geometric.Geometric` for the exact value and

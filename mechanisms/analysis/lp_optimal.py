@@ -1,11 +1,11 @@
-"""Optimal ε-DP mechanisms for a count query by linear programming (seed 001 OPT1 and OPT2).
+"""Optimal ε-DP mechanisms for a count query by linear programming (Chen, Pal and Golubchik (2016) OPT1 and OPT2).
 
 A mechanism for a count on {0..n} is a row-stochastic matrix x[i, j] = P(output j | true count i).
-It is ε-DP iff x[i, j] ≤ e^ε x[i+1, j] and x[i+1, j] ≤ e^ε x[i, j] for all i < n and j (S1 §2.1).
+It is ε-DP iff x[i, j] ≤ e^ε x[i+1, j] and x[i+1, j] ≤ e^ε x[i, j] for all i < n and j (Chen, Pal and Golubchik (2016) §2.1).
 With a loss l(i, j) (``"abs"`` |i − j|, ``"squared"`` (i − j)², ``"binary"`` [i ≠ j]):
 
-* OPT1 (Bayesian, S1 eq (4)): minimise Σ_i p_i Σ_j x[i, j] l(i, j) for a prior p;
-* OPT2 (risk-averse / minimax, S1 eq (5)): minimise max_i Σ_j x[i, j] l(i, j), written with an
+* OPT1 (Bayesian, Chen, Pal and Golubchik (2016) eq (4)): minimise Σ_i p_i Σ_j x[i, j] l(i, j) for a prior p;
+* OPT2 (risk-averse / minimax, Chen, Pal and Golubchik (2016) eq (5)): minimise max_i Σ_j x[i, j] l(i, j), written with an
   epigraph variable t: Σ_j x[i, j] l(i, j) ≤ t for every i.
 
 Both are solved with ``scipy.optimize.linprog`` (HiGHS). Reference mechanisms are compared through
@@ -76,12 +76,12 @@ def check_prior(prior: Any, n: int) -> np.ndarray:
 
 
 def bayes_risk(Z: np.ndarray, prior: np.ndarray, L: np.ndarray) -> float:
-    """Σ_i p_i Σ_j Z[i, j] l(i, j) (S1 eq (4))."""
+    """Σ_i p_i Σ_j Z[i, j] l(i, j) (Chen, Pal and Golubchik (2016) eq (4))."""
     return float(np.sum(prior[:, None] * Z * L))
 
 
 def worst_case_risk(Z: np.ndarray, L: np.ndarray) -> float:
-    """max_i Σ_j Z[i, j] l(i, j) (S1 eq (5))."""
+    """max_i Σ_j Z[i, j] l(i, j) (Chen, Pal and Golubchik (2016) eq (5))."""
     return float(np.max(np.sum(Z * L, axis=1)))
 
 
@@ -268,7 +268,7 @@ def _interval_probs(noise: Any, lo: np.ndarray, hi: np.ndarray, n: int) -> np.nd
 
 
 def rounding_cells(noise: Any, n: int) -> np.ndarray:
-    """Seed 001's remap (S1 §4.2.3): round i + Z to the nearest integer, clamped to {0..n}."""
+    """Chen, Pal and Golubchik (2016)'s remap (Chen, Pal and Golubchik (2016) §4.2.3): round i + Z to the nearest integer, clamped to {0..n}."""
     edges = np.concatenate([[-np.inf], np.arange(n) + 0.5, [np.inf]])
     return _interval_probs(noise, edges[:-1], edges[1:], n)
 

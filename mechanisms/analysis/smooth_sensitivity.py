@@ -1,10 +1,10 @@
-"""Smooth sensitivity of the median (Nissim, Raskhodnikova and Smith 2007; SPEC §3).
+"""Smooth sensitivity of the median (Nissim, Raskhodnikova and Smith 2007; docs/math.md#smooth-sensitivity).
 
-SS_β(S) = max_{k ≥ 0} e^{−βk} A^{(k)}(S), with A^{(k)}(S) = max_{d(S,S') ≤ k} LS(S') (SPEC §3.1).
+SS_β(S) = max_{k ≥ 0} e^{−βk} A^{(k)}(S), with A^{(k)}(S) = max_{d(S,S') ≤ k} LS(S') (docs/math.md#ss-definitions).
 Data are clamped into [a, b] = [lo, hi], sorted s_1 ≤ … ≤ s_n and padded with s_i = a for i ≤ 0
 and s_i = b for i ≥ n + 1.
 
-**Replace-one, n fixed, LOW median T = s_m, m = ⌈n/2⌉** (NRS07 Prop 3.4 / Alg 1; SPEC §3.2):
+**Replace-one, n fixed, LOW median T = s_m, m = ⌈n/2⌉** (NRS07 Prop 3.4 / Alg 1; docs/math.md#median-ss-replace-one):
 
     SS_β = max_{0 ≤ i ≤ m ≤ j ≤ n+1, i < j} (s_j − s_i)·e^{−β(j−i−1)}.
 
@@ -15,7 +15,7 @@ recurses on (i_lo, i_mid−1, j_lo, j*) and (i_mid+1, i_hi, j*, j_hi). It runs l
 vectorised over every sub-problem of a level, and drops sub-problems whose upper bound
 (s_{j_hi} − s_{i_lo})·e^{−β·max(0, j_lo−i_hi−1)} cannot beat the best value found: O(n log n).
 
-**Add/remove, AVG median, n ≥ 1** (SPEC §3.3):
+**Add/remove, AVG median, n ≥ 1** (docs/math.md#median-ss-add-remove):
 
     SS_AR,β = max_{0 ≤ i < j ≤ n+1} ((s_j − s_i)/2)·e^{−β c(i,j)},
     c(i,j) = (j − i − 1) + (|i + j − n − 1| − 1)⁺ + [i = 0 ∧ j = n + 1].
@@ -45,7 +45,7 @@ __all__ = [
     "median_smooth_sensitivity",
 ]
 
-#: Even-size median conventions (SPEC notation): LOW = s_⌈n/2⌉, AVG = (s_⌊(n+1)/2⌋ + s_⌊n/2⌋+1)/2.
+#: Even-size median conventions (docs/math.md#conventions): LOW = s_⌈n/2⌉, AVG = (s_⌊(n+1)/2⌋ + s_⌊n/2⌋+1)/2.
 MEDIAN_CONVENTIONS = ("low", "avg")
 
 _METHODS = ("fast", "quadratic")
@@ -58,7 +58,7 @@ def _check_convention(convention: Any) -> str:
 
 
 def median_of(data: Any, convention: str = "avg") -> float:
-    """LOW: s_⌈n/2⌉; AVG: (s_⌊(n+1)/2⌋ + s_⌊n/2⌋+1)/2 (SPEC notation). The data must be non-empty."""
+    """LOW: s_⌈n/2⌉; AVG: (s_⌊(n+1)/2⌋ + s_⌊n/2⌋+1)/2 (docs/math.md#conventions). The data must be non-empty."""
     conv = _check_convention(convention)
     s = np.sort(_as_data(data))
     n = s.size
@@ -71,7 +71,7 @@ def median_of(data: Any, convention: str = "avg") -> float:
 
 def median_convention(neighbours: Any) -> str:
     """The median convention whose smooth sensitivity is implemented for a relation:
-    ``"low"`` for replace-one (NRS07), ``"avg"`` for add/remove (SPEC §3.3)."""
+    ``"low"`` for replace-one (NRS07), ``"avg"`` for add/remove (docs/math.md#median-ss-add-remove)."""
     rel = _check_relation(neighbours)
     return "low" if rel is Neighbours.REPLACE else "avg"
 
@@ -102,7 +102,7 @@ def _padded(data: Any, lo: float, hi: float) -> np.ndarray:
 
 
 def median_local_sensitivity(data: Any, lo: float, hi: float, neighbours: Any = "replace") -> float:
-    """LS of the median (SPEC §3.2, §3.3), padded with a and b.
+    """LS of the median (docs/math.md#median-ss-replace-one, #median-ss-add-remove), padded with a and b.
 
     replace (LOW): max(s_{m+1} − s_m, s_m − s_{m−1}), m = ⌈n/2⌉.
     add-remove (AVG): (s_{m+1} − s_m)/2 for n = 2m; max(s_{m+1} − s_m, s_m − s_{m−1})/2 for n = 2m − 1.
@@ -120,7 +120,7 @@ def median_local_sensitivity(data: Any, lo: float, hi: float, neighbours: Any = 
 
 def median_smooth_sensitivity(data: Any, beta: float, lo: float, hi: float,
                               neighbours: Any = "replace", method: str = "fast") -> float:
-    """β-smooth sensitivity of the median of ``data`` clamped into [lo, hi] (SPEC §3.2–3.3).
+    """β-smooth sensitivity of the median of ``data`` clamped into [lo, hi] (docs/math.md#median-ss-replace-one, #median-ss-add-remove).
 
     ``neighbours="replace"`` uses the LOW median (NRS07); ``"add-remove"`` the AVG median.
     ``method="fast"`` (O(n log n) replace, O(n) add/remove after the sort) or ``"quadratic"``

@@ -1,9 +1,9 @@
 """The seed papers' own statements (formulas, lemmas, theorems), each with a numeric re-check.
 
 * :mod:`.types`: :class:`~.types.SeedClaim` (a statement, where the paper makes it, the verdict we
-  record, the SPEC section and errata) and the :class:`~.types.ClaimCheck` its check produces.
-* :mod:`.noise`: seed 001 (Chen, Pal and Golubchik: oblivious noise mechanisms).
-* :mod:`.exponential`: seeds 000 (Duff's median), 003 (range vs sensitivity) and 004 (the quantile
+  record, the section of docs/math.md and the errata) and the :class:`~.types.ClaimCheck` its check produces.
+* :mod:`.noise`: Chen, Pal and Golubchik (2016) (Chen, Pal and Golubchik: oblivious noise mechanisms).
+* :mod:`.exponential`: Muñoz Medina and Gillenwater (2020) (Duff's median), Dong (2020) (range vs sensitivity) and the EM-for-medians notes (2020) (the quantile
   exponential mechanism).
 
 One id convention, ``s<NNN>-<where>-<what>`` in lower case (``s001-eq6-density``,
@@ -22,7 +22,7 @@ __all__ = ["all_claims", "evaluate"]
 
 
 def all_claims() -> tuple[SeedClaim, ...]:
-    """Every recorded claim, seed 001 first (in the paper's order), then seeds 000, 003 and 004."""
+    """Every recorded claim, Chen, Pal and Golubchik (2016) first (in the paper's order), then papers 000, 003 and 004 (docs/math.md#sources)."""
     return (*noise.claims(), *exponential.claims())
 
 

@@ -1,15 +1,15 @@
-"""The claims of seeds 000 (Duff), 003 (range vs sensitivity) and 004 (EM for medians), with
-their verdicts, as data (SPEC §4, §5, §8).
+"""The claims of Muñoz Medina and Gillenwater (2020) (Duff), Dong (2020) (range vs sensitivity) and the EM-for-medians notes (2020), with
+their verdicts, as data (docs/math.md#exponential-mechanism, #duff, #errata).
 
 Each claim (a :class:`~dpaudit.reference.claims.types.SeedClaim`, the type shared with
 :mod:`~dpaudit.reference.claims.noise`) names its seed, where the seed states it, the statement checked,
-the verdict we record, the SPEC section and errata (E-numbers, SPEC §8), and a ``check`` that
+the verdict we record, the section of docs/math.md and its errata (E-numbers, docs/math.md#errata), and a ``check`` that
 recomputes the evidence from scratch (exhaustive enumeration over a small universe, or exact laws and
 :func:`dpaudit.estimators.exact.pair_loss` on a deterministic set of neighbouring pairs).
 
 Verdicts follow the project's three-valued honesty: a claim with an explicit, exactly checked
 counterexample is REFUTED; a claim that survived the exhaustive or exact check is NOT_REFUTED
-(SPEC derives it [D], and the z3 claims of ``dpaudit verify`` may prove it; nothing here prints
+(docs/math.md derives it [D], and the z3 claims of ``dpaudit verify`` may prove it; nothing here prints
 "proved"). Ids are ``s<NNN>-<where>-<what>``, lower case; :func:`dpaudit.reference.claims.evaluate`
 runs the checks and says whether each observed verdict agrees.
 
@@ -246,7 +246,7 @@ def _range_le_two_sens() -> ClaimEvidence:
 
 
 def _equal_mechanisms_equal_range() -> ClaimEvidence:
-    # seed 003: X = Y = {0, 1}, q = x + y, q' = 100x + y (x the record, one record, replace)
+    # Dong (2020): X = Y = {0, 1}, q = x + y, q' = 100x + y (x the record, one record, replace)
     q1 = lambda d, y: float(d[0] + y)          # noqa: E731
     q2 = lambda d, y: float(100 * d[0] + y)    # noqa: E731
     a = utility_bounds(q1, (0.0, 1.0), (0.0, 1.0), 1, "replace")
@@ -274,48 +274,48 @@ def _range_theorem() -> ClaimEvidence:
 
 
 def claims() -> tuple[SeedClaim, ...]:
-    """Every recorded claim of seeds 000, 003 and 004, in seed order."""
+    """Every recorded claim of papers 000 (Muñoz Medina and Gillenwater 2020), 003 (Dong 2020) and 004 (the EM-for-medians notes 2020), in that order."""
     NR, RF = Verdict.NOT_REFUTED, Verdict.REFUTED
     C = partial(SeedClaim, evaluator=_EVALUATOR)
     return (
         C("s000-duff-sensitivity", "000", "Def 8 and the text after it",
-          "the Duff utility u_d has sensitivity 1 under add/remove", NR, "SPEC §5.1", (),
+          "the Duff utility u_d has sensitivity 1 under add/remove", NR, "docs/math.md#duff-definition", (),
           _duff_sensitivity),
         C("s000-duff-private", "000", "Def 7–8 (exponential mechanism with u_d)",
-          "Duff (density ∝ exp(ε u_d/2)) is ε-DP under add/remove", NR, "SPEC §5.1", (),
+          "Duff (density ∝ exp(ε u_d/2)) is ε-DP under add/remove", NR, "docs/math.md#duff-definition", (),
           _em_private(lambda: Duff(1.0, 0.0, 1.0, "avg"), "add-remove")),
         C("s000-thm1-assumption", "000", "Theorem 1 (assumption λ(H_t) ≥ Ct)",
-          "some C > 0 satisfies λ(H_t) ≥ C·t for all t", RF, "SPEC §5.4", ("E4",),
+          "some C > 0 satisfies λ(H_t) ≥ C·t for all t", RF, "docs/math.md#duff-theorem-1", ("E4",),
           _theorem1_assumption),
         C("s003-range-theorem", "003", "Theorem 1 [DDR '19]",
-          "Exp_{q,ε} is range(q)·ε-DP", NR, "SPEC §4.1", (), _range_theorem),
+          "Exp_{q,ε} is range(q)·ε-DP", NR, "docs/math.md#em-range", (), _range_theorem),
         C("s003-equal-mechanisms-equal-range", "003", "Proposition",
           "q and q' = 100x + y give the same mechanism and the same range", NR,
-          "SPEC §4.1", (), _equal_mechanisms_equal_range),
+          "docs/math.md#em-range", (), _equal_mechanisms_equal_range),
         C("s003-range-le-2sens", "003", "item 1 after Theorem 1",
-          "range(q) ≤ 2·sens(q)", NR, "SPEC §4.1", (), _range_le_two_sens),
+          "range(q) ≤ 2·sens(q)", NR, "docs/math.md#em-range", (), _range_le_two_sens),
         C("s003-monotone-range-eq-sens", "003", "item 2 after Theorem 1",
-          "range(q) = sens(q) if q is monotone", RF, "SPEC §4.1", ("E27",),
+          "range(q) = sens(q) if q is monotone", RF, "docs/math.md#em-range", ("E27",),
           _monotone_range_eq_sens),
         C("s003-counting-range-eq-sens", "003", "item 2 after Theorem 1",
-          "counting queries are monotone with range = sens = 1", NR, "SPEC §4.1", (),
+          "counting queries are monotone with range = sens = 1", NR, "docs/math.md#em-range", (),
           _counting_range),
         C("s004-eq21-sign", "004", "eq 2.1",
           "u = |#(x<r) − #(x>r)| scores outputs near the median highest", RF,
-          "SPEC §4.2", ("E29",), _eq21_sign),
+          "docs/math.md#quantile-utility", ("E29",), _eq21_sign),
         C("s004-thm2-change-one", "004", "Theorem 2",
-          "the utility of eq 2.2 has change-one sensitivity ≤ 1", NR, "SPEC §4.2",
+          "the utility of eq 2.2 has change-one sensitivity ≤ 1", NR, "docs/math.md#quantile-utility",
           ("E31",), _quantile_change_one),
         C("s004-thm3-add-remove-no-constant", "004", "Theorem 3 (utility without the constant)",
           "−|(1−q)#(x<r) − q#(x>r)| has add/drop sensitivity ≤ max(q, 1−q)", NR,
-          "SPEC §4.2", ("E32",), _quantile_add_remove),
+          "docs/math.md#quantile-utility", ("E32",), _quantile_add_remove),
         C("s004-thm3-eq22-as-written", "004", "Theorem 3 with eq 2.2 as written",
           "max(q, 1−q)N − |(1−q)#(x<r) − q#(x>r)| has add/drop sensitivity ≤ max(q, 1−q)",
-          RF, "SPEC §4.2", ("E30", "E32"), _quantile_eq22_add_remove),
+          RF, "docs/math.md#quantile-utility", ("E30", "E32"), _quantile_eq22_add_remove),
         C("s004-em-private-change-one", "004", "Theorem 1 applied to §2 (normaliser: E35)",
-          "the quantile EM with Δu = 1 is ε-DP under change-one", NR, "SPEC §4.3", ("E35",),
+          "the quantile EM with Δu = 1 is ε-DP under change-one", NR, "docs/math.md#quantile-sampler", ("E35",),
           _em_private(lambda: QuantileEM(1.0, 0.5, 0.0, 1.0, "replace"), "replace")),
         C("s004-em-private-add-remove", "004", "Theorem 1 applied to §2 (normaliser: E35)",
-          "the quantile EM with Δu = max(q, 1−q) is ε-DP under add/drop", NR, "SPEC §4.3",
+          "the quantile EM with Δu = max(q, 1−q) is ε-DP under add/drop", NR, "docs/math.md#quantile-sampler",
           ("E35",), _em_private(lambda: QuantileEM(1.0, 0.25, 0.0, 1.0, "add-remove"), "add-remove")),
     )

@@ -1,8 +1,8 @@
-"""The claims of seed 001 (Chen, Pal and Golubchik, oblivious mechanisms), evaluated numerically, as data.
+"""The claims of Chen, Pal and Golubchik (2016) (Chen, Pal and Golubchik, oblivious mechanisms), evaluated numerically, as data.
 
-Each claim (a :class:`~dpaudit.reference.claims.types.SeedClaim`) names where seed 001 states it
-("S1 eq (n)", "S1 Lemma 1", "S1 §n"), the statement, the verdict we record, the SPEC section and
-errata (SPEC §8 E8–E12), and a ``check`` that recomputes the evidence from scratch: closed-form
+Each claim (a :class:`~dpaudit.reference.claims.types.SeedClaim`) names where Chen, Pal and Golubchik (2016) states it
+("eq (n)", "Lemma 1", "§n" of Chen, Pal and Golubchik 2016), the statement, the verdict we record, the docs/math.md section and
+errata (docs/math.md#errata (E8–E12)), and a ``check`` that recomputes the evidence from scratch: closed-form
 sums of the seed's own formulas, quadrature or exact sums against our laws, exact order
 statistics, exact privacy losses (:func:`dpaudit.estimators.exact.pair_loss`) and the linear
 programs of :mod:`~dpaudit.reference.analysis.lp_optimal`. Nothing here samples, so every check is deterministic.
@@ -35,7 +35,7 @@ from .types import ClaimEvidence, SeedClaim
 
 __all__ = ["claims"]
 
-_RHOS = np.round(np.arange(0.05, 0.951, 0.05), 2)          # ρ = 0.05 … 0.95, as in S1 Fig. 3
+_RHOS = np.round(np.arange(0.05, 0.951, 0.05), 2)          # ρ = 0.05 … 0.95, as in Chen, Pal and Golubchik (2016) Fig. 3
 REFUTED, NOT_REFUTED = Verdict.REFUTED, Verdict.NOT_REFUTED
 _EVALUATOR = "dpaudit.reference.claims:evaluate"
 
@@ -45,14 +45,14 @@ def _holds(ok: bool, observed: float, bound: float, detail: str, cex: Any = None
                          None if ok else cex)
 
 
-# -- normalisation of the stated densities (S1 eqs (6)-(10)) --------------------------------------
+# -- normalisation of the stated densities (Chen, Pal and Golubchik (2016) eqs (6)-(10)) --------------------------------------
 def _eq6_mass() -> ClaimEvidence:
     """∫ (ε/(2Δ)) e^{−|x|/Δ} dx, by quadrature: it is ε, so (6) is a density only at ε = 1."""
     eps, d = 0.2, 1.0
     f = lambda x: eps / (2 * d) * math.exp(-abs(x) / d)  # noqa: E731
     mass = 2 * integrate.quad(f, 0, np.inf)[0]
     return _holds(abs(mass - 1) < 1e-9, mass, 1.0,
-                  f"S1 eq (6) integrates to {mass:.6g} = ε at ε = {eps}, Δ = {d} (a density needs 1)",
+                  f"Chen, Pal and Golubchik (2016) eq (6) integrates to {mass:.6g} = ε at ε = {eps}, Δ = {d} (a density needs 1)",
                   {"epsilon": eps, "sensitivity": d, "mass": mass})
 
 
@@ -74,12 +74,12 @@ def _eq7_mass() -> ClaimEvidence:
     rho = math.exp(-eps)
     k = np.arange(-20000, 20001)
     mass = float(np.sum((1 + rho) / (1 - rho) * rho ** np.abs(k)))
-    return _holds(abs(mass - 1) < 1e-9, mass, 1.0, f"S1 eq (7) sums to {mass:.4f} at ε = {eps} "
+    return _holds(abs(mass - 1) < 1e-9, mass, 1.0, f"Chen, Pal and Golubchik (2016) eq (7) sums to {mass:.4f} at ε = {eps} "
                   f"(= ((1+ρ)/(1−ρ))²; the constant should be (1−ρ)/(1+ρ))", {"epsilon": eps, "mass": mass})
 
 
 def _seed_staircase_mass(eps: float, gamma: float, d: float = 1.0) -> float:
-    """Mass of S1 eq (8)-(9) with its constant (1−α)/(2Δ√α), summed cell by cell (exact)."""
+    """Mass of Chen, Pal and Golubchik (2016) eq (8)-(9) with its constant (1−α)/(2Δ√α), summed cell by cell (exact)."""
     rho = math.exp(-eps)
     a = (1 - rho) / (2 * d * math.sqrt(rho))
     k = np.arange(0, 4000)
@@ -88,13 +88,13 @@ def _seed_staircase_mass(eps: float, gamma: float, d: float = 1.0) -> float:
 
 def _eq8_gamma_star() -> ClaimEvidence:
     worst = max(abs(_seed_staircase_mass(e, optimal_gamma(e)) - 1) for e in (0.1, 1.0, 3.0))
-    return _holds(worst < 1e-9, worst, 1e-9, "max |mass − 1| of S1 eq (8)-(9) at γ* for ε ∈ {0.1, 1, 3}")
+    return _holds(worst < 1e-9, worst, 1e-9, "max |mass − 1| of Chen, Pal and Golubchik (2016) eq (8)-(9) at γ* for ε ∈ {0.1, 1, 3}")
 
 
 def _eq8_any_gamma() -> ClaimEvidence:
     eps, g = 1.0, 0.1
     mass = _seed_staircase_mass(eps, g)
-    return _holds(abs(mass - 1) < 1e-9, mass, 1.0, f"S1 eq (8)-(9) with γ = {g} ≠ γ* = "
+    return _holds(abs(mass - 1) < 1e-9, mass, 1.0, f"Chen, Pal and Golubchik (2016) eq (8)-(9) with γ = {g} ≠ γ* = "
                   f"{optimal_gamma(eps):.4f} (ε = {eps}) has mass {mass:.6f}: its constant is A(γ*) only",
                   {"epsilon": eps, "gamma": g, "mass": mass})
 
@@ -105,11 +105,11 @@ def _eq10_mass() -> ClaimEvidence:
     r = math.exp(-eps * d / delta_)
     k = np.arange(-5000, 5001)
     mass = float(np.sum(d * (1 + r) / (1 - r) * math.exp(-eps) ** (np.abs(k) * d / delta_)))
-    return _holds(abs(mass - 1) < 1e-9, mass, 1.0, f"S1 eq (10) sums to {mass:.4f} at ε = {eps}, "
+    return _holds(abs(mass - 1) < 1e-9, mass, 1.0, f"Chen, Pal and Golubchik (2016) eq (10) sums to {mass:.4f} at ε = {eps}, "
                   f"Δ = {delta_}, d = {d} (= d((1+r)/(1−r))²)", {"epsilon": eps, "step": d, "mass": mass})
 
 
-# -- expected losses (S1 eqs (11)-(15)) -----------------------------------------------------------
+# -- expected losses (Chen, Pal and Golubchik (2016) eqs (11)-(15)) -----------------------------------------------------------
 def _rel(a: Any, b: Any) -> float:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     return float(np.max(np.abs(a - b) / np.abs(b)))
@@ -166,7 +166,7 @@ def _staircase_beats_laplace() -> ClaimEvidence:
                   "staircase is better everywhere; the gap shrinks as ρ → 1)")
 
 
-# -- collusion (S1 eqs (16)-(18), Lemma 1) ----------------------------------------------------------
+# -- collusion (Chen, Pal and Golubchik (2016) eqs (16)-(18), Lemma 1) ----------------------------------------------------------
 def _asymptotic(noise_of: Callable[[float], Any], formula: Callable) -> ClaimEvidence:
     """Relative error of the formula against the exact E|med_k| must fall with k (to below 1% at
     k = 10001): the formula is then right as the large-k approximation the seed calls it."""
@@ -185,7 +185,7 @@ def _eq18() -> ClaimEvidence:
     stated = float(el.collusion_geometric_loss_seed(rho, k))
     bound = el.geometric_median_bound(rho, k)
     ok = abs(exact / stated - 1) < 0.5
-    return _holds(ok, exact, stated, f"at ρ = {rho}, k = {k}: exact E|med_k| = {exact:.3g}, S1 eq (18) "
+    return _holds(ok, exact, stated, f"at ρ = {rho}, k = {k}: exact E|med_k| = {exact:.3g}, Chen, Pal and Golubchik (2016) eq (18) "
                   f"gives {stated:.3g}; the corrected bound 2Σ(4s(1−s))^(k/2) = {bound:.3g} decays "
                   f"exponentially in k", {"rho": rho, "k": k, "exact": exact, "stated": stated})
 
@@ -314,58 +314,58 @@ def _claim(id: str, source: str, statement: str, verdict: Verdict, spec: str, er
 
 
 def claims() -> tuple[SeedClaim, ...]:
-    """Every checked claim of seed 001, in the order of the paper."""
+    """Every checked claim of Chen, Pal and Golubchik (2016), in the order of the paper."""
     C = _claim
     return (
-        C("s001-eq6-density", "S1 eq (6)", "p(x|ε,Δ) = (ε/(2Δ)) e^{−|x|/Δ} is the Laplace density", REFUTED,
-          "SPEC §2.1", ("E8",), _eq6_mass),
-        C("s001-eq6-corrected", "S1 eq (6), corrected", "(ε/(2Δ)) e^{−ε|z|/Δ} is a density and ε-DP for "
-          "sensitivity Δ", NOT_REFUTED, "SPEC §2.1", ("E8",), _eq6_corrected),
-        C("s001-eq7-density", "S1 eq (7)", "p(x|α) = ((1+α)/(1−α)) α^{|x|} is a pmf on ℤ", REFUTED,
-          "SPEC §2.2", ("E9",), _eq7_mass),
-        C("s001-eq8-gamma-star", "S1 eqs (8)-(9)", "the staircase with constant (1−α)/(2Δ√α) is a density "
-          "at γ* = √α/(1+√α)", NOT_REFUTED, "SPEC §2.3", (), _eq8_gamma_star),
-        C("s001-eq8-any-gamma", "S1 eqs (8)-(9)", "the same formula is a density for every γ ∈ [0, 1]",
-          REFUTED, "SPEC §2.3", (), _eq8_any_gamma),
-        C("s001-eq10-density", "S1 eq (10)", "p(x|α,Δ,d) = d((1+α^{d/Δ})/(1−α^{d/Δ})) α^{|x|/Δ} is a pmf on dℤ",
-          REFUTED, "SPEC §2.2", ("E10",), _eq10_mass),
-        C("s001-eq11", "S1 eq (11)", "Laplace: EL = Δ/(−log α)", NOT_REFUTED, "SPEC §2.4", (), _eq11),
-        C("s001-eq12", "S1 eq (12)", "Staircase: EL = Δ√α/(1−α)", NOT_REFUTED, "SPEC §2.4", (), _eq12),
-        C("s001-eq13", "S1 eq (13)", "Geometric: EL = 2α/(1−α²)", NOT_REFUTED, "SPEC §2.4", ("E9",), _eq13),
-        C("s001-eq14", "S1 eq (14)", "count query, Laplace rounded: EL = √α/(1−α)", NOT_REFUTED,
-          "SPEC §2.4", (), _eq14),
-        C("s001-eq15", "S1 eq (15)", "count query, staircase rounded: EL = (1 − (1−√α)²/2)√α/(1−α)",
-          NOT_REFUTED, "SPEC §2.4", ("E11",), _eq15),
-        C("s001-5.1-staircase-better", "S1 §5.1", "the staircase has lower expected loss than Laplace",
-          NOT_REFUTED, "SPEC §2.4", (), _staircase_beats_laplace),
-        C("s001-eq16", "S1 eq (16)", "k colluders, Laplace: E|med_k| ≈ √(2/(πk))/(−log α) for large k",
-          NOT_REFUTED, "SPEC §2.4", ("E11",),
+        C("s001-eq6-density", "eq (6)", "p(x|ε,Δ) = (ε/(2Δ)) e^{−|x|/Δ} is the Laplace density", REFUTED,
+          "docs/math.md#laplace", ("E8",), _eq6_mass),
+        C("s001-eq6-corrected", "eq (6), corrected", "(ε/(2Δ)) e^{−ε|z|/Δ} is a density and ε-DP for "
+          "sensitivity Δ", NOT_REFUTED, "docs/math.md#laplace", ("E8",), _eq6_corrected),
+        C("s001-eq7-density", "eq (7)", "p(x|α) = ((1+α)/(1−α)) α^{|x|} is a pmf on ℤ", REFUTED,
+          "docs/math.md#geometric", ("E9",), _eq7_mass),
+        C("s001-eq8-gamma-star", "eqs (8)-(9)", "the staircase with constant (1−α)/(2Δ√α) is a density "
+          "at γ* = √α/(1+√α)", NOT_REFUTED, "docs/math.md#staircase", (), _eq8_gamma_star),
+        C("s001-eq8-any-gamma", "eqs (8)-(9)", "the same formula is a density for every γ ∈ [0, 1]",
+          REFUTED, "docs/math.md#staircase", (), _eq8_any_gamma),
+        C("s001-eq10-density", "eq (10)", "p(x|α,Δ,d) = d((1+α^{d/Δ})/(1−α^{d/Δ})) α^{|x|/Δ} is a pmf on dℤ",
+          REFUTED, "docs/math.md#geometric", ("E10",), _eq10_mass),
+        C("s001-eq11", "eq (11)", "Laplace: EL = Δ/(−log α)", NOT_REFUTED, "docs/math.md#expected-loss", (), _eq11),
+        C("s001-eq12", "eq (12)", "Staircase: EL = Δ√α/(1−α)", NOT_REFUTED, "docs/math.md#expected-loss", (), _eq12),
+        C("s001-eq13", "eq (13)", "Geometric: EL = 2α/(1−α²)", NOT_REFUTED, "docs/math.md#expected-loss", ("E9",), _eq13),
+        C("s001-eq14", "eq (14)", "count query, Laplace rounded: EL = √α/(1−α)", NOT_REFUTED,
+          "docs/math.md#expected-loss", (), _eq14),
+        C("s001-eq15", "eq (15)", "count query, staircase rounded: EL = (1 − (1−√α)²/2)√α/(1−α)",
+          NOT_REFUTED, "docs/math.md#expected-loss", ("E11",), _eq15),
+        C("s001-5.1-staircase-better", "§5.1", "the staircase has lower expected loss than Laplace",
+          NOT_REFUTED, "docs/math.md#expected-loss", (), _staircase_beats_laplace),
+        C("s001-eq16", "eq (16)", "k colluders, Laplace: E|med_k| ≈ √(2/(πk))/(−log α) for large k",
+          NOT_REFUTED, "docs/math.md#expected-loss", ("E11",),
           lambda: _asymptotic(Laplace, el.collusion_laplace_loss)),
-        C("s001-eq17", "S1 eq (17)", "k colluders, staircase: E|med_k| ≈ √(2/(πk))√α/(1−α) for large k",
-          NOT_REFUTED, "SPEC §2.4", ("E11",),
+        C("s001-eq17", "eq (17)", "k colluders, staircase: E|med_k| ≈ √(2/(πk))√α/(1−α) for large k",
+          NOT_REFUTED, "docs/math.md#expected-loss", ("E11",),
           lambda: _asymptotic(Staircase, el.collusion_staircase_loss)),
-        C("s001-eq18", "S1 eq (18)", "k colluders, geometric: E|med_k| ≈ (1+α)/((1−α)√(2πk))", REFUTED,
-          "SPEC §2.4", ("E11",), _eq18),
-        C("s001-lemma1-laplace-geometric", "S1 Lemma 1", "for Laplace and geometric noise the sample median "
-          "is an MLE of θ", NOT_REFUTED, "SPEC §2.5", (), _lemma1_laplace_geometric),
-        C("s001-lemma1-staircase", "S1 Lemma 1", "for staircase noise the sample median is an MLE of θ",
-          REFUTED, "SPEC §2.5", ("E12",), _lemma1_staircase),
-        C("s001-eq22", "S1 eq (22)", "(8)-(9) equals (1−α)/(2Δ√α)·e^{−ε⌈|x|/Δ − γ⌉}", NOT_REFUTED,
-          "SPEC §2.3", (), _eq22),
-        C("s001-eq23", "S1 eq (23)", "the staircase log-likelihood is −(ε/Δ)Σ⌈|m_i − θ| − γΔ⌉ + const",
-          REFUTED, "SPEC §8 E12", ("E12",), _eq23),
-        C("s001-gamma-star", "S1 §2.5", "γ = √α/(1+√α) minimises the expected noise amplitude",
-          NOT_REFUTED, "SPEC §2.3", (), _gamma_star),
-        C("s001-staircase-dp", "S1 §2.5", "the staircase is ε-DP for sensitivity Δ (every γ)", NOT_REFUTED,
-          "SPEC §2.3", (), _staircase_dp),
-        C("s001-3-geometric-bayes", "S1 §3", "geometric + optimal remap is optimal for every Bayesian user "
-          "(count query; Ghosh et al.)", NOT_REFUTED, "SPEC §2.2", (), _geometric_bayes),
-        C("s001-3-geometric-minimax-random", "S1 §3", "geometric + a randomised remap is optimal for "
-          "risk-averse (minimax) users (Gupte and Sundararajan)", NOT_REFUTED, "SPEC §2.2", (),
+        C("s001-eq18", "eq (18)", "k colluders, geometric: E|med_k| ≈ (1+α)/((1−α)√(2πk))", REFUTED,
+          "docs/math.md#expected-loss", ("E11",), _eq18),
+        C("s001-lemma1-laplace-geometric", "Lemma 1", "for Laplace and geometric noise the sample median "
+          "is an MLE of θ", NOT_REFUTED, "docs/math.md#collusion-mle", (), _lemma1_laplace_geometric),
+        C("s001-lemma1-staircase", "Lemma 1", "for staircase noise the sample median is an MLE of θ",
+          REFUTED, "docs/math.md#collusion-mle", ("E12",), _lemma1_staircase),
+        C("s001-eq22", "eq (22)", "(8)-(9) equals (1−α)/(2Δ√α)·e^{−ε⌈|x|/Δ − γ⌉}", NOT_REFUTED,
+          "docs/math.md#staircase", (), _eq22),
+        C("s001-eq23", "eq (23)", "the staircase log-likelihood is −(ε/Δ)Σ⌈|m_i − θ| − γΔ⌉ + const",
+          REFUTED, "docs/math.md#e12", ("E12",), _eq23),
+        C("s001-gamma-star", "§2.5", "γ = √α/(1+√α) minimises the expected noise amplitude",
+          NOT_REFUTED, "docs/math.md#staircase", (), _gamma_star),
+        C("s001-staircase-dp", "§2.5", "the staircase is ε-DP for sensitivity Δ (every γ)", NOT_REFUTED,
+          "docs/math.md#staircase", (), _staircase_dp),
+        C("s001-3-geometric-bayes", "§3", "geometric + optimal remap is optimal for every Bayesian user "
+          "(count query; Ghosh et al.)", NOT_REFUTED, "docs/math.md#geometric", (), _geometric_bayes),
+        C("s001-3-geometric-minimax-random", "§3", "geometric + a randomised remap is optimal for "
+          "risk-averse (minimax) users (Gupte and Sundararajan)", NOT_REFUTED, "docs/math.md#geometric", (),
           lambda: _geometric_minimax(False)),
-        C("s001-3-geometric-minimax-deterministic", "S1 §3, §4.2.3", "geometric + a deterministic remap "
-          "(the seed's round()) is optimal for risk-averse users", REFUTED, "SPEC §2.2", (),
+        C("s001-3-geometric-minimax-deterministic", "§3, §4.2.3", "geometric + a deterministic remap "
+          "(the seed's round()) is optimal for risk-averse users", REFUTED, "docs/math.md#geometric", (),
           lambda: _geometric_minimax(True)),
-        C("s001-5.2-heuristic-collusion", "S1 §5.2.3 (4)", "the pre-rounding heuristic's loss does not "
-          "vanish under collusion", NOT_REFUTED, "SPEC §2.6", (), _heuristic_collusion),
+        C("s001-5.2-heuristic-collusion", "§5.2.3 (4)", "the pre-rounding heuristic's loss does not "
+          "vanish under collusion", NOT_REFUTED, "docs/math.md#pre-rounding", (), _heuristic_collusion),
     )

@@ -1,8 +1,8 @@
 """The types of a seed claim: a statement of a source paper, the verdict we record, and its re-check.
 
-:mod:`~dpaudit.reference.claims.noise` (seed 001) and :mod:`~dpaudit.reference.claims.exponential`
-(seeds 000, 003, 004) list the seeds' formulas, lemmas and theorems as :class:`SeedClaim` values; each names where
-the seed states it, the SPEC section and the SPEC §8 errata, and a ``check`` that re-derives the
+:mod:`~dpaudit.reference.claims.noise` (Chen, Pal and Golubchik (2016)) and :mod:`~dpaudit.reference.claims.exponential`
+(Muñoz Medina and Gillenwater (2020), Dong (2020), the EM-for-medians notes (2020)) list the papers' formulas, lemmas and theorems as :class:`SeedClaim` values; each names where
+the seed states it, the section of docs/math.md and the errata (docs/math.md#errata), and a ``check`` that re-derives the
 evidence numerically (exact sums, quadrature, enumeration, exact privacy losses), returning a
 :class:`ClaimEvidence`. :meth:`SeedClaim.evaluate` runs the check and returns a
 :class:`ClaimCheck`, whose record (``kind = "seed-claim"``) the compliance report renders and
@@ -58,8 +58,8 @@ class ClaimEvidence:
 class SeedClaim:
     """One claim of a seed, the verdict we record, and the check that re-derives it.
 
-    ``seed`` is the seed paper ("000" … "004"), ``source`` where it states the claim ("S1 eq (6)"),
-    ``spec`` the SPEC section, ``errata`` the SPEC §8 entries ("E8"), and ``evaluator`` the
+    ``seed`` is the seed paper ("000" … "004"), ``source`` where it states the claim ("Chen, Pal and Golubchik (2016) eq (6)"),
+    ``spec`` the section of docs/math.md that explains it, ``errata`` the docs/math.md#errata entries ("E8"), and ``evaluator`` the
     ``"module:function"`` that re-runs one claim by id (``function(id)[0].evidence``); the
     record's re-check command is derived from it, and the claim's source line from the module
     that defines ``check`` (only when an evaluator is set).

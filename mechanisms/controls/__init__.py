@@ -2,7 +2,7 @@
 
 An audit of each is expected to REFUTE it; that shows the audit can fail.
 
-* :mod:`.noise`: the oblivious noise mechanisms of seed 001 as misprinted or misused.
+* :mod:`.noise`: the oblivious noise mechanisms of Chen, Pal and Golubchik (2016) as misprinted or misused.
 * :mod:`.medians`: the exponential-mechanism and median mechanisms miscalibrated.
 * :mod:`.sensitivity`: functions with a planted sensitivity bug, and the raw statistics.
 

@@ -1,14 +1,14 @@
-"""Broken variants of the exponential-mechanism and median mechanisms (seeds 000, 003, 004; NRS07).
+"""Broken variants of the exponential-mechanism and median mechanisms (Muñoz Medina and Gillenwater 2020; Dong 2020; the EM-for-medians notes 2020; NRS07).
 
 Negative controls, each with the claim it makes; an audit of each is expected to REFUTE it
 (``audits/medians.py``):
 
 * :func:`em_replace_spec`: range calibration exp(ε·u/range) with range = Δu = 1 for a count
-  utility under *replace* neighbours, where it is not monotone and the range is 2 (seed 003's
-  monotone case does not apply; SPEC §4.1): true ε = 2ε.
-* :func:`quantile_wrong_spec`: the add/drop calibration Δu = max(q, 1 − q) (S4 Thm 3) used under
-  change-one neighbours, where Δu = 1 (S4 Thm 2).
-* :func:`duff_exponent_spec`: Duff with exponent ε·u instead of ε·u/2 (seed 000 Def 7 needs ε/2
+  utility under *replace* neighbours, where it is not monotone and the range is 2 (Dong (2020)'s
+  monotone case does not apply; docs/math.md#em-range): true ε = 2ε.
+* :func:`quantile_wrong_spec`: the add/drop calibration Δu = max(q, 1 − q) (the EM-for-medians notes (2020) Thm 3) used under
+  change-one neighbours, where Δu = 1 (the EM-for-medians notes (2020) Thm 2).
+* :func:`duff_exponent_spec`: Duff with exponent ε·u instead of ε·u/2 (Muñoz Medina and Gillenwater (2020) Def 7 needs ε/2
   because Δu = 1 moves both the score and the normaliser).
 * :func:`local_noise_spec`: the median plus noise scaled to the *local* sensitivity (NRS07 §1's
   example): neighbours with LS = 0 and LS > 0 give an atom against a density.

@@ -1,17 +1,17 @@
-"""Broken variants of the oblivious noise mechanisms of seed 001 (SPEC §2): negative controls.
+"""Broken variants of the oblivious noise mechanisms of Chen, Pal and Golubchik (2016) (docs/math.md#oblivious-noise): negative controls.
 
 Each is the seed's own misprint made executable, or one classic implementation slip, with the
 claim it makes; an audit of each is expected to REFUTE it (``audits/noise.py``):
 
-* :func:`laplace_eq6_spec`: Laplace noise read off S1 eq (6) as printed, whose exponent lacks ε:
-  the scale is Δ whatever ε is, so a claim of ε = 0.5 is really ε = 1 (SPEC §8 E8).
+* :func:`laplace_eq6_spec`: Laplace noise read off Chen, Pal and Golubchik (2016) eq (6) as printed, whose exponent lacks ε:
+  the scale is Δ whatever ε is, so a claim of ε = 0.5 is really ε = 1 (docs/math.md#e8).
 * :func:`geometric_eq10_spec`: the quantised geometric with ratio ρ per step d instead of
-  ρ^{d/Δ} (S1 eq (10), SPEC §8 E10): with d = Δ/4 the true ε is 4ε.
+  ρ^{d/Δ} (Chen, Pal and Golubchik (2016) eq (10), docs/math.md#e10): with d = Δ/4 the true ε is 4ε.
 * :func:`prerounding_fine_spec`: pre-rounding onto a grid finer than the noise step (Δ/2 instead
-  of Δ): neighbours land on disjoint lattices, an infinite privacy loss (SPEC §2.6 needs rounding
+  of Δ): neighbours land on disjoint lattices, an infinite privacy loss (docs/math.md#pre-rounding needs rounding
   cells of width Δ).
 * :func:`collusion_spec`: the colluders' median of k = 5 releases presented as one ε-DP release;
-  composition makes it up to 5ε-DP (S1 §5.3, SPEC §8 E16).
+  composition makes it up to 5ε-DP (Chen, Pal and Golubchik (2016) §5.3, docs/math.md#e16).
 """
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ def canonical_sum(data) -> float:
 
 
 def laplace_eq6_as_printed(data, rng, size=None):
-    """S1 eq (6) as printed: density (ε/2Δ)·exp(−|z|/Δ), i.e. noise of scale Δ for every ε."""
+    """Chen, Pal and Golubchik (2016) eq (6) as printed: density (ε/2Δ)·exp(−|z|/Δ), i.e. noise of scale Δ for every ε."""
     return canonical_sum(data) + rng.laplace(scale=1.0, size=size)
 
 
 def laplace_eq6_spec() -> MechanismSpec:
     return MechanismSpec.from_function(
-        laplace_eq6_as_printed, name="Laplace per S1 eq (6) as printed (claims ε=0.5)",
+        laplace_eq6_as_printed, name="Laplace per Chen, Pal and Golubchik (2016) eq (6) as printed (claims ε=0.5)",
         epsilon=0.5, neighbours="add-remove", domain=(0.0, 1.0), size=10,
         distribution=lambda data: Laplace(1.0).law(canonical_sum(data)))
 
@@ -53,13 +53,13 @@ def _quarter_sum(data) -> float:
 
 
 def geometric_eq10_as_printed(data, rng, size=None):
-    """S1 eq (10) as printed: step d = Δ/4 with ratio ρ = e^{-ε} per step (should be ρ^{d/Δ})."""
+    """Chen, Pal and Golubchik (2016) eq (10) as printed: step d = Δ/4 with ratio ρ = e^{-ε} per step (should be ρ^{d/Δ})."""
     return _EQ10.sample(_quarter_sum(data), rng, size)
 
 
 def geometric_eq10_spec() -> MechanismSpec:
     return MechanismSpec.from_function(
-        geometric_eq10_as_printed, name="quantised Geometric per S1 eq (10) (claims ε=1)",
+        geometric_eq10_as_printed, name="quantised Geometric per Chen, Pal and Golubchik (2016) eq (10) (claims ε=1)",
         epsilon=1.0, neighbours="add-remove", domain=(0.0, 1.0), size=10,
         distribution=lambda data: _EQ10.law(_quarter_sum(data), 1e-200))
 

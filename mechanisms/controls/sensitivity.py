@@ -4,15 +4,15 @@ They measure the power of :func:`dpaudit.check_sensitivity` (tests and
 ``benchmarks/sensitivity_speed.py``) and can be audited like any target. Each mimics a real
 mistake in DP glue code and states its claim as ``.sensitivity`` (a SensitivityBound):
 
-* :class:`UpperOnlyMeanSPF`: C&D's sensitivity preprocessing of the mean (Definition 3.1,
-  Lemma 5.2; SPEC §6.2, §6.5) that clamps f(D) only from above, ``f̂ = min(f(D), U(D))``, and
+* :class:`UpperOnlyMeanSPF`: Cummings and Durfee's (2020) sensitivity preprocessing of the mean (Definition 3.1,
+  Lemma 5.2; docs/math.md#spf-definition, #database-ordered) that clamps f(D) only from above, ``f̂ = min(f(D), U(D))``, and
   forgets ``L(D)``. Adding a record far below the others pulls f̂ down by more than Δ.
 * :class:`DataClampedMean`: a "clipped" mean whose clamp range [m − w, m + w] is centred on the
   data's own median m, divided by a public n. The claim 2w/n assumes a fixed range; moving the
   median moves every clamped record.
-* :class:`DoubledMedianUtility`: the median utility ``u(D, r) = −|C<(D, r) − C>(D, r)|`` (SPEC §4.2
+* :class:`DoubledMedianUtility`: the median utility ``u(D, r) = −|C<(D, r) − C>(D, r)|`` (docs/math.md#quantile-utility
   with q = ½, up to the factor) computed on the records counted twice, a hidden factor of 2: it
-  claims the add/remove Δu = 1 of the plain utility but has Δu = 2 (SPEC §4.1: an exponential
+  claims the add/remove Δu = 1 of the plain utility but has Δu = 2 (docs/math.md#em-range: an exponential
   mechanism calibrated with it spends 2ε).
 
 The raw statistics that these bugs try to protect are controls too, with no preprocessing at
@@ -20,7 +20,7 @@ all: :func:`raw_median` and :func:`raw_mean` (Σx / |D|: its denominator is the 
 have add/remove sensitivity up to the domain's width, and :func:`unclipped_sum` has no bound.
 ``audits/preprocessing.py`` audits variants defined on the empty dataset as well
 (:func:`raw_median_or_centre`, :func:`mean_over_count`) and :func:`spf_median_upper_only`, the
-O(n) median chain of SPEC §6.6 with its lower clamp left out.
+O(n) median chain of docs/math.md#spf-median with its lower clamp left out.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def mean_over_count(data) -> float:
 
 
 def spf_median_upper_only(data, delta: float = 0.1, centre: float = 0.5) -> float:
-    """The median chain of SPEC §6.6 with the lower clamp left out: g = min(μ, g(i, j−1) + Δ) when
+    """The median chain of docs/math.md#spf-median with the lower clamp left out: g = min(μ, g(i, j−1) + Δ) when
     μ > c, but plain μ (instead of max(μ, g(i+1, j) − Δ)) when μ ≤ c."""
     s = np.sort(np.asarray(data, dtype=float))
     if s.size == 0:

@@ -35,7 +35,7 @@ monotone-query scale s = 1/ε, which ℓ∞ neighbours (moves in both directions
 2018) for (ε, δ) = (1, 10⁻²), claimed (1, 10⁻³).
 
 **Smooth-sensitivity median with the β of the wrong privacy notion**: T(S) + (SS_β(S)/α)·Lap(1)
-(SPEC §3.5, the (ε, δ) mechanism), α = ε/2, but β = ε/2, the smoothing of the pure-ε Cauchy
+(docs/math.md#ss-mechanisms, the (ε, δ) mechanism), α = ε/2, but β = ε/2, the smoothing of the pure-ε Cauchy
 mechanism (NRS07 full version, β = ε/γ), instead of ε/(2 ln(2/δ')); claimed (1, 10⁻³),
 replace-one, 5 records in [0, 1].
 """

@@ -1,4 +1,4 @@
-"""Sensitivity preprocessing (Cummings and Durfee, seed 002; SPEC §6-7, every formula [R]).
+"""Sensitivity preprocessing (Cummings and Durfee, Cummings and Durfee (2020); docs/math.md#sensitivity-preprocessing, #spf-2d, every formula [R]).
 
 Turn any f into f̂ with individual sensitivities ``|f̂(D ∪ {i}) − f̂(D)| ≤ Δ_i``, then release it
 with Laplace or the exponential mechanism, with personalised ε_i.

@@ -1,4 +1,4 @@
-"""Lemma 3.6's instance-specific error bound (C&D Lemma 3.6, Theorem 3.3) [R, SPEC §6.2].
+"""Lemma 3.6's instance-specific error bound (Cummings and Durfee 2020, Lemma 3.6, Theorem 3.3) [R, docs/math.md#spf-definition].
 
 For a database D and an ordering σ of its members, P^σ_j is the set of the first j of them. Then
 
@@ -9,8 +9,8 @@ subset lattice, so the max over the |D|! orderings is a DP over subsets:
 
     B(∅) = 0,   B(S) = max_{i∈S} [ B(S∖i) + (‖f(S) − f(S∖i)‖ − Δ_i)⁺ ],
 
-which is also the sharper recursive form of SPEC §6.2. The 2-D ℓ1 version (Lemma 8.9) is the
-same with ℓ1 norms. **The min over σ is false** (SPEC §8 E22); ``over="min"`` computes that
+which is also the sharper recursive form of docs/math.md#spf-definition. The 2-D ℓ1 version (Lemma 8.9) is the
+same with ℓ1 norms. **The min over σ is false** (docs/math.md#e22); ``over="min"`` computes that
 variant only so that tests can refute it.
 """
 

@@ -1,4 +1,4 @@
-"""Errors of the sensitivity-preprocessing package (seed 002, SPEC §6-7).
+"""Errors of the sensitivity-preprocessing package (Cummings and Durfee (2020), docs/math.md#sensitivity-preprocessing, #spf-2d).
 
 Both are :class:`~dpaudit.errors.DpauditError` subclasses, so callers catch them with the rest of
 dpaudit's errors and a bad case prints one clear line, never a traceback.
@@ -19,7 +19,7 @@ class EmptyFeasibleSet(SpfError):
     """The feasible set ``K(D) = ∩_{i∈D} B(f̂(D∖i), Δ_i)`` of a preprocessing step is empty.
 
     In 1-D (Lemma 3.5) and in 2-D under ℓ1 (Lemma 8.5, via 1-D Helly in rotated coordinates) this
-    cannot happen. In ℝ³ under ℓ1 it can: SPEC §7, Remark 8.6 [R] builds four balls that meet
+    cannot happen. In ℝ³ under ℓ1 it can: docs/math.md#spf-2d, Remark 8.6 [R] builds four balls that meet
     pairwise but have no common point, so the naive 3-D extension is undefined there.
     ``subset`` is the database D (individuals numbered from 0) at which it happened.
     """
@@ -32,5 +32,5 @@ class EmptyFeasibleSet(SpfError):
         super().__init__(
             f"the naive {self.dim}-D {norm} sensitivity preprocessing is undefined at D = {members} "
             f"(individuals numbered from 0): the balls B(f̂(D∖i), Δ_i), i ∈ D, meet pairwise but "
-            f"have no common point (SPEC §7, Remark 8.6); preprocess each coordinate on its own "
+            f"have no common point (docs/math.md#spf-2d, Remark 8.6); preprocess each coordinate on its own "
             f"(Remark 3.4) instead")

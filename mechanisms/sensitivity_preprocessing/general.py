@@ -1,6 +1,6 @@
-"""The general sensitivity-preprocessing function (C&D Definition 3.1, Theorem 3.3) [R, SPEC §6.2].
+"""The general sensitivity-preprocessing function (Cummings and Durfee 2020, Definition 3.1, Theorem 3.3) [R, docs/math.md#spf-definition].
 
-Individual model (SPEC §6.1): individual i ∈ {0, …, n−1} has a fixed record ``records[i]``; a
+Individual model (docs/math.md#individual-model): individual i ∈ {0, …, n−1} has a fixed record ``records[i]``; a
 database is a subset D of individuals; i-neighbours are D and D ∪ {i}. Given any f and individual
 sensitivities Δ_i ≥ 0, f̂ is built from the empty set upwards:
 
@@ -14,7 +14,7 @@ one numpy pass per (size, individual), vectorised over all subsets of that size,
 well under a second once f is known on every subset. A vector-valued f is preprocessed
 coordinate by coordinate (Remark 3.4); this is also the engine of the 2-D ℓ1 version (``two_d``).
 
-This implementation is the test oracle for every efficient one (SPEC §6.2, §9). Floating point:
+This implementation is the test oracle for every efficient one (docs/math.md#spf-definition, #test-oracles). Floating point:
 each f̂(D) is a clamp to sums ``f̂(D∖i) ± Δ_i`` computed in double precision, so the sensitivity
 bound holds up to a few ulps of those sums.
 """
@@ -180,7 +180,7 @@ def _evaluate(f: Callable, records: np.ndarray, centre: Any, batched: bool,
         vals[0] = c
     elif not np.all(np.isfinite(vals[0])):
         raise InvalidArgument(f"f(∅) = {vals[0].tolist()} is undefined; pass centre=c, the value of "
-                              f"f̂(∅) (C&D Remark 3.2), e.g. the middle of the data domain")
+                              f"f̂(∅) (Cummings and Durfee 2020, Remark 3.2), e.g. the middle of the data domain")
     bad = ~np.all(np.isfinite(vals), axis=1)
     if bad.any():
         m = int(np.flatnonzero(bad)[0])
@@ -220,7 +220,7 @@ def spf_table(f: Callable, records: Any, deltas: Any, *, centre: Any = None,
     and returns a number or a fixed-length vector. With ``batched=True`` it is called once as
     ``f(records, B)`` with the boolean membership matrix ``B`` of shape (2^n, n) and returns
     shape (2^n,) or (2^n, d): much faster for n ≥ 14. ``deltas`` is Δ (uniform) or (Δ_0, …, Δ_{n−1}).
-    ``centre`` is f̂(∅) when f(∅) is undefined (mean, median: C&D Remark 3.2); when given it
+    ``centre`` is f̂(∅) when f(∅) is undefined (mean, median: Cummings and Durfee (2020) Remark 3.2); when given it
     replaces f(∅) everywhere.
     """
     recs = _check_records(records)
@@ -255,7 +255,7 @@ class _IndividualModel:
     """Fields, claim and evaluation shared by :class:`GeneralSPF` and the 2-D :class:`~.two_d.TwoDimSPF`
     (each names its table builder in :meth:`_builder`).
 
-    Two ways to say who is in the database (SPEC §6.1, individual model):
+    Two ways to say who is in the database (docs/math.md#individual-model, individual model):
 
     * **on the fly** (no ``population``): ``spf(data, ids)`` with ``data`` the records of the
       members and ``ids`` their identities; Δ_i = ``deltas[ids[k]]``. f̂(D) is computed by the

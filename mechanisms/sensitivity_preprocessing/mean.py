@@ -1,4 +1,4 @@
-"""Accuracy of the preprocessed mean (C&D Def 5.8, Lemmas 5.9-5.13, Theorem 1.7) [R, D, SPEC §6.7].
+"""Accuracy of the preprocessed mean (Cummings and Durfee 2020, Def 5.8, Lemmas 5.9-5.13, Theorem 1.7) [R, D, docs/math.md#spf-mean].
 
 Sort the records ``x_1 ≤ … ≤ x_n``; let μ_j = mean(x_1..x_j) and ν_j = mean(x_{n−j+1}..x_n),
 with μ_0 = ν_0 = c (the centre, f̂(∅)).
@@ -12,9 +12,9 @@ with μ_0 = ν_0 = c (the centre, f̂(∅)).
   ``B↓ = (c − μ_n − nΔ)⁺ + Σ_{i=2}^n ((ν_{i−1} − x_{n−i+1})/i − Δ)⁺``: the mean must be near c,
   and each record's marginal effect on the running mean, less Δ, adds up.
 * **Exactness (Lemma 5.13 / Theorem 1.7)**: if ``x_n − x_1 ≤ nΔ`` and ``|μ_n − c| ≤ nΔ`` then
-  f̂(D) = mean(D): twice the naive clipping window, as S2's "doubled range" remark says.
+  f̂(D) = mean(D): twice the naive clipping window, as Cummings and Durfee's "doubled range" remark says.
 
-The seed's formulas are stripped; these are SPEC §6.7's reconstructions, checked there on
+The seed's formulas are stripped; these are docs/math.md#spf-mean's reconstructions, checked there on
 thousands of cases and here by tests against the general algorithm.
 """
 
@@ -60,7 +60,7 @@ def mean_bounds(data: Any, delta: float, centre: float) -> MeanBounds:
 
 
 def mean_error_bound(data: Any, delta: float, centre: float) -> float:
-    """Theorem 1.7's bound ``max(B↑, B↓)`` on |mean(D) − f̂(D)| (SPEC §6.7 [R, D])."""
+    """Theorem 1.7's bound ``max(B↑, B↓)`` on |mean(D) − f̂(D)| (docs/math.md#spf-mean [R, D])."""
     s, d, c, mu, nu = _running(data, delta, centre, nonempty=True)
     n = s.size
     i = np.arange(2, n + 1)

@@ -1,4 +1,4 @@
-"""The preprocessed median in O(n) on presorted data (C&D Lemmas 5.4-5.5, Thm 1.6) [R, SPEC §6.6].
+"""The preprocessed median in O(n) on presorted data (Cummings and Durfee 2020, Lemmas 5.4-5.5, Thm 1.6) [R, docs/math.md#spf-median].
 
 With the records sorted, ``g(i, j)`` (f̂ of the range x_i..x_j, uniform Δ, centre c) satisfies
 
@@ -21,7 +21,7 @@ Vectorised without a Python loop over the n steps:
    ``(s₂,a₂,b₂)∘(s₁,a₁,b₁) = (s₁+s₂, clamp(a₁+s₂, a₂, b₂), clamp(b₁+s₂, a₂, b₂))``, so
    f̂(D) = φ₀∘…∘φ_{n−1}(c) is a pairwise tree reduction: log₂ n numpy passes, O(n) work.
 
-``median_exact_condition`` is the sufficient condition of Theorem 1.6 as SPEC §6.6 reconstructs it [R].
+``median_exact_condition`` is the sufficient condition of Theorem 1.6 as docs/math.md#spf-median reconstructs it [R].
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def spf_median(sorted_data: Any, delta: float, centre: float, *,
 
 def median_exact_condition(sorted_data: Any, delta: float, centre: float, *,
                            convention: Union[str, Convention] = Convention.AVG) -> bool:
-    """Theorem 1.6's sufficient condition for f̂(D) = med(D), as reconstructed in SPEC §6.6 [R].
+    """Theorem 1.6's sufficient condition for f̂(D) = med(D), as reconstructed in docs/math.md#spf-median [R].
 
     With P_j = {x_1..x_j} and f(P_0) := c: if med(D) ≥ c, let k₀ = min{k ≥ 1 : med(P_{n−k}) ≤ c};
     the condition is ``med(D) − med(P_{n−k}) ≤ kΔ`` for 1 ≤ k ≤ k₀ (prefix medians fall by at

@@ -1,4 +1,4 @@
-"""The naive ℓ1 preprocessing in ℝ^d, d ≥ 3, and why it fails (C&D Remark 8.6) [R, N, SPEC §7].
+"""The naive ℓ1 preprocessing in ℝ^d, d ≥ 3, and why it fails (Cummings and Durfee 2020, Remark 8.6) [R, N, docs/math.md#spf-2d].
 
 Definition 8.2 read literally in ℝ^d: f̂(D) is an ℓ1-nearest point to f(D) in
 ``K(D) = ∩_{i∈D} B₁(f̂(D∖i), Δ_i)``, found here by the linear program
@@ -6,7 +6,7 @@ Definition 8.2 read literally in ℝ^d: f̂(D) is an ℓ1-nearest point to f(D) 
     minimise Σ_k t_k  s.t.  |z_k − f_k(D)| ≤ t_k,  Σ_k w_ik ≤ Δ_i,  |z_k − c_ik| ≤ w_ik
 
 (scipy.optimize.linprog, HiGHS). In ℝ² K(D) is never empty (Lemma 8.5); in ℝ³ it can be:
-SPEC §7's construction (:func:`remark_8_6_example`) has four balls of radius 1 around
+docs/math.md#spf-2d's construction (:func:`remark_8_6_example`) has four balls of radius 1 around
 e₁, e₂, e₃ and (½, ½, ½) that meet pairwise, while ∩_k B₁(e_k, 1) = {0} and ‖(½,½,½)‖₁ = 3/2 > 1.
 Inside the preprocessing f̂ = f on every set of size ≤ 3 and K({1,2,3,4}) = ∅, so the naive
 extension is undefined there; :func:`spf_l1_naive` raises :class:`~.errors.EmptyFeasibleSet`
@@ -115,7 +115,7 @@ def spf_l1_naive(f: Callable, records: Any, deltas: Any, *, centre: Any = None,
 
 
 def remark_8_6_example() -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray], float]:
-    """SPEC §7's realisation of Remark 8.6: (records, f, Δ) with individuals holding records 1..4.
+    """docs/math.md#spf-2d's realisation of Remark 8.6: (records, f, Δ) with individuals holding records 1..4.
 
     f(∅) = 0, f({1}) = (½,0,0), other singletons 0; f({1,2}) = (0,0,½), f({1,3}) = f({2,3}) = (½,½,0),
     other pairs 0; f({2,3,4}) = e₁, f({1,3,4}) = e₂, f({1,2,4}) = e₃, f({1,2,3}) = (½,½,½);

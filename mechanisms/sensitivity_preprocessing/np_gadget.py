@@ -1,6 +1,6 @@
-"""The NP-hardness gadget of C&D Proposition 4.6 [R, SPEC §6.4], checked against z3.
+"""The NP-hardness gadget of Cummings and Durfee (2020) Proposition 4.6 [R, docs/math.md#spf-np-gadget], checked against z3.
 
-Seed 002's formula, f, D* and Δ are stripped; this is SPEC §6.4's reconstruction. For a CNF φ
+Cummings and Durfee (2020)'s formula, f, D* and Δ are stripped; this is docs/math.md#spf-np-gadget's reconstruction. For a CNF φ
 over variables 1..n (DIMACS literals: ±k), the universe is individuals 0..n−1 (variable k is
 individual k−1) plus a dummy, individual n; Δ > 0 is uniform.
 

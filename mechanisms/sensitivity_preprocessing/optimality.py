@@ -1,11 +1,11 @@
-"""The best sensitivity-bounded fit, by linear programming (C&D Lemma 4.2, Cor 4.4) [R, SPEC §6.3].
+"""The best sensitivity-bounded fit, by linear programming (Cummings and Durfee 2020, Lemma 4.2, Cor 4.4) [R, docs/math.md#spf-optimality].
 
 ``F_Δ = {g : |g(D ∪ {i}) − g(D)| ≤ Δ_i for all i and D ∌ i}`` (g(∅) free). Lemma 4.2 /
 Corollary 4.4: for every D,
 
     max_{D'⊆D} |f − f̂|(D') ≤ 2 · min_{g∈F_Δ} max_{D'⊆D} |f − g|(D'),
 
-and the factor 2 is tight (SPEC §6.3 observed exactly 2.000). :func:`best_fit_error` computes the
+and the factor 2 is tight (docs/math.md#spf-optimality observed exactly 2.000). :func:`best_fit_error` computes the
 right-hand minimum exactly on a finite universe as the LP
 
     minimise t  s.t.  |f(S) − g(S)| ≤ t  and  |g(S ∪ i) − g(S)| ≤ Δ_i   for all S ⊆ D, i ∈ D∖S,

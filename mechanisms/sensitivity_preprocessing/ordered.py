@@ -1,4 +1,4 @@
-"""The O(n²) DP for database-ordered functions (C&D Def 5.1, Lemma 5.2, Cor 5.3) [R, SPEC §6.5].
+"""The O(n²) DP for database-ordered functions (Cummings and Durfee 2020, Def 5.1, Lemma 5.2, Cor 5.3) [R, docs/math.md#database-ordered].
 
 f is database-ordered when, for all D and i, j ∈ D, either f(D'∖i) ≥ f(D'∖j) for every D' ⊆ D
 holding both, or ≤ for every such D'. For such f with a uniform Δ, sort the records

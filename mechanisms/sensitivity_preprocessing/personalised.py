@@ -1,4 +1,4 @@
-"""Personalised DP with individual sensitivities (C&D Def 7.1, Props 7.3, 7.5) [R, SPEC §6.9].
+"""Personalised DP with individual sensitivities (Cummings and Durfee 2020, Def 7.1, Props 7.3, 7.5) [R, docs/math.md#personalised-dp].
 
 A mechanism M is (ε_i)-personally DP if ``P[M(D) ∈ A] ≤ e^{ε_i} P[M(D') ∈ A]`` for every individual
 i, every pair of i-neighbours D, D' = D ∪ {i} and every event A; this implies (max_i ε_i)-DP.
@@ -10,7 +10,7 @@ With a scale ``b = max_i Δ_i/ε_i``:
   is (Δ_i/b)-PDP when ``Δ_i(u) = sup_{D∌i, r} |u(D∪i, r) − u(D, r)|``: the score and the normaliser
   each contribute at most Δ_i/(2b).
 
-Intended use (C&D §7): run the sensitivity preprocessing with Δ_i ∝ ε_i (for a score, on each
+Intended use (Cummings and Durfee 2020, §7): run the sensitivity preprocessing with Δ_i ∝ ε_i (for a score, on each
 output separately, Remark 3.4 / 7.6) and release through these mechanisms. Individuals are the
 population's members, numbered from 0, as in :class:`~.general.GeneralSPF`.
 """

@@ -1,15 +1,15 @@
-"""The statistics C&D preprocess efficiently (Cor 5.3, §6) and their O(1) window forms.
+"""The statistics Cummings and Durfee (2020) preprocess efficiently (Cor 5.3, §6) and their O(1) window forms.
 
 All act on a database given as the multiset of its records. With the records sorted,
-``s_1 ≤ … ≤ s_ℓ`` (SPEC notation):
+``s_1 ≤ … ≤ s_ℓ`` (docs/math.md#conventions):
 
 * mean ``(1/ℓ) Σ s_k``;
 * α-trimmed mean: drop ``t = ⌊αℓ⌋`` records at each end, average the rest (0 ≤ α < ½);
-* median, two conventions (SPEC notation): **LOW** ``s_⌈ℓ/2⌉``; **AVG** ``(s_⌊(ℓ+1)/2⌋ + s_⌊ℓ/2⌋+1)/2``;
-* max ``s_ℓ``, min ``s_1``; variance ``(1/ℓ) Σ (s_k − mean)²`` (SPEC §6.8).
+* median, two conventions (docs/math.md#conventions): **LOW** ``s_⌈ℓ/2⌉``; **AVG** ``(s_⌊(ℓ+1)/2⌋ + s_⌊ℓ/2⌋+1)/2``;
+* max ``s_ℓ``, min ``s_1``; variance ``(1/ℓ) Σ (s_k − mean)²`` (docs/math.md#spf-variance).
 
 Each is a non-decreasing function of every order statistic (variance aside), hence
-database-ordered (Def 5.1; SPEC §6.5 [D]). The empty database has no value: f(∅) is undefined
+database-ordered (Def 5.1; docs/math.md#database-ordered [D]). The empty database has no value: f(∅) is undefined
 and the preprocessing takes an analyst-chosen centre (Remark 3.2); variance uses 0.
 
 ``window_values`` evaluates one statistic on every window ``s[i : i+ℓ]`` of a sorted array at once,

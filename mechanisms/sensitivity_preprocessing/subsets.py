@@ -1,6 +1,6 @@
 """Subsets of individuals {0, …, n−1} as bitmasks: bit i set ⇔ individual i is in the database.
 
-Individuals are numbered from 0 here (SPEC §6 numbers them from 1). The helpers group the 2^n
+Individuals are numbered from 0 here (docs/math.md#sensitivity-preprocessing numbers them from 1). The helpers group the 2^n
 masks by size, which is the order in which Definition 3.1 / Theorem 3.3 fill in f̂.
 """
 
@@ -74,7 +74,7 @@ def check_subset(subset, n: int) -> int:
 def population_mask(population: np.ndarray, data) -> int:
     """The database (bitmask) whose records are ``data``, in a population of fixed records.
 
-    Individual model (SPEC §6.1): individual i has the record ``population[i]``; a dataset lists the
+    Individual model (docs/math.md#individual-model): individual i has the record ``population[i]``; a dataset lists the
     records of the individuals present, in any order. Equal records are matched to the
     individuals holding them in increasing index order (the first free one first), so with a
     repeated record value the dataset says *how many* of its holders are present, and those are

@@ -1,4 +1,4 @@
-"""The 2-D ℓ1 sensitivity-preprocessing function (C&D Def 8.2, Thm 8.3, Lemmas 8.4-8.5, 8.9) [R, D, SPEC §7].
+"""The 2-D ℓ1 sensitivity-preprocessing function (Cummings and Durfee 2020, Def 8.2, Thm 8.3, Lemmas 8.4-8.5, 8.9) [R, D, docs/math.md#spf-2d].
 
 For f into ℝ², f̂(∅) = f(∅) (or a centre), and f̂(D) is an ℓ1-nearest point to f(D) in
 

@@ -1,4 +1,4 @@
-"""The preprocessed variance in O(n²) (C&D §6: Lemmas 6.4, 6.5, 6.9) [R, SPEC §6.8].
+"""The preprocessed variance in O(n²) (Cummings and Durfee 2020, §6: Lemmas 6.4, 6.5, 6.9) [R, docs/math.md#spf-variance].
 
 ``Var(D) = (1/n) Σ (x_i − μ)²`` with f̂(∅) = 0. Variance is not database-ordered, but
 (Lemma 6.5) f̂ ≤ Var everywhere, and (Fact 6.2) removing the min or the max lowers the variance
@@ -9,7 +9,7 @@ most, so only the upper clamp matters and only contiguous ranges of the sorted r
 Unrolled, this is Lemma 6.9 in closed form [D]: ``f̂(D) = min over contiguous ranges W of the
 sorted records (W = ∅ allowed, Var(∅) = 0) of Var(W) + (|D| − |W|)·Δ``; the minimising W is the
 D' of Lemma 6.9 and ``Var(D) − f̂(D) = max_W (Var(D) − Var(W) − (|D|−|W|)Δ)⁺`` is the exact error
-(S2's closed-form Theorem 1.8 constants could not be recovered, SPEC §6.8).
+(Cummings and Durfee's closed-form Theorem 1.8 constants could not be recovered, docs/math.md#spf-variance).
 
 Both run along the anti-diagonals with running sums (Fact 6.7): Welford's update
 ``μ' = μ + (x−μ)/ℓ, M₂' = M₂ + (x−μ)(x−μ')`` extends every window of length ℓ−1 by one record in
@@ -32,7 +32,7 @@ __all__ = ["spf_variance", "variance_witness", "VarianceWitness", "VarianceSPF",
 
 
 def variance(data: Any) -> float:
-    """Var(D) = (1/n) Σ (x_i − μ)², and 0 for the empty database (SPEC §6.8)."""
+    """Var(D) = (1/n) Σ (x_i − μ)², and 0 for the empty database (docs/math.md#spf-variance)."""
     x = check_data(data)
     return float(np.var(x)) if x.size else 0.0
 

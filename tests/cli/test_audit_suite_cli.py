@@ -11,6 +11,7 @@ import pytest
 from dpaudit.results import Verdict
 from dpaudit.suite import AuditKind, audit_seed, formal, load_audits, run_one, sampled, seed_claim
 from dpaudit.reference.claims.types import ClaimEvidence, SeedClaim
+from dpaudit.reference.seed_claim_record import paper_name
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEED_CLAIM_FILE = textwrap.dedent('''\
@@ -22,8 +23,8 @@ SEED_CLAIM_FILE = textwrap.dedent('''\
     def _false():
         return ClaimEvidence(Verdict.REFUTED, 2.0, 1.0, "sums to 2", {"mass": 2.0})
 
-    AUDITS = [seed_claim("toy/mass", SeedClaim("T-mass", "001", "S1 eq (0)", "it sums to 1",
-                                               Verdict.REFUTED, "SPEC §2", ("E0",), _false))]
+    AUDITS = [seed_claim("toy/mass", SeedClaim("T-mass", "001", "Chen, Pal and Golubchik (2016) eq (0)", "it sums to 1",
+                                               Verdict.REFUTED, "docs/math.md#oblivious-noise", ("E0",), _false))]
 ''')
 
 CRASHY = textwrap.dedent('''\
@@ -152,7 +153,7 @@ def test_an_audit_whose_process_dies_is_an_error_record(folder):
 
 
 def _claim(verdict, check, id="T-1"):
-    return SeedClaim(id, "004", "eq 9.9", "a <b> statement", verdict, "SPEC §4.2", ("E29",), check)
+    return SeedClaim(id, "004", "eq 9.9", "a <b> statement", verdict, "docs/math.md#quantile-utility", ("E29",), check)
 
 
 def test_seed_claim_definitions():
@@ -208,7 +209,7 @@ def test_every_seed_claim_is_a_suite_audit_with_a_stable_id():
     assert [a.expected for a in audits] == [c.verdict for c in claims]
     assert {a.kind for a in audits} == {AuditKind.SEED_CLAIM}
     assert {"seed001/s001-eq6-density", "seed001/s001-eq18", "seed004/s004-thm3-eq22-as-written"} <= {a.id for a in audits}
-    assert all(a.description.startswith(f"seed {c.seed}, ") for a, c in zip(audits, claims))
+    assert all(a.description.startswith(f"{paper_name(c.seed)} {c.source}: ") for a, c in zip(audits, claims))
 
 
 def test_a_signal_keeps_what_finished_writes_the_reports_and_stops_every_process(tmp_path):

@@ -20,7 +20,7 @@ def test_verify_rows_json_and_smt2(tmp_path, capsys):
     rows = [line for line in text.splitlines() if line.startswith(("laplace-loss-bound ",
                                                                    "quantile-utility-eq22"))]
     assert len(rows) == 2
-    assert "S1 §2" in rows[0] and rows[0].split()[-3:-1] == ["PROVED", "PROVED"]
+    assert "Chen, Pal & Golubchik 2016" in rows[0] and rows[0].split()[-3:-1] == ["PROVED", "PROVED"]
     assert rows[1].split()[-3:-1] == ["REFUTED", "REFUTED"]
     float(rows[0].split()[-1])  # seconds
     assert "counterexample (bound): " in text and "q=" in text

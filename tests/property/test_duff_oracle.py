@@ -1,5 +1,5 @@
-"""Duff: the closed-form cost equals a brute-force search over datasets (SPEC §5.2), its utility
-has sensitivity 1, and the mechanism's exact loss never exceeds ε and reaches 0.95ε (SPEC §5.1)."""
+"""Duff: the closed-form cost equals a brute-force search over datasets (docs/math.md#duff-median-cost), its utility
+has sensitivity 1, and the mechanism's exact loss never exceeds ε and reaches 0.95ε (docs/math.md#duff-definition)."""
 
 import itertools
 
@@ -18,7 +18,7 @@ A, B = 0.0, 4.0
 
 
 def oracle_cost(data, x, conv, a=A, b=B, cmax=12):
-    """SPEC §5.2 brute force: the first c for which removing r ≤ c records and adding c − r values
+    """docs/math.md#duff-median-cost brute force: the first c for which removing r ≤ c records and adding c − r values
     from the candidates {x, a, b, 2x − a, 2x − b, 2x − s_i} ∩ [a, b] gives a median of exactly x.
     (Integer data and x on a 0.25-grid keep every midpoint exact in binary floating point.)"""
     S = sorted(float(v) for v in data)
@@ -39,7 +39,7 @@ def oracle_cost(data, x, conv, a=A, b=B, cmax=12):
 
 def oracle_cost_low_bfs(data, x, a=A, b=B):
     """LOW only: breadth-first search over the count state (L, E, G) of records below, at and
-    above x (SPEC §5.2); x is a LOW median iff E ≥ 1 and L < ⌈n/2⌉ ≤ L + E."""
+    above x (docs/math.md#duff-median-cost); x is a LOW median iff E ≥ 1 and L < ⌈n/2⌉ ≤ L + E."""
     L = sum(v < x for v in data)
     E = sum(v == x for v in data)
     G = len(data) - L - E

@@ -1,8 +1,7 @@
 """The exact (white-box) audit finds the worst pair of mechanisms with a known density.
 
 Laplace with scale Δ/ε and the two-sided geometric with ratio e^{-ε} on a sensitivity-Δ query
-are exactly ε-DP, and the loss ε is attained on every pair whose query moves by Δ (SPEC §2.1,
-§2.2), so the worst pair found must have exact loss ε (to 1e-9), and a claim below ε is refuted.
+are exactly ε-DP, and the loss ε is attained on every pair whose query moves by Δ (docs/math.md#laplace, #geometric), so the worst pair found must have exact loss ε (to 1e-9), and a claim below ε is refuted.
 """
 
 import math

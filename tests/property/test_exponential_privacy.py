@@ -1,4 +1,4 @@
-"""Exact privacy of the finite exponential mechanism under both calibrations (SPEC §4.1).
+"""Exact privacy of the finite exponential mechanism under both calibrations (docs/math.md#em-range).
 
 A histogram's top item (counting utility, monotone under add/remove, Δu = range = 1) and random
 additive utility tables whose Δu and range are computed by :func:`utility_bounds`: the exact loss

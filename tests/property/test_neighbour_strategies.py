@@ -1,6 +1,6 @@
 """Properties of the dataset and neighbouring-pair strategies (dpaudit/neighbours/strategies.py).
 
-Every pair drawn must be a neighbouring pair under its relation (SPEC §1), inside the domain and
+Every pair drawn must be a neighbouring pair under its relation (docs/math.md#neighbour-relations), inside the domain and
 the size range; the strategies must also reach the corner cases they promise (domain ends,
 duplicates, tiny and large sizes, float-limit values, every linf pattern).
 """
@@ -86,7 +86,7 @@ def test_pairs_with_vector_records_and_integers(relation):
 
 
 def test_individual_model_pairs():
-    """Seed 002's i-neighbours: D and D ∪ {i}, records fixed per identity, identity order kept."""
+    """Cummings and Durfee (2020)'s i-neighbours: D and D ∪ {i}, records fixed per identity, identity order kept."""
     d, r, n_ind = Domain(0.0, 5.0), size_range((0, 7)), 9
 
     @settings(max_examples=150)

@@ -1,4 +1,4 @@
-"""Invariants of the seed-001 noise laws (SPEC §2.1–2.3): symmetry, monotone cdfs, law = shifted
+"""Invariants of the Chen, Pal and Golubchik (2016) noise laws (docs/math.md#laplace, #geometric, #staircase): symmetry, monotone cdfs, law = shifted
 density, and samples that lie in the law's support. Hypothesis draws the parameters and the seed."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Exact privacy of the seed-001 mechanisms over hypothesis-searched neighbouring pairs (SPEC §2).
+"""Exact privacy of the Chen, Pal and Golubchik (2016) mechanisms over hypothesis-searched neighbouring pairs (docs/math.md#oblivious-noise).
 
 For each canonical spec (records in [0, Δ], add-remove), the exact loss sup|ln p_D − ln p_D'| of
 ``spec.distribution`` (dpaudit.estimators.exact.pair_loss) never exceeds ε, and the worst pair

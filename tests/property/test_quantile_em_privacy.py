@@ -1,5 +1,5 @@
-"""Exact privacy of the quantile exponential mechanism and the sensitivity of the seed-004
-utilities (SPEC §4.2–4.3).
+"""Exact privacy of the quantile exponential mechanism and the sensitivity of the the EM-for-medians notes (2020)
+utilities (docs/math.md#quantile-utility, #quantile-sampler).
 
 Pairs come from hypothesis (``dpaudit.neighbours.strategies.neighbouring_pairs``, steered by
 ``hypothesis.target`` toward larger losses) and from the deterministic hunt
@@ -91,5 +91,5 @@ def test_eq22_add_remove_sensitivity_is_twice_the_claim(q):
     assert ub.sensitivity == pytest.approx(2 * max(q, 1 - q))
     fixed = utility_bounds(lambda d, r: quantile_utility(d, r, q), grid, universe, 11, "add-remove")
     assert fixed.sensitivity == pytest.approx(max(q, 1 - q))
-    # the range (SPEC §4.2) is 2·max(q, 1 − q) either way: no gain from range calibration here
+    # the range (docs/math.md#quantile-utility) is 2·max(q, 1 − q) either way: no gain from range calibration here
     assert fixed.range == pytest.approx(ub.range) == pytest.approx(2 * max(q, 1 - q))

@@ -1,5 +1,5 @@
-"""The sensitivity-preprocessed functions of seed 002 (mechanisms/sensitivity_preprocessing) keep
-their declared bounds under dpaudit's hypothesis search (C&D Lemma 3.5; SPEC §6.2-§7).
+"""The sensitivity-preprocessed functions of Cummings and Durfee (2020) (mechanisms/sensitivity_preprocessing) keep
+their declared bounds under dpaudit's hypothesis search (Cummings and Durfee 2020, Lemma 3.5; docs/math.md#spf-definition, #spf-2d).
 
 Every function is searched over at least 1,000 neighbouring pairs (20,000 with
 ``HYPOTHESIS_PROFILE=thorough``) and must not be refuted; the search must also get close to the
@@ -41,7 +41,7 @@ GLOBAL = {
     "variance": VarianceSPF(0.25),
 }
 
-#: individual bounds Δ_i of a universe of 6 identities (seed 002 Definition 2.3)
+#: individual bounds Δ_i of a universe of 6 identities (Cummings and Durfee (2020) Definition 2.3)
 DELTAS = (0.1, 0.4, 0.25, 0.05, 0.3, 0.2)
 
 

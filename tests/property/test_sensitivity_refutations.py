@@ -1,5 +1,5 @@
 """dpaudit's sensitivity search on the raw functions, the planted bugs and the utilities of seeds
-000 and 004 (SPEC §4.2, §5.1, §6). Each test asserts the verdict and the counterexample's size.
+000 and 004 (docs/math.md#quantile-utility, #duff-definition, #sensitivity-preprocessing). Each test asserts the verdict and the counterexample's size.
 
 Utilities u(D, r) are searched over r together with the pair (``outputs=``): r is a record of
 either dataset, the float next to one, a midpoint of two records, an end of the output domain,
@@ -75,7 +75,7 @@ def test_planted_bugs_only_break_where_the_bug_is():
 
 @pytest.mark.parametrize("q", [0.5, 0.3, 0.9])
 def test_quantile_utility_of_seed_004(q):
-    """Change-one Δu ≤ 1 and add/remove Δu ≤ max(q, 1−q) hold (SPEC §4.2 table); eq 2.2 as
+    """Change-one Δu ≤ 1 and add/remove Δu ≤ max(q, 1−q) hold (docs/math.md#quantile-utility); eq 2.2 as
     written (with + max(q, 1−q)·N) breaks the add/remove bound (E30)."""
     u = lambda data, r: quantile_utility(data, r, q)            # noqa: E731
     u22 = lambda data, r: quantile_utility_eq22(data, r, q)      # noqa: E731
@@ -93,7 +93,7 @@ def test_quantile_utility_of_seed_004(q):
 
 @pytest.mark.parametrize("convention", ["avg", "low"])
 def test_duff_utility_has_sensitivity_one(convention):
-    """u_d(x, S) = −min{d_AR(S, S') : T(S') = x} changes by at most 1 (triangle inequality; SPEC §5.1)."""
+    """u_d(x, S) = −min{d_AR(S, S') : T(S') = x} changes by at most 1 (triangle inequality; docs/math.md#duff-definition)."""
     u = lambda data, x: duff_utility(data, x, convention, (0.0, 1.0))   # noqa: E731
     kw = dict(neighbours="add-remove", domain=(0, 1), sizes=10, outputs=(0, 1), examples=1_000, seed=4)
     r = dpaudit.check_sensitivity(u, 1.0, **kw)

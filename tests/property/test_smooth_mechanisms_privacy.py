@@ -1,4 +1,4 @@
-"""Privacy of the smooth-sensitivity medians on searched neighbouring pairs (SPEC §3.5).
+"""Privacy of the smooth-sensitivity medians on searched neighbouring pairs (docs/math.md#ss-mechanisms).
 
 Given the data the output is T(S) + (SS_β(S)/α)·Z, so each pair is two location–scale laws:
 

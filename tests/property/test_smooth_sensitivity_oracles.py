@@ -1,5 +1,5 @@
 """The fast smooth sensitivity of the median equals the O(n²) reference (n ≤ 200) and the
-brute-force oracle of SPEC §3.4 (n ≤ 8), under replace-one and add/remove."""
+brute-force oracle of docs/math.md#median-ss-oracle (n ≤ 8), under replace-one and add/remove."""
 
 import itertools
 import math
@@ -23,7 +23,7 @@ def _med(vals, conv):
 
 
 def oracle_replace(data, beta, a=LO, b=HI):
-    """SPEC §3.4: every size-n multiset S' over U = {s_i} ∪ {a, b}; d = n − |S ∩ S'|; LS(S') by
+    """docs/math.md#median-ss-oracle: every size-n multiset S' over U = {s_i} ∪ {a, b}; d = n − |S ∩ S'|; LS(S') by
     trying every replacement by an element of U; SS = max e^{−βd} LS(S')."""
     S = sorted(min(max(float(x), a), b) for x in data)
     n = len(S)
@@ -39,7 +39,7 @@ def oracle_replace(data, beta, a=LO, b=HI):
 
 
 def oracle_add_remove(data, beta, a=LO, b=HI):
-    """SPEC §3.4 for add/remove: breadth-first over multisets over U (sizes ≥ 1) by add/remove
+    """docs/math.md#median-ss-oracle for add/remove: breadth-first over multisets over U (sizes ≥ 1) by add/remove
     steps; LS(S') over every add of an element of U and every removal; stop once
     e^{−β(d+1)}·(b − a)/2 (the most any farther dataset can contribute) is ≤ the best so far."""
     S = tuple(sorted(min(max(float(x), a), b) for x in data))

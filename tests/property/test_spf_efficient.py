@@ -1,4 +1,4 @@
-"""The efficient preprocessings against the general algorithm and C&D §5-6 (SPEC §6.5-6.8).
+"""The efficient preprocessings against the general algorithm and Cummings and Durfee (2020) §5-6 (docs/math.md#database-ordered, #spf-median, #spf-mean, #spf-variance).
 
 Oracle: :func:`spf_table` over all 2^n subsets (n ≤ 12), with f the plain statistic evaluated by
 :func:`subset_statistic` (itself checked against ``statistic_value`` here). Then each efficient

@@ -1,4 +1,4 @@
-"""The general sensitivity-preprocessing algorithm against its definition and C&D §3-4 (SPEC §6.2-6.3).
+"""The general sensitivity-preprocessing algorithm against its definition and Cummings and Durfee (2020) §3-4 (docs/math.md#spf-definition, #spf-optimality).
 
 Oracles: exhaustive checks over every subset of small populations, brute force over all
 orderings (Lemma 3.6), and the LP optimum over F_Δ (Cor 4.4). Tables with integer f and Δ are
@@ -157,7 +157,7 @@ def test_lemma_3_6_bound_holds_on_thousands_of_cases():
 
 
 def test_lemma_3_6_with_min_over_orderings_is_refuted():
-    """SPEC §8 E22: the same bound with min over σ is false; hypothesis finds a counterexample."""
+    """docs/math.md#e22: the same bound with min over σ is false; hypothesis finds a counterexample."""
     def breaks_min_form(table):
         return bool(np.any(table.errors() > permutation_error_bound(table, over="min")))
 
@@ -189,7 +189,7 @@ def test_factor_two_against_linear_program_on_small_universes():
             if opt > 0:
                 worst = max(worst, mine / opt)
     assert cases >= 1000 and violations == 0
-    assert worst > 1.99      # the factor 2 is attained (SPEC §6.3: worst ratio 2.000)
+    assert worst > 1.99      # the factor 2 is attained (docs/math.md#spf-optimality: worst ratio 2.000)
 
 
 def test_best_fit_is_feasible_and_no_better_than_optimal():

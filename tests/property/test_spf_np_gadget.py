@@ -1,7 +1,7 @@
-"""The NP-hardness gadget of C&D Prop 4.6 (SPEC §6.4 [R]) agrees with z3 on random CNFs.
+"""The NP-hardness gadget of Cummings and Durfee (2020) Prop 4.6 (docs/math.md#spf-np-gadget [R]) agrees with z3 on random CNFs.
 
 f̂(D*) = Δ(n+1) must hold exactly when z3 says the formula is unsatisfiable; on satisfiable
-formulas SPEC's argument gives the sharper f̂(D*) ≤ Δ(n−1), checked too.
+formulas the argument of docs/math.md#spf-np-gadget gives the sharper f̂(D*) ≤ Δ(n−1), checked too.
 """
 
 from __future__ import annotations

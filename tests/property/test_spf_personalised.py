@@ -1,4 +1,4 @@
-"""Personalised DP (C&D Def 7.1, Props 7.3 and 7.5; SPEC §6.9) by exact privacy loss.
+"""Personalised DP (Cummings and Durfee 2020, Def 7.1, Props 7.3 and 7.5; docs/math.md#personalised-dp) by exact privacy loss.
 
 For every configuration hypothesis draws (population, Δ_i, ε_i), every individual i and every
 database D ∌ i of a small population, the exact loss ``sup_y |ln p_{D∪i}(y) − ln p_D(y)|`` between

@@ -1,7 +1,7 @@
-"""2-D ℓ1 preprocessing (C&D Def 8.2, Thm 8.3, Lemma 8.9) and the 3-D failure (Remark 8.6), SPEC §7.
+"""2-D ℓ1 preprocessing (Cummings and Durfee 2020, Def 8.2, Thm 8.3, Lemma 8.9) and the 3-D failure (Remark 8.6), docs/math.md#spf-2d.
 
 Oracles: exhaustive pair checks over every subset; the ℓ1 projection LP (scipy linprog) for
-"f̂(D) is an ℓ1-nearest point of K(D)"; SPEC §7's explicit 3-D construction.
+"f̂(D) is an ℓ1-nearest point of K(D)"; docs/math.md#spf-2d's explicit 3-D construction.
 """
 
 from __future__ import annotations

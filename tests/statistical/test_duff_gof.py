@@ -1,4 +1,4 @@
-"""Goodness of fit of the Duff sampler against its exact cdf (SPEC §5.3).
+"""Goodness of fit of the Duff sampler against its exact cdf (docs/math.md#duff-sampler).
 
 Each case draws 10⁵ values from a fixed seed and applies one Kolmogorov–Smirnov test against the
 exact cdf at level α = 10⁻³ (a correct sampler fails a case with probability ≤ α; no retries).

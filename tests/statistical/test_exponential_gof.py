@@ -1,4 +1,4 @@
-"""Goodness of fit of the finite exponential-mechanism sampler against its exact pmf (SPEC §4.1).
+"""Goodness of fit of the finite exponential-mechanism sampler against its exact pmf (docs/math.md#em-range).
 
 Each case draws 10⁵ outputs from a fixed seed and applies one Pearson χ² test against the exact pmf
 at level α = 10⁻³ (every expected count is ≥ 5 here; no retries). The power control must reject

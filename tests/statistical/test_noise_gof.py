@@ -1,4 +1,4 @@
-"""Goodness of fit of every seed-001 sampler against its exact law (SPEC §2.1–2.3, §2.6).
+"""Goodness of fit of every Chen, Pal and Golubchik (2016) sampler against its exact law (docs/math.md#laplace, #geometric, #staircase, #pre-rounding).
 
 Each test draws 10⁵ values from a fixed seed and applies one test at level α = 10⁻³: Kolmogorov–
 Smirnov against the exact cdf for continuous noise, Pearson's χ² on the atoms (tails merged so that
@@ -102,7 +102,7 @@ def test_specs_sample_their_declared_distribution():
 
 
 def test_power_ks_rejects_the_seeds_laplace_scale():
-    """S1 eq (6) has no ε in the exponent: sampling with scale Δ instead of Δ/ε must be rejected."""
+    """Chen, Pal and Golubchik (2016) eq (6) has no ε in the exponent: sampling with scale Δ instead of Δ/ε must be rejected."""
     m = Laplace(3.0)
     wrong = rng(18).laplace(0.0, 1.0, N)
     assert stats.kstest(wrong, m.cdf).pvalue < ALPHA

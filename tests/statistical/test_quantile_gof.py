@@ -1,4 +1,4 @@
-"""Goodness of fit of the quantile-EM sampler against its exact cdf (SPEC §4.3).
+"""Goodness of fit of the quantile-EM sampler against its exact cdf (docs/math.md#quantile-sampler).
 
 Each case draws 10⁵ values from a fixed seed and applies one Kolmogorov–Smirnov test against the
 exact piecewise-linear cdf at level α = 10⁻³, so a correct sampler fails a given case with

@@ -1,4 +1,4 @@
-"""Goodness of fit of the smooth-sensitivity mechanisms against their law given the data (SPEC §3.5).
+"""Goodness of fit of the smooth-sensitivity mechanisms against their law given the data (docs/math.md#ss-mechanisms).
 
 Each case draws 10⁵ outputs from a fixed seed and applies one Kolmogorov–Smirnov test against the
 exact cdf of T(S) + (SS_β(S)/α)·Z at level α = 10⁻³ (a correct sampler fails a case with

@@ -1,4 +1,4 @@
-"""check_sensitivity on small functions whose sensitivity is known exactly (SPEC §1, §6.1).
+"""check_sensitivity on small functions whose sensitivity is known exactly (docs/math.md#neighbour-relations, #individual-model).
 
 Each test asserts the verdict and, for refutations, the size of the counterexample and that it
 really breaks the bound (recomputed here, independently of the search).
@@ -97,7 +97,7 @@ def test_linf_and_l1_relations():
 
 
 def test_individual_bounds_name_the_individual():
-    """f(D) = Σ_{j∈D} w_j x_j on [0, 1] has Δ_j = w_j exactly (seed 002, Definition 2.3)."""
+    """f(D) = Σ_{j∈D} w_j x_j on [0, 1] has Δ_j = w_j exactly (Cummings and Durfee (2020), Definition 2.3)."""
     w = np.array([1.0, 2.0, 0.5, 3.0, 1.0, 1.5])
 
     def weighted(data, ids):

@@ -1,4 +1,4 @@
-"""Duff for the median: closed-form costs, pieces, law and spec (seed 000 Def 8; SPEC §5.1–5.3)."""
+"""Duff for the median: closed-form costs, pieces, law and spec (Muñoz Medina and Gillenwater (2020) Def 8; docs/math.md#duff-definition, #duff-median-cost, #duff-sampler)."""
 
 import math
 

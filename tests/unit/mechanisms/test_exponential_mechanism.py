@@ -1,4 +1,4 @@
-"""The finite exponential mechanism, its calibrations, and the enumeration of Δu and range (SPEC §4.1)."""
+"""The finite exponential mechanism, its calibrations, and the enumeration of Δu and range (docs/math.md#em-range)."""
 
 import math
 
@@ -60,7 +60,7 @@ def test_count_utility_range_is_two_under_replace():
 
 
 def test_a_constant_shift_has_zero_range_but_full_sensitivity():
-    # seed 003's example: u = |S| does not depend on r, so the mechanism does not depend on S
+    # Dong (2020)'s example: u = |S| does not depend on r, so the mechanism does not depend on S
     ub = utility_bounds(lambda d, r: float(len(d)), (0.0, 1.0), (0.0, 1.0), 3, "add-remove")
     assert (ub.sensitivity, ub.range) == (1.0, 0.0)
 

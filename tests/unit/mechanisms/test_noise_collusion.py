@@ -1,4 +1,4 @@
-"""Count remap, collusion median, exact order statistics and the S1 loss formulas (SPEC §2.4)."""
+"""Count remap, collusion median, exact order statistics and the S1 loss formulas (docs/math.md#expected-loss)."""
 
 import math
 
@@ -67,7 +67,7 @@ def test_exact_loss_formulas_match_the_mechanisms():
         assert el.geometric_loss(r) == pytest.approx(Geometric(eps).expected_abs())
         assert el.count_laplace_loss(r) == pytest.approx(el.rounded_expected_abs(Laplace(eps)), rel=1e-10)
         assert el.count_staircase_loss(r) == pytest.approx(el.rounded_expected_abs(Staircase(eps)), rel=1e-10)
-        assert el.count_staircase_loss(r) == pytest.approx(r / (1 - r) + math.sqrt(r) / 2)   # SPEC §2.4
+        assert el.count_staircase_loss(r) == pytest.approx(r / (1 - r) + math.sqrt(r) / 2)   # docs/math.md#expected-loss
 
 
 def test_collusion_formulas_asymptotic_and_seed_eq18_wrong():

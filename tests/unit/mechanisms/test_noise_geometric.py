@@ -1,4 +1,4 @@
-"""Two-sided and quantised geometric (SPEC §2.2): pmf against scipy's dlaplace, cdf, law, spec."""
+"""Two-sided and quantised geometric (docs/math.md#geometric): pmf against scipy's dlaplace, cdf, law, spec."""
 
 import math
 
@@ -26,7 +26,7 @@ def test_pmf_is_scipy_dlaplace(eps):
     tail = np.array([stats.dlaplace.pmf(far + i, eps).sum() for i in t])
     np.testing.assert_allclose(m.cdf(-t), tail, rtol=1e-9)
     np.testing.assert_allclose(m.sf(t - 1), tail, rtol=1e-9)
-    assert m.expected_abs() == pytest.approx(2 * m.rho / (1 - m.rho ** 2), rel=1e-14)   # S1 eq (13)
+    assert m.expected_abs() == pytest.approx(2 * m.rho / (1 - m.rho ** 2), rel=1e-14)   # Chen, Pal and Golubchik (2016) eq (13)
 
 
 def test_quantised_pmf_cdf_and_grid():

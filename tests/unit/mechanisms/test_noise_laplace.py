@@ -1,4 +1,4 @@
-"""Laplace (SPEC §2.1): exact law against closed forms, sampler contract, canonical spec."""
+"""Laplace (docs/math.md#laplace): exact law against closed forms, sampler contract, canonical spec."""
 
 import math
 
@@ -27,7 +27,7 @@ def test_bad_parameters_name_the_argument(kw, name):
 def test_density_matches_the_corrected_formula(eps, delta):
     m = Laplace(eps, delta)
     z = np.linspace(-30, 30, 101) * delta / eps
-    want = eps / (2 * delta) * np.exp(-eps * np.abs(z) / delta)          # SPEC §2.1
+    want = eps / (2 * delta) * np.exp(-eps * np.abs(z) / delta)          # docs/math.md#laplace
     np.testing.assert_allclose(m.pdf(z), want, rtol=1e-12)
     np.testing.assert_allclose(m.log_prob(0.0, z), np.log(want), rtol=1e-12)
     mass = integrate.quad(lambda t: float(m.pdf(t)), -np.inf, np.inf)[0]

@@ -1,4 +1,4 @@
-"""The pre-rounding heuristic of S1 §5.2.2 (SPEC §2.6): cells, exact law, loss, privacy."""
+"""The pre-rounding heuristic of Chen, Pal and Golubchik (2016) §5.2.2 (docs/math.md#pre-rounding): cells, exact law, loss, privacy."""
 
 import math
 

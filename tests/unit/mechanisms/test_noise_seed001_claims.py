@@ -1,4 +1,4 @@
-"""The seed-001 claims: every check reproduces the verdict we record, and records are JSON-ready."""
+"""The Chen, Pal and Golubchik (2016) claims: every check reproduces the verdict we record, and records are JSON-ready."""
 
 import json
 
@@ -15,7 +15,7 @@ def test_every_recorded_verdict_is_reproduced():
     disagree = [(c.claim.id, c.evidence.detail) for c in checks if not c.agrees]
     assert not disagree
     refuted = {c.claim.id for c in checks if c.evidence.verdict is Verdict.REFUTED}
-    # SPEC §8: E8 (eq 6), E9 (eq 7), E10 (eq 10), E11 (eq 18), E12 (Lemma 1 for the staircase, eq 23)
+    # docs/math.md#errata: E8 (eq 6), E9 (eq 7), E10 (eq 10), E11 (eq 18), E12 (Lemma 1 for the staircase, eq 23)
     assert {"s001-eq6-density", "s001-eq7-density", "s001-eq10-density", "s001-eq18", "s001-lemma1-staircase",
             "s001-eq23"} <= refuted
     for c in checks:
@@ -56,10 +56,10 @@ def test_a_numeric_check_never_proves():
     from dpaudit.reference.claims.types import ClaimEvidence, SeedClaim
 
     with pytest.raises(InvalidArgument, match="never proves"):
-        SeedClaim("x", "001", "S1", "s", Verdict.PROVED, "SPEC §2", (), lambda: None)
+        SeedClaim("x", "001", "S1", "s", Verdict.PROVED, "docs/math.md#oblivious-noise", (), lambda: None)
     with pytest.raises(InvalidArgument, match="never proves"):
         ClaimEvidence(Verdict.PROVED, 1.0, 1.0, "d")
-    claim = SeedClaim("x", "001", "S1", "s", Verdict.NOT_REFUTED, "SPEC §2", (),
+    claim = SeedClaim("x", "001", "S1", "s", Verdict.NOT_REFUTED, "docs/math.md#oblivious-noise", (),
                       lambda: ClaimEvidence(Verdict.REFUTED, 2.0, 1.0, "d", {"a": 1}))
     check = claim.evaluate()
     rec = check.to_record()

@@ -1,4 +1,4 @@
-"""Staircase (SPEC §2.3): density and cdf against independent computations, law, spec."""
+"""Staircase (docs/math.md#staircase): density and cdf against independent computations, law, spec."""
 
 import math
 
@@ -18,7 +18,7 @@ def test_optimal_gamma_and_height():
     assert optimal_gamma(eps) == pytest.approx(math.sqrt(rho) / (1 + math.sqrt(rho)))
     m = Staircase(eps, 2.0)
     assert m.gamma == optimal_gamma(eps)
-    assert m.height == pytest.approx((1 - rho) / (2 * 2.0 * math.sqrt(rho)))     # S1 eq (8) at γ*
+    assert m.height == pytest.approx((1 - rho) / (2 * 2.0 * math.sqrt(rho)))     # Chen, Pal and Golubchik (2016) eq (8) at γ*
 
 
 @pytest.mark.parametrize("gamma", [-0.1, 1.5, "0.3", True])
@@ -31,7 +31,7 @@ def test_bad_gamma(gamma):
 def test_density_is_seed_eq22_and_cdf_integrates_it(eps, delta, gamma):
     m = Staircase(eps, delta, gamma)
     z = np.linspace(-12 * delta, 12 * delta, 2401) + 1e-7
-    eq22 = m.height * np.exp(-eps * np.ceil(np.abs(z) / delta - m.gamma))      # S1 eq (22), any γ
+    eq22 = m.height * np.exp(-eps * np.ceil(np.abs(z) / delta - m.gamma))      # Chen, Pal and Golubchik (2016) eq (22), any γ
     np.testing.assert_allclose(m.pdf(z), eq22, rtol=1e-12)
     for t in (-3.3 * delta, -0.2 * delta, 0.0, 0.7 * delta, 5.05 * delta):
         brk = [b for b in delta * (np.arange(-11, 12)[:, None] + np.array([0, m.gamma, 1 - m.gamma])).ravel()
@@ -52,7 +52,7 @@ def test_expected_abs_by_cell_sums(gamma):
     e_abs = np.sum(np.exp(law.log_density) * (np.abs(hi) * hi - np.abs(lo) * lo) / 2)   # ∫|z| per cell
     assert e_abs == pytest.approx(m.expected_abs(), rel=1e-12)
     if gamma is None:
-        assert m.expected_abs() == pytest.approx(1.5 * math.sqrt(m.rho) / (1 - m.rho))   # S1 eq (12)
+        assert m.expected_abs() == pytest.approx(1.5 * math.sqrt(m.rho) / (1 - m.rho))   # Chen, Pal and Golubchik (2016) eq (12)
 
 
 def test_law_is_complete_and_shares_edges_with_its_shift():

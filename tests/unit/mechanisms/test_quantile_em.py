@@ -1,4 +1,4 @@
-"""The quantile exponential mechanism and the seed-004 utilities (SPEC §4.2–4.3)."""
+"""The quantile exponential mechanism and the the EM-for-medians notes (2020) utilities (docs/math.md#quantile-utility, #quantile-sampler)."""
 
 import math
 
@@ -73,7 +73,7 @@ def test_bad_inputs_are_named():
 @pytest.mark.parametrize("neighbours", ["replace", "add-remove"])
 @pytest.mark.parametrize("q", [0.1, 0.5, 0.75])
 def test_normaliser_matches_grid_integration(neighbours, q):
-    """SPEC §4.3 oracle: integrate the unnormalised density on a 2·10⁶-point grid (midpoint rule;
+    """docs/math.md#quantile-sampler oracle: integrate the unnormalised density on a 2·10⁶-point grid (midpoint rule;
     its error at the 25 jumps is O(grid step), hence rel 1e-5)."""
     rng = np.random.default_rng(5)
     data = np.sort(rng.uniform(-1, 3, 25))

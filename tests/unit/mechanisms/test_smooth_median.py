@@ -1,5 +1,5 @@
 """Smooth sensitivity of the median, the SS mechanisms, Theorem 1 and the seed claims
-(SPEC §3, §5.4, §8)."""
+(docs/math.md#smooth-sensitivity, #duff-theorem-1, #errata)."""
 
 import math
 
