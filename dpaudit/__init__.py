@@ -14,10 +14,30 @@ Public API (everything in ``__all__``; imported lazily so ``import dpaudit`` and
 Three kinds of evidence are kept apart: sampling and search REFUTE or do not; only a proof PROVES.
 """
 
-from __future__ import annotations
+import sys as _sys
 
-import importlib
-from typing import Any
+
+def _drop_working_folder() -> None:
+    """Under ``python -m dpaudit`` (or a module of it), take the working folder, which Python put
+    first on the import path, off it before dpaudit imports anything: a checkout's ``jinja2.py``
+    or ``typing.py`` would otherwise run inside dpaudit itself. (Only Python's start-up and
+    ``runpy`` ran before this; nothing above it may import a module.)"""
+    argv = list(getattr(_sys, "orig_argv", ()))  # ["python", ..., "-m", "dpaudit", ...]
+    ran = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-m"] + \
+        [a[2:] for a in argv if a.startswith("-m") and len(a) > 2]
+    if _sys.argv[:1] != ["-m"] or not ran or ran[0].partition(".")[0] != "dpaudit":
+        return  # imported, not run: the importer's import path is its own business
+    import os
+
+    first = _sys.path[0] if _sys.path else None
+    if first is not None and os.path.realpath(first or os.curdir) == os.path.realpath(os.curdir):
+        del _sys.path[0]
+
+
+_drop_working_folder()
+
+import importlib  # noqa: E402 - after the import path is safe
+from typing import Any  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -1,10 +1,13 @@
 """The child side of :mod:`dpaudit.execution.sandbox`: import the mechanism's file, then serve batches.
 
-Started as ``python -c "import dpaudit.execution.child as c; c.main()" FD_IN FD_OUT`` in its own
-session, with its stdout and stderr going to a pipe whose tail the parent keeps. It reads its
-configuration (path, function, per-call limit, resource limits, isolation level, private folder)
-from FD_IN, sets its resource limits, enters its isolation (:mod:`dpaudit.execution.isolation`),
-imports the file with :func:`dpaudit.loader.load_mechanism` (the only place it is ever imported),
+Started as ``python -I -c BOOT FD_IN FD_OUT ROOT`` (``sandbox._BOOT`` loads this dpaudit from
+ROOT) in its own session and its private folder, with its stdout and stderr going to a pipe whose
+tail the parent keeps; neither the working folder nor ``PYTHONPATH`` is on its import path. It
+reads its configuration (path, function, per-call limit, resource limits, isolation level, private
+folder, the user's ``PYTHONPATH``) from FD_IN, sets its resource limits, enters its isolation
+(:mod:`dpaudit.execution.isolation`) having imported only the standard library's essentials, then
+imports numpy and the rest of dpaudit, and the file with :func:`dpaudit.loader.load_mechanism`
+(the only place it is ever imported),
 answers ``("ready", pid, isolation, facts)`` (or ``load_error``), and then serves messages:
 ``("run", call_form, batches, buffer)`` runs batches through
 :meth:`dpaudit.spec.MechanismSpec.call_batch`, exactly as the in-process executor does (a message
@@ -24,18 +27,21 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import struct
 import sys
 import threading
 import time
-from multiprocessing.connection import Connection
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-import numpy as np
+if TYPE_CHECKING:  # bound by _import_after_isolation(), once the child is isolated
+    from multiprocessing.connection import Connection
 
-from dpaudit.execution.shared_outputs import BufferWriter
-from dpaudit.errors import LoadError, MechanismError
-from dpaudit.execution.remote import opaque_outputs
-from dpaudit.rng import generator
+    import numpy as np
+
+    from dpaudit.errors import LoadError, MechanismError
+    from dpaudit.execution.remote import opaque_outputs
+    from dpaudit.execution.shared_outputs import BufferWriter
+    from dpaudit.rng import generator
 
 __all__ = ["main", "CallTimeout", "WATCHDOG_EXIT", "KILL_GRACE", "describe_size"]
 
@@ -175,30 +181,73 @@ def _counter(path: Optional[str]) -> Optional[memoryview]:
         os.close(fd)
 
 
+def _read_message(fd: int) -> bytes:
+    """One message of :class:`multiprocessing.connection.Connection`'s framing, read from ``fd``
+    with plain reads (multiprocessing is imported only once the child is isolated)."""
+    def read(n: int) -> bytes:
+        chunks = []
+        while n > 0:
+            chunk = os.read(fd, n)
+            if not chunk:
+                raise EOFError
+            chunks.append(chunk)
+            n -= len(chunk)
+        return b"".join(chunks)
+
+    (size,) = struct.unpack("!i", read(4))
+    if size == -1:
+        (size,) = struct.unpack("!Q", read(8))
+    return read(size)
+
+
+def _import_after_isolation() -> None:
+    """Bind numpy and the dpaudit modules that pull it in, once the child is isolated: before
+    :func:`dpaudit.execution.isolation.enter` the child imports only the standard library's
+    essentials, so no native library's start-up code and no module from a folder the audited
+    code could plant a file in runs with the child's full rights."""
+    global Connection, np, LoadError, MechanismError, opaque_outputs, BufferWriter, generator
+    from multiprocessing.connection import Connection
+
+    import numpy as np
+
+    from dpaudit.errors import LoadError, MechanismError
+    from dpaudit.execution.remote import opaque_outputs
+    from dpaudit.execution.shared_outputs import BufferWriter
+    from dpaudit.rng import generator
+
+
 def main() -> None:  # pragma: no cover - runs in the child; covered by tests/unit/test_sandbox.py
-    recv = Connection(int(sys.argv[1]), writable=False)
-    send = Connection(int(sys.argv[2]), readable=False)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    config = pickle.loads(recv.recv_bytes())
+    config = pickle.loads(_read_message(int(sys.argv[1])))
     call_timeout, memory = config["call_timeout"], config["memory"]
     from dpaudit.execution.isolation import describe_attempt, enter, limit_resources
 
     limit_resources(memory, config["cpu"], config["nofile"], config["processes"])
+    isolation, attempts = enter(config["isolation"], workdir=config["workdir"],
+                                readable=config["readable"], channel=config["attempts"])
+    # isolated from here on: the user's PYTHONPATH, the rest of dpaudit, numpy, the audited file
+    sys.path[:0] = [p for p in config["pythonpath"] if p not in sys.path]
+    _import_after_isolation()
     from dpaudit.claims import PureDP
     from dpaudit.loader import load_mechanism
     from dpaudit.spec import CallForm, MechanismSpec
 
+    recv = Connection(int(sys.argv[1]), writable=False)
+    send = Connection(int(sys.argv[2]), readable=False)
     counter = _counter(config["counter"])
     writer = BufferWriter()
-    isolation, attempts = enter(config["isolation"], workdir=config["workdir"],
-                                readable=config["readable"])
+    if attempts is not None:
+        attempts.install()  # from here on, what the audited code tries is named
+    # the file by its absolute path (the child's folder is its private one), named as the user
+    # gave it
+    shown, target = config["path"], config["target"]
     try:
-        loaded = load_mechanism(config["path"], config["function"])
+        loaded = load_mechanism(target, config["function"])
     except KeyboardInterrupt:
         loaded = None
-        message = f"{config['path']}: importing it raised KeyboardInterrupt"
+        message = f"{shown}: importing it raised KeyboardInterrupt"
     except LoadError as exc:
-        loaded, message = None, str(exc)
+        loaded, message = None, str(exc).replace(target, shown)
     if loaded is None:
         tried = attempts.take() if attempts is not None else None
         if tried:
@@ -215,7 +264,14 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
     if folder not in sys.path:
         sys.path.insert(0, folder)
 
-    watchdog = _Watchdog(call_timeout, counter) if call_timeout is not None else None
+    from dpaudit.execution.safe_pickle import pack
+
+    broken = None
+    try:
+        watchdog = _Watchdog(call_timeout, counter) if call_timeout is not None else None
+    except RuntimeError as exc:  # no thread left to start: the file started too many
+        watchdog, broken = None, (f"left no thread for dpaudit's watchdog ({exc}; the file "
+                                  f"started too many threads)")
     func = watchdog.wrap(loaded.func) if watchdog is not None else loaded.func
     specs: dict[str, MechanismSpec] = {}
     while True:
@@ -223,7 +279,9 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
             message = pickle.loads(recv.recv_bytes())
         except EOFError:
             return
-        if message[0] == "call":
+        if broken is not None:
+            reply = ("error", broken, True, 0)
+        elif message[0] == "call":
             reply = _call(func, message[1], watchdog, call_timeout, memory)
         elif message[0] == "run":
             _, form, items, buffer = message
@@ -248,6 +306,8 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
         tried = attempts.take() if attempts is not None else None
         if tried:  # denied by the kernel; named here even when the mechanism swallowed the error
             reply = ("error", describe_attempt(tried, isolation), False, 0)
+        if reply[0] in ("ok", "value"):  # numpy values in the form dpaudit's process reads back
+            reply = (reply[0], pack(reply[1]))
         try:
             payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
@@ -261,10 +321,15 @@ def _call(func: Any, args: tuple, watchdog: Optional[_Watchdog], call_timeout: O
           memory: Optional[int]) -> tuple:  # pragma: no cover - in the child
     """One plain call ``func(*args)`` (the sensitivity search): its value, what it raised, or why
     it failed."""
+    from dpaudit.execution.remote import portable_outputs
+    from dpaudit.output_values import NotPlain
+
     if watchdog is not None:
         watchdog.begin()
     try:
-        return ("value", opaque_outputs([func(*args)])[0])
+        return ("value", portable_outputs([func(*args)])[0])
+    except NotPlain as exc:
+        return ("error", exc.cause, False, 0)
     except CallTimeout:
         return ("error", hung(call_timeout), True, 0)
     except MemoryError as exc:
@@ -293,13 +358,25 @@ def _unpicklable(outputs: list) -> int:
 def _run_batch(spec: Any, watchdog: Optional[_Watchdog], data: tuple, seed: Any, n: int,
                outputs: list, call_timeout: Optional[float],
                memory: Optional[int]) -> Optional[str]:  # pragma: no cover - in the child
-    """Run one batch; append its outputs, or return the cause of its failure."""
+    """Run one batch; append its outputs as plain values, or return the cause of its failure.
+    The outputs are checked and converted while the watchdog still counts the batch's time."""
+    from dpaudit.execution.remote import portable_outputs
+    from dpaudit.output_values import NotPlain
+
     if watchdog is not None:
         watchdog.begin()
     cause = None
     try:
-        outputs.append(opaque_outputs(spec.call_batch(np.asarray(data, dtype=float),
-                                                      generator(seed), n)))
+        raw = spec.call_batch(np.asarray(data, dtype=float), generator(seed), n)
+        try:
+            outputs.append(portable_outputs(raw))
+        except NotPlain as exc:
+            cause = exc.cause
+        except MemoryError:
+            cause = "exceeded the memory cap" + (f" of {describe_size(memory)}" if memory else "")
+        except Exception as exc:  # a library's table that would not convert
+            cause = (f"returned an output dpaudit cannot read ({type(exc).__name__}: "
+                     f"{str(exc)[:120]})")
     except MechanismError as exc:
         cause = _cause(exc, call_timeout, memory)
     except SystemExit as exc:

@@ -1,34 +1,49 @@
 """Isolation of the sandbox child: what it may read, write, reach and start (Linux, unprivileged).
 
-The child calls :func:`enter` before it imports the audited file. Three levels
-(``dpaudit check --isolation``):
+The child calls :func:`enter` before it imports numpy, dpaudit's numeric modules or the audited
+file; until then it has imported only the standard library's essentials, from the Python
+installation alone (it runs as ``python -I`` in its private folder, so neither the working folder
+nor ``PYTHONPATH`` is on its import path then). Three levels (``dpaudit check --isolation``):
 
 ``strict`` (the default where the kernel has it)
+    * **Capabilities**: every one is dropped (bounding, ambient, effective, permitted,
+      inheritable) and no-new-privileges is set, so a child of root is root without privileges:
+      no ``perf_event_open`` across the machine, no ``sethostname``, no ``bpf``, no device nodes,
+      no ``chattr +i``.
     * **Landlock** (Linux ≥ 5.13; ABI 4 for TCP, ABI 6 for scopes): the child may read only the
       Python installation, the import path, the system folders, the working folder and the
       mechanism's own folder, and of ``/proc`` only its own entry and machine-wide facts (no
-      other process's environment); it may write only its private folder (``TMPDIR``) and ``/dev/null``;
-      it may execute no program; it may not bind or connect TCP ports, nor signal or connect to
-      processes outside its own sandbox. The kernel interface is called directly through ctypes
-      (three system calls, ``landlock(7)``).
-    * **seccomp** (x86-64 and arm64): ``socket``, ``socketpair``, ``io_uring_setup`` (its
-      requests bypass seccomp), ``setsid`` and ``setpgid`` fail with ``EPERM``, so there is no
-      UDP or Unix-socket route out and no leaving the process group that dpaudit kills; so do
-      System V IPC (``shmget``, ``msgget``, ``semget``, …) and the kernel keyring (``add_key``,
-      ``keyctl``), whose objects outlive the child and are a channel to any process of the user.
+      other process's environment); it may write only its private folder (``TMPDIR``; no device
+      nodes there, no device ioctl) and ``/dev/null``; it may execute no program; it may not bind
+      or connect TCP ports, nor signal or connect to processes outside its own sandbox. The kernel
+      interface is called directly through ctypes (three system calls, ``landlock(7)``).
+    * **seccomp** (x86-64 and arm64): an allow-list of the system calls CPython, numpy, scipy and
+      threads use (numbers in :mod:`dpaudit.execution.syscalls`); any other call fails with
+      ``ENOSYS`` (so the C library falls back, e.g. from ``clone3`` to ``clone``), and the
+      dangerous ones by name with ``EPERM``: sockets (no UDP or Unix-socket route out),
+      ``io_uring`` (its requests bypass seccomp), ``setsid``/``setpgid`` (no leaving the process
+      group that dpaudit kills), System V IPC, POSIX message queues and the kernel keyring (their
+      objects outlive the child), ``perf_event_open``, ``bpf``, ``ptrace``, ``mknod``, mounts and
+      namespaces, module loading, ``reboot``, ``kexec``, clock setters, ``personality``, uid and
+      capability changes and the like. Arguments are checked where a call can reach another
+      process: ``prlimit64``, ``sched_set*``/``sched_get*``, ``setpriority``/``getpriority`` and
+      ``ioprio_*`` only on the child itself (pid 0 or its own), ``clone`` without a namespace
+      flag, ``kill`` not on every process (-1), and ``ioctl`` without ``FS_IOC_SETFLAGS``,
+      ``FS_IOC_FSSETXATTR``, ``TIOCSTI`` or ``TIOCLINUX``.
     * Of ``/dev`` only :data:`DEVICES` (no terminal, no ``/dev/shm``), with no device ioctl.
 ``process``
-    A separate process in its own session with a scrubbed environment and resource limits
-    (address space, CPU time, open files, processes, file size), but full access to files and
-    network. This is what ``strict`` falls back to where the kernel lacks Landlock; the record
-    then says ``process only``.
+    A separate process in its own session with a scrubbed environment, no capabilities,
+    no-new-privileges and resource limits (address space, CPU time, open files, processes, file
+    size), but full access to files and network. This is what ``strict`` falls back to where the
+    kernel lacks Landlock (the seccomp filter still applies there); the record then says
+    ``process only``.
 ``none``
     In dpaudit's own process (``--in-process``; trusted code only).
 
-An audit hook (PEP 578) names what a mechanism *tried*: a write, read, socket, connection or
-program start that the rules above deny is recorded, and the batch then fails with, e.g.,
-``tried to write /home/u/x (blocked by the sandbox)`` even if the mechanism swallowed the error.
-The hook only names; the kernel enforces.
+An audit hook (PEP 578, :class:`Attempts`) names what a mechanism *tried*: a write, read,
+socket, connection or program start that the rules above deny is written at once to a pipe that
+dpaudit reads, and the batch then fails with, e.g., ``tried to write /home/u/x (blocked by the
+sandbox)`` even if the mechanism swallowed the error. The hook only names; the kernel enforces.
 """
 
 from __future__ import annotations
@@ -36,12 +51,15 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import platform
+import stat
 import struct
 import sys
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
-__all__ = ["ISOLATION_LEVELS", "enter", "landlock_abi", "Attempts", "read_roots", "strict_available"]
+from dpaudit.execution import syscalls
+
+__all__ = ["ISOLATION_LEVELS", "enter", "landlock_abi", "Attempts", "read_roots", "strict_available",
+           "drop_privileges", "seccomp_program"]
 
 ISOLATION_LEVELS = ("strict", "process", "none")
 
@@ -50,26 +68,18 @@ _SYS_CREATE, _SYS_ADD_RULE, _SYS_RESTRICT = 444, 445, 446   # the same number on
 _CREATE_VERSION = 1
 _RULE_PATH_BENEATH, _RULE_NET_PORT = 1, 2
 _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+_MAKE_CHAR, _MAKE_BLOCK = 1 << 6, 1 << 11
 _REFER, _TRUNCATE, _IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 _NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
 _SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1 << 0, 1 << 1
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 
-# -- seccomp: (audit arch, {syscall: number}, x32 bit) ------------------------------------------
-_SECCOMP_ARCH = {
-    "x86_64": (0xC000003E, {"socket": 41, "socketpair": 53, "setpgid": 109, "setsid": 112,
-                            "io_uring_setup": 425,
-                            "shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop": 65,
-                            "semctl": 66, "shmdt": 67, "msgget": 68, "msgsnd": 69, "msgrcv": 70,
-                            "msgctl": 71, "semtimedop": 220,
-                            "add_key": 248, "request_key": 249, "keyctl": 250}, 0x40000000),
-    "aarch64": (0xC00000B7, {"socket": 198, "socketpair": 199, "setpgid": 154, "setsid": 157,
-                             "io_uring_setup": 425,
-                             "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189,
-                             "semget": 190, "semctl": 191, "semtimedop": 192, "semop": 193,
-                             "shmget": 194, "shmctl": 195, "shmat": 196, "shmdt": 197,
-                             "add_key": 217, "request_key": 218, "keyctl": 219}, None),
-}
+# -- capabilities (include/uapi/linux/prctl.h, capability.h, securebits.h) ------------------------
+_PR_CAPBSET_DROP, _PR_SET_SECUREBITS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 28, 47, 4
+_CAP_VERSION_3 = 0x20080522
+#: noroot, no-setuid-fixup, keep-caps and no-ambient-raise, each locked
+_SECUREBITS = 0xEF
+
 #: The device files the strict child may open (read; /dev/null also write). Not /dev as a whole:
 #: a terminal there (/dev/pts/N) let it read the user's keystrokes and, by TIOCSTI, type commands
 #: into the user's shell; /dev/shm held other programs' shared memory; /dev/kmsg the kernel log.
@@ -119,7 +129,9 @@ def _landlock(read: Iterable[str], write: Iterable[str], write_files: Iterable[s
     try:
         read_rights = _READ_FILE | _READ_DIR  # no ioctl on a device (TIOCSTI and the like)
         file_rights = _READ_FILE | _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0)
-        for paths, rights in ((read, read_rights), (write, handled & ~_EXECUTE),
+        # the private folder: no program, no device node (a recreated /dev/kmsg), no device ioctl
+        write_rights = handled & ~(_EXECUTE | _MAKE_CHAR | _MAKE_BLOCK | _IOCTL_DEV)
+        for paths, rights in ((read, read_rights), (write, write_rights),
                               (write_files, file_rights)):
             for path in paths:
                 _add_path_rule(ruleset, path, rights)
@@ -148,26 +160,180 @@ def _add_path_rule(ruleset: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
-def _seccomp() -> bool:
-    """Deny sockets, io_uring and leaving the process group (EPERM); False on another arch."""
-    arch = _SECCOMP_ARCH.get(platform.machine())
+def drop_privileges() -> None:
+    """Drop every capability of this process and set no-new-privileges.
+
+    Lock the securebits (root gains nothing at an exec), empty the bounding set (0 to
+    ``cap_last_cap``) and the ambient set, then empty the effective, permitted and inheritable
+    sets. A process without CAP_SETPCAP (not root) cannot touch its bounding set or securebits;
+    it has no capability to lose, and no-new-privileges keeps it from gaining one by an exec."""
+    if not sys.platform.startswith("linux"):  # pragma: no cover - the sandbox is Linux's
+        return
+    _libc.prctl(_PR_SET_SECUREBITS, _SECUREBITS, 0, 0, 0)  # fails without CAP_SETPCAP: fine
+    try:
+        with open("/proc/sys/kernel/cap_last_cap", "rb") as fh:
+            last = int(fh.read())
+    except (OSError, ValueError):  # pragma: no cover - no /proc
+        last = 63
+    for cap in range(last + 1):
+        if _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            if ctypes.get_errno() == errno.EPERM:
+                break  # no CAP_SETPCAP: the bounding set is not ours to change
+    _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)  # EINVAL before Linux 4.3
+    header = ctypes.create_string_buffer(struct.pack("=Ii", _CAP_VERSION_3, 0), 8)
+    data = ctypes.create_string_buffer(bytes(24), 24)  # two words of effective/permitted/inheritable
+    if _libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
+    if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+
+
+# -- seccomp ----------------------------------------------------------------------------------
+#: (audit arch, syscall table, x32 bit) of the architectures the filter knows
+_SECCOMP_ARCH = {
+    "x86_64": (0xC000003E, syscalls.X86_64, 0x40000000),
+    "aarch64": (0xC00000B7, syscalls.AARCH64, None),
+}
+
+#: What CPython, numpy, scipy, OpenBLAS and threads need (a name missing on an arch is skipped).
+_ALLOW = frozenset("""
+    read write readv writev pread64 pwrite64 preadv pwritev preadv2 pwritev2 open openat openat2
+    creat close close_range lseek stat fstat lstat newfstatat statx statfs fstatfs access faccessat
+    faccessat2 getdents getdents64 readlink readlinkat getcwd chdir fchdir mkdir mkdirat rmdir
+    unlink unlinkat rename renameat renameat2 link linkat symlink symlinkat chmod fchmod fchmodat
+    fchmodat2 truncate ftruncate fallocate fsync fdatasync syncfs sync_file_range flock fcntl dup
+    dup2 dup3 pipe pipe2 sendfile splice tee copy_file_range fadvise64 readahead utime utimes
+    utimensat futimesat umask getxattr lgetxattr fgetxattr listxattr llistxattr flistxattr
+    memfd_create
+    brk mmap munmap mremap mprotect madvise msync mincore mlock munlock mlock2 mlockall munlockall
+    membarrier get_mempolicy set_mempolicy mbind pkey_alloc pkey_free pkey_mprotect mseal
+    map_shadow_stack
+    fork vfork execve execveat exit exit_group wait4 waitid tkill tgkill rt_sigaction
+    rt_sigprocmask rt_sigreturn rt_sigsuspend rt_sigpending rt_sigtimedwait sigaltstack pause
+    getpid getppid gettid getuid geteuid getgid getegid getgroups getresuid getresgid getpgid
+    getpgrp getsid set_tid_address set_robust_list futex futex_waitv futex_wake futex_wait
+    futex_requeue sched_yield sched_get_priority_max sched_get_priority_min getrlimit setrlimit
+    getrusage times sysinfo uname prctl arch_prctl rseq getrandom capget getcpu restart_syscall
+    clock_gettime clock_getres clock_nanosleep nanosleep gettimeofday time alarm setitimer
+    getitimer timer_create timer_settime timer_gettime timer_getoverrun timer_delete
+    timerfd_create timerfd_settime timerfd_gettime eventfd eventfd2 epoll_create epoll_create1
+    epoll_ctl epoll_wait epoll_pwait epoll_pwait2 poll ppoll select pselect6 signalfd signalfd4
+    landlock_create_ruleset landlock_add_rule landlock_restrict_self seccomp
+""".split())
+
+#: Refused by name with EPERM: a way out, into the kernel, or to another process.
+_DENY = frozenset("""
+    socket socketpair connect bind listen accept accept4 sendto recvfrom sendmsg recvmsg sendmmsg
+    recvmmsg shutdown getsockopt setsockopt getsockname getpeername
+    io_uring_setup io_uring_enter io_uring_register setsid setpgid
+    shmget shmat shmctl shmdt semget semop semctl semtimedop msgget msgsnd msgrcv msgctl
+    mq_open mq_unlink mq_timedsend mq_timedreceive mq_notify mq_getsetattr
+    add_key request_key keyctl
+    perf_event_open bpf userfaultfd ptrace process_vm_readv process_vm_writev kcmp pidfd_getfd
+    pidfd_open pidfd_send_signal process_madvise process_mrelease get_robust_list migrate_pages
+    move_pages mknod mknodat reboot kexec_load kexec_file_load init_module finit_module
+    delete_module sethostname setdomainname mount umount2 mount_setattr move_mount open_tree
+    fsopen fsconfig fsmount fspick pivot_root chroot swapon swapoff unshare setns
+    open_by_handle_at name_to_handle_at acct quotactl quotactl_fd clock_settime clock_adjtime
+    settimeofday adjtimex syslog iopl ioperm modify_ldt personality setuid setgid setreuid
+    setregid setresuid setresgid setfsuid setfsgid setgroups capset fanotify_init fanotify_mark
+    chown fchown lchown fchownat setxattr lsetxattr fsetxattr removexattr lremovexattr
+    fremovexattr memfd_secret vhangup
+""".split())
+
+#: calls whose first argument is a pid: allowed on the child itself only (0 or its own pid)
+_OWN_PID = frozenset("""
+    prlimit64 sched_setaffinity sched_getaffinity sched_setscheduler sched_getscheduler
+    sched_setparam sched_getparam sched_setattr sched_getattr sched_rr_get_interval
+""".split())
+#: (which, who): PRIO_PROCESS = 0, IOPRIO_WHO_PROCESS = 1, then who must be 0 or its own pid
+_OWN_WHO = {"getpriority": 0, "setpriority": 0, "ioprio_get": 1, "ioprio_set": 1}
+#: CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+_CLONE_NAMESPACES = 0x7E020000
+#: FS_IOC_SETFLAGS (64- and 32-bit), FS_IOC_FSSETXATTR, TIOCSTI, TIOCLINUX
+_DENIED_IOCTLS = (0x40086602, 0x40046602, 0x401C5820, 0x5412, 0x541C)
+
+_LD, _JEQ, _JGE, _JSET, _JA, _RET = 0x20, 0x15, 0x35, 0x45, 0x05, 0x06
+_RET_ALLOW = 0x7FFF0000
+_RET_ERRNO = 0x00050000
+
+
+def _block(body: list, deny: int = errno.EPERM) -> list:
+    """``body`` with ``"allow"``/``"deny"`` jump targets resolved to two returns appended."""
+    targets = {"allow": len(body), "deny": len(body) + 1}
+    out = []
+    for i, (code, jt, jf, k) in enumerate(body):
+        jt = targets[jt] - i - 1 if isinstance(jt, str) else jt
+        jf = targets[jf] - i - 1 if isinstance(jf, str) else jf
+        out.append((code, jt, jf, k))
+    return out + [(_RET, 0, 0, _RET_ALLOW), (_RET, 0, 0, _RET_ERRNO | deny)]
+
+
+def seccomp_program(machine: str, pid: int) -> Optional[list[tuple[int, int, int, int]]]:
+    """The filter for ``machine`` (``x86_64``, ``aarch64``) in a process ``pid``, as classic BPF
+    instructions ``(code, jt, jf, k)``; None on another architecture.
+
+    The syscall number is looked up in a binary tree of the allowed and refused calls; a call
+    with an argument rule gets a short block of its own."""
+    arch = _SECCOMP_ARCH.get(machine)
     if arch is None:
+        return None
+    audit_arch, table, x32 = arch
+    numbers = dict(syscalls.NEWER, **table)
+    lo, hi = ((0, 4) if sys.byteorder == "little" else (4, 0))
+
+    def arg(i: int, half: int) -> int:
+        return 16 + 8 * i + half
+
+    def own_pid(i: int) -> list:
+        return [(_LD, 0, 0, arg(i, hi)), (_JEQ, 0, "deny", 0), (_LD, 0, 0, arg(i, lo)),
+                (_JEQ, "allow", 0, 0), (_JEQ, "allow", "deny", pid)]
+
+    actions: dict[int, list] = {}
+
+    def add(name: str, block: list) -> None:
+        nr = numbers.get(name)
+        if nr is not None:
+            actions[nr] = block
+
+    for name in _ALLOW:
+        add(name, [(_RET, 0, 0, _RET_ALLOW)])
+    for name in _DENY:
+        add(name, [(_RET, 0, 0, _RET_ERRNO | errno.EPERM)])
+    add("clone3", [(_RET, 0, 0, _RET_ERRNO | errno.ENOSYS)])  # glibc falls back to clone
+    for name in _OWN_PID:
+        add(name, _block(own_pid(0)))
+    for name, which in _OWN_WHO.items():
+        add(name, _block([(_LD, 0, 0, arg(0, lo)), (_JEQ, 0, "deny", which),
+                          (_LD, 0, 0, arg(0, hi)), (_JEQ, 0, "deny", 0)] + own_pid(1)))
+    add("clone", _block([(_LD, 0, 0, arg(0, lo)), (_JSET, "deny", "allow", _CLONE_NAMESPACES)]))
+    add("kill", _block([(_LD, 0, 0, arg(0, lo)), (_JEQ, "deny", "allow", 0xFFFFFFFF)]))
+    add("ioctl", _block([(_LD, 0, 0, arg(1, lo))]
+                        + [(_JEQ, "deny", 0, request) for request in _DENIED_IOCTLS]))
+
+    def tree(items: list) -> list:
+        if len(items) <= 4:
+            code = []
+            for nr, block in items:
+                code += [(_JEQ, 0, len(block), nr)] + block
+            return code + [(_RET, 0, 0, _RET_ERRNO | errno.ENOSYS)]
+        mid = len(items) // 2
+        left, right = tree(items[:mid]), tree(items[mid:])
+        return [(_JGE, 0, 1, items[mid][0]), (_JA, 0, 0, len(left))] + left + right
+
+    prog = [(_LD, 0, 0, 4), (_JEQ, 1, 0, audit_arch), (_RET, 0, 0, _RET_ERRNO | errno.EPERM),
+            (_LD, 0, 0, 0)]
+    if x32 is not None:  # the x32 ABI's numbers: a second table the filter does not know
+        prog += [(_JGE, 0, 1, x32), (_RET, 0, 0, _RET_ERRNO | errno.EPERM)]
+    return prog + tree(sorted(actions.items()))
+
+
+def _seccomp() -> bool:
+    """Install the allow-list filter on this process; False on an architecture it does not know."""
+    prog = seccomp_program(os.uname().machine, os.getpid())
+    if prog is None:
         return False
-    audit_arch, numbers, x32 = arch
-    deny = 0x00050000 | errno.EPERM   # SECCOMP_RET_ERRNO | EPERM
-    allow = 0x7FFF0000                # SECCOMP_RET_ALLOW
-    body = [(0x20, 0, 0, 4)]          # ld arch
-    # jeq arch: fall through, else jump to the final deny
-    checks = [(0x35, "deny", 0, x32)] if x32 is not None else []
-    checks += [(0x15, "deny", 0, nr) for nr in sorted(numbers.values())]
-    prog = body + [(0x15, 0, "deny", audit_arch), (0x20, 0, 0, 0)] + checks + [(0x06, 0, 0, allow),
-                                                                            (0x06, 0, 0, deny)]
-    last = len(prog) - 1
-    raw = b""
-    for i, (code, jt, jf, k) in enumerate(prog):
-        jt = last - i - 1 if jt == "deny" else jt
-        jf = last - i - 1 if jf == "deny" else jf
-        raw += struct.pack("=HBBI", code, jt, jf, k)
+    raw = b"".join(struct.pack("=HBBI", *ins) for ins in prog)
     filters = ctypes.create_string_buffer(raw, len(raw))
 
     class _Prog(ctypes.Structure):
@@ -195,81 +361,183 @@ def read_roots(extra: Sequence[str]) -> list[str]:
 
 
 class Attempts:
-    """An audit hook recording what the strict rules deny, so the ERROR can name it."""
+    """The audit hook that names what the strict rules deny, so the ERROR can say what was tried.
 
-    _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-    _RUN = frozenset({"subprocess.Popen", "os.exec", "os.posix_spawn", "os.spawn", "os.system",
-                      "os.startfile"})
-    _EVENTS = frozenset({"open", "socket.__new__", "socket.connect", "socket.bind",
-                         "socket.sendto", "socket.getaddrinfo", "os.remove", "os.rename",
-                         "os.mkdir", "os.rmdir", "os.chmod", "shutil.rmtree"}) | _RUN
+    Each attempt is written at once, as one line ``tried to ... (blocked by the sandbox: ...)``,
+    to ``channel``, a pipe whose other end dpaudit holds and reads after each reply; the child
+    also keeps the first few for its own messages (:meth:`take`). The audited code runs in the
+    same interpreter, so the hook is built not to be switched off from Python: it has no flag or
+    list that silences it, it keeps its rules and every function it calls in its own default
+    arguments (no module global, closure cell or builtin it looks up at run time), and it refuses
+    (raises in the ``object.__setattr__`` and ``object.__delattr__`` events) any change of the
+    code or defaults of a function of this module and of this class's attributes. Clearing the
+    child's own copy changes nothing: dpaudit already has the line, and reads the pipe also when
+    the child dies. Closing the pipe is seen by dpaudit as tampering.
 
-    def __init__(self, read: Sequence[str], write: Sequence[str], write_files: Sequence[str]) -> None:
-        self.read = tuple(r.rstrip("/") + "/" for r in read)
-        self.write = tuple(w.rstrip("/") + "/" for w in write)
-        self.write_files = frozenset(write_files)
-        self.tried: list[str] = []
-        self._host = ""
-        self.active = False
+    What it cannot prevent: code that calls the C library directly (ctypes: ``open(2)`` through
+    ``libc``, or writing over the interpreter's memory, which can unhook it) raises no audit
+    event, and a process it forked can keep the pipe open while it closes its own end; such an
+    attempt is then not named. The audited code can also write lines of its own into the pipe;
+    that only earns it an ERROR. The kernel (Landlock, seccomp) refuses what is denied whether or
+    not it is named: the hook only names, the kernel enforces.
+    """
+
+    __slots__ = ("_kept", "_hook")  # no instance attribute to shadow a method with
+
+    def __init__(self, read: Sequence[str], write: Sequence[str], write_files: Sequence[str],
+                 channel: Optional[int] = None, isolation: str = "strict") -> None:
+        self._kept: list[str] = []
+        self._hook = _make_hook(tuple(r.rstrip("/") + "/" for r in read),
+                                tuple(w.rstrip("/") + "/" for w in write),
+                                frozenset(write_files), channel, isolation, self._kept,
+                                type(self))
 
     def install(self) -> None:
         sys.addaudithook(self._hook)
-        self.active = True
 
     def take(self) -> Optional[str]:
-        """The first denied attempt since the last call (None when there was none)."""
-        first = self.tried[0] if self.tried else None
-        self.tried = []
-        return first
+        """The first denied attempt since the last call (None when there was none, or when the
+        audited code broke this copy: dpaudit has the line from the pipe anyway)."""
+        try:
+            kept = self._kept
+            first = kept[0] if kept else None
+            del kept[:]
+            return first
+        except Exception:
+            return None
 
-    def _may_write(self, path: str) -> bool:
-        real = os.path.realpath(path)
-        return real in self.write_files or (real + "/").startswith(self.write)
 
-    def _may_read(self, path: str) -> bool:
-        return (os.path.realpath(path) + "/").startswith(self.read + self.write)
+_RUN = frozenset({"subprocess.Popen", "os.exec", "os.posix_spawn", "os.spawn", "os.system",
+                  "os.startfile"})
+_CHANGE = frozenset({"os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.chmod", "shutil.rmtree"})
+_SOCKET = frozenset({"socket.connect", "socket.bind", "socket.sendto"})
+_EVENTS = frozenset({"open", "socket.__new__", "socket.getaddrinfo", "object.__setattr__",
+                     "object.__delattr__"}) \
+    | _RUN | _CHANGE | _SOCKET
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
-    def _hook(self, event: str, args: tuple) -> None:
-        if not self.active or event not in self._EVENTS or len(self.tried) >= 4:
+
+def _resolve(path: str, follow: bool, _getcwd: Callable = os.getcwd,
+             _lstat: Callable = os.lstat, _readlink: Callable = os.readlink,
+             _islink: Callable = stat.S_ISLNK, _error: type = OSError) -> str:
+    """``path`` made absolute and normalised; with ``follow``, symbolic links resolved (what
+    ``os.path.realpath`` does, from built-in functions bound here, out of the audited code's
+    reach)."""
+    todo = path.split("/")
+    if not path.startswith("/"):
+        todo = _getcwd().split("/") + todo
+    todo.reverse()
+    done, hops = "", 0
+    while todo:
+        name = todo.pop()
+        if name == "" or name == ".":
+            continue
+        if name == "..":
+            done = done.rpartition("/")[0]
+            continue
+        step = done + "/" + name
+        if follow and hops < 40:
+            try:
+                link = _islink(_lstat(step).st_mode)
+            except _error:
+                link = False
+            if link:
+                hops += 1
+                target = _readlink(step)
+                if target.startswith("/"):
+                    done = ""
+                todo.extend(reversed(target.split("/")))
+                continue
+        done = step
+    return done or "/"
+
+
+def _make_hook(reads: tuple, writes: tuple, write_files: frozenset, channel: Optional[int],
+               isolation: str, kept: list,
+               owner: Optional[type] = None) -> Callable[[str, tuple], None]:
+    """The audit hook; see :class:`Attempts`. Everything it uses is bound in its positional
+    defaults (a tuple: keyword-only defaults would sit in a dict the audited code could edit)."""
+    host = [""]  # the last looked-up host, named with the socket that follows
+
+    def hook(event: str, args: tuple, _events: frozenset = _EVENTS, _run: frozenset = _RUN,
+             _change: frozenset = _CHANGE, _socket: frozenset = _SOCKET,
+             _guarded: tuple = ("__code__", "__defaults__", "__kwdefaults__"),
+             _file: str = __file__, _reads: tuple = reads, _writes: tuple = writes,
+             _files: frozenset = write_files, _channel: Optional[int] = channel,
+             _isolation: str = isolation, _kept: list = kept, _host: list = host,
+             _resolve: Callable = _resolve, _write: Callable = os.write,
+             _decode: Callable = bytes.decode,
+             _encode: Callable = str.encode, _fsenc: str = sys.getfilesystemencoding(),
+             _str: type = str, _bytes: type = bytes, _int: type = int, _tuple: tuple = (tuple, list),
+             _isinstance: Callable = isinstance, _getattr: Callable = getattr, _len: Callable = len,
+             _error: type = Exception, _refused: type = RuntimeError,
+             _flags: int = _WRITE_FLAGS, _owner: Optional[type] = owner) -> None:
+        if event not in _events:
+            return
+        if event == "object.__setattr__" or event == "object.__delattr__":
+            if args and _owner is not None and args[0] is _owner:
+                raise _refused("dpaudit's sandbox audit hook may not be changed")
+            if _len(args) >= 2 and args[1] in _guarded:
+                code = _getattr(args[0], "__code__", None)
+                if _getattr(code, "co_filename", None) == _file:
+                    raise _refused("dpaudit's sandbox audit hook may not be changed")
             return
         try:
-            self._note(event, args)
-        except Exception:  # naming is best effort; the kernel enforces
+            text = ""
+            if event == "open":
+                path, mode, flags = args
+                if _isinstance(path, _bytes):
+                    path = _decode(path, _fsenc, "surrogateescape")
+                if not _isinstance(path, _str):
+                    return
+                writes = (_isinstance(mode, _str) and ("w" in mode or "a" in mode or "x" in mode
+                                                       or "+" in mode)) \
+                    or (_isinstance(flags, _int) and flags & _flags)
+                real = _resolve(path, True)
+                if writes and not (real in _files or (real + "/").startswith(_writes)):
+                    text = "tried to write " + _resolve(path, False)
+                elif not writes and not (real + "/").startswith(_reads + _writes):
+                    text = "tried to read " + _resolve(path, False)
+            elif event in _change:
+                path = args[0]
+                if _isinstance(path, _bytes):
+                    path = _decode(path, _fsenc, "surrogateescape")
+                if _isinstance(path, _str) and \
+                        not (_resolve(path, True) + "/").startswith(_writes):
+                    text = "tried to change " + _resolve(path, False)
+            elif event == "socket.getaddrinfo":
+                _host[0] = f"{args[0]}:{args[1]}" if args[1] is not None else f"{args[0]}"
+                return
+            elif event == "socket.__new__":
+                text = "tried to open a network socket" + \
+                    (f" (to reach {_host[0]})" if _host[0] else "")
+            elif event in _socket:
+                address = args[-1]
+                if _isinstance(address, _tuple) and _len(address) >= 2:
+                    address = f"{address[0]}:{address[1]}"
+                verb = "listen on" if event == "socket.bind" else \
+                    "send to" if event == "socket.sendto" else "connect to"
+                text = f"tried to {verb} {address}"
+            elif event in _run:
+                what = args[0] if args else "a program"
+                if _isinstance(what, _tuple):
+                    what = what[0] if what else "a program"
+                if _isinstance(what, _bytes):
+                    what = _decode(what, _fsenc, "surrogateescape")
+                text = f"tried to run {what}"
+            if not text:
+                return
+            text = text[:1000]
+            if _len(_kept) < 4:
+                _kept.append(text)
+            if _channel is not None:
+                line = f"{text} (blocked by the sandbox: {_isolation})"
+                line = line.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+                _write(_channel, _encode(line + "\n", "utf-8", "backslashreplace"))
+        except _error:  # naming is best effort; the kernel enforces
             pass
 
-    def _note(self, event: str, args: tuple) -> None:
-        if event == "open":
-            path, mode, flags = args
-            if not isinstance(path, (str, bytes)):
-                return
-            path = os.fsdecode(path)
-            writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) \
-                or (isinstance(flags, int) and flags & self._WRITE_FLAGS)
-            if writes and not self._may_write(path):
-                self.tried.append(f"tried to write {os.path.abspath(path)}")
-            elif not writes and not self._may_read(path):
-                self.tried.append(f"tried to read {os.path.abspath(path)}")
-        elif event in ("os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.chmod",
-                       "shutil.rmtree"):
-            path = args[0]
-            if isinstance(path, (str, bytes)) and not self._may_write(os.fsdecode(path)):
-                self.tried.append(f"tried to change {os.path.abspath(os.fsdecode(path))}")
-        elif event == "socket.getaddrinfo":
-            self._host = f"{args[0]}:{args[1]}" if args[1] is not None else f"{args[0]}"
-        elif event == "socket.__new__":
-            to = f" (to reach {self._host})" if self._host else ""
-            self.tried.append(f"tried to open a network socket{to}")
-        elif event in ("socket.connect", "socket.bind", "socket.sendto"):
-            address = args[-1]
-            if isinstance(address, tuple) and len(address) >= 2:
-                address = f"{address[0]}:{address[1]}"
-            verb = {"socket.bind": "listen on", "socket.sendto": "send to"}.get(event, "connect to")
-            self.tried.append(f"tried to {verb} {address}")
-        elif event in self._RUN:
-            what = args[0] if args else "a program"
-            if isinstance(what, (list, tuple)):
-                what = what[0] if what else "a program"
-            self.tried.append(f"tried to run {os.fsdecode(what) if isinstance(what, bytes) else what}")
+    return hook
 
 
 def limit_resources(memory: Optional[int], cpu_seconds: Optional[float], nofile: int,
@@ -310,9 +578,14 @@ def _user_processes() -> int:
     return count
 
 
-def enter(level: str, *, workdir: str, readable: Sequence[str]) -> tuple[str, Optional[Attempts]]:
+def enter(level: str, *, workdir: str, readable: Sequence[str],
+          channel: Optional[int] = None) -> tuple[str, Optional[Attempts]]:
     """Apply ``level`` to this process; return the isolation in force, in words, and the audit
-    hook naming denied attempts (None below strict)."""
+    hook naming denied attempts (None below strict), to be installed (:meth:`Attempts.install`)
+    before the audited code is imported: after dpaudit's own imports, which it would only slow
+    down. ``channel`` is the pipe the hook writes each attempt to. The child loses its
+    capabilities at every level."""
+    drop_privileges()
     if level != "strict":
         return "process only", None
     reads = read_roots(list(readable) + [workdir])
@@ -320,16 +593,20 @@ def enter(level: str, *, workdir: str, readable: Sequence[str]) -> tuple[str, Op
     try:
         abi = _landlock(reads, writes, files)
     except OSError as exc:
-        return f"process only (Landlock unavailable: {exc.strerror or exc})", None
+        words = f"process only (Landlock unavailable: {exc.strerror or exc})"
+        try:
+            if _seccomp():
+                words += " + seccomp"
+        except OSError:  # pragma: no cover - seccomp disabled by the kernel
+            pass
+        return words, None
     words = f"landlock (ABI {abi})"
     try:
         if _seccomp():
             words = f"landlock (ABI {abi}) + seccomp"
     except OSError as exc:  # pragma: no cover - seccomp disabled by the kernel
         words += f"; seccomp unavailable: {exc.strerror or exc}"
-    attempts = Attempts(reads, writes, files)
-    attempts.install()
-    return words, attempts
+    return words, Attempts(reads, writes, files, channel, words)
 
 
 def child_environment(passed: Iterable[str] = (), base: Optional[dict] = None) -> dict[str, str]:

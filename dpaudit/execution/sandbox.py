@@ -10,7 +10,7 @@ outputs), or single calls (:meth:`SandboxExecutor.call`, for the sensitivity sea
 reused and restarted only after a failure.
 
 Whatever the mechanism does becomes a :class:`~dpaudit.errors.MechanismError` ``(cause, dataset)``
-for the batch that triggered it, which the auditor turns into an ERROR verdict (STYLE.md 10):
+for the batch that triggered it, which the auditor turns into an ERROR verdict (user code failing is the mechanism's failure, never dpaudit's):
 
 =========================================  ====================================================
 the mechanism ...                          cause
@@ -23,6 +23,8 @@ runs one call past ``call_timeout``        ``hung: one call ran longer than the 
 runs the whole run past ``total_timeout``  ``exceeded the total time limit``
 allocates past ``memory``                  ``exceeded the memory cap of 2 GiB``
 returns what cannot be sent back           ``returned an output that cannot be sent back``
+returns an object, not a plain value       ``returned a Release object, not a plain value; ...``
+writes its own reply to dpaudit's pipe     ``sent back a malformed reply ('ok', int) ...``
 writes, reads or connects where denied     ``tried to write /home/u/x (blocked by the sandbox)``
 =========================================  ====================================================
 
@@ -61,6 +63,7 @@ from dpaudit.execution.child import KILL_GRACE, WATCHDOG_EXIT
 from dpaudit.execution.isolation import child_environment
 from dpaudit.execution.process import OutputTail, describe_exit, kill_tree, printable
 from dpaudit.execution.shared_outputs import OutputPool
+from dpaudit.output_values import NotPlain, plain_outputs
 from dpaudit.spec import MechanismSpec
 
 __all__ = ["SandboxExecutor", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MEMORY", "parse_memory",
@@ -80,21 +83,33 @@ _AHEAD_MAX_BYTES = 32 * 1024
 _BUNDLE_SAMPLES = 16_384
 #: Seconds between two looks at the child while waiting for its reply.
 _POLL = 0.1
-#: the largest reply dpaudit reads (a batch is sized to hold at most 32 MB of encoded outputs)
-MAX_REPLY_BYTES = 1 << 30
+#: the largest reply dpaudit reads: four times what dpaudit asks a batch to hold (a batch is sized
+#: to 32 MiB of encoded outputs, dpaudit.search.sampler.BATCH_BYTES), room for raw outputs a
+#: little larger than their encoding and texts up to the batch's total
+MAX_REPLY_BYTES = 4 * (32 << 20)
+
+
+def reply_limit(memory: Optional[int]) -> int:
+    """The largest reply read from a child capped at ``memory`` bytes: :data:`MAX_REPLY_BYTES`,
+    and at most a quarter of the cap (the child built the reply within it; dpaudit's process holds
+    the reply and what it decodes to, a few times its size, so a child's cap bounds what it can
+    make dpaudit's process hold)."""
+    return MAX_REPLY_BYTES if memory is None else min(MAX_REPLY_BYTES, memory // 4)
 
 
 class _Frame:
     """One message of :class:`multiprocessing.connection.Connection`'s framing (a 4-byte
     big-endian signed length, −1 then an 8-byte length for large ones, then the bytes), assembled
-    from pieces read as they arrive; a length beyond :data:`MAX_REPLY_BYTES` is refused."""
+    from pieces read as they arrive; a length beyond ``limit`` is refused before anything of it is
+    read."""
 
-    __slots__ = ("buf", "size", "done")
+    __slots__ = ("buf", "size", "done", "limit")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MAX_REPLY_BYTES) -> None:
         self.buf = bytearray()
         self.size: Optional[int] = None
         self.done = False
+        self.limit = limit
 
     def wanted(self) -> int:
         if self.size is None:
@@ -113,8 +128,8 @@ class _Frame:
                     return False
                 (n,) = struct.unpack("!Q", self.buf[4:12])
                 head = 12
-            if n < 0 or n > MAX_REPLY_BYTES:
-                raise ValueError(f"a message of {n} bytes, more than the {MAX_REPLY_BYTES} "
+            if n < 0 or n > self.limit:
+                raise ValueError(f"a message of {n:,} bytes, more than the {self.limit:,} "
                                  f"dpaudit reads")
             self.size = n
             del self.buf[:head]
@@ -125,6 +140,15 @@ class _Frame:
         return bytes(self.buf[: self.size])
 #: Open files and extra processes the child may have.
 _NOFILE, _PROCESSES = 1024, 64
+#: The child's first code (``python -I -c``, argv: fd in, fd out, the folder holding this
+#: dpaudit): this very dpaudit package, loaded from that folder without putting the folder on the
+#: import path (it may be the working folder), then :func:`dpaudit.execution.child.main`.
+_BOOT = ("import sys; from importlib.machinery import PathFinder; "
+         "from importlib.util import module_from_spec; "
+         "spec = PathFinder.find_spec('dpaudit', [sys.argv[3]]); "
+         "sys.modules['dpaudit'] = package = module_from_spec(spec); "
+         "spec.loader.exec_module(package); "
+         "from dpaudit.execution.child import main; main()")
 
 
 def _occupy_standard_fds() -> None:
@@ -227,6 +251,7 @@ class SandboxExecutor:
         self._pool: Optional[OutputPool] = None     # shared buffers numeric outputs come back in
         self._workdir: Optional[str] = None         # the child's private folder
         self._calls: Optional[int] = None    # a descriptor of the child's call counter file
+        self._tried: Optional[int] = None    # the read end of the audit hook's pipe
         self._deadline: Optional[float] = None
         self._ready = False
 
@@ -256,25 +281,34 @@ class SandboxExecutor:
         self._pool = OutputPool(self._workdir)
         env = child_environment(self.pass_env)
         pkg_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in [env.get("PYTHONPATH")] if p])
-        env.update(PYTHONUNBUFFERED="1",        # the tail of a crash must not sit in a lost buffer
-                   PYTHONFAULTHANDLER="1",      # a segfault prints the mechanism's stack
-                   PYTHONDONTWRITEBYTECODE="1", TMPDIR=tmp, HOME=tmp)
+        # `python -I`: neither the working folder nor PYTHONPATH is on the child's import path
+        # until it is isolated; the user's PYTHONPATH entries are added then (config)
+        pythonpath = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        env.update(TMPDIR=tmp, HOME=tmp)
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             env.setdefault(var, "1")            # per-thread BLAS buffers would eat the memory cap
         _occupy_standard_fds()
         p2c_r, p2c_w = os.pipe()
         c2p_r, c2p_w = os.pipe()
         out_r, out_w = os.pipe()
-        cmd = [sys.executable, "-c", "import dpaudit.execution.child as c; c.main()",
-               str(p2c_r), str(c2p_w)]
+        tried_r, tried_w = os.pipe()  # the audit hook's line per blocked attempt (isolation.Attempts)
+        # -u: the tail of a crash must not sit in a lost buffer; faulthandler: a segfault prints
+        # the mechanism's stack; -B: no bytecode written
+        cmd = [sys.executable, "-I", "-u", "-B", "-X", "faulthandler", "-c", _BOOT,
+               str(p2c_r), str(c2p_w), pkg_root]
         try:
             self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_w,
-                                          stderr=out_w, pass_fds=(p2c_r, c2p_w), env=env,
-                                          close_fds=True, start_new_session=True)
+                                          stderr=out_w, pass_fds=(p2c_r, c2p_w, tried_w), env=env,
+                                          close_fds=True, start_new_session=True,
+                                          cwd=self._workdir)
+        except BaseException:
+            os.close(tried_r)
+            raise
         finally:
-            for fd in (p2c_r, c2p_w, out_w):
+            for fd in (p2c_r, c2p_w, out_w, tried_w):
                 os.close(fd)
+        os.set_blocking(tried_r, False)
+        self._tried = tried_r
         if self._tail is not None:
             self._tail.close()
         self._tail = OutputTail(out_r)
@@ -284,12 +318,36 @@ class SandboxExecutor:
         self._recv = Connection(c2p_r, writable=False)
         os.set_blocking(c2p_r, False)  # read a piece at a time, under the time limits (_receive)
         cpu = None if self.total_timeout is None else self.total_timeout * (os.cpu_count() or 1) + 30
-        folder = os.path.dirname(os.path.abspath(self.path))
-        config = {"path": self.path, "function": self.function, "call_timeout": self.call_timeout,
+        target = os.path.abspath(os.path.expanduser(self.path))  # the child works in its own folder
+        folder = os.path.dirname(target)
+        config = {"path": self.path, "target": target, "function": self.function,
+                  "call_timeout": self.call_timeout,
                   "memory": self.memory, "cpu": cpu, "nofile": _NOFILE, "processes": _PROCESSES,
                   "isolation": self.isolation, "workdir": self._workdir, "counter": counter,
-                  "readable": [os.getcwd(), folder, pkg_root]}
+                  "readable": [os.getcwd(), folder, pkg_root, *pythonpath],
+                  "pythonpath": pythonpath, "attempts": tried_w}
         self._send.send_bytes(pickle.dumps(config))
+
+    def _tried_line(self) -> Optional[str]:
+        """The first attempt the child's audit hook wrote to its pipe since the child started
+        (each is a line), or the news that the audited code closed that pipe; None when neither.
+        The hook writes before the call that it names returns, so whatever a batch tried is in
+        the pipe by the time its reply is."""
+        if self._tried is None:
+            return None
+        try:
+            raw = os.read(self._tried, 4096)
+        except BlockingIOError:
+            return None
+        except OSError:  # pragma: no cover
+            return None
+        if raw:
+            return printable(raw.decode("utf-8", "replace").split("\n", 1)[0][:1200])
+        if (self.isolation_in_force or "").startswith("landlock") and self._proc is not None \
+                and self._proc.poll() is None:  # only a strict child has the hook that writes here
+            return ("closed the channel that names its blocked attempts (the audited code "
+                    "tampered with the sandbox)")
+        return None
 
     def start(self) -> None:
         """Start the child (unless :meth:`spawn` did) and wait until it has imported the file;
@@ -303,10 +361,15 @@ class SandboxExecutor:
         except MechanismError as exc:
             self._kill()
             raise LoadError(f"{self.path}: the sandbox could not import it: {exc.cause}") from None
-        if reply[0] != "ready":
+        if reply[0] == "load_error" and len(reply) == 2 and isinstance(reply[1], str):
             self._kill()
-            raise LoadError(printable(reply[1]) if reply[0] == "load_error"
-                            else f"{self.path}: the sandbox child answered {reply[0]!r}")
+            raise LoadError(printable(reply[1]))
+        if reply[0] != "ready" or len(reply) != 4 or not isinstance(reply[2], str) \
+                or not isinstance(reply[3], dict):
+            self._kill()
+            raise LoadError(f"{self.path}: the sandbox child answered "
+                            f"{printable(_describe_reply(reply))} instead of its description "
+                            f"(the audited file tampered with dpaudit in the sandbox)")
         self.isolation_in_force, self.facts = reply[2], reply[3]
         self._ready = True
 
@@ -378,24 +441,38 @@ class SandboxExecutor:
         try:
             self._check_deadline(data)
             self.start()
-            self._send.send_bytes(pickle.dumps(("call", args), protocol=pickle.HIGHEST_PROTOCOL))
+            self._post(pickle.dumps(("call", args), protocol=pickle.HIGHEST_PROTOCOL), data)
             reply = self._receive(None, data, during="calling the function")
+            if reply[0] == "value" and len(reply) == 2:
+                try:  # the value as the encoder would check it
+                    return plain_outputs([reply[1]])[0]
+                except NotPlain as exc:
+                    raise MechanismError(exc.cause, data) from None
+            if reply[0] == "raised" and len(reply) == 3 and isinstance(reply[1], str) \
+                    and isinstance(reply[2], str) and reply[1].isidentifier():
+                raise RaisedInChild.make(reply[1], printable(reply[2]))
+            if reply[0] == "error" and _error_reply(reply, 1):
+                raise MechanismError(self._with_tail(printable(reply[1]), reply[2]), data)
+            raise MechanismError(_malformed(reply), data)
         except MechanismError as exc:
             self._kill()
             raise SandboxFailure(exc.cause) from None
-        if reply[0] == "value":
-            return reply[1]
-        if reply[0] == "raised":
-            raise RaisedInChild.make(reply[1], printable(reply[2]))
-        self._kill()
-        raise SandboxFailure(self._with_tail(printable(reply[1]), reply[2]))
 
     def _send_group(self, form: str, items: list, size: int) -> Optional[tuple]:
         """Send one message; a single-batch message borrows a shared buffer for its output."""
         buffer = self._pool.lend() if size == 1 else None
-        self._send.send_bytes(pickle.dumps(("run", form, items, buffer),
-                                           protocol=pickle.HIGHEST_PROTOCOL))
+        self._post(pickle.dumps(("run", form, items, buffer), protocol=pickle.HIGHEST_PROTOCOL),
+                   items[0][0])
         return buffer
+
+    def _post(self, payload: bytes, data: Any) -> None:
+        """Send one message; a child that has closed its end (it died, or the audited code closed
+        the pipe) is the mechanism's failure, not dpaudit's."""
+        try:
+            self._send.send_bytes(payload)
+        except OSError:
+            raise MechanismError(self._with_tail(self._death()),
+                                 None if data is None else np.asarray(data, dtype=float)) from None
 
     def _check_deadline(self, data: Any) -> None:
         if self._deadline is not None and time.monotonic() >= self._deadline:
@@ -404,25 +481,42 @@ class SandboxExecutor:
                                  None if data is None else np.asarray(data, dtype=float))
 
     def _unpack(self, reply: tuple, buffer: Optional[tuple], group: list[BatchTask]) -> list[Any]:
-        if reply[0] == "ok":
-            return reply[1]
-        if reply[0] == "ok_shared" and buffer is not None:
+        """The outputs of each batch of ``group`` from the child's reply. The reply was written
+        by the sandboxed side, which runs the audited code: every part of it is checked here (a
+        forged reply of another shape is the mechanism's error, never dpaudit's)."""
+        first = np.asarray(group[0].data, dtype=float)
+        if reply[0] == "ok" and len(reply) == 2:
+            batches = reply[1]
+            if type(batches) is not list or len(batches) != len(group):
+                raise MechanismError(_malformed(reply, f"outputs of {len(group)} batches"), first)
+            for out, task in zip(batches, group):
+                if not (type(out) is list or (type(out) is np.ndarray and out.ndim >= 1)) \
+                        or len(out) != task.n:
+                    raise MechanismError(_malformed(reply, f"{task.n:,} outputs"),
+                                         np.asarray(task.data, dtype=float))
+            return batches
+        if reply[0] == "ok_shared" and len(reply) == 3 and buffer is not None:
             # the dtype and the shape come from the sandboxed side: numbers only, and only what
             # the buffer holds
             try:
+                if not isinstance(reply[1], str) or type(reply[2]) is not tuple or len(reply[2]) > 32:
+                    raise ValueError("no dtype and shape")
                 dt = np.dtype(reply[1])
                 shape = tuple(int(k) for k in reply[2])
-                if dt.kind not in "biufcmM" or dt.fields is not None or min(shape, default=0) < 0:
+                if dt.kind not in "biufcmM" or dt.fields is not None or dt.subdtype is not None \
+                        or min(shape, default=0) < 0 or not shape or shape[0] != group[0].n:
                     raise ValueError(f"dtype {dt.str}, shape {shape}")
+                if math.prod(shape) * dt.itemsize > reply_limit(self.memory):
+                    raise ValueError(f"{math.prod(shape) * dt.itemsize:,} bytes, more than the "
+                                     f"{reply_limit(self.memory):,} dpaudit reads")
                 return [self._pool.take(buffer[0], dt.str, shape)]
             except (TypeError, ValueError, IndexError, OverflowError) as exc:
                 raise MechanismError(printable(f"sent back a malformed shared output ({exc})"),
-                                     np.asarray(group[0].data, dtype=float)) from None
-        if reply[0] == "error":
+                                     first) from None
+        if reply[0] == "error" and _error_reply(reply, len(group)):
             data = np.asarray(group[reply[3]].data, dtype=float)
             raise MechanismError(self._with_tail(printable(reply[1]), reply[2]), data)
-        raise MechanismError(f"sent back an unexpected reply {reply[0]!r}",  # pragma: no cover
-                             np.asarray(group[0].data, dtype=float))
+        raise MechanismError(_malformed(reply), first)
 
     # -- plumbing ---------------------------------------------------------------------------
     def _receive(self, limit: Optional[float], data: Any, *, during: str,
@@ -440,7 +534,7 @@ class SandboxExecutor:
             # later than the child's own watchdog would end it, so its message wins when it can
             stuck = self.call_timeout + min(KILL_GRACE, self.call_timeout) + 0.5 + 2 * _POLL
         seen, since = (self._call_count(), started) if self._calls is not None else (0, started)
-        frame = _Frame()
+        frame = _Frame(reply_limit(self.memory))
         while True:
             ready = wait([self._recv, self._tail], _POLL) if self._tail.fileno() >= 0 \
                 else wait([self._recv], _POLL)
@@ -488,6 +582,9 @@ class SandboxExecutor:
                                            f"({type(exc).__name__}: {exc})"), data) from None
         if not isinstance(reply, tuple) or not reply or not isinstance(reply[0], str):
             raise MechanismError("sent back garbage instead of outputs", data)  # pragma: no cover
+        tried = self._tried_line() if reply[0] not in ("error", "load_error") else None
+        if tried is not None:  # named by the hook even where the audited code silenced the child
+            raise MechanismError(tried, data)
         return reply
 
     def _read_into(self, frame: "_Frame", data: Any) -> bool:
@@ -513,9 +610,12 @@ class SandboxExecutor:
             self._kill()
             return "closed the channel to dpaudit"
         if code == WATCHDOG_EXIT:
-            return (f"hung: one call ran longer than the per-call limit of {self.call_timeout:g} s "
-                    f"and could not be interrupted")
-        return describe_exit(code)
+            how = (f"hung: one call ran longer than the per-call limit of {self.call_timeout:g} s "
+                   f"and could not be interrupted")
+        else:
+            how = describe_exit(code)
+        tried = self._tried_line()  # what its audit hook named, even if the child died before
+        return f"{tried}; then {how}" if tried else how
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
@@ -541,6 +641,9 @@ class SandboxExecutor:
         if self._calls is not None:
             os.close(self._calls)
             self._calls = None
+        if self._tried is not None:
+            os.close(self._tried)
+            self._tried = None
         if self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
@@ -581,6 +684,25 @@ def _bundle(tasks: Sequence[BatchTask]) -> list[list[BatchTask]]:
             groups[-1].append(t)
             total += t.n
     return groups
+
+
+def _describe_reply(reply: tuple) -> str:
+    """A forged reply in a few words: its kind and the types of its parts."""
+    parts = ", ".join(type(x).__name__ for x in reply[1:6])
+    return f"({reply[0][:40]!r}{', ' + parts if parts else ''}{', ...' if len(reply) > 6 else ''})"
+
+
+def _malformed(reply: tuple, wanted: str = "") -> str:
+    """The cause for a reply of the wrong shape (the audited code wrote its own to the pipe)."""
+    return printable(f"sent back a malformed reply {_describe_reply(reply)}"
+                     f"{' instead of ' + wanted if wanted else ''} (the audited code wrote to "
+                     f"dpaudit's pipe)")
+
+
+def _error_reply(reply: tuple, batches: int) -> bool:
+    """Whether ``reply`` is ``("error", cause, show_tail, index)`` naming one of ``batches``."""
+    return (len(reply) == 4 and isinstance(reply[1], str) and isinstance(reply[2], bool)
+            and type(reply[3]) is int and 0 <= reply[3] < batches)
 
 
 def _seed_state(seq: np.random.SeedSequence) -> tuple:

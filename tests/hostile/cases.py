@@ -39,6 +39,8 @@ def _f(body: str, head: str = "") -> str:
 
 
 ONCE = "if not getattr(f, 'done', False):\n    f.done = True\n"
+#: the arena's working folder, beside the folder of the mechanism file (test_hostile.mechanism_file)
+_WORK = "WORK = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'work')"
 
 #: write ``header`` to every pipe this process can write to (the reply pipe among them)
 _PIPES = dedent("""\
@@ -85,7 +87,9 @@ CASES = [
     Case("control_characters_as_categories",
          _f("return '\\x1b[2J\\x00' if rng.random() < 0.5 else '\\x07bell'"), 0, "not_refuted"),
     # -- isolation ----------------------------------------------------------------------------
-    Case("writes_working_folder", _f("open('dpaudit-hostile-was-here.txt', 'w').write('x')\n" + LAPLACE),
+    # the working folder by name: the child's own working folder is its private one
+    Case("writes_working_folder", _f("open(os.path.join(WORK, 'dpaudit-hostile-was-here.txt'), 'w')"
+                                     ".write('x')\n" + LAPLACE, _WORK),
          3, "error", "tried to write", strict=True),
     Case("writes_its_tmpdir", _f("import tempfile\nwith tempfile.TemporaryFile() as fh:\n"
                                  "    fh.write(b'ok')\n" + LAPLACE), 0, "not_refuted", strict=True),
@@ -101,8 +105,8 @@ CASES = [
     Case("swallows_denied_write", _f("try:\n    open('/tmp/dpaudit-hostile-x', 'w')\n"
                                      "except OSError:\n    pass\n" + LAPLACE),
          3, "error", "tried to write /tmp/dpaudit-hostile-x", strict=True),
-    Case("deletes_a_file", _f("os.remove(os.path.abspath('pyproject.toml'))\n" + LAPLACE), 3,
-         "error", "tried to change", strict=True),
+    Case("deletes_a_file", _f("os.remove(os.path.join(WORK, 'pyproject.toml'))\n" + LAPLACE, _WORK),
+         3, "error", "tried to change", strict=True),
     # a terminal in /dev/pts let the child read keystrokes and type into the user's shell
     # (TIOCSTI); /dev/shm held other programs' shared memory
     Case("lists_terminals_or_shm", _f("for d in ('/dev/pts', '/dev/shm'):\n"
@@ -199,4 +203,25 @@ CASES = [
         def f(data, rng, size=None):
             return [0.0] * 3
         """), 3, "error", "batch form returned 3 outputs"),
+]
+
+# -- issue 25: plain values only, bounded outputs, forged replies, threads (test_parent_limits.py) --
+_FORGED = ("import pickle, struct\n"
+           "payload = pickle.dumps({reply})\n"
+           "os.write(int(sys.argv[2]), struct.pack('!i', len(payload)) + payload)\n"
+           "time.sleep(0.2)\n" + LAPLACE)
+CASES += [
+    Case("returns_a_float_carrying_the_sum",
+         _f("v = type('FloatWithExact', (float,), {})(round(float(data.sum() + rng.laplace()), 3))\n"
+            "v.exact = float(data.sum())\nreturn v"),
+         3, "error", "a subclass of float carrying more than its value (attributes: exact)"),
+    Case("returns_a_long_text", _f("return 'x' * 20000"), 3, "error",
+         "dpaudit audits texts of at most 4,096"),
+    Case("forges_an_error_reply_without_a_cause", _f(_FORGED.format(reply="('error', None, True, 0)")),
+         3, "error", "malformed reply"),
+    Case("forges_a_ready_reply", _f(_FORGED.format(reply="('ready', 1, 'x', {})")), 3, "error",
+         "malformed reply"),
+    Case("thread_bomb_per_call", _f("for _ in range(100000):\n"
+                                    "    threading.Thread(target=time.sleep, args=(30,), daemon=True).start()"),
+         3, "error", "can't start new thread", flags=("--memory=512M",)),
 ]
