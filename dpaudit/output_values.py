@@ -14,7 +14,9 @@ import dataclasses as _dataclasses
 import datetime as _dt
 import math
 import re
+from collections import OrderedDict as _OrderedDict
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -198,3 +200,244 @@ def _parses(parse: Any, text: str) -> bool:
     except (ValueError, TypeError, RecursionError):
         return False
     return True
+
+
+# -- plain values ------------------------------------------------------------------------------
+
+#: the longest text (characters) or bytes value an output may hold: an output is a release,
+#: not a log
+MAX_TEXT = 4096
+#: the most characters and bytes of text the outputs of one batch may hold together
+MAX_BATCH_TEXT = 32 << 20
+#: the deepest nesting of containers an output may have
+MAX_DEPTH = 100
+#: libraries whose tables and arrays are audited as their values (``to_numpy``, ``__array__``)
+ARRAY_LIBRARIES = frozenset({"pandas", "polars", "torch", "jax", "jaxlib", "tensorflow", "cupy"})
+
+#: scalar types that are plain as they are (numpy's numbers included: they hold nothing else)
+_PLAIN_SCALARS = frozenset({float, int, bool, complex, type(None)} | {
+    t for t in set(np.sctypeDict.values())
+    if isinstance(t, type) and issubclass(t, np.generic) and np.dtype(t).kind in "biufc"})
+#: other types audited as they are (exact types: a subclass may carry more than its value)
+_PLAIN_OTHERS = frozenset({Decimal, _dt.date, _dt.datetime, _dt.time, _dt.timedelta})
+#: numpy dtype kinds of plain values (bool, integers, floats, complex, texts, bytes, times)
+_PLAIN_KINDS = "biufcUSmM"
+#: the plain types a subclass is named after, with the conversion that drops the rest
+_BASES = ((int, "int"), (float, "float"), (complex, "complex"), (str, "str"),
+          (bytes, "bytes"), (bytearray, "bytes"), (tuple, "tuple"), (list, "list"),
+          (dict, "dict"), (frozenset, "frozenset"), (set, "set"), (np.ndarray, "np.asarray"),
+          (Decimal, "Decimal"), (_dt.datetime, "datetime"), (_dt.date, "date"),
+          (_dt.timedelta, "timedelta"))
+
+
+class NotPlain(Exception):
+    """An output dpaudit does not audit: not a plain value, or larger than it keeps. ``cause`` is
+    the one-line reason (``returned a ...``), ``value`` the output."""
+
+    def __init__(self, cause: str, value: Any = None) -> None:
+        super().__init__(cause)
+        self.cause, self.value = cause, value
+
+
+class _Walk:
+    """What :func:`plain_outputs` has seen of one batch: texts (characters and bytes), and the
+    containers already checked (by id: a container that recurs is checked once, its counts
+    added again)."""
+
+    __slots__ = ("text", "memo")
+
+    def __init__(self) -> None:
+        self.text = 0
+        self.memo: dict = {}
+
+
+def _class_name(t: type) -> str:
+    module = getattr(t, "__module__", "") or ""
+    if module in ("builtins", "__main__") or module.startswith("_dpaudit_user_"):
+        return t.__qualname__
+    return f"{module}.{t.__qualname__}"
+
+
+def _attributes(v: Any) -> list:
+    """The names of the instance attributes ``v`` carries (its ``__dict__`` and set slots)."""
+    names = list(getattr(v, "__dict__", None) or ())
+    for klass in type(v).__mro__:
+        for slot in getattr(klass, "__slots__", ()) if klass.__module__ != "builtins" else ():
+            if isinstance(slot, str) and slot not in ("__dict__", "__weakref__") \
+                    and slot not in names and hasattr(v, slot):
+                names.append(slot)
+    return names
+
+
+def _not_plain(v: Any) -> NotPlain:
+    """The error for ``v``, an object of a class that is not plain."""
+    t = type(v)
+    name = _class_name(t)
+    for base, spelled in _BASES:
+        if isinstance(v, base):
+            attrs = _attributes(v)
+            what = (f"a subclass of {base.__name__} carrying more than its value (attributes: "
+                    f"{', '.join(attrs[:6])})") if attrs else f"a subclass of {base.__name__}"
+            return NotPlain(f"returned a {name}, {what}; dpaudit audits plain values only: "
+                            f"return {spelled}(x)", v)
+    return NotPlain(f"returned a {name} object, not a plain value; dpaudit audits plain values "
+                    f"only (numbers, texts, bytes, None, and tuples, lists, dicts, sets and numpy "
+                    f"arrays of them): return the values it releases", v)
+
+
+def _too_long(v: Any) -> NotPlain:
+    if isinstance(v, (str, np.str_)) or (isinstance(v, np.ndarray) and v.dtype.kind == "U"):
+        n = len(v) if not isinstance(v, np.ndarray) else v.dtype.itemsize // 4
+        return NotPlain(f"returned a text of {n:,} characters; dpaudit audits texts of at most "
+                        f"{MAX_TEXT:,} (an output is a release, not a log)", v)
+    n = len(v) if not isinstance(v, np.ndarray) else v.dtype.itemsize
+    return NotPlain(f"returned bytes of length {n:,}; dpaudit audits bytes of at most {MAX_TEXT:,} "
+                    f"(an output is a release, not a log)", v)
+
+
+def _library_value(v: Any) -> bool:
+    """Whether ``v`` is a table or an array of a library in :data:`ARRAY_LIBRARIES` (its class
+    defined there, not a class that only names such a module)."""
+    t = type(v)
+    module = getattr(t, "__module__", "") or ""
+    if module.split(".", 1)[0] not in ARRAY_LIBRARIES:
+        return False
+    import sys
+
+    found = sys.modules.get(module)
+    for part in t.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is t
+
+
+def _plain(v: Any, walk: _Walk, depth: int) -> tuple[Any, int]:
+    """``v`` as a plain value (converted where the module docstring of :mod:`dpaudit.outputs`
+    says) and how many values it holds; raises :class:`NotPlain`."""
+    t = type(v)
+    if t in _PLAIN_SCALARS:
+        return v, 1
+    if t is str or t is bytes or t is bytearray:
+        if len(v) > MAX_TEXT:
+            raise _too_long(v)
+        walk.text += len(v)
+        return v, 1
+    if depth > MAX_DEPTH:
+        raise NotPlain(f"returned an output nested more than {MAX_DEPTH} levels deep (it cannot be "
+                       f"sent back or audited)")
+    if t is tuple or t is list or t is dict or t is set or t is frozenset:
+        seen = walk.memo.get(id(v))
+        if seen is not None:
+            walk.text += seen[2]
+            return seen[1], seen[3]
+        before, count, changed = walk.text, 0, False
+        if t is dict:
+            items = []
+            for k, x in v.items():
+                pk, nk = _plain(k, walk, depth + 1)
+                px, nx = _plain(x, walk, depth + 1)
+                changed |= pk is not k or px is not x
+                count += nk + nx
+                items.append((pk, px))
+                if count > MAX_LEAVES:
+                    break
+            out: Any = dict(items) if changed else v
+        else:
+            parts = []
+            for x in v:
+                px, nx = _plain(x, walk, depth + 1)
+                changed |= px is not x
+                count += nx
+                parts.append(px)
+                if count > MAX_LEAVES:
+                    break
+            out = t(parts) if changed else v
+        if count > MAX_LEAVES:
+            raise NotPlain(f"returned a nested output of more than {MAX_LEAVES:,} values", v)
+        walk.memo[id(v)] = (v, out, walk.text - before, count)  # v kept alive: its id stays its own
+        return out, count
+    if t is np.ndarray:
+        kind = v.dtype.kind
+        if kind in "US" and v.dtype.itemsize // (4 if kind == "U" else 1) > MAX_TEXT:
+            raise _too_long(v)
+        if kind in _PLAIN_KINDS:
+            if kind in "US":
+                walk.text += v.size * v.dtype.itemsize // (4 if kind == "U" else 1)
+            return v, v.size
+        if kind == "O":
+            count = 0
+            for x in v.reshape(-1):
+                count += _plain(x, walk, depth + 1)[1]
+                if count > MAX_LEAVES:
+                    raise NotPlain(f"returned a nested output of more than {MAX_LEAVES:,} values", v)
+            return v, count
+        raise NotPlain(f"returned a numpy array of dtype {v.dtype}; dpaudit audits arrays of numbers, "
+                       f"texts and times only", v)
+    if isinstance(v, np.generic):
+        kind = v.dtype.kind
+        if kind not in _PLAIN_KINDS:
+            raise NotPlain(f"returned a numpy {type(v).__name__} (dtype {v.dtype}); dpaudit audits "
+                           f"numpy numbers, texts and times only", v)
+        if kind in "US":
+            if len(v) > MAX_TEXT:
+                raise _too_long(v)
+            walk.text += len(v)
+        return v, 1
+    if t in _PLAIN_OTHERS or t is Fraction:
+        tz = getattr(v, "tzinfo", None)
+        if tz is not None and type(tz) is not _dt.timezone:
+            raise NotPlain(f"returned a {t.__name__} whose tzinfo is a {_class_name(type(tz))} "
+                           f"(dpaudit audits times with a datetime.timezone or none)", v)
+        return v, 1
+    if t is _OrderedDict:  # its items, in order: all it holds
+        return _plain(dict(v), walk, depth)
+    if isinstance(v, tuple) and hasattr(t, "_fields") and not _attributes(v):  # a namedtuple
+        return _plain(tuple(v), walk, depth)
+    if _dataclasses.is_dataclass(v) and not isinstance(v, type):
+        names = {f.name for f in _dataclasses.fields(v)}
+        extra = [a for a in _attributes(v) if a not in names]
+        if extra:
+            raise NotPlain(f"returned a {_class_name(t)}, a dataclass carrying more than its fields "
+                           f"(attributes: {', '.join(extra[:6])}); dpaudit audits plain values only: "
+                           f"return dataclasses.asdict(x)", v)
+        return _plain({f.name: getattr(v, f.name) for f in _dataclasses.fields(v)}, walk, depth)
+    if _library_value(v):
+        if callable(getattr(t, "to_numpy", None)):
+            return _plain(_converted(v), walk, depth)
+        if callable(getattr(t, "__array__", None)):
+            return _plain(np.asarray(v), walk, depth)
+    raise _not_plain(v)
+
+
+def plain_outputs(seq: list) -> list:
+    """The outputs of one batch as plain values: numbers (Python's and numpy's), texts and bytes
+    (at most :data:`MAX_TEXT` long each, :data:`MAX_BATCH_TEXT` in all), None, times, ``Decimal``
+    and ``Fraction``, and tuples, lists, dicts, sets and numpy arrays of them (at most
+    :data:`MAX_LEAVES` values an output). A namedtuple without attributes of its own becomes its
+    tuple, a dataclass without them the dict of its fields, an ``OrderedDict`` its dict, and a
+    table or an array of a library of :data:`ARRAY_LIBRARIES` its numpy values: each the whole of
+    what it holds. Anything else, a subclass of a plain type included (a float carrying an
+    attribute), raises :class:`NotPlain`: an audit of part of a release is no audit of it.
+    Returns ``seq`` itself when nothing was converted."""
+    walk = _Walk()
+    out = None
+    for i, v in enumerate(seq):
+        t = type(v)
+        if t in _PLAIN_SCALARS:
+            continue
+        if t is str or t is bytes:
+            if len(v) > MAX_TEXT:
+                raise _too_long(v)
+            walk.text += len(v)
+        elif t is np.ndarray and v.dtype.kind in "biufc":  # a numeric vector: nothing to convert
+            continue
+        else:
+            p, _ = _plain(v, walk, 0)
+            if p is not v:
+                if out is None:
+                    out = list(seq)
+                out[i] = p
+        if walk.text > MAX_BATCH_TEXT:
+            raise NotPlain(f"returned more than {MAX_BATCH_TEXT:,} characters of text in one batch "
+                           f"of {len(seq):,} outputs, more than dpaudit keeps (an output is a "
+                           f"release, not a log)", v)
+    return seq if out is None else out

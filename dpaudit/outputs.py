@@ -1,6 +1,6 @@
 """Output kinds: detect what a mechanism returns, validate every output, encode it as numbers.
 
-A mechanism may return (DESIGN.md, "A mechanism"): a real scalar, an integer or a hashable
+A mechanism may return (docs/ARCHITECTURE.md#a-mechanism): a real scalar, an integer or a hashable
 category, a bool, a fixed-length numeric vector, or ``None``. The kind is detected from the first
 batch of outputs (or taken from the declaration ``@dpaudit.mechanism(output=...)``), and every
 later batch is checked against it. NaN, +inf and −inf are output values like any other (atoms of
@@ -61,6 +61,16 @@ as categories each time was seen once, and a table was an unhashable output.
 
 A dataclass is audited as the dict of its fields, a namedtuple as its tuple.
 
+Only plain values are audited (:func:`dpaudit.output_values.plain_outputs`): numbers (Python's and
+numpy's), texts and bytes, None, times, ``Decimal`` and ``Fraction``, and tuples, lists, dicts,
+sets and numpy arrays of them, plus the conversions above whose result is all a value holds (a
+dataclass or a namedtuple without attributes of their own, a pandas or polars table, a torch or
+jax array). Any other object, or a subclass of a plain type (a float carrying an attribute), is an
+error that says so: an audit of its repr or of its float would be an audit of part of the release
+only, and a mechanism could hide the exact answer in the rest. A text or bytes output holds at
+most :data:`~dpaudit.output_values.MAX_TEXT` characters, a batch's outputs at most
+:data:`~dpaudit.output_values.MAX_BATCH_TEXT` in all (an output is a release, not a log).
+
 A dict is audited as the tuple of its values in the order of its keys, sorted (the first dict's
 keys; every later dict must have the same keys): a dict of numbers is a vector whose coordinates
 events name by key (``output['count'] ≥ 3``), other dicts are what their tuples are.
@@ -95,9 +105,10 @@ import numpy as np
 
 from dpaudit.errors import MechanismError
 from dpaudit.output_values import (MAX_LEAVES, TEMPLATE_MIN_TEXTS, _NEG_ZERO, _NUMBER, _TIMES,
-                                   _as_tuple, _convertible, _converted, _decomplex,
+                                   NotPlain, _as_tuple, _convertible, _converted, _decomplex,
                                    _element_value, _fields_of, _flatten, _holds_zero, _is_complex,
-                                   _is_nested, _parses, _real, _signed_zeros, _template, _TooNested)
+                                   _is_nested, _library_value, _not_plain, _parses, _real, _signed_zeros, _template, _TooNested,
+                                   plain_outputs)
 from dpaudit.spec import OutputKind
 
 __all__ = ["OutputSchema", "OutputEncoder", "MIN_POSITIONS", "MAX_POSITIONS"]
@@ -344,10 +355,13 @@ class OutputEncoder:
     def encode(self, raw: Any, data: Any) -> np.ndarray:
         """Validate one batch of raw outputs of ``data`` and return its encoding (module docstring)."""
         if not isinstance(raw, (np.ndarray, list)) and _convertible(raw) \
-                and not isinstance(raw, _TIMES):  # a batch as a Series or a DataFrame
+                and not isinstance(raw, _TIMES) and _library_value(raw):  # a Series or a DataFrame
             raw = np.asarray(raw.to_numpy())
             if raw.dtype.kind not in "biufc":
                 raw = list(raw) if raw.ndim == 1 else [list(r) for r in raw]
+        if isinstance(raw, np.ndarray) and type(raw) is not np.ndarray:
+            # a masked array or a matrix carries more than its values (a mask, a shape rule)
+            raise MechanismError(_not_plain(raw).cause, data, None)
         if isinstance(raw, np.ndarray) and raw.dtype.kind in "US":  # a batch of numpy texts
             raw = raw.tolist()
         if isinstance(raw, np.ndarray) and raw.dtype.kind in "mM":  # a batch of times
@@ -360,6 +374,10 @@ class OutputEncoder:
         seq = list(raw) if not isinstance(raw, list) else raw
         if not seq:
             return self._empty()
+        try:  # plain values only, of bounded size (module docstring)
+            seq = plain_outputs(seq)
+        except NotPlain as exc:
+            raise MechanismError(exc.cause, data, exc.value) from None
         if self._text is not False and (self._text or isinstance(seq[0], str) or (
                 seq[0] is None and self.schema is None)):
             seq = self._parse_text(seq, data)

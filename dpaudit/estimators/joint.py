@@ -32,6 +32,8 @@ NaN and lie in no event. Everything is vectorised over rows.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
@@ -337,6 +339,19 @@ def float_elements(fit_d: np.ndarray, fit_p: np.ndarray) -> list[int]:
     return out
 
 
+def _mean_gap(va: np.ndarray, vb: np.ndarray) -> float:
+    """The standardised difference of the means of the finite values of ``va`` and ``vb``,
+    computed on them divided by a power of two near their largest magnitude (exact), so that
+    values near ±1e308 neither overflow the sums nor make inf − inf."""
+    va, vb = va[np.isfinite(va)], vb[np.isfinite(vb)]
+    if not (va.size and vb.size):
+        return 0.0
+    top = max(float(np.abs(va).max()), float(np.abs(vb).max()))
+    unit = math.ldexp(1.0, math.frexp(top)[1] - 1) if top > 0 else 1.0
+    a, b = va / unit, vb / unit
+    return float(abs(a.mean() - b.mean()) / (np.sqrt(0.5 * (a.var() + b.var())) + 1e-300))
+
+
 def mixed_columns(yd: np.ndarray, yp: np.ndarray, top: int) -> Iterator[Column]:
     """Column scores of MIXED rows: the length when it varies, and the ``top`` elements whose
     laws differ most (standardised difference of means or of presence, NaN = absent)."""
@@ -349,9 +364,7 @@ def mixed_columns(yd: np.ndarray, yp: np.ndarray, top: int) -> Iterator[Column]:
         if not (pa.any() and pb.any()):
             continue
         pres = abs(pa.mean() - pb.mean()) / np.sqrt(0.5 * (pa.mean() + pb.mean()) + 1e-12)
-        va, vb = a[pa], b[pb]
-        sd = np.sqrt(0.5 * (va.var() + vb.var())) + 1e-300
-        gaps.append((-max(pres, abs(va.mean() - vb.mean()) / sd), j))
+        gaps.append((-max(pres, _mean_gap(a[pa], b[pb])), j))
     for _, j in sorted(gaps)[:top]:
         yield Column(j, f"element {j - 2}")
 

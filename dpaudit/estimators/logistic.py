@@ -19,8 +19,10 @@ features), and the idle threads of a multi-threaded BLAS spin, costing CPU time 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from scipy import optimize
@@ -39,6 +41,26 @@ MAX_FLAGS = 4
 _CHUNK = 1 << 13
 #: the fit sums over distinct rows when each repeats this many times on average
 REPEATS = 4
+#: standardised values are held within ±this many standard deviations (a value 1e308 away from a
+#: centre of −1e308 is +inf otherwise, +inf − inf in a score is NaN, and the fit's squared norms
+#: overflow long before); any function of the output is a sound score
+CLIP = 1e6
+
+
+def _standardised(v: np.ndarray, centre: Any, scale: Any) -> np.ndarray:
+    """(v − centre) / scale within ±:data:`CLIP` (±inf where v − centre overflows, then held)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.clip((v - centre) / scale, -CLIP, CLIP)
+
+
+def _moments(v: np.ndarray) -> tuple[float, float]:
+    """The mean and the standard deviation of the finite values ``v``, computed on ``v`` divided
+    by a power of two near its largest magnitude (exact), so that neither overflows: the sum of
+    a few values near ±1e308 is ±inf."""
+    top = float(np.max(np.abs(v)))
+    unit = math.ldexp(1.0, math.frexp(top)[1] - 1) if top > 0 else 1.0
+    r = v / unit
+    return float(r.mean()) * unit, float(r.std()) * unit
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -60,8 +82,9 @@ class Logistic:
                 hit = np.isnan(v) if np.isnan(f) else v == f
                 cols.append(hit.astype(float))
                 is_flag |= hit
-            with np.errstate(invalid="ignore"):  # rare NaN and ±inf values: flags or nothing
-                cols.append(np.where(is_flag | ~np.isfinite(v), 0.0, (v - self.centre[j]) / self.scale[j]))
+            # rare NaN and ±inf values: flags or nothing
+            cols.append(np.where(is_flag | ~np.isfinite(v), 0.0,
+                                 _standardised(v, self.centre[j], self.scale[j])))
         return np.column_stack(cols) if cols else np.zeros((y.shape[0], 0))
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
@@ -83,12 +106,12 @@ class Logistic:
             used[:m, j] = True
             nan[:m, j] = np.isnan(fl)
             wflag[:m, j] = self.weights[k: k + m]
-            lin[j] = self.weights[k + m] / self.scale[j]
+            lin[j] = self.weights[k + m]
             k += m + 1
         if y.dtype == np.int8:  # one look-up per coordinate (dpaudit.estimators.compact)
             total = np.full(n, self.bias)
             for j in range(d):
-                term = (BYTE_VALUES - self.centre[j]) * lin[j]
+                term = _standardised(BYTE_VALUES, self.centre[j], self.scale[j]) * lin[j]
                 for f in range(nflags):
                     if used[f, j] and not nan[f, j]:
                         term = np.where(BYTE_VALUES == vals[f, j], wflag[f, j], term)
@@ -100,7 +123,8 @@ class Logistic:
         with np.errstate(invalid="ignore"):
             for i in range(0, n, _CHUNK):
                 blk = y[i: i + _CHUNK]
-                term = np.where(np.isfinite(blk), (blk - self.centre) * lin, 0.0)
+                term = np.where(np.isfinite(blk), _standardised(blk, self.centre, self.scale) * lin,
+                                0.0)
                 for f in range(nflags):
                     hit = blk == vals[f]  # NaN flags hold NaN, which equals nothing
                     if any_nan[f]:
@@ -145,8 +169,7 @@ def fit_logistic(yd: np.ndarray, yp: np.ndarray, max_rows: int = 20_000) -> Logi
         rest = v[~np.isin(v, fl)] if fl.size else v
         rest = rest[np.isfinite(rest)]
         if rest.size:
-            centre[j] = rest.mean()
-            sd = rest.std()
+            centre[j], sd = _moments(rest)
             scale[j] = sd if sd > 0 else 1.0
         flags.append(fl)
     shell = Logistic(tuple(flags), centre, scale, np.zeros(0), 0.0)

@@ -1,6 +1,6 @@
-"""What the sandbox child sends back (dpaudit/execution/remote.py, ``opaque_outputs``): values in
-forms dpaudit's process reads back with its restricted unpickler, the same numbers the in-process
-encoder would see."""
+"""What the sandbox child sends back (dpaudit/execution/remote.py, ``portable_outputs``, then
+dpaudit/execution/safe_pickle.py, ``pack``): plain values in forms dpaudit's process reads back with
+its restricted unpickler, the same numbers the in-process encoder would see."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
+import pytest
 
 from dpaudit.execution import safe_pickle
-from dpaudit.execution.remote import Opaque, opaque_outputs
+from dpaudit.execution.remote import portable_outputs
+from dpaudit.output_values import NotPlain
 
 
 class Pair(NamedTuple):
@@ -37,29 +39,35 @@ class Widget:
 
 
 def _sent(outputs):
-    out = opaque_outputs(outputs)
+    out = safe_pickle.pack(portable_outputs(outputs))
     return safe_pickle.loads(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def test_plain_batches_go_as_they_are():
     batch = [1.5, 2.5]
-    assert opaque_outputs(batch) is batch
+    assert portable_outputs(batch) is batch
     arr = np.arange(3.0)
-    assert opaque_outputs(arr) is arr
+    assert portable_outputs(arr) is arr
 
 
-def test_records_tables_and_library_numbers_become_plain_values():
-    out = _sent([Pair(1.5, 2), Release(0.5, 3), Table(), (1, Release(2.0, 1)), np.float64(1.0),
-                 Fraction(1, 2), True])
+def test_records_and_numpy_values_become_plain_values():
+    out = _sent([Pair(1.5, 2), Release(0.5, 3), (1, Release(2.0, 1)), np.float64(1.0),
+                 Fraction(1, 2), True, np.arange(2.0), np.datetime64("2020-01-01")])
     assert out[0] == (1.5, 2) and type(out[0]) is tuple
     assert out[1] == {"value": 0.5, "n": 3}
-    assert np.array_equal(out[2], [1.0, 2.0])
-    assert out[3] == (1, {"value": 2.0, "n": 1})
-    assert out[4:] == [1.0, Fraction(1, 2), True]
+    assert out[2] == (1, {"value": 2.0, "n": 1})
+    assert out[3:6] == [1.0, Fraction(1, 2), True]
+    assert np.array_equal(out[6], [0.0, 1.0]) and out[7] == np.datetime64("2020-01-01")
 
 
-def test_other_objects_go_as_their_name_and_repr_and_functions_as_they_are():
-    out = opaque_outputs([Widget(), len])
-    assert out[0] == Opaque(f"{__name__}.Widget", "Widget(7)") and out[1] is len
+def test_other_objects_are_errors_not_their_name_and_repr():
+    # plain values only: objects were once sent as their class name and repr (which need not show
+    # all they carry: a cheating mechanism's repr showed the noisy value and hid the exact one), and
+    # a class of the audited code's own with to_numpy is not taken for a library's table
+    for v, said in [(Widget(), "Widget object, not a plain value"), (len, "not a plain value"),
+                    (Table(), "Table object, not a plain value")]:
+        with pytest.raises(NotPlain, match=said):
+            portable_outputs([v])
     user = type("Thing", (), {"__module__": "_dpaudit_user_x", "__repr__": lambda self: "Thing()"})
-    assert opaque_outputs([user()]) == [Opaque("Thing", "Thing()")]
+    with pytest.raises(NotPlain, match="returned a Thing object"):
+        portable_outputs([user()])
