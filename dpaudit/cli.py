@@ -1,6 +1,6 @@
 """The ``dpaudit`` command line: ``check | audit | verify | report | list``.
 
-Every subcommand returns an :class:`ExitCode`; only :func:`main` exits (STYLE.md 11). Errors in
+Every subcommand returns an :class:`ExitCode`; only :func:`main` exits (as pytest's ``ExitCode``). Errors in
 our inputs print one line and exit 3; a crash, hang or bad output of an audited mechanism is an
 ERROR verdict in the results, never a dpaudit traceback; an unexpected bug in dpaudit itself
 prints one line (and the traceback only with ``DPAUDIT_DEBUG=1``) and exits 4.
@@ -84,6 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "default), process (own process and limits only), none (= --in-process)")
     c.add_argument("--pass-env", action="append", metavar="NAME",
                    help="let the sandboxed mechanism see this environment variable (repeatable)")
+    c.add_argument("--trust-config", action="store_true",
+                   help="take settings that weaken the sandbox (isolation = \"process\" or "
+                        "\"none\") from [tool.dpaudit] of pyproject.toml; without it they are "
+                        "ignored with a note, since in a third-party checkout that file is its "
+                        "authors'")
     c.add_argument("--sensitivity", metavar="B", type=str,
                    help="search for a sensitivity violation of FUNCTION instead: claims "
                         "|f(D) - f(D')| <= B for neighbours D ~ D' of 0..--size records")

@@ -232,6 +232,9 @@ class CheckSettings:
     early_stop: bool = True
     target_claims: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     config_dir: Optional[str] = None
+    #: settings of the pyproject.toml that would weaken the sandbox, not taken (no --trust-config)
+    ignored: Mapping[str, Any] = field(default_factory=dict)
+    config_path: Optional[str] = None
 
     @property
     def family(self) -> int:
@@ -347,12 +350,17 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
     initial = defaults()
     values: dict[str, Any] = {}
     origin: dict[str, str] = {}
+    ignored: dict[str, Any] = {}
+    trusted = bool(getattr(args, "trust_config", False))
     for key, (attr, parse) in _RUN_SETTINGS.items():
         raw = getattr(args, attr, None)
         if raw is not None:
             values[key], origin[key] = parse(f"--{key}", raw), "flag"
         elif key in config:
             values[key], origin[key] = parse(f"{where} [tool.dpaudit] {key}", config[key]), where
+            if not trusted and _weakens(key, values[key]):
+                ignored[key] = values[key]
+                values[key], origin[key] = initial[key], "default"
         else:
             values[key], origin[key] = initial[key], "default"
     targets = args.target if isinstance(args.target, (list, tuple)) else [args.target]
@@ -389,7 +397,18 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         quiet=bool(getattr(args, "quiet", False)),
         origin=origin,
         early_stop=bool(getattr(args, "early_stop", True)),
+        ignored=ignored,
+        config_path=config_path,
     )
+
+
+def _weakens(key: str, value: Any) -> bool:
+    """Whether a ``[tool.dpaudit]`` setting weakens the sandbox: taken from a file only with
+    ``--trust-config``. The file read is the nearest pyproject.toml, which inside a third-party
+    checkout is that project's own: its authors would choose how the code they wrote is confined.
+    (The other keys of the file cannot reach the child: ``pass-env``, ``in-process`` and an
+    isolation per target are not configuration keys at all.)"""
+    return key == "isolation" and value != "strict"
 
 
 # -- per-target claims --------------------------------------------------------------------------

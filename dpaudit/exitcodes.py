@@ -1,8 +1,8 @@
 """Process exit codes, and the exit code of a set of records.
 
-The one place that knows what each code means (DESIGN.md; README.md documents them). Every
+The one place that knows what each code means (README.md, "Exit codes", documents them). Every
 command (``check``, ``audit``, ``verify``, ``report``, ``list``) returns an :class:`ExitCode`;
-only :func:`dpaudit.cli.main` exits (STYLE.md 11, after pytest's ``ExitCode``).
+only :func:`dpaudit.cli.main` exits (commands return codes, only ``main`` exits, as pytest's ``ExitCode``).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ __all__ = ["ExitCode", "exit_code", "suite_exit_code"]
 
 
 class ExitCode(IntEnum):
-    """Process exit codes (DESIGN.md; documented in README.md)."""
+    """Process exit codes (documented in README.md, "Exit codes")."""
 
     OK = 0                 #: no claim refuted
     REFUTED = 1            #: at least one claim refuted
     INCONCLUSIVE = 2       #: only inconclusive results, with --fail-on-inconclusive
-    USAGE_ERROR = 3        #: bad flags, unloadable file, or the only target errored
+    USAGE_ERROR = 3        #: bad flags, unloadable file, a report not written, or the only target errored
     INTERNAL_ERROR = 4     #: a bug in dpaudit
     NOTHING_TO_AUDIT = 5   #: no mechanism, audit or claim matched
 
@@ -32,7 +32,8 @@ _MEANING = {
     ExitCode.OK: "no claim refuted",
     ExitCode.REFUTED: "at least one claim refuted",
     ExitCode.INCONCLUSIVE: "a result is inconclusive (with --fail-on-inconclusive)",
-    ExitCode.USAGE_ERROR: "usage or load error, or the only target errored",
+    ExitCode.USAGE_ERROR: "usage or load error, a report that could not be written, or the only "
+                          "target errored",
     ExitCode.INTERNAL_ERROR: "internal error in dpaudit",
     ExitCode.NOTHING_TO_AUDIT: "nothing to audit",
 }
@@ -40,7 +41,7 @@ _MEANING = {
 
 def exit_code(records: Iterable[Mapping[str, Any]], *, exit_zero: bool = False,
               fail_on_inconclusive: bool = False) -> ExitCode:
-    """The exit code of the worst verdict (DESIGN.md): error 3, refuted 1 (0 with --exit-zero),
+    """The exit code of the worst verdict (README.md, "Exit codes"): error 3, refuted 1 (0 with --exit-zero),
     inconclusive 2 only with --fail-on-inconclusive, else 0; no records at all is 5."""
     records = list(records)
     verdicts = {r.get("verdict") for r in records}

@@ -28,6 +28,7 @@ import pytest
 
 _RECORDS = pytest.StashKey[list]()
 _STARTED = pytest.StashKey[float]()
+_WRITTEN = pytest.StashKey[tuple]()
 
 
 def pytest_addoption(parser):
@@ -67,9 +68,22 @@ def _root_seed(config) -> int:
         raise pytest.UsageError(str(exc)) from None
 
 
+def _report_options(config) -> dict:
+    return {"json": config.getoption("dpaudit_json"), "html": config.getoption("dpaudit_html")}
+
+
 def pytest_configure(config):
     config.stash[_RECORDS] = []
     config.stash[_STARTED] = time.time()
+    if any(_report_options(config).values()):
+        # a report path that cannot be written (a folder, a symbolic link) is refused now
+        from dpaudit.errors import UsageError
+        from dpaudit.report.json_io import check_report_paths
+
+        try:
+            check_report_paths({f"--dpaudit-{k}": v for k, v in _report_options(config).items()})
+        except UsageError as exc:
+            raise pytest.UsageError(str(exc)) from None
     if not _enabled(config):
         return
     config.addinivalue_line("markers", "dpaudit: an audit definition collected by dpaudit")
@@ -251,14 +265,17 @@ def dpaudit_audit(request):
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
     records = config.stash.get(_RECORDS, [])
-    json_path, html_path = config.getoption("dpaudit_json"), config.getoption("dpaudit_html")
-    if not records or not (json_path or html_path):
+    paths = _report_options(config)
+    if not records or not any(paths.values()):
         return
-    from dpaudit.report import make_run, write_reports
+    from dpaudit.report import make_run, write_each
 
     run = make_run(records, seed=_root_seed(config), started=config.stash[_STARTED], finished=time.time(),
                    command=["pytest", *config.invocation_params.args])
-    write_reports(run, json=json_path, html=html_path)
+    written, failed = write_each(run, **paths)
+    config.stash[_WRITTEN] = (written, failed)
+    if failed and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR  # a report CI relies on is missing
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -272,6 +289,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for r in bad:
         terminalreporter.write_line(f"  {r.get('id')}: expected {r.get('expected')}, got {r['verdict']}; "
                                     f"reproduce: {r.get('reproduce') or '(see the failure above)'}")
-    for opt in ("dpaudit_json", "dpaudit_html"):
-        if config.getoption(opt):
-            terminalreporter.write_line(f"dpaudit: wrote {config.getoption(opt)}")
+    written, failed = config.stash.get(_WRITTEN, ({}, {}))
+    for path in written.values():
+        terminalreporter.write_line(f"dpaudit: wrote {path}")
+    for fmt, why in failed.items():
+        terminalreporter.write_line(f"dpaudit: error: the {fmt} report was not written: {why}")

@@ -17,7 +17,7 @@ import signal
 import subprocess
 from typing import Any, Optional
 
-__all__ = ["OutputTail", "kill_tree", "describe_exit", "printable", "descendants", "TAIL_BYTES",
+__all__ = ["OutputTail", "kill_tree", "describe_exit", "printable", "one_line", "descendants", "TAIL_BYTES",
            "StopOnSignals", "worker_signals"]
 
 #: Bytes of the child's output kept for error messages.
@@ -27,13 +27,27 @@ _CONTROL = {c: f"\\x{c:02x}" for c in range(32) if c not in (9, 10)}
 _CONTROL[127] = "\\x7f"
 _CONTROL.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
 _CONTROL.update({c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)})  # lone surrogates: no encoding takes them
+# line and paragraph separators, and the bidirectional controls that reorder what a reader sees
+# (a "Trojan source" line): U+061C, U+200E/F, U+2028/9, U+202A-E, U+2066-9
+_CONTROL.update({c: f"\\u{c:04x}" for c in (0x061C, 0x200E, 0x200F, 0x2028, 0x2029,
+                                            *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+_ONE_LINE = {**_CONTROL, 9: "\\t", 10: "\\n", 13: "\\r"}
 
 
 def printable(text: str) -> str:
-    """``text`` with control characters (ESC, NUL, CR, C1 controls) written as ``\\xNN`` and lone
-    surrogates (an undecodable file name, a message built from bytes) as ``\\uDNNN``, so nothing
+    """``text`` with control characters (ESC, NUL, CR, C1 controls) written as ``\\xNN``, lone
+    surrogates (an undecodable file name, a message built from bytes), line and paragraph
+    separators and bidirectional controls as ``\\uNNNN``, so nothing
     from the audited code can drive a terminal, land raw in a report or fail to encode."""
     return text.translate(_CONTROL)
+
+
+def one_line(text: str) -> str:
+    """:func:`printable`, with tabs and line breaks escaped too (``\\n``, ``\\r``, ``\\t``, and
+    every other character that some reader takes as the end of a line: ``\\x0b``, ``\\x0c``,
+    ``\\x1c``-``\\x1e``, ``\\x85``, U+2028, U+2029): for a field that must stay one line whatever
+    the audited code sent (a ``.pth`` file, a log line or a Markdown table ends a line there)."""
+    return text.translate(_ONE_LINE)
 
 
 class OutputTail:

@@ -24,7 +24,7 @@ from dpaudit.report.json_io import read_json, write_json
 from dpaudit.report.model import check_run, differences, make_run, stable_view
 from dpaudit.report.registry import Reporter, add_report_options, register_reporter, report_paths, reporter, reporters
 
-__all__ = ["make_run", "write_reports", "read_json", "write_json", "check_run", "stable_view", "differences",
+__all__ = ["make_run", "write_reports", "write_each", "read_json", "write_json", "check_run", "stable_view", "differences",
            "render_html", "render_junit", "render_sarif", "render_markdown", "Reporter", "reporters",
            "register_reporter", "add_report_options", "report_paths"]
 
@@ -70,18 +70,29 @@ def write_reports(run: Mapping[str, Any], **paths: PathLike) -> dict[str, str]:
     and what was; an unknown format raises :class:`~dpaudit.errors.InvalidArgument` before
     anything is written.
     """
+    written, failed = write_each(run, **paths)
+    if failed:
+        done = f" (wrote {', '.join(f'{k}: {v}' for k, v in written.items())})" if written else ""
+        raise UsageError("; ".join(failed.values()) + done)
+    return written
+
+
+def write_each(run: Mapping[str, Any], **paths: PathLike) -> tuple[dict[str, str], dict[str, str]]:
+    """Write each requested format of ``run`` as :func:`write_reports` does, never stopping at one
+    that cannot be written (a full disk, a file-size limit, a folder removed meanwhile); return
+    ``({format: path}, {format: why})`` for those written and those not, so a command can say in
+    one line per report what is missing and still print its verdicts."""
     for name in paths:
         reporter(name)  # unknown formats fail before anything is written
     written: dict[str, str] = {}
-    failed: list[str] = []
+    failed: dict[str, str] = {}
     for rep in reporters():
         path = paths.get(rep.name)
         if path is not None:
             try:
                 written[rep.name] = rep.write(run, path)
             except UsageError as exc:
-                failed.append(str(exc))
-    if failed:
-        done = f" (wrote {', '.join(f'{k}: {v}' for k, v in written.items())})" if written else ""
-        raise UsageError("; ".join(failed) + done)
-    return written
+                failed[rep.name] = str(exc)
+            except MemoryError:
+                failed[rep.name] = f"cannot write {os.fspath(path)}: out of memory"
+    return written, failed

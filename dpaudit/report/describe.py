@@ -3,7 +3,7 @@
 HTML, JUnit, SARIF, the terminal summary and the pytest plugin all describe a record the same
 way: numbers and verdicts are formatted here, and each record's claim and finding come from its
 kind (:mod:`dpaudit.report.kinds`). Three kinds of evidence are never confused: NOT REFUTED says
-"not a proof", INCONCLUSIVE says "not a pass" (DESIGN.md).
+"not a proof", INCONCLUSIVE says "not a pass" (docs/ARCHITECTURE.md#kinds-of-evidence).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The HTML compliance report: one self-contained file rendered from the run dict with jinja2.
 
-Build the view model, then render it (STYLE.md 12): :func:`view` turns each record into plain
+Build the view model, then render it: :func:`view` turns each record into plain
 values (labels, formatted numbers, the counterexample, inline SVG plots); the template
 ``templates/report.html.j2`` only lays them out. Safety and honesty:
 

@@ -1,6 +1,6 @@
 """Canonical JSON of a run: written atomically, read back and validated.
 
-The JSON is the canonical result (DESIGN.md): HTML, JUnit and SARIF are rendered from it, and
+The JSON is the canonical result (docs/ARCHITECTURE.md, "Data flow"): HTML, JUnit and SARIF are rendered from it, and
 ``dpaudit report RESULT.json`` re-renders them from the file alone. It is standard JSON
 (``allow_nan=False``: non-finite numbers are already the strings ``"inf"``/``"nan"``, see
 :func:`dpaudit.results.jsonable`), UTF-8, indented, with keys in the model's fixed order, so the
@@ -9,8 +9,11 @@ same run always serialises to the same bytes.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import secrets
+import stat
 from typing import Any, Mapping, Optional
 
 from dpaudit.errors import InvalidArgument, UsageError
@@ -46,56 +49,203 @@ def _encode(x: Any, level: int) -> str:
     return _scalar(x)
 
 
+class _Refused(Exception):
+    """Why a report path is refused, in a few words (the caller adds the path)."""
+
+
+def _system_folder(real: str) -> bool:
+    """A folder whose links are the operating system's, not a checkout's: ``/dev/stdout`` is a
+    link to ``/proc/self/fd/1``, which is a link to wherever standard output goes, a file too."""
+    return _inside(real, "/dev") or _inside(real, "/proc")
+
+
+def _inside(real: str, root: str) -> bool:
+    return real == root or real.startswith(root.rstrip("/") + "/")
+
+
+def _folder_of(path: str) -> tuple[str, str]:
+    """``path`` as an absolute, normalised folder and final name (``..`` taken lexically)."""
+    full = os.path.normpath(os.path.abspath(path))
+    return os.path.dirname(full), os.path.basename(full)
+
+
+def _open_folder(folder: str, create: bool) -> tuple[int, str, bool]:
+    """A file descriptor of ``folder`` opened one component at a time, its real path, and whether
+    it is the whole folder (False: a component is missing and ``create`` is false; the descriptor
+    is then the deepest folder that exists). A component inside the working folder (what a
+    checkout controls) is opened without following a symbolic link; elsewhere (``/tmp`` as a link
+    to ``/private/tmp``) links are followed. Raises _Refused, or OSError."""
+    cwd = os.path.realpath(os.getcwd())
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    here = "/"
+    try:
+        for part in [p for p in folder.split("/") if p]:
+            inside = _inside(here, cwd)
+            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | (os.O_NOFOLLOW if inside else 0)
+            try:
+                nfd = os.open(part, flags, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    return fd, here, False
+                try:
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                except FileExistsError:  # made meanwhile: opened (and checked) below
+                    pass
+                nfd = os.open(part, flags, dir_fd=fd)
+            except NotADirectoryError:
+                where = os.path.join(here, part)
+                if inside and os.path.islink(where):
+                    raise _Refused(f"{where} is a symbolic link (to {os.readlink(where)}); "
+                                   f"dpaudit does not follow links inside the working folder "
+                                   f"when writing reports") from None
+                raise _Refused(f"{where} is not a folder") from None
+            os.close(fd)
+            fd = nfd
+            here = _real(fd, os.path.join(here, part))
+        return fd, here, True
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _real(fd: int, fallback: str) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # pragma: no cover - no /proc
+        return os.path.realpath(fallback)
+
+
+def _final(fd: int, here: str, name: str) -> str:
+    """How the final component ``name`` in the folder ``fd`` (real path ``here``) is written:
+    ``"new"`` or ``"replace"`` (a temporary file renamed over it), or ``"in place"`` (a device or
+    FIFO, or a link to one); raises _Refused for a folder, a link to anything else, a dangling
+    link or a socket."""
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return "new"
+    if stat.S_ISLNK(st.st_mode):
+        target = os.readlink(name, dir_fd=fd)
+        try:
+            to = os.stat(name, dir_fd=fd).st_mode
+        except OSError:
+            to = None
+        if to is not None and (stat.S_ISCHR(to) or stat.S_ISFIFO(to)):
+            return "in place"
+        if to is not None and stat.S_ISREG(to) and _system_folder(here):
+            return "in place"  # /dev/stdout redirected to a file
+        dangling = " that points nowhere" if to is None else ""
+        raise _Refused(f"it is a symbolic link{dangling} (to {target}); dpaudit does not follow "
+                       f"links when writing reports")
+    if stat.S_ISDIR(st.st_mode):
+        raise _Refused("is a folder")
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        return "in place"
+    if not stat.S_ISREG(st.st_mode):
+        raise _Refused("it is not a regular file, a device or a FIFO")
+    return "replace"
+
+
 def write_text(path: str | os.PathLike, text: str) -> str:
     """Write ``text`` to ``path``, creating parent folders; return the path (as given).
 
-    A regular file (or a new path) is written atomically: a temporary file renamed over it, so a
-    failure leaves any previous file intact. A symbolic link is followed, and the file it points
-    to is the one replaced (the link stays). A path that exists and is not a regular file (a
-    device such as ``/dev/stdout``, a FIFO) is written in place: renaming over it would replace
-    the device or FIFO itself with a file. Text that cannot be encoded (a lone surrogate from a
-    mechanism's message or a file name) is written as a backslash escape. Any failure raises
-    UsageError with one line."""
+    A regular file (or a new path) is written atomically: a temporary file created beside it
+    (``O_CREAT | O_EXCL | O_NOFOLLOW``) and renamed over it, so a failure leaves any previous file
+    intact. No symbolic link is followed at the final component (a planted
+    ``report.html -> site-packages/x.pth`` would write anywhere the user can), nor at a folder
+    inside the working folder; a link is refused, unless it points at a device or a FIFO
+    (``/dev/stdout``, a terminal, a pipe), which is written in place like a device or FIFO itself:
+    renaming over it would replace the device or FIFO with a file. Text that cannot be encoded (a
+    lone surrogate from a mechanism's message or a file name) is written as a backslash escape.
+    Any failure raises UsageError with one line."""
     shown = os.fspath(path)
-    path = os.path.realpath(shown)
+    data = text.encode("utf-8", "backslashreplace")
+    folder, name = _folder_of(shown)
+    fd = None
     try:
-        if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
-            with open(path, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as fh:
-                fh.write(text)
-            return shown
-        folder = os.path.dirname(path)
-        os.makedirs(folder, exist_ok=True)
-        tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-        try:
-            with open(tmp, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as fh:
-                fh.write(text)  # honours the umask
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        fd, here, _ = _open_folder(folder, create=True)
+        how = _final(fd, here, name)
+        if how == "in place":
+            _write_in_place(fd, here, name, data)
+        else:
+            _write_atomically(fd, name, data)
+    except _Refused as exc:
+        raise UsageError(f"cannot write {shown}: {exc}") from None
     except OSError as exc:
         raise UsageError(f"cannot write {shown}: {exc.strerror or exc}") from None
+    finally:
+        if fd is not None:
+            os.close(fd)
     return shown
+
+
+def _write_all(out: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(out, view):]
+
+
+def _write_in_place(fd: int, here: str, name: str, data: bytes) -> None:
+    """Write a device or FIFO (or what a link points at) as it is; what was opened is checked
+    again, so a link swapped in after :func:`_final` cannot make this truncate a file."""
+    out = os.open(name, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=fd)
+    try:
+        mode = os.fstat(out).st_mode
+        if stat.S_ISREG(mode):
+            if not _system_folder(here):
+                raise _Refused("it changed into a link to a file while being written; dpaudit "
+                               "does not follow links when writing reports")
+            os.ftruncate(out, 0)
+        _write_all(out, data)
+    finally:
+        os.close(out)
+
+
+def _write_atomically(fd: int, name: str, data: bytes) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(100):
+        tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+        try:
+            out = os.open(tmp, flags, 0o666, dir_fd=fd)  # honours the umask
+            break
+        except FileExistsError:  # pragma: no cover - a name taken: draw another
+            continue
+    else:  # pragma: no cover
+        raise FileExistsError(errno.EEXIST, "no free temporary file name")
+    try:
+        try:
+            _write_all(out, data)
+        finally:
+            os.close(out)
+        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)  # replaces a link, never its target
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=fd)
+        except OSError:
+            pass
+        raise
 
 
 def unwritable(path: str | os.PathLike) -> Optional[str]:
     """Why ``path`` cannot take a report, in a few words, or None: checked before an audit runs,
-    so that a report path that is a folder, or lies under a file, is one line at the start and
-    not a lost run at the end. (Whether the disk has room is only known when writing.)"""
-    target = os.path.realpath(os.fspath(path))
-    if os.path.isdir(target):
-        return "is a folder"
-    folder = os.path.dirname(target)
-    while folder and not os.path.exists(folder):
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-    if folder and os.path.exists(folder) and not os.path.isdir(folder):
-        return f"{folder} is not a folder"
-    if folder and not os.access(folder, os.W_OK | os.X_OK):
-        return f"no permission to write in {folder}"
+    so that a report path that is a folder, lies under a file, or is a symbolic link (see
+    :func:`write_text`) is one line at the start and not a lost run (or a file written elsewhere)
+    at the end. (Whether the disk has room is only known when writing.)"""
+    folder, name = _folder_of(os.fspath(path))
+    fd = None
+    try:
+        fd, here, whole = _open_folder(folder, create=False)
+        if whole:
+            _final(fd, here, name)
+    except _Refused as exc:
+        return str(exc)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    finally:
+        if fd is not None:
+            os.close(fd)
+    if not os.access(here, os.W_OK | os.X_OK):
+        return f"no permission to write in {here}"
     return None
 
 

@@ -8,7 +8,10 @@ proof, INCONCLUSIVE never as a pass.
 
 Every string from a record is escaped (Markdown punctuation, ``<``, ``>``, ``&``, table pipes and
 line breaks), and code spans use a fence longer than any run of backticks inside, so a hostile
-mechanism name cannot inject markup. GitHub caps a comment at 65,536 characters: the findings and
+mechanism name cannot inject markup. Text outside code spans cannot make GitHub's live links
+either: a word joiner (U+2060, invisible) follows every ``@`` before a name (an ``@mention`` that
+would notify someone, or an e-mail address) and splits every ``://`` and ``www.`` (a bare URL that
+GitHub would make a link). GitHub caps a comment at 65,536 characters: the findings and
 the table are cut at :data:`MAX_ROWS` rows each, saying how many were left out.
 """
 
@@ -31,14 +34,20 @@ MAX_ROWS = 100
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 _NEEDS_ATTENTION = (Verdict.REFUTED.value, Verdict.ERROR.value, Verdict.INCONCLUSIVE.value)
 
+#: what GitHub turns into a live link in plain text, split by an invisible word joiner: ``@name``
+#: (a mention, ``@org/team``, ``a@b.example``), ``scheme://`` and ``www.`` (bare-URL autolinks)
+_LIVE = re.compile(r"@(?=[\w-])|:(?=//)|(?<![\w.-])www(?=\.)", re.IGNORECASE)
+_WORD_JOINER = "\u2060"
+
 
 def escape(text: Any, limit: int = 300) -> str:
     """``text`` as literal Markdown on one line: HTML-escaped, punctuation backslash-escaped,
-    line breaks as spaces, cut at ``limit`` characters."""
+    line breaks as spaces, mentions and bare URLs made inert, cut at ``limit`` characters."""
     s = " ".join(str(text).split())
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _LIVE.sub(lambda m: m.group(0) + _WORD_JOINER, s)
     return _SPECIAL.sub(r"\\\1", s)
 
 

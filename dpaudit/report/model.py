@@ -1,6 +1,6 @@
 """The run model: one JSON-ready dict that every report (JSON, HTML, JUnit, SARIF) is rendered from.
 
-A *run* is what one ``dpaudit check`` or ``dpaudit audit`` produced (DESIGN.md, "JSON result")::
+A *run* is what one ``dpaudit check`` or ``dpaudit audit`` produced (README.md, "Reading a report")::
 
     {"format_version", "tool_version", "seed", "started", "finished", "command",
      "environment": {"python", "numpy", "scipy", "statsmodels", "hypothesis", "z3", "platform"},
@@ -10,7 +10,7 @@ Each record is a result's ``to_record()`` (the common keys of :mod:`dpaudit.resu
 ``target``, ``verdict``, ``elapsed_s``, ``reproduce``, ``error``, plus its kind's own keys). Records
 of the audit suite also carry ``id`` and ``expected``; any record may carry ``location``
 (``{"path": ..., "line": ...}``, the mechanism's source, used by SARIF). Reports are pure
-functions of this dict (STYLE.md 12: build the model, then render it).
+functions of this dict (build the model, then render it).
 
 Only ``started``, ``finished``, ``elapsed_s`` (and the environment) vary between two runs with the
 same seed; :func:`stable_view` drops them, so reproducibility is checked by comparing stable views.

@@ -7,7 +7,7 @@ distribution adds a format through the entry-point group ``dpaudit.reporters`` w
 :class:`Reporter`.
 
 The JSON is the canonical result; it is written first, so a failure while rendering another
-format never loses it (DESIGN.md).
+format never loses it (docs/ARCHITECTURE.md, "Data flow").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Where reports are written: a regular file atomically, a symbolic link's target, a device or
-FIFO in place (renaming over ``/dev/stdout`` or a FIFO replaced it with a file), undecodable text
-escaped, and a path that cannot be written one line."""
+"""Where reports are written: a regular file atomically, a device or
+FIFO in place (renaming over ``/dev/stdout`` or a FIFO replaced it with a file), a symbolic link
+refused, undecodable text escaped, and a path that cannot be written one line."""
 
 import os
 import stat
@@ -20,14 +20,16 @@ def test_a_regular_file_is_replaced_and_a_new_path_created(tmp_path):
     assert [p.name for p in target.parent.iterdir()] == ["r.json"]  # no temporary left
 
 
-def test_a_symbolic_link_stays_and_its_target_is_written(tmp_path):
+def test_a_symbolic_link_is_refused_and_its_target_left_alone(tmp_path):
     real = tmp_path / "art" / "real.json"
     real.parent.mkdir()
     real.write_text("{}")
     link = tmp_path / "link.json"
     link.symlink_to(real)
-    write_text(link, "new")
-    assert link.is_symlink() and real.read_text() == "new"
+    with pytest.raises(UsageError, match=r"^cannot write .*: it is a symbolic link \(to .*real.json\); "
+                                         r"dpaudit does not follow links when writing reports$"):
+        write_text(link, "new")
+    assert link.is_symlink() and real.read_text() == "{}"
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
@@ -50,7 +52,7 @@ def test_lone_surrogates_are_escaped_not_fatal(tmp_path):
 
 
 def test_an_unwritable_path_is_one_line(tmp_path):
-    with pytest.raises(UsageError, match=r"^cannot write .*: Is a directory$"):
+    with pytest.raises(UsageError, match=r"^cannot write .*: is a folder$"):
         write_text(tmp_path, "x")
 
 

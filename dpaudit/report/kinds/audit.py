@@ -2,7 +2,7 @@
 
 Both check an (ε, δ) claim on neighbouring datasets D, D′ and report
 ε_LB = ln((p_lo − δ)/q_hi) and δ_LB(ε) = p_lo − e^ε q_hi at the claimed ε (Clopper-Pearson bounds
-at a family-wise confidence for a sampled audit; exact values for an exact one; SPEC §2). The
+at a family-wise confidence for a sampled audit; exact values for an exact one; docs/math.md#oblivious-noise). The
 record's keys are those of :meth:`dpaudit.results.AuditResult.to_record`; the facts read from its
 ``details`` are listed in :data:`SampledAudit.DETAIL_FACTS` and :data:`ExactAudit.DETAIL_FACTS`.
 """

@@ -1,5 +1,5 @@
 """Sensitivity-search records: a declared bound Δ on ‖f(D) − f(D′)‖ over neighbours D, D′, searched
-for violations with hypothesis (Dwork and Roth 2014, Def. 3.1; individual bounds Δ_i of SPEC §5).
+for violations with hypothesis (Dwork and Roth 2014, Def. 3.1; individual bounds Δ_i of Cummings and Durfee 2020, Def 2.3; docs/math.md#individual-model).
 
 The record's keys are those of :meth:`dpaudit.sensitivity.SensitivityResult.to_record`:
 ``claim`` ``{bound, individual, neighbours, norm}``, ``max_gap``, ``ratio`` (max_gap / bound),
