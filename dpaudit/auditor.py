@@ -1,7 +1,7 @@
 """The public audits: :func:`audit` (sampled, black-box) and :func:`exact_audit` (white-box).
 
 ``audit`` returns, at the stated confidence, a lower bound on the ε of the mechanism's worst
-neighbouring pair it could find, and REFUTED when the bound exceeds the claim (DESIGN.md; the
+neighbouring pair it could find, and REFUTED when the bound exceeds the claim (docs/ARCHITECTURE.md#kinds-of-evidence; the
 method is described in :mod:`dpaudit.search.engine`). It never raises for a misbehaving
 mechanism: a mechanism that raises, returns NaN or ±inf, or changes its output's type or length
 gives an ERROR result naming the cause and the dataset. Invalid arguments raise
@@ -187,13 +187,18 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     try:
         with single_blas_thread():  # speed beside other processes, and core-count-free results
             reproducible = _replays(spec, executor, seed)
-            executor = _independent(executor, reproducible)
-            out, looks = sequential.run(spec, executor, budget=budget, confidence=confidence,
-                                        seed=seed, timeout=timeout, progress=progress,
-                                        early_stop=bool(early_stop))
+            differ = _forms_differ(spec, executor, seed, budget)
+            if differ is None:
+                executor = _independent(executor, reproducible)
+                out, looks = sequential.run(spec, executor, budget=budget, confidence=confidence,
+                                            seed=seed, timeout=timeout, progress=progress,
+                                            early_stop=bool(early_stop))
     finally:
         if own is not None:
             own.close()
+    if differ is not None:
+        return _forms_result(spec, differ, budget, confidence, seed, time.monotonic() - t0,
+                             reproducible, bool(early_stop))
     return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible,
                            looks, bool(early_stop))
 
@@ -206,6 +211,33 @@ def _replays(spec: MechanismSpec, executor: Any, seed: int) -> Optional[bool]:
         return replays(spec, executor, seed)
     except MechanismError:
         return None
+
+
+def _forms_differ(spec: MechanismSpec, executor: Any, seed: int, budget: int) -> Optional[tuple]:
+    """:func:`dpaudit.execution.honesty.forms_differ`: whether the one-call form ``f(data, rng)``
+    of a batch-form mechanism releases another law than the batch form the audit samples; None
+    when it does not, or when the mechanism fails (the audit reports it)."""
+    from dpaudit.execution.honesty import form_samples, forms_differ
+
+    try:
+        return forms_differ(spec, executor, seed, n=form_samples(budget))
+    except MechanismError:
+        return None
+
+
+def _forms_result(spec: MechanismSpec, differ: tuple, budget: int, confidence: float, seed: int,
+                  elapsed: float, reproducible: Optional[bool], early_stop: bool) -> AuditResult:
+    """The ERROR of a batch form that is not the one-call form: the audit of the batch form would
+    say nothing about the function users call."""
+    message, data = differ
+    return AuditResult(target=spec.name, claim=spec.claim, neighbours=spec.neighbours,
+                       verdict=Verdict.ERROR, epsilon_lower_bound=None, delta_lower_bound=None,
+                       counterexample=None, confidence=confidence, samples=0,
+                       reproduce=_reproduce(spec, budget, seed, own_randomness=reproducible is False,
+                                            early_stop=early_stop),
+                       elapsed_s=elapsed, error=message, seed=seed, reproducible=reproducible,
+                       domain=spec.domain, size=spec.size,
+                       details={"error_dataset": list(data)})
 
 
 def _independent(executor: Any, reproducible: Optional[bool]) -> Any:
@@ -245,7 +277,8 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
                            early_stop=early_stop)
     common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours,
                   confidence=confidence, samples=int(out.samples), reproduce=reproduce,
-                  elapsed_s=elapsed, seed=seed, reproducible=reproducible)
+                  elapsed_s=elapsed, seed=seed, reproducible=reproducible, domain=spec.domain,
+                  size=spec.size)
     if out.error is not None:
         exc = out.error
         details["error_dataset"] = None if exc.dataset is None else np.asarray(exc.dataset).tolist()
@@ -366,7 +399,7 @@ def exact_audit(mechanism: Any, *, seed: Optional[int] = None, examples: int = 2
     t0 = time.monotonic()
     common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours, confidence=1.0,
                   samples=0, reproduce=_reproduce(spec, 0, seed, exact=True), method="exact",
-                  seed=seed)
+                  seed=seed, domain=spec.domain, size=spec.size)
     try:
         obj = ExactObjective(spec, seed)
         found = search_exact(spec, seed=seed, examples=int(examples), objective=obj)

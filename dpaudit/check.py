@@ -1,6 +1,6 @@
 """``dpaudit check FILE.py[:FUNCTION] ...``: audit third-party mechanisms from the command line.
 
-The data flow of DESIGN.md, one target after another:
+The data flow of docs/ARCHITECTURE.md, one target after another:
 
 settings (flags > ``[tool.dpaudit]`` of the nearest pyproject.toml > defaults; the root seed is
 fixed and recorded) → sandbox child imports the file (:mod:`dpaudit.execution.sandbox`; an import that
@@ -122,10 +122,12 @@ def run_check(args: argparse.Namespace) -> ExitCode:
         stop.restore()
         if cluster is not None:
             cluster.close()
-    _write(records, reports, settings.seed, started, command, progress)
+    not_written = _write(records, reports, settings.seed, started, command, progress)
     progress.reproduce(records)
     if internal_errors:
         return ExitCode.INTERNAL_ERROR
+    if not_written:  # the verdicts are printed, but a report CI relies on is missing
+        return ExitCode.USAGE_ERROR
     return exit_code(records, exit_zero=settings.exit_zero,
                      fail_on_inconclusive=settings.fail_on_inconclusive)
 
@@ -202,17 +204,28 @@ def _open_or_none(stream: Any) -> Any:
 
 
 def clean_record(value: Any) -> Any:
-    """``value`` with control characters in every string escaped (what the audited code wrote
-    reaches neither the terminal nor a report raw)."""
-    from dpaudit.execution.process import printable
+    """``value`` with control characters and line breaks in every string escaped as visible text
+    (:func:`~dpaudit.execution.process.one_line`): what the audited code wrote reaches neither
+    the terminal nor a report raw, and no field of a record spans two lines (a message carrying
+    ``"\\nimport os; ..."`` written to a ``.pth`` file would run at the next Python start)."""
+    from dpaudit.execution.process import one_line
 
     if isinstance(value, str):
-        return printable(value)
+        return one_line(value)
     if isinstance(value, dict):
         return {clean_record(k): clean_record(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value)(clean_record(v) for v in value)
     return value
+
+
+def clean_facts(facts: Any) -> dict:
+    """The sandbox child's description of the mechanism (its ``"ready"`` reply: function, path,
+    found_by, call_form_error, source, declaration) with every string made one line. The child
+    runs the audited code, which can patch dpaudit's modules there, so each text it sends is
+    cleaned here, in dpaudit's process, before it names anything, reaches an error message or a
+    report; a reply that is not a table is an empty one (its absent fields are load errors)."""
+    return clean_record(facts) if isinstance(facts, dict) else {}
 
 
 def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], seed: int,
@@ -262,12 +275,21 @@ def _function_named(facts: Mapping[str, Any], asked: Optional[str]) -> str:
 
 def _warn_weakened_isolation(settings: CheckSettings) -> None:
     """One line on stderr when a pyproject.toml, not a flag, weakens the sandbox (the file read is
-    the nearest one, often the audited project's own checkout, whose authors can set it), and when
-    sandbox limits are given for a run without the sandbox."""
+    the nearest one, often the audited project's own checkout, whose authors can set it): taken
+    with ``--trust-config``, and ignored, saying so, without it; and when sandbox limits are
+    given for a run without the sandbox."""
     where = settings.origin.get("isolation", "default")
     if settings.isolation != "strict" and where not in ("flag", "default"):
         print(f"dpaudit: note: isolation = {settings.isolation!r} from {where}: the audited code runs "
               f"with less than the full sandbox (--isolation strict overrides it)", file=sys.stderr)
+    ignored = getattr(settings, "ignored", None) or {}
+    if ignored:
+        path = settings.config_path
+        shown = os.path.relpath(path) if path else "pyproject.toml"
+        said = ", ".join(f"{k} = {v!r}" for k, v in ignored.items())
+        print(f"dpaudit: note: {shown} sets {said} under [tool.dpaudit], which would weaken the "
+              f"sandbox: not taken, the run stays strict (add --trust-config to take it)",
+              file=sys.stderr)
     limits = [f"--{k}" for k in ("call-timeout", "memory") if settings.origin.get(k) == "flag"]
     if settings.in_process and limits:
         what = "is a sandbox limit: it does" if len(limits) == 1 else "are sandbox limits: they do"
@@ -300,16 +322,25 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
         return _error_record(target, f"not audited: the time limit of {settings.timeout:g} s "
                              f"was reached", "")
     path, function = parse_target(target)
-    executor = None
+    executor = fresh = None
     if not settings.in_process:
-        executor = SandboxExecutor(path, function, call_timeout=settings.call_timeout,
+        def sandbox() -> SandboxExecutor:
+            return SandboxExecutor(path, function, call_timeout=settings.call_timeout,
                                    memory=settings.memory, isolation=settings.isolation,
                                    pass_env=settings.pass_env,
                                    total_timeout=None if remaining is None
                                    else remaining + _TIMEOUT_GRACE, stated_timeout=settings.timeout)
+
+        from dpaudit.execution.honesty import FreshProcesses
+
+        executor = sandbox()
+        if getattr(settings, "sensitivity", None) is None:
+            fresh = FreshProcesses(sandbox)  # two more fresh children: is the noise fixed at import?
     try:
         if executor is not None:
             executor.spawn()  # the child boots while this process imports the auditor
+        if fresh is not None:
+            fresh.spawn()
         import dpaudit.auditor
         _warm_imports()  # the auditor's heavy imports run while the child boots
         if executor is not None:
@@ -318,6 +349,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
             from dpaudit.report.model import relative_path
 
             facts = executor.facts
+            facts = clean_facts(facts)
             name = f"{relative_path(str(Path(path).expanduser().resolve()))}:{_function_named(facts, function)}"
             isolation = executor.isolation_in_force
         else:
@@ -331,14 +363,25 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
                                           remaining)
             record["isolation"] = isolation
             return record
+        unchecked: tuple = ()
         if executor is not None:
-            spec = remote_spec(facts, name=name, **settings.claim_for(target, name))
+            from dpaudit.execution.declared import read_declaration, reconcile
+
+            # the declaration as the file's source states it, read here: the child's is the word
+            # of the audited code, which can patch dpaudit in the sandbox
+            overrides = settings.claim_for(target, name)
+            declared, unchecked = reconcile(read_declaration(path, name.rsplit(":", 1)[1]),
+                                            facts.get("declaration"), path=path)
+            unchecked = tuple(k for k in unchecked if overrides.get(k) is None)
+            spec = remote_spec(facts, name=name, declaration=declared, **overrides)
         else:
             spec = MechanismSpec.from_function(loaded.func, name=name,
                                                **settings.claim_for(target, name))
         budget = settings.samples or dpaudit.auditor.default_samples(spec)
         reproduce = reproduce_command(name, settings, spec.claim, spec.neighbours,
                                       spec.domain, spec.size, budget)
+        if fresh is not None:
+            _fresh_first_calls(fresh, spec, executor, settings.seed)
         try:
             result = dpaudit.auditor.audit(spec, samples=settings.samples,
                                            confidence=settings.target_confidence, seed=settings.seed,
@@ -353,12 +396,65 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
                 reproduce_command(name, settings, spec.claim, spec.neighbours, spec.domain,
                                   spec.size, budget, own_randomness=True)
             _family(record, settings)
+        if fresh is not None:
+            record = _fixed_noise(record, fresh, spec, settings)
+        if unchecked and isinstance(record.get("claim"), dict):
+            from dpaudit.execution.declared import FROM_THE_CHILD
+
+            record["claim"]["declared_by"] = f"{', '.join(unchecked)} {FROM_THE_CHILD}"
         record["location"] = location(spec.source)
         record["isolation"] = isolation
         return record
     finally:
         if executor is not None:
             executor.close()
+        if fresh is not None:
+            fresh.close()
+
+
+def _fresh_first_calls(fresh: Any, spec: Any, executor: Any, seed: int) -> None:
+    """Start the fresh-process check (:mod:`dpaudit.execution.honesty`): the first calls on D in
+    the audit's own child, before any other, then D and D′ in the two extra children, while the
+    audit runs. D and D′ are the relation's first structured pair whose sums and means differ."""
+    from dpaudit.execution.honesty import fresh_pair
+    from dpaudit.neighbours.registry import relation
+
+    try:
+        pair = fresh_pair(relation(spec.neighbours).patterns(spec.domain, spec.size))
+    except Exception:  # noqa: BLE001 - a relation without patterns: no check, the audit runs
+        return
+    fresh.first_calls(spec, executor, pair, seed)
+
+
+def _fixed_noise(record: dict, fresh: Any, spec: Any, settings: CheckSettings) -> dict:
+    """``record``, or a REFUTED one (ε = ∞) when the noise is the same in every fresh process and
+    the first releases on D and D′ differ (an ERROR stays: the mechanism failed)."""
+    from dpaudit.execution.honesty import ALPHA
+    from dpaudit.results import AuditResult, Counterexample, Interval, Verdict
+
+    wait = (settings.call_timeout or 30.0) + 20.0
+    found = fresh.result(timeout=wait)
+    if found is None or record.get("verdict") == "error":
+        return record
+    event = {"kind": "fixed-noise", "text": found.reason, "atoms": [found.first]}
+    cx = Counterexample(found.dataset, found.neighbour, event, 1.0, 0.0, Interval(1.0, 1.0),
+                        Interval(0.0, 0.0))
+    details = {"fixed_noise": {"first_on_D": found.first, "first_on_D_prime": found.first_neighbour,
+                               "agreements": found.agreements, "calls": found.calls,
+                               "p": found.p, "alpha": ALPHA},
+               "pair_label": "fresh processes"}
+    result = AuditResult(target=record.get("target", spec.name), claim=spec.claim,
+                         neighbours=spec.neighbours, verdict=Verdict.REFUTED,
+                         epsilon_lower_bound=float("inf"), delta_lower_bound=1.0 if spec.delta else None,
+                         confidence=settings.target_confidence, samples=3 * found.calls,
+                         counterexample=cx, reproduce=record.get("reproduce", ""),
+                         elapsed_s=record.get("elapsed_s") or 0.0, seed=settings.seed,
+                         details=details, reproducible=record.get("reproducible"),
+                         domain=spec.domain, size=spec.size)
+    out = result.to_record()
+    out["reproduce"] = record.get("reproduce", "")
+    _family(out, settings)
+    return out
 
 
 def _family(record: dict, settings: CheckSettings) -> None:
@@ -404,14 +500,20 @@ def _error_records(targets: Any, message: str, command: str) -> list[dict]:
 
 
 def _write(records: list[dict], reports: Mapping[str, Optional[str]], seed: Optional[int],
-           started: float, command: str, progress: Any = None) -> None:
-    """Write the requested reports of ``records`` (nothing when none was asked for)."""
+           started: float, command: str, progress: Any = None) -> list[str]:
+    """Write the requested reports of ``records`` (nothing when none was asked for); return the
+    formats that could not be written, each said in one line on stderr. It never raises: a report
+    that fails at the end (a full disk, a file-size limit, a folder removed meanwhile) must not
+    hide the verdicts, the reproduce line or the other reports."""
     if not any(reports.values()):
-        return
-    from dpaudit.report import make_run, write_reports
+        return []
+    from dpaudit.report import make_run, write_each
 
     run = make_run(records, seed=seed, started=started, finished=time.time(), command=command)
-    written = write_reports(run, **reports)
+    written, failed = write_each(run, **reports)
     if progress is not None:
         for fmt, path in written.items():
             progress.note(f"wrote {fmt}: {path}")
+    for fmt, why in failed.items():
+        print(f"dpaudit: error: the {fmt} report was not written: {why}", file=sys.stderr)
+    return list(failed)

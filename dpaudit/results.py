@@ -1,6 +1,6 @@
 """Verdicts and frozen results, and their canonical JSON records.
 
-Three kinds of evidence are never confused (DESIGN.md): sampling and search can only REFUTE or
+Three kinds of evidence are never confused (docs/ARCHITECTURE.md#kinds-of-evidence): sampling and search can only REFUTE or
 fail to refute; only a proof PROVES; a solver that gives up is INCONCLUSIVE, never a pass.
 
 Every result type in dpaudit (sampled or exact audit here, ``SensitivityResult`` in
@@ -12,7 +12,7 @@ registers, :mod:`dpaudit.report.kinds`), ``target``, ``verdict``
 (a :class:`Verdict` value), ``elapsed_s``, ``reproduce`` (a command line or Python snippet, may be
 ``""``), ``error`` (message or ``None``),
 
-plus its kind's own keys (for ``audit``: DESIGN.md's ``claim``, ``epsilon_lower_bound``,
+plus its kind's own keys (for ``audit``: the canonical ``claim``, ``epsilon_lower_bound``,
 ``delta_lower_bound``, ``confidence``, ``samples``, ``counterexample``). Reports (JSON, HTML,
 JUnit, SARIF, Markdown) are rendered from these records only, each asking the record's kind
 (:func:`dpaudit.report.kinds.kind_of`) for its wording. :func:`error_record` builds the record of a
@@ -29,7 +29,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from dpaudit.claims import Neighbours, PrivacyClaim
+from dpaudit.claims import Domain, Neighbours, PrivacyClaim
 
 __all__ = [
     "FORMAT_VERSION",
@@ -183,6 +183,9 @@ class AuditResult:
     details: Mapping[str, Any] = field(default_factory=dict)
     strength: Optional[Any] = None
     reproducible: Optional[bool] = None
+    #: the rest of the claim audited: the records' domain and the size (None: not recorded)
+    domain: Optional[Domain] = None
+    size: Optional[int] = None
 
     @property
     def refuted(self) -> bool:
@@ -192,11 +195,7 @@ class AuditResult:
         return {
             "kind": "audit" if self.method == "sampled" else "exact",
             "target": self.target,
-            "claim": {
-                "epsilon": jsonable(self.claim.epsilon),
-                "delta": jsonable(self.claim.delta),
-                "neighbours": self.neighbours.value,
-            },
+            "claim": self._claim_record(),
             "verdict": self.verdict.value,
             "method": self.method,
             "epsilon_lower_bound": jsonable(self.epsilon_lower_bound),
@@ -211,6 +210,17 @@ class AuditResult:
             **(self._strength_record() if self.method == "sampled" else {}),
             "details": jsonable(dict(self.details)),
         }
+
+    def _claim_record(self) -> dict:
+        """``epsilon``, ``delta``, ``neighbours`` and, when recorded, ``domain`` ``[lo, hi]`` and
+        ``size``: the whole claim, so that a report shows what was audited."""
+        claim = {"epsilon": jsonable(self.claim.epsilon), "delta": jsonable(self.claim.delta),
+                 "neighbours": self.neighbours.value}
+        if self.domain is not None:
+            claim["domain"] = [jsonable(self.domain.lo), jsonable(self.domain.hi)]
+        if self.size is not None:
+            claim["size"] = int(self.size)
+        return claim
 
     def _strength_record(self) -> dict:
         """``p_value``, ``margin``, ``marginal``, ``power`` (:mod:`dpaudit.estimators.strength`)

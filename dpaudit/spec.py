@@ -1,6 +1,6 @@
 """MechanismSpec: a mechanism callable together with the claim it makes.
 
-A mechanism is any of (DESIGN.md, "A mechanism"):
+A mechanism is any of (docs/ARCHITECTURE.md#a-mechanism):
 
 * ``f(data, rng)``: ``data`` a 1-D float ``numpy`` array, ``rng`` a ``numpy.random.Generator``;
 * ``f(data)``: the mechanism brings its own randomness (then runs cannot be replayed exactly);
@@ -340,5 +340,5 @@ class MechanismSpec:
             raise
         except SystemExit as exc:  # a call, not the end of the audit (nor of a worker or caller)
             raise MechanismError(f"called sys.exit({exc.code!r})", base) from None
-        except BaseException as exc:  # the audited code failed: not our bug (STYLE.md 10)
+        except BaseException as exc:  # the audited code failed: not our bug (reported as its ERROR)
             raise MechanismError(f"raised {type(exc).__name__}" + _message(exc), base) from exc

@@ -48,7 +48,8 @@ def test_each_target_gets_its_own_claim_and_the_run_one_confidence(project, caps
     recs = _records(out)
     hist, total = recs["histogram_like"], recs["noisy_sum"]
     # add-remove with a public size: audited as (2ε, (1+e^ε)δ) under replace (true: ε = 1 there)
-    assert hist["claim"] == {"epsilon": 2.0, "delta": 0.0, "neighbours": "replace"}
+    assert hist["claim"] == {"epsilon": 2.0, "delta": 0.0, "neighbours": "replace",
+                             "domain": [0.0, 1.0], "size": 6}
     assert hist["verdict"] == "not_refuted"
     # noisy_sum is 1-DP claimed 0.5: refuted, clearly (not marginal)
     assert total["claim"]["epsilon"] == 0.5 and total["claim"]["neighbours"] == "add-remove"

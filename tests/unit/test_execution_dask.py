@@ -18,6 +18,7 @@ distributed = pytest.importorskip("distributed")
 
 import dpaudit  # noqa: E402
 from dpaudit.reproduce import REPLAY_CHECK_CALLS  # noqa: E402
+from dpaudit.execution.honesty import form_samples  # noqa: E402
 from dpaudit.errors import MechanismError, UsageError  # noqa: E402
 from dpaudit.execution.base import InProcessExecutor, plan_batches  # noqa: E402
 from dpaudit.execution.counting import CountUnit, count_units  # noqa: E402
@@ -119,8 +120,10 @@ def test_validation_returns_counts_so_outputs_stay_bounded_whatever_the_budget(t
     assert spy_large.outputs == spy_small.outputs <= 0.5 * 100_000
     assert spy_large.counted > 1_900_000 - spy_large.outputs
     # the replay check (dpaudit.reproduce.replays) draws its batch twice outside the budget, and
-    # the output-width probe (Sampler.probe_width) one output
-    assert rec["samples"] + 2 * REPLAY_CHECK_CALLS + 1 == spy_large.outputs + spy_large.counted
+    # the output-width probe (Sampler.probe_width) one output, and the check that the batch form
+    # releases the one-call form's law (dpaudit.execution.honesty.forms_differ) n outputs of each
+    n = form_samples(2_000_000)
+    assert rec["samples"] + 2 * REPLAY_CHECK_CALLS + 1 + 2 * n == spy_large.outputs + spy_large.counted
     assert rec["verdict"] == "not_refuted"
     looks = dpaudit.audit(spec, samples=4_000_000, seed=5, executor=spy_looks).to_record()
     n_looks = 1 + len(looks["details"]["early_stop"]["budgets"])

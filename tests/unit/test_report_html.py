@@ -155,12 +155,12 @@ def seed_claim(verdict="refuted", expected="refuted", statement="u = |#(x<r) −
     """A suite record of kind seed-claim, as dpaudit.suite.run_one writes it."""
     rec = {"id": "seed004/s004-eq21-sign", "kind": "seed-claim", "target": "s004-eq21-sign", "verdict": verdict,
            "recorded_verdict": expected, "agrees": verdict == expected, "seed": 7, "seed_paper": "004",
-           "source": "eq 2.1", "statement": statement, "spec": "SPEC §4.2", "errata": ["E29"], "observed": 0.0,
+           "source": "eq 2.1", "statement": statement, "spec": "docs/math.md#quantile-utility", "errata": ["E29"], "observed": 0.0,
            "bound": 4.0, "detail": "the density is highest on cell 0", "counterexample": {"mode_cell": 0},
            "elapsed_s": 0.01, "reproduce": "dpaudit audit audits/seed_claims.py --id seed004/s004-eq21-sign --seed 7",
            "recheck": "python -c \"from dpaudit.reference.seed_claims import evaluate_claims\"", "error": None,
            "expected": expected, "location": {"path": "mechanisms/seed_claims.py", "line": 310},
-           "group": "audits/seed_claims.py: The seed papers' own statements", "description": "seed 004, " + statement}
+           "group": "audits/seed_claims.py: The seed papers' own statements", "description": "the EM-for-medians notes (2020), " + statement}
     rec.update(extra)
     return rec
 
@@ -173,7 +173,7 @@ def test_seed_claims_show_statement_source_spec_errata_evidence_and_recheck():
     assert [t for t, _ in page.tags if t == "script"] == []
     sec = page.sections["r1"]
     assert "u = |#(x&lt;r) − #(x&gt;r)| &lt;script&gt;x&lt;/script&gt;" in text   # the statement, escaped
-    for piece in ("Statement:", "S4 eq 2.1: u = |#(x<r)", "SPEC §4.2", "E29", "seed 004", "observed", "bound",
+    for piece in ("Statement:", "the EM-for-medians notes (2020) eq 2.1: u = |#(x<r)", "docs/math.md#quantile-utility", "E29", "the EM-for-medians notes (2020)", "observed", "bound",
                   "the density is highest on cell 0", "(observed 0 against bound 4)", "mode_cell",
                   "mechanisms/seed_claims.py:310", "REFUTED (the re-check agrees)", "expected REFUTED",
                   "Re-check the statement alone", "from dpaudit.reference.seed_claims import evaluate_claims",
@@ -183,7 +183,7 @@ def test_seed_claims_show_statement_source_spec_errata_evidence_and_recheck():
     assert "recorded_verdict" not in sec and "recheck" not in sec   # no raw duplicates under details
     held_sec = page.sections["r2"]
     assert "NOT REFUTED" in held_sec and "not a proof" in held_sec and "PROVED" not in held_sec
-    assert "errata (SPEC §8)none" in held_sec.replace("\n", "")
+    assert "errata (docs/math.md#errata)none" in held_sec.replace("\n", "")
     assert '<tr class="group"><th colspan="8">audits/seed_claims.py: The seed papers&#39; own statements' in text
     assert text.count('<tr class="group">') == 1 and '<td class="nowrap">seed-claim</td>' in text
     assert "Seed claims (evidence" in text and "Seed claims (evidence" not in render_html(run_of(sampled()))
@@ -194,4 +194,4 @@ def test_a_real_seed_claim_record_renders():
 
     rec = evaluate("s001-eq7-density")[0].to_record()
     sec = parse(render_html(run_of(rec))).sections["r1"]
-    assert "S1 eq (7): p(x|α)" in sec and "E9" in sec and "REFUTED" in sec and "100.6673" in sec
+    assert "Chen, Pal and Golubchik (2016) eq (7): p(x|α)" in sec and "E9" in sec and "REFUTED" in sec and "100.6673" in sec

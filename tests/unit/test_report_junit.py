@@ -59,8 +59,8 @@ def test_hostile_text_still_parses():
 
 def seed_claim(verdict, expected, **extra):
     r = {"id": f"seed001/{verdict}-{expected}", "kind": "seed-claim", "target": "S1-eq7-density", "verdict": verdict,
-         "expected": expected, "recorded_verdict": expected, "seed_paper": "001", "source": "S1 eq (7)",
-         "statement": "p(x|α) = ((1+α)/(1−α)) α^{|x|} is a pmf on ℤ", "spec": "SPEC §2.2", "errata": ["E9"],
+         "expected": expected, "recorded_verdict": expected, "seed_paper": "001", "source": "Chen, Pal and Golubchik (2016) eq (7)",
+         "statement": "p(x|α) = ((1+α)/(1−α)) α^{|x|} is a pmf on ℤ", "spec": "docs/math.md#geometric", "errata": ["E9"],
          "observed": 100.67, "bound": 1.0, "detail": "sums to 100.67", "elapsed_s": 0.01,
          "reproduce": "dpaudit audit audits/seed_claims.py --id x --seed 1", "recheck": "python -c 'recheck'",
          "location": {"path": "mechanisms/seed001_claims.py", "line": 330}}
@@ -77,7 +77,7 @@ def test_seed_claims_are_cases_judged_by_their_expected_verdict():
     assert suite.get("failures") == "2" and suite.get("errors") == "0"
     assert all(c.get("classname") == "dpaudit.seed-claim" and c.get("file") == "mechanisms/seed001_claims.py"
                for c in tcs)
-    assert "S1 eq (7): p(x|α)" in tcs[0].get("name")
+    assert "Chen, Pal and Golubchik (2016) eq (7): p(x|α)" in tcs[0].get("name")
     out = tcs[0].find("system-out").text
     assert "REFUTED: the claim is false" in out and "sums to 100.67" in out and "re-check: python -c 'recheck'" in out
     assert "not a proof" in tcs[1].find("system-out").text

@@ -149,8 +149,8 @@ def test_no_refutation_means_no_results_but_a_valid_log():
 
 def seed_claim(verdict, **extra):
     r = {"kind": "seed-claim", "target": "S1-eq7-density", "verdict": verdict, "recorded_verdict": "refuted",
-         "seed_paper": "001", "source": "S1 eq (7)", "statement": "p(x|α) = ((1+α)/(1−α)) α^{|x|} is a pmf on ℤ",
-         "spec": "SPEC §2.2", "errata": ["E9"], "observed": 100.67, "bound": 1.0, "detail": "sums to 100.67",
+         "seed_paper": "001", "source": "Chen, Pal and Golubchik (2016) eq (7)", "statement": "p(x|α) = ((1+α)/(1−α)) α^{|x|} is a pmf on ℤ",
+         "spec": "docs/math.md#geometric", "errata": ["E9"], "observed": 100.67, "bound": 1.0, "detail": "sums to 100.67",
          "elapsed_s": 0.01, "reproduce": "dpaudit audit audits/seed_claims.py --id x --seed 1",
          "recheck": "python -c 'recheck'", "location": {"path": "mechanisms/seed001_claims.py", "line": 330}}
     r.update(extra)
@@ -175,10 +175,10 @@ def test_a_refuted_seed_claim_is_a_suppressed_note_at_its_definition():
         phys = res["locations"][0]["physicalLocation"]
         assert phys["artifactLocation"] == {"uri": "mechanisms/seed001_claims.py", "uriBaseId": "%SRCROOT%"}
         assert phys["region"]["startLine"] == 330
-        assert "S1 eq (7): p(x|α)" in res["message"]["text"] and res["properties"]["errata"] == ["E9"]
+        assert "Chen, Pal and Golubchik (2016) eq (7): p(x|α)" in res["message"]["text"] and res["properties"]["errata"] == ["E9"]
     for res in results[:2]:
         assert res["level"] == "note" and res["suppressions"][0]["status"] == "accepted"
         just = res["suppressions"][0]["justification"]
-        assert "seed 001 (S1 eq (7))" in just and "SPEC §8 E9" in just and "not a defect in this code" in just
+        assert "a statement of Chen, Pal and Golubchik (2016) eq (7)" in just and "E9, docs/math.md#e9" in just and "not a defect in this code" in just
     assert results[2]["level"] == "error" and "suppressions" not in results[2]   # the recorded verdict broke
     assert rules[4]["defaultConfiguration"]["level"] == "note"

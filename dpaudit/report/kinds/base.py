@@ -6,7 +6,7 @@ renderer needs: the claim in words, the finding in words, the facts, the counter
 JUnit outcome and the SARIF rule and level. Renderers (HTML, JUnit, SARIF, Markdown, the terminal
 lines) iterate over records and ask their kind; none of them tests a kind string.
 
-Honesty is kept here once for every kind (DESIGN.md): NOT REFUTED says "not a proof",
+Honesty is kept here once for every kind (docs/ARCHITECTURE.md#kinds-of-evidence): NOT REFUTED says "not a proof",
 INCONCLUSIVE says "not a pass", and an ERROR record's finding is its cause.
 """
 
@@ -87,11 +87,20 @@ def number_text(x: Any, digits: int = 10) -> str:
 
 
 def privacy_claim_text(claim: Mapping[str, Any]) -> str:
-    """``ε = 1 (pure DP), add-remove neighbours`` or ``ε = 1, δ = 1e-06, replace neighbours``."""
+    """``ε = 1 (pure DP), add-remove neighbours, domain [0, 1], size 10`` or ``ε = 1, δ = 1e-06,
+    replace neighbours``: the whole claim, its domain and size where the record has them (a
+    forged domain is then in plain sight), and who said so when the sandboxed code did."""
     eps, delta = claim.get("epsilon"), num(claim.get("delta")) or 0.0
     text = f"ε = {fmt(eps)}" + (f", δ = {fmt(delta)}" if delta else " (pure DP)")
     if claim.get("neighbours"):
         text += f", {claim['neighbours']} neighbours"
+    domain = claim.get("domain")
+    if isinstance(domain, (list, tuple)) and len(domain) == 2:
+        text += f", domain [{fmt(domain[0], 6)}, {fmt(domain[1], 6)}]"
+    if num(claim.get("size")) is not None:
+        text += f", size {fmt(claim['size'])}"
+    if isinstance(claim.get("declared_by"), str) and claim["declared_by"]:
+        text += f" ({claim['declared_by']})"
     return text
 
 

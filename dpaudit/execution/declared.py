@@ -1,0 +1,213 @@
+"""The ``@dpaudit.mechanism(...)`` declaration of a function, read from its file's source text.
+
+Sandboxed, the audited file is imported only in the child, and the child runs the audited code,
+which can patch dpaudit's modules there: the declaration the child reports (its claim: ε, δ,
+neighbours, domain, size) is that code's word. A forged ``domain=(0, 1e-6)`` for a file whose
+source says ``(0, 1)`` let a leaky sum pass, its noise audited against records a millionth as
+large. So dpaudit's own process reads the declaration from the source with :mod:`ast`, without
+importing or running anything of the file: the decorator of the function (``@mechanism(...)``,
+``@dpaudit.mechanism(...)``, under any name the file's imports bind them to) and its literal
+arguments (:func:`ast.literal_eval`). :func:`reconcile` compares them with the child's report: a
+field on which they disagree is a tampered sandbox; a field whose argument is not a literal
+(``epsilon=EPS``, ``**claim``) is taken from the child and said to be so.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+from dpaudit.errors import DpauditError, LoadError
+
+__all__ = ["SourceDeclaration", "read_declaration", "reconcile", "CLAIM_FIELDS",
+           "FROM_THE_CHILD"]
+
+#: the declaration's fields the child reports, in the order a claim is written
+CLAIM_FIELDS = ("epsilon", "delta", "neighbours", "domain", "size", "output")
+#: how a claim whose fields come from the child unchecked is labelled
+FROM_THE_CHILD = "as reported by the sandboxed code"
+
+
+@dataclass(frozen=True)
+class SourceDeclaration:
+    """What the source says: ``literal`` (keyword -> value) for the literal arguments of the
+    function's ``@mechanism`` decorator, ``opaque`` the keywords (``"**"`` for an unpacked dict)
+    whose values are not literals. ``found`` is False when no such decorator is on the function
+    in the source (it may be declared some other way, e.g. ``f = mechanism(...)(g)``)."""
+
+    found: bool
+    literal: Mapping[str, Any] = field(default_factory=dict)
+    opaque: tuple = ()
+    line: Optional[int] = None
+
+
+def read_declaration(path: str, function: str) -> Optional[SourceDeclaration]:
+    """The declaration on ``function`` (a dotted name: ``Class.method``) in the file at ``path``;
+    None when the file cannot be read or parsed, or defines no such function with ``def``
+    (then only the child can say what it is). Never imports or runs the file."""
+    try:
+        with open(path, "rb") as fh:
+            tree = ast.parse(fh.read(), filename=str(path))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    modules, names = _dpaudit_names(tree)
+    node = _function_node(tree.body, function.split("."))
+    if node is None:
+        return None
+    for deco in node.decorator_list:
+        call = deco if isinstance(deco, ast.Call) else None
+        target = call.func if call is not None else deco
+        if not _is_mechanism(target, modules, names):
+            continue
+        if call is None:  # a bare @mechanism: nothing declared
+            return SourceDeclaration(True, {}, (), node.lineno)
+        literal, opaque = {}, []
+        if call.args:  # mechanism(f, ...) as a decorator call: not a declaration we read
+            opaque.append("*")
+        for kw in call.keywords:
+            if kw.arg is None:
+                opaque.append("**")
+                continue
+            try:
+                literal[kw.arg] = ast.literal_eval(kw.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                opaque.append(kw.arg)
+        return SourceDeclaration(True, literal, tuple(opaque), node.lineno)
+    return SourceDeclaration(False, {}, (), node.lineno)
+
+
+def _dpaudit_names(tree: ast.Module) -> tuple[set, set]:
+    """The names the file binds to the dpaudit package (``import dpaudit as dp``) and to its
+    ``mechanism`` decorator (``from dpaudit import mechanism as declare``), anywhere in it."""
+    modules, names = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "dpaudit":
+                    modules.add(a.asname or "dpaudit")
+                elif a.name.startswith("dpaudit.") and a.asname is None:
+                    modules.add("dpaudit")  # `import dpaudit.spec` binds `dpaudit`
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module in ("dpaudit",
+                                                                                    "dpaudit.spec"):
+            for a in node.names:
+                if a.name == "mechanism":
+                    names.add(a.asname or "mechanism")
+    return modules, names
+
+
+def _is_mechanism(node: ast.AST, modules: set, names: set) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.Attribute) and node.attr == "mechanism":
+        base = node.value
+        if isinstance(base, ast.Attribute) and base.attr == "spec":  # dpaudit.spec.mechanism
+            base = base.value
+        return isinstance(base, ast.Name) and base.id in modules
+    return False
+
+
+def _function_node(body: list, parts: list[str]) -> Optional[ast.AST]:
+    """The last definition of ``parts[0]`` in ``body`` (module or class level, also inside
+    ``if``/``try``/``with`` blocks: the one the import leaves bound), descending into classes."""
+    found = None
+    for stmt in _statements(body):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == parts[0] \
+                and len(parts) == 1:
+            found = stmt
+        elif isinstance(stmt, ast.ClassDef) and stmt.name == parts[0] and len(parts) > 1:
+            inner = _function_node(stmt.body, parts[1:])
+            found = inner if inner is not None else found
+        elif _binds(stmt, parts[0]):
+            found = None  # rebound by an assignment after the def: not the def we saw
+    return found
+
+
+def _statements(body: list):
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.If):
+            yield from _statements(stmt.body)
+            yield from _statements(stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            yield from _statements(stmt.body)
+            for h in stmt.handlers:
+                yield from _statements(h.body)
+            yield from _statements(stmt.orelse)
+            yield from _statements(stmt.finalbody)
+        elif isinstance(stmt, ast.With):
+            yield from _statements(stmt.body)
+
+
+def _binds(stmt: ast.AST, name: str) -> bool:
+    targets = []
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+        targets = [stmt.target]
+    return any(isinstance(t, ast.Name) and t.id == name for t in targets)
+
+
+def _fields(decl: Any) -> dict:
+    """A :class:`~dpaudit.spec.Declaration`'s claim fields as the child reports them."""
+    return {"epsilon": decl.epsilon, "delta": decl.delta, "size": decl.size,
+            "neighbours": None if decl.neighbours is None else decl.neighbours.value,
+            "domain": None if decl.domain is None else (decl.domain.lo, decl.domain.hi),
+            "output": None if decl.output is None else decl.output.value}
+
+
+def _shown(name: str, value: Any) -> str:
+    if name == "domain" and isinstance(value, (tuple, list)) and len(value) == 2:
+        return f"({value[0]:g}, {value[1]:g})" if all(isinstance(v, (int, float)) for v in value) \
+            else repr(tuple(value))
+    return repr(value)
+
+
+def reconcile(source: Optional[SourceDeclaration], reported: Optional[Mapping[str, Any]],
+              *, path: str) -> tuple[dict, tuple]:
+    """The declaration to audit, as :func:`dpaudit.spec.mechanism` keywords, and the fields taken
+    from the child unchecked (``source`` could not say: no decorator in the source, or an
+    argument that is not a literal).
+
+    Raises :class:`~dpaudit.errors.LoadError` when the source's literal declaration and the
+    child's report disagree (the audited code tampered with dpaudit in the sandbox), or when the
+    source's literal declaration is itself invalid (the same message the import would give)."""
+    from dpaudit.spec import Declaration
+
+    reported = {k: v for k, v in (reported or {}).items() if k in CLAIM_FIELDS and v is not None}
+    if source is None or not source.found:
+        return dict(reported), tuple(reported)
+    literal = {k: v for k, v in source.literal.items() if k in CLAIM_FIELDS + ("float_events",)}
+    try:
+        stated = _fields(Declaration.make(**literal))
+    except DpauditError as exc:
+        raise LoadError(f"{path}: line {source.line}: {exc}") from None
+    stated = {k: v for k, v in stated.items() if k in literal}
+    complete = not source.opaque
+    for name in CLAIM_FIELDS:
+        said, got = stated.get(name), reported.get(name)
+        if name in stated:
+            if not _same(said, got):
+                raise LoadError(
+                    f"the sandbox child reported {name} {_shown(name, got) if got is not None else 'none'} "
+                    f"but the source declares {_shown(name, said)} (the audited file tampered "
+                    f"with dpaudit in the sandbox)")
+        elif got is not None and complete:
+            raise LoadError(f"the sandbox child reported {name} {_shown(name, got)} but the source "
+                            f"declares none (the audited file tampered with dpaudit in the sandbox)")
+    out = {k: v for k, v in literal.items() if k in CLAIM_FIELDS}  # the source's own spelling
+    unchecked = []
+    for name in CLAIM_FIELDS:
+        if name not in out and name in reported:
+            out[name] = reported[name]
+            unchecked.append(name)
+    return out, tuple(unchecked)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) \
+            and not isinstance(a, bool) and not isinstance(b, bool):
+        return float(a) == float(b)
+    return a == b

@@ -1,0 +1,376 @@
+"""Two checks that a mechanism releases what dpaudit audits: noise that is the same in every fresh
+process, and a batch form whose law is not the one-call form's.
+
+**Noise fixed at import** (:class:`FreshProcesses`). A mechanism that seeds a global generator
+with a constant at import (``np.random.seed(7)``, then ``np.random.laplace()`` per call) draws
+new numbers call after call, so its samples look like noise to an audit in one process; yet every
+fresh process (every real run of the program using it) releases the same first output,
+``sum + 1.9606``: the data in the clear. ``dpaudit check`` therefore runs the first calls on one
+dataset D in two fresh sandbox children (the audit's own child, before anything else, and one
+more), with *different* generators, and compares the two sequences position by position.
+
+The test. Let ``a_1..a_m`` and ``b_1..b_m`` be the two processes' first m outputs on D (one
+batch through the call form the audit uses). The null hypothesis is the model every audit
+already assumes: within a process the calls are i.i.d. draws of the mechanism's law on D, and the
+two processes are independent (each uses the generator it is given, or its own randomness seeded
+apart). Under it the sequence ``b`` is exchangeable: given ``a`` and the multiset of ``b``'s
+values, its order is a uniformly random permutation. The statistic is the number of agreements
+``S = #{k : a_k = b_k}``, a permutation statistic ``Σ_k c(k, π(k))`` with ``c ∈ {0, 1}``, whose
+conditional mean is ``E = Σ_y A_y B_y / m`` (``A_y``, ``B_y``: how often value ``y`` occurs in
+each sequence). Chatterjee's concentration inequality for such statistics (Stein's method for
+concentration inequalities, PTRF 2007, Proposition 1.1) bounds
+``P(S − E ≥ t) ≤ 2 exp(−t² / (4E + 2t))``; the sequences are flagged when that bound at
+``t = S − E`` is at most :data:`ALPHA` (10⁻⁶). The test is conditional, so it needs no estimate of
+the collision probability ``Σ p²``: a legitimate mechanism with discrete or nearly deterministic
+outputs (randomized response with p = 0.99, a bool, a count with tiny noise) has a large ``E``
+and is flagged with probability at most 10⁻⁶, whatever its law. Noise fixed at import makes
+``a = b``: with continuous outputs ``S = m`` against ``E ≈ 1`` (bound about e^(−m/2)).
+
+When the sequences are flagged, the noise does not change between runs, and what a program's run
+releases is the first output of a fresh process, deterministic: the first output on D in both
+processes (they agree) and the first output of a third fresh process on a neighbour D′ that
+differ refute the claim with ε = ∞ (the release on D is a point that the release on D′ never
+takes). A constant mechanism stays NOT REFUTED (its first outputs agree on D and D′). D and D′
+are the structured pair of the relation whose sums and means differ the most (:func:`fresh_pair`),
+so a sum, a count or a mean gives different outputs on them.
+
+Only the sandboxed ``dpaudit check`` runs this check: an audit in process (``--in-process``,
+:func:`dpaudit.audit`) has one process, and cannot start fresh ones of the audited code.
+
+**A batch form that is not the one-call form** (:func:`forms_differ`). The audit samples the batch
+form ``f(data, rng, size=k)`` (it is much faster), while users call ``f(data, rng)``. A batch form
+that adds noise beside a one-call form that returns the raw sum passed. So a sample of
+:data:`FORM_SAMPLES` one-call outputs on one dataset is compared with as many batch outputs by a
+two-sample test at level :data:`ALPHA`: the Kolmogorov-Smirnov test for real outputs (valid,
+conservative, for discrete ones too), per coordinate with a Bonferroni correction for vectors,
+Fisher's exact test per category (the most frequent ones, the rest pooled) with a Bonferroni
+correction for categories, bools and ``None``. A correct mechanism is flagged with probability at
+most 10⁻⁶; a flagged one is an ERROR that says which form to fix.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+import numpy as np
+
+from dpaudit.errors import MechanismError
+from dpaudit.execution.base import BatchTask
+
+__all__ = ["ALPHA", "FRESH_CALLS", "FORM_SAMPLES", "fresh_pair", "agreement_p", "FreshProcesses",
+           "FixedNoise", "forms_differ", "form_samples"]
+
+#: the level of both tests: a correct mechanism is flagged with probability at most this
+ALPHA = 1e-6
+#: first outputs compared between two fresh processes (one batch): 128 with a batch form, 64
+#: calls of a one-call form (every call is a call of the audited code, in the audit's own child)
+FRESH_CALLS = 128
+FRESH_LOOP_CALLS = 64
+#: one-call and batch outputs compared by :func:`forms_differ`, each
+FORM_SAMPLES = 500
+
+
+def form_samples(budget: int) -> int:
+    """One-call and batch outputs :func:`forms_differ` compares for an audit of ``budget``
+    samples: :data:`FORM_SAMPLES`, and at most a twentieth of the budget (at least 100) so the
+    check never dominates a small audit of a slow mechanism. 100 against 100 still rejects a
+    noisy batch form beside a raw one-call form at 10⁻⁶ (KS distance ≥ 0.5 gives p ≈ 10⁻¹¹)."""
+    return int(min(FORM_SAMPLES, max(100, int(budget) // 20)))
+
+
+#: at most this many categories (the rest pooled) or vector coordinates are tested
+_MAX_TESTS = 32
+
+
+# -- D and D′ ---------------------------------------------------------------------------------
+
+def fresh_pair(patterns: Iterable[tuple[str, Any, Any]], limit: int = 400) -> tuple[tuple, tuple]:
+    """Of the first ``limit`` structured pairs ``(label, D, D′)`` of ``patterns`` (a relation's, in
+    the order the search tries them), the first of those with both datasets non-empty whose sums
+    and means differ the most (the records at the domain's ends, where a sum, a count and a mean
+    all move), as tuples; the first pair when none has both differences."""
+    first, best, score = None, None, 0.0
+    for k, (_, a, b) in enumerate(patterns):
+        if k >= limit:
+            break
+        a, b = np.asarray(a, dtype=float).reshape(-1), np.asarray(b, dtype=float).reshape(-1)
+        if first is None:
+            first = (a, b)
+        if not (a.size and b.size):
+            continue
+        ds, dm = abs(float(a.sum() - b.sum())), abs(float(a.mean() - b.mean()))
+        if ds > 0 and dm > 0 and math.isfinite(ds + dm) and ds + dm > score * (1 + 1e-9):
+            best, score = (a, b), ds + dm
+    if first is None:
+        raise ValueError("the relation gave no pair")
+    a, b = best if best is not None else first
+    return tuple(a.tolist()), tuple(b.tolist())
+
+
+# -- agreements between two fresh processes ---------------------------------------------------
+
+def _keys(outputs: Any) -> list[bytes]:
+    """One comparable key per output: the bytes of a numeric array row, else the pickle (equal
+    keys are equal outputs, NaN bits included), else the repr."""
+    if isinstance(outputs, np.ndarray) and outputs.ndim >= 1:
+        return [outputs.dtype.str.encode() + np.ascontiguousarray(row).tobytes() for row in outputs]
+    keys = []
+    for v in outputs:
+        try:
+            keys.append(pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL))
+        except Exception:  # noqa: BLE001 - an output that does not pickle: compared as text
+            keys.append(repr(v).encode("utf-8", "backslashreplace"))
+    return keys
+
+
+def agreement_p(a: Sequence[bytes], b: Sequence[bytes]) -> tuple[int, float, float]:
+    """``(S, E, p)``: the agreements of two key sequences position by position, their mean under
+    a random order of ``b`` and the bound on the chance of that many (module docstring)."""
+    m = min(len(a), len(b))
+    a, b = list(a[:m]), list(b[:m])
+    if m == 0:
+        return 0, 0.0, 1.0
+    s = sum(x == y for x, y in zip(a, b))
+    counts: dict = {}
+    for y in b:
+        counts[y] = counts.get(y, 0) + 1
+    e = sum(counts.get(x, 0) for x in a) / m
+    t = s - e
+    p = 1.0 if t <= 0 else min(1.0, 2.0 * math.exp(-t * t / (4.0 * e + 2.0 * t)))
+    return s, e, p
+
+
+@dataclass(frozen=True)
+class FixedNoise:
+    """The finding of :class:`FreshProcesses`: the first outputs on D (in both processes) and on
+    D′, and the agreement test's figures."""
+
+    dataset: tuple
+    neighbour: tuple
+    first: Any
+    first_neighbour: Any
+    agreements: int
+    calls: int
+    p: float
+
+    @property
+    def reason(self) -> str:
+        return (f"its noise is the same in every fresh process (seeded at import?): the first "
+                f"release on D is {_short(self.first)}, on D′ {_short(self.first_neighbour)} "
+                f"({self.agreements} of the first {self.calls} outputs on D were the same in two "
+                f"processes with different generators, p = {self.p:.2g})")
+
+
+def _short(v: Any, limit: int = 60) -> str:
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, np.ndarray):
+        v = v.tolist()
+    text = repr(v) if not isinstance(v, float) else f"{v:.6g}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class FreshProcesses:
+    """The fresh-process check of ``dpaudit check`` (module docstring), around two extra sandbox
+    executors that :meth:`start` runs in a thread while the audit runs.
+
+    ``make_executor()`` returns a new, not yet started sandbox executor of the audited file;
+    :meth:`spawn` starts both children at once (they boot while dpaudit imports the auditor).
+    :meth:`first_calls` runs the first batch on D in the audit's own executor (call it before any
+    other batch); :meth:`result` waits for the extra children and returns a :class:`FixedNoise`
+    or None. Any failure of an extra child (the audit reports the mechanism's own failures) makes
+    the check say nothing."""
+
+    def __init__(self, make_executor: Callable[[], Any]) -> None:
+        self._executors = [make_executor(), make_executor()]
+        self._outputs: list = [None, None]
+        self._thread: Optional[threading.Thread] = None
+        self._first: Any = None
+        self._pair: Optional[tuple] = None
+        self._seed: Any = None
+        self.calls = FRESH_CALLS
+
+    def spawn(self) -> None:
+        for ex in self._executors:
+            try:
+                ex.spawn()
+            except Exception:  # noqa: BLE001 - no extra child: the check says nothing
+                pass
+
+    def first_calls(self, spec: Any, executor: Any, pair: tuple, seed: int) -> None:
+        """Run the first batch on D in the audit's executor, then start the extra children's."""
+        from dpaudit.spec import CallForm
+
+        self._pair = pair
+        self.calls = FRESH_CALLS if spec.call_form is CallForm.BATCH else FRESH_LOOP_CALLS
+        self._seed = np.random.SeedSequence(int(seed), spawn_key=(0xF2E5,))
+        seeds = self._seed.spawn(3)
+        try:
+            (self._first,) = executor.run(spec, [BatchTask(pair[0], seeds[0], self.calls)])
+        except MechanismError:
+            self._first = None  # the audit meets the failure again and reports it
+            return
+        work = [(pair[0], seeds[1]), (pair[1], seeds[2])]
+
+        def run() -> None:
+            for k, (data, s) in enumerate(work):
+                try:
+                    (self._outputs[k],) = self._executors[k].run(spec, [BatchTask(data, s, self.calls)])
+                except BaseException:  # noqa: BLE001 - a failed or closed child: no finding
+                    return
+
+        self._thread = threading.Thread(target=run, name="dpaudit-fresh-processes", daemon=True)
+        self._thread.start()
+
+    def result(self, timeout: Optional[float] = None) -> Optional[FixedNoise]:
+        """The finding once the extra children are done (None: none, or they did not finish)."""
+        if self._thread is None:
+            return None
+        self._thread.join(timeout)
+        if self._thread.is_alive() or self._first is None or self._outputs[0] is None \
+                or self._outputs[1] is None:
+            return None
+        try:
+            a, b, c = (_keys(x) for x in (self._first, *self._outputs))
+        except Exception:  # noqa: BLE001 - outputs of odd shapes: no finding
+            return None
+        s, _, p = agreement_p(a, b)
+        if p > ALPHA or not a or not c or a[0] != b[0] or a[0] == c[0]:
+            return None
+        return FixedNoise(self._pair[0], self._pair[1], _item(self._first, 0),
+                          _item(self._outputs[1], 0), s, min(len(a), len(b)), p)
+
+    def close(self) -> None:
+        for ex in self._executors:
+            try:
+                ex.close()
+            except Exception:  # noqa: BLE001 - best effort
+                pass
+        if self._thread is not None:
+            self._thread.join(5.0)
+
+
+def _item(outputs: Any, k: int) -> Any:
+    v = outputs[k]
+    return v.tolist() if isinstance(v, np.ndarray) else v.item() if isinstance(v, np.generic) else v
+
+
+# -- one-call form against batch form ---------------------------------------------------------
+
+def forms_differ(spec: Any, executor: Any, seed: int, data: Optional[tuple] = None,
+                 n: int = FORM_SAMPLES) -> Optional[tuple[str, tuple]]:
+    """For a batch-form ``spec``: ``(message, D)`` when ``n`` one-call outputs and ``n`` batch
+    outputs on D (``data``, default the records spread over the domain) differ in law at level
+    :data:`ALPHA` or in kind, else None (also when the one-call form raises: it releases
+    nothing). Costs 2·n calls through ``executor``."""
+    from dataclasses import replace
+
+    from dpaudit.outputs import OutputEncoder
+    from dpaudit.spec import CallForm
+
+    if spec.call_form is not CallForm.BATCH:
+        return None
+    if data is None:
+        size = max(1, int(spec.size))
+        data = tuple(np.linspace(spec.domain.lo, spec.domain.hi, size).tolist()) if size > 1 \
+            else (0.5 * (spec.domain.lo + spec.domain.hi),)
+    seq = np.random.SeedSequence(int(seed), spawn_key=(0xF0F3,))
+    s_batch, s_one = seq.spawn(2)
+    one_spec = replace(spec, call_form=CallForm.DATA_RNG)
+    (batch,) = executor.run(spec, [BatchTask(data, s_batch, n)])  # the audit reports a failure
+    try:
+        (single,) = executor.run(one_spec, [BatchTask(data, s_one, n)])
+    except MechanismError:
+        return None
+    single = [v.reshape(-1)[0] if isinstance(v, np.ndarray) and v.size == 1 and v.dtype.kind in "biufc"
+              else v for v in single]
+    where = _dataset_text(data)
+    encoder = OutputEncoder(spec.output)
+    arr = np.asarray(data, dtype=float)
+    try:
+        x = encoder.encode(batch, arr)
+    except MechanismError:
+        return None  # the audit reports the batch form's own bad outputs
+    try:
+        y = encoder.encode(single, arr)
+    except MechanismError as exc:
+        return (f"its one-call form and its batch form release different kinds of output "
+                f"({exc.cause} on D = {where}): dpaudit audits the batch form, so the one-call "
+                f"form users call is unaudited; {_ADVICE}", data)
+    try:
+        p, test = _two_sample(encoder.schema, x, y)
+    except (ValueError, TypeError, IndexError):  # outputs no test here reads: nothing said
+        return None
+    if p > ALPHA:
+        return None
+    return (f"its one-call form and its batch form release different laws ({test} p = {p:.2g} on "
+            f"D = {where}): dpaudit audits the batch form, so the one-call form users call is "
+            f"unaudited; {_ADVICE}", data)
+
+
+_ADVICE = "make f(data, rng) return f(data, rng, size=1)[0]"
+
+
+def _dataset_text(data: tuple, limit: int = 60) -> str:
+    text = "[" + ", ".join(f"{v:g}" for v in data) + "]"
+    return text if len(text) <= limit else text[: limit - 2] + "…]"
+
+
+def _two_sample(schema: Any, x: np.ndarray, y: np.ndarray) -> tuple[float, str]:
+    """The Bonferroni-corrected p-value that the encoded samples ``x`` and ``y`` share one law,
+    and the test's name."""
+    from dpaudit.spec import OutputKind
+
+    kind = None if schema is None else schema.kind
+    if kind in (OutputKind.REAL,) or (kind is OutputKind.DISCRETE and schema.integer
+                                      and len(np.unique(np.r_[x, y])) > _MAX_TESTS):
+        return _ks(x, y), "KS"
+    if kind in (OutputKind.DISCRETE, OutputKind.BOOL, OutputKind.NONE):
+        return _categories(x, y), "Fisher"
+    x2, y2 = x.reshape(x.shape[0], -1), y.reshape(y.shape[0], -1)
+    if kind is OutputKind.MIXED:  # the skeleton as a category, then each element
+        ps = [_categories(x2[:, 0], y2[:, 0])]
+        cols = range(2, min(x2.shape[1], y2.shape[1]))
+        ps += [_ks(x2[:, j][np.isfinite(x2[:, j])], y2[:, j][np.isfinite(y2[:, j])]) for j in cols]
+        return min(1.0, len(ps) * min(ps)), "Fisher and KS"
+    cols = range(min(x2.shape[1], y2.shape[1], _MAX_TESTS))
+    ps = [_ks(x2[:, j], y2[:, j]) for j in cols] or [1.0]
+    return min(1.0, len(ps) * min(ps)), "KS per coordinate"
+
+
+def _ks(x: np.ndarray, y: np.ndarray) -> float:
+    from scipy.stats import ks_2samp
+
+    x, y = x[~np.isnan(x)], y[~np.isnan(y)]
+    if not x.size or not y.size:
+        return 1.0
+    if np.array_equal(np.unique(x), np.unique(y)) and np.unique(x).size == 1:
+        return 1.0
+    return float(ks_2samp(x, y).pvalue)
+
+
+def _categories(x: np.ndarray, y: np.ndarray) -> float:
+    """Fisher's exact test of each of the most frequent categories (the rest pooled as one),
+    Bonferroni-corrected over the tests made (NaN is a category)."""
+    from scipy.stats import fisher_exact
+
+    kx = np.where(np.isnan(x), np.inf, x)
+    ky = np.where(np.isnan(y), np.inf, y)
+    values, counts = np.unique(np.r_[kx, ky], return_counts=True)
+    order = values[np.argsort(-counts, kind="stable")]
+    top = list(order[: _MAX_TESTS - 1])
+    groups = [[v] for v in top]
+    if len(order) > len(top):
+        groups.append(list(order[len(top):]))
+    if len(groups) < 2:
+        return 1.0
+    ps = []
+    for g in groups:
+        a, b = int(np.isin(kx, g).sum()), int(np.isin(ky, g).sum())
+        ps.append(float(fisher_exact([[a, kx.size - a], [b, ky.size - b]]).pvalue))
+    tests = len(groups) if len(groups) > 2 else 1  # two groups: one test says it all
+    return min(1.0, tests * min(ps))
