@@ -335,7 +335,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
 
         executor = sandbox()
         if getattr(settings, "sensitivity", None) is None:
-            fresh = FreshProcesses(sandbox)  # two more fresh children: is the noise fixed at import?
+            fresh = FreshProcesses(sandbox)  # fresh children: is the noise fixed at import?
     try:
         if executor is not None:
             executor.spawn()  # the child boots while this process imports the auditor
@@ -414,8 +414,9 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
 
 def _fresh_first_calls(fresh: Any, spec: Any, executor: Any, seed: int) -> None:
     """Start the fresh-process check (:mod:`dpaudit.execution.honesty`): the first calls on D in
-    the audit's own child, before any other, then D and D′ in the two extra children, while the
-    audit runs. D and D′ are the relation's first structured pair whose sums and means differ."""
+    the audit's own child, before any other, then D in an extra child and, only if the two agree
+    beyond chance, D′ in another, while the audit runs. D and D′ are the relation's first
+    structured pair whose sums and means differ."""
     from dpaudit.execution.honesty import fresh_pair
     from dpaudit.neighbours.registry import relation
 

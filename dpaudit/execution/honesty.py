@@ -175,19 +175,26 @@ def _short(v: Any, limit: int = 60) -> str:
 
 
 class FreshProcesses:
-    """The fresh-process check of ``dpaudit check`` (module docstring), around two extra sandbox
-    executors that :meth:`start` runs in a thread while the audit runs.
+    """The fresh-process check of ``dpaudit check`` (module docstring), around extra sandbox
+    executors run in a thread while the audit runs: one for D, and one for D′ started only when
+    the first two processes agree beyond chance.
 
     ``make_executor()`` returns a new, not yet started sandbox executor of the audited file;
-    :meth:`spawn` starts both children at once (they boot while dpaudit imports the auditor).
+    :meth:`spawn` starts the first extra child (it boots while dpaudit imports the auditor).
     :meth:`first_calls` runs the first batch on D in the audit's own executor (call it before any
     other batch); :meth:`result` waits for the extra children and returns a :class:`FixedNoise`
     or None. Any failure of an extra child (the audit reports the mechanism's own failures) makes
     the check say nothing."""
 
     def __init__(self, make_executor: Callable[[], Any]) -> None:
-        self._executors = [make_executor(), make_executor()]
+        # the child for D′ is started only when the first two agree beyond chance (almost never):
+        # a correct mechanism costs one extra child, booted while the audit runs
+        self._make = make_executor
+        self._executors: list = [make_executor(), None]
         self._outputs: list = [None, None]
+        self._flagged = False
+        self._closed = False
+        self._lock = threading.Lock()
         self._thread: Optional[threading.Thread] = None
         self._first: Any = None
         self._pair: Optional[tuple] = None
@@ -195,7 +202,7 @@ class FreshProcesses:
         self.calls = FRESH_CALLS
 
     def spawn(self) -> None:
-        for ex in self._executors:
+        for ex in self._executors[:1]:
             try:
                 ex.spawn()
             except Exception:  # noqa: BLE001 - no extra child: the check says nothing
@@ -219,9 +226,20 @@ class FreshProcesses:
         def run() -> None:
             for k, (data, s) in enumerate(work):
                 try:
+                    if k == 1:
+                        if not self._agree():
+                            return  # the noise changes between processes: no D′ to compare
+                        with self._lock:
+                            if self._closed:
+                                return
+                            self._flagged = True
+                            self._executors[1] = self._make()
                     (self._outputs[k],) = self._executors[k].run(spec, [BatchTask(data, s, self.calls)])
                 except BaseException:  # noqa: BLE001 - a failed or closed child: no finding
                     return
+                finally:
+                    if self._closed and self._executors[k] is not None:
+                        self._executors[k].close()  # closed meanwhile: a run may have restarted it
 
         self._thread = threading.Thread(target=run, name="dpaudit-fresh-processes", daemon=True)
         self._thread.start()
@@ -244,14 +262,28 @@ class FreshProcesses:
         return FixedNoise(self._pair[0], self._pair[1], _item(self._first, 0),
                           _item(self._outputs[1], 0), s, min(len(a), len(b)), p)
 
+    def _agree(self) -> bool:
+        """Whether the first two fresh processes' outputs on D agree beyond chance (the test of
+        the module docstring at level :data:`ALPHA`), their first outputs included."""
+        try:
+            a, b = _keys(self._first), _keys(self._outputs[0])
+        except Exception:  # noqa: BLE001 - outputs of odd shapes: no finding
+            return False
+        return bool(a) and bool(b) and a[0] == b[0] and agreement_p(a, b)[2] <= ALPHA
+
     def close(self) -> None:
-        for ex in self._executors:
-            try:
-                ex.close()
-            except Exception:  # noqa: BLE001 - best effort
-                pass
-        if self._thread is not None:
-            self._thread.join(5.0)
+        with self._lock:
+            self._closed = True
+        for _ in range(2):  # again after the thread ends: a run it was in may have restarted one
+            for ex in self._executors:
+                if ex is None:
+                    continue
+                try:
+                    ex.close()
+                except Exception:  # noqa: BLE001 - best effort
+                    pass
+            if self._thread is not None:
+                self._thread.join(5.0)
 
 
 def _item(outputs: Any, k: int) -> Any:
