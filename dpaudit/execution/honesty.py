@@ -26,11 +26,13 @@ outputs (randomized response with p = 0.99, a bool, a count with tiny noise) has
 and is flagged with probability at most 10⁻⁶, whatever its law. Noise fixed at import makes
 ``a = b``: with continuous outputs ``S = m`` against ``E ≈ 1`` (bound about e^(−m/2)).
 
-When the sequences are flagged, the noise does not change between runs, and what a program's run
-releases is the first output of a fresh process, deterministic: the first output on D in both
-processes (they agree) and the first output of a third fresh process on a neighbour D′ that
+When the sequences are flagged, the noise does not change between runs, and the k-th release of
+a program's run is deterministic wherever the two processes agree at position k: the k-th output
+on D (the same in both) and the k-th output of a third fresh process on a neighbour D′ that
 differ refute the claim with ε = ∞ (the release on D is a point that the release on D′ never
-takes). A constant mechanism stays NOT REFUTED (its first outputs agree on D and D′). D and D′
+takes). Every agreeing position is looked at, not only the first: a mechanism that draws fresh
+noise for its first call and fixed noise after it passed when only the first was compared. A
+constant mechanism stays NOT REFUTED (its outputs agree on D and D′). D and D′
 are the structured pair of the relation whose sums and means differ the most (:func:`fresh_pair`),
 so a sum, a count or a mean gives different outputs on them.
 
@@ -156,10 +158,14 @@ class FixedNoise:
     agreements: int
     calls: int
     p: float
+    #: which release of a fresh process (0: the first) ``first`` and ``first_neighbour`` are
+    position: int = 0
 
     @property
     def reason(self) -> str:
-        return (f"its noise is the same in every fresh process (seeded at import?): the first "
+        which = "first" if self.position == 0 else f"release number {self.position + 1} (the " \
+            f"first to agree)"
+        return (f"its noise is the same in every fresh process (seeded at import?): the {which} "
                 f"release on D is {_short(self.first)}, on D′ {_short(self.first_neighbour)} "
                 f"({self.agreements} of the first {self.calls} outputs on D were the same in two "
                 f"processes with different generators, p = {self.p:.2g})")
@@ -257,19 +263,25 @@ class FreshProcesses:
         except Exception:  # noqa: BLE001 - outputs of odd shapes: no finding
             return None
         s, _, p = agreement_p(a, b)
-        if p > ALPHA or not a or not c or a[0] != b[0] or a[0] == c[0]:
+        if p > ALPHA:
             return None
-        return FixedNoise(self._pair[0], self._pair[1], _item(self._first, 0),
-                          _item(self._outputs[1], 0), s, min(len(a), len(b)), p)
+        # the k-th release of a fresh process is fixed where the two processes on D agree; the
+        # first such k where the process on D′ released something else refutes the claim (the
+        # first call alone is not enough: a mechanism can draw fresh noise once, then fixed noise)
+        for k in range(min(len(a), len(b), len(c))):
+            if a[k] == b[k] and c[k] != a[k]:
+                return FixedNoise(self._pair[0], self._pair[1], _item(self._first, k),
+                                  _item(self._outputs[1], k), s, min(len(a), len(b)), p, k)
+        return None
 
     def _agree(self) -> bool:
         """Whether the first two fresh processes' outputs on D agree beyond chance (the test of
-        the module docstring at level :data:`ALPHA`), their first outputs included."""
+        the module docstring at level :data:`ALPHA`), whichever positions agree."""
         try:
             a, b = _keys(self._first), _keys(self._outputs[0])
         except Exception:  # noqa: BLE001 - outputs of odd shapes: no finding
             return False
-        return bool(a) and bool(b) and a[0] == b[0] and agreement_p(a, b)[2] <= ALPHA
+        return bool(a) and bool(b) and agreement_p(a, b)[2] <= ALPHA
 
     def close(self) -> None:
         with self._lock:

@@ -347,10 +347,48 @@ def _seccomp() -> bool:
     return True
 
 
+#: what of /etc the child may not read: password hashes, sudo rules, host and TLS private keys,
+#: VPN and container credentials (run as root, the child read /etc/shadow and could put it in the
+#: text of its ERROR, and so in every report)
+_ETC_SECRETS = frozenset({
+    "shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssh", "security",
+    "krb5.keytab", "credstore", "credstore.encrypted", "wireguard", "NetworkManager", "letsencrypt",
+    "libvirt", "docker", "containers", "ipsec.secrets", "ipsec.d", "ppp", "openvpn", "private",
+    "polkit-1", "cups", "samba", "mysql", "postgresql", "redis", "ldap", "sssd", "shadow.lock"})
+#: folders of /etc read entry by entry, so that their ``private`` folder stays out
+_ETC_DESCEND = ("ssl", "pki")
+
+
+def _etc_entries(etc: str = "/etc") -> list[str]:
+    """Every entry of /etc but :data:`_ETC_SECRETS` (Landlock can only allow, never deny within
+    an allowed folder, so /etc is allowed entry by entry; an entry added later is not readable)."""
+    out: list[str] = []
+    try:
+        names = os.listdir(etc)
+    except OSError:  # pragma: no cover - no /etc
+        return out
+    for name in names:
+        if name in _ETC_SECRETS:
+            continue
+        path = os.path.join(etc, name)
+        if name in _ETC_DESCEND and os.path.isdir(path) and not os.path.islink(path):
+            out += [os.path.join(path, n) for n in _listdir(path) if n not in _ETC_SECRETS]
+        else:
+            out.append(path)
+    return out
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:  # pragma: no cover
+        return []
+
+
 def read_roots(extra: Sequence[str]) -> list[str]:
     """Folders the strict child may read: Python, the import path, system folders, ``extra``."""
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/lib", "/lib64", "/lib32",
-             "/bin", "/sbin", "/etc", "/opt", "/sys", *DEVICES}
+             "/bin", "/sbin", "/opt", "/sys", *DEVICES, *_etc_entries()}
     # of /proc, only this process's own folder and the machine-wide facts: not other processes
     # (a parent's environment is readable there even under Landlock's ptrace rules)
     roots |= {"/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/sys",

@@ -1,0 +1,140 @@
+"""What a red-team review of the hardened sandbox found (issue 25, second round), each a regression
+test that failed before its fix: noise fixed at import after a fresh first call, a private folder
+too deep for ``shutil.rmtree`` (dpaudit ended with an internal error and left it in /dev/shm), a
+folder made unreadable (left behind without capabilities), and /etc/shadow readable by a child of
+a dpaudit run as root (and so printable in every report).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from textwrap import dedent
+
+import pytest
+
+from dpaudit.execution.isolation import landlock_abi
+from .cases import Case
+from .test_hostile import (ROOT, arena, check_reports, mechanism_file,  # noqa: F401
+                           report_flags, reports, wait_until_no_tagged)
+
+FLAGS = ("--epsilon=1", "--domain=0:1", "--samples=2000", "--call-timeout=5", "--timeout=60",
+         "--quiet")
+#: Laplace noise rounded to a decimal grid: float64 porosity plays no part
+LAPLACE = "return round(float(data.sum() + rng.laplace()), 3)"
+
+
+def _check(arena, capfd, name: str, source: str, *flags: str) -> tuple[int, dict, str]:
+    from dpaudit.cli import run
+
+    path = mechanism_file(arena, Case(name, dedent(source), 0, ""))
+    paths = reports(arena["tmp"])
+    code = run(["check", f"{path}:f", *FLAGS, *flags, *report_flags(paths),
+                "--pass-env=DPAUDIT_HOSTILE_TAG"])
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err and "internal error" not in out + err, out + err
+    rec = check_reports(paths)
+    left = wait_until_no_tagged(arena["tag"])
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"processes left behind: {left}"
+    return int(code), rec, out
+
+
+def test_noise_fixed_after_a_fresh_first_call_is_refuted(arena, capfd):
+    """The first release of a process used fresh randomness, every later one noise seeded at
+    import: the fresh-process check compared first outputs only and said nothing (NOT REFUTED);
+    in real use the second release of every run was the sum plus the same number."""
+    code, rec, _ = _check(arena, capfd, "fixed_after_first", f"""\
+        import os
+        import numpy as np
+        _g = np.random.default_rng(7)
+        _n = [0]
+
+        def f(data, rng):
+            _n[0] += 1
+            if _n[0] == 1:
+                fresh = np.random.default_rng(int.from_bytes(os.urandom(8), "little"))
+                return round(float(data.sum() + fresh.laplace()), 3)
+            return round(float(data.sum() + _g.laplace()), 3)
+        """)
+    assert (code, rec["verdict"]) == (1, "refuted"), rec.get("error")
+    assert rec["epsilon_lower_bound"] == "inf"
+    assert "release number 2 (the first to agree)" in rec["counterexample"]["event"]["text"]
+
+
+def test_a_folder_too_deep_for_rmtree_loses_no_verdict_and_is_removed(arena, capfd):
+    """1,500 nested folders in TMPDIR (more than Python's recursion limit): shutil.rmtree raised
+    RecursionError, dpaudit exited 4 with the verdict lost and the tree left in /dev/shm (the
+    arena checks its root is empty)."""
+    code, rec, _ = _check(arena, capfd, "deep_tree", f"""\
+        import ctypes, os
+
+        def f(data, rng):
+            if not getattr(f, "done", False):
+                f.done = True
+                libc = ctypes.CDLL(None)  # no audit event per folder: the tree is made fast
+                here = os.getcwd()
+                os.chdir(os.environ["TMPDIR"])
+                for _ in range(1500):
+                    libc.mkdir(b"d", 0o700)
+                    libc.chdir(b"d")
+                os.chdir(here)
+            {LAPLACE}
+        """)
+    assert (code, rec["verdict"]) == (0, "not_refuted"), rec.get("error")
+
+
+def _capabilities() -> int:
+    with open("/proc/self/status") as fh:
+        status = dict(line.split(":", 1) for line in fh.read().splitlines())
+    return int(status["CapEff"], 16) | int(status["CapBnd"], 16)
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="setpriv (util-linux) is not installed")
+def test_a_folder_made_unreadable_is_removed_without_capabilities(arena):
+    """``chmod 0`` on a folder of TMPDIR: without CAP_DAC_OVERRIDE dpaudit could not remove it, and
+    every run left two folders in /dev/shm."""
+    path = mechanism_file(arena, Case("chmod0", dedent(f"""\
+        import os
+
+        def f(data, rng):
+            d = os.path.join(os.environ["TMPDIR"], "locked")
+            if not os.path.isdir(d):
+                os.mkdir(d)
+                with open(os.path.join(d, "left-behind"), "w") as fh:
+                    fh.write("x")
+                os.chmod(d, 0)
+            {LAPLACE}
+        """), 0, ""))
+    paths = reports(arena["tmp"])
+    cmd = [sys.executable, "-m", "dpaudit", "check", f"{path}:f", *FLAGS, *report_flags(paths),
+           "--pass-env=DPAUDIT_HOSTILE_TAG"]
+    if _capabilities():
+        cmd = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--ambient-caps=-all", "--",
+               *cmd]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=arena["work"],
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert check_reports(paths)["verdict"] == "not_refuted"
+    assert not wait_until_no_tagged(arena["tag"])
+    # the arena's teardown asserts that nothing is left in the sandbox root
+
+
+@pytest.mark.skipif(landlock_abi() < 1, reason="the kernel has no Landlock: files are not restricted")
+@pytest.mark.skipif(not os.path.exists("/etc/shadow"), reason="this system has no /etc/shadow")
+def test_password_hashes_are_not_readable_from_the_child(arena, capfd):
+    """/etc was readable as a whole: run as root, the child read /etc/shadow and could put it in
+    the text of its ERROR, and so in every report. What the rest of /etc holds stays readable."""
+    code, rec, _ = _check(arena, capfd, "shadow", f"""\
+        def f(data, rng):
+            open("/etc/passwd").read()   # public, and read by some libraries
+            open("/etc/shadow").read()
+            {LAPLACE}
+        """)
+    assert (code, rec["verdict"]) == (3, "error")
+    assert "tried to read /etc/shadow" in rec["error"]
+    assert "root:" not in rec["error"]
