@@ -14,7 +14,7 @@ from dpaudit.formal.exponential import range_queries
 from dpaudit.formal.geometry import disc_queries, helly_existence_query
 from dpaudit.formal.noise import laplace_loss_queries
 from dpaudit.formal.quantile import sensitivity_queries
-from dpaudit.formal.registry import register
+from dpaudit.formal.claim import register
 from dpaudit.formal.result import Status
 from dpaudit.formal.solver import Query
 

@@ -22,7 +22,7 @@ import z3
 
 from dpaudit.formal.encode import (absolute, between, l1_ball, l1_norm, l2_ball, maximum, num,
                                    point, reals)
-from dpaudit.formal.registry import register
+from dpaudit.formal.claim import register
 from dpaudit.formal.result import Status
 from dpaudit.formal.solver import Query
 

@@ -13,7 +13,7 @@ from fractions import Fraction
 import z3
 
 from dpaudit.formal.encode import absolute, num
-from dpaudit.formal.registry import register
+from dpaudit.formal.claim import register
 from dpaudit.formal.result import Status
 from dpaudit.formal.solver import Query
 

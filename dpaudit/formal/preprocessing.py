@@ -16,7 +16,7 @@ from typing import Sequence
 import z3
 
 from dpaudit.formal.encode import absolute, between, l1_norm, maximum, minimum, num, point
-from dpaudit.formal.registry import register
+from dpaudit.formal.claim import register
 from dpaudit.formal.result import Status
 from dpaudit.formal.solver import Query
 

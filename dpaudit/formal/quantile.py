@@ -16,7 +16,7 @@ from __future__ import annotations
 import z3
 
 from dpaudit.formal.encode import absolute, maximum
-from dpaudit.formal.registry import register
+from dpaudit.formal.claim import register
 from dpaudit.formal.result import Status
 from dpaudit.formal.solver import Query
 

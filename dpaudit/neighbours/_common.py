@@ -8,6 +8,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from dpaudit.claims import Domain
+from dpaudit.neighbours.base import size_reason
 from dpaudit.neighbours.pair import Pair
 
 __all__ = ["backgrounds", "splits", "median_index", "vector_moves", "with_", "same_size_deletions",
@@ -167,8 +168,6 @@ class SameSize:
         return (n, n)
 
     def reason(self, a: np.ndarray, b: np.ndarray, dom: Domain, n: int) -> str:
-        from dpaudit.neighbours.registry import size_reason
-
         why = size_reason(self, a, b, dom, n)
         if why:
             return why

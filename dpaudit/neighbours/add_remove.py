@@ -12,8 +12,9 @@ import numpy as np
 
 from dpaudit.claims import Domain, Neighbours
 from dpaudit.neighbours._common import backgrounds, median_index, simpler, with_
+from dpaudit.neighbours.base import size_reason
+from dpaudit.neighbours.draws import draw_dataset, ints, new_record
 from dpaudit.neighbours.pair import Pair
-from dpaudit.neighbours.registry import register, size_reason
 
 
 class AddRemove:
@@ -56,14 +57,12 @@ class AddRemove:
     def draw(self, draw, c, r, dim, both_orders: bool) -> Pair:
         """The neighbour has one record more or less, inserted at / removed from a drawn position
         (``index``, in the larger dataset); the added record is any element or a copy."""
-        from dpaudit.neighbours.strategies import _draw_dataset, _ints, _new_record
-
-        big = draw(_ints(max(r.lo + 1, 1), r.hi))
-        small = _draw_dataset(draw, c, big - 1, dim)
+        big = draw(ints(max(r.lo + 1, 1), r.hi))
+        small = draw_dataset(draw, c, big - 1, dim)
         # one choice for the position and the order: big + p puts the smaller dataset first
-        where = draw(_ints(0, 2 * big - 1 if both_orders else big - 1))
+        where = draw(ints(0, 2 * big - 1 if both_orders else big - 1))
         index = where % big
-        larger = np.insert(small, index, _new_record(draw, c, small, dim), axis=0)
+        larger = np.insert(small, index, new_record(draw, c, small, dim), axis=0)
         if where >= big:
             return Pair(small, larger, relation=self.name, index=index)
         return Pair(larger, small, relation=self.name, index=index)
@@ -136,6 +135,3 @@ class AddRemove:
                         ns = small.copy()
                         ns.reshape(len(small), -1)[k if k < p else k - 1, j] = c
                     yield with_(pair, nb, ns) if x_big else with_(pair, ns, nb)
-
-
-register(AddRemove())

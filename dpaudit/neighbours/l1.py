@@ -8,8 +8,9 @@ import numpy as np
 
 from dpaudit.claims import Domain, Neighbours
 from dpaudit.neighbours._common import VectorRelation, rounding_moves
+from dpaudit.neighbours.base import TOLERANCE
+from dpaudit.neighbours.draws import BOOL, draw_dataset, ints, shift, signs_scaled, unit
 from dpaudit.neighbours.pair import Pair
-from dpaudit.neighbours.registry import TOLERANCE, register
 
 
 class L1(VectorRelation):
@@ -42,26 +43,23 @@ class L1(VectorRelation):
 
     def draw(self, draw, c, r, dim, both_orders: bool) -> Pair:
         """Coordinates move by at most 1 in total (one coordinate by ±t, or two sharing t)."""
-        from dpaudit.neighbours.strategies import (_BOOL, _draw_dataset, _ints, _shift, _signs_scaled,
-                                                   _unit)
-
-        n = draw(_ints(max(r.lo, 1), r.hi))
-        data = _draw_dataset(draw, c, n, dim)
+        n = draw(ints(max(r.lo, 1), r.hi))
+        data = draw_dataset(draw, c, n, dim)
         flat = data.reshape(-1)
         m = flat.size
         step = np.zeros(m)
         # choice 0..m-1: coordinate j moves by ±t; choice m + j: coordinates j and j + 1 share it.
         # The share and the second sign are drawn either way (fixed-length choices).
-        choice = draw(_ints(0, m - 1 if (c.integers or m == 1) else 2 * m - 1))
+        choice = draw(ints(0, m - 1 if (c.integers or m == 1) else 2 * m - 1))
         j = choice % m
-        sign = -1.0 if draw(_BOOL) else 1.0
-        share, sign2 = _unit(draw), (-1.0 if draw(_BOOL) else 1.0)
+        sign = -1.0 if draw(BOOL) else 1.0
+        share, sign2 = unit(draw), (-1.0 if draw(BOOL) else 1.0)
         step[j] = sign
         if choice >= m:
             step[(j + 1) % m] = sign * (1.0 - share) * sign2
             step[j] = sign * share
-        step = _signs_scaled(draw, c, step)
-        return Pair(data, _shift(flat, step, c).reshape(data.shape), relation=self.name)
+        step = signs_scaled(draw, c, step)
+        return Pair(data, shift(flat, step, c).reshape(data.shape), relation=self.name)
 
     @staticmethod
     def _difference_moves(a, b, s, j, rng):
@@ -70,7 +68,3 @@ class L1(VectorRelation):
             b2 = a.copy()
             b2[k] = a[k] + s[j]
             yield a, b2
-
-
-
-register(L1())

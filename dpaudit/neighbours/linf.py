@@ -8,8 +8,10 @@ import numpy as np
 
 from dpaudit.claims import Domain, Neighbours
 from dpaudit.neighbours._common import VectorRelation, rounding_moves
+from dpaudit.neighbours.base import TOLERANCE
+from dpaudit.neighbours.draws import (LINF_PATTERN, draw_dataset, ints, linf_signs, shift,
+                                      signs_scaled)
 from dpaudit.neighbours.pair import Pair
-from dpaudit.neighbours.registry import TOLERANCE, register
 
 
 class Linf(VectorRelation):
@@ -63,14 +65,11 @@ class Linf(VectorRelation):
     def draw(self, draw, c, r, dim, both_orders: bool) -> Pair:
         """Every coordinate moves by at most 1 (one, all, one against the rest, half, X, random
         signs), by a magnitude that is usually exactly 1, clipped to the domain."""
-        from dpaudit.neighbours.strategies import (_PATTERN, _draw_dataset, _ints, _linf_signs, _shift,
-                                                   _signs_scaled)
-
-        n = draw(_ints(max(r.lo, 1), r.hi))
-        data = _draw_dataset(draw, c, n, dim)
+        n = draw(ints(max(r.lo, 1), r.hi))
+        data = draw_dataset(draw, c, n, dim)
         flat = data.reshape(-1)
-        step = _signs_scaled(draw, c, _linf_signs(draw, draw(_PATTERN), flat.size))
-        return Pair(data, _shift(flat, step, c).reshape(data.shape), relation=self.name)
+        step = signs_scaled(draw, c, linf_signs(draw, draw(LINF_PATTERN), flat.size))
+        return Pair(data, shift(flat, step, c).reshape(data.shape), relation=self.name)
 
     @staticmethod
     def _difference_moves(a, b, s, j, rng):
@@ -78,7 +77,3 @@ class Linf(VectorRelation):
             b2 = b.copy()
             b2[j] = a[j] + t
             yield a, b2
-
-
-
-register(Linf())

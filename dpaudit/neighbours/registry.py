@@ -1,88 +1,58 @@
-"""The :class:`Relation` protocol and the registry of neighbour relations.
+"""The registry of neighbour relations: each relation by its :class:`~dpaudit.claims.Neighbours` member.
 
 One module per relation (:mod:`.add_remove`, :mod:`.replace`, :mod:`.linf`, :mod:`.l1`) implements
-everything the harness needs to know about it, and registers itself with :func:`register`; a new
-relation is a new module plus one import line at the end of this file. Relations are looked up by
-their :class:`~dpaudit.claims.Neighbours` member (or its name) with :func:`relation`.
-
-What a relation provides (every method works on float arrays; ``dom`` is a
-:class:`~dpaudit.claims.Domain`, ``n`` the declared ``size``):
-
-``sizes(n)``                        inclusive (min, max) dataset size;
-``reason(a, b, dom, n)``            why (a, b) is not a neighbouring pair, or "" when it is;
-``patterns(dom, n)``                the structured candidate pairs ``(label, D, D')`` (StatDP §5.1);
-``draw(draw, codec, sizes, dim, both_orders)``  one :class:`~dpaudit.neighbours.pair.Pair` from
-                                    hypothesis choices (:mod:`.strategies`);
-``moves(a, b, dom, n_max, rng)``    local edits ``(D, D')`` for the refinement hill-climb;
-``deletions(pair, min_size)`` / ``value_changes(pair, lo, hi, integers)``  simpler pairs for the
-                                    sensitivity counterexample simplifier (:mod:`dpaudit.sensitivity.simplify`).
+the :class:`~dpaudit.neighbours.base.Relation` protocol (:mod:`.base` says what a relation
+provides); this module imports the four and registers them (:data:`BUILTIN`), so a new relation is
+a new module plus one entry in :data:`BUILTIN` (and a member of :class:`~dpaudit.claims.Neighbours`).
+The relation modules never import this one. Relations are looked up by their member or its name
+(aliases included) with :func:`relation`; the table is a :class:`dpaudit.registry.Registry`, so a
+relation registered twice and an unknown name raise InvalidArgument as every registry does.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Protocol, Union, runtime_checkable
+from typing import Union
 
-import numpy as np
+from dpaudit.claims import Neighbours
+from dpaudit.neighbours.add_remove import AddRemove
+from dpaudit.neighbours.base import TOLERANCE, Relation, size_reason
+from dpaudit.neighbours.l1 import L1
+from dpaudit.neighbours.linf import Linf
+from dpaudit.neighbours.replace import Replace
+from dpaudit.registry import NotAnEntry, Registry
 
-from dpaudit.claims import Domain, Neighbours
-
-__all__ = ["Relation", "register", "relation", "relations", "TOLERANCE"]
-
-#: slack for floating-point round-off in the distance of linf / l1 pairs
-TOLERANCE = 1e-9
-
-
-@runtime_checkable
-class Relation(Protocol):
-    """A neighbour relation (module docstring)."""
-
-    name: Neighbours
-
-    def sizes(self, n: int) -> tuple[int, int]: ...
-
-    def reason(self, a: np.ndarray, b: np.ndarray, dom: Domain, n: int) -> str: ...
-
-    def patterns(self, dom: Domain, n: int) -> Iterator[tuple[str, np.ndarray, np.ndarray]]: ...
-
-    def draw(self, draw: Any, codec: Any, sizes: Any, dim: Any, both_orders: bool) -> Any: ...
-
-    def moves(self, a: np.ndarray, b: np.ndarray, dom: Domain, n_max: int,
-              rng: np.random.Generator) -> Iterator[tuple[np.ndarray, np.ndarray]]: ...
-
-    def deletions(self, pair: Any, min_size: int) -> Iterator[Any]: ...
-
-    def value_changes(self, pair: Any, lo: float, hi: float, integers: bool) -> Iterator[Any]: ...
+__all__ = ["Relation", "BUILTIN", "RELATIONS", "register", "relation", "relations", "size_reason",
+           "TOLERANCE"]
 
 
-_REGISTRY: dict = {}
+def _check(rel: object) -> None:
+    if not isinstance(rel, Relation) or not isinstance(getattr(rel, "name", None), Neighbours):
+        raise NotAnEntry(f"a neighbour relation implements dpaudit.neighbours.base.Relation and is "
+                         f"named by a dpaudit.claims.Neighbours member, got {rel!r}")
+
+
+#: Every relation by its name (``"add-remove"``…); lookups accept a member or an alias.
+RELATIONS: Registry[Relation] = Registry("neighbours", name_of=lambda rel: rel.name.value, check=_check,
+                                         parse=lambda name: Neighbours.parse(name).value)
+
+#: The harness's relations, in registration order.
+BUILTIN: tuple[Relation, ...] = (AddRemove(), Replace(), Linf(), L1())
 
 
 def register(rel: Relation) -> Relation:
-    """Add ``rel`` to the registry under ``rel.name`` (a relation module calls this once)."""
-    _REGISTRY[Neighbours.parse(rel.name)] = rel
-    return rel
+    """Add ``rel`` to the registry under ``rel.name`` (a name taken by another relation is an error)."""
+    return RELATIONS.add(rel)
+
+
+for _rel in BUILTIN:
+    register(_rel)
 
 
 def relation(name: Union[str, Neighbours]) -> Relation:
     """The registered relation called ``name`` (InvalidArgument naming the allowed ones)."""
-    return _REGISTRY[Neighbours.parse(name)]
+    return RELATIONS.get(name)
 
 
-def relations() -> tuple:
+def relations() -> tuple[Relation, ...]:
     """Every registered relation, in registration order."""
-    return tuple(_REGISTRY.values())
-
-
-def size_reason(rel: Relation, a: np.ndarray, b: np.ndarray, dom: Domain, n: int) -> str:
-    """The checks every relation shares: sizes in range and records inside the domain."""
-    lo_n, hi_n = rel.sizes(n)
-    for name, x in (("dataset", a), ("neighbour", b)):
-        if not (lo_n <= x.size <= hi_n):
-            return f"{name} has {x.size} records; {rel.name.value} allows {lo_n}..{hi_n}"
-        if x.size and not (np.all(np.isfinite(x)) and dom.contains(x)):
-            return f"{name} has a record outside the domain {dom}"
-    return ""
-
-
-# the built-in relations register themselves on import (one line per relation)
-from dpaudit.neighbours import add_remove, replace, linf, l1  # noqa: E402,F401  isort:skip
+    return RELATIONS.entries()

@@ -11,8 +11,8 @@ import numpy as np
 from dpaudit.claims import Domain, Neighbours
 from dpaudit.neighbours._common import (SameSize, backgrounds, coordinates, median_index,
                                         same_size_deletions, simpler, with_)
+from dpaudit.neighbours.draws import draw_dataset, ints, new_record
 from dpaudit.neighbours.pair import Pair
-from dpaudit.neighbours.registry import register
 
 
 class Replace(SameSize):
@@ -39,13 +39,11 @@ class Replace(SameSize):
 
     def draw(self, draw, c, r, dim, both_orders: bool) -> Pair:
         """Same size, the record at ``index`` changed (to any element or a copy of another)."""
-        from dpaudit.neighbours.strategies import _draw_dataset, _ints, _new_record
-
-        n = draw(_ints(max(r.lo, 1), r.hi))
-        data = _draw_dataset(draw, c, n, dim)
-        index = draw(_ints(0, n - 1))
+        n = draw(ints(max(r.lo, 1), r.hi))
+        data = draw_dataset(draw, c, n, dim)
+        index = draw(ints(0, n - 1))
         other = data.copy()
-        other[index] = _new_record(draw, c, data, dim)
+        other[index] = new_record(draw, c, data, dim)
         return Pair(data, other, relation=self.name, index=index)
 
     def moves(self, a: np.ndarray, b: np.ndarray, dom: Domain, n_max: int,
@@ -93,5 +91,3 @@ class Replace(SameSize):
                 nx.reshape(n, -1)[k, j] = c
                 ny.reshape(n, -1)[k, j] = c
                 yield with_(pair, nx, ny)
-
-register(Replace())

@@ -18,11 +18,11 @@ import io
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from dpaudit.report.describe import num
+from dpaudit.report.formatting import num
 
 __all__ = ["histogram_data", "curve_data", "record_svgs", "Histogram", "Curve"]
 

@@ -4,7 +4,8 @@ A format is a module with a function ``render(run) -> str`` and one registration
 (:data:`BUILTIN`); command-line flags (``--html F``, ``--markdown F``, ...), ``write_reports`` and
 ``dpaudit report`` are all generated from the registry, so nothing else lists the formats. Another
 distribution adds a format through the entry-point group ``dpaudit.reporters`` whose value is a
-:class:`Reporter`.
+:class:`Reporter`. The table is a :class:`dpaudit.registry.Registry`: a taken name is refused,
+an unknown one is an InvalidArgument naming the formats, plugins load once.
 
 The JSON is the canonical result; it is written first, so a failure while rendering another
 format never loses it (docs/ARCHITECTURE.md, "Data flow").
@@ -18,11 +19,10 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
-from dpaudit.errors import InvalidArgument
-from dpaudit.report.plugins import load_plugins
+from dpaudit.registry import NotAnEntry, Registry
 
-__all__ = ["Reporter", "BUILTIN", "register_reporter", "reporters", "reporter", "add_report_options",
-           "report_paths", "ENTRY_POINT_GROUP"]
+__all__ = ["Reporter", "BUILTIN", "REPORTERS", "register_reporter", "reporters", "reporter",
+           "add_report_options", "report_paths", "ENTRY_POINT_GROUP"]
 
 #: entry-point group through which another distribution registers a report format
 ENTRY_POINT_GROUP = "dpaudit.reporters"
@@ -60,41 +60,36 @@ BUILTIN = (
     Reporter("html", "write an HTML report", "dpaudit.report.html:render_html"),
 )
 
-_REPORTERS: dict[str, Reporter] = {}
+def _check(rep: object) -> None:
+    if not isinstance(rep, Reporter):
+        raise NotAnEntry.bad("reporter", rep, "a dpaudit.report.registry.Reporter")
+    if not rep.name.isidentifier() or rep.name != rep.name.lower():
+        raise NotAnEntry.bad("reporter name", rep.name, "a lower-case word (it becomes --NAME)")
+
+
+#: Every format by name (the rules of :class:`dpaudit.registry.Registry`), plugins from
+#: :data:`ENTRY_POINT_GROUP`.
+REPORTERS: Registry[Reporter] = Registry("report format", name_of=lambda rep: rep.name, check=_check,
+                                         group=ENTRY_POINT_GROUP)
 
 
 def register_reporter(rep: Reporter) -> Reporter:
     """Add a format (its name must be a new lower-case word: it becomes a flag)."""
-    if not isinstance(rep, Reporter):
-        raise InvalidArgument.bad("reporter", rep, "a dpaudit.report.registry.Reporter")
-    if not rep.name.isidentifier() or rep.name != rep.name.lower():
-        raise InvalidArgument.bad("reporter name", rep.name, "a lower-case word (it becomes --NAME)")
-    if rep.name in _REPORTERS and _REPORTERS[rep.name] != rep:
-        raise InvalidArgument(f"report format {rep.name!r} is already registered")
-    _REPORTERS[rep.name] = rep
-    return rep
+    return REPORTERS.add(rep)
 
 
 for _rep in BUILTIN:
     register_reporter(_rep)
 
 
-def _load_entry_points() -> None:
-    load_plugins(ENTRY_POINT_GROUP, register_reporter)
-
-
 def reporters() -> tuple[Reporter, ...]:
     """Every format, in writing order (JSON first)."""
-    _load_entry_points()
-    return tuple(_REPORTERS.values())
+    return REPORTERS.entries()
 
 
 def reporter(name: str) -> Reporter:
     """The format called ``name`` (InvalidArgument listing the known ones otherwise)."""
-    _load_entry_points()
-    if name not in _REPORTERS:
-        raise InvalidArgument.bad("report format", name, "one of " + ", ".join(_REPORTERS))
-    return _REPORTERS[name]
+    return REPORTERS.get(name)
 
 
 def add_report_options(parser: Any, prefix: str = "--", dest_prefix: str = "") -> None:

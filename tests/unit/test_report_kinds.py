@@ -56,7 +56,7 @@ def test_an_unknown_kind_renders_generically_in_every_format():
 
 
 def test_registering_a_kind_is_one_class_and_a_taken_kind_is_refused(monkeypatch):
-    monkeypatch.setattr(kinds_module, "_KINDS", dict(kinds_module._KINDS))  # leave the registry as found
+    monkeypatch.setattr(kinds_module, "KINDS", kinds_module.KINDS.copy())  # leave the registry as found
 
     class Custom(RecordKind):
         kind = "test-custom-kind"

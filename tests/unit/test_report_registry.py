@@ -27,7 +27,7 @@ def test_flags_are_generated_for_every_format():
 
 
 def test_a_new_format_is_one_registration(tmp_path, monkeypatch):
-    monkeypatch.setattr(registry, "_REPORTERS", dict(registry._REPORTERS))  # leave the registry as found
+    monkeypatch.setattr(registry, "REPORTERS", registry.REPORTERS.copy())  # leave the registry as found
     register_reporter(Reporter("count", "write the number of results", lambda run: f"{len(run['results'])}\n"))
     p = argparse.ArgumentParser()
     add_report_options(p)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Mapping, Optional
 
-from dpaudit.report.describe import delta_floor, fmt, num
+from dpaudit.report.formatting import delta_floor, fmt, num
 from dpaudit.report.kinds.base import (CounterexampleView, RecordKind, SarifRule, as_json, interval_text,
                                        number_text, privacy_claim_text, short)
 from dpaudit.results import Verdict

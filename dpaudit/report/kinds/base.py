@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Optional
 
-from dpaudit.report.describe import fmt, num, verdict_label, verdict_meaning
+from dpaudit.report.formatting import fmt, num, verdict_label, verdict_meaning
 from dpaudit.results import Verdict
 
 __all__ = ["RecordKind", "SarifRule", "CounterexampleView", "JUnitOutcome", "GenericRecord",

@@ -7,7 +7,7 @@ The record's keys are those of :meth:`dpaudit.formal.FormalResult.to_record`: ``
 
 from __future__ import annotations
 
-from dpaudit.report.describe import verdict_meaning
+from dpaudit.report.formatting import verdict_meaning
 from dpaudit.report.kinds.base import RecordKind, SarifRule, first_sentence, short
 from dpaudit.results import Verdict
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from dpaudit.report.describe import fmt, num
+from dpaudit.report.formatting import fmt, num
 from dpaudit.report.kinds.base import CounterexampleView, RecordKind, SarifRule, as_json, number_text
 from dpaudit.report.kinds.audit import refuting_pair
 
