@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import functools
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 from scipy.special import ndtri
@@ -41,8 +42,8 @@ from dpaudit.claims import check_confidence
 from dpaudit.errors import InvalidArgument
 
 __all__ = ["METHODS", "Counts", "Bound", "cp_lower", "cp_upper", "validated_bound",
-           "projected_lb", "projected_lbs", "SPLITS", "bonferroni", "method", "Marginal", "Ratio",
-           "Paired"]
+           "projected_lb", "projected_lbs", "SPLITS", "bonferroni", "method", "BoundMethod",
+           "Marginal", "Ratio", "Paired"]
 
 def bonferroni(confidence: float, k: int) -> float:
     """The per-candidate error level (1 − confidence)/k: family-wise confidence over k candidates."""
@@ -209,13 +210,36 @@ def _log_ratio(num: float, den: float) -> float:
     return max(0.0, math.log(num / den))
 
 
-class BoundMethod:
+class BoundMethod(ABC):
     """A bound method: ``usable(counts)``, ``epsilon_lb(counts, α, weights, δ)`` (validated) and
-    ``projected(...)`` (its Wilson stand-in for selection), plus the α ``splits`` tried at selection."""
+    ``projected(...)`` (its Wilson stand-in for selection), plus the α ``splits`` tried at selection.
+    A subclass defines the three abstract methods and the class attributes; :meth:`validated` is
+    shared."""
 
+    #: the method's name in records and on the command line
     name = ""
+    #: the α splits (fractions summing to 1, one per confidence bound) tried at selection
     splits: tuple = ()
+    #: whether the method bounds pure DP only (δ = 0)
     pure_only = False
+
+    @abstractmethod
+    def usable(self, c: "Counts") -> bool:
+        """Whether the method applies to counts like ``c`` (paired or not, Poisson or not)."""
+
+    @abstractmethod
+    def epsilon_lb(self, c: "Counts", alpha: float, w: np.ndarray, delta: float) -> float:
+        """The exact ε lower bound from ``c`` at level ``alpha`` split by the weights ``w``
+        (summing to 1), for the claimed ``delta``; 0 where the counts show nothing."""
+
+    @abstractmethod
+    def projected(self, n: np.ndarray, x: np.ndarray, y: np.ndarray, a: np.ndarray,
+                  n_val: float, zs: float, zcol: Callable[[int], np.ndarray],
+                  delta: float) -> np.ndarray:
+        """The Wilson stand-in of :meth:`epsilon_lb` for selection (:func:`projected_lbs`):
+        selection counts ``n``, ``x``, ``y``, ``a`` (vectorised over events) moved ``zs``
+        standard errors the pessimistic way, projected to ``n_val`` validation samples; ``zcol(j)``
+        is the column of normal quantiles of the j-th part of α, one row per split."""
 
     def validated(self, counts: "Counts", alpha: float, split: tuple, delta: float = 0.0,
                   epsilon: Optional[float] = None) -> "Bound":
@@ -321,14 +345,14 @@ METHODS = tuple(_METHODS)
 SPLITS = {name: m.splits for name, m in _METHODS.items()}
 
 
-def _method(name: str):
+def _method(name: str) -> BoundMethod:
     try:
         return _METHODS[name]
     except (KeyError, TypeError):
         raise InvalidArgument.bad("method", name, "one of " + ", ".join(METHODS)) from None
 
 
-def method(name: str):
+def method(name: str) -> BoundMethod:
     """The bound method called ``name`` (``marginal`` | ``ratio`` | ``paired``)."""
     return _method(name)
 

@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from dpaudit.estimators.floats import FloatCellRatio
-from dpaudit.estimators.scores import AtomRatio, Coordinate, Identity, PatternRatio
+from dpaudit.estimators.scores import AtomRatio, Coordinate, Identity, PatternRatio, Score
 
 __all__ = ["Event", "SIDES"]
 
@@ -42,7 +42,7 @@ def _num(x: float) -> str:
 class Event:
     """A level set of ``score`` (module docstring)."""
 
-    score: Any
+    score: Score
     side: str
     lo: Optional[float] = None
     hi: Optional[float] = None

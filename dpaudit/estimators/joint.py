@@ -35,14 +35,14 @@ from __future__ import annotations
 import math
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Iterator, Optional
 
 import numpy as np
 
 from dpaudit.estimators.floats import has_float_structure
 from dpaudit.estimators.logistic import fit_logistic
-from dpaudit.estimators.scores import _llr, fit_naive_bayes
-from dpaudit.estimators.structure import Structure, _Patterns, _fit_patterns, _fit_structure, fit_structure
+from dpaudit.estimators.scores import Score, fit_naive_bayes, log_ratio
+from dpaudit.estimators.structure import Patterns, Structure, fit_pattern_counts, fit_structure
 
 __all__ = ["Structure", "JointPattern", "JointRatio", "RealGiven", "Column", "Filled", "Members",
            "fit_structure", "joint_families", "mixed_families", "float_elements", "scores_of",
@@ -67,14 +67,14 @@ _MEMBER_BLOCK = 1 << 16
 class JointPattern:
     """s(y) = estimated ln p_D(K)/p_D'(K) of the row's pattern K."""
 
-    patterns: _Patterns
+    patterns: Patterns
     llr: np.ndarray
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
         return self.of(self.patterns.ids(y)[0])
 
     def of(self, pid: np.ndarray) -> np.ndarray:
-        """The score from the rows' pattern indices (:meth:`_Patterns.ids`)."""
+        """The score from the rows' pattern indices (:meth:`Patterns.ids`)."""
         ok = ~np.isnan(pid)
         out = np.full(pid.shape[0], np.nan)
         out[ok] = self.llr[pid[ok].astype(int)]
@@ -94,7 +94,7 @@ class JointRatio:
     """s(y) = estimated log-ratio of the cell (pattern K, bin of r_0 within K); the bins of a
     pattern are quantiles of its fitting values of r_0 (``edges[i]``; empty: one cell)."""
 
-    patterns: _Patterns
+    patterns: Patterns
     edges: tuple
     offset: np.ndarray
     llr: np.ndarray
@@ -143,7 +143,7 @@ class RealGiven:
     """s(y) = r_k(y) when y's pattern is one of ``members``, NaN otherwise: thresholding it gives
     ``K ∈ S and r_k ≥ t`` (or ``< t``, or in an interval)."""
 
-    patterns: _Patterns
+    patterns: Patterns
     members: np.ndarray  # indices of the patterns in S
     k: int
 
@@ -199,7 +199,7 @@ def _ks_z(a: np.ndarray, b: np.ndarray) -> float:
     return float(gap * np.sqrt(a.size * b.size / (a.size + b.size)))
 
 
-def _joint_ratio(pats: _Patterns, fit_d: np.ndarray, fit_p: np.ndarray,
+def _joint_ratio(pats: Patterns, fit_d: np.ndarray, fit_p: np.ndarray,
                  pid: Optional[np.ndarray] = None, r0: Optional[np.ndarray] = None) -> JointRatio:
     """The :class:`JointRatio` fitted on the fitting rows (D's, then D''s); ``pid`` and ``r0``,
     their pattern indices and first real values when computed already (the same numbers)."""
@@ -225,10 +225,10 @@ def _joint_ratio(pats: _Patterns, fit_d: np.ndarray, fit_p: np.ndarray,
     size = int(offset[-1] + edges[-1].size + 1)
     cd = np.bincount(c[: fit_d.shape[0]], minlength=size).astype(float)
     cp = np.bincount(c[fit_d.shape[0]:], minlength=size).astype(float)
-    return JointRatio(pats, tuple(edges), offset, _llr(cd, cp))
+    return JointRatio(pats, tuple(edges), offset, log_ratio(cd, cp))
 
 
-def _pattern_sets(pats: _Patterns, fit_d: np.ndarray, fit_p: np.ndarray, top: int,
+def _pattern_sets(pats: Patterns, fit_d: np.ndarray, fit_p: np.ndarray, top: int,
                   signed: Optional[tuple] = None) -> list:
     """The pattern sets S of the RealGiven families (module docstring), largest difference first;
     ``signed``: the fitting rows' (pattern indices, r_0) of D and of D' when computed already."""
@@ -252,7 +252,7 @@ def _pattern_sets(pats: _Patterns, fit_d: np.ndarray, fit_p: np.ndarray, top: in
             z[i] = max(z[i], _ks_z(a[~np.isnan(a)], b[~np.isnan(b)]))
     ranked = has[np.argsort(-z[has], kind="stable")]
     sets = [np.array([i]) for i in ranked[:top]]
-    llr = _llr(pats.cd, pats.cp)
+    llr = log_ratio(pats.cd, pats.cp)
     for part in (has[llr[has] > 0], has[llr[has] < 0], has):
         if part.size > 1 and not any(np.array_equal(part, s) for s in sets):
             sets.append(part)
@@ -272,10 +272,10 @@ def joint_families(yd: np.ndarray, yp: np.ndarray, quick: bool, forced: int = 0,
     fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
     if half == 0:
         return
-    structure = _fit_structure((fit_d, fit_p), forced)
+    structure = fit_structure((fit_d, fit_p), forced)
     if vector and not structure.reals_seen:
         return  # all atoms: the vector families see it already (spares signing every row)
-    pats = _fit_patterns(fit_d, fit_p, structure)
+    pats = fit_pattern_counts(fit_d, fit_p, structure)
     if pats.keys.size > max(2, fit_d.shape[0] // 5) and not pats.nreal.any():
         return  # too many patterns to estimate each one's ratio
     if vector and (pats.keys.size < 2 or not pats.nreal.any()):
@@ -288,7 +288,7 @@ def joint_families(yd: np.ndarray, yp: np.ndarray, quick: bool, forced: int = 0,
     pid_p, r_p = _signed(pats, yp if reals else ev_p, slots)
     ev = half if reals else 0  # where the evaluation rows start in pid_d, pid_p
     if pats.keys.size > 1 and not vector:
-        sc = JointPattern(pats, _llr(pats.cd, pats.cp))
+        sc = JointPattern(pats, log_ratio(pats.cd, pats.cp))
         yield sc, sc.of(pid_d[ev:]), sc.of(pid_p[ev:]), False
     if not reals:
         return
@@ -302,13 +302,13 @@ def joint_families(yd: np.ndarray, yp: np.ndarray, quick: bool, forced: int = 0,
             yield sc, sc.of(pid_d, r_d), sc.of(pid_p, r_p), True
 
 
-def _signed(pats: _Patterns, y: np.ndarray, slots: int) -> tuple:
+def _signed(pats: Patterns, y: np.ndarray, slots: int) -> tuple:
     """(pattern indices, real values r_0 .. r_{slots−1}) of the rows ``y`` (None when no slots)."""
     pid, sig = pats.ids(y)
     return pid, (pats.structure.reals(y, sig, slots) if slots else None)
 
 
-def scores_of(scores: list, y: np.ndarray) -> Iterator[tuple]:
+def scores_of(scores: list[Score], y: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     """``(i, scores[i](y))`` for every score, one at a time; the joint scores that share one set
     of patterns share one signature of the rows (the costly part of each; the same values)."""
     shared: dict = {}
@@ -374,7 +374,7 @@ class Filled:
     """s(y) = inner(y with NaN replaced by ``fill[j]`` in column j): a vector score (naive Bayes,
     logistic regression) on MIXED rows, absent elements read as a value below all others."""
 
-    inner: Any
+    inner: Score
     fill: np.ndarray
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
@@ -425,7 +425,7 @@ def member_values(yd: np.ndarray, yp: np.ndarray) -> Optional[tuple[int, int]]:
 class Members:
     """s(y) = inner(c(y)), c(y)_k = how many elements of the row equal lo + k (module docstring)."""
 
-    inner: Any
+    inner: Score
     lo: int
     width: int
 

@@ -24,7 +24,7 @@ prior of :data:`PRIOR` pseudo-counts per cell, which keeps rare cells from domin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
 import numpy as np
 
@@ -33,14 +33,37 @@ from dpaudit.estimators.compact import BYTE_VALUES, compact, per_value, row_keys
 
 __all__ = ["Identity", "Coordinate", "AtomRatio", "PatternRatio", "CellPatternRatio", "NaiveBayes",
            "OnColumns", "Discriminant", "Score", "fit_atoms", "fit_patterns", "fit_cell_patterns",
-           "fit_naive_bayes", "fit_discriminant", "PRIOR"]
+           "fit_naive_bayes", "fit_discriminant", "PRIOR", "log_ratio", "lookup", "row_bytes"]
 
 #: pseudo-counts added to every cell of a fitted log-ratio
 PRIOR = 1.0
 
 
-def _llr(cd: np.ndarray, cp: np.ndarray) -> np.ndarray:
+def log_ratio(cd: np.ndarray, cp: np.ndarray) -> np.ndarray:
+    """ln((c_D + PRIOR) / (c_D' + PRIOR)) per cell, from the counts ``cd`` under D and ``cp``
+    under D' of equal-size samples: the fitted log-likelihood ratio of each cell."""
     return np.log((cd + PRIOR) / (cp + PRIOR))
+
+
+class Score(Protocol):
+    """What every score is: a map from encoded outputs to one real number each (module docstring),
+    which says in words what it measures and records how to replay it. The score classes of this
+    module, :class:`~dpaudit.estimators.floats.FloatCellRatio`,
+    :class:`~dpaudit.estimators.logistic.Logistic` and those of :mod:`dpaudit.estimators.joint`
+    have these methods; an :class:`~dpaudit.estimators.events.Event` is a level set of one."""
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        """s(y) for each row (or value) of the encoded outputs ``y``: a float array of shape (n,),
+        NaN where the output was never seen at fitting time (it lies in no event)."""
+        ...
+
+    def describe(self) -> str:
+        """The score in words, as an event's text names it (``output``, ``output[2]``)."""
+        ...
+
+    def to_record(self) -> dict:
+        """A JSON-ready dict: ``kind`` and the fitted numbers that replay the score."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +98,7 @@ class Coordinate:
                 **({} if self.name is None else {"name": self.name})}
 
 
-def _lookup(keys: np.ndarray, values: np.ndarray, y: np.ndarray) -> np.ndarray:
+def lookup(keys: np.ndarray, values: np.ndarray, y: np.ndarray) -> np.ndarray:
     """values[k] where y == keys[k] (keys sorted), NaN where y is not a key."""
     if keys.size == 0:
         return np.full(y.shape[0], np.nan)
@@ -91,7 +114,7 @@ class AtomRatio:
     llr: np.ndarray
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
-        return _lookup(self.atoms, self.llr, y)
+        return lookup(self.atoms, self.llr, y)
 
     def describe(self) -> str:
         return "estimated log-likelihood ratio of the output"
@@ -104,7 +127,7 @@ class AtomRatio:
         return {"kind": "atom-ratio", "atoms": self.atoms.tolist(), "llr": self.llr.tolist()}
 
 
-def _rows(y: np.ndarray) -> np.ndarray:
+def row_bytes(y: np.ndarray) -> np.ndarray:
     """Each row of a 2-D float array as one sortable opaque value."""
     y = np.ascontiguousarray(y, dtype=float) + 0.0  # +0.0 turns -0.0 into 0.0
     return y.view(np.dtype((np.void, y.dtype.itemsize * y.shape[1]))).reshape(-1)
@@ -155,8 +178,8 @@ class PatternRatio:
         if self._tables is not None:
             c = compact(y)
             if c.dtype == np.int8:
-                return _lookup(self._keys, self._kllr, self._int_keys(c))
-        return _lookup(_rows(self.patterns), self.llr, _rows(y))
+                return lookup(self._keys, self._kllr, self._int_keys(c))
+        return lookup(row_bytes(self.patterns), self.llr, row_bytes(y))
 
     def describe(self) -> str:
         return "estimated log-likelihood ratio of the output vector"
@@ -349,7 +372,7 @@ class CellPatternRatio:
     def __call__(self, y: np.ndarray) -> np.ndarray:
         if self._keys is None:
             return self.inner(self.codes(y))
-        return _lookup(self._keys, self._llr, self.keys(y))
+        return lookup(self._keys, self._llr, self.keys(y))
 
     def describe(self) -> str:
         return "estimated log-likelihood ratio of the output vector's cell pattern"
@@ -388,7 +411,7 @@ class OnColumns:
     """s(y) = inner(y restricted to ``columns``): a score fitted on a few coordinates of a long
     vector, those chosen by screening its fitting rows (their marginal laws differ most)."""
 
-    inner: Any
+    inner: Score
     columns: np.ndarray
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
@@ -439,9 +462,6 @@ def fit_discriminant(stats_d: tuple, stats_p: tuple) -> Discriminant:
     return Discriminant(cols, (md[cols] - mp[cols]) / var[cols], 0.5 * (md[cols] + mp[cols]))
 
 
-Score = Any  # Identity | Coordinate | AtomRatio | PatternRatio | NaiveBayes | OnColumns | Discriminant | logistic.Logistic
-
-
 # ---------------------------------------------------------------------------------------------
 # fitting
 
@@ -450,7 +470,7 @@ def fit_atoms(yd: np.ndarray, yp: np.ndarray) -> AtomRatio:
     atoms, inv = np.unique(np.concatenate([yd, yp]), return_inverse=True)
     cd = np.bincount(inv[: yd.size], minlength=atoms.size).astype(float)
     cp = np.bincount(inv[yd.size:], minlength=atoms.size).astype(float)
-    return AtomRatio(atoms, _llr(cd, cp))
+    return AtomRatio(atoms, log_ratio(cd, cp))
 
 
 def fit_patterns(yd: np.ndarray, yp: np.ndarray) -> PatternRatio:
@@ -460,8 +480,8 @@ def fit_patterns(yd: np.ndarray, yp: np.ndarray) -> PatternRatio:
     cd = np.bincount(inv[: yd.shape[0]], minlength=keys.size).astype(float)
     cp = np.bincount(inv[yd.shape[0]:], minlength=keys.size).astype(float)
     patterns = both[first] + 0.0
-    order = np.argsort(_rows(patterns), kind="stable")  # int8 rows sort by bytes: float row order
-    return PatternRatio(patterns[order], _llr(cd, cp)[order])
+    order = np.argsort(row_bytes(patterns), kind="stable")  # int8 rows sort by bytes: float row order
+    return PatternRatio(patterns[order], log_ratio(cd, cp)[order])
 
 
 def _fit_coordinate(vd: np.ndarray, vp: np.ndarray, max_bins: int,
@@ -472,7 +492,7 @@ def _fit_coordinate(vd: np.ndarray, vp: np.ndarray, max_bins: int,
         return None
     cd = np.bincount(cells(vd), minlength=cells.size).astype(float)
     cp = np.bincount(cells(vp), minlength=cells.size).astype(float)
-    return _CoordModel(cells, _llr(cd, cp))
+    return _CoordModel(cells, log_ratio(cd, cp))
 
 
 def fit_cell_patterns(yd: np.ndarray, yp: np.ndarray, max_bins: int = 16,
@@ -505,8 +525,8 @@ def fit_cell_patterns(yd: np.ndarray, yp: np.ndarray, max_bins: int = 16,
     cp = np.bincount(inv[yd.shape[0]:], minlength=keys.size).astype(float)
     sizes = [1 if c is None else c.size for c in cells]
     codes = np.column_stack([(keys // m) % k for m, k in zip(mult, sizes)]).astype(float) + 0.0
-    order = np.argsort(_rows(codes), kind="stable")  # the row order fit_patterns gives
-    return CellPatternRatio(cells, PatternRatio(codes[order], _llr(cd, cp)[order]))
+    order = np.argsort(row_bytes(codes), kind="stable")  # the row order fit_patterns gives
+    return CellPatternRatio(cells, PatternRatio(codes[order], log_ratio(cd, cp)[order]))
 
 
 def fit_naive_bayes(yd: np.ndarray, yp: np.ndarray, max_bins: int = 32,

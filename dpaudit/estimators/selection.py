@@ -48,12 +48,14 @@ from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cell
 from dpaudit.estimators.joint import float_elements, joint_families, mixed_families, scores_of
 from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.compact import BYTE_VALUES, row_keys
-from dpaudit.estimators.scores import (Coordinate, Identity, OnColumns, fit_atoms, fit_cell_patterns,
-                                       fit_discriminant, fit_naive_bayes, fit_patterns, pooled_cells)
+from dpaudit.estimators.scores import (Coordinate, Identity, OnColumns, Score, fit_atoms,
+                                       fit_cell_patterns, fit_discriminant, fit_naive_bayes,
+                                       fit_patterns, pooled_cells)
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
 
-__all__ = ["Choice", "choose_event", "choose_event_halves", "THRESHOLDS", "INTERVAL_GRID"]
+__all__ = ["Choice", "choose_event", "choose_event_halves", "score_families", "vector_families",
+           "top_coordinates", "THRESHOLDS", "INTERVAL_GRID"]
 
 #: at most this many thresholds per score, and this many grid points for intervals
 THRESHOLDS = 1500
@@ -288,7 +290,7 @@ def _score_tables(tabs: list, n: int, n_val: float, alpha: float, delta: float,
     return out
 
 
-def _coordinates(yd: np.ndarray, yp: np.ndarray, top: int = COORDINATE_FAMILIES) -> list[int]:
+def top_coordinates(yd: np.ndarray, yp: np.ndarray, top: int = COORDINATE_FAMILIES) -> list[int]:
     """The coordinates that get events of their own: the ``top`` whose marginal laws differ most
     between D and D' (standardised difference of means, or of the frequency of the coordinate's
     most common value, whichever is larger), in index order."""
@@ -300,7 +302,7 @@ def _coordinates(yd: np.ndarray, yp: np.ndarray, top: int = COORDINATE_FAMILIES)
 
 
 def _ranked(stats_d: tuple, stats_p: tuple, top: int) -> list[int]:
-    """:func:`_coordinates` from the columns' statistics (:func:`_column_stats`) of D and D'."""
+    """:func:`top_coordinates` from the columns' statistics (:func:`_column_stats`) of D and D'."""
     (md, vd, fd), (mp, vp, fp) = stats_d, stats_p
     sd = np.sqrt(0.5 * (vd + vp)) + 1e-300
     gap = np.abs(md - mp) / sd
@@ -341,8 +343,13 @@ def _distinct_rows(a: np.ndarray, b: np.ndarray, few: int) -> int:
     return np.unique(row_keys(np.concatenate([a, b]))).size
 
 
-def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool, floats: bool = True):
-    """(score, sd, sp, intervals?) for every score family of the schema."""
+def score_families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
+                   floats: bool = True) -> Iterator[tuple[Score, np.ndarray, np.ndarray, bool]]:
+    """``(score, sd, sp, intervals)`` for every family of events the schema gets (module
+    docstring): the score, its values on the rows of D and of D' that its events are thresholded
+    on (the second half of ``yd`` / ``yp`` for a fitted score, all rows otherwise), and whether
+    intervals are tried besides thresholds. ``quick``: the smaller set used to rank pairs;
+    ``floats``: include the float-structure families."""
     n = yd.shape[0]
     half = n // 2
     fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
@@ -354,8 +361,8 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
                                                   float_elements(fit_d, fit_p), quick)
         return
     if kind is OutputKind.VECTOR:
-        yield from _fitted_vector_families(yd, yp, quick)
-        coordinates = _coordinates(yd, yp)
+        yield from vector_families(yd, yp, quick)
+        coordinates = top_coordinates(yd, yp)
         names = schema.names  # the keys of dict outputs, which events name coordinates by
         for j in coordinates:
             sc = Coordinate(j, None if names is None else names[j])
@@ -377,9 +384,10 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
         yield sc, sc(ev_d), sc(ev_p), False
 
 
-def _fitted_vector_families(yd: np.ndarray, yp: np.ndarray, quick: bool):
-    """The fitted score families of vector rows (:func:`_families`): whole patterns when they are
-    few, else cell patterns; naive Bayes, logistic regression, and the joint structure. Rows
+def vector_families(yd: np.ndarray, yp: np.ndarray,
+                    quick: bool) -> Iterator[tuple[Score, np.ndarray, np.ndarray, bool]]:
+    """The fitted score families of vector rows (:func:`score_families`): whole patterns when they
+    are few, else cell patterns; naive Bayes, logistic regression, and the joint structure. Rows
     longer than :data:`MAX_COORDINATES` are fitted and scored on the coordinates that differ
     most on the fitting half (:class:`~dpaudit.estimators.scores.OnColumns`), chosen on rows the
     thresholds of these scores never see."""
@@ -547,7 +555,7 @@ def _choose(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, n_val: float, 
             methods = ("marginal",) + methods
     out: list[Choice] = []
     alt: list[Choice] = []
-    for sc, sd, sp, intervals in _families(yd, yp, schema, quick, floats):
+    for sc, sd, sp, intervals in score_families(yd, yp, schema, quick, floats):
         # grids coarse enough that each step holds ~20 samples: fewer, sturdier events on small
         # samples, where the best of many fine events would mostly be the luckiest
         g = int(min(THRESHOLDS, max(16, sd.size // 20)))

@@ -34,54 +34,20 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
 from typing import Any, Optional
 
 from dpaudit.estimators.bounds import Counts, cp_lower, cp_upper, validated_bound
+# the values are the result's (dpaudit.results); this module grades them
+from dpaudit.results import MARGINAL_P, Power, Strength
 
 __all__ = ["MARGINAL_P", "POWER", "Strength", "Power", "p_value", "detectable", "grade",
            "confirm_advice"]
 
-#: A refutation whose p-value exceeds this is labelled marginal.
-MARGINAL_P = 1e-3
 #: The probability of refutation that the power statement promises.
 POWER = 0.9
 #: Per-candidate α searched by the p-value's bisection.
 _ALPHA_MIN, _ALPHA_MAX = 1e-300, 0.5
 _STEPS = 60
-
-
-@dataclass(frozen=True, slots=True)
-class Power:
-    """What the audit could have seen: with probability ≥ ``probability``, a mechanism whose true ε
-    on the validated event is ≥ ``epsilon`` (or whose δ at the claimed ε is ≥ ``delta``) would
-    have been refuted. None where no such value exists at this budget (the event was never seen
-    under D', or even p' = 1 would not refute)."""
-
-    probability: float
-    epsilon: Optional[float]
-    delta: Optional[float]
-
-    def to_record(self) -> dict:
-        return {"probability": self.probability, "epsilon": self.epsilon, "delta": self.delta,
-                "basis": "marginal Clopper-Pearson bound on the validated event at the "
-                         "validation sample sizes"}
-
-
-@dataclass(frozen=True, slots=True)
-class Strength:
-    """The strength of one sampled verdict: the claim's family-wise ``p_value``, the ``margin``
-    ε_LB/ε, whether a refutation is ``marginal`` (p > 10⁻³), and the ``power`` statement (None for
-    a refutation, where it is moot)."""
-
-    p_value: float
-    margin: Optional[float]
-    marginal: bool
-    power: Optional[Power] = None
-
-    def to_record(self) -> dict:
-        return {"p_value": self.p_value, "margin": self.margin, "marginal": self.marginal,
-                "power": None if self.power is None else self.power.to_record()}
 
 
 def _bound(method: str, counts: Counts, alpha: float, split: tuple, delta: float,

@@ -6,7 +6,7 @@ real value — and its real values R = (r_0, r_1, …) in order, so that p(K, R)
 (:mod:`dpaudit.estimators.joint` builds its events on this factorisation). A value is an atom
 of its column when it repeats (:func:`_is_atom`), NaN always; the structure is fitted on the
 first half of the selection split, like every fitted score, and a row whose pattern was never
-seen gets no pattern id. :class:`_Patterns` holds the fitted patterns with their counts under D
+seen gets no pattern id. :class:`Patterns` holds the fitted patterns with their counts under D
 and D'; signatures are small integer codes matched as int64 keys. Everything is vectorised over
 rows.
 """
@@ -18,9 +18,9 @@ from typing import Optional
 
 import numpy as np
 
-from dpaudit.estimators.scores import _lookup, _rows, byte_counts
+from dpaudit.estimators.scores import byte_counts, lookup, row_bytes
 
-__all__ = ["Structure", "fit_structure"]
+__all__ = ["Structure", "Patterns", "fit_structure", "fit_pattern_counts"]
 
 _REAL, _ABSENT = -1.0, -2.0
 #: rows signed at a time
@@ -118,14 +118,11 @@ class Structure:
         return "(" + ", ".join(parts) + ")"
 
 
-def fit_structure(both: np.ndarray, forced: int = 0) -> Structure:
-    """Atoms per column from pooled fitting rows; the first ``forced`` columns are all atoms."""
-    return _fit_structure((both,), forced)
-
-
-def _fit_structure(parts: tuple, forced: int = 0) -> Structure:
-    """:func:`fit_structure` of the rows of ``parts`` stacked, one column at a time (the pooled
-    rows are never copied whole)."""
+def fit_structure(rows: np.ndarray | tuple, forced: int = 0) -> Structure:
+    """Atoms per column from pooled fitting rows (module docstring); the first ``forced`` columns
+    are all atoms. ``rows`` is one array of rows, or a tuple of arrays whose rows are pooled one
+    column at a time (the pooled rows are never copied whole)."""
+    parts = rows if isinstance(rows, tuple) else (rows,)
     atoms, reals = [], False
     for j in range(parts[0].shape[1]):
         if j < forced:
@@ -197,9 +194,9 @@ class _Coder:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class _Patterns:
-    """The patterns seen at fitting time: their row keys (sorted), a row of each for the text,
-    counts under D and D', and how many real values each has."""
+class Patterns:
+    """The patterns seen at fitting time (:func:`fit_pattern_counts`): their row keys (sorted), a
+    row of each for the text, counts under D and D', and how many real values each has."""
 
     structure: Structure
     keys: np.ndarray
@@ -239,38 +236,40 @@ class _Patterns:
         sig = self.structure.signature(y)
         if self._radix is not None or (self._coder is not None and sig.dtype.kind == "i"):
             # the same indices, matched as integers rather than rows
-            return _lookup(self._ikeys, self._iidx, self._int_keys(sig)), sig
-        return _lookup(self.keys, np.arange(self.keys.size, dtype=float), _rows(sig)), sig
+            return lookup(self._ikeys, self._iidx, self._int_keys(sig)), sig
+        return lookup(self.keys, np.arange(self.keys.size, dtype=float), row_bytes(sig)), sig
 
     def text(self, which: np.ndarray, limit: int = 4) -> str:
+        """The patterns of indices ``which`` in words, at most ``limit`` of them shown."""
         shown = [self.structure.show(self.rows[i], self.sigs[i]) for i in which[:limit]]
         more = f", … ({which.size} in all)" if which.size > limit else ""
         return "{" + ", ".join(shown) + more + "}"
 
 
-def _fit_patterns(fit_d: np.ndarray, fit_p: np.ndarray, structure: Structure) -> _Patterns:
-    """The patterns of the fitting rows, in the order of their signatures' float rows. Coded
-    signatures are told apart as mixed-radix integers (then only the distinct patterns are
-    sorted as rows); the fitting rows are never stacked whole."""
+def fit_pattern_counts(fit_d: np.ndarray, fit_p: np.ndarray, structure: Structure) -> Patterns:
+    """The patterns of the fitting rows with their counts under D (``fit_d``) and D' (``fit_p``),
+    in the order of their signatures' float rows. Coded signatures are told apart as mixed-radix
+    integers (then only the distinct patterns are sorted as rows); the fitting rows are never
+    stacked whole."""
     sig = np.concatenate([structure.signature(fit_d), structure.signature(fit_p)])
     radix = _radix_of(structure.atoms)
     coder = _Coder.of(sig) if radix is None and sig.dtype.kind == "i" else None
     if radix is None and coder is None:
-        keys, first, inv = np.unique(_rows(sig), return_index=True, return_inverse=True)
+        keys, first, inv = np.unique(row_bytes(sig), return_index=True, return_inverse=True)
         inv = inv.reshape(-1)
     else:  # distinct rows told apart as integers, then only the distinct ones sorted as rows
         ikeys = _sig_keys(sig, radix) if coder is None else coder(sig)
         _, first, inv = np.unique(ikeys, return_index=True, return_inverse=True)
         del ikeys
-        order = np.argsort(_rows(sig[first]), kind="stable")  # the order of the rows' bytes
+        order = np.argsort(row_bytes(sig[first]), kind="stable")  # the order of the rows' bytes
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
         first, inv = first[order], rank[inv.reshape(-1)]
-        keys = _rows(sig[first])
+        keys = row_bytes(sig[first])
     nd = fit_d.shape[0]
     cd = np.bincount(inv[:nd], minlength=keys.size).astype(float)
     cp = np.bincount(inv[nd:], minlength=keys.size).astype(float)
     nreal = (sig[first] == _REAL).sum(axis=1)
     rows = np.where((first < nd)[:, None], fit_d[np.minimum(first, max(nd - 1, 0))],
                     fit_p[np.maximum(first - nd, 0)]) if first.size else fit_d[:0]
-    return _Patterns(structure, keys, rows, sig[first].astype(float), cd, cp, nreal)
+    return Patterns(structure, keys, rows, sig[first].astype(float), cd, cp, nreal)

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Optional
 import numpy as np
 
 from dpaudit.errors import LoadError
-from dpaudit.output_values import _library_value, _not_plain, plain_outputs
+from dpaudit.output_values import library_value, not_plain, plain_outputs
 from dpaudit.spec import CallForm, MechanismSpec, mechanism
 
 __all__ = ["remote_spec", "remote_function", "portable_outputs"]
@@ -91,12 +91,12 @@ def portable_outputs(outputs: Any) -> Any:
     with :func:`dpaudit.execution.safe_pickle.loads` and checks every output again."""
     if isinstance(outputs, np.ndarray):
         if type(outputs) is not np.ndarray:
-            raise _not_plain(outputs)
+            raise not_plain(outputs)
         if outputs.dtype.kind == "O":
             return plain_outputs(list(outputs))
         plain_outputs([outputs])  # texts no longer than dpaudit audits
         return outputs
-    if not isinstance(outputs, list) and _library_value(outputs) \
+    if not isinstance(outputs, list) and library_value(outputs) \
             and callable(getattr(type(outputs), "to_numpy", None)):
         outputs = np.asarray(outputs.to_numpy())  # a batch as one Series or DataFrame
         return outputs if outputs.dtype.kind in "biufc" else plain_outputs(

@@ -27,7 +27,7 @@ import numpy as np
 
 from dpaudit.claims import Neighbours
 from dpaudit.errors import MechanismError
-from dpaudit.estimators.exact import _grid, hockey_stick, pair_loss
+from dpaudit.estimators.exact import evaluation_grid, hockey_stick, pair_loss
 from dpaudit.laws import ContinuousLaw, as_law
 from dpaudit.neighbours.patterns import structured_pairs
 from dpaudit.neighbours.relations import Pair
@@ -75,7 +75,7 @@ class ExactObjective:
         P, Q = self.laws(pair)
         if exact or not (isinstance(P, ContinuousLaw) and isinstance(Q, ContinuousLaw)):
             return max(hockey_stick(P, Q, epsilon), hockey_stick(Q, P, epsilon))
-        g = _grid(P, Q, n=4001)
+        g = evaluation_grid(P, Q, n=4001)
         p, q = P.dist.pdf(g), Q.dist.pdf(g)
         e = math.exp(epsilon)
         return float(max(np.trapezoid(np.maximum(p - e * q, 0), g), np.trapezoid(np.maximum(q - e * p, 0), g)))
