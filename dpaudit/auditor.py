@@ -7,58 +7,39 @@ mechanism: a mechanism that raises, returns NaN or ±inf, or changes its output'
 gives an ERROR result naming the cause and the dataset. Invalid arguments raise
 :class:`~dpaudit.errors.InvalidArgument` naming the argument and its value.
 
-``AuditResult.details`` of a sampled audit (all JSON-ready; for the report):
-
-============================  ================================================================
-key                           meaning
-============================  ================================================================
-``output_kind``               detected output kind, e.g. ``"real scalar"``
-``bound_method``              ``marginal`` | ``ratio`` | ``paired`` (:mod:`dpaudit.estimators.bounds`)
-``alpha``                     error level of the validated candidate (after Bonferroni)
-``candidates_validated``      how many candidates shared the family-wise confidence
-``validation``                counts: ``n_D``, ``n_D_prime``, ``in_event_D``, ``in_event_D_prime``,
-                              ``both`` (paired only), ``design`` (``paired`` | ``independent``)
-``pair_label``                how the pair was found (``"one above"``, ``"hypothesis search"``…)
-``projected_bound``           the bound the selection split predicted for the chosen event
-``samples``                   ``{"d": [...], "d_prime": [...]}``: ≤ 2,000 validation outputs of D
-                              and D' each (scalar outputs only), D being the counterexample's
-                              ``dataset``
-``bound_curve``               ``{"threshold", "epsilon_lower_bound", "chosen", "projected"}``:
-                              projected bound per threshold on the selection split (threshold
-                              events on scalar outputs only)
-``event_thresholds``          the event's threshold(s) (also in the counterexample's event)
-``phases``                    what each phase did (pairs scored, hypothesis examples, …)
-``timed_out``                 True when the time limit cut the audit short
-``error_dataset``             the dataset on which the mechanism failed (ERROR only)
-============================  ================================================================
+A result is built once, whole, by the function that knows it: its details are typed
+(:class:`~dpaudit.results.SampledDetails`, :class:`~dpaudit.results.ExactDetails`,
+:class:`~dpaudit.results.FailureDetails`, each field documented there), and what only the calling
+command knows (its reproduce line, the targets sharing the confidence, where the function lives)
+comes in as an :class:`~dpaudit.results.AuditContext`.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from dataclasses import replace
 from typing import Any, Callable, Optional
 
 import numpy as np
 
-from dpaudit.claims import Neighbours, check_confidence, privacy_claim
+from dpaudit.claims import privacy_claim
 from dpaudit.errors import InvalidArgument, MechanismError
-from dpaudit.results import AuditResult, Counterexample, Interval, Verdict
-from dpaudit.rng import check_seed
-from dpaudit.execution.base import InProcessExecutor
+from dpaudit.execution.base import Executor, InProcessExecutor
+from dpaudit.results import (AuditContext, AuditResult, Counterexample, ExactDetails, FailureDetails,
+                             Interval, MechanismFailure, SampledDetails, Strength, ValidatedEvent,
+                             ValidationCounts, ValidationSamples, Verdict)
 from dpaudit.spec import CallForm, Declaration, MechanismSpec
+from dpaudit.validation import (MAX_SAMPLES, MIN_SAMPLES, check_callable, check_confidence,
+                                check_count, check_executor, check_records, check_samples,
+                                check_seconds, check_seed)
 
-__all__ = ["audit", "exact_audit", "default_samples"]
+__all__ = ["audit", "exact_audit", "default_samples", "MIN_SAMPLES", "MAX_SAMPLES"]
 
-#: default sample budgets (mechanism calls) with and without a batch form
+#: The default sample budgets (mechanism calls) with and without a batch form. The limits of a
+#: budget given, :data:`MIN_SAMPLES` and :data:`MAX_SAMPLES`, are :mod:`dpaudit.validation`'s.
 DEFAULT_SAMPLES_BATCH = 4_000_000
 DEFAULT_SAMPLES_LOOP = 400_000
-MIN_SAMPLES = 1_000
-#: The largest budget taken (10¹⁵ draws is years of work on any cluster; larger counts overflow
-#: the samplers' integer arithmetic, e.g. numpy's Poisson draws above ~9·10¹⁸)
-MAX_SAMPLES = 10 ** 15
 
 
 def default_samples(spec: MechanismSpec) -> int:
@@ -93,52 +74,32 @@ def _spec(mechanism: Any, overrides: dict) -> MechanismSpec:
     return MechanismSpec.from_function(mechanism, **overrides)
 
 
-def _check_samples(samples: Any) -> Optional[int]:
-    if samples is None:
-        return None
-    if isinstance(samples, bool) or not isinstance(samples, numbers.Integral) or int(samples) < MIN_SAMPLES:
-        raise InvalidArgument.bad("samples", samples, f"None or an integer >= {MIN_SAMPLES}")
-    if int(samples) > MAX_SAMPLES:
-        raise InvalidArgument.bad("samples", samples, "at most 1e15")
-    return int(samples)
-
-
-def _check_timeout(timeout: Any) -> Optional[float]:
-    if timeout is None:
-        return None
-    if (isinstance(timeout, bool) or not isinstance(timeout, numbers.Real)
-            or not math.isfinite(float(timeout)) or float(timeout) <= 0):
-        raise InvalidArgument.bad("timeout", timeout, "None or a finite number of seconds > 0")
-    return float(timeout)
-
-
-def _check_size(spec: MechanismSpec) -> None:
-    if spec.size < 1:
-        what = ("the largest dataset" if spec.neighbours is Neighbours.ADD_REMOVE
-                else f"records per dataset under {spec.neighbours.value}")
-        raise InvalidArgument.bad("size", spec.size, f"an integer >= 1 ({what})")
-
-
-def _check_callable(name: str, f: Any) -> None:
-    if f is not None and not callable(f):
-        raise InvalidArgument.bad(name, f, "None or a callable")
-
-
 # ---------------------------------------------------------------------------------- reproduce
 
 def _reproduce(spec: MechanismSpec, samples: int, seed: int, exact: bool = False,
-               own_randomness: bool = False, early_stop: bool = True) -> str:
-    """A command line when the mechanism lives in a file, else a Python call
-    (:func:`dpaudit.reproduce.for_spec`; the claim's floats round-trip exactly)."""
+               own_randomness: bool = False, early_stop: bool = True,
+               context: Optional[AuditContext] = None) -> str:
+    """The context's line when the calling command writes one, else a command line when the
+    mechanism lives in a file, else a Python call (:func:`dpaudit.reproduce.for_spec`; the
+    claim's floats round-trip exactly)."""
+    if context is not None and context.reproduce is not None:
+        return context.reproduce(own_randomness)
     from dpaudit.reproduce import for_spec
 
     return for_spec(spec, samples=samples, seed=seed, exact=exact, own_randomness=own_randomness,
                     early_stop=early_stop)
 
 
+def _from_context(context: Optional[AuditContext]) -> dict:
+    """The result fields that only the calling command knows."""
+    if context is None:
+        return {}
+    return {"family": context.family, "origin": context.origin, "declared_by": context.declared_by}
+
+
 # ---------------------------------------------------------------------------------- sampled
 
-def _default_executor(spec: MechanismSpec):
+def _default_executor(spec: MechanismSpec) -> Optional[Executor]:
     from dpaudit.execution.fork import ForkExecutor, default_workers
 
     if spec.call_form is not CallForm.BATCH and default_workers() > 1 and ForkExecutor.available():
@@ -147,9 +108,10 @@ def _default_executor(spec: MechanismSpec):
 
 
 def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 0.95,
-          seed: Optional[int] = None, executor: Any = None,
+          seed: Optional[int] = None, executor: Optional[Executor] = None,
           progress: Optional[Callable[[dict], None]] = None, timeout: Optional[float] = None,
-          early_stop: bool = True, **claim_overrides: Any) -> AuditResult:
+          early_stop: bool = True, context: Optional[AuditContext] = None,
+          **claim_overrides: Any) -> AuditResult:
     """Audit ``mechanism``'s privacy claim by sampling; return a frozen :class:`AuditResult`.
 
     ``mechanism`` is a :class:`MechanismSpec` or a (decorated) function; ``claim_overrides`` are
@@ -165,17 +127,18 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     ``early_stop`` (default) runs the audit as a group-sequential test that stops at the first
     look refuting the claim, the confidence holding under that stopping rule
     (:mod:`dpaudit.estimators.sequential`; ``details["early_stop"]`` records the looks); False
-    spends the whole budget at once, for the tightest bound.
+    spends the whole budget at once, for the tightest bound. ``context`` is what a command that
+    asks for the audit knows (:class:`~dpaudit.results.AuditContext`: its reproduce line, the
+    targets sharing the confidence, where the function lives), built into the result.
     """
     spec = _spec(mechanism, claim_overrides)
-    budget = _check_samples(samples) or default_samples(spec)
+    budget = check_samples(samples) or default_samples(spec)
     confidence = check_confidence(confidence)
     seed = check_seed(seed)
-    timeout = _check_timeout(timeout)
-    _check_callable("progress", progress)
-    _check_size(spec)
-    if executor is not None and not callable(getattr(executor, "run", None)):
-        raise InvalidArgument.bad("executor", executor, "None or an object with run(spec, tasks)")
+    timeout = check_seconds(timeout, "timeout")
+    check_callable("progress", progress)
+    check_records(spec.size, spec.neighbours)
+    check_executor(executor)
     from dpaudit.execution.blas import single_blas_thread
     from dpaudit.search import sequential
 
@@ -198,12 +161,12 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
             own.close()
     if differ is not None:
         return _forms_result(spec, differ, budget, confidence, seed, time.monotonic() - t0,
-                             reproducible, bool(early_stop))
+                             reproducible, bool(early_stop), context)
     return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible,
-                           looks, bool(early_stop))
+                           looks, bool(early_stop), context)
 
 
-def _replays(spec: MechanismSpec, executor: Any, seed: int) -> Optional[bool]:
+def _replays(spec: MechanismSpec, executor: Executor, seed: int) -> Optional[bool]:
     """:func:`dpaudit.reproduce.replays`, None when the mechanism fails (the audit reports it)."""
     from dpaudit.reproduce import replays
 
@@ -213,7 +176,8 @@ def _replays(spec: MechanismSpec, executor: Any, seed: int) -> Optional[bool]:
         return None
 
 
-def _forms_differ(spec: MechanismSpec, executor: Any, seed: int, budget: int) -> Optional[tuple]:
+def _forms_differ(spec: MechanismSpec, executor: Executor, seed: int,
+                  budget: int) -> Optional[tuple]:
     """:func:`dpaudit.execution.honesty.forms_differ`: whether the one-call form ``f(data, rng)``
     of a batch-form mechanism releases another law than the batch form the audit samples; None
     when it does not, or when the mechanism fails (the audit reports it)."""
@@ -226,7 +190,8 @@ def _forms_differ(spec: MechanismSpec, executor: Any, seed: int, budget: int) ->
 
 
 def _forms_result(spec: MechanismSpec, differ: tuple, budget: int, confidence: float, seed: int,
-                  elapsed: float, reproducible: Optional[bool], early_stop: bool) -> AuditResult:
+                  elapsed: float, reproducible: Optional[bool], early_stop: bool,
+                  context: Optional[AuditContext] = None) -> AuditResult:
     """The ERROR of a batch form that is not the one-call form: the audit of the batch form would
     say nothing about the function users call."""
     message, data = differ
@@ -234,13 +199,13 @@ def _forms_result(spec: MechanismSpec, differ: tuple, budget: int, confidence: f
                        verdict=Verdict.ERROR, epsilon_lower_bound=None, delta_lower_bound=None,
                        counterexample=None, confidence=confidence, samples=0,
                        reproduce=_reproduce(spec, budget, seed, own_randomness=reproducible is False,
-                                            early_stop=early_stop),
+                                            early_stop=early_stop, context=context),
                        elapsed_s=elapsed, error=message, seed=seed, reproducible=reproducible,
                        domain=spec.domain, size=spec.size,
-                       details={"error_dataset": list(data)})
+                       details=FailureDetails(MechanismFailure(list(data))), **_from_context(context))
 
 
-def _independent(executor: Any, reproducible: Optional[bool]) -> Any:
+def _independent(executor: Executor, reproducible: Optional[bool]) -> Executor:
     """The executor to sample with. A mechanism that draws its own randomness (a global or
     library-internal generator, not the rng it is given) runs in one process, not a fork pool:
     forked workers start from copies of one generator state and draw the same numbers (python-dp
@@ -253,45 +218,45 @@ def _independent(executor: Any, reproducible: Optional[bool]) -> Any:
     return executor
 
 
-def _strength(spec: MechanismSpec, out: Any, confidence: float, refuted: bool) -> Any:
+def _strength(spec: MechanismSpec, out: Any, confidence: float, refuted: bool) -> Strength:
     """The p-value, margin and power of a validated result (:mod:`dpaudit.estimators.strength`)."""
     from dpaudit.estimators import strength
 
     b, choice = out.bound, out.candidate.choice
     split = choice.split if b.method == choice.method else (0.5, 0.5)
     k = (1.0 - confidence) / b.alpha  # the Bonferroni factor the run used
-    return strength.grade(b.method, out.counts, split, b.alpha, k, spec.epsilon, spec.delta,
-                          b.epsilon_lb, refuted)
+    return Strength.of(strength.grade(b.method, out.counts, split, b.alpha, k, spec.epsilon,
+                                      spec.delta, b.epsilon_lb, refuted))
 
 
 def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: float, seed: int,
                     elapsed: float, reproducible: Optional[bool] = None,
-                    looks: Optional[dict] = None, early_stop: bool = True) -> AuditResult:
-    details: dict = {"phases": out.phases, "timed_out": bool(out.timed_out),
-                     "candidates_validated": out.validated}
-    if looks is not None:
-        details["early_stop"] = looks
-    if out.schema is not None:
-        details["output_kind"] = out.schema.description
+                    looks: Optional[dict] = None, early_stop: bool = True,
+                    context: Optional[AuditContext] = None) -> AuditResult:
+    seen = dict(phases=out.phases, timed_out=bool(out.timed_out),
+                candidates_validated=out.validated, early_stop=looks,
+                output_kind=None if out.schema is None else out.schema.description)
     reproduce = _reproduce(spec, budget, seed, own_randomness=reproducible is False,
-                           early_stop=early_stop)
+                           early_stop=early_stop, context=context)
     common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours,
                   confidence=confidence, samples=int(out.samples), reproduce=reproduce,
                   elapsed_s=elapsed, seed=seed, reproducible=reproducible, domain=spec.domain,
-                  size=spec.size)
+                  size=spec.size, **_from_context(context))
     if out.error is not None:
         exc = out.error
-        details["error_dataset"] = None if exc.dataset is None else np.asarray(exc.dataset).tolist()
-        if exc.output is not None:
-            details["error_output"] = repr(exc.output)[:200]
+        failure = MechanismFailure(
+            None if exc.dataset is None else np.asarray(exc.dataset).tolist(),
+            None if exc.output is None else repr(exc.output)[:200])
         return AuditResult(verdict=Verdict.ERROR, epsilon_lower_bound=None, delta_lower_bound=None,
-                           counterexample=None, error=str(exc), details=details, **common)
+                           counterexample=None, error=str(exc),
+                           details=SampledDetails(**seen, failure=failure), **common)
     if out.bound is None:
         from dpaudit.estimators.strength import no_evidence
 
         verdict = Verdict.INCONCLUSIVE if out.timed_out else Verdict.NOT_REFUTED
         return AuditResult(verdict=verdict, epsilon_lower_bound=0.0, delta_lower_bound=None,
-                           counterexample=None, details=details, strength=no_evidence(), **common)
+                           counterexample=None, details=SampledDetails(**seen),
+                           strength=Strength.of(no_evidence()), **common)
     b, cand, counts = out.bound, out.candidate, out.counts
     choice = cand.choice
     pair = cand.pair if choice.numerator == 0 else cand.pair.swapped()
@@ -301,26 +266,25 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
     _note_porosity(event, counts)
     cx = Counterexample(*pair.tuples(), event, b.p, b.q,
                         Interval(*b.p_interval), Interval(*b.q_interval))
-    details.update({
-        "bound_method": b.method, "alpha": b.alpha, "pair_label": cand.pair.label,
-        "projected_bound": choice.projected,
-        "validation": {"n_D": counts.n_num, "n_D_prime": counts.n_den, "in_event_D": counts.x,
-                       "in_event_D_prime": counts.y, "both": counts.a,
-                       "design": "paired" if counts.paired else "independent"},
-        "event_thresholds": sorted({float(v) for v in (event.get("threshold"), event.get("lo"),
-                                                       event.get("hi"))
-                                    if v is not None and np.isfinite(v)}),
-    })
+    samples = None
     if out.kept and out.schema is not None and out.schema.ordered and out.schema.kind.value != "vector":
         finite = lambda xs: [v for v in xs if math.isfinite(v)]  # noqa: E731  (plots show numbers)
-        details["samples"] = {"d": finite(out.kept[0]), "d_prime": finite(out.kept[1])}
-    if choice.curve is not None:
-        details["bound_curve"] = choice.curve
+        samples = ValidationSamples(finite(out.kept[0]), finite(out.kept[1]))
+    validated = ValidatedEvent(
+        bound_method=b.method, alpha=b.alpha, pair_label=cand.pair.label,
+        projected_bound=choice.projected,
+        validation=ValidationCounts(n_D=counts.n_num, n_D_prime=counts.n_den, in_event_D=counts.x,
+                                    in_event_D_prime=counts.y, both=counts.a,
+                                    design="paired" if counts.paired else "independent"),
+        event_thresholds=sorted({float(v) for v in (event.get("threshold"), event.get("lo"),
+                                                    event.get("hi"))
+                                 if v is not None and np.isfinite(v)}),
+        samples=samples, bound_curve=choice.curve)
     refuted = b.epsilon_lb > spec.epsilon
     delta_lb = b.delta_lb if spec.delta > 0 else None
     verdict = Verdict.REFUTED if refuted else Verdict.NOT_REFUTED
     return AuditResult(verdict=verdict, epsilon_lower_bound=b.epsilon_lb, delta_lower_bound=delta_lb,
-                       counterexample=cx, details=details,
+                       counterexample=cx, details=SampledDetails(**seen, validated=validated),
                        strength=_strength(spec, out, confidence, refuted), **common)
 
 
@@ -388,12 +352,11 @@ def exact_audit(mechanism: Any, *, seed: Optional[int] = None, examples: int = 2
     """
     spec = _spec(mechanism, claim_overrides)
     seed = check_seed(seed)
-    if isinstance(examples, bool) or not isinstance(examples, numbers.Integral) or int(examples) < 1:
-        raise InvalidArgument.bad("examples", examples, "an integer >= 1")
+    examples = check_count(examples, "examples")
     if not spec.exact:
         raise InvalidArgument.bad("mechanism", spec.name,
                                   "a spec with distribution= or log_prob= for an exact audit")
-    _check_size(spec)
+    check_records(spec.size, spec.neighbours)
     from dpaudit.search.exact_search import ExactObjective, search_exact
 
     t0 = time.monotonic()
@@ -402,13 +365,13 @@ def exact_audit(mechanism: Any, *, seed: Optional[int] = None, examples: int = 2
                   seed=seed, domain=spec.domain, size=spec.size)
     try:
         obj = ExactObjective(spec, seed)
-        found = search_exact(spec, seed=seed, examples=int(examples), objective=obj)
+        found = search_exact(spec, seed=seed, examples=examples, objective=obj)
         result = _exact_result(spec, obj, found, common, time.monotonic() - t0)
     except MechanismError as exc:
-        details = {"error_dataset": None if exc.dataset is None else np.asarray(exc.dataset).tolist()}
+        failure = MechanismFailure(None if exc.dataset is None else np.asarray(exc.dataset).tolist())
         return AuditResult(verdict=Verdict.ERROR, epsilon_lower_bound=None, delta_lower_bound=None,
                            counterexample=None, elapsed_s=time.monotonic() - t0, error=str(exc),
-                           details=details, **common)
+                           details=FailureDetails(failure), **common)
     return result
 
 
@@ -419,15 +382,11 @@ def _exact_result(spec: MechanismSpec, obj: Any, found: Any, common: dict, elaps
     loss, witness = obj.loss(pair)
     eps, delta = spec.epsilon, spec.delta
     tol = 1e-9 * max(1.0, eps)
-    details: dict = {"exact_loss": loss, "witness": _plain(witness), "pairs_evaluated": found.evaluated,
-                     "phases": found.phases, "pair_label": pair.label,
-                     "objective": "delta" if delta > 0 and obj.by_law else "loss"}
     cx = None
-    delta_claim = None
+    delta_claim = note = None
     if obj.by_law:
         P, Q = obj.laws(pair)
         delta_claim = obj.delta(pair, eps, exact=True)
-        details["delta_at_claim"] = delta_claim
         refuted = delta_claim > delta + 1e-12 if delta > 0 else loss > eps + tol
         # the event: where the loss beats the claim (violations), else where it is attained
         best = None
@@ -442,10 +401,14 @@ def _exact_result(spec: MechanismSpec, obj: Any, found: Any, common: dict, elaps
         cx = Counterexample(d, d2, event, ls.p, ls.q, Interval(ls.p, ls.p), Interval(ls.q, ls.q))
     else:
         refuted = loss > eps + tol
-        details["note"] = "log_prob only: the loss is exact at the outputs evaluated (a lower bound)"
+        note = "log_prob only: the loss is exact at the outputs evaluated (a lower bound)"
         event = {"kind": "output", "text": f"output = {_plain(witness)!r}", "atoms": [_plain(witness)]}
         cx = Counterexample(*pair.tuples(), event, math.nan, math.nan,
                             Interval(math.nan, math.nan), Interval(math.nan, math.nan))
+    details = ExactDetails(exact_loss=loss, witness=_plain(witness), pairs_evaluated=found.evaluated,
+                           phases=found.phases, pair_label=pair.label,
+                           objective="delta" if delta > 0 and obj.by_law else "loss",
+                           delta_at_claim=delta_claim, note=note)
     verdict = Verdict.REFUTED if refuted else Verdict.NOT_REFUTED
     return AuditResult(verdict=verdict, epsilon_lower_bound=loss,
                        delta_lower_bound=delta_claim if delta > 0 else None,

@@ -6,7 +6,10 @@ settings (flags > ``[tool.dpaudit]`` of the nearest pyproject.toml > defaults; t
 fixed and recorded) → sandbox child imports the file (:mod:`dpaudit.execution.sandbox`; an import that
 crashes or hangs is a load error, not a dpaudit crash) → :func:`dpaudit.loader.load_mechanism` →
 :class:`~dpaudit.spec.MechanismSpec` (flags override the declaration; a missing claim is a usage
-error naming the flag to add) → :func:`dpaudit.audit` with the sandbox as executor → records →
+error naming the flag to add) → :func:`dpaudit.audit` with the sandbox as executor and what this
+command knows as its :class:`~dpaudit.results.AuditContext` (the reproduce line, the targets sharing
+the confidence, where the function lives, the isolation) → one frozen result per target, read
+into its record, never patched →
 :func:`dpaudit.report.make_run` → JSON / HTML / JUnit / SARIF → the exit code of the worst verdict.
 
 Every bad input is one line on stderr and exit code 3, and when reports were asked for they are
@@ -24,7 +27,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from dpaudit import reproduce as _reproduce
 from dpaudit.config import CheckSettings, read_config, resolve_settings
@@ -32,6 +35,14 @@ from dpaudit.errors import DpauditError, InvalidArgument, LoadError, MechanismEr
 from dpaudit.exitcodes import ExitCode, exit_code
 from dpaudit.execution.process import printable
 from dpaudit.report.registry import report_paths
+
+if TYPE_CHECKING:  # the audit's modules load lazily: the sandbox child boots meanwhile
+    from dpaudit.execution.base import Executor
+    from dpaudit.execution.honesty import FreshProcesses
+    from dpaudit.execution.sandbox import SandboxExecutor
+    from dpaudit.progress import Progress
+    from dpaudit.results import AuditResult, Family
+    from dpaudit.spec import MechanismSpec
 
 __all__ = ["CheckSettings", "resolve_settings", "read_config", "run_check", "exit_code",
            "reproduce_command"]
@@ -50,7 +61,7 @@ def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbou
         size=size, seed=settings.seed, samples=settings.samples if samples is None else samples,
         confidence=settings.target_confidence, call_timeout=settings.call_timeout,
         memory=settings.memory, own_randomness=own_randomness,
-        early_stop=getattr(settings, "early_stop", True))
+        early_stop=settings.early_stop)
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -99,6 +110,10 @@ def run_check(args: argparse.Namespace) -> ExitCode:
                 _write(records, reports, settings.seed, started, command)
                 raise UsageError(str(exc)) from None
             except Exception as exc:  # a bug in dpaudit: keep what is done, say so, go on
+                if stop.received is not None:
+                    # the signal interrupted something that caught it (an import cut halfway
+                    # then failed again, "already registered"): the run was interrupted
+                    raise KeyboardInterrupt(stop.received) from None
                 if os.environ.get("DPAUDIT_DEBUG"):
                     raise
                 progress.clear()
@@ -107,6 +122,8 @@ def run_check(args: argparse.Namespace) -> ExitCode:
                       f"traceback)", file=sys.stderr)
                 record = _error_record(target, internal, command)
                 internal_errors += 1
+            if stop.received is not None:  # the signal was caught on the way: the target is cut
+                raise KeyboardInterrupt(stop.received)
             records.append(clean_record(record))
             progress.finish(records[-1])
     except KeyboardInterrupt:
@@ -282,7 +299,7 @@ def _warn_weakened_isolation(settings: CheckSettings) -> None:
     if settings.isolation != "strict" and where not in ("flag", "default"):
         print(f"dpaudit: note: isolation = {settings.isolation!r} from {where}: the audited code runs "
               f"with less than the full sandbox (--isolation strict overrides it)", file=sys.stderr)
-    ignored = getattr(settings, "ignored", None) or {}
+    ignored = settings.ignored
     if ignored:
         path = settings.config_path
         shown = os.path.relpath(path) if path else "pyproject.toml"
@@ -297,7 +314,7 @@ def _warn_weakened_isolation(settings: CheckSettings) -> None:
               f"never returns waits until interrupted)", file=sys.stderr)
 
 
-def _cluster(settings: CheckSettings) -> Any:
+def _cluster(settings: CheckSettings) -> Optional[Executor]:
     """The Dask executor of ``--executor`` (None without it), shared by every target of the run."""
     if settings.executor is None:
         return None
@@ -306,14 +323,15 @@ def _cluster(settings: CheckSettings) -> Any:
     return executor_from_option(settings.executor, trusted=settings.in_process)
 
 
-def _check_one(target: str, settings: CheckSettings, progress: Any,
-               deadline: Optional[float], cluster: Any = None) -> dict:
+def _check_one(target: str, settings: CheckSettings, progress: Progress,
+               deadline: Optional[float], cluster: Optional[Executor] = None) -> dict:
     """Load, audit and record one target. Load and claim errors propagate (usage errors); a
     misbehaving mechanism is an ERROR record. Sandboxed, the file is imported only in the child:
     this process sees the mechanism through the child's description of it."""
     from dpaudit.loader import load_mechanism, parse_target
     from dpaudit.report.model import location
     from dpaudit.execution.sandbox import SandboxExecutor
+    from dpaudit.results import AuditContext, Origin
     from dpaudit.spec import MechanismSpec
 
     t0 = time.monotonic()
@@ -334,7 +352,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
         from dpaudit.execution.honesty import FreshProcesses
 
         executor = sandbox()
-        if getattr(settings, "sensitivity", None) is None:
+        if settings.sensitivity is None:
             fresh = FreshProcesses(sandbox)  # fresh children: is the noise fixed at import?
     try:
         if executor is not None:
@@ -355,14 +373,12 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
         else:
             loaded = load_mechanism(path, function)
             facts, name, isolation = None, loaded.target, "none (in process)"
-        if getattr(settings, "sensitivity", None) is not None:
+        if settings.sensitivity is not None:
             from dpaudit.sensitivity_check import check_sensitivity_of
 
-            record = check_sensitivity_of(name, settings, executor, facts,
-                                          None if executor is not None else loaded.func,
-                                          remaining)
-            record["isolation"] = isolation
-            return record
+            return check_sensitivity_of(name, settings, executor, facts,
+                                        None if executor is not None else loaded.func,
+                                        remaining, isolation=isolation)
         unchecked: tuple = ()
         if executor is not None:
             from dpaudit.execution.declared import read_declaration, reconcile
@@ -373,38 +389,36 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
             declared, unchecked = reconcile(read_declaration(path, name.rsplit(":", 1)[1]),
                                             facts.get("declaration"), path=path)
             unchecked = tuple(k for k in unchecked if overrides.get(k) is None)
+            declared = _refuse_unchecked(declared, unchecked, path, name)
+            unchecked = ()
             spec = remote_spec(facts, name=name, declaration=declared, **overrides)
         else:
             spec = MechanismSpec.from_function(loaded.func, name=name,
                                                **settings.claim_for(target, name))
         budget = settings.samples or dpaudit.auditor.default_samples(spec)
-        reproduce = reproduce_command(name, settings, spec.claim, spec.neighbours,
-                                      spec.domain, spec.size, budget)
+
+        def replay(own_randomness: bool = False) -> str:
+            return reproduce_command(name, settings, spec.claim, spec.neighbours, spec.domain,
+                                     spec.size, budget, own_randomness=own_randomness)
+
+        origin = Origin(location(spec.source), isolation)
+        context = AuditContext(reproduce=replay, family=_family(settings), origin=origin,
+                               declared_by=_declared_by(unchecked))
         if fresh is not None:
             _fresh_first_calls(fresh, spec, executor, settings.seed)
+        result: Optional[AuditResult] = None
+        failed: dict = {}
         try:
-            result = dpaudit.auditor.audit(spec, samples=settings.samples,
-                                           confidence=settings.target_confidence, seed=settings.seed,
-                                           executor=executor or cluster, progress=progress,
-                                           timeout=remaining, early_stop=settings.early_stop)
+            result = dpaudit.auditor.audit(
+                spec, samples=settings.samples, confidence=settings.target_confidence,
+                seed=settings.seed, executor=executor or cluster, progress=progress,
+                timeout=remaining, early_stop=settings.early_stop, context=context)
         except MechanismError as exc:  # the auditor should have made it an ERROR verdict
-            record = _error_record(name, str(exc), reproduce)
-            record["elapsed_s"] = time.monotonic() - t0
-        else:
-            record = result.to_record()
-            record["reproduce"] = reproduce if result.reproducible is not False else \
-                reproduce_command(name, settings, spec.claim, spec.neighbours, spec.domain,
-                                  spec.size, budget, own_randomness=True)
-            _family(record, settings)
+            failed = _error_record(name, str(exc), replay(), elapsed_s=time.monotonic() - t0,
+                                   location=origin.location, isolation=isolation)
         if fresh is not None:
-            record = _fixed_noise(record, fresh, spec, settings)
-        if unchecked and isinstance(record.get("claim"), dict):
-            from dpaudit.execution.declared import FROM_THE_CHILD
-
-            record["claim"]["declared_by"] = f"{', '.join(unchecked)} {FROM_THE_CHILD}"
-        record["location"] = location(spec.source)
-        record["isolation"] = isolation
-        return record
+            result = _fixed_noise(result, fresh, spec, settings)
+        return failed if result is None else result.to_record()
     finally:
         if executor is not None:
             executor.close()
@@ -412,7 +426,8 @@ def _check_one(target: str, settings: CheckSettings, progress: Any,
             fresh.close()
 
 
-def _fresh_first_calls(fresh: Any, spec: Any, executor: Any, seed: int) -> None:
+def _fresh_first_calls(fresh: FreshProcesses, spec: MechanismSpec, executor: SandboxExecutor,
+                       seed: int) -> None:
     """Start the fresh-process check (:mod:`dpaudit.execution.honesty`): the first calls on D in
     the audit's own child, before any other, then D in an extra child and, only if the two agree
     beyond chance, D′ in another, while the audit runs. D and D′ are the relation's first
@@ -427,50 +442,85 @@ def _fresh_first_calls(fresh: Any, spec: Any, executor: Any, seed: int) -> None:
     fresh.first_calls(spec, executor, pair, seed)
 
 
-def _fixed_noise(record: dict, fresh: Any, spec: Any, settings: CheckSettings) -> dict:
-    """``record``, or a REFUTED one (ε = ∞) when the noise is the same in every fresh process and
-    the first releases on D and D′ differ (an ERROR stays: the mechanism failed)."""
+def _fixed_noise(result: Optional[AuditResult], fresh: FreshProcesses, spec: MechanismSpec,
+                 settings: CheckSettings) -> Optional[AuditResult]:
+    """``result``, or a REFUTED one (ε = ∞) when the noise is the same in every fresh process and
+    the first releases on D and D′ differ (an ERROR stays: the mechanism failed). Waits for the
+    fresh-process check either way."""
     from dpaudit.execution.honesty import ALPHA
-    from dpaudit.results import AuditResult, Counterexample, Interval, Verdict
+    from dpaudit.results import (AuditResult, Counterexample, FixedNoiseDetails, FixedNoiseFacts,
+                                 Interval, Verdict)
 
     wait = (settings.call_timeout or 30.0) + 20.0
     found = fresh.result(timeout=wait)
-    if found is None or record.get("verdict") == "error":
-        return record
+    if found is None or result is None or result.verdict is Verdict.ERROR:
+        return result
     event = {"kind": "fixed-noise", "text": found.reason, "atoms": [found.first]}
     cx = Counterexample(found.dataset, found.neighbour, event, 1.0, 0.0, Interval(1.0, 1.0),
                         Interval(0.0, 0.0))
-    details = {"fixed_noise": {"first_on_D": found.first, "first_on_D_prime": found.first_neighbour,
-                               "agreements": found.agreements, "calls": found.calls,
-                               "p": found.p, "alpha": ALPHA},
-               "pair_label": "fresh processes"}
-    result = AuditResult(target=record.get("target", spec.name), claim=spec.claim,
-                         neighbours=spec.neighbours, verdict=Verdict.REFUTED,
-                         epsilon_lower_bound=float("inf"), delta_lower_bound=1.0 if spec.delta else None,
-                         confidence=settings.target_confidence, samples=3 * found.calls,
-                         counterexample=cx, reproduce=record.get("reproduce", ""),
-                         elapsed_s=record.get("elapsed_s") or 0.0, seed=settings.seed,
-                         details=details, reproducible=record.get("reproducible"),
-                         domain=spec.domain, size=spec.size)
-    out = result.to_record()
-    out["reproduce"] = record.get("reproduce", "")
-    _family(out, settings)
-    return out
+    details = FixedNoiseDetails(FixedNoiseFacts(
+        first_on_D=found.first, first_on_D_prime=found.first_neighbour,
+        agreements=found.agreements, calls=found.calls, p=found.p, alpha=ALPHA))
+    return AuditResult(target=result.target, claim=spec.claim, neighbours=spec.neighbours,
+                       verdict=Verdict.REFUTED, epsilon_lower_bound=float("inf"),
+                       delta_lower_bound=1.0 if spec.delta else None,
+                       confidence=settings.target_confidence, samples=3 * found.calls,
+                       counterexample=cx, reproduce=result.reproduce,
+                       elapsed_s=result.elapsed_s or 0.0, seed=settings.seed, details=details,
+                       reproducible=result.reproducible, domain=spec.domain, size=spec.size,
+                       family=result.family, origin=result.origin, declared_by=result.declared_by)
 
 
-def _family(record: dict, settings: CheckSettings) -> None:
-    """Several targets share one family-wise confidence (Bonferroni): each was audited at
-    :attr:`CheckSettings.target_confidence`, and its p-value for the run is multiplied by the
-    number of targets (the smallest run-level 1 − confidence at which it is refuted)."""
-    if settings.family < 2 or record.get("kind") != "audit":
-        return
-    from dpaudit.estimators.strength import MARGINAL_P
+def _family(settings: CheckSettings) -> Optional[Family]:
+    """The targets sharing the run's family-wise confidence (Bonferroni), when there are several:
+    each is audited at :attr:`CheckSettings.target_confidence`, and its p-value for the run is
+    :meth:`dpaudit.results.Strength.family` (the smallest run-level 1 − confidence at which it is
+    refuted)."""
+    from dpaudit.results import Family
 
-    record["family"] = {"targets": settings.family, "confidence": settings.confidence,
-                        "correction": "bonferroni"}
-    if isinstance(record.get("p_value"), (int, float)):
-        record["p_value"] = min(1.0, record["p_value"] * settings.family)
-        record["marginal"] = record.get("verdict") == "refuted" and record["p_value"] > MARGINAL_P
+    if settings.family < 2:
+        return None
+    return Family(targets=settings.family, confidence=settings.confidence)
+
+
+#: the flag that states each claim field on the command line
+_CLAIM_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "neighbours": "--neighbours",
+                "domain": "--domain", "size": "--size"}
+
+
+def _refuse_unchecked(declared: dict, unchecked: tuple, path: str, name: str) -> dict:
+    """The declaration to audit, when no claim field is taken on the sandboxed code's word alone.
+
+    A field the source does not spell as a literal (``delta=compute()``, or a declaration made
+    as ``f = dpaudit.mechanism(...)(f)``) is known only from the child, which runs the audited
+    code and can patch dpaudit there: a leaky sum whose child reported δ = 0.999 was NOT
+    REFUTED. Such a field is a usage error naming the flag that states it (module-level
+    constants, ``EPSILON = 0.5``, are read from the source). The output kind is a hint, not a
+    claim: taken from the child it could only hide the outputs, so it is dropped and detected."""
+    refused = [k for k in unchecked if k in _CLAIM_FLAGS]
+    if refused:
+        said = ", ".join(f"{k} = {_claim_text(declared.get(k))}" for k in refused)
+        flags = " and ".join(_CLAIM_FLAGS[k] for k in refused)
+        raise LoadError(f"{name}: its declaration of {', '.join(refused)} is not readable from the "
+                        f"source (not a literal, or not an @dpaudit.mechanism(...) decorator on "
+                        f"the def); dpaudit does not take a claim on the sandboxed code's word "
+                        f"(it reported {said}): give {flags}")
+    return {k: v for k, v in declared.items() if k not in unchecked}
+
+
+def _claim_text(value: Any) -> str:
+    text = repr(tuple(value)) if isinstance(value, list) else repr(value)
+    return printable(text)[:60]
+
+
+def _declared_by(unchecked: tuple) -> Optional[str]:
+    """Which claim fields only the sandbox child reported (the source states them otherwise than
+    as literals), said on the claim (:mod:`dpaudit.execution.declared`); None when none."""
+    if not unchecked:
+        return None
+    from dpaudit.execution.declared import FROM_THE_CHILD
+
+    return f"{', '.join(unchecked)} {FROM_THE_CHILD}"
 
 
 def _first_line(exc: BaseException, limit: int = 200) -> str:
@@ -489,11 +539,13 @@ def _warm_imports() -> None:
         pass
 
 
-def _error_record(target: str, message: str, reproduce: str) -> dict:
-    """A record for a target that could not be audited (the report still says so)."""
+def _error_record(target: str, message: str, reproduce: str, *, elapsed_s: float = 0.0,
+                  **extra: Any) -> dict:
+    """A record for a target that could not be audited (the report still says so); ``extra``
+    keys (``location``, ``isolation``) are added."""
     from dpaudit.results import error_record
 
-    return error_record("audit", target, message, reproduce=reproduce)
+    return error_record("audit", target, message, reproduce=reproduce, elapsed_s=elapsed_s, **extra)
 
 
 def _error_records(targets: Any, message: str, command: str) -> list[dict]:

@@ -21,6 +21,8 @@ from enum import Enum
 from typing import Any, Union
 
 from dpaudit.errors import InvalidArgument
+# the checks of a claim's numbers live in dpaudit.validation; re-exported here, where users find them
+from dpaudit.validation import check_confidence, check_delta, check_epsilon, check_size
 
 __all__ = [
     "Neighbours",
@@ -93,34 +95,6 @@ _NEIGHBOUR_TEXT = {
 
 def _is_real(x: Any) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
-
-
-def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
-    """ε must be a finite real number > 0."""
-    if not _is_real(epsilon) or not math.isfinite(float(epsilon)) or float(epsilon) <= 0:
-        raise InvalidArgument.bad(name, epsilon, "a finite number > 0")
-    return float(epsilon)
-
-
-def check_delta(delta: Any, name: str = "delta") -> float:
-    """δ must be a real number in [0, 1)."""
-    if not _is_real(delta) or not (0.0 <= float(delta) < 1.0):
-        raise InvalidArgument.bad(name, delta, "a number in [0, 1)")
-    return float(delta)
-
-
-def check_size(size: Any, name: str = "size") -> int:
-    """Dataset sizes are integers ≥ 0."""
-    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or int(size) < 0:
-        raise InvalidArgument.bad(name, size, "an integer >= 0")
-    return int(size)
-
-
-def check_confidence(confidence: Any, name: str = "confidence") -> float:
-    """A confidence level is a real number strictly between 0 and 1."""
-    if not _is_real(confidence) or not (0.0 < float(confidence) < 1.0):
-        raise InvalidArgument.bad(name, confidence, "a number strictly between 0 and 1")
-    return float(confidence)
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--id", dest="ids", action="append", metavar="ID", help="only this audit id (repeatable)")
     a.add_argument("--out", metavar="DIR", default="reports", help="report folder (default reports/)")
     a.add_argument("--seed", type=str, help="root seed (recorded; default fixed)")
-    _report_flags(a, html_default=None)
+    _report_flags(a)
     a.add_argument("--exit-zero", action="store_true")
     a.add_argument("--fail-on-inconclusive", action="store_true")
     a.add_argument("--quiet", "-q", action="store_true")
@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _report_flags(p: argparse.ArgumentParser, html_default: Optional[str] = None) -> None:
+def _report_flags(p: argparse.ArgumentParser) -> None:
     """``--NAME F`` for every report format of the registry (``--html``, ``--json``, ...)."""
     from dpaudit.report.registry import add_report_options
 

@@ -1,17 +1,19 @@
 """Configuration: flags > ``[tool.dpaudit]`` of the nearest pyproject.toml > defaults.
 
-The one home of the value parsers every command shares (a number, an integer such as ``2e5`` or
-``200_000``, seconds, a ``LO:HI`` domain, and the root seed: :func:`parse_seed` is the only seed
-parser), of :func:`read_config` (the ``[tool.dpaudit]`` table), and of :class:`CheckSettings`,
-the validated settings of one ``dpaudit check`` run (:func:`resolve_settings`). Every bad value
-raises :class:`~dpaudit.errors.InvalidArgument` naming the flag or the pyproject key, so the
-command prints one line and exits 3.
+The home of :func:`read_config` (the ``[tool.dpaudit]`` table) and of :class:`CheckSettings`, the
+validated settings of one ``dpaudit check`` run (:func:`resolve_settings`). The value parsers
+every command shares (a number, an integer such as ``2e5`` or ``200_000``, seconds, a memory size,
+the root seed) live in :mod:`dpaudit.validation` and are re-exported here; :func:`parse_domain`
+and :func:`parse_neighbours` turn a flag into a claim's domain or relation. Every bad value raises
+:class:`~dpaudit.errors.InvalidArgument` naming the flag or the pyproject key, so the command
+prints one line and exits 3. Settings import no engine: the auditor's sample limits are
+validation's (:data:`dpaudit.validation.MIN_SAMPLES`), and the default budget, which depends on
+the mechanism, is the auditor's (:func:`dpaudit.auditor.default_samples`).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -20,72 +22,21 @@ from typing import Any, Mapping, Optional
 from dpaudit.claims import (NOTIONS, Domain, Neighbours, check_confidence, check_delta, check_epsilon,
                             claim_notion)
 from dpaudit.errors import InvalidArgument, UsageError
-from dpaudit.rng import DEFAULT_SEED
+# every check of a typed value lives in dpaudit.validation; its parsers are re-exported here
+from dpaudit.validation import (DEFAULT_SEED, MAX_SECONDS, parse_bound, parse_choice, parse_integer,
+                                parse_interval, parse_memory, parse_real, parse_samples,
+                                parse_seconds, parse_seed)
 
 __all__ = ["CheckSettings", "resolve_settings", "read_config", "resolve_seed", "parse_seed",
            "parse_real", "parse_integer", "parse_seconds", "parse_domain", "parse_neighbours",
-           "defaults", "claim_from_flags"]
+           "defaults", "claim_from_flags", "MAX_SECONDS"]
 
 
 # -- values -------------------------------------------------------------------------------------
 
-def parse_real(name: str, raw: Any) -> float:
-    """A number from a float, an int or a string (``"1e-6"``, ``"1_000"``)."""
-    if isinstance(raw, bool):
-        raise InvalidArgument.bad(name, raw, "a number")
-    if isinstance(raw, (int, float)):
-        return float(raw)
-    try:
-        return float(str(raw).strip().replace("_", ""))
-    except ValueError:
-        raise InvalidArgument.bad(name, raw, "a number") from None
-
-
-def parse_integer(name: str, raw: Any, requirement: str, minimum: int) -> int:
-    """An integer from ``200000``, ``200_000`` or ``2e5`` (a float with an integer value)."""
-    try:
-        value = parse_real(name, raw)
-    except InvalidArgument:
-        raise InvalidArgument.bad(name, raw, requirement) from None
-    if not math.isfinite(value) or value != int(value) or int(value) < minimum:
-        raise InvalidArgument.bad(name, raw, requirement)
-    return int(value)
-
-
-def parse_seed(name: str, raw: Any) -> int:
-    """The root seed: an integer >= 0 (``"7"``, ``7``, ``"1e3"``), named ``name`` in errors."""
-    if isinstance(raw, str) and raw.strip().isdigit():  # exact, however many digits
-        return int(raw.strip())
-    if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
-        return raw
-    return parse_integer(name, raw, "an integer >= 0", 0)
-
-
-#: The longest time limit taken, in seconds.
-MAX_SECONDS = 1e9
-
-
-def parse_seconds(name: str, raw: Any) -> float:
-    """A time limit: a finite number of seconds > 0, at most :data:`MAX_SECONDS` (the sandbox
-    turns limits into CPU rlimits, which a C long bounds)."""
-    value = parse_real(name, raw) if not isinstance(raw, str) or raw.strip() else math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise InvalidArgument.bad(name, raw, "a number of seconds > 0")
-    if value > MAX_SECONDS:
-        raise InvalidArgument.bad(name, raw, "a number of seconds > 0 and at most 1e9 (31 years)")
-    return value
-
-
 def parse_domain(name: str, raw: Any) -> Domain:
-    """``LO:HI`` with finite LO < HI (``--domain=-10:10``)."""
-    text = str(raw).strip()
-    lo, sep, hi = text.partition(":")
-    if not sep:
-        raise InvalidArgument.bad(name, raw, "LO:HI, e.g. --domain=-10:10")
-    a, b = parse_real(f"{name} LO", lo), parse_real(f"{name} HI", hi)
-    if not (math.isfinite(a) and math.isfinite(b)) or not a < b:
-        raise InvalidArgument.bad(name, raw, "LO:HI with finite LO < HI, e.g. --domain=-10:10")
-    return Domain(a, b)
+    """``LO:HI`` with finite LO < HI (``--domain=-10:10``; :func:`dpaudit.validation.parse_interval`)."""
+    return Domain(*parse_interval(name, raw))
 
 
 def parse_neighbours(name: str, raw: Any) -> Any:
@@ -100,23 +51,6 @@ def parse_neighbours(name: str, raw: Any) -> Any:
                                                              ("change-one",)])
         raise InvalidArgument.bad(name, raw, f"one of {allowed}") from None
     return notion.relation if notion.group == 1 else notion
-
-
-def _samples(name: str, raw: Any) -> int:
-    import importlib
-
-    auditor = importlib.import_module("dpaudit.auditor")
-    least = auditor.MIN_SAMPLES
-    value = parse_integer(name, raw, f"an integer >= {least}", least)
-    if value > auditor.MAX_SAMPLES:
-        raise InvalidArgument.bad(name, raw, "at most 1e15")
-    return value
-
-
-def _memory(name: str, raw: Any) -> int:
-    from dpaudit.execution.sandbox import parse_memory
-
-    return parse_memory(raw, name)
 
 
 def defaults() -> dict[str, Any]:
@@ -134,21 +68,18 @@ MAX_SIZE = 100_000
 def _isolation(name: str, raw: Any) -> str:
     from dpaudit.execution.isolation import ISOLATION_LEVELS
 
-    value = str(raw).strip().lower()
-    if value not in ISOLATION_LEVELS:
-        raise InvalidArgument.bad(name, raw, " | ".join(ISOLATION_LEVELS))
-    return value
+    return parse_choice(name, raw, ISOLATION_LEVELS)
 
 
 #: The run settings, as ``[tool.dpaudit]`` keys (``_`` and ``-`` are interchangeable there):
 #: key -> (flag attribute, parser of (name, raw)).
 _RUN_SETTINGS = {
     "seed": ("seed", parse_seed),
-    "samples": ("samples", _samples),
+    "samples": ("samples", parse_samples),
     "confidence": ("confidence", lambda n, r: check_confidence(parse_real(n, r), n)),
     "timeout": ("timeout", parse_seconds),
     "call-timeout": ("call_timeout", parse_seconds),
-    "memory": ("memory", _memory),
+    "memory": ("memory", lambda n, r: parse_memory(r, n)),
     "isolation": ("isolation", _isolation),
 }
 
@@ -267,9 +198,8 @@ def claim_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "domain", None) is not None:
         claim["domain"] = parse_domain("--domain", args.domain)
     if getattr(args, "size", None) is not None:
-        claim["size"] = parse_integer("--size", args.size, f"an integer in [1, {MAX_SIZE}]", 1)
-        if claim["size"] > MAX_SIZE:
-            raise InvalidArgument.bad("--size", args.size, f"an integer in [1, {MAX_SIZE}]")
+        claim["size"] = parse_integer("--size", args.size, f"an integer in [1, {MAX_SIZE}]", 1,
+                                      MAX_SIZE)
     return claim
 
 
@@ -285,37 +215,20 @@ def _sensitivity_settings(args: argparse.Namespace) -> Optional[dict[str, Any]]:
 _NORMS = ("l1", "l2", "linf")
 
 
-def _bound(flag: str, raw: Any) -> float:
-    try:
-        value = float(str(raw).strip().replace("_", ""))
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise InvalidArgument.bad(flag, raw, "a finite number >= 0")
-    return value
-
-
 def parse_sensitivity_flags(args: argparse.Namespace) -> dict[str, Any]:
     """Validate ``--sensitivity``, ``--individual``, ``--norm`` and ``--examples``."""
-    out: dict[str, Any] = {"bound": _bound("--sensitivity", args.sensitivity),
+    out: dict[str, Any] = {"bound": parse_bound("--sensitivity", args.sensitivity),
                            "individual": None, "norm": None, "examples": 1000}
     if getattr(args, "individual", None) is not None:
         parts = [p for p in str(args.individual).split(",") if p.strip()]
         if not parts:
             raise InvalidArgument.bad("--individual", args.individual, "numbers D0,D1,... >= 0")
-        out["individual"] = tuple(_bound("--individual", p) for p in parts)
+        out["individual"] = tuple(parse_bound("--individual", p) for p in parts)
     if getattr(args, "norm", None) is not None:
-        if args.norm not in _NORMS:
-            raise InvalidArgument.bad("--norm", args.norm, " | ".join(_NORMS))
-        out["norm"] = args.norm
+        out["norm"] = parse_choice("--norm", args.norm, _NORMS, normalise=lambda s: s)
     if getattr(args, "examples", None) is not None:
-        try:
-            examples = float(str(args.examples).replace("_", ""))
-        except ValueError:
-            examples = math.nan
-        if not math.isfinite(examples) or examples != int(examples) or not 1 <= examples <= 10**7:
-            raise InvalidArgument.bad("--examples", args.examples, "an integer in [1, 10000000]")
-        out["examples"] = int(examples)
+        out["examples"] = parse_integer("--examples", args.examples, "an integer in [1, 10000000]",
+                                        1, 10 ** 7)
     return out
 
 

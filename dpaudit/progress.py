@@ -177,12 +177,13 @@ def _p(p: float) -> str:
 
 
 def strength_text(record: Mapping[str, Any]) -> str:
-    """How strong a sampled verdict is, in a few words (:mod:`dpaudit.estimators.strength`):
+    """How strong a sampled verdict is, in a few words (:class:`dpaudit.results.Strength`):
     ``p = 2.4e-05, ε_LB/ε = 1.24`` for a refutation; ``MARGINAL (p = 0.012 > 0.001): confirm
     with --seed=4 --confidence=0.999`` for a marginal one; for NOT REFUTED the p-value and what
     the budget could have seen; and a warning when the mechanism draws its own randomness.
     ``""`` for other records."""
-    from dpaudit.estimators.strength import MARGINAL_P, confirm_advice
+    from dpaudit.estimators.strength import confirm_advice
+    from dpaudit.results import MARGINAL_P
 
     if record.get("kind") != "audit" or record.get("verdict") not in ("refuted", "not_refuted"):
         return ""

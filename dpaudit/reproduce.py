@@ -1,10 +1,12 @@
 """Reproduce lines: the one command (or Python call) that replays a result.
 
-Every finding prints how to replay it (every finding prints a one-line reproduce command). The builders live here, and only here:
-``dpaudit check`` for a mechanism in a file (:func:`check_command`), ``dpaudit audit --id`` for a
-suite audit (:func:`audit_command`), ``dpaudit verify --claim`` for a z3 claim
-(:func:`verify_command`), and a ``dpaudit.audit(...)`` call for a function that lives in no file
-(:func:`python_call`). :func:`for_spec` picks between the last two for a spec.
+Every finding prints a one-line command that replays it. The command lines are built here, and
+only here: ``dpaudit check`` for a mechanism in a file (:func:`check_command`) and for a
+sensitivity search (:func:`sensitivity_command`), ``dpaudit audit --id`` for a suite audit
+(:func:`audit_command`), ``dpaudit verify --claim`` for a z3 claim (:func:`verify_command`), and a
+``dpaudit.audit(...)`` call for a function that lives in no file (:func:`python_call`).
+:func:`for_spec` picks between the first and the last for a spec. (The Python snippet that
+recomputes one sensitivity counterexample is :mod:`dpaudit.sensitivity.reproduce`'s.)
 
 Numbers are written so that they read back *exactly* (:func:`number`): ``repr`` of the float,
 which is the shortest string that round-trips (Steele & White 1990 / Gay 1990, the algorithm of
@@ -20,10 +22,14 @@ from __future__ import annotations
 
 import math
 import shlex
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-__all__ = ["number", "check_command", "audit_command", "verify_command", "python_call",
-           "for_spec", "parse_command", "replays", "OWN_RANDOMNESS_NOTE"]
+if TYPE_CHECKING:
+    from dpaudit.execution.base import Executor
+    from dpaudit.spec import MechanismSpec
+
+__all__ = ["number", "check_command", "sensitivity_command", "audit_command", "verify_command",
+           "python_call", "for_spec", "replays", "OWN_RANDOMNESS_NOTE"]
 
 #: Appended (as a shell comment) to the reproduce line of a mechanism that ignores its rng.
 OWN_RANDOMNESS_NOTE = ("the mechanism draws its own randomness: a replay gives other numbers "
@@ -75,6 +81,24 @@ def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any,
     return _note(shlex.join(parts), own_randomness)
 
 
+def sensitivity_command(target: str, *, bound: float, neighbours: Any, domain: Any, size: int,
+                        examples: int, seed: int, individual: Optional[Sequence[float]] = None,
+                        norm: Optional[str] = None) -> str:
+    """The ``dpaudit check --sensitivity`` line that replays a whole sensitivity search,
+    counterexample included (:mod:`dpaudit.sensitivity_check`)."""
+    from dpaudit.claims import Neighbours
+
+    parts = ["dpaudit", "check", target, f"--sensitivity={bound:g}",
+             f"--neighbours={Neighbours.parse(neighbours).value}",
+             f"--domain={domain.lo:g}:{domain.hi:g}", f"--size={size}",
+             f"--examples={examples}", f"--seed={seed}"]
+    if individual is not None:
+        parts.append("--individual=" + ",".join(f"{d:g}" for d in individual))
+    if norm is not None:
+        parts.append(f"--norm={norm}")
+    return shlex.join(parts)
+
+
 def audit_command(file: Optional[str], audit_id: str, seed: int) -> str:
     """``dpaudit audit FILE --id ID --seed S``: one suite audit, replayed alone with the seed it
     had in the full run (its own seed derives from the root seed and the id only)."""
@@ -107,7 +131,7 @@ def python_call(function: str, *, epsilon: float, delta: float, neighbours: Any,
     return _note(line, own_randomness)
 
 
-def for_spec(spec: Any, *, samples: int, seed: int, exact: bool = False,
+def for_spec(spec: MechanismSpec, *, samples: int, seed: int, exact: bool = False,
              confidence: Optional[float] = None, own_randomness: bool = False,
              early_stop: bool = True) -> str:
     """The reproduce line of an audit of ``spec`` (a :class:`~dpaudit.spec.MechanismSpec`): a
@@ -126,22 +150,11 @@ def for_spec(spec: Any, *, samples: int, seed: int, exact: bool = False,
     return python_call(func, samples=samples, exact=exact, confidence=confidence, **claim)
 
 
-def parse_command(line: str) -> dict[str, str]:
-    """The ``--flag=value`` options of a ``dpaudit check`` line, as ``{"epsilon": "1.5", ...}``
-    (the shell comment, if any, dropped): what a replay reads back."""
-    out: dict[str, str] = {}
-    for word in shlex.split(line, comments=True):
-        if word.startswith("--") and "=" in word:
-            key, _, value = word[2:].partition("=")
-            out[key] = value
-    return out
-
-
 #: Outputs drawn twice on one seed by :func:`replays`.
 REPLAY_CHECK_CALLS = 64
 
 
-def replays(spec: Any, executor: Any, seed: int, n: int = REPLAY_CHECK_CALLS) -> bool:
+def replays(spec: MechanismSpec, executor: Executor, seed: int, n: int = REPLAY_CHECK_CALLS) -> bool:
     """Whether the mechanism's outputs are a function of the seed: one batch of ``n`` calls on a
     mid-domain dataset, drawn twice through ``executor`` with generators on the same
     ``SeedSequence``, compared output by output (NaN equal to NaN). False means the mechanism

@@ -13,7 +13,15 @@ registers, :mod:`dpaudit.report.kinds`), ``target``, ``verdict``
 ``""``), ``error`` (message or ``None``),
 
 plus its kind's own keys (for ``audit``: the canonical ``claim``, ``epsilon_lower_bound``,
-``delta_lower_bound``, ``confidence``, ``samples``, ``counterexample``). Reports (JSON, HTML,
+``delta_lower_bound``, ``confidence``, ``samples``, ``counterexample``).
+
+A result is built once, whole, by the layer that knows it, and never patched afterwards: the
+engine fills its typed details (:class:`SampledDetails`, :class:`ExactDetails`,
+:class:`FailureDetails`, :class:`FixedNoiseDetails`, each field documented where it is declared),
+the command that asked for the audit hands in what only it knows (:class:`AuditContext`), and
+derived numbers are methods (the family-wise p-value is :meth:`Strength.family`). A result names
+its findings (:attr:`AuditResult.findings`, today the one :data:`LOGIC` finding) and its evidence
+engine (:data:`ENGINES`). Reports (JSON, HTML,
 JUnit, SARIF, Markdown) are rendered from these records only, each asking the record's kind
 (:func:`dpaudit.report.kinds.kind_of`) for its wording. :func:`error_record` builds the record of a
 check that could not run. Non-finite floats are written as the strings
@@ -23,9 +31,11 @@ check that could not run. Non-finite floats are written as the strings
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Mapping as _MappingABC
+from dataclasses import dataclass, field, fields
 from enum import Enum
-from typing import Any, Mapping, Optional
+from types import MappingProxyType
+from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
 import numpy as np
 
@@ -36,6 +46,25 @@ __all__ = [
     "Verdict",
     "Interval",
     "Counterexample",
+    "MARGINAL_P",
+    "Power",
+    "Strength",
+    "Details",
+    "MechanismFailure",
+    "ValidationCounts",
+    "ValidationSamples",
+    "ValidatedEvent",
+    "SampledDetails",
+    "ExactDetails",
+    "FailureDetails",
+    "FixedNoiseFacts",
+    "FixedNoiseDetails",
+    "Family",
+    "Origin",
+    "AuditContext",
+    "LOGIC",
+    "Finding",
+    "ENGINES",
     "AuditResult",
     "jsonable",
     "error_record",
@@ -152,6 +181,311 @@ class Counterexample:
         }
 
 
+# -- how strong a sampled verdict is --------------------------------------------------------------
+
+#: A refutation whose p-value exceeds this is labelled marginal: a tight, correct mechanism
+#: audited at 95% is refuted about 5% of the time, and such refutations have p near 1 − confidence.
+MARGINAL_P = 1e-3
+
+
+@dataclass(frozen=True, slots=True)
+class Power:
+    """What the audit could have seen: with probability ≥ ``probability``, a mechanism whose true ε
+    on the validated event is ≥ ``epsilon`` (or whose δ at the claimed ε is ≥ ``delta``) would
+    have been refuted. None where no such value exists at this budget (the event was never seen
+    under D', or even p' = 1 would not refute). Computed by
+    :func:`dpaudit.estimators.strength.detectable`."""
+
+    probability: float
+    epsilon: Optional[float]
+    delta: Optional[float]
+
+    def to_record(self) -> dict:
+        return {"probability": self.probability, "epsilon": self.epsilon, "delta": self.delta,
+                "basis": "marginal Clopper-Pearson bound on the validated event at the "
+                         "validation sample sizes"}
+
+
+@dataclass(frozen=True, slots=True)
+class Strength:
+    """The strength of one sampled verdict: the claim's family-wise ``p_value``, the ``margin``
+    ε_LB/ε, whether a refutation is ``marginal`` (p > :data:`MARGINAL_P`), and the ``power``
+    statement (None for a refutation, where it is moot). Graded by
+    :func:`dpaudit.estimators.strength.grade` from the validation counts of the bound."""
+
+    p_value: float
+    margin: Optional[float]
+    marginal: bool
+    power: Optional[Power] = None
+
+    @classmethod
+    def of(cls, value: Any) -> "Strength":
+        """``value`` as a :class:`Strength` (a graded value with the same four fields)."""
+        if isinstance(value, cls):
+            return value
+        power = value.power
+        if power is not None and not isinstance(power, Power):
+            power = Power(power.probability, power.epsilon, power.delta)
+        return cls(p_value=value.p_value, margin=value.margin, marginal=value.marginal, power=power)
+
+    def family(self, k: int, refuted: Optional[bool] = None) -> "Strength":
+        """The strength when ``k`` audits share one family-wise confidence (Bonferroni): the
+        p-value multiplied by ``k`` (at most 1), the smallest run-level 1 − confidence at which
+        this verdict is a refutation; a refutation is marginal when that p-value exceeds
+        :data:`MARGINAL_P`. ``refuted`` defaults to what the grading says (no power statement)."""
+        if k <= 1:
+            return self
+        refuted = self.power is None if refuted is None else refuted
+        p = min(1.0, self.p_value * k)
+        return Strength(p_value=p, margin=self.margin, marginal=bool(refuted and p > MARGINAL_P),
+                        power=self.power)
+
+    def to_record(self) -> dict:
+        return {"p_value": self.p_value, "margin": self.margin, "marginal": self.marginal,
+                "power": None if self.power is None else self.power.to_record()}
+
+
+# -- typed details ----------------------------------------------------------------------------------
+
+def _omitted_when_none() -> Any:
+    """A field left out of the record while it is None."""
+    return field(default=None, metadata={"omit_none": True})
+
+
+def _spread(default: Any = None) -> Any:
+    """A field whose own fields are the record's keys (a group present or absent as a whole)."""
+    return field(default=default, metadata={"spread": True})
+
+
+class Details(_MappingABC):
+    """The base of an engine's typed details: a frozen dataclass, read as the mapping of its
+    record's keys in record order (``r.details["alpha"]``, ``"early_stop" in r.details``).
+
+    A field is a key; a field made with ``_omitted_when_none`` is left out while None; a field
+    made with ``_spread`` is a group (itself :class:`Details`) whose keys are the record's own,
+    present or absent as a whole. :meth:`to_record` is the JSON-ready dict."""
+
+    __slots__ = ()
+
+    def _pairs(self) -> Iterator[tuple[str, Any]]:
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if f.metadata.get("spread"):
+                if value is not None:
+                    yield from value._pairs()
+            elif value is not None or not f.metadata.get("omit_none"):
+                yield f.name, value
+
+    def __getitem__(self, key: str) -> Any:
+        for name, value in self._pairs():
+            if name == key:
+                return value
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name, _ in self._pairs())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self._pairs())
+
+    def to_record(self) -> dict:
+        return {name: jsonable(value) for name, value in self._pairs()}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MechanismFailure(Details):
+    """Where the mechanism failed (an ERROR verdict)."""
+
+    #: the dataset on which it failed (None when the failure names none)
+    error_dataset: Optional[list]
+    #: the output it should not have given, as ``repr`` (at most 200 characters)
+    error_output: Optional[str] = _omitted_when_none()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ValidationCounts(Details):
+    """The validation split's counts behind a bound (:mod:`dpaudit.estimators.bounds`)."""
+
+    n_D: int
+    n_D_prime: int
+    in_event_D: int
+    in_event_D_prime: int
+    #: outputs in the event on both datasets (paired design only, else None)
+    both: Optional[int]
+    #: ``"paired"`` | ``"independent"``
+    design: str
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ValidationSamples(Details):
+    """At most 2,000 finite validation outputs of D and of D' each (scalar outputs only; D is the
+    counterexample's ``dataset``): the report's histograms."""
+
+    d: list
+    d_prime: list
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ValidatedEvent(Details):
+    """The event a sampled audit validated, and how."""
+
+    #: ``marginal`` | ``ratio`` | ``paired`` (:mod:`dpaudit.estimators.bounds`)
+    bound_method: str
+    #: error level of the validated candidate (after Bonferroni)
+    alpha: float
+    #: how the pair was found (``"one above"``, ``"hypothesis search"``, …)
+    pair_label: str
+    #: the bound the selection split predicted for the chosen event
+    projected_bound: Optional[float]
+    validation: ValidationCounts
+    #: the event's threshold(s) (also in the counterexample's event)
+    event_thresholds: list
+    samples: Optional[ValidationSamples] = _omitted_when_none()
+    #: ``{"threshold", "epsilon_lower_bound", "chosen", "projected"}``: the projected bound per
+    #: threshold on the selection split (threshold events on scalar outputs only)
+    bound_curve: Optional[Mapping[str, Any]] = _omitted_when_none()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SampledDetails(Details):
+    """What a sampled audit (:func:`dpaudit.audit`) did and saw."""
+
+    #: what each phase did (pairs scored, hypothesis examples, …)
+    phases: Mapping[str, Any]
+    #: True when the time limit cut the audit short
+    timed_out: bool
+    #: how many candidates shared the family-wise confidence
+    candidates_validated: int
+    #: the group-sequential looks (:mod:`dpaudit.search.sequential`), when an early stop could occur
+    early_stop: Optional[Mapping[str, Any]] = _omitted_when_none()
+    #: the detected output kind, e.g. ``"real scalar"``
+    output_kind: Optional[str] = _omitted_when_none()
+    #: where the mechanism failed (an ERROR)
+    failure: Optional[MechanismFailure] = _spread()
+    #: the validated event (a verdict with a bound)
+    validated: Optional[ValidatedEvent] = _spread()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ExactDetails(Details):
+    """What an exact audit (:func:`dpaudit.exact_audit`) computed."""
+
+    #: sup_y |ln p_D(y) − ln p_D'(y)| of the worst pair found
+    exact_loss: float
+    #: the output where that loss is attained
+    witness: Any
+    pairs_evaluated: int
+    phases: Mapping[str, Any]
+    pair_label: str
+    #: ``"delta"`` (δ(ε) of an approximate claim on a full law) | ``"loss"``
+    objective: str
+    #: δ(ε) at the claimed ε (a full law only)
+    delta_at_claim: Optional[float] = _omitted_when_none()
+    #: what the number means when only ``log_prob`` was given
+    note: Optional[str] = _omitted_when_none()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FailureDetails(Details):
+    """The details of an audit that ended before any evidence: where the mechanism failed."""
+
+    failure: MechanismFailure = field(metadata={"spread": True})
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FixedNoiseFacts(Details):
+    """The fresh-process check (:mod:`dpaudit.execution.honesty`): the first releases on D and D′
+    in fresh processes, and how often two processes with different generators agreed."""
+
+    first_on_D: Any
+    first_on_D_prime: Any
+    agreements: int
+    calls: int
+    #: the agreement test's p-value, and the level it was held to
+    p: float
+    alpha: float
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FixedNoiseDetails(Details):
+    """The details of a refutation by the fresh-process check: noise fixed at import."""
+
+    fixed_noise: FixedNoiseFacts
+    pair_label: str = "fresh processes"
+
+
+# -- what the command that asked for an audit knows ---------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """Several targets share one family-wise ``confidence`` (Bonferroni): each was audited at
+    1 − (1 − confidence)/targets, and a p-value for the run is its :meth:`Strength.family`."""
+
+    targets: int
+    confidence: float
+    correction: str = "bonferroni"
+
+    def to_record(self) -> dict:
+        return {"targets": self.targets, "confidence": self.confidence,
+                "correction": self.correction}
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where the audited function lives (``{"path", "line"}`` or None) and the isolation it ran
+    under, as the sandbox reported it."""
+
+    location: Optional[Mapping[str, Any]]
+    isolation: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuditContext:
+    """What the command that asks for an audit knows and the auditor does not, handed to
+    :func:`dpaudit.audit` so that the result is built once, whole: ``reproduce(own_randomness)``
+    writes the command's replay line (the auditor tells whether the mechanism draws its own
+    randomness), ``family`` the targets sharing the confidence, ``origin`` where the function
+    lives and how it was confined, ``declared_by`` which claim fields only the sandboxed code
+    reported."""
+
+    reproduce: Optional[Callable[[bool], str]] = None
+    family: Optional[Family] = None
+    origin: Optional[Origin] = None
+    declared_by: Optional[str] = None
+
+
+# -- one finding, and the audit's result ---------------------------------------------------------------
+
+#: The name of the one finding an audit makes today: whether the mechanism keeps its claim.
+LOGIC = "logic"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One finding of an audit: a verdict, its bounds and counterexample, how strong it is, and
+    the evidence engine's details. An audit makes one today (:data:`LOGIC`); the result holds
+    them by name (:attr:`AuditResult.findings`) so that an audit can make several."""
+
+    verdict: "Verdict"
+    epsilon_lower_bound: Optional[float]
+    delta_lower_bound: Optional[float]
+    counterexample: Optional[Counterexample]
+    strength: Optional[Strength]
+    details: Mapping[str, Any]
+    error: Optional[str] = None
+
+
+#: The evidence engines (``AuditResult.method``) -> (the record kind they write, worded by
+#: :mod:`dpaudit.report.kinds`; whether a :class:`Strength` grades their verdicts). Sampling is
+#: statistical and graded; an exact computation is not. An engine not listed writes records of
+#: its own kind, named after it, ungraded; a new one adds its row (and its kind to the report).
+ENGINES: dict[str, tuple[str, bool]] = {"sampled": ("audit", True), "exact": ("exact", False)}
+
+
+def _engine(method: str) -> tuple[str, bool]:
+    return ENGINES.get(method, (method, False))
+
+
 @dataclass(frozen=True, slots=True)
 class AuditResult:
     """The outcome of a sampled (black-box) or exact (white-box) privacy audit of one mechanism.
@@ -160,10 +494,12 @@ class AuditResult:
     (family-wise over every candidate validated); ``delta_lower_bound`` is
     δ_LB(ε) = p_lo − e^ε q_hi at the claimed ε. For ``method == "exact"`` these are exact values
     (confidence 1). ``verdict`` is REFUTED when ε_LB > ε (pure) or δ_LB > δ (approximate).
-    ``details`` holds method-specific extras (candidates tried, phases, output kind, plots' data).
-    A sampled result also carries its ``strength`` (p-value of the claim, margin ε_LB/ε, whether a
-    refutation is marginal, the power statement: :class:`dpaudit.estimators.strength.Strength`)
-    and ``reproducible`` (False when the mechanism draws its own randomness).
+    ``method`` names the evidence engine (:data:`ENGINES`); ``details`` are its typed extras
+    (:class:`SampledDetails`, :class:`ExactDetails`, :class:`FailureDetails`,
+    :class:`FixedNoiseDetails`; a plain mapping for a hand-built result), read as a mapping.
+    A sampled result also carries its ``strength`` (:class:`Strength`) and ``reproducible``
+    (False when the mechanism draws its own randomness). ``family``, ``origin`` and
+    ``declared_by`` are what ``dpaudit check`` knows (:class:`AuditContext`), None elsewhere.
     """
 
     target: str
@@ -180,20 +516,48 @@ class AuditResult:
     error: Optional[str] = None
     method: str = "sampled"
     seed: Optional[int] = None
-    details: Mapping[str, Any] = field(default_factory=dict)
-    strength: Optional[Any] = None
+    details: Union[Details, Mapping[str, Any]] = field(default_factory=dict)
+    strength: Optional[Strength] = None
     reproducible: Optional[bool] = None
     #: the rest of the claim audited: the records' domain and the size (None: not recorded)
     domain: Optional[Domain] = None
     size: Optional[int] = None
+    #: the targets sharing the run's confidence (two or more), when a command audits several
+    family: Optional[Family] = None
+    #: where the audited function lives and the isolation it ran under (``dpaudit check``)
+    origin: Optional[Origin] = None
+    #: the claim fields only the sandboxed code reported (``dpaudit check``)
+    declared_by: Optional[str] = None
 
     @property
     def refuted(self) -> bool:
         return self.verdict is Verdict.REFUTED
 
+    @property
+    def kind(self) -> str:
+        """The record kind: ``"audit"`` for a sampled audit, ``"exact"`` for an exact one."""
+        return _engine(self.method)[0]
+
+    @property
+    def graded(self) -> Optional[Strength]:
+        """The strength as the run reads it: family-wise (:meth:`Strength.family`) when several
+        targets share the confidence."""
+        if self.strength is None or self.family is None:
+            return self.strength
+        return self.strength.family(self.family.targets, refuted=self.refuted)
+
+    @property
+    def findings(self) -> Mapping[str, Finding]:
+        """The audit's findings by name; today the one :data:`LOGIC` finding."""
+        return MappingProxyType({LOGIC: Finding(
+            verdict=self.verdict, epsilon_lower_bound=self.epsilon_lower_bound,
+            delta_lower_bound=self.delta_lower_bound, counterexample=self.counterexample,
+            strength=self.graded, details=self.details, error=self.error)})
+
     def to_record(self) -> dict:
-        return {
-            "kind": "audit" if self.method == "sampled" else "exact",
+        kind, graded = _engine(self.method)
+        rec = {
+            "kind": kind,
             "target": self.target,
             "claim": self._claim_record(),
             "verdict": self.verdict.value,
@@ -207,27 +571,36 @@ class AuditResult:
             "elapsed_s": jsonable(self.elapsed_s),
             "error": self.error,
             "seed": self.seed,
-            **(self._strength_record() if self.method == "sampled" else {}),
-            "details": jsonable(dict(self.details)),
+            **(self._strength_record() if graded else {}),
+            "details": jsonable(self.details),
         }
+        if self.family is not None and graded:
+            rec["family"] = self.family.to_record()
+        if self.origin is not None:
+            rec["location"] = None if self.origin.location is None else dict(self.origin.location)
+            rec["isolation"] = self.origin.isolation
+        return rec
 
     def _claim_record(self) -> dict:
-        """``epsilon``, ``delta``, ``neighbours`` and, when recorded, ``domain`` ``[lo, hi]`` and
-        ``size``: the whole claim, so that a report shows what was audited."""
+        """``epsilon``, ``delta``, ``neighbours`` and, when recorded, ``domain`` ``[lo, hi]``,
+        ``size`` and ``declared_by``: the whole claim, so that a report shows what was audited."""
         claim = {"epsilon": jsonable(self.claim.epsilon), "delta": jsonable(self.claim.delta),
                  "neighbours": self.neighbours.value}
         if self.domain is not None:
             claim["domain"] = [jsonable(self.domain.lo), jsonable(self.domain.hi)]
         if self.size is not None:
             claim["size"] = int(self.size)
+        if self.declared_by is not None:
+            claim["declared_by"] = self.declared_by
         return claim
 
     def _strength_record(self) -> dict:
-        """``p_value``, ``margin``, ``marginal``, ``power`` (:mod:`dpaudit.estimators.strength`)
-        and ``reproducible`` (whether one seed gives the same outputs twice), None when unknown."""
+        """``p_value``, ``margin``, ``marginal``, ``power`` (:class:`Strength`, family-wise when
+        several targets share the confidence) and ``reproducible`` (whether one seed gives the
+        same outputs twice), None when unknown."""
         rec = {"p_value": None, "margin": None, "marginal": None, "power": None}
         if self.strength is not None:
-            rec.update(jsonable(self.strength))
+            rec.update(jsonable(self.graded))
         rec["reproducible"] = self.reproducible
         return rec
 

@@ -8,27 +8,15 @@ boundaries depend only on the sample count (never on the worker count).
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
-from dpaudit.errors import InvalidArgument
+# the seed checks live with every other check (dpaudit.validation); the names stay here
+from dpaudit.validation import DEFAULT_SEED, check_generator, check_seed
 
 __all__ = ["DEFAULT_SEED", "root_sequence", "generator", "spawn", "spawn_generators", "check_seed",
            "check_generator"]
-
-#: The seed used when none is given. It is always recorded in results, so runs replay.
-DEFAULT_SEED = 20261122
-
-
-def check_seed(seed: Any) -> int:
-    """A seed is an integer ≥ 0 (``None`` means :data:`DEFAULT_SEED`)."""
-    if seed is None:
-        return DEFAULT_SEED
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or int(seed) < 0:
-        raise InvalidArgument.bad("seed", seed, "an integer >= 0")
-    return int(seed)
 
 
 def root_sequence(seed: Any = None) -> np.random.SeedSequence:
@@ -49,10 +37,3 @@ def spawn(seq: np.random.SeedSequence, n: int) -> list[np.random.SeedSequence]:
 def spawn_generators(seq: np.random.SeedSequence, n: int) -> list[np.random.Generator]:
     """``n`` independent generators built on children of ``seq``."""
     return [generator(s) for s in seq.spawn(n)]
-
-
-def check_generator(rng: Any, name: str = "rng") -> np.random.Generator:
-    """Samplers take an explicit ``numpy.random.Generator`` and never fall back to a global one."""
-    if not isinstance(rng, np.random.Generator):
-        raise InvalidArgument.bad(name, rng, "a numpy.random.Generator (numpy.random.default_rng(seed))")
-    return rng

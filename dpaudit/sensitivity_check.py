@@ -15,16 +15,19 @@ and is the target's ERROR verdict, naming the cause. The record is the search's 
 
 from __future__ import annotations
 
-import shlex
 import time
-from typing import Any, Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from dpaudit.claims import Domain, Neighbours
+
+if TYPE_CHECKING:
+    from dpaudit.config import CheckSettings
+    from dpaudit.execution.sandbox import SandboxExecutor
 
 __all__ = ["check_sensitivity_of"]
 
 
-def _claim(settings: Any, facts: Optional[Mapping[str, Any]], func: Optional[Callable]) -> dict:
+def _claim(settings: CheckSettings, facts: Optional[Mapping[str, Any]], func: Optional[Callable]) -> dict:
     """neighbours, domain and size: flags over the ``@dpaudit.mechanism`` declaration over
     the defaults (add-remove, 0:1, 10)."""
     declared: dict[str, Any] = {}
@@ -42,23 +45,22 @@ def _claim(settings: Any, facts: Optional[Mapping[str, Any]], func: Optional[Cal
             "size": 10 if pick["size"] is None else int(pick["size"])}
 
 
-def reproduce_line(name: str, settings: Any, claim: Mapping[str, Any]) -> str:
-    s = settings.sensitivity
-    parts = ["dpaudit", "check", name, f"--sensitivity={s['bound']:g}",
-             f"--neighbours={claim['neighbours'].value}",
-             f"--domain={claim['domain'].lo:g}:{claim['domain'].hi:g}", f"--size={claim['size']}",
-             f"--examples={s['examples']}", f"--seed={settings.seed}"]
-    if s["individual"] is not None:
-        parts.append("--individual=" + ",".join(f"{d:g}" for d in s["individual"]))
-    if s["norm"] is not None:
-        parts.append(f"--norm={s['norm']}")
-    return shlex.join(parts)
+def reproduce_line(name: str, settings: CheckSettings, claim: Mapping[str, Any]) -> str:
+    """The command that replays the search (:func:`dpaudit.reproduce.sensitivity_command`)."""
+    from dpaudit.reproduce import sensitivity_command
+
+    s = settings.sensitivity or {}
+    return sensitivity_command(name, bound=s["bound"], neighbours=claim["neighbours"],
+                               domain=claim["domain"], size=claim["size"],
+                               examples=s["examples"], seed=settings.seed,
+                               individual=s["individual"], norm=s["norm"])
 
 
-def check_sensitivity_of(name: str, settings: Any, executor: Any,
+def check_sensitivity_of(name: str, settings: CheckSettings, executor: Optional[SandboxExecutor],
                          facts: Optional[Mapping[str, Any]], func: Optional[Callable],
-                         remaining: Optional[float]) -> dict:
-    """Run the search on the target (in the sandbox when ``executor`` is given); its record."""
+                         remaining: Optional[float], isolation: Optional[str] = None) -> dict:
+    """Run the search on the target (in the sandbox when ``executor`` is given); its record, with
+    the ``isolation`` it ran under when given."""
     from dpaudit.execution.remote import remote_function
     from dpaudit.execution.sandbox import SandboxFailure
     from dpaudit.sensitivity import check_sensitivity
@@ -81,7 +83,11 @@ def check_sensitivity_of(name: str, settings: Any, executor: Any,
                           else list(s["individual"]), "neighbours": claim["neighbours"].value,
                           "norm": s["norm"] or "l1"},
                 "max_gap": None, "ratio": None, "counterexample": None, "tightest": None,
-                "examples": 0, "seed": settings.seed}
+                "examples": 0, "seed": settings.seed, **_isolation(isolation)}
     record = result.to_record()
     record["reproduce"] = reproduce  # the command replays the whole search, counterexample included
-    return record
+    return {**record, **_isolation(isolation)}
+
+
+def _isolation(isolation: Optional[str]) -> dict:
+    return {} if isolation is None else {"isolation": isolation}

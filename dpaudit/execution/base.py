@@ -14,7 +14,7 @@ the parent process.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Protocol, Sequence
+from typing import Any, Iterator, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -65,8 +65,15 @@ def iter_batches(data: Any, seed: np.random.SeedSequence, n: int,
             done += 1
 
 
+@runtime_checkable
 class Executor(Protocol):
-    """Runs batches of a mechanism; returns one raw output sequence per task, in order."""
+    """Runs batches of a mechanism; returns one raw output sequence per task, in order.
+
+    ``run`` is the whole contract (:class:`InProcessExecutor`, :class:`~dpaudit.execution.fork.ForkExecutor`,
+    :class:`~dpaudit.execution.sandbox.SandboxExecutor`, :class:`~dpaudit.execution.dask.DaskExecutor`).
+    Two methods are optional and looked up by name: ``run_twice(spec, task)``, one worker drawing
+    a task twice in turn (a pool, for :func:`dpaudit.reproduce.replays`), and ``close()``, for an
+    executor that holds processes."""
 
     def run(self, spec: MechanismSpec, tasks: Sequence[BatchTask]) -> list[Any]:
         ...

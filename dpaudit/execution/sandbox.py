@@ -65,6 +65,7 @@ from dpaudit.execution.process import OutputTail, describe_exit, kill_tree, prin
 from dpaudit.execution.shared_outputs import OutputPool
 from dpaudit.output_values import NotPlain, plain_outputs
 from dpaudit.spec import MechanismSpec
+from dpaudit.validation import check_seconds, parse_memory  # parse_memory: re-exported
 
 __all__ = ["SandboxExecutor", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MEMORY", "parse_memory",
            "SandboxFailure"]
@@ -183,35 +184,6 @@ class SandboxFailure(BaseException):
         self.cause = cause
 
 
-def parse_memory(value: Any, name: str = "memory") -> int:
-    """A memory size in bytes from ``2G``, ``512M``, ``1.5GiB``, ``2e9`` or an integer (≥ 64 MiB)."""
-    units = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024 ** 2, "mb": 1024 ** 2,
-             "mib": 1024 ** 2, "g": 1024 ** 3, "gb": 1024 ** 3, "gib": 1024 ** 3,
-             "t": 1024 ** 4, "tb": 1024 ** 4, "tib": 1024 ** 4}
-    if isinstance(value, bool):
-        raise InvalidArgument.bad(name, value, "a size such as 2G or 512M")
-    if isinstance(value, (int, float)):
-        number, unit = float(value), ""
-    else:
-        text = str(value).strip().lower().replace("_", "")
-        i = len(text)
-        while i > 0 and text[i - 1].isalpha():
-            i -= 1
-        number_text, unit = text[:i], text[i:]
-        try:
-            number = float(number_text)
-        except ValueError:
-            raise InvalidArgument.bad(name, value, "a size such as 2G or 512M") from None
-        if unit not in units:
-            raise InvalidArgument.bad(name, value, "a size such as 2G or 512M (units K, M, G, T)")
-    size = number * units[unit]
-    if not math.isfinite(size) or size < 64 * 1024 ** 2:
-        raise InvalidArgument.bad(name, value, "a size of at least 64M")
-    if size > 1024 ** 5:  # an address-space rlimit is a C long; no machine has a pebibyte
-        raise InvalidArgument.bad(name, value, "a size from 64M to 1024T")
-    return int(size)
-
-
 class SandboxExecutor:
     """Runs the mechanism ``function`` of the file ``path`` in one isolated child process.
 
@@ -232,8 +204,8 @@ class SandboxExecutor:
                  pass_env: Sequence[str] = (), stated_timeout: Optional[float] = None) -> None:
         self.path = str(path)
         self.function = function
-        self.call_timeout = _check_seconds(call_timeout, "call_timeout")
-        self.total_timeout = _check_seconds(total_timeout, "total_timeout")
+        self.call_timeout = check_seconds(call_timeout, "call_timeout")
+        self.total_timeout = check_seconds(total_timeout, "total_timeout")
         #: the limit as the user gave it, for messages (``total_timeout`` may add dpaudit's grace)
         self.stated_timeout = stated_timeout if stated_timeout is not None else self.total_timeout
         self.memory = None if memory is None else parse_memory(memory)
@@ -730,12 +702,3 @@ def _error_reply(reply: tuple, batches: int) -> bool:
 def _seed_state(seq: np.random.SeedSequence) -> tuple:
     """What rebuilds ``seq`` exactly (20x cheaper to pickle than the SeedSequence itself)."""
     return (seq.entropy, seq.spawn_key, seq.pool_size, seq.n_children_spawned)
-
-
-def _check_seconds(value: Any, name: str) -> Optional[float]:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(float(value)) or float(value) <= 0:
-        raise InvalidArgument.bad(name, value, "a finite number of seconds > 0, or None")
-    return float(value)

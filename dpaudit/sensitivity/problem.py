@@ -24,6 +24,7 @@ import numpy as np
 from dpaudit.claims import Domain, Neighbours, SensitivityBound
 from dpaudit.errors import InvalidArgument
 from dpaudit.neighbours.strategies import SizeRange, size_range
+from dpaudit.validation import check_bound
 
 __all__ = ["Problem", "BadOutput", "OutOfDomain", "make_problem", "NORMS"]
 
@@ -192,13 +193,6 @@ def _positional_count(f: Callable) -> Optional[int]:
     return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
-def _check_bound(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)) \
-            or float(value) < 0:
-        raise InvalidArgument.bad(name, value, "a finite number >= 0")
-    return float(value)
-
-
 def _errors_and_predicate(out_of_domain: Any) -> tuple[tuple[type, ...], Optional[Callable]]:
     if out_of_domain is None:
         return (), None
@@ -232,7 +226,7 @@ def make_problem(f: Any, bound: Any, *, neighbours: Any, domain: Any, sizes: Any
         declared_norm = bound.norm
         delta = bound.bound
     else:
-        delta = _check_bound(bound, "bound")
+        delta = check_bound(bound, "bound")
     if norm is None:
         norm = declared_norm or "l1"
     if norm not in NORMS:
@@ -245,7 +239,7 @@ def make_problem(f: Any, bound: Any, *, neighbours: Any, domain: Any, sizes: Any
     ind: Optional[tuple[float, ...]] = None
     if individual is not None:
         try:
-            ind = tuple(_check_bound(v, f"individual[{k}]") for k, v in enumerate(individual))
+            ind = tuple(check_bound(v, f"individual[{k}]") for k, v in enumerate(individual))
         except TypeError:
             raise InvalidArgument.bad("individual", individual, "a sequence of bounds Δ_i >= 0") from None
         if not ind:
