@@ -3,9 +3,10 @@
 The pure functions behind :mod:`dpaudit.outputs` (which decides when each applies and says so in
 its module docstring): complex numbers as their parts, times and durations as seconds, tables
 (``to_numpy``) as arrays, dataclasses as dicts, sets as sorted tuples, nested values as their
-leaves (at most :data:`MAX_LEAVES`), texts as the numbers in them (:func:`_template`), and the
+leaves (at most :data:`MAX_LEAVES`), texts as the numbers in them (:func:`text_template`), and the
 category key that keeps −0.0 apart from 0.0. Each is a function of the output, so an audit of
-what it returns is an audit of a post-processing of the mechanism: its bounds stay sound.
+what it returns is an audit of a post-processing of the mechanism: its bounds stay sound. Their
+names are public: :mod:`dpaudit.outputs` and :mod:`dpaudit.execution.remote` call them.
 """
 
 from __future__ import annotations
@@ -14,20 +15,21 @@ import dataclasses as _dataclasses
 import datetime as _dt
 import math
 import re
+import struct
 from collections import OrderedDict as _OrderedDict
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
 
 #: the key of the category −0.0, which a dict would merge with 0.0 (they compare equal): an object
 #: no output can equal
-_NEG_ZERO = object()
+NEG_ZERO = object()
 
 
-def _as_tuple(v: Any) -> Any:
+def as_tuple(v: Any) -> Any:
     """A set as the tuple of its elements, sorted (by value where they compare, else by type and
     repr), so that sets of indices are audited like tuples of them; anything else as it is."""
     if type(v) is not set and type(v) is not frozenset:
@@ -38,14 +40,14 @@ def _as_tuple(v: Any) -> Any:
         return tuple(sorted(v, key=lambda x: (type(x).__name__, repr(x))))
 
 
-def _element_value(x: Any) -> float:
+def element_value(x: Any) -> float:
     """An element of a MIXED output as a number: a text or None (in the skeleton) as NaN."""
     if isinstance(x, str) or x is None:
         return math.nan
-    return _real(x)
+    return to_float(x)
 
 
-def _is_complex(v: Any) -> bool:
+def is_complex(v: Any) -> bool:
     """Whether ``v`` is a complex number, or a sequence or array holding one."""
     if isinstance(v, np.ndarray):
         return v.dtype.kind == "c"
@@ -54,7 +56,7 @@ def _is_complex(v: Any) -> bool:
     return isinstance(v, (complex, np.complexfloating))
 
 
-def _decomplex(v: Any) -> Any:
+def decomplex(v: Any) -> Any:
     """A complex number as the pair (Re, Im), complex elements of a sequence or an array each as
     their two parts in place (module docstring); anything else as it is."""
     if isinstance(v, np.ndarray):
@@ -73,17 +75,18 @@ def _decomplex(v: Any) -> Any:
     return v
 
 
-_TIMES = (_dt.date, _dt.timedelta, np.datetime64, np.timedelta64)
+#: the time and duration types :func:`converted` turns into seconds (a ``date`` into its day number)
+TIME_TYPES = (_dt.date, _dt.timedelta, np.datetime64, np.timedelta64)
 
 
-def _convertible(v: Any) -> bool:
+def convertible(v: Any) -> bool:
     """Whether ``v`` is a time, a duration, or a table-like object with ``to_numpy`` (a pandas or
-    polars Series or DataFrame), which :func:`_converted` turns into numbers."""
-    return isinstance(v, _TIMES) or (not isinstance(v, (str, bytes, np.ndarray))
+    polars Series or DataFrame), which :func:`converted` turns into numbers."""
+    return isinstance(v, TIME_TYPES) or (not isinstance(v, (str, bytes, np.ndarray))
                                      and callable(getattr(type(v), "to_numpy", None)))
 
 
-def _converted(v: Any) -> Any:
+def converted(v: Any) -> Any:
     """A time as seconds since 1970-01-01 (a date as its day number, a duration as seconds), a
     Series or DataFrame as its values (flattened, C order), a list or tuple element-wise; anything
     else as it is (module docstring)."""
@@ -97,30 +100,32 @@ def _converted(v: Any) -> Any:
         x = v.astype(f"{'M' if isinstance(v, np.datetime64) else 'm'}8[us]")
         return math.nan if np.isnat(x) else float(x.astype(np.int64)) / 1e6
     if type(v) is list or type(v) is tuple:
-        return type(v)(_converted(x) if _convertible(x) else x for x in v)
-    if _convertible(v):
+        return type(v)(converted(x) if convertible(x) else x for x in v)
+    if convertible(v):
         a = np.asarray(v.to_numpy())
         if a.dtype.kind in "biufc":
             return a.reshape(-1) if a.ndim != 1 else a
-        return [_converted(x) if _convertible(x) else x for x in a.reshape(-1).tolist()]
+        return [converted(x) if convertible(x) else x for x in a.reshape(-1).tolist()]
     return v
 
 
-def _fields_of(v: Any) -> Any:
+def fields_of(v: Any) -> Any:
     """A dataclass instance as the dict of its fields (anything else as it is)."""
     if _dataclasses.is_dataclass(v) and not isinstance(v, type):
         return {f.name: getattr(v, f.name) for f in _dataclasses.fields(v)}
     return v
 
 
-def _holds_zero(v: tuple) -> bool:
+def holds_zero(v: tuple) -> bool:
+    """Whether the tuple ``v`` holds an element equal to 0 (0, 0.0, −0.0 or False); an element
+    that cannot be compared so (an array) counts as not zero."""
     try:
         return 0.0 in v
     except (ValueError, TypeError):  # an element that does not compare to a bool (an array)
         return False
 
 
-def _is_nested(v: Any) -> bool:
+def is_nested(v: Any) -> bool:
     """Whether ``v`` is a list or tuple holding a list, tuple, array, dict or set."""
     return type(v) in (list, tuple) and any(
         type(x) in (list, tuple, dict, set, frozenset) or isinstance(x, np.ndarray) for x in v)
@@ -131,23 +136,23 @@ def _is_nested(v: Any) -> bool:
 MAX_LEAVES = 1 << 20
 
 
-class _TooNested(Exception):
+class TooNested(Exception):
     """A nested output holds more than :data:`MAX_LEAVES` values."""
 
 
-def _flatten(v: Any, leaves: list) -> Any:
+def flatten(v: Any, leaves: list) -> Any:
     """Append the leaves of the nested value ``v`` to ``leaves`` in order (an array's in C order,
     a dict's in sorted key order, a set's sorted) and return its shape: None for a leaf, else the
-    tuple of the shapes of its parts. Raises :class:`_TooNested` past :data:`MAX_LEAVES`."""
+    tuple of the shapes of its parts. Raises :class:`TooNested` past :data:`MAX_LEAVES`."""
     if len(leaves) > MAX_LEAVES:
-        raise _TooNested
+        raise TooNested
     t = type(v)
     if t is list or t is tuple:
-        return tuple(_flatten(x, leaves) for x in v)
+        return tuple(flatten(x, leaves) for x in v)
     if t is set or t is frozenset:  # its sorted tuple
-        return ("set",) + tuple(_flatten(x, leaves) for x in _as_tuple(v))
+        return ("set",) + tuple(flatten(x, leaves) for x in as_tuple(v))
     if t is dict:
-        return ("{}",) + tuple(_flatten(v[k], leaves)
+        return ("{}",) + tuple(flatten(v[k], leaves)
                                for k in sorted(v, key=lambda k: (type(k).__name__, repr(k))))
     if isinstance(v, np.ndarray):
         flat = v.reshape(-1).tolist()
@@ -157,15 +162,15 @@ def _flatten(v: Any, leaves: list) -> Any:
     return None
 
 
-def _signed_zeros(v: tuple) -> Any:
+def signed_zeros(v: tuple) -> Any:
     """The category key of a tuple: itself, or where it holds −0.0 a key that tells it from the
     same tuple with 0.0 (the two compare equal)."""
     neg = tuple(i for i, x in enumerate(v)
                 if type(x) is float and x == 0.0 and math.copysign(1.0, x) < 0.0)
-    return (_NEG_ZERO, neg, v) if neg else v
+    return (NEG_ZERO, neg, v) if neg else v
 
 
-def _real(v: Any) -> float:
+def to_float(v: Any) -> float:
     """``float(v)``, with a signalling Decimal NaN (which refuses it) as NaN, and a number beyond
     float64 (a ``Fraction`` or ``int`` past 1.8e308, which refuses it) as the ±inf it rounds to."""
     try:
@@ -178,23 +183,24 @@ def _real(v: Any) -> float:
         return math.inf if v > 0 else -math.inf
 
 
-#: a number written in text (digits, a point, an exponent), as :func:`_template` reads it
-_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+#: a number written in text (digits, a point, an exponent), as :func:`text_template` reads it
+NUMBER_PATTERN = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 #: a first batch of texts is read as templates when it holds at least this many texts, and more
 #: than half of them are distinct (most seen once: as categories no event could have power)
 TEMPLATE_MIN_TEXTS = 20
 
 
-def _template(text: str) -> tuple:
+def text_template(text: str) -> tuple:
     """A text as (its template, the numbers in it): ``"answer=1.25 (n=3)"`` as
     ``("answer=# (n=#)", 1.25, 3.0)``; a text without digits as ``(text,)``."""
-    numbers_ = _NUMBER.findall(text)
+    numbers_ = NUMBER_PATTERN.findall(text)
     if not numbers_:
         return (text,)
-    return ("#".join(_NUMBER.split(text)), *map(float, numbers_))
+    return ("#".join(NUMBER_PATTERN.split(text)), *map(float, numbers_))
 
 
-def _parses(parse: Any, text: str) -> bool:
+def parses(parse: Any, text: str) -> bool:
+    """Whether ``parse(text)`` (``float``, ``json.loads``, ...) succeeds on ``text``."""
     try:
         parse(text)
     except (ValueError, TypeError, RecursionError):
@@ -269,7 +275,7 @@ def _attributes(v: Any) -> list:
     return names
 
 
-def _not_plain(v: Any) -> NotPlain:
+def not_plain(v: Any) -> NotPlain:
     """The error for ``v``, an object of a class that is not plain."""
     t = type(v)
     name = _class_name(t)
@@ -295,7 +301,7 @@ def _too_long(v: Any) -> NotPlain:
                     f"(an output is a release, not a log)", v)
 
 
-def _library_value(v: Any) -> bool:
+def library_value(v: Any) -> bool:
     """Whether ``v`` is a table or an array of a library in :data:`ARRAY_LIBRARIES` (its class
     defined there, not a class that only names such a module)."""
     t = type(v)
@@ -315,11 +321,15 @@ def _plain(v: Any, walk: _Walk, depth: int) -> tuple[Any, int]:
     says) and how many values it holds; raises :class:`NotPlain`."""
     t = type(v)
     if t in _PLAIN_SCALARS:
+        if t is float and v != v:
+            _check_precision(v)
         return v, 1
     if t is str or t is bytes or t is bytearray:
         if len(v) > MAX_TEXT:
             raise _too_long(v)
         walk.text += len(v)
+        if t is str:
+            _check_precision(v)
         return v, 1
     if depth > MAX_DEPTH:
         raise NotPlain(f"returned an output nested more than {MAX_DEPTH} levels deep (it cannot be "
@@ -362,6 +372,12 @@ def _plain(v: Any, walk: _Walk, depth: int) -> tuple[Any, int]:
         if kind in _PLAIN_KINDS:
             if kind in "US":
                 walk.text += v.size * v.dtype.itemsize // (4 if kind == "U" else 1)
+                if kind == "U":
+                    for x in v.reshape(-1).tolist():
+                        _check_precision(x)
+            why = nan_payloads(v)
+            if why is not None:
+                raise NotPlain(why, v)
             return v, v.size
         if kind == "O":
             count = 0
@@ -383,6 +399,7 @@ def _plain(v: Any, walk: _Walk, depth: int) -> tuple[Any, int]:
             walk.text += len(v)
         return v, 1
     if t in _PLAIN_OTHERS or t is Fraction:
+        _check_precision(v)
         tz = getattr(v, "tzinfo", None)
         if tz is not None and type(tz) is not _dt.timezone:
             raise NotPlain(f"returned a {t.__name__} whose tzinfo is a {_class_name(type(tz))} "
@@ -400,12 +417,95 @@ def _plain(v: Any, walk: _Walk, depth: int) -> tuple[Any, int]:
                            f"(attributes: {', '.join(extra[:6])}); dpaudit audits plain values only: "
                            f"return dataclasses.asdict(x)", v)
         return _plain({f.name: getattr(v, f.name) for f in _dataclasses.fields(v)}, walk, depth)
-    if _library_value(v):
+    if library_value(v):
         if callable(getattr(t, "to_numpy", None)):
-            return _plain(_converted(v), walk, depth)
+            return _plain(converted(v), walk, depth)
         if callable(getattr(t, "__array__", None)):
             return _plain(np.asarray(v), walk, depth)
-    raise _not_plain(v)
+    raise not_plain(v)
+
+
+#: significant digits a double carries (17 print any double exactly)
+DOUBLE_DIGITS = 17
+#: bit patterns of the NaN that arithmetic makes (the sign differs by machine): any other NaN
+#: carries a payload
+_QUIET_NANS = frozenset({0x7FF8000000000000, 0xFFF8000000000000})
+#: a run of digits long enough to hold more than a double (a prefilter for :func:`_too_precise`)
+_LONG_DIGITS = re.compile(r"[0-9][0-9.]{%d,}" % DOUBLE_DIGITS)
+
+
+def _significant(number: str) -> int:
+    """How many significant digits a number written in text has (``0.00120`` has 3)."""
+    mantissa = re.split(r"[eE]", number, maxsplit=1)[0].lstrip("+-").replace(".", "")
+    return len(mantissa.lstrip("0").rstrip("0")) if "." in number else len(mantissa.lstrip("0"))
+
+
+def _too_precise(v: Any) -> Optional[str]:
+    """Why ``v`` holds more than the double dpaudit audits it as, or None: a Decimal of more than
+    17 significant digits, a Fraction whose denominator a double cannot hold, a text with such a
+    number in it, a NaN whose bits carry a payload. dpaudit reads each as the double it rounds to
+    (every NaN as one value), so the digits beyond would be a release no event looks at: a
+    mechanism put the exact sum in the 30th decimal of a Decimal, a Fraction, a numeric text and
+    a NaN's payload, and each was NOT REFUTED."""
+    t = type(v)
+    if t is float:
+        if v == v:
+            return None
+        bits = struct.unpack("<Q", struct.pack("<d", v))[0]
+        return None if bits in _QUIET_NANS else (f"returned a NaN carrying a payload (bits "
+                                                  f"{bits:#018x}); dpaudit audits every NaN as one "
+                                                  f"value, which would hide the payload: return "
+                                                  f"float('nan')")
+    if t is Decimal:
+        if not v.is_finite():
+            return None
+        digits = len(v.normalize().as_tuple().digits)
+        return None if digits <= DOUBLE_DIGITS or _is_double(v) else (
+            f"returned a Decimal of {digits} significant digits ({_shorten(str(v))}); dpaudit "
+            f"audits it as the double it rounds to ({DOUBLE_DIGITS} digits), which would hide "
+            f"the rest: round it, or return float(x)")
+    if t is Fraction:
+        return None if v.denominator.bit_length() <= 53 or _is_double(v) else (
+            f"returned a Fraction whose denominator has {v.denominator.bit_length()} bits; dpaudit "
+            f"audits it as the double it rounds to, which would hide the rest: return float(x)")
+    if t is str and _LONG_DIGITS.search(v):
+        for number in NUMBER_PATTERN.findall(v):
+            if _significant(number) > DOUBLE_DIGITS and not _is_double(Decimal(number)):
+                return (f"returned a text holding the number {_shorten(number)} "
+                        f"({_significant(number)} significant digits); dpaudit reads numbers in "
+                        f"texts as doubles ({DOUBLE_DIGITS} digits), which would hide the rest: "
+                        f"write at most {DOUBLE_DIGITS} significant digits")
+    return None
+
+
+def _is_double(v: Any) -> bool:
+    """Whether the exact number ``v`` (a Decimal or a Fraction) is a double: ``Decimal(0.1)``
+    has 55 digits and ``Fraction(0.1)`` a 56-bit denominator, and carry nothing beyond it."""
+    try:
+        x = float(v)
+    except (OverflowError, ValueError):
+        return False
+    return math.isfinite(x) and (Decimal(x) == v if isinstance(v, Decimal) else Fraction(x) == v)
+
+
+def _shorten(text: str, limit: int = 48) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _check_precision(v: Any) -> None:
+    why = _too_precise(v)
+    if why is not None:
+        raise NotPlain(why, v)
+
+
+def nan_payloads(arr: np.ndarray) -> Optional[str]:
+    """Why a float array carries a NaN payload (:func:`_too_precise`), or None; fast when the
+    array holds no NaN."""
+    if arr.dtype.kind != "f" or arr.dtype.itemsize != 8 or not np.isnan(arr).any():
+        return None
+    bits = np.ascontiguousarray(arr).view(np.uint64)[np.isnan(arr)]
+    odd = bits[(bits != 0x7FF8000000000000) & (bits != 0xFFF8000000000000)]
+    return None if not odd.size else _too_precise(float(np.uint64(odd[0]).view(np.float64)))
 
 
 def plain_outputs(seq: list) -> list:
@@ -422,13 +522,22 @@ def plain_outputs(seq: list) -> list:
     out = None
     for i, v in enumerate(seq):
         t = type(v)
+        if t is float:
+            if v != v:
+                _check_precision(v)
+            continue
         if t in _PLAIN_SCALARS:
             continue
         if t is str or t is bytes:
             if len(v) > MAX_TEXT:
                 raise _too_long(v)
             walk.text += len(v)
+            if t is str:
+                _check_precision(v)
         elif t is np.ndarray and v.dtype.kind in "biufc":  # a numeric vector: nothing to convert
+            why = nan_payloads(v)
+            if why is not None:
+                raise NotPlain(why, v)
             continue
         else:
             p, _ = _plain(v, walk, 0)

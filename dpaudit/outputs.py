@@ -104,11 +104,12 @@ from typing import Any, Hashable, Optional
 import numpy as np
 
 from dpaudit.errors import MechanismError
-from dpaudit.output_values import (MAX_LEAVES, TEMPLATE_MIN_TEXTS, _NEG_ZERO, _NUMBER, _TIMES,
-                                   NotPlain, _as_tuple, _convertible, _converted, _decomplex,
-                                   _element_value, _fields_of, _flatten, _holds_zero, _is_complex,
-                                   _is_nested, _library_value, _not_plain, _parses, _real, _signed_zeros, _template, _TooNested,
-                                   plain_outputs)
+from dpaudit.output_values import (MAX_LEAVES, NEG_ZERO, NUMBER_PATTERN, TEMPLATE_MIN_TEXTS,
+                                   TIME_TYPES, NotPlain, TooNested, as_tuple, converted,
+                                   convertible, decomplex, element_value, fields_of, flatten,
+                                   holds_zero, is_complex, is_nested, library_value, not_plain,
+                                   parses, plain_outputs, signed_zeros, text_template, to_float,
+                                   nan_payloads)
 from dpaudit.spec import OutputKind
 
 __all__ = ["OutputSchema", "OutputEncoder", "MIN_POSITIONS", "MAX_POSITIONS"]
@@ -354,22 +355,25 @@ class OutputEncoder:
     # ------------------------------------------------------------------ public
     def encode(self, raw: Any, data: Any) -> np.ndarray:
         """Validate one batch of raw outputs of ``data`` and return its encoding (module docstring)."""
-        if not isinstance(raw, (np.ndarray, list)) and _convertible(raw) \
-                and not isinstance(raw, _TIMES) and _library_value(raw):  # a Series or a DataFrame
+        if not isinstance(raw, (np.ndarray, list)) and convertible(raw) \
+                and not isinstance(raw, TIME_TYPES) and library_value(raw):  # a Series or a DataFrame
             raw = np.asarray(raw.to_numpy())
             if raw.dtype.kind not in "biufc":
                 raw = list(raw) if raw.ndim == 1 else [list(r) for r in raw]
         if isinstance(raw, np.ndarray) and type(raw) is not np.ndarray:
             # a masked array or a matrix carries more than its values (a mask, a shape rule)
-            raise MechanismError(_not_plain(raw).cause, data, None)
+            raise MechanismError(not_plain(raw).cause, data, None)
         if isinstance(raw, np.ndarray) and raw.dtype.kind in "US":  # a batch of numpy texts
             raw = raw.tolist()
         if isinstance(raw, np.ndarray) and raw.dtype.kind in "mM":  # a batch of times
-            raw = [_converted(x) for x in raw]
+            raw = [converted(x) for x in raw]
         if isinstance(raw, np.ndarray) and raw.dtype.kind == "c" and raw.ndim:
             # a batch of complex numbers (or vectors): each output's real and imaginary parts
             raw = np.stack((raw.real, raw.imag), axis=-1).reshape(raw.shape[0], -1)
         if isinstance(raw, np.ndarray) and raw.dtype.kind in "biuf":
+            why = nan_payloads(raw)
+            if why is not None:  # every NaN is one value: a payload would be an unaudited release
+                raise MechanismError(why, data, None)
             return self._encode_array(raw, data)
         seq = list(raw) if not isinstance(raw, list) else raw
         if not seq:
@@ -382,7 +386,7 @@ class OutputEncoder:
                 seq[0] is None and self.schema is None)):
             seq = self._parse_text(seq, data)
         if _dataclasses.is_dataclass(seq[0]) and not isinstance(seq[0], type):
-            seq = [_fields_of(v) for v in seq]  # a dataclass as the dict of its fields
+            seq = [fields_of(v) for v in seq]  # a dataclass as the dict of its fields
         if self._keys is not None or type(seq[0]) is dict:
             seq = self._undict(seq, data)
         # a 0-d array (what numpy reductions of arrays often give) is the scalar it holds, an
@@ -390,18 +394,18 @@ class OutputEncoder:
         seq = [v if type(v) is not np.ndarray or v.ndim == 1 else v.item() if v.ndim == 0
                else v.reshape(-1) for v in seq]
         found = _classes(seq)
-        if _CAT in found and (_convertible(found[_CAT]) or (
-                type(found[_CAT]) in (list, tuple) and any(map(_convertible, found[_CAT])))):
-            seq = [_converted(v) for v in seq]  # times, durations, Series and DataFrames
+        if _CAT in found and (convertible(found[_CAT]) or (
+                type(found[_CAT]) in (list, tuple) and any(map(convertible, found[_CAT])))):
+            seq = [converted(v) for v in seq]  # times, durations, Series and DataFrames
             found = _classes(seq)
-        if _CAT in found and _is_nested(found[_CAT]):
+        if _CAT in found and is_nested(found[_CAT]):
             seq = self._unnest(seq, data)
             found = _classes(seq)
         if _SET in found:  # sets as sorted tuples
-            seq = [_as_tuple(v) for v in seq]
+            seq = [as_tuple(v) for v in seq]
             found = _classes(seq)
-        if _CAT in found and _is_complex(found[_CAT]):
-            seq = [_decomplex(v) for v in seq]
+        if _CAT in found and is_complex(found[_CAT]):
+            seq = [decomplex(v) for v in seq]
             found = _classes(seq)
         if _INT in found:
             big = _big_int(seq)
@@ -495,8 +499,8 @@ class OutputEncoder:
         for v in seq:
             leaves: list = []
             try:
-                shapes.append(_flatten(v, leaves) if type(v) in (list, tuple) else None)
-            except (_TooNested, RecursionError):
+                shapes.append(flatten(v, leaves) if type(v) in (list, tuple) else None)
+            except (TooNested, RecursionError):
                 raise MechanismError(f"returned a nested output of more than {MAX_LEAVES:,} values "
                                      f"or nested too deep to read: {_short(v)}", data) from None
             out.append(tuple(leaves) if shapes[-1] is not None else v)
@@ -516,18 +520,18 @@ class OutputEncoder:
             mode = False
             texts = [v for v in seq if v is not None]
             if texts and all(type(v) is str for v in texts):
-                if all(_parses(float, v) for v in texts):
+                if all(parses(float, v) for v in texts):
                     mode = "number"
-                elif all(v.lstrip()[:1] in ("{", "[") and _parses(json.loads, v) for v in texts):
+                elif all(v.lstrip()[:1] in ("{", "[") and parses(json.loads, v) for v in texts):
                     mode = "json"
                 elif len(texts) >= TEMPLATE_MIN_TEXTS and 2 * len(set(texts)) > len(texts) \
-                        and any(_NUMBER.search(v) for v in texts):
+                        and any(NUMBER_PATTERN.search(v) for v in texts):
                     mode = "template"
             self._text = mode
             if not mode:
                 return seq
         if mode == "template":  # every text reads as a template (and None is no answer)
-            return [v if v is None else _template(v) if type(v) is str else v for v in seq]
+            return [v if v is None else text_template(v) if type(v) is str else v for v in seq]
         parse, what = (float, "numbers") if mode == "number" else (json.loads, "JSON objects or arrays")
         out = []
         for v in seq:
@@ -599,7 +603,7 @@ class OutputEncoder:
         try:
             out[:, 2:] = np.asarray(flat, dtype=float).reshape(-1, w)
         except (ValueError, TypeError):  # texts, None and Decimal("sNaN") inside: NaN
-            out[:, 2:] = np.asarray([_element_value(x) for x in flat], dtype=float).reshape(-1, w)
+            out[:, 2:] = np.asarray([element_value(x) for x in flat], dtype=float).reshape(-1, w)
         return out
 
     def skeleton(self, code: float) -> Any:
@@ -652,7 +656,7 @@ class OutputEncoder:
             try:
                 return np.fromiter((float(v) for v in seq), dtype=float, count=len(seq))
             except (ValueError, OverflowError):  # Decimal("sNaN"): NaN; beyond float64: ±inf
-                return np.fromiter((_real(v) for v in seq), dtype=float, count=len(seq))
+                return np.fromiter((to_float(v) for v in seq), dtype=float, count=len(seq))
         if s.kind is OutputKind.MIXED:
             return self._encode_mixed(seq)
         if s.kind is OutputKind.VECTOR:
@@ -685,9 +689,9 @@ class OutputEncoder:
                 if v != v:
                     key = v = _NAN  # every NaN is one atom (NaN != NaN: one object stands for it)
                 elif v == 0.0 and math.copysign(1.0, v) < 0.0:
-                    key = _NEG_ZERO  # −0.0 == 0.0 in a dict, but the sign bit is released
-            elif type(v) is tuple and _holds_zero(v):  # a tuple holding a zero: keep signs apart
-                key = _signed_zeros(v)
+                    key = NEG_ZERO  # −0.0 == 0.0 in a dict, but the sign bit is released
+            elif type(v) is tuple and holds_zero(v):  # a tuple holding a zero: keep signs apart
+                key = signed_zeros(v)
             try:
                 c = codes.get(key)
             except TypeError:

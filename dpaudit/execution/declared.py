@@ -70,11 +70,33 @@ def read_declaration(path: str, function: str) -> Optional[SourceDeclaration]:
                 opaque.append("**")
                 continue
             try:
-                literal[kw.arg] = ast.literal_eval(kw.value)
+                literal[kw.arg] = ast.literal_eval(_constant(kw.value, tree.body))
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 opaque.append(kw.arg)
         return SourceDeclaration(True, literal, tuple(opaque), node.lineno)
     return SourceDeclaration(False, {}, (), node.lineno)
+
+
+def _constant(node: ast.AST, body: list) -> ast.AST:
+    """``node``, or where it is a name the module binds exactly once, at module level, to a
+    literal (``EPSILON = 0.5``), that literal: the common way to spell a claim, which can then
+    be read here rather than taken on the sandboxed code's word."""
+    if not isinstance(node, ast.Name):
+        return node
+    bound = [stmt for stmt in _statements(body) if _binds(stmt, node.id)]
+    bound += [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                  ast.ClassDef, ast.Import, ast.ImportFrom))
+              and _names_bound(n, node.id)]
+    if len(bound) != 1 or not isinstance(bound[0], (ast.Assign, ast.AnnAssign)) \
+            or bound[0].value is None or len(getattr(bound[0], "targets", [None])) != 1:
+        return node
+    return bound[0].value
+
+
+def _names_bound(stmt: ast.AST, name: str) -> bool:
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return any((a.asname or a.name.split(".")[0]) == name for a in stmt.names)
+    return getattr(stmt, "name", None) == name
 
 
 def _dpaudit_names(tree: ast.Module) -> tuple[set, set]:

@@ -109,7 +109,7 @@ def test_agreement_test_holds_its_level_on_collision_heavy_laws():
     """alpha = 1e-6 is the stated level; at that level none of 300 pairs of independent sequences
     (seed 20250125) of laws with many collisions is flagged, while two copies of one sequence of
     continuous noise are flagged at once."""
-    from dpaudit.execution.honesty import ALPHA, FRESH_CALLS, _keys, agreement_p
+    from dpaudit.execution.honesty import ALPHA, FRESH_CALLS, _keys, agreement_p  # private: _keys, the compared form
 
     rng = np.random.default_rng(20250125)
     m = FRESH_CALLS
@@ -194,14 +194,29 @@ def test_forged_declaration_is_an_error(arena, capfd):
             "audited file tampered with dpaudit in the sandbox)") in rec["error"]
 
 
-def test_a_declaration_that_is_not_literal_is_said_to_come_from_the_sandbox(arena, capfd):
+def test_a_module_constant_in_the_declaration_is_read_from_the_source(arena, capfd):
     source = ("import numpy as np\nimport dpaudit\n\nEPS = 1.0\n\n"
               "@dpaudit.mechanism(epsilon=EPS, neighbours='add-remove', domain=(0, 1), size=10)\n"
               "def f(data, rng):\n    return round(float(data.sum() + rng.laplace()), 3)\n")
-    code, rec, out = _check(arena, capfd, "not_literal", source)
+    code, rec, out = _check(arena, capfd, "module_constant", source)
     assert (code, rec["verdict"]) == (0, "not_refuted"), rec.get("error")
-    assert rec["claim"]["declared_by"] == "epsilon as reported by the sandboxed code"
-    assert "size 10 (epsilon as reported by the sandboxed code);" in out
+    assert "declared_by" not in rec["claim"]
+    assert "size 10;" in out
+
+
+def test_a_declaration_that_is_not_literal_needs_its_flag(arena, capfd):
+    """A claim field the source does not spell as a literal is known only from the sandboxed
+    code: a usage error naming the flag (it was taken on the child's word, marked as such), and
+    with the flag the audit runs."""
+    source = ("import numpy as np\nimport dpaudit\n\n"
+              "@dpaudit.mechanism(epsilon=float('1'), neighbours='add-remove', domain=(0, 1), size=10)\n"
+              "def f(data, rng):\n    return round(float(data.sum() + rng.laplace()), 3)\n")
+    code, rec, out = _check(arena, capfd, "not_literal", source)
+    assert (code, rec["verdict"]) == (3, "error")
+    assert "its declaration of epsilon is not readable from the source" in rec["error"]
+    assert "give --epsilon" in rec["error"]
+    code, rec, out = _check(arena, capfd, "not_literal", source, "--epsilon=1")
+    assert (code, rec["verdict"]) == (0, "not_refuted"), rec.get("error")
 
 
 # -- what no black-box audit can exclude -----------------------------------------------------------

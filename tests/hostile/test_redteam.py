@@ -66,6 +66,7 @@ def test_noise_fixed_after_a_fresh_first_call_is_refuted(arena, capfd):
     assert "release number 2 (the first to agree)" in rec["counterexample"]["event"]["text"]
 
 
+@pytest.mark.slow
 def test_a_folder_too_deep_for_rmtree_loses_no_verdict_and_is_removed(arena, capfd):
     """1,500 nested folders in TMPDIR (more than Python's recursion limit): shutil.rmtree raised
     RecursionError, dpaudit exited 4 with the verdict lost and the tree left in /dev/shm (the
@@ -94,6 +95,7 @@ def _capabilities() -> int:
     return int(status["CapEff"], 16) | int(status["CapBnd"], 16)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("setpriv") is None, reason="setpriv (util-linux) is not installed")
 def test_a_folder_made_unreadable_is_removed_without_capabilities(arena):
     """``chmod 0`` on a folder of TMPDIR: without CAP_DAC_OVERRIDE dpaudit could not remove it, and
@@ -138,3 +140,76 @@ def test_password_hashes_are_not_readable_from_the_child(arena, capfd):
     assert (code, rec["verdict"]) == (3, "error")
     assert "tried to read /etc/shadow" in rec["error"]
     assert "root:" not in rec["error"]
+
+
+@pytest.mark.parametrize("name,body,said", [
+    ("decimal", "from decimal import Decimal\n"
+                "def f(data, rng):\n"
+                "    return Decimal(repr(round(rng.laplace(), 3))) + Decimal(int(data.sum() * 1000)) "
+                "* Decimal('1e-20')\n", "a Decimal of"),
+    ("fraction", "from fractions import Fraction\n"
+                 "def f(data, rng):\n"
+                 "    return Fraction(repr(round(rng.laplace(), 3))) + Fraction(int(data.sum() * 1000), "
+                 "10 ** 40)\n", "a Fraction whose denominator"),
+    ("text", "def f(data, rng):\n"
+             "    return f'{rng.laplace():.3f}' + '0' * 25 + str(int(data.sum() * 1000) + 1)\n",
+     "a text holding the number"),
+    ("nan_payload", "import struct\n"
+                    "def f(data, rng):\n"
+                    "    bits = 0x7FF8000000000000 | (int(data.sum() * 1000) + 1)\n"
+                    "    return struct.unpack('<d', struct.pack('<Q', bits))[0]\n",
+     "a NaN carrying a payload"),
+])
+def test_numbers_that_hold_more_than_a_double_are_an_error(arena, capfd, name, body, said):
+    """The exact sum past the 17th digit of a Decimal, a Fraction, a numeric text, or in a NaN's
+    payload: dpaudit audited the double each rounds to (every NaN as one value) and said NOT
+    REFUTED with ε ≥ 0."""
+    code, rec, _ = _check(arena, capfd, name, body)
+    assert (code, rec["verdict"]) == (3, "error"), rec.get("error")
+    assert said in rec["error"]
+
+
+@pytest.mark.parametrize("value", ["Decimal(0.1)", "Decimal('0.1')", "Fraction(0.1)",
+                                   "Fraction(1, 3)", "'0.1000000000000000055511151231257827021181583404541015625'",
+                                   "float('nan')", "-float('nan')"])
+def test_numbers_that_are_doubles_stay_plain(value):
+    """Controls: a Decimal or a Fraction made from a double, a short one, a text that spells a
+    double exactly, and the NaN arithmetic makes (either sign) are plain values."""
+    from decimal import Decimal  # noqa: F401 - used by eval
+    from fractions import Fraction  # noqa: F401 - used by eval
+
+    from dpaudit.output_values import plain_outputs
+
+    v = eval(value)
+    assert plain_outputs([v])[0] is v
+
+
+def test_a_one_call_form_honest_on_one_dataset_size_only_is_an_error(arena, capfd):
+    """The batch form is honest; the one-call form releases the raw sum unless the dataset has 10
+    records, the one size the check looked at (NOT REFUTED)."""
+    code, rec, _ = _check(arena, capfd, "one_call_one_size", """\
+        import numpy as np
+
+        def f(data, rng, size=None):
+            if size is None and len(data) != 10:
+                return float(data.sum())
+            noisy = data.sum() + rng.laplace(size=1 if size is None else size)
+            return float(round(noisy[0], 3)) if size is None else np.round(noisy, 3)
+        """)
+    assert (code, rec["verdict"]) == (3, "error"), rec.get("error")
+    assert "its one-call form and its batch form release different laws" in rec["error"]
+
+
+@pytest.mark.parametrize("source", [
+    "import dpaudit\n\ndef f(data, rng):\n    return float(data.sum())\n\n"
+    "f = dpaudit.mechanism(epsilon=1, delta=0.999)(f)\n",
+    "import dpaudit\n\nD = [0.999]\n\n@dpaudit.mechanism(epsilon=1, delta=D[0])\n"
+    "def f(data, rng):\n    return float(data.sum())\n",
+])
+def test_a_claim_field_known_only_from_the_child_is_not_taken(arena, capfd, source):
+    """δ = 0.999 reported by the sandboxed code for a leaky sum (a declaration the source does not
+    spell as a literal): it was audited at δ = 0.999 and NOT REFUTED; now a usage error naming
+    --delta."""
+    code, rec, _ = _check(arena, capfd, "child_delta", source)
+    assert (code, rec["verdict"]) == (3, "error"), rec.get("error")
+    assert "give --delta" in rec["error"] and "delta = 0.999" in rec["error"]
