@@ -26,9 +26,7 @@ import numpy as np
 from dpaudit.estimators.floats import FloatCellRatio
 from dpaudit.estimators.scores import AtomRatio, Coordinate, Identity, PatternRatio, Score
 
-__all__ = ["Event", "SIDES"]
-
-SIDES = ("above", "below", "interval")
+__all__ = ["Event"]
 
 #: at most this many atoms or patterns are listed in an event's text
 _MAX_LISTED = 12

@@ -40,8 +40,7 @@ import numpy as np
 
 from dpaudit.estimators.scores import PRIOR, AtomRatio, fit_atoms
 
-__all__ = ["FloatCells", "FloatCellRatio", "fit_float_cells", "has_float_structure", "FAMILIES",
-           "nonfinite_text"]
+__all__ = ["FloatCells", "FloatCellRatio", "fit_float_cells", "has_float_structure", "FAMILIES"]
 
 #: the float-structure families fitted for real outputs by default. ``trailing`` is binade × low
 #: mantissa bits in the form that matters for rounding (tz = j ⟺ the last j + 1 bits are 1 then j
@@ -260,9 +259,3 @@ def has_float_structure(*samples: np.ndarray, head: int = 4096) -> bool:
         found_q = q if found_q is None else min(found_q, q)
         found_top = top if found_top is None else max(found_top, top)
     return found_q is not None and found_top - found_q >= 52
-
-
-def nonfinite_text(values) -> str:
-    """" (non-finite output)" when any of ``values`` is NaN or ±inf, else ""."""
-    v = np.asarray(values, dtype=float)
-    return " (non-finite output)" if v.size and not np.all(np.isfinite(v)) else ""

@@ -58,7 +58,7 @@ from typing import Callable, Iterable, Optional, Sequence
 
 from dpaudit.execution import syscalls
 
-__all__ = ["ISOLATION_LEVELS", "enter", "landlock_abi", "Attempts", "read_roots", "strict_available",
+__all__ = ["ISOLATION_LEVELS", "enter", "landlock_abi", "Attempts", "read_roots",
            "drop_privileges", "seccomp_program"]
 
 ISOLATION_LEVELS = ("strict", "process", "none")
@@ -95,10 +95,6 @@ def landlock_abi() -> int:
         return 0
     abi = _libc.syscall(_SYS_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_VERSION))
     return max(0, int(abi))
-
-
-def strict_available() -> bool:
-    return landlock_abi() >= 1
 
 
 def _fs_rights(abi: int) -> int:

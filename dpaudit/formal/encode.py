@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from fractions import Fraction
-from typing import Iterable, Sequence, Union
+from typing import Sequence, Union
 
 import z3
 
@@ -27,7 +27,6 @@ __all__ = [
     "l1_ball",
     "l2_ball",
     "between",
-    "implies_all",
 ]
 
 Num = Union[int, Fraction, str, z3.ArithRef]
@@ -106,6 +105,3 @@ def between(lo: z3.ArithRef, x: z3.ArithRef, hi: z3.ArithRef) -> z3.BoolRef:
     return z3.And(lo <= x, x <= hi)
 
 
-def implies_all(hypotheses: Iterable[z3.BoolRef], goal: z3.BoolRef) -> z3.BoolRef:
-    """``And(hypotheses) ⇒ goal``."""
-    return z3.Implies(z3.And(list(hypotheses)), goal)

@@ -49,6 +49,7 @@ def test_committed_report_is_complete_and_as_expected(committed):
     assert re.search(r'"/[^"]*/(audits|mechanisms|dpaudit)/', text) is None
 
 
+@pytest.mark.slow
 def test_a_subset_rerun_reproduces_the_committed_records(committed, tmp_path):
     args = [a for i in SUBSET for a in ("--id", i)]
     out = subprocess.run([sys.executable, "-m", "dpaudit", "audit", *args, "--out", str(tmp_path), "--quiet"],

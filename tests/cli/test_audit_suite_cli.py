@@ -54,6 +54,7 @@ def folder(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_mismatch_exits_1_and_writes_the_report(folder):
     out = dpaudit("audit", "--out", "rep", "--junit", "rep/junit.xml", cwd=folder)
     assert out.returncode == 1, out.stderr
@@ -106,6 +107,7 @@ def test_duplicate_ids_broken_files_and_empty_folders(folder):
     assert dpaudit("audit", "empty", cwd=folder).returncode == 5
 
 
+@pytest.mark.slow
 def test_list_shows_audits_mechanisms_and_claims(folder):
     (folder / "audits" / "toy_seed.py").write_text(SEED_CLAIM_FILE)
     out = dpaudit("list", cwd=folder)
@@ -136,6 +138,7 @@ def test_audit_seeds_depend_on_root_and_id_only(folder):
     assert a == b and a["seed"] == audit_seed(3, "ctrl.crashes")
 
 
+@pytest.mark.slow
 def test_an_audit_whose_process_dies_is_an_error_record(folder):
     (folder / "audits" / "crashy.py").write_text(textwrap.dedent('''\
         import os
@@ -212,6 +215,7 @@ def test_every_seed_claim_is_a_suite_audit_with_a_stable_id():
     assert all(a.description.startswith(f"{paper_name(c.seed)} {c.source}: ") for a, c in zip(audits, claims))
 
 
+@pytest.mark.slow
 def test_a_signal_keeps_what_finished_writes_the_reports_and_stops_every_process(tmp_path):
     """SIGTERM (or Ctrl-C) during ``dpaudit audit``: it used to die (SIGTERM, no report) or exit
     with no report (Ctrl-C), leaving the hung audit's process and its fork pool behind."""

@@ -96,6 +96,7 @@ def records(path, seed=True):
 
 # -- verdicts ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_two_targets_correct_and_buggy_with_every_report(tmp_path):
     files = {k: tmp_path / f"r.{k}" for k in ("json", "html", "junit", "sarif")}
     # ε = 2 leaves the correct (1-DP) example headroom, so that its verdict does not hang on the
@@ -123,6 +124,7 @@ def test_two_targets_correct_and_buggy_with_every_report(tmp_path):
     assert records(tmp_path / "again.json")[0]["epsilon_lower_bound"] == buggy["epsilon_lower_bound"]
 
 
+@pytest.mark.slow
 def test_leaves_nothing_in_the_working_directory(tmp_path):
     """hypothesis caches what it learns under the current directory even with no example
     database; a CLI run sends that to the user's cache instead of their repository."""
@@ -138,6 +140,7 @@ def test_leaves_nothing_in_the_working_directory(tmp_path):
     assert (tmp_path / "cache" / "dpaudit" / "hypothesis").is_dir()  # the search did run
 
 
+@pytest.mark.slow
 def test_undeclared_mechanism_takes_its_claim_from_flags_and_negative_domains(tmp_path):
     proc = dpaudit("check", "examples/third_party_count.py", "--epsilon", "1", "--domain",
                    "-1:1", *SMALL)  # its true ε is 0.5: headroom, as above
@@ -145,6 +148,7 @@ def test_undeclared_mechanism_takes_its_claim_from_flags_and_negative_domains(tm
     assert "NOT REFUTED" in proc.stdout and "--domain=-1:1" in proc.stdout
 
 
+@pytest.mark.slow
 def test_missing_claim_says_which_flag_to_add(tmp_path):
     out = tmp_path / "r.json"
     proc = dpaudit("check", "examples/third_party_count.py", "--json", out)
@@ -156,6 +160,7 @@ def test_missing_claim_says_which_flag_to_add(tmp_path):
 # -- bad files and flags: exit 3, one line, a report that records the ERROR -----------------------
 
 @pytest.mark.parametrize("name,body,target_suffix,expected", [
+    case if case[0] in ("missing.py", "syntax.py") else pytest.param(*case, marks=pytest.mark.slow) for case in [
     ("missing.py", None, "", "missing.py: no such file"),
     ("syntax.py", "def mechanism(data, rng):\n    return (\n", "", "syntax error"),
     ("imports.py", "import no_such_module_xyz\n", "",
@@ -167,7 +172,7 @@ def test_missing_claim_says_which_flag_to_add(tmp_path):
                "@dpaudit.mechanism(epsilon=1)\ndef b(d, r):\n    return 0.0\n", "",
      "2 decorated mechanisms (a, b)"),
     ("plain.py", "def mechanism(d, r):\n    return 0.0\n", ":nope", "no function named 'nope'"),
-])
+]])
 def test_bad_files(tmp_path, name, body, target_suffix, expected):
     path = tmp_path / name
     if body is not None:
@@ -201,13 +206,14 @@ def test_bad_flags(tmp_path, flags, expected):
 
 @pytest.mark.parametrize("function,flags,cause", [
     ("raises", [], "raised ZeroDivisionError: division by zero"),
-    ("hangs", ["--call-timeout", "0.5"], "hung: one call ran longer than the per-call limit"),
-    ("hogs_memory", ["--memory", "512M"], "exceeded the memory cap of 512 MiB"),
-    ("hard_exit", [], "exited with status 7"),
-    ("changes_type", [], "oops"),
+    pytest.param("hangs", ["--call-timeout", "0.5"], "hung: one call ran longer than the per-call limit",
+                 marks=pytest.mark.slow),
+    pytest.param("hogs_memory", ["--memory", "512M"], "exceeded the memory cap of 512 MiB", marks=pytest.mark.slow),
+    pytest.param("hard_exit", [], "exited with status 7", marks=pytest.mark.slow),
+    pytest.param("changes_type", [], "oops", marks=pytest.mark.slow),
     # each call's coroutine or generator object is a new category: a total leak passed as noise
-    ("async_def", [], "returned a coroutine (an async def: wrap it in a plain def"),
-    ("yields", [], "returned a generator (it yields: return the output instead)"),
+    pytest.param("async_def", [], "returned a coroutine (an async def: wrap it in a plain def", marks=pytest.mark.slow),
+    pytest.param("yields", [], "returned a generator (it yields: return the output instead)", marks=pytest.mark.slow),
 ])
 def test_misbehaving_mechanism_is_an_error_verdict(tmp_path, bad, function, flags, cause):
     out = tmp_path / "r.json"
@@ -219,6 +225,7 @@ def test_misbehaving_mechanism_is_an_error_verdict(tmp_path, bad, function, flag
     assert rec["verdict"] == "error" and cause in rec["error"] and "dataset" in rec["error"]
 
 
+@pytest.mark.slow
 def test_prints_do_not_reach_our_output(bad, tmp_path):
     proc = dpaudit("check", f"{bad}:chatty", "--epsilon", "1", *TINY)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -226,6 +233,7 @@ def test_prints_do_not_reach_our_output(bad, tmp_path):
     assert "NOT REFUTED" in proc.stdout
 
 
+@pytest.mark.slow
 def test_interrupt_writes_what_was_done(bad, tmp_path):
     out = tmp_path / "r.json"
     cmd = [sys.executable, "-m", "dpaudit", "check", f"{bad}:slow", "--epsilon", "1",
@@ -245,6 +253,7 @@ def test_interrupt_writes_what_was_done(bad, tmp_path):
     assert rec["verdict"] == "error" and "interrupted" in rec["error"]
 
 
+@pytest.mark.slow
 def test_non_finite_outputs_are_refuted_and_a_constant_nan_is_not(tmp_path):
     # α = 5% for each verdict; the refuted rows' true ε is infinite (NaN or inf on one side only)
     out = tmp_path / "r.json"
@@ -259,6 +268,7 @@ def test_non_finite_outputs_are_refuted_and_a_constant_nan_is_not(tmp_path):
     assert [r["verdict"] for r in records(out)] == ["refuted", "refuted", "not_refuted"]
 
 
+@pytest.mark.slow
 def test_text_no_encoding_takes_is_escaped_and_every_report_written(tmp_path):
     """A lone surrogate (a message or category built from undecodable bytes) cannot be encoded:
     it made dpaudit exit 4 with no report, or print nothing at all (read as a closed stdout)."""
@@ -289,6 +299,7 @@ def test_a_report_path_that_cannot_be_written_stops_the_run_before_any_audit(tmp
     assert one_error_line(proc) == f"dpaudit: error: cannot write the json report to {tmp_path}: is a folder"
 
 
+@pytest.mark.slow
 def test_a_pyproject_that_weakens_the_sandbox_is_said_on_stderr(tmp_path):
     """The nearest pyproject.toml is often the audited project's own: its authors can set it."""
     (tmp_path / "pyproject.toml").write_text('[tool.dpaudit]\nisolation = "none"\n')
@@ -307,7 +318,7 @@ def test_a_pyproject_that_weakens_the_sandbox_is_said_on_stderr(tmp_path):
 def test_the_function_name_the_sandbox_reports_is_checked():
     """The child runs the audited code: a name it reports is taken only as asked for, or as a
     dotted identifier (a forged 'mechanism ' dodged the project's claim for FILE:mechanism)."""
-    from dpaudit.check import _function_named
+    from dpaudit.check import _function_named  # private: the check on the child's reported name
     from dpaudit.errors import LoadError
 
     assert _function_named({"function": "mechanism"}, None) == "mechanism"

@@ -18,6 +18,7 @@ def dpaudit(*args):
                           env=env, timeout=300)
 
 
+@pytest.mark.slow
 def test_a_local_cluster_gives_the_in_process_verdict_and_bound(tmp_path):
     common = ["check", EXAMPLE, "--in-process", "--samples", "300000", "--seed", "9", "--quiet"]
     here = dpaudit(*common)

@@ -80,6 +80,7 @@ def test_a_hang_is_stopped_by_the_per_call_limit(mech):
     assert time.monotonic() - t0 < 10
 
 
+@pytest.mark.slow
 def test_the_whole_search_is_stopped_by_the_total_limit(mech):
     t0 = time.monotonic()
     code, rec = check(mech, "slow", "--sensitivity=1", "--examples=100000", "--timeout=1")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from dpaudit.formal.replay import replay, z3_command
 from dpaudit.formal.runner import combine
 
@@ -16,6 +18,7 @@ def _paths(folder, results):
             yield r, q, folder / r.name / f"{i:02d}-{q.name}.smt2"
 
 
+@pytest.mark.slow
 def test_every_dumped_query_replays_to_the_same_answer(dumped_smt2):
     folder, results = dumped_smt2
     jobs = list(_paths(folder, results))

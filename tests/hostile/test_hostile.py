@@ -112,7 +112,23 @@ def mechanism_file(arena, case: Case) -> Path:
     return path
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+#: cases left out of the fast subset (`-m "not slow"`): those over about half a second (hangs, crashes, waits), and
+#: kinds of escape that a faster case of the same kind stands for there
+SLOW_CASES = {"native_hang_batch_form", "reply_length_then_stall", "nested_too_deep", "native_hang_holding_gil",
+              "ignores_watchdog_then_hangs", "python_hang", "threads_never_stop", "str_of_exception_raises",
+              "thread_bomb_per_call", "forges_a_ready_reply", "changes_working_folder", "reply_length_too_large",
+              "forges_an_error_reply_without_a_cause", "popen_sleep_strict", "returns_a_float_carrying_the_sum",
+              "unpicklable_output", "forks_helper_then_segfaults", "shrinks_shared_files", "raises", "nested_bomb",
+              "returns_a_long_text", "segfault", "batch_wrong_length", "closes_fds_0_1_2", "writes_stdout_from_c",
+              "forks_50_sleepers", "sets_signal_handlers", "os_exit", "sys_exit", "prints_10kB_per_call",
+              "zero_d_array_output", "memory_bomb", "raises_keyboard_interrupt", "recursion", "ansi_escape_in_error",
+              "deletes_a_file", "import_thread_never_ends", "import_exits", "sysv_ipc_and_keyring", "writes_its_tmpdir",
+              "setsid_escape", "lists_terminals_or_shm", "popen_sleep_process_mode", "swallows_denied_write", "sends_udp",
+              "reads_parent_environment", "sees_passed_env"}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow) if c.name in SLOW_CASES else c for c in CASES],
+                         ids=[c.name for c in CASES])
 def test_hostile_mechanism(case, arena, capfd, monkeypatch):
     from dpaudit.cli import run
 
@@ -189,8 +205,8 @@ def _child_running(arena, proc, within: float = 30.0) -> None:
 
 @pytest.mark.parametrize("sig,source,name", [
     (signal.SIGTERM, SLOW, "SIGTERM"),
-    (signal.SIGHUP, SLOW, "SIGHUP"),
-    (signal.SIGINT, IGNORES_SIGINT, "Ctrl-C"),  # SIG_IGN at the file's import binds only the child
+    pytest.param(signal.SIGHUP, SLOW, "SIGHUP", marks=pytest.mark.slow),
+    pytest.param(signal.SIGINT, IGNORES_SIGINT, "Ctrl-C", marks=pytest.mark.slow),  # SIG_IGN at the file's import binds only the child
 ])
 def test_signals_stop_write_reports_and_leave_nothing(arena, sig, source, name):
     proc, paths = _dpaudit(arena, source, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -210,6 +226,7 @@ def test_signals_stop_write_reports_and_leave_nothing(arena, sig, source, name):
     assert not wait_until_no_tagged(arena["tag"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shell", ["{cmd} >&-", "{cmd} | true"], ids=["closed", "broken-pipe"])
 def test_a_closed_or_broken_stdout_loses_nothing(arena, shell):
     path = arena["tmp"] / "mech" / "ok.py"

@@ -29,7 +29,7 @@ from textwrap import dedent, indent
 
 import pytest
 
-from dpaudit.execution import isolation
+from dpaudit.execution import isolation  # private: _resolve and _ALLOW, the hook's own state under attack
 from dpaudit.execution.isolation import landlock_abi
 from .cases import LAPLACE, ONCE, Case, _f
 from .test_hostile import (FLAGS, ROOT, arena, check_reports, mechanism_file,  # noqa: F401
@@ -100,6 +100,7 @@ def test_a_module_planted_in_the_working_folder_never_runs_in_the_child(arena, n
     contained(code, rec)
 
 
+@pytest.mark.slow
 def test_python_m_dpaudit_imports_nothing_from_the_working_folder(arena):
     markers = {name: arena["tmp"] / f"planted-{name}-ran" for name in ("jinja2", "typing", "numpy")}
     for name, marker in markers.items():
@@ -122,7 +123,7 @@ def test_before_isolation_the_child_imports_the_standard_library_only(tmp_path):
     library (beyond what Python's own start-up imported)."""
     import sysconfig
 
-    from dpaudit.execution.sandbox import _BOOT
+    from dpaudit.execution.sandbox import _BOOT  # private: the child's first code, whose imports are checked
 
     boot = _BOOT.rsplit("from dpaudit.execution.child", 1)[0]
     show = "import sys; print(repr({m: getattr(v, '__file__', None) for m, v in " \
@@ -255,7 +256,8 @@ def refusing(name: str, call: str) -> Case:
 
 
 @needs_seccomp
-@pytest.mark.parametrize("name", sorted(KERNEL))
+@pytest.mark.parametrize("name", [n if n in ("bpf", "unshare_user_namespace", "prlimit_parent")  # one of each kind fast
+                                  else pytest.param(n, marks=pytest.mark.slow) for n in sorted(KERNEL)])
 def test_calls_at_the_kernel_or_at_dpaudit_fail_with_eperm(arena, monkeypatch, name):
     monkeypatch.setenv("DPAUDIT_HOSTILE_NICE", str(os.getpriority(os.PRIO_PROCESS, 0)))
     monkeypatch.setenv("DPAUDIT_HOSTILE_POLICY", str(os.sched_getscheduler(0)))
@@ -431,6 +433,7 @@ def _capabilities() -> int:
 
 # -- end to end, every capability dropped --------------------------------------------------------
 
+@pytest.mark.slow
 @needs_seccomp
 @pytest.mark.skipif(shutil.which("setpriv") is None, reason="setpriv (util-linux) is not installed")
 def test_contained_end_to_end_with_every_capability_dropped(arena):

@@ -95,6 +95,7 @@ def test_no_reply_allocates_more_than_its_bytes(payload):
     assert time.monotonic() - t0 < 1.0
 
 
+@pytest.mark.slow
 def test_a_25_byte_reply_does_not_make_dpaudit_allocate_2_gib(arena):
     mech = arena["tmp"] / "bomb.py"
     mech.write_text(FORGE + dedent(f"""\
@@ -132,9 +133,9 @@ def test_the_reply_cap_follows_the_memory_cap(arena):
 # -- forged replies ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("reply", [
-    '("ok", 5)', '("ok", [[0.0], [0.0]])', '("ok",)', '("ready", 1, "landlock", {})',
-    '("error", None, True, 0)', '("error",)', '("error", 5, True, 0)', '("error", "x", True, 99)',
-    '("ok_shared", "<f8", (10,))', '("value", 1.0)',
+    '("ok", 5)', '("ok", [[0.0], [0.0]])', '("error",)', *[pytest.param(r, marks=pytest.mark.slow) for r in (
+        '("ok",)', '("ready", 1, "landlock", {})', '("error", None, True, 0)', '("error", 5, True, 0)',
+        '("error", "x", True, 99)', '("ok_shared", "<f8", (10,))', '("value", 1.0)')],
 ])
 def test_a_forged_reply_is_the_mechanisms_error(arena, capfd, reply):
     code, rec = _check(arena, FORGE + dedent(f"""\
@@ -151,6 +152,7 @@ def test_a_forged_reply_is_the_mechanisms_error(arena, capfd, reply):
 
 # -- threads -----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_thread_bomb_at_import_is_the_mechanisms_error(arena, capfd):
     code, rec = _check(arena, dedent("""\
         import threading, time
@@ -181,6 +183,7 @@ def test_a_long_text_output_is_an_error_in_the_sandbox_and_in_process(arena, cap
                 in rec["error"]), rec["error"]
 
 
+@pytest.mark.slow
 def test_the_text_of_a_batch_is_bounded(arena, capfd):
     code, rec = _check(arena, dedent("""\
         def f(data, rng, size=None):
@@ -208,6 +211,7 @@ def test_a_50_mb_repr_does_not_run_past_the_per_call_limit(arena, capfd):
     assert (code, rec["verdict"]) == (3, "error") and "not a plain value" in rec["error"]
 
 
+@pytest.mark.slow
 def test_post_call_work_counts_against_the_per_call_limit(arena, capfd):
     # the audited code slows the child's reply after the calls end: dpaudit's process stops it
     t0 = time.monotonic()
@@ -256,7 +260,7 @@ FLOAT_CARRIES_THE_SUM = dedent("""\
 
 
 @pytest.mark.parametrize("source,said", [
-    (REPR_HIDES_THE_SUM, "Release object, not a plain value"),
+    pytest.param(REPR_HIDES_THE_SUM, "Release object, not a plain value", marks=pytest.mark.slow),
     (FLOAT_CARRIES_THE_SUM, "FloatWithExact, a subclass of float carrying more than its "
                             "value (attributes: exact); dpaudit audits plain values only: return "
                             "float(x)"),
@@ -288,10 +292,10 @@ def test_a_cheating_output_is_an_error_never_not_refuted(arena, capfd, source, s
 
 @pytest.mark.parametrize("body,exit_code", [
     ("return 1e308 if rng.random() < 0.5 else -1e308", 0),
-    ("return (1e308 if rng.random() < 0.5 else -1e308, float(data.sum()))", 1),
-    ("return (-1e308, 1e308, float(data.sum()) * 1e308)", 1),
-    ("return None if rng.random() < 0.3 else (1e308 if rng.random() < 0.5 else -1e308, "
-     "float(data.sum()))", 1),
+    pytest.param("return (1e308 if rng.random() < 0.5 else -1e308, float(data.sum()))", 1, marks=pytest.mark.slow),
+    pytest.param("return (-1e308, 1e308, float(data.sum()) * 1e308)", 1, marks=pytest.mark.slow),
+    pytest.param("return None if rng.random() < 0.3 else (1e308 if rng.random() < 0.5 else -1e308, "
+                 "float(data.sum()))", 1, marks=pytest.mark.slow),
 ], ids=["alone", "beside-the-sum", "sum-times-1e308", "mixed"])
 def test_outputs_near_1e308_are_audited_like_1e200(arena, capfd, body, exit_code):
     code, rec = _check(arena, f"def f(data, rng):\n    {body}\n", "--samples=20000", "--seed=7")

@@ -308,6 +308,7 @@ def _limit_file_size() -> None:  # in the child, before exec: a file-size limit 
     resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
 
 
+@pytest.mark.slow
 def test_a_file_size_limit_loses_no_verdict_and_no_other_report(hostile):
     tmp = hostile["tmp"]
     path = tmp / "mech" / "ok.py"
@@ -332,7 +333,7 @@ def test_a_file_size_limit_loses_no_verdict_and_no_other_report(hostile):
 
 
 def test_a_report_folder_replaced_after_the_precheck_loses_no_verdict(hostile, monkeypatch):
-    import dpaudit.check
+    import dpaudit.check  # private: _precheck, wrapped to replace the folder right after it
 
     tmp = hostile["tmp"]
     path = tmp / "mech" / "ok.py"

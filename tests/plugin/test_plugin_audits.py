@@ -9,6 +9,8 @@ inner run would import numpy's extension modules a second time.
 
 import textwrap
 
+import pytest
+
 AUDITS = textwrap.dedent('''\
     from dpaudit.spec import MechanismSpec
     from dpaudit.suite import sampled
@@ -70,6 +72,7 @@ def test_audit_items_run_the_auditor_and_explain_failures(pytester):
     assert "Traceback" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_fixture_audits_a_users_mechanism(pytester):
     pytester.makepyfile(test_user=USER_TESTS)
     result = pytester.runpytest_subprocess("-v", "--dpaudit-json", "fixture.json")

@@ -35,6 +35,7 @@ def test_options_all_start_with_dpaudit(pytester):
     assert all(o.startswith("--dpaudit") for o in opts)
 
 
+@pytest.mark.slow
 def test_without_the_flag_audits_are_ignored_and_nothing_heavy_is_imported(project):
     project.makeconftest(textwrap.dedent('''\
         import sys

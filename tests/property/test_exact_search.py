@@ -36,6 +36,7 @@ def geometric_spec(eps, size=3):
         distribution=lambda d: stats.dlaplace(eps / size, loc=int(np.round(d.sum()))))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps, rel, dom", [(0.1, "add-remove", (0.0, 1.0)),
                                            (2.5, "replace", (-1.0, 1.0)),
                                            (0.5, "linf", (-5.0, 5.0))])
@@ -69,6 +70,7 @@ def test_exact_loss_of_any_pair_is_epsilon_times_the_shift(eps, data):
     assert loss <= eps + 1e-9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mech", [
     QuantileEM(1.0, 0.5, neighbours="replace"), QuantileEM(1.0, 0.25, neighbours="replace"),
     QuantileEM(1.0, 0.5, neighbours="add-remove"), Duff(1.0),

@@ -50,6 +50,7 @@ def test_range_calibration_is_tight_on_counts(eps):
     assert 0.95 * eps / 2 <= best_s <= eps / 2 * (1 + 1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(st.integers(0, 2**32 - 1), st.sampled_from(["add-remove", "replace"]), st.sampled_from([0.5, 1.5]))
 def test_random_utility_tables_within_their_calibrated_epsilon(seed, rel, eps):

@@ -53,6 +53,7 @@ def _is_neighbour(pair: NeighbourPair, d: Domain, r: SizeRange) -> bool:
     return inside and x.shape == y.shape and float(diff.sum()) <= 1.0 + 1e-12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation", list(Neighbours))
 @pytest.mark.parametrize("domain", DOMAINS, ids=str)
 def test_pairs_are_neighbours(relation, domain):

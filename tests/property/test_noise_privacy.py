@@ -42,6 +42,7 @@ def pairs(draw, kind):
     return m, data, other
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["laplace", "staircase", "geometric", "prerounding"])
 @settings(max_examples=100)
 @given(data=st.data())

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from dpaudit import reproduce
 from dpaudit.claims import Domain
-from dpaudit.cli import _join_dash_values, build_parser
+from dpaudit.cli import _join_dash_values, build_parser  # private: the argv step the round trip needs
 from dpaudit.config import resolve_settings
 
 positive = st.floats(min_value=5e-324, max_value=1e300, allow_nan=False, allow_infinity=False)

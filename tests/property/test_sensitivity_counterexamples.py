@@ -56,6 +56,7 @@ def test_counterexamples_are_neighbouring_pairs_that_break_the_bound(name, seed)
         assert np.array_equal(a, np.round(a)) and np.array_equal(b, np.round(b))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
 def test_individual_and_vector_record_counterexamples(seed):
     """Individual model: the pair is D, D ∪ {i} with records tied to identities; records in ℝ²."""

@@ -6,6 +6,7 @@ pair must still be a neighbouring pair of the same relation, with ``index`` foll
 """
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from dpaudit.neighbours.relations import are_neighbours
@@ -15,6 +16,7 @@ from dpaudit.sensitivity.orders import ORDERS, order_of, permuted
 DOMAIN = (-100.0, 100.0)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(data=st.data(), relation=st.sampled_from(["replace", "linf", "l1", "add-remove"]))
 def test_a_permuted_pair_is_a_neighbouring_pair_with_its_index_moved(data, relation):

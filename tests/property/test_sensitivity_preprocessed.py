@@ -58,7 +58,7 @@ def _check(f, **kw):
                                      profile=PROFILE, seed=2002, **kw)
 
 
-@pytest.mark.parametrize("name", list(GLOBAL))
+@pytest.mark.parametrize("name", [n if n == "min" else pytest.param(n, marks=pytest.mark.slow) for n in GLOBAL])
 def test_global_preprocessed_statistics_are_not_refuted(name):
     f = GLOBAL[name]
     r = _check(f, domain=DOMAIN, sizes=10)
@@ -70,6 +70,7 @@ def test_global_preprocessed_statistics_are_not_refuted(name):
     assert half.verdict is Verdict.REFUTED and half.counterexample.records <= 3
 
 
+@pytest.mark.slow
 def test_individual_sensitivities_of_the_general_preprocessing():
     """GeneralSPF with Δ_i per identity: |f̂(D ∪ {i}) − f̂(D)| ≤ Δ_i, searched in the individual model."""
     f = GeneralSPF(_batched_mean, DELTAS, centre=0.0, batched=True)
@@ -84,6 +85,7 @@ def test_individual_sensitivities_of_the_general_preprocessing():
     assert bad.counterexample.records <= 3
 
 
+@pytest.mark.slow
 def test_two_dimensional_l1_preprocessing():
     """TwoDimSPF (Def 8.2): ‖f̂(D ∪ {i}) − f̂(D)‖₁ ≤ Δ_i for f = (mean, median) into ℝ²."""
     f = TwoDimSPF(_mean_and_median, DELTAS, centre=(0.0, 0.0))

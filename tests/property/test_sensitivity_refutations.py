@@ -53,6 +53,7 @@ def test_planted_bugs_are_refuted(name):
     assert r.counterexample.records <= 3 and r.counterexample.gap > f.sensitivity.bound
 
 
+@pytest.mark.slow
 def test_planted_bugs_only_break_where_the_bug_is():
     """Controls for the controls: with the bug's trigger ruled out, the same code keeps its bound.
 
@@ -73,6 +74,7 @@ def test_planted_bugs_only_break_where_the_bug_is():
     assert r.verdict is Verdict.NOT_REFUTED and r.counterexample is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q", [0.5, 0.3, 0.9])
 def test_quantile_utility_of_seed_004(q):
     """Change-one Δu ≤ 1 and add/remove Δu ≤ max(q, 1−q) hold (docs/math.md#quantile-utility); eq 2.2 as
@@ -91,6 +93,7 @@ def test_quantile_utility_of_seed_004(q):
     assert abs(u22(np.array(c.dataset), c.output) - u22(np.array(c.neighbour), c.output)) > max(q, 1 - q)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("convention", ["avg", "low"])
 def test_duff_utility_has_sensitivity_one(convention):
     """u_d(x, S) = −min{d_AR(S, S') : T(S') = x} changes by at most 1 (triangle inequality; docs/math.md#duff-definition)."""

@@ -33,6 +33,7 @@ def test_pair_loss_of_cauchy_laws_matches_a_dense_grid():
 CAUCHY = {"ε/6, ε/6 (NRS STOC)": (None, None), "ε/8, ε/2 (NRS full)": (1 / 8, 1 / 2)}
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(st.sampled_from(["replace", "add-remove"]), st.data(), st.sampled_from(sorted(CAUCHY)),
        st.sampled_from([0.5, 2.0]))
@@ -54,6 +55,7 @@ def laplace_delta(P, Q, eps):
     return float(np.trapz(f, y)) if hasattr(np, "trapz") else float(np.trapezoid(f, y))
 
 
+@pytest.mark.slow
 @settings(max_examples=30)
 @given(st.sampled_from(["replace", "add-remove"]), st.data(), st.sampled_from([(1.0, 1e-3), (2.0, 0.9), (0.5, 0.1)]),
        st.sampled_from(["corrected", "literal"]))
@@ -67,6 +69,7 @@ def test_laplace_hockey_stick_within_delta(rel, data, eps_delta, rule):
     assert worst <= delta
 
 
+@pytest.mark.slow
 def test_laplace_noise_four_times_too_small_is_caught():
     """Negative control: the same pairs with the noise scale divided by 4 (α = 2ε) exceed δ."""
     from scipy import stats

@@ -67,6 +67,7 @@ def test_subset_statistic_matches_the_plain_statistic():
 
 # --- Lemma 5.2 / Cor 5.3, Lemma 5.4: equal to the general algorithm --------------------------
 
+@pytest.mark.slow
 @given(seed=SEEDS, n=st.integers(1, 12), delta=st.sampled_from([0.05, 0.3, 1.0, 4.0]),
        centre=st.sampled_from([-2.0, 0.0, 0.7, 10.0]))
 @settings(max_examples=budget(40))
@@ -157,6 +158,7 @@ def mean_bounds_by_recursion(x, delta, centre):
     return low, up
 
 
+@pytest.mark.slow
 def test_theorem_1_7_bounds_error_and_exactness_on_thousands_of_cases():
     root = np.random.SeedSequence(1707)
     cases = exact_claimed = tight = 0

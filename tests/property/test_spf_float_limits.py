@@ -35,6 +35,7 @@ def test_singleton_window_is_its_record_despite_huge_neighbours():
     assert OrderedSPF("mean", 10.0, 0.0)(np.array([1.0])) == 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stat, alpha", [("mean", 0.0), ("trimmed-mean", 0.2), ("trimmed-mean", 0.45)])
 def test_search_over_the_whole_float_range_does_not_refute(stat, alpha):
     f = OrderedSPF(stat, 0.25, 0.0, alpha=alpha)

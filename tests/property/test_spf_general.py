@@ -60,6 +60,7 @@ def pair_gaps(table) -> np.ndarray:
 
 # --- Definition 3.1, Lemma 3.5 --------------------------------------------------------------
 
+@pytest.mark.slow
 @given(seed=SEEDS, n=st.integers(1, 9), individual=st.booleans(), centred=st.booleans())
 @settings(max_examples=budget(60))
 def test_individual_sensitivity_on_every_pair(seed, n, individual, centred):
@@ -77,6 +78,7 @@ def test_individual_sensitivity_on_every_pair(seed, n, individual, centred):
     assert np.all((table.values >= table.lower - 1e-9) & (table.values <= table.upper + 1e-9))
 
 
+@pytest.mark.slow
 @given(table=int_tables(max_n=6))
 @settings(max_examples=budget(150))
 def test_definition_3_1_recomputed_by_hand(table):
@@ -142,6 +144,7 @@ def test_lemma_3_6_dp_equals_max_over_all_orderings(table):
         assert bmin[m] == brute_force_bound(table, m, min)
 
 
+@pytest.mark.slow
 def test_lemma_3_6_bound_holds_on_thousands_of_cases():
     """|f(D) − f̂(D)| ≤ max_σ Σ_j (|f(P_j) − f(P_{j−1})| − Δ_σ(j))⁺ with f(∅) := f̂(∅): 0 violations."""
     root = np.random.SeedSequence(3601)
@@ -156,6 +159,7 @@ def test_lemma_3_6_bound_holds_on_thousands_of_cases():
     assert cases >= 5000 and violations == 0
 
 
+@pytest.mark.slow
 def test_lemma_3_6_with_min_over_orderings_is_refuted():
     """docs/math.md#e22: the same bound with min over σ is false; hypothesis finds a counterexample."""
     def breaks_min_form(table):
@@ -171,6 +175,7 @@ def test_lemma_3_6_with_min_over_orderings_is_refuted():
 
 # --- Corollary 4.4 / Lemma 4.2: factor 2 against the LP optimum -----------------------------
 
+@pytest.mark.slow
 def test_factor_two_against_linear_program_on_small_universes():
     """Lemma 4.2 at every D: max_{D'⊆D}|f − f̂| ≤ 2·min_{g∈F_Δ} max_{D'⊆D}|f − g| (LP); tight at 2."""
     root = np.random.SeedSequence(4402)
@@ -214,6 +219,7 @@ def lemma_4_3_witnesses(table, D: int):
     return table.f_values[sub, 0], rest
 
 
+@pytest.mark.slow
 @given(table=int_tables(max_n=5, centre=False))
 @settings(max_examples=budget(200))
 def test_lemma_4_3_inequality_form(table):
@@ -228,6 +234,7 @@ def test_lemma_4_3_inequality_form(table):
             assert np.any(fh <= fs - rest)
 
 
+@pytest.mark.slow
 def test_lemma_4_3_equality_form_is_refuted():
     """E23: "f̂(D) = f(D') + Σ Δ_i for some D' ⊊ D" fails at some clamped D; hypothesis finds one."""
     def equality_fails(table):
@@ -247,6 +254,7 @@ def test_lemma_4_3_equality_form_is_refuted():
 
 # --- Lemma 4.5: Pareto optimality ----------------------------------------------------------
 
+@pytest.mark.slow
 def test_lemma_4_5_pareto_on_thousands_of_cases():
     """If g ∈ F_Δ has smaller error than f̂ at D, it has larger error at some D' ⊊ D (0 violations).
 

@@ -14,6 +14,7 @@ from dpaudit.reference.sensitivity_preprocessing import (CNF, gadget_table, rand
                                                   z3_satisfiable)
 
 
+@pytest.mark.slow
 def test_gadget_agrees_with_z3_on_300_random_cnfs():
     root = np.random.SeedSequence(4606)
     counts = {"sat": 0, "unsat": 0}

@@ -43,6 +43,7 @@ def draw_individuals(rng: np.random.Generator, n: int):
     return sens, eps, pop
 
 
+@pytest.mark.slow
 @given(seed=SEEDS, n=st.integers(1, 4))
 @settings(max_examples=budget(25))
 def test_laplace_exact_loss_toward_each_individual_is_at_most_its_epsilon(seed, n):

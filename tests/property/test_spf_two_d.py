@@ -51,6 +51,7 @@ def test_l1_individual_sensitivity_on_every_pair(seed, n, individual):
         assert np.all(gap <= table.deltas[i] + 1e-9)
 
 
+@pytest.mark.slow
 @given(seed=SEEDS, n=st.integers(1, 5), individual=st.booleans())
 @settings(max_examples=budget(40))
 def test_each_value_is_an_l1_nearest_point_of_the_feasible_set(seed, n, individual):

@@ -40,6 +40,7 @@ def test_a_leak_in_the_imaginary_part_is_refuted():
     assert r.verdict.value == "refuted" and r.epsilon_lower_bound >= 1.0, r
 
 
+@pytest.mark.slow
 def test_a_sound_complex_release_is_not_refuted():
     r = dpaudit.audit(complex_release(4.0, 4.0), confidence=0.999, seed=32, **CLAIM)
     assert r.verdict.value == "not_refuted", r

@@ -28,7 +28,7 @@ import dpaudit
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from examples.laplace_sum import snapping  # noqa: E402
 
-pytestmark = pytest.mark.statistical
+pytestmark = [pytest.mark.statistical, pytest.mark.slow]
 
 EPS = 0.1
 CLAIM = dict(epsilon=EPS, neighbours="linf", domain=(-10, 10), size=3, samples=1_000_000, seed=7,

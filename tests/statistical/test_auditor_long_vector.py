@@ -20,7 +20,7 @@ import pytest
 
 import dpaudit
 
-pytestmark = pytest.mark.statistical
+pytestmark = [pytest.mark.statistical, pytest.mark.slow]
 
 BINS = 300
 CLAIM = dict(epsilon=0.1, neighbours="add-remove", domain=(0, BINS), size=10, samples=100_000,

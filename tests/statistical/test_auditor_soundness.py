@@ -82,11 +82,13 @@ def _one_sample_validation(sampler, cand, lam, seeds, deadline, kept, report):
     return Counts(n, n, int(i.sum()), int(j.sum()), int((i & j).sum()))
 
 
+@pytest.mark.slow
 def test_the_test_catches_validation_on_the_selection_sample(monkeypatch):
     monkeypatch.setattr(validation, "_count", _one_sample_validation)
     assert refutations(laplace, 20_000) > LIMIT
 
 
+@pytest.mark.slow
 def test_family_wise_correction_over_several_validated_candidates(monkeypatch):
     # sound: 12 candidates validated, each at α/12 (and α split inside each bound). Twelve, not
     # fewer, so that the broken variant below is clearly caught (17 of 100 at these seeds; with 8

@@ -67,7 +67,8 @@ def noisy_sum(scale: float, write):
     return mech
 
 
-@pytest.mark.parametrize("how", sorted(WRITE))
+@pytest.mark.parametrize("how", [pytest.param(h, marks=pytest.mark.slow) if h not in ("text", "decimal", "time") else h
+                                 for h in sorted(WRITE)])
 def test_a_number_released_as_text_json_or_decimal_is_refuted(how, monkeypatch):
     # plain values only: to_numpy is read from a library's tables (pandas, polars), never from a
     # class of the audited code, which could hide part of its release; the stand-in is taken for
@@ -99,6 +100,7 @@ SETS = dict(epsilon=0.5, neighbours="linf", domain=(0, 1), size=6, samples=40_00
             early_stop=False, executor=InProcessExecutor())
 
 
+@pytest.mark.slow
 def test_a_set_of_indices_is_audited_as_its_sorted_tuple():
     # a set was an ERROR (unhashable category); Lap(0.1) per query is 60-DP, claimed 0.5
     r = dpaudit.audit(above_set(0.1), confidence=0.95, seed=43, **SETS)
@@ -107,6 +109,7 @@ def test_a_set_of_indices_is_audited_as_its_sorted_tuple():
     assert sound.verdict.value == "not_refuted", sound
 
 
+@pytest.mark.slow
 def test_nested_outputs_are_audited_on_their_leaves():
     # nested lists, a list of arrays and (index, array) were ERRORs (unhashable categories) or a
     # crash; Lap(0.2) on a sum is 5-DP, claimed 0.5

@@ -43,6 +43,7 @@ def test_a_value_with_too_little_noise_behind_a_none_is_refuted():
     assert r.verdict.value == "refuted" and r.epsilon_lower_bound >= 1.0, r
 
 
+@pytest.mark.slow
 def test_a_sound_value_or_none_is_not_refuted():
     r = dpaudit.audit(value_or_none(2.5), confidence=0.999, seed=22, **CLAIM)
     assert r.verdict.value == "not_refuted", r

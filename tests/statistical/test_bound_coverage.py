@@ -14,6 +14,8 @@ import pytest
 
 from dpaudit.estimators.bounds import Counts, validated_bound
 
+pytestmark = pytest.mark.slow
+
 
 def _miss_rate(lbs: np.ndarray, truth: float) -> float:
     return float(np.mean(lbs > truth))

@@ -18,7 +18,7 @@ from dpaudit.estimators.sequential import Schedule
 from dpaudit.execution.base import InProcessExecutor
 from dpaudit.search import sequential
 
-pytestmark = pytest.mark.statistical
+pytestmark = [pytest.mark.statistical, pytest.mark.slow]
 
 LIMIT = 10
 SEEDS = range(1000, 1100)

@@ -35,6 +35,8 @@ from dpaudit.execution.blas import single_blas_thread
 from dpaudit.outputs import OutputEncoder
 from dpaudit.spec import OutputKind
 
+pytestmark = [pytest.mark.statistical, pytest.mark.slow]
+
 N, T, SCALE = 10, 1.0, 20.0
 ALPHA = 0.1
 N_SELECT, N_VALIDATE = 100_000, 200_000

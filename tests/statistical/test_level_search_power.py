@@ -22,6 +22,8 @@ import dpaudit
 import dpaudit.search.engine as engine
 from dpaudit.neighbours.patterns import structured_pairs
 
+pytestmark = [pytest.mark.statistical, pytest.mark.slow]
+
 T, B, D = 3.3, 0.5, 3  # true ε = D / B = 6; T is not a pattern level (−10, −5, 0, 5, 10) ± 1
 TRUE_EPS = D / B
 

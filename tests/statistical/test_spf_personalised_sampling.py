@@ -6,9 +6,12 @@ Each test has α = 1e-3 (the chance it fails on a correct sampler), a fixed seed
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from scipy import stats
 
 from dpaudit.reference.sensitivity_preprocessing import PersonalisedExponential, PersonalisedLaplace
+
+pytestmark = pytest.mark.statistical
 
 ALPHA = 1e-3
 

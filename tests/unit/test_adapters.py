@@ -181,6 +181,7 @@ def _args(path, out, ids=None):
                               junit=None, sarif=None, exit_zero=False, quiet=False, jobs=1)
 
 
+@pytest.mark.slow
 def test_audit_needing_a_missing_package_is_skipped_not_passed(tmp_path, capsys):
     from dpaudit.suite import load_audits
     from dpaudit.suite.commands import run_audit
@@ -217,6 +218,7 @@ def test_only_skipped_audits_is_nothing_to_audit(tmp_path, capsys):
     assert "SKIPPED" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_pytest_plugin_skips_an_audit_whose_package_is_missing(pytester):
     pytester.makepyfile(**{"audits/two": _SUITE_FILE})
     result = pytester.runpytest_subprocess("--dpaudit", "audits", "-rs", "-p", "no:cacheprovider")

@@ -52,6 +52,7 @@ def test_buggy_mechanism_refuted_with_a_replayable_counterexample():
     assert rec["verdict"] == "refuted" and rec["counterexample"]["event"]["text"]
 
 
+@pytest.mark.slow
 def test_same_seed_same_result():
     f = laplace_sum(0.5)
     a = dpaudit.audit(f, samples=SMALL, seed=11).to_record()
@@ -107,6 +108,7 @@ def test_missing_claim_is_a_usage_error():
         dpaudit.audit(lambda d, rng: 0.0)
 
 
+@pytest.mark.slow
 def test_discrete_bool_and_vector_outputs():
     def rr(data, rng, size=None):  # randomized response on the first record: ε = ln 3
         keep = rng.random(size) < 0.75
@@ -142,6 +144,7 @@ def test_none_and_categories():
     assert r.details["output_kind"] == "categorical"
 
 
+@pytest.mark.slow
 def test_timeout_returns_a_valid_statement_in_time():
     def slow(data, rng):
         time.sleep(0.0005)
@@ -165,6 +168,7 @@ def test_progress_reports_every_phase():
     assert seen[-1]["phase"] == "done" and seen[-1]["epsilon_lb"] is not None
 
 
+@pytest.mark.slow
 def test_reproduce_strings(tmp_path):
     from dpaudit.loader import import_file
 
@@ -192,6 +196,7 @@ def _laplace_spec(eps, scale, size=4):
         distribution=lambda d: stats.laplace(loc=d.sum(), scale=scale))
 
 
+@pytest.mark.slow
 def test_exact_laplace_loss_is_epsilon():
     eps = 0.7
     r = dpaudit.exact_audit(_laplace_spec(eps, 1 / eps), seed=1, examples=20)
@@ -217,6 +222,7 @@ def test_exact_geometric_loss_is_epsilon_and_refutes_a_smaller_claim():
     assert cx.event["kind"] == "atoms" and cx.p - math.exp(0.3) * cx.q > 0
 
 
+@pytest.mark.slow
 def test_exact_approximate_claim_uses_delta():
     spec = dpaudit.MechanismSpec.from_function(
         lambda d, rng: float(d.sum()), epsilon=1.0, delta=1e-3, neighbours="add-remove",

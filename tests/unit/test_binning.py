@@ -52,7 +52,7 @@ def test_binner_is_the_fast_path_on_quantile_edges_and_keeps_other_inputs():
 def test_coordinate_cells_same_below_and_above_the_binner_size():
     """A coordinate's cells answer by binary search for small inputs and build a Binner for large
     ones: the same cell for every value either way (atoms, their successors, bins, NaN)."""
-    from dpaudit.estimators.scores import _BINNER_MIN, _cells_of
+    from dpaudit.estimators.scores import _BINNER_MIN, _cells_of  # private: both sides of the size switch
 
     rng = np.random.default_rng(7)
     pooled = np.r_[np.round(rng.laplace(scale=4.0, size=30_000)), rng.laplace(scale=4.0, size=30_000)]

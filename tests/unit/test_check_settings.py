@@ -6,7 +6,7 @@ import pytest
 
 from dpaudit.check import exit_code, read_config, reproduce_command, resolve_settings
 from dpaudit.claims import Domain, Neighbours, privacy_claim
-from dpaudit.cli import ExitCode, _join_dash_values, build_parser, run
+from dpaudit.cli import ExitCode, _join_dash_values, build_parser, run  # private: the argv step before parsing
 from dpaudit.errors import InvalidArgument, UsageError
 from dpaudit.rng import DEFAULT_SEED
 from dpaudit.execution.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY

@@ -7,7 +7,7 @@ patterns, naive Bayes) and to 1e-12 where only the order of a sum changed (logis
 import numpy as np
 import pytest
 
-from dpaudit.estimators import scores as S
+from dpaudit.estimators import scores as S  # private: _cells_of, a coordinate's cells on both paths
 from dpaudit.estimators.compact import compact, per_value, row_keys
 from dpaudit.estimators.logistic import fit_logistic
 
@@ -93,6 +93,7 @@ def test_cell_patterns_as_integers_equal_rows(seed):
     assert S.fit_cell_patterns(yd, yp, max_patterns=3) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(5))
 def test_scores_equal_on_int8_and_float(seed):
     rng = np.random.default_rng(seed)
@@ -113,7 +114,7 @@ def test_scores_equal_on_int8_and_float(seed):
             else:
                 np.testing.assert_allclose(sc(z), sc(cz), rtol=1e-12, atol=1e-12)
     pr = S.fit_patterns(yd, yp)
-    assert np.array_equal(pr(cz), S._lookup(S._rows(pr.patterns), pr.llr, S._rows(z)), equal_nan=True)
+    assert np.array_equal(pr(cz), S.lookup(S.row_bytes(pr.patterns), pr.llr, S.row_bytes(z)), equal_nan=True)
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -134,6 +135,7 @@ def test_logistic_score_equals_feature_product(seed):
 @pytest.mark.parametrize("seed", range(5))
 def test_joint_pattern_ids_as_integers_equal_rows(seed):
     from dpaudit.estimators import joint as J
+    from dpaudit.estimators.structure import fit_pattern_counts
 
     rng = np.random.default_rng(seed)
     d, n = 6, 4000
@@ -141,12 +143,12 @@ def test_joint_pattern_ids_as_integers_equal_rows(seed):
                                      rng.laplace(size=size))
     yd, yp = codes((n, d), 0.4), codes((n, d), 0.5)
     yd[rng.random((n, d)) < 0.05] = np.nan
-    pats = J._fit_patterns(yd, yp, J.fit_structure(np.concatenate([yd, yp])))
+    pats = fit_pattern_counts(yd, yp, J.fit_structure(np.concatenate([yd, yp])))
     z = codes((3000, d), 0.4)
     z[rng.random((3000, d)) < 0.05] = np.nan
     z[rng.random((3000, d)) < 0.05] = 5.0
     ids, sig = pats.ids(z)
-    rows = S._lookup(pats.keys, np.arange(pats.keys.size, dtype=float), S._rows(sig))
+    rows = S.lookup(pats.keys, np.arange(pats.keys.size, dtype=float), S.row_bytes(sig))
     assert np.array_equal(ids, rows, equal_nan=True)
 
 
@@ -154,7 +156,7 @@ def test_joint_pattern_ids_as_integers_equal_rows(seed):
 def test_byte_tables_equal_the_sorted_tables(seed):
     """The one-pass tables of int8 scores equal the tables sorting the same values as floats
     gives (thresholds, counts of D, D' and of pairs, every side), on few and on many values."""
-    from dpaudit.estimators.selection import _tables
+    from dpaudit.estimators.selection import _tables  # private: the byte and float count paths
 
     rng = np.random.default_rng(seed)
     n = 5000
@@ -173,20 +175,21 @@ def test_byte_tables_equal_the_sorted_tables(seed):
 def test_coordinates_of_int8_rows_from_histograms():
     """The coordinates whose laws differ most are the same whether the rows are int8 (counted
     in histograms) or floats, and the column statistics agree to 1e-12."""
-    from dpaudit.estimators.selection import _column_stats, _coordinates
+    from dpaudit.estimators.selection import _column_stats  # private: the int8 and float statistics paths
+    from dpaudit.estimators.selection import top_coordinates
 
     rng = np.random.default_rng(5)
     shift = np.linspace(0.2, 0.8, 12)
     yd = (rng.random((20_000, 12)) < shift).astype(np.int8) - (rng.random((20_000, 12)) < 0.1)
     yp = (rng.random((20_000, 12)) < 0.5).astype(np.int8) - (rng.random((20_000, 12)) < 0.1)
     yd, yp = yd.astype(np.int8), yp.astype(np.int8)
-    assert _coordinates(yd, yp) == _coordinates(yd.astype(float), yp.astype(float))
+    assert top_coordinates(yd, yp) == top_coordinates(yd.astype(float), yp.astype(float))
     for a, b in zip(_column_stats(yd, yd[0]), _column_stats(yd.astype(float), yd[0].astype(float))):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
 def test_column_stats_of_float_rows_one_column_at_a_time():
-    from dpaudit.estimators.selection import _column_stats
+    from dpaudit.estimators.selection import _column_stats  # private: the blockwise statistics path
 
     rng = np.random.default_rng(6)
     y = np.where(rng.random((30_000, 7)) < 0.3, -1000.0, rng.laplace(size=(30_000, 7)))
@@ -234,7 +237,7 @@ def test_logistic_fit_with_all_zero_features_left_out_of_the_hessian():
 def test_float_tables_equal_counting_every_event(nan):
     """Every table entry of a float score equals a direct count: #{s_D in S}, #{s_D' in S} and
     the pairs with both in S (with and without NaN scores, which lie in no event)."""
-    from dpaudit.estimators.selection import _tables
+    from dpaudit.estimators.selection import _tables  # private: the byte and float count paths
 
     rng = np.random.default_rng(12)
     sd = np.round(rng.laplace(size=3000), 1)
@@ -256,7 +259,7 @@ def test_float_tables_equal_counting_every_event(nan):
 def test_cells_from_sorted_values_equal_the_quantiles_of_the_values(seed):
     """Atoms and quantile edges of a coordinate's cells, the quantiles taken on the sorted
     non-atom values, equal those of the values in drawing order (atoms, NaN, few values)."""
-    from dpaudit.estimators.scores import _cells_of
+    from dpaudit.estimators.scores import _cells_of  # private: a coordinate's cells, two ways
 
     rng = np.random.default_rng(seed)
     v = rng.laplace(size=20_000)

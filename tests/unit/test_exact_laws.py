@@ -10,6 +10,7 @@ from dpaudit.estimators.exact import hockey_stick, pair_loss, privacy_loss
 from dpaudit.laws import ContinuousLaw, DiscreteLaw, PiecewiseConstantLaw
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps", [0.1, 1.0, 3.0])
 def test_laplace_shift_by_sensitivity_has_loss_epsilon(eps):
     p = ContinuousLaw(stats.laplace(0.0, 1 / eps), (0.0,))
@@ -26,6 +27,7 @@ def test_laplace_hockey_stick_closed_form():
     assert hockey_stick(p, q, e) == pytest.approx(1 - math.exp((e - 1 / b) / 2), rel=1e-7)
 
 
+@pytest.mark.slow
 def test_gaussian_hockey_stick_closed_form():
     # Balle and Wang 2018, Thm 8: δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) with μ = shift/σ = 1.
     got = hockey_stick(stats.norm(0, 1), stats.norm(1, 1), 1.0)

@@ -50,6 +50,7 @@ def _record(spec, executor, seed=11, samples=SAMPLES):
     return dpaudit.audit(spec, samples=samples, seed=seed, executor=executor).to_record()
 
 
+@pytest.mark.slow
 def test_same_seed_same_record_in_process_fork_pool_and_dask_with_1_and_2_workers(threads1, threads2):
     spec = Laplace(epsilon=1.0).spec().idealised()
     base = _record(spec, InProcessExecutor())
@@ -61,6 +62,7 @@ def test_same_seed_same_record_in_process_fork_pool_and_dask_with_1_and_2_worker
     assert base["verdict"] == "not_refuted" and 0.9 * SAMPLES < base["samples"] <= SAMPLES
 
 
+@pytest.mark.slow
 def test_the_sandbox_and_dask_give_the_numbers_of_in_process_for_a_file(threads2):
     """A mechanism loaded from a file (its module travels to the workers by value)."""
     from dpaudit.execution.sandbox import SandboxExecutor
@@ -86,6 +88,7 @@ def test_ctrl_c_cancels_the_outstanding_futures(threads2, monkeypatch):
     assert len(cancelled) == 1
 
 
+@pytest.mark.slow
 def test_a_broken_mechanism_is_refuted_the_same_way_on_dask(threads2):
     spec = Laplace(epsilon=2.0).spec().with_claim(1.0, 0.0)  # noise for ε = 2, claimed ε = 1
     base, dask = _record(spec, InProcessExecutor(), seed=3), _record(spec, threads2, seed=3)
@@ -108,6 +111,7 @@ class Spy:
         return self.inner.count(spec, encoder, event, units, keep)
 
 
+@pytest.mark.slow
 def test_validation_returns_counts_so_outputs_stay_bounded_whatever_the_budget(threads2, monkeypatch):
     """With the selection phases capped at SELECTION_BASE draws, a 10x larger budget brings back no
     more outputs: the rest is validation, counted on the workers. With early stopping each look is
@@ -143,6 +147,7 @@ def slow_sum(data, rng, size=None):
     return data.sum() + rng.laplace(size=size)
 
 
+@pytest.mark.slow
 def test_a_killed_worker_has_its_batches_recomputed_with_the_same_seeds():
     spec = dpaudit.MechanismSpec.from_function(slow_sum, epsilon=1.0)
     encoder, event = OutputEncoder(), Event(Identity(), "above", lo=2.0)
@@ -182,6 +187,7 @@ def test_mechanism_errors_on_a_worker_are_mechanism_errors_here(threads2):
     assert rec["verdict"] == "error" and "ZeroDivisionError" in rec["error"]
 
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_is_one_line():
     with pytest.raises(UsageError) as err:
         DaskExecutor.connect("tcp://127.0.0.1:9", timeout=1)

@@ -2,9 +2,10 @@
 selection.py's per-coordinate families)."""
 
 import numpy as np
+import pytest
 
 from dpaudit.estimators.floats import FloatCellRatio, fit_float_cells, has_float_structure
-from dpaudit.estimators.selection import _families, choose_event
+from dpaudit.estimators.selection import choose_event, score_families
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
 
@@ -23,6 +24,7 @@ def _porous_column(n=50_000, seed=1):
     return base, yp
 
 
+@pytest.mark.slow
 def test_a_porous_coordinate_is_found_and_named():
     yd, yp = _porous_column()
     c = choose_event(yd, yp, VECTOR, n_val=1e6, alpha=0.05)
@@ -49,10 +51,10 @@ def test_float_cells_of_a_column_equal_those_of_the_column_alone():
 
 def test_integer_and_grid_columns_get_no_float_families():
     yd, yp = _porous_column(4000)
-    scores = [sc for sc, *_ in _families(yd, yp, VECTOR, quick=True)]
+    scores = [sc for sc, *_ in score_families(yd, yp, VECTOR, quick=True)]
     cols = sorted(sc.coordinate for sc in scores if isinstance(sc, FloatCellRatio))
     assert cols and set(cols) == {1}  # column 0 lies on the grid 2^-5·Z, column 2 holds integers
-    none = [sc for sc, *_ in _families(yd, yp, VECTOR, quick=True, floats=False)]
+    none = [sc for sc, *_ in score_families(yd, yp, VECTOR, quick=True, floats=False)]
     assert not any(isinstance(sc, FloatCellRatio) for sc in none)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 import dpaudit
 from dpaudit.estimators.bounds import Counts, method as bound_method
@@ -65,6 +66,7 @@ def test_mixed_rows_get_joint_length_and_position_families():
     assert c.projected > 0.5
 
 
+@pytest.mark.statistical
 def test_no_leak_no_bound_on_fresh_samples():
     """Size: D and D' with one law; the event is chosen on one sample and counted on another.
     α = 0.05, seed fixed: the bound stays ≤ 0 (it exceeds 0 with probability ≤ α)."""
@@ -91,6 +93,7 @@ def test_column_scores_read_one_column():
     assert Column(1, "length").describe() == "length"
 
 
+@pytest.mark.slow
 def test_audit_of_an_index_value_or_none_mechanism_runs_end_to_end():
     def svt(data, rng, size=None):
         n = 1 if size is None else size
@@ -159,8 +162,8 @@ def test_patterns_fitted_on_integer_keys_equal_the_row_sort():
     """Patterns told apart as mixed-radix integers and the fitting rows never stacked: the same
     patterns, in the same order, with the same rows, counts and real slots as sorting the
     stacked signatures as float rows (coded vectors; MIXED rows take the row sort itself)."""
-    from dpaudit.estimators.scores import _rows
-    from dpaudit.estimators.structure import _fit_patterns
+    from dpaudit.estimators.scores import row_bytes
+    from dpaudit.estimators.structure import fit_pattern_counts
 
     rng = np.random.default_rng(9)
     cases = [(_coded(rng, 4000, 1.0), _coded(rng, 4000, 0.0), 0),
@@ -168,9 +171,9 @@ def test_patterns_fitted_on_integer_keys_equal_the_row_sort():
     for fit_d, fit_p, forced in cases:
         both = np.concatenate([fit_d, fit_p])
         structure = fit_structure(both, forced)
-        got = _fit_patterns(fit_d, fit_p, structure)
+        got = fit_pattern_counts(fit_d, fit_p, structure)
         sig = structure.signature(both).astype(float)
-        keys, first, inv = np.unique(_rows(sig), return_index=True, return_inverse=True)
+        keys, first, inv = np.unique(row_bytes(sig), return_index=True, return_inverse=True)
         inv = inv.reshape(-1)
         assert keys.size > 2 and np.array_equal(got.keys, keys)
         np.testing.assert_array_equal(got.rows, both[first])

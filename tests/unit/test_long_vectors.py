@@ -6,9 +6,10 @@ thresholds chosen on the other half stay honest, beside a linear discriminant of
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dpaudit.estimators.scores import Discriminant, OnColumns
-from dpaudit.estimators.selection import MAX_COORDINATES, _coordinates, _families, _fitted_vector_families
+from dpaudit.estimators.selection import MAX_COORDINATES, score_families, top_coordinates, vector_families
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
 
@@ -21,15 +22,16 @@ def _rows(seed: int, n: int = 4000) -> tuple[np.ndarray, np.ndarray]:
         (rng.geometric(0.5, (n, D)) - rng.geometric(0.5, (n, D))).astype(float)
 
 
+@pytest.mark.slow
 def test_long_vectors_are_fitted_on_columns_screened_on_the_fitting_half():
     yd, yp = _rows(1)
     half = yd.shape[0] // 2
     yp[:half, 5] += 3.0  # a difference the fitting half shows
-    fams = list(_fitted_vector_families(yd, yp, quick=False))
+    fams = list(vector_families(yd, yp, quick=False))
     disc, fams = fams[0][0], fams[1:]
     assert isinstance(disc, Discriminant) and disc.weights.shape == (D,)
     assert fams
-    cols = np.asarray(_coordinates(yd[:half], yp[:half], MAX_COORDINATES))
+    cols = np.asarray(top_coordinates(yd[:half], yp[:half], MAX_COORDINATES))
     for sc, sd, sp, _ in fams:
         assert isinstance(sc, OnColumns) and sc.columns.size == MAX_COORDINATES
         assert np.array_equal(sc.columns, cols) and 5 in sc.columns
@@ -38,18 +40,19 @@ def test_long_vectors_are_fitted_on_columns_screened_on_the_fitting_half():
     # what the evaluation half shows does not change the columns
     yp2 = yp.copy()
     yp2[half:, 200] += 3.0
-    again = list(_fitted_vector_families(yd, yp2, quick=False))
+    again = list(vector_families(yd, yp2, quick=False))
     assert np.array_equal(again[0][0].weights, disc.weights)
     for (sc, *_), (sc2, *_) in zip(fams, again[1:]):
         assert np.array_equal(sc.columns, sc2.columns)
     assert "on coordinates" in fams[0][0].describe()
 
 
+@pytest.mark.slow
 def test_a_moved_coordinate_of_a_long_vector_gets_events_of_its_own():
     yd, yp = _rows(2)
     yp[:, 123] += 2.0
     schema = OutputSchema(OutputKind.VECTOR, length=D)
-    coords = [sc.j for sc, *_ in _families(yd, yp, schema, quick=False, floats=False)
+    coords = [sc.j for sc, *_ in score_families(yd, yp, schema, quick=False, floats=False)
               if type(sc).__name__ == "Coordinate"]
     assert 123 in coords and len(coords) <= 8
 
@@ -57,7 +60,7 @@ def test_a_moved_coordinate_of_a_long_vector_gets_events_of_its_own():
 def test_short_vectors_are_fitted_on_every_coordinate():
     rng = np.random.default_rng(3)
     yd, yp = rng.normal(size=(2000, 20)), rng.normal(size=(2000, 20))
-    assert not any(isinstance(sc, OnColumns) for sc, *_ in _fitted_vector_families(yd, yp, quick=False))
+    assert not any(isinstance(sc, OnColumns) for sc, *_ in vector_families(yd, yp, quick=False))
 
 
 def test_a_small_move_of_every_coordinate_is_seen_by_the_discriminant():
@@ -66,7 +69,7 @@ def test_a_small_move_of_every_coordinate_is_seen_by_the_discriminant():
     yd, yp = _rows(5)
     yp += 0.3 * np.sqrt(2 * 2.0)  # sd of a difference of two geometric(0.5): sqrt(2·2)
     half = yd.shape[0] // 2
-    disc = next(iter(_fitted_vector_families(yd, yp, quick=False)))[0]
+    disc = next(iter(vector_families(yd, yp, quick=False)))[0]
     sd, sp = disc(yd[half:]), disc(yp[half:])
     assert (sd.mean() - sp.mean()) / np.sqrt(0.5 * (sd.var() + sp.var())) > 3
 

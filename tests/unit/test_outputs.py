@@ -177,16 +177,16 @@ def test_dicts_are_tuples_of_their_values_in_sorted_key_order():
 
 
 def test_events_name_the_coordinates_of_dict_outputs_by_key():
-    from dpaudit.estimators.selection import _families
+    from dpaudit.estimators.selection import score_families
     from dpaudit.outputs import OutputSchema
 
     rng = np.random.default_rng(4)
     yd = np.c_[rng.laplace(size=2000), rng.integers(0, 2, 2000)]
     yp = np.c_[1.0 + rng.laplace(size=2000), rng.integers(0, 2, 2000)]
     schema = OutputSchema(OutputKind.VECTOR, length=2, names=("count", "flag"))
-    texts = [sc.describe() for sc, *_ in _families(yd, yp, schema, quick=False)]
+    texts = [sc.describe() for sc, *_ in score_families(yd, yp, schema, quick=False)]
     assert "output['count']" in texts and "output['flag']" in texts
-    floats = [sc for sc, *_ in _families(yd, yp, schema, quick=False)
+    floats = [sc for sc, *_ in score_families(yd, yp, schema, quick=False)
               if type(sc).__name__ == "FloatCellRatio"]
     assert floats and all(sc.text(sc.inner.atoms[:1]).startswith("coordinate 'count': ") for sc in floats)
 

@@ -2,6 +2,7 @@
 the reproduce line says so, and the verdict still holds (two runs with one seed agree)."""
 
 import numpy as np
+import pytest
 
 import dpaudit
 from dpaudit.execution.base import InProcessExecutor
@@ -20,6 +21,7 @@ def seeded(data, rng, size=None):
     return data.sum() + rng.laplace(scale=1.0, size=size)
 
 
+@pytest.mark.slow
 def test_a_mechanism_ignoring_its_rng_is_reported_and_keeps_its_verdict():
     """Broken (true ε = 4, claimed 1) and loose (true ε = 1, claimed 2): verdicts far from the
     line, so both runs agree whatever the mechanism's own draws (fixed seed, no retries)."""
@@ -50,11 +52,12 @@ def test_replays_compares_every_kind_of_output():
     assert not replays(spec_of(lambda d, rng: np.random.default_rng().normal(size=3)), ex, 1)
 
 
+@pytest.mark.slow
 def test_own_randomness_is_seen_through_a_fork_pool_and_sampled_in_one_process():
     """Forked workers start from one copy of a global generator's state. Drawn in two fresh
     workers, the two replay batches agreed (the mechanism passed as reproducible), and the
     audit's workers repeated each other's noise (samples that are not independent draws)."""
-    from dpaudit.auditor import _independent
+    from dpaudit.auditor import _independent  # private: the auditor's check of its workers' noise
     from dpaudit.execution.fork import ForkExecutor
 
     if not ForkExecutor.available():

@@ -183,17 +183,20 @@ def test_hang_stops_at_the_per_call_limit(mech_file):
         "hung: one call ran longer than the per-call limit of 0.5 s")
 
 
+@pytest.mark.slow
 def test_hang_that_swallows_the_interrupt_is_killed(mech_file):
     cause = failure(mech_file, "spins_and_swallows", call_timeout=0.5).cause
     assert cause.startswith("hung") and "0.5 s" in cause
 
 
+@pytest.mark.slow
 def test_hang_that_swallows_even_base_exceptions_is_killed(mech_file):
     cause = failure(mech_file, "swallows_everything", call_timeout=0.5).cause
     assert cause.startswith("hung: one call ran longer than the per-call limit of 0.5 s "
                             "and could not be interrupted")
 
 
+@pytest.mark.slow
 def test_batch_call_hang(mech_file):
     assert failure(mech_file, "batch_sleeps", call_timeout=0.5).cause.startswith("hung")
 
@@ -214,6 +217,7 @@ def test_unpicklable_output(mech_file):
         "returned a function object, not a plain value")
 
 
+@pytest.mark.slow
 def test_a_fresh_child_after_a_failure(mech_file):
     spec = spec_of(mech_file, "loop_laplace")
     with SandboxExecutor(mech_file, "raises") as ex:
@@ -227,6 +231,7 @@ def test_a_fresh_child_after_a_failure(mech_file):
         assert len(ex.run(spec, tasks(3))) == 1 and ex.pid != first and ex.children_started == 2
 
 
+@pytest.mark.slow
 def test_load_errors_come_back_from_the_child(tmp_path, mech_file):
     with pytest.raises(LoadError, match="no such file"):
         SandboxExecutor(str(tmp_path / "nope.py")).start()
@@ -252,6 +257,7 @@ def test_arguments_are_validated(mech_file):
         parse_memory("1M")
 
 
+@pytest.mark.slow
 def test_an_audit_through_the_sandbox_equals_the_in_process_audit(mech_file):
     import dpaudit
 
@@ -280,6 +286,7 @@ def test_outputs_handed_out_stay_intact_and_buffers_are_reused_only_when_free(me
     np.testing.assert_array_equal(kept[0][3:], saved[0][3:])  # and outlive the sandbox
 
 
+@pytest.mark.slow
 def test_plain_calls_return_values_and_reraise_by_name(mech_file):
     from dpaudit.execution.sandbox import RaisedInChild
 
@@ -293,6 +300,7 @@ def test_plain_calls_return_values_and_reraise_by_name(mech_file):
         assert type(info.value).__name__ == "ArithmeticError"
 
 
+@pytest.mark.slow
 def test_a_call_stuck_in_c_holding_the_gil_is_stopped_from_the_parent(mech_file):
     import time
 
@@ -305,6 +313,7 @@ def test_a_call_stuck_in_c_holding_the_gil_is_stopped_from_the_parent(mech_file)
         assert time.monotonic() - t0 < 4.0  # 0.5 s + the child's grace + polling, not minutes
 
 
+@pytest.mark.slow
 def test_a_loop_form_hang_in_c_is_stopped_within_the_per_call_limit(tmp_path):
     import time
 
@@ -362,6 +371,7 @@ def test_the_output_tail_stays_bounded_whatever_the_child_prints():
     tail.close()
 
 
+@pytest.mark.slow
 def test_outputs_of_a_class_from_the_file_come_back_without_importing_it(tmp_path):
     import sys
 

@@ -44,6 +44,7 @@ def test_rows_are_those_of_the_whole_draw(start, stop):
     assert s.used - used == 2 * (stop - start)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hold", [0, 1 << 30])
 def test_halves_choose_what_the_whole_sample_chooses(monkeypatch, hold):
     monkeypatch.setattr(S, "HOLD_BYTES", hold)

@@ -5,7 +5,7 @@ win on the half that did not choose it."""
 
 import numpy as np
 
-from dpaudit.estimators import selection as S
+from dpaudit.estimators import selection as S  # private: _choose and _shortlist, the honest selection's steps
 from dpaudit.outputs import OutputEncoder
 
 #: no-abort sparse vector (ρ ~ Lap(20), ν ~ Lap(40), T = 1) on five queries moved up from 5 and

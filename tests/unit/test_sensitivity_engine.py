@@ -52,6 +52,7 @@ def test_unclipped_sum_is_refuted_with_a_tiny_replayable_counterexample():
     assert _replay(r, unclipped_sum) == pytest.approx(c.gap, rel=0, abs=0)
 
 
+@pytest.mark.slow
 def test_correct_bounds_are_not_refuted_and_the_search_gets_close_to_them():
     r = dpaudit.check_sensitivity(clipped_sum, 1.0, neighbours="add-remove", domain=(-5, 5),
                                   sizes=30, examples=500, seed=1)
@@ -64,6 +65,7 @@ def test_correct_bounds_are_not_refuted_and_the_search_gets_close_to_them():
     assert r.verdict is Verdict.NOT_REFUTED and r.ratio > 0.9
 
 
+@pytest.mark.slow
 def test_same_seed_same_result_and_different_seeds_still_refute():
     kw = dict(neighbours="replace", domain=(0, 4), sizes=(1, 12), examples=300)
     a = dpaudit.check_sensitivity(unclipped_sum, 2.0, seed=7, **kw).to_record()
@@ -74,6 +76,7 @@ def test_same_seed_same_result_and_different_seeds_still_refute():
         assert dpaudit.check_sensitivity(unclipped_sum, 2.0, seed=s, **kw).verdict is Verdict.REFUTED
 
 
+@pytest.mark.slow
 def test_vector_outputs_under_each_norm():
     """(s, s) with s a clipped sum: sensitivity 2 in l1, sqrt(2) in l2, 1 in linf."""
     kw = dict(neighbours="add-remove", domain=(0, 1), sizes=6, examples=300, seed=2)
@@ -85,6 +88,7 @@ def test_vector_outputs_under_each_norm():
         assert bad.counterexample.gap == pytest.approx(true)
 
 
+@pytest.mark.slow
 def test_linf_and_l1_relations():
     """Σ of a vector of answers: sensitivity n under linf, 1 under l1."""
     kw = dict(domain=(-10, 10), sizes=(1, 8), examples=300, seed=4)
@@ -96,6 +100,7 @@ def test_linf_and_l1_relations():
     assert r.verdict is Verdict.NOT_REFUTED
 
 
+@pytest.mark.slow
 def test_individual_bounds_name_the_individual():
     """f(D) = Σ_{j∈D} w_j x_j on [0, 1] has Δ_j = w_j exactly (Cummings and Durfee (2020), Definition 2.3)."""
     w = np.array([1.0, 2.0, 0.5, 3.0, 1.0, 1.5])
@@ -117,6 +122,7 @@ def test_individual_bounds_name_the_individual():
     assert "ids" in r.reproduce and _replay(r, weighted) == pytest.approx(c.gap)
 
 
+@pytest.mark.slow
 def test_utilities_searched_over_r_and_over_a_grid():
     """u(D, r) = −|#{x<r} − #{x>r}| (a median utility) has add-remove sensitivity 1."""
     def u(data, r):
@@ -132,6 +138,7 @@ def test_utilities_searched_over_r_and_over_a_grid():
     assert _replay(g, u) == pytest.approx(g.counterexample.gap)
 
 
+@pytest.mark.slow
 def test_raise_nan_and_declared_out_of_domain_inputs():
     def mean(x):
         return float(np.sum(x) / len(x))   # nan (numpy 0/0) on the empty dataset
@@ -194,6 +201,7 @@ def test_nondeterministic_and_mutating_functions_do_not_break_the_search():
     assert all(v >= 1.0 for v in r.counterexample.dataset + r.counterexample.neighbour)
 
 
+@pytest.mark.slow
 def test_record_is_json_and_follows_the_common_keys():
     r = dpaudit.check_sensitivity(unclipped_sum, 1.0, neighbours="add-remove", domain=(0, 3),
                                   sizes=4, examples=100, seed=1, target="sum")
@@ -207,6 +215,7 @@ def test_record_is_json_and_follows_the_common_keys():
     assert "REFUTED" in str(r)
 
 
+@pytest.mark.slow
 def test_nothing_is_printed(capsys):
     dpaudit.check_sensitivity(unclipped_sum, 1.0, neighbours="add-remove", domain=(0, 3), sizes=4,
                               examples=100, seed=1)
@@ -216,6 +225,7 @@ def test_nothing_is_printed(capsys):
     assert out.out == "" and out.err == ""
 
 
+@pytest.mark.slow
 def test_profiles_and_bound_from_the_function():
     assert PROFILES["ci"].examples == 1_000 and PROFILES["thorough"].examples == 20_000
 
@@ -254,6 +264,7 @@ def test_invalid_arguments_name_themselves(kwargs, name):
         dpaudit.check_sensitivity(3, 1.0, neighbours="add-remove", domain=(0, 1), sizes=4)
 
 
+@pytest.mark.slow
 def test_reproduce_snippet_imports_an_importable_function_and_replays_standalone():
     r = dpaudit.check_sensitivity(np.sum, 1.0, neighbours="replace", domain=(0, 5), sizes=(1, 6),
                                   examples=200, seed=1)

@@ -41,6 +41,7 @@ def laplace_sum(scale):
     return noisy_sum
 
 
+@pytest.mark.slow
 def test_gross_violation_stops_at_the_first_look_and_says_so():
     r = dpaudit.audit(laplace_sum(0.25), samples=2_000_000, seed=4)  # true ε = 4
     rec = r.details["early_stop"]
@@ -58,6 +59,7 @@ def test_no_early_stop_spends_the_budget_and_has_no_record():
     assert "early_stop=False" in r.reproduce  # the replay keeps the stopping rule
 
 
+@pytest.mark.slow
 def test_without_an_early_look_the_audit_is_the_plain_one():
     f = laplace_sum(0.5)
     a = dpaudit.audit(f, samples=60_000, seed=11).to_record()
@@ -69,6 +71,7 @@ def test_without_an_early_look_the_audit_is_the_plain_one():
     assert a == b
 
 
+@pytest.mark.slow
 def test_correct_mechanism_runs_every_look():
     r = dpaudit.audit(laplace_sum(1.0), samples=400_000, seed=3)
     rec = r.details["early_stop"]

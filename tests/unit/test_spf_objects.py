@@ -115,6 +115,7 @@ def test_general_object_on_the_fly_with_identities():
     assert uniform([1.0, 9.0, 2.0]) == uniform([2.0, 1.0, 9.0]) == uniform([9.0, 2.0, 1.0], [7, 3, 5])
 
 
+@pytest.mark.slow
 def test_objects_plug_into_the_sensitivity_search():
     """dpaudit.check_sensitivity reads ``.sensitivity`` and calls ``spf(data, ids)`` in the
     individual model; the preprocessed functions survive it (a search, so: not refuted)."""

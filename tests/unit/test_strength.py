@@ -28,6 +28,7 @@ def test_p_value_is_the_level_at_which_the_bound_crosses_the_claim(method, count
             assert validated_bound(method, counts, 0.5 / k, split, 0.0, epsilon).epsilon_lb <= epsilon
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method,counts,split", CASES)
 def test_p_value_agrees_with_the_verdict_at_every_confidence(method, counts, split):
     for confidence in (0.95, 0.999):

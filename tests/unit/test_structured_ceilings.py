@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from scipy import stats
 
 # benchmarks/ on the path only while importing: it holds a distributed.py, which would shadow the
@@ -36,6 +37,8 @@ def test_grouped_law_is_the_pattern_law_summed_over_each_group():
     np.testing.assert_allclose(G.sum(), 1.0, atol=1e-9)
 
 
+@pytest.mark.statistical
+@pytest.mark.slow
 def test_grouped_law_matches_svt6_samples():
     # chi-square goodness of fit of the (k1, k2) counts of 200,000 draws of SVT6 on D, α = 0.001,
     # fixed seed; groups with an expected count under 5 are pooled

@@ -32,6 +32,7 @@ def test_patterns_of_three_queries_sum_to_one():
     assert total == pytest.approx(1.0, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_alg1_c1_loss_is_below_its_epsilon_and_close_to_it():
     r = st.pattern_loss(9, 1, A, B, T, grid=3)
     assert 0.09 < r["loss"] <= 0.1 + 1e-9  # ε-DP (Lyu et al. Thm 2); tight within 10% on the box
@@ -50,6 +51,7 @@ def test_alg3_value_density_ratio_is_n_over_b_below_every_level():
     assert ratio == pytest.approx(st.alg3_epsilon(m + 1, b), rel=1e-8)
 
 
+@pytest.mark.slow
 def test_gap_density_integrates_to_one():
     q, s = [0.0, 3.0, -2.0], 5.0
     total = sum(integrate.quad(lambda g: st.gap_density(i, g, q, s), 0, np.inf, limit=200)[0]
@@ -75,6 +77,7 @@ def test_gaussian_sigma_meets_its_own_delta_only():
     assert st.gaussian_epsilon(sm.GAUSS_DELTA, sig) > sm.GAUSS_EPS
 
 
+@pytest.mark.statistical
 def test_first_index_frequencies_match_the_integrated_law():
     # the mechanism as written against the law the truth integrates; 4e5 draws, each cell within
     # 5 standard errors (α < 1e-5 per cell), seed fixed

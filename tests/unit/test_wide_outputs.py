@@ -4,6 +4,7 @@ batches by bytes; scoring samples drawn ahead are capped in bytes, the rest draw
 (the same outputs, so the same audit)."""
 
 import numpy as np
+import pytest
 
 import dpaudit
 from dpaudit.execution.base import BATCH_SIZE, InProcessExecutor
@@ -36,6 +37,7 @@ def test_the_width_probe_sizes_batches_and_charges_nothing():
         assert s.used == 0 and s.encoder.schema is None
 
 
+@pytest.mark.slow
 def test_drawing_scoring_samples_ahead_or_when_scored_is_the_same_audit(monkeypatch):
     spec = dpaudit.MechanismSpec.from_function(_wide(6), epsilon=0.5, neighbours="add-remove",
                                                domain=(0, 1), size=3)

@@ -32,6 +32,7 @@ def test_collusion_median_conventions():
         col.collusion_median(np.zeros((2, 0)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", [Laplace(0.9), Staircase(0.9), Staircase(2.0, 1.0, 0.1)])
 @pytest.mark.parametrize("k, j", [(1, 1), (4, 2), (5, 1)])
 def test_order_statistic_against_its_density(noise, k, j):

@@ -9,6 +9,7 @@ from dpaudit.results import Verdict
 from dpaudit.reference.claims import evaluate, noise
 
 
+@pytest.mark.slow
 def test_every_recorded_verdict_is_reproduced():
     checks = [c.evaluate() for c in noise.claims()]
     assert len(checks) == len(noise.claims()) >= 20

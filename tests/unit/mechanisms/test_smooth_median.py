@@ -156,6 +156,7 @@ def test_level_sets_grow_with_t():
     assert vals[-1] == pytest.approx(3.0)
 
 
+@pytest.mark.slow
 def test_every_seed_claim_check_agrees_with_its_recorded_verdict():
     checks = [c.evaluate() for c in claims()]
     assert len(checks) == len(claims()) >= 14
