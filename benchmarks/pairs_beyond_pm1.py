@@ -31,7 +31,7 @@ OUT = RESULTS / "pairs_beyond_pm1.json"
 
 
 def _switch(on: bool) -> None:
-    import dpaudit.search.engine as engine
+    import dpaudit.auditing.sampled as engine
     from dpaudit.neighbours.patterns import structured_pairs
 
     if not on:

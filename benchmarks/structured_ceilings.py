@@ -65,7 +65,7 @@ from dpaudit.estimators.bounds import SPLITS, Counts, validated_bound
 from dpaudit.reference.controls import structured as sm
 
 BUDGET = 20_000_000
-VALIDATION_SHARE = 0.525  # 1 − search 0.125 − race 0.35 (dpaudit.search.engine)
+VALIDATION_SHARE = 0.525  # 1 − search 0.125 − race 0.35 (dpaudit.auditing.sampled)
 LEVELS = (-9.0, -5.0, 0.0, 5.0, 9.0)
 MOVED_UP = (9, 8, 5)
 NO_ABORT_LEVELS = (-9.0, -5.0, -3.0, 0.0, 3.0, 5.0, 9.0)

@@ -41,7 +41,7 @@ from _record import RESULTS, emit, machine, save
 import structured_suite as ss
 from dpaudit.reference.controls import structured as sm
 
-#: validation share of the budget (1 − search 0.125 − race 0.35; dpaudit.search.engine)
+#: validation share of the budget (1 − search 0.125 − race 0.35; dpaudit.auditing.sampled)
 VALIDATION_SHARE = 0.525
 
 

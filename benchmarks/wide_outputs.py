@@ -8,7 +8,7 @@ row is REFUTED; what is measured is what the audit costs:
 * fitted scores of vectors longer than 64 coordinates see the 64 that differ most on their
   fitting half (``dpaudit/estimators/selection.py``), so CPU grows linearly with the width;
 * the sampler probes the width once and sizes batches, scoring and race samples in bytes
-  (``dpaudit/search/sampler.py``), so memory is bounded whatever the budget.
+  (``dpaudit/auditing/sampler.py``), so memory is bounded whatever the budget.
 
 Each row runs in a fresh process (its own CPU-seconds, imports excluded, and its own peak RSS),
 early stopping off, 95%, seed 1.
@@ -53,7 +53,7 @@ class Wide:
 def _row(args: tuple) -> dict:
     width, samples = args
     import dpaudit
-    import dpaudit.search.engine  # noqa: F401  (import cost is not the audit's)
+    import dpaudit.auditing.sampled  # noqa: F401  (import cost is not the audit's)
     import statsmodels.stats.proportion  # noqa: F401
 
     cpu0, t0 = time.process_time(), time.perf_counter()

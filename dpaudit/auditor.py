@@ -2,7 +2,7 @@
 
 ``audit`` returns, at the stated confidence, a lower bound on the ε of the mechanism's worst
 neighbouring pair it could find, and REFUTED when the bound exceeds the claim (docs/ARCHITECTURE.md#kinds-of-evidence; the
-method is described in :mod:`dpaudit.search.engine`). It never raises for a misbehaving
+method is described in :mod:`dpaudit.auditing.sampled`). It never raises for a misbehaving
 mechanism: a mechanism that raises, returns NaN or ±inf, or changes its output's type or length
 gives an ERROR result naming the cause and the dataset. Invalid arguments raise
 :class:`~dpaudit.errors.InvalidArgument` naming the argument and its value.
@@ -118,7 +118,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     the :func:`dpaudit.mechanism` keywords (epsilon, delta, neighbours, domain, size, output, …).
     ``samples`` is the total number of mechanism calls (default: 4·10⁶ with a batch form, 4·10⁵
     without; the replay check, :func:`dpaudit.reproduce.replays`, adds 2·64 calls outside it, and
-    the output-width probe, :meth:`dpaudit.search.sampler.Sampler.probe_width`, one per look);
+    the output-width probe, :meth:`dpaudit.auditing.sampler.Sampler.probe_width`, one per look);
     ``confidence`` is family-wise; ``seed`` (recorded) makes the run reproducible;
     ``executor`` runs the batches (default: in process, or all cores for a mechanism without a
     batch form); ``progress(dict)`` receives ``phase``, ``candidate``, ``samples``, ``budget``,
@@ -126,7 +126,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     wall budget in seconds after which the best valid statement so far is returned.
     ``early_stop`` (default) runs the audit as a group-sequential test that stops at the first
     look refuting the claim, the confidence holding under that stopping rule
-    (:mod:`dpaudit.estimators.sequential`; ``details["early_stop"]`` records the looks); False
+    (:mod:`dpaudit.auditing.schedule`; ``details["early_stop"]`` records the looks); False
     spends the whole budget at once, for the tightest bound. ``context`` is what a command that
     asks for the audit knows (:class:`~dpaudit.results.AuditContext`: its reproduce line, the
     targets sharing the confidence, where the function lives), built into the result.
@@ -140,7 +140,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     check_records(spec.size, spec.neighbours)
     check_executor(executor)
     from dpaudit.execution.blas import single_blas_thread
-    from dpaudit.search import sequential
+    from dpaudit.auditing.looks import run as run_looks
 
     t0 = time.monotonic()
     own = None
@@ -153,9 +153,9 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
             differ = _forms_differ(spec, executor, seed, budget)
             if differ is None:
                 executor = _independent(executor, reproducible)
-                out, looks = sequential.run(spec, executor, budget=budget, confidence=confidence,
-                                            seed=seed, timeout=timeout, progress=progress,
-                                            early_stop=bool(early_stop))
+                out, looks = run_looks(spec, executor, budget=budget, confidence=confidence,
+                                       seed=seed, timeout=timeout, progress=progress,
+                                       early_stop=bool(early_stop))
     finally:
         if own is not None:
             own.close()
@@ -344,7 +344,7 @@ def _decoder(out: Any) -> Callable[[float], Any]:
 def exact_audit(mechanism: Any, *, seed: Optional[int] = None, examples: int = 200,
                 **claim_overrides: Any) -> AuditResult:
     """Audit a mechanism with an exact output law: the exact loss sup_y |ln p_D(y) − ln p_D'(y)|
-    and the exact δ(ε) of the worst pair found (:mod:`dpaudit.search.exact_search`).
+    and the exact δ(ε) of the worst pair found (:mod:`dpaudit.auditing.exact_search`).
 
     Needs ``distribution`` (a dpaudit law or a frozen scipy distribution) or ``log_prob`` on the
     spec. ``method="exact"``, ``confidence=1``; REFUTED when the loss exceeds ε (pure claims) or
@@ -357,7 +357,7 @@ def exact_audit(mechanism: Any, *, seed: Optional[int] = None, examples: int = 2
         raise InvalidArgument.bad("mechanism", spec.name,
                                   "a spec with distribution= or log_prob= for an exact audit")
     check_records(spec.size, spec.neighbours)
-    from dpaudit.search.exact_search import ExactObjective, search_exact
+    from dpaudit.auditing.exact_search import ExactObjective, search_exact
 
     t0 = time.monotonic()
     common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours, confidence=1.0,

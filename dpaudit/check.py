@@ -363,7 +363,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
         _warm_imports()  # the auditor's heavy imports run while the child boots
         if executor is not None:
             executor.start()  # the child imports the file: a crash there is a load error
-            from dpaudit.execution.remote import remote_spec
+            from dpaudit.execution.described import remote_spec
             from dpaudit.report.model import relative_path
 
             facts = executor.facts
@@ -534,7 +534,7 @@ def _warm_imports() -> None:
     try:
         import importlib
 
-        importlib.import_module("dpaudit.search.engine")
+        importlib.import_module("dpaudit.auditing.sampled")
     except ImportError:  # pragma: no cover - the auditor's layout changed; audit() imports it
         pass
 

@@ -14,8 +14,9 @@ and no FUNCTION was given (they are listed).
 
 The file is imported under a private module name derived from its absolute path (so two files
 called ``mechanism.py`` do not collide; the sandbox child sends values of classes from such a module
-back as :class:`dpaudit.execution.remote.Opaque`, so dpaudit's process never imports it); its folder is put on ``sys.path`` for the
-import so sibling modules resolve as they would for ``python FILE.py``.
+back only as plain values, :func:`dpaudit.execution.described.portable_outputs`, so dpaudit's
+process never imports it); its folder is put on ``sys.path`` for the import so sibling modules
+resolve as they would for ``python FILE.py``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ its module docstring): complex numbers as their parts, times and durations as se
 leaves (at most :data:`MAX_LEAVES`), texts as the numbers in them (:func:`text_template`), and the
 category key that keeps −0.0 apart from 0.0. Each is a function of the output, so an audit of
 what it returns is an audit of a post-processing of the mechanism: its bounds stay sound. Their
-names are public: :mod:`dpaudit.outputs` and :mod:`dpaudit.execution.remote` call them.
+names are public: :mod:`dpaudit.outputs` and :mod:`dpaudit.execution.described` call them.
 """
 
 from __future__ import annotations

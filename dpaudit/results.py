@@ -356,7 +356,7 @@ class SampledDetails(Details):
     timed_out: bool
     #: how many candidates shared the family-wise confidence
     candidates_validated: int
-    #: the group-sequential looks (:mod:`dpaudit.search.sequential`), when an early stop could occur
+    #: the group-sequential looks (:mod:`dpaudit.auditing.looks`), when an early stop could occur
     early_stop: Optional[Mapping[str, Any]] = _omitted_when_none()
     #: the detected output kind, e.g. ``"real scalar"``
     output_kind: Optional[str] = _omitted_when_none()

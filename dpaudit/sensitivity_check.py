@@ -61,7 +61,7 @@ def check_sensitivity_of(name: str, settings: CheckSettings, executor: Optional[
                          remaining: Optional[float], isolation: Optional[str] = None) -> dict:
     """Run the search on the target (in the sandbox when ``executor`` is given); its record, with
     the ``isolation`` it ran under when given."""
-    from dpaudit.execution.remote import remote_function
+    from dpaudit.execution.described import remote_function
     from dpaudit.execution.sandbox import SandboxFailure
     from dpaudit.sensitivity import check_sensitivity
 

@@ -480,7 +480,7 @@ def choose_event_halves(get: Callable[[int], tuple], schema: OutputSchema, *, n_
     ``get(1)`` (each a pair ``(yd, yp)``) rather than held together: half 0 chooses, half 1
     re-projects; with ``folds=2`` half 1 then chooses and half 0 (asked for again) re-projects.
     At most one half is referenced here at a time, so a ``get`` that draws a large half afresh
-    on the same seeds (:meth:`dpaudit.search.sampler.Sampler.halves`) keeps the peak memory to
+    on the same seeds (:meth:`dpaudit.auditing.sampler.Sampler.halves`) keeps the peak memory to
     one half; the same choice as ``choose_event`` on the halves stacked."""
     best: Optional[Choice] = None
     folds = max(1, min(2, folds))

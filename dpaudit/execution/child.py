@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # bound by _import_after_isolation(), once the child is isola
     import numpy as np
 
     from dpaudit.errors import LoadError, MechanismError
-    from dpaudit.execution.remote import opaque_outputs
+    from dpaudit.execution.described import opaque_outputs
     from dpaudit.execution.shared_outputs import BufferWriter
     from dpaudit.rng import generator
 
@@ -211,7 +211,7 @@ def _import_after_isolation() -> None:
     import numpy as np
 
     from dpaudit.errors import LoadError, MechanismError
-    from dpaudit.execution.remote import opaque_outputs
+    from dpaudit.execution.described import opaque_outputs
     from dpaudit.execution.shared_outputs import BufferWriter
     from dpaudit.rng import generator
 
@@ -321,7 +321,7 @@ def _call(func: Any, args: tuple, watchdog: Optional[_Watchdog], call_timeout: O
           memory: Optional[int]) -> tuple:  # pragma: no cover - in the child
     """One plain call ``func(*args)`` (the sensitivity search): its value, what it raised, or why
     it failed."""
-    from dpaudit.execution.remote import portable_outputs
+    from dpaudit.execution.described import portable_outputs
     from dpaudit.output_values import NotPlain
 
     if watchdog is not None:
@@ -360,7 +360,7 @@ def _run_batch(spec: Any, watchdog: Optional[_Watchdog], data: tuple, seed: Any,
                memory: Optional[int]) -> Optional[str]:  # pragma: no cover - in the child
     """Run one batch; append its outputs as plain values, or return the cause of its failure.
     The outputs are checked and converted while the watchdog still counts the batch's time."""
-    from dpaudit.execution.remote import portable_outputs
+    from dpaudit.execution.described import portable_outputs
     from dpaudit.output_values import NotPlain
 
     if watchdog is not None:

@@ -28,7 +28,7 @@ built-in containers, numbers, texts and bytes. Anything else is refused with the
 :class:`pickle.UnpicklingError`.
 
 The child converts its outputs into these forms before sending them (:func:`pack`, after
-:func:`dpaudit.execution.remote.portable_outputs` has checked that they are plain values); what
+:func:`dpaudit.execution.described.portable_outputs` has checked that they are plain values); what
 comes back is checked again in this process (:func:`dpaudit.output_values.plain_outputs`).
 """
 

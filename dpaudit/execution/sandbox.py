@@ -85,7 +85,7 @@ _BUNDLE_SAMPLES = 16_384
 #: Seconds between two looks at the child while waiting for its reply.
 _POLL = 0.1
 #: the largest reply dpaudit reads: four times what dpaudit asks a batch to hold (a batch is sized
-#: to 32 MiB of encoded outputs, dpaudit.search.sampler.BATCH_BYTES), room for raw outputs a
+#: to 32 MiB of encoded outputs, dpaudit.auditing.sampler.BATCH_BYTES), room for raw outputs a
 #: little larger than their encoding and texts up to the batch's total
 MAX_REPLY_BYTES = 4 * (32 << 20)
 

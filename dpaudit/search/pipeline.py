@@ -2,8 +2,8 @@
 refinement.
 
 Both audits search neighbouring pairs for the largest value of an objective: the sampled audit
-(:mod:`dpaudit.search.engine`, a projected ε_LB on a small sample drawn on common seeds) and the
-exact audit (:mod:`dpaudit.search.exact_search`, the exact loss or δ(ε)). The objective must be a
+(:mod:`dpaudit.auditing.sampled`, a projected ε_LB on a small sample drawn on common seeds) and the
+exact audit (:mod:`dpaudit.auditing.exact_search`, the exact loss or δ(ε)). The objective must be a
 deterministic function of the pair, so that hypothesis can shrink the winner.
 
 1. **patterns**: every structured pair of the relation (:mod:`dpaudit.neighbours.patterns`;

@@ -155,7 +155,7 @@ def default_jobs() -> int:
 
 #: Imported once before forking, so each audit process starts with every engine loaded (the same
 #: state for a full run and a one-audit replay) instead of importing it again.
-_ENGINES = ("dpaudit.auditor", "dpaudit.search.engine", "dpaudit.search.exact_search",
+_ENGINES = ("dpaudit.auditor", "dpaudit.auditing.sampled", "dpaudit.auditing.exact_search",
             "dpaudit.sensitivity", "dpaudit.formal", "dpaudit.report.model")
 
 

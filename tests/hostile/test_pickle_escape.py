@@ -5,7 +5,7 @@ of the sandbox: a mechanism that wrote a crafted pickle naming ``os.system`` to 
 returned an object whose ``__reduce__`` names it, ran that command in dpaudit's process (found by
 a probe: the marker file was created). dpaudit now reads replies with a restricted unpickler
 (dpaudit/execution/safe_pickle.py), and the child sends values of unknown classes as their name
-and repr (dpaudit/execution/remote.py).
+and repr (dpaudit/execution/described.py).
 """
 
 from __future__ import annotations

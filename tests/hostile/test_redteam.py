@@ -18,30 +18,23 @@ import pytest
 
 from dpaudit.execution.isolation import landlock_abi
 from .cases import Case
+from .test_cheating import _check as check_in_sandbox  # the same run, claim given by flags
 from .test_hostile import (ROOT, arena, check_reports, mechanism_file,  # noqa: F401
                            report_flags, reports, wait_until_no_tagged)
 
 FLAGS = ("--epsilon=1", "--domain=0:1", "--samples=2000", "--call-timeout=5", "--timeout=60",
-         "--quiet")
+         "--quiet")  # for the runs under setpriv (in a subprocess)
 #: Laplace noise rounded to a decimal grid: float64 porosity plays no part
 LAPLACE = "return round(float(data.sum() + rng.laplace()), 3)"
 
 
 def _check(arena, capfd, name: str, source: str, *flags: str) -> tuple[int, dict, str]:
-    from dpaudit.cli import run
-
-    path = mechanism_file(arena, Case(name, dedent(source), 0, ""))
-    paths = reports(arena["tmp"])
-    code = run(["check", f"{path}:f", *FLAGS, *flags, *report_flags(paths),
-                "--pass-env=DPAUDIT_HOSTILE_TAG"])
-    out, err = capfd.readouterr()
-    assert "Traceback" not in out + err and "internal error" not in out + err, out + err
-    rec = check_reports(paths)
-    left = wait_until_no_tagged(arena["tag"])
-    for pid in left:
-        os.kill(pid, signal.SIGKILL)
-    assert not left, f"processes left behind: {left}"
-    return int(code), rec, out
+    """test_cheating's sandboxed ``dpaudit check`` (all four reports, no process left), with the
+    claim given on the command line: (exit code, JSON record, stdout)."""
+    code, rec, out = check_in_sandbox(arena, capfd, name, dedent(source), "--epsilon=1",
+                                      "--domain=0:1", *flags)
+    assert "internal error" not in out and "internal error" not in (rec.get("error") or "")
+    return code, rec, out
 
 
 def test_noise_fixed_after_a_fresh_first_call_is_refuted(arena, capfd):

@@ -14,7 +14,7 @@ from scipy import stats
 import dpaudit
 from dpaudit.neighbours.relations import are_neighbours
 from dpaudit.neighbours.strategies import neighbouring_pairs
-from dpaudit.search.exact_search import ExactObjective
+from dpaudit.auditing.exact_search import ExactObjective
 from dpaudit.neighbours.relations import Pair
 from dpaudit.reference.duff import Duff
 from dpaudit.reference.quantile import QuantileEM

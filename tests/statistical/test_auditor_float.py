@@ -16,7 +16,7 @@ import pytest
 
 import dpaudit
 from dpaudit.execution.base import InProcessExecutor
-from dpaudit.search import engine
+from dpaudit.auditing import sampled as engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from examples.laplace_sum import snapping  # noqa: E402

@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 
 import dpaudit
-from dpaudit.estimators import validation
+from dpaudit.auditing import validate as validation
 from dpaudit.estimators.bounds import BoundMethod, Counts
 from dpaudit.estimators.selection import choose_event
 from dpaudit.execution.base import InProcessExecutor
-from dpaudit.search import engine
+from dpaudit.auditing import sampled as engine
 
 pytestmark = pytest.mark.statistical
 

@@ -1,5 +1,5 @@
 """Soundness of early stopping: a correct mechanism audited as a group-sequential test (looks at
-geometric budgets, Bonferroni spending over looks: dpaudit.estimators.sequential) is refuted at most
+geometric budgets, Bonferroni spending over looks: dpaudit.auditing.schedule) is refuted at most
 at the stated rate.
 
 α of the test: each audit at 95% confidence refutes a correct mechanism with probability at most
@@ -14,9 +14,9 @@ spending) are refuted 21 times in 100 at these seeds, above the limit.
 import pytest
 
 import dpaudit
-from dpaudit.estimators.sequential import Schedule
+from dpaudit.auditing.schedule import Schedule
 from dpaudit.execution.base import InProcessExecutor
-from dpaudit.search import sequential
+from dpaudit.auditing import looks
 
 pytestmark = [pytest.mark.statistical, pytest.mark.slow]
 
@@ -35,8 +35,8 @@ def refutations(budget: int, **kw) -> tuple[int, int]:
     spec = dpaudit.MechanismSpec.from_function(laplace)
     refuted = looked = 0
     for s in SEEDS:
-        out, rec = sequential.run(spec, InProcessExecutor(), budget=budget, confidence=0.95,
-                                  seed=s, **kw)
+        out, rec = looks.run(spec, InProcessExecutor(), budget=budget, confidence=0.95,
+                             seed=s, **kw)
         assert out.error is None
         refuted += out.bound is not None and out.bound.epsilon_lb > spec.epsilon
         looked += len(rec["looks"]) > 1

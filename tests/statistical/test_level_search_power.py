@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import dpaudit
-import dpaudit.search.engine as engine
+import dpaudit.auditing.sampled as engine
 from dpaudit.neighbours.patterns import structured_pairs
 
 pytestmark = [pytest.mark.statistical, pytest.mark.slow]

@@ -29,7 +29,7 @@ from dpaudit.estimators.scores import Identity  # noqa: E402
 from dpaudit.outputs import OutputEncoder  # noqa: E402
 from dpaudit.reference.laplace import Laplace  # noqa: E402
 from dpaudit.report.model import differences  # noqa: E402
-from dpaudit.search import sampler as sampler_module  # noqa: E402
+from dpaudit.auditing import sampler as sampler_module  # noqa: E402
 
 SAMPLES = 400_000
 

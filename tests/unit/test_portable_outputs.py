@@ -1,4 +1,4 @@
-"""What the sandbox child sends back (dpaudit/execution/remote.py, ``portable_outputs``, then
+"""What the sandbox child sends back (dpaudit/execution/described.py, ``portable_outputs``, then
 dpaudit/execution/safe_pickle.py, ``pack``): plain values in forms dpaudit's process reads back with
 its restricted unpickler, the same numbers the in-process encoder would see."""
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dpaudit.execution import safe_pickle
-from dpaudit.execution.remote import portable_outputs
+from dpaudit.execution.described import portable_outputs
 from dpaudit.output_values import NotPlain
 
 

@@ -10,7 +10,7 @@ from dpaudit.estimators.selection import choose_event, choose_event_halves
 from dpaudit.execution.base import InProcessExecutor
 from dpaudit.neighbours.pair import Pair
 from dpaudit.outputs import OutputEncoder
-from dpaudit.search import sampler as S
+from dpaudit.auditing import sampler as S
 
 
 def _vector(data, rng, size=None):

@@ -1,4 +1,4 @@
-"""Early stopping (dpaudit.estimators.sequential, dpaudit.search.sequential): the look schedule,
+"""Early stopping (dpaudit.auditing.schedule, dpaudit.auditing.looks): the look schedule,
 the record of the stopping rule, and the flag that turns it off."""
 
 import math
@@ -7,7 +7,7 @@ import pytest
 
 import dpaudit
 from dpaudit.errors import InvalidArgument
-from dpaudit.estimators.sequential import LOOK_FRACTIONS, MIN_LOOK, SPEND, schedule
+from dpaudit.auditing.schedule import LOOK_FRACTIONS, MIN_LOOK, SPEND, schedule
 from dpaudit.results import Verdict
 
 

@@ -9,8 +9,8 @@ import pytest
 import dpaudit
 from dpaudit.execution.base import BATCH_SIZE, InProcessExecutor
 from dpaudit.outputs import OutputEncoder
-from dpaudit.search import engine
-from dpaudit.search import sampler as S
+from dpaudit.auditing import sampled as engine
+from dpaudit.auditing import sampler as S
 
 
 def _wide(width):

@@ -1,8 +1,8 @@
 """The sampled audit run as a group-sequential test: complete audits at geometric looks, stopping
 at the first that refutes the claim (the schedule and why its confidence holds:
-:mod:`dpaudit.estimators.sequential`).
+:mod:`dpaudit.auditing.schedule`).
 
-Every look is :func:`dpaudit.search.engine.run` on its own seed, derived from the recorded root
+Every look is :func:`dpaudit.auditing.sampled.run` on its own seed, derived from the recorded root
 seed and the look's number, so a run replays exactly from its seed; the final look runs on the
 root seed itself, so an audit with no early look (a budget below 16·``min_look``) is the plain
 audit, sample for sample.
@@ -15,8 +15,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from dpaudit.estimators.sequential import Schedule, schedule
-from dpaudit.search import engine
+from dpaudit.auditing.schedule import Schedule, schedule
+from dpaudit.auditing import sampled
 from dpaudit.spec import MechanismSpec
 
 __all__ = ["run", "look_seed"]
@@ -50,14 +50,14 @@ def _offset(progress: Optional[Callable[[dict], None]], used: int, budget: int,
 def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, seed: int,
         timeout: Optional[float] = None, progress: Optional[Callable] = None,
         early_stop: bool = True, min_look: Optional[int] = None,
-        plan: Optional[Schedule] = None) -> tuple[engine.Outcome, Optional[dict]]:
+        plan: Optional[Schedule] = None) -> tuple[sampled.Outcome, Optional[dict]]:
     """Run the audit (module docstring); return the reported look's outcome (``samples`` counts
     every look) and the record of the stopping rule (None with ``early_stop=False`` or a budget
     too small for an early look: the plain audit at full budget and α)."""
     if plan is None and early_stop:
         plan = schedule(budget, confidence) if min_look is None else schedule(budget, confidence, min_look)
     if not early_stop or not plan.budgets:
-        out = engine.run(spec, executor, budget=budget, confidence=confidence, seed=seed,
+        out = sampled.run(spec, executor, budget=budget, confidence=confidence, seed=seed,
                          timeout=timeout, progress=progress)
         return out, None
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -70,7 +70,7 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
             break
         # an early look may take its share of the time left, in proportion to its samples
         share = None if left is None else left * n / max(1, budget - used)
-        out = engine.run(spec, executor, budget=n, confidence=plan.confidence(j),
+        out = sampled.run(spec, executor, budget=n, confidence=plan.confidence(j),
                          seed=look_seed(seed, j), timeout=share,
                          progress=_offset(progress, used, budget, j))
         used += out.samples
@@ -86,7 +86,7 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
         out.timed_out = True
         return out, _record(plan, looks, stopped=len(looks), early=False)
     rest = budget - used
-    out = engine.run(spec, executor, budget=rest, confidence=plan.confidence(-1), seed=seed,
+    out = sampled.run(spec, executor, budget=rest, confidence=plan.confidence(-1), seed=seed,
                      timeout=left, progress=_offset(progress, used, budget, -1))
     looks.append({"look": len(looks) + 1, "budget": rest, "samples": out.samples,
                   "alpha": plan.final_alpha,

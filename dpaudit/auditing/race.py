@@ -1,5 +1,5 @@
-"""The sampled audit's last two phases: select a (pair, event) on fresh samples, then validate it
-on samples that played no part in choosing anything.
+"""The sampled audit's fifth phase: a race on fresh samples picks the (pair, event) candidates that
+go to validation (:mod:`dpaudit.auditing.validate`).
 
 **select** (:func:`select`): successive halving (Jamieson and Talwalkar 2016) over the pairs the
 search found. The best pairs of each stage of :data:`RACE` get a fresh sample each and are ranked
@@ -10,29 +10,22 @@ two-fold cross-fitting on its sample (:func:`dpaudit.estimators.selection.choose
 winner's event is the one validated: re-choosing it on the whole sample would pick the luckiest of
 thousands of events again.
 
-**validate** (:func:`validate`): the best k candidates are counted on fresh samples drawn with
-Poisson sample sizes (paired on common random numbers when the chosen method is ``paired``), and
-each is bounded at level α/k (Bonferroni over the k candidates validated), so the reported bound,
-the largest of them, holds with probability ≥ confidence (docs/ARCHITECTURE.md#statistical-soundness).
-
-The ``sampler`` is :class:`dpaudit.search.sampler.Sampler` (``halves``, ``count``, ``budget``, ``rows_within``,
-``selection_base``, ``remaining``, ``encoder``); it raises :class:`Exhausted` when a budget or
-time limit runs out.
+The ``sampler`` is :class:`dpaudit.auditing.sampler.Sampler` (``halves``, ``budget``, ``rows_within``,
+``selection_base``, ``encoder``); it raises :class:`~dpaudit.auditing.sampler.Exhausted` when a
+budget or time limit runs out.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from dpaudit.estimators.bounds import Bound, Counts, method as bound_method
+from dpaudit.auditing.sampler import Exhausted
 from dpaudit.estimators.selection import Choice, choose_event_halves
 from dpaudit.neighbours.pair import Pair
-from dpaudit.rng import generator
 
-__all__ = ["Candidate", "Exhausted", "select", "validate", "RACE", "MIN_RACE_SAMPLES",
-           "RACE_PATTERNS", "MIN_SCORE_SAMPLES"]
+__all__ = ["Candidate", "select", "RACE", "MIN_RACE_SAMPLES", "RACE_BYTES", "RACE_PATTERNS",
+           "MIN_SCORE_SAMPLES"]
 
 #: successive halving: (pairs, share of the budget) per stage. With one candidate validated, the
 #: last stage holds one pair: its job is to choose that pair's event, and rare strong events
@@ -49,10 +42,6 @@ RACE_BYTES = 256 << 20
 RACE_PATTERNS = 6
 #: the smallest per-pair scoring sample
 MIN_SCORE_SAMPLES = 50
-
-
-class Exhausted(Exception):
-    """The sample budget or the time limit of a phase ran out (internal control flow)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -110,64 +99,3 @@ def select(sampler: Any, ranked: list[Pair], pattern_keys: set, seeds: Any, *, k
         record.append({"pairs": len(pool), "samples_per_pair": n,
                        "honest_projection": [(c.pair.label, c.choice.projected) for c in cands]})
     return cands[:k], record
-
-
-def _count(sampler: Any, cand: Candidate, lam: float, seeds: tuple, deadline: Optional[float],
-           kept: Optional[list], report: Callable[..., None]) -> Counts:
-    """Count the candidate's event on fresh samples with Poisson sizes (module docstring)."""
-    c = cand.choice
-    paired = c.method == "paired"
-    rng = generator(seeds[2])
-    n_num = int(rng.poisson(lam))
-    n_den = n_num if paired else int(rng.poisson(lam))
-
-    def progress(counts: Counts) -> None:
-        report("validate", candidate=cand.pair.label, epsilon_lb=None, validated=counts.n_num)
-
-    return sampler.count(cand.pair, c.event, paired=paired, n_num=n_num, n_den=n_den,
-                         seeds=(seeds[0], seeds[1]), numerator=c.numerator, deadline=deadline,
-                         lam=None if paired else lam, progress=progress, keep=kept)
-
-
-def _bound(cand: Candidate, counts: Counts, alpha: float, delta: float, epsilon: float) -> Bound:
-    c = cand.choice
-    m, split = bound_method(c.method), c.split
-    if not m.usable(counts):
-        m, split = bound_method("marginal"), (0.5, 0.5)
-    return m.validated(counts, alpha, split, delta, epsilon)
-
-
-@dataclass(slots=True)
-class Validated:
-    """The best validated candidate (or None), and whether a time limit left a candidate uncounted."""
-
-    bound: Optional[Bound] = None
-    candidate: Optional[Candidate] = None
-    counts: Optional[Counts] = None
-    kept: Optional[list] = None
-    timed_out: bool = False
-
-
-def validate(sampler: Any, cands: list[Candidate], seeds: Any, *, alpha: float, delta: float,
-             epsilon: float, deadline: Optional[float], report: Callable[..., None]) -> Validated:
-    """Count and bound every candidate on fresh samples (module docstring); the best bound wins."""
-    out = Validated()
-    # what is left, less room for the Poisson draws to exceed their mean (by > 5 sd: < 1e-6)
-    left = sampler.remaining
-    lam = max(1.0, (left - 5.0 * math.sqrt(2.0 * left) - 2.0) / (2.0 * max(1, len(cands))))
-    best: Optional[tuple] = None
-    for cand, s in zip(cands, seeds.spawn(max(1, len(cands)))):
-        kept: list = [[], []]
-        counts = _count(sampler, cand, lam, tuple(s.spawn(3)), deadline, kept, report)
-        if counts.n_num == 0 or counts.n_den == 0:
-            out.timed_out = True
-            continue
-        b = _bound(cand, counts, alpha, delta, epsilon)
-        if best is None or b.epsilon_lb > best[0].epsilon_lb:
-            best = (b, cand, counts, kept)
-        report("validate", candidate=cand.pair.label, epsilon_lb=b.epsilon_lb)
-    if best is not None:
-        out.bound, out.candidate, out.counts, out.kept = best
-    elif cands:
-        out.candidate = cands[0]
-    return out

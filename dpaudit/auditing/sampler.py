@@ -27,7 +27,6 @@ import numpy as np
 from dpaudit.estimators.bounds import Counts
 from dpaudit.estimators.compact import compact
 from dpaudit.estimators.events import Event
-from dpaudit.estimators.validation import Exhausted
 from dpaudit.neighbours.relations import Pair
 from dpaudit.outputs import OutputEncoder
 from dpaudit.execution.base import BATCH_SIZE, BatchTask, Executor, iter_batches, plan_batches
@@ -35,6 +34,10 @@ from dpaudit.execution.counting import CountUnit, count_units
 from dpaudit.spec import CallForm, MechanismSpec
 
 __all__ = ["Sampler", "Exhausted", "LOOP_BATCH", "SELECTION_BASE", "fresh"]
+
+
+class Exhausted(Exception):
+    """The sample budget or the time limit of a phase ran out (internal control flow)."""
 
 #: outputs drawn per executor call when drawing selection samples (bounds the raw outputs in memory)
 GROUP_SAMPLES = 400_000

@@ -2,17 +2,17 @@
 
 1. **patterns**: score every structured pair (:mod:`dpaudit.neighbours.patterns`);
 2. **levels** (``linf`` / ``l1``): pattern search over the blocks' base levels and steps
-   (:mod:`.levels`);
-3. **search**: hypothesis-targeted search from the relation's strategy (:mod:`.targeted`);
-4. **refine**: hill-climb from the best pairs (:mod:`.refine`);
+   (:mod:`dpaudit.search.levels`);
+3. **search**: hypothesis-targeted search from the relation's strategy (:mod:`dpaudit.search.targeted`);
+4. **refine**: hill-climb from the best pairs (:mod:`dpaudit.search.refine`);
 5. **select**: successive halving over the best pairs: fresh, larger samples rank them by an
    honest (cross-fitted) projection of their validated bound; the event, direction and bound
-   method come with it (:func:`dpaudit.estimators.validation.select`);
+   method come with it (:func:`dpaudit.auditing.race.select`);
 6. **validate**: the best ``validate`` candidates are counted on fresh samples and bounded at a
-   family-wise level (:func:`dpaudit.estimators.validation.validate`). No validation sample is
+   family-wise level (:func:`dpaudit.auditing.validate.validate`). No validation sample is
    ever used to choose anything.
 
-Phases 1-4 are the pair-search pipeline shared with the exact audit (:mod:`.pipeline`).
+Phases 1-4 are the pair-search pipeline shared with the exact audit (:mod:`dpaudit.search.pipeline`).
 
 Phases 1-4 score a pair by the projected ε_LB of its best event on a small sample, drawn for every
 pair on the *same* seeds (common random numbers across pairs: differences between pairs are
@@ -33,20 +33,20 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from dpaudit.auditing.race import (MIN_RACE_SAMPLES, MIN_SCORE_SAMPLES, RACE, RACE_PATTERNS,
+                                  Candidate, select)
+from dpaudit.auditing.sampler import Exhausted, Sampler
+from dpaudit.auditing.validate import validate as validate_candidates
 from dpaudit.claims import Neighbours
 from dpaudit.errors import MechanismError
-from dpaudit.estimators import validation as val
 from dpaudit.estimators.bounds import Bound, Counts, bonferroni
 from dpaudit.estimators.selection import choose_event
-from dpaudit.estimators.validation import (MIN_RACE_SAMPLES, MIN_SCORE_SAMPLES, RACE, RACE_PATTERNS,
-                                           Candidate, Exhausted, select)
 from dpaudit.neighbours.patterns import structured_pairs
 from dpaudit.neighbours.relations import Pair
 from dpaudit.outputs import OutputEncoder
 from dpaudit.rng import generator, root_sequence
 from dpaudit.search.levels import LEVEL_RELATIONS
 from dpaudit.search.pipeline import PairSearch
-from dpaudit.search.sampler import Sampler
 from dpaudit.spec import MechanismSpec
 
 __all__ = ["Candidate", "Outcome", "run", "SEARCH_SHARE", "RACE", "MIN_RACE_SAMPLES", "RACE_PATTERNS",
@@ -272,8 +272,8 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
             a.phases["select"] = record
         cands = cands[: validate]
         out.validated = len(cands)
-        v = val.validate(sampler, cands, a.s_val, alpha=a.alpha, delta=spec.delta,
-                         epsilon=spec.epsilon, deadline=deadline, report=a.report)
+        v = validate_candidates(sampler, cands, a.s_val, alpha=a.alpha, delta=spec.delta,
+                                epsilon=spec.epsilon, deadline=deadline, report=a.report)
         out.bound, out.candidate, out.counts, out.kept = v.bound, v.candidate, v.counts, v.kept
         out.timed_out = v.timed_out
     except MechanismError as exc:
