@@ -10,6 +10,7 @@ module                 idea
 ``sandbox``            the parent side of the sandbox for third-party code
                        (:class:`SandboxExecutor`): limits, crash capture, isolation
 ``child``              the sandbox child's loop (imports the file, serves batches)
+``wire``               the framing of the child's replies (size limit, malformed replies)
 ``shared_outputs``     numeric outputs passed back through shared memory, uncopied
 ``blas``               one OpenBLAS thread while dpaudit computes
 =====================  ==================================================================

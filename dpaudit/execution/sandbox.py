@@ -38,6 +38,7 @@ when the batch fails or the sandbox closes, and its private folder (shared outpu
 ``TMPDIR``) is removed. Numeric array outputs come back through shared memory without being copied
 in this process (:mod:`dpaudit.execution.shared_outputs`), small batches travel together, and two
 messages are in flight at once, so a batch-form mechanism costs little more than in process.
+Replies are read and checked with the framing of :mod:`dpaudit.execution.wire`.
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ import math
 import os
 import pickle
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -63,6 +63,8 @@ from dpaudit.execution.child import KILL_GRACE, WATCHDOG_EXIT
 from dpaudit.execution.isolation import child_environment
 from dpaudit.execution.process import OutputTail, describe_exit, kill_tree, printable
 from dpaudit.execution.shared_outputs import OutputPool
+from dpaudit.execution.wire import (MAX_REPLY_BYTES, Frame, describe_reply, error_reply, malformed,
+                                    reply_limit)  # MAX_REPLY_BYTES: re-exported
 from dpaudit.output_values import NotPlain, plain_outputs
 from dpaudit.spec import MechanismSpec
 from dpaudit.validation import check_seconds, parse_memory  # parse_memory: re-exported
@@ -84,61 +86,6 @@ _AHEAD_MAX_BYTES = 32 * 1024
 _BUNDLE_SAMPLES = 16_384
 #: Seconds between two looks at the child while waiting for its reply.
 _POLL = 0.1
-#: the largest reply dpaudit reads: four times what dpaudit asks a batch to hold (a batch is sized
-#: to 32 MiB of encoded outputs, dpaudit.auditing.sampler.BATCH_BYTES), room for raw outputs a
-#: little larger than their encoding and texts up to the batch's total
-MAX_REPLY_BYTES = 4 * (32 << 20)
-
-
-def reply_limit(memory: Optional[int]) -> int:
-    """The largest reply read from a child capped at ``memory`` bytes: :data:`MAX_REPLY_BYTES`,
-    and at most a quarter of the cap (the child built the reply within it; dpaudit's process holds
-    the reply and what it decodes to, a few times its size, so a child's cap bounds what it can
-    make dpaudit's process hold)."""
-    return MAX_REPLY_BYTES if memory is None else min(MAX_REPLY_BYTES, memory // 4)
-
-
-class _Frame:
-    """One message of :class:`multiprocessing.connection.Connection`'s framing (a 4-byte
-    big-endian signed length, −1 then an 8-byte length for large ones, then the bytes), assembled
-    from pieces read as they arrive; a length beyond ``limit`` is refused before anything of it is
-    read."""
-
-    __slots__ = ("buf", "size", "done", "limit")
-
-    def __init__(self, limit: int = MAX_REPLY_BYTES) -> None:
-        self.buf = bytearray()
-        self.size: Optional[int] = None
-        self.done = False
-        self.limit = limit
-
-    def wanted(self) -> int:
-        if self.size is None:
-            return 4 if len(self.buf) < 4 else 12 - len(self.buf)
-        return max(1, min(1 << 20, self.size - len(self.buf)))
-
-    def feed(self, chunk: bytes) -> bool:
-        self.buf += chunk
-        if self.size is None:
-            if len(self.buf) < 4:
-                return False
-            (n,) = struct.unpack("!i", self.buf[:4])
-            head = 4
-            if n == -1:
-                if len(self.buf) < 12:
-                    return False
-                (n,) = struct.unpack("!Q", self.buf[4:12])
-                head = 12
-            if n < 0 or n > self.limit:
-                raise ValueError(f"a message of {n:,} bytes, more than the {self.limit:,} "
-                                 f"dpaudit reads")
-            self.size = n
-            del self.buf[:head]
-        self.done = len(self.buf) >= self.size
-        return self.done
-
-    def body(self) -> bytes:
-        return bytes(self.buf[: self.size])
 #: Open files and extra processes the child may have.
 _NOFILE, _PROCESSES = 1024, 64
 #: The child's first code (``python -I -c``, argv: fd in, fd out, the folder holding this
@@ -340,7 +287,7 @@ class SandboxExecutor:
                 or not isinstance(reply[3], dict):
             self._kill()
             raise LoadError(f"{self.path}: the sandbox child answered "
-                            f"{printable(_describe_reply(reply))} instead of its description "
+                            f"{printable(describe_reply(reply))} instead of its description "
                             f"(the audited file tampered with dpaudit in the sandbox)")
         self.isolation_in_force, self.facts = reply[2], reply[3]
         self._ready = True
@@ -423,9 +370,9 @@ class SandboxExecutor:
             if reply[0] == "raised" and len(reply) == 3 and isinstance(reply[1], str) \
                     and isinstance(reply[2], str) and reply[1].isidentifier():
                 raise RaisedInChild.make(reply[1], printable(reply[2]))
-            if reply[0] == "error" and _error_reply(reply, 1):
+            if reply[0] == "error" and error_reply(reply, 1):
                 raise MechanismError(self._with_tail(printable(reply[1]), reply[2]), data)
-            raise MechanismError(_malformed(reply), data)
+            raise MechanismError(malformed(reply), data)
         except MechanismError as exc:
             self._kill()
             raise SandboxFailure(exc.cause) from None
@@ -460,11 +407,11 @@ class SandboxExecutor:
         if reply[0] == "ok" and len(reply) == 2:
             batches = reply[1]
             if type(batches) is not list or len(batches) != len(group):
-                raise MechanismError(_malformed(reply, f"outputs of {len(group)} batches"), first)
+                raise MechanismError(malformed(reply, f"outputs of {len(group)} batches"), first)
             for out, task in zip(batches, group):
                 if not (type(out) is list or (type(out) is np.ndarray and out.ndim >= 1)) \
                         or len(out) != task.n:
-                    raise MechanismError(_malformed(reply, f"{task.n:,} outputs"),
+                    raise MechanismError(malformed(reply, f"{task.n:,} outputs"),
                                          np.asarray(task.data, dtype=float))
             return batches
         if reply[0] == "ok_shared" and len(reply) == 3 and buffer is not None:
@@ -485,10 +432,10 @@ class SandboxExecutor:
             except (TypeError, ValueError, IndexError, OverflowError) as exc:
                 raise MechanismError(printable(f"sent back a malformed shared output ({exc})"),
                                      first) from None
-        if reply[0] == "error" and _error_reply(reply, len(group)):
+        if reply[0] == "error" and error_reply(reply, len(group)):
             data = np.asarray(group[reply[3]].data, dtype=float)
             raise MechanismError(self._with_tail(printable(reply[1]), reply[2]), data)
-        raise MechanismError(_malformed(reply), first)
+        raise MechanismError(malformed(reply), first)
 
     # -- plumbing ---------------------------------------------------------------------------
     def _receive(self, limit: Optional[float], data: Any, *, during: str,
@@ -506,7 +453,7 @@ class SandboxExecutor:
             # later than the child's own watchdog would end it, so its message wins when it can
             stuck = self.call_timeout + min(KILL_GRACE, self.call_timeout) + 0.5 + 2 * _POLL
         seen, since = (self._call_count(), started) if self._calls is not None else (0, started)
-        frame = _Frame(reply_limit(self.memory))
+        frame = Frame(reply_limit(self.memory))
         while True:
             ready = wait([self._recv, self._tail], _POLL) if self._tail.fileno() >= 0 \
                 else wait([self._recv], _POLL)
@@ -559,7 +506,7 @@ class SandboxExecutor:
             raise MechanismError(tried, data)
         return reply
 
-    def _read_into(self, frame: "_Frame", data: Any) -> bool:
+    def _read_into(self, frame: "Frame", data: Any) -> bool:
         """Read what the reply pipe holds into ``frame``; True once a whole message is in."""
         try:
             chunk = os.read(self._recv.fileno(), frame.wanted())
@@ -678,25 +625,6 @@ def _bundle(tasks: Sequence[BatchTask]) -> list[list[BatchTask]]:
             groups[-1].append(t)
             total += t.n
     return groups
-
-
-def _describe_reply(reply: tuple) -> str:
-    """A forged reply in a few words: its kind and the types of its parts."""
-    parts = ", ".join(type(x).__name__ for x in reply[1:6])
-    return f"({reply[0][:40]!r}{', ' + parts if parts else ''}{', ...' if len(reply) > 6 else ''})"
-
-
-def _malformed(reply: tuple, wanted: str = "") -> str:
-    """The cause for a reply of the wrong shape (the audited code wrote its own to the pipe)."""
-    return printable(f"sent back a malformed reply {_describe_reply(reply)}"
-                     f"{' instead of ' + wanted if wanted else ''} (the audited code wrote to "
-                     f"dpaudit's pipe)")
-
-
-def _error_reply(reply: tuple, batches: int) -> bool:
-    """Whether ``reply`` is ``("error", cause, show_tail, index)`` naming one of ``batches``."""
-    return (len(reply) == 4 and isinstance(reply[1], str) and isinstance(reply[2], bool)
-            and type(reply[3]) is int and 0 <= reply[3] < batches)
 
 
 def _seed_state(seq: np.random.SeedSequence) -> tuple:

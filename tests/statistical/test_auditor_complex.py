@@ -1,4 +1,4 @@
-"""Complex outputs, end to end with dpaudit.audit: audited as (Re z, Im z) (dpaudit/outputs.py).
+"""Complex outputs, end to end with dpaudit.audit: audited as (Re z, Im z) (dpaudit/outputs/).
 
 As categories almost every complex value is seen once, so no event had power and a mechanism
 that releases its input in the imaginary part was NOT REFUTED at ε ≥ 0. Claim: ε = 0.5 under

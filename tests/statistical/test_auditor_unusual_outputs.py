@@ -1,5 +1,5 @@
 """Numbers released in the forms real code uses (text, JSON, Decimal, beside a label, as a time, in
-a Series, inside sets and nested lists), end to end with dpaudit.audit (dpaudit/outputs.py).
+a Series, inside sets and nested lists), end to end with dpaudit.audit (dpaudit/outputs/).
 
 As categories every released value was seen about once, so no event had power: a noisy sum with
 Lap(0.2) noise returned as ``f"{x:.3f}"``, as ``json.dumps({"count": x})``, as a ``Decimal``, as

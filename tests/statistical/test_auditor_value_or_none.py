@@ -1,7 +1,7 @@
 """A real value or None (answer only above a noisy threshold), end to end with dpaudit.audit.
 
 Such outputs are audited on their joint structure, the number as the 1-tuple ``(v,)``
-(dpaudit/outputs.py), so the law of the released value is tested, not only how often it is None.
+(dpaudit/outputs/), so the law of the released value is tested, not only how often it is None.
 Claim: ε = 0.5 under add-remove over [0, 1] with 10 records (the sum moves by at most 1).
 
 * ``leaky``: the threshold test costs 0.1 (Lap(10) on the sum) but the value has Lap(0.5) noise,

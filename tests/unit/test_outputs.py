@@ -1,4 +1,4 @@
-"""Output-kind detection, validation and encoding (dpaudit/outputs.py)."""
+"""Output-kind detection, validation and encoding (dpaudit/outputs/)."""
 
 import math
 

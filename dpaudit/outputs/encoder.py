@@ -1,0 +1,308 @@
+"""Encoding: every batch of a mechanism's outputs as a float64 array the estimators read.
+
+:class:`OutputEncoder` normalises a batch (:class:`~dpaudit.outputs.normalise.Normaliser`),
+detects its kind (:mod:`dpaudit.outputs.schema`), checks it against the kind of the earlier
+batches (widening where :mod:`dpaudit.outputs` says), and encodes it as the table there says.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import replace
+from typing import Any, Hashable, Optional
+
+import numpy as np
+
+from dpaudit.errors import MechanismError
+from dpaudit.output_values import NEG_ZERO, element_value, holds_zero, signed_zeros, to_float
+from dpaudit.outputs.normalise import Normaliser
+from dpaudit.outputs.schema import (EXACT_INT, ElementClass, OutputSchema, kind_of as _kind_of,
+                                    lengths_of as _lengths, mixed_schema as _mixed)
+from dpaudit.outputs.schema import big_int as _big_int, short as _short
+from dpaudit.spec import OutputKind
+
+__all__ = ["OutputEncoder", "REAL_MARK"]
+
+_BOOL, _INT, _REAL, _VEC, _CAT = (ElementClass.BOOL, ElementClass.INT, ElementClass.REAL,
+                                  ElementClass.VECTOR, ElementClass.CATEGORY)
+_LABELLED = ElementClass.LABELLED
+
+#: the one NaN object that stands for every NaN category (dict lookups try identity first)
+_NAN = float("nan")
+
+
+class _Real:
+    """The marker of a float element in a MIXED skeleton."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "·"
+
+
+REAL_MARK = _Real()
+
+
+def _skeleton(e: Any) -> Any:
+    t = type(e)
+    if t is float:
+        return REAL_MARK
+    if t is int or t is str or e is None:  # texts and None inside a sequence are discrete
+        return e
+    if isinstance(e, str):
+        return str(e)
+    if isinstance(e, (bool, np.bool_)):
+        return bool(e)
+    if isinstance(e, numbers.Integral):
+        return int(e)
+    return REAL_MARK
+
+
+class OutputEncoder(Normaliser):
+    """Detects the output kind from the first batch, then validates and encodes every batch.
+
+    Stateful only through the category codebook (codes in order of first appearance), so the
+    encoding of a run is a deterministic function of its outputs.
+    """
+
+    def __init__(self, declared: Optional[OutputKind] = None) -> None:
+        super().__init__(declared)
+        self.declared = declared
+        self.schema: Optional[OutputSchema] = None
+        self._codes: dict[Hashable, int] = {}
+        self._atoms: list = []
+        self._skeleton_codes: dict[Any, int] = {}
+        self._skeletons: list = []
+
+    # ------------------------------------------------------------------ public
+    def encode(self, raw: Any, data: Any) -> np.ndarray:
+        """Validate one batch of raw outputs of ``data`` and return its encoding (docstring of
+        :mod:`dpaudit.outputs`): normalise, detect the kind, accept it, encode."""
+        raw = self._from_table(raw)
+        self._refuse_array_subclass(raw, data)
+        raw = self._array_texts_and_times(raw)
+        raw = self._array_complex(raw)
+        if isinstance(raw, np.ndarray) and raw.dtype.kind in "biuf":
+            self._refuse_nan_payloads(raw, data)
+            return self._encode_array(raw, data)
+        seq = list(raw) if not isinstance(raw, list) else raw
+        if not seq:
+            return self._empty()
+        seq, found = self._normalise(seq, data)
+        lengths = _lengths(seq) if _VEC in found or _LABELLED in found else None
+        schema = _kind_of(found, data, lengths)
+        self._accept(schema, found, data)
+        return self._encode_list(seq, data)
+
+    def atom(self, code: float) -> Any:
+        """The output a code stands for (categories, bools and None); numbers stand for themselves."""
+        s = self.schema
+        if s is None or s.ordered:
+            return code
+        if s.kind is OutputKind.NONE:
+            return None
+        if s.kind is OutputKind.BOOL:
+            return bool(code)
+        k = int(code)
+        return self._atoms[k] if 0 <= k < len(self._atoms) else None
+
+    # ------------------------------------------------------------------ schema
+    def _accept(self, schema: OutputSchema, found: dict[str, Any], data: Any) -> None:
+        """Check a batch's schema against the current one; widen where :mod:`dpaudit.outputs` says."""
+        cur = self.schema
+        if cur is None:
+            self.schema = self._declared(schema, found, data)
+            if self._keys is not None and self.schema.kind is OutputKind.VECTOR \
+                    and len(self._keys) == self.schema.length:  # not when values were nested
+                self.schema = replace(self.schema, names=self._keys)
+            if self._text:
+                self.schema = replace(self.schema, text=self._text)
+            if self.schema.kind is OutputKind.BOOL:
+                self._seed_codes([False, True])
+            elif self.schema.kind is OutputKind.NONE:
+                self._seed_codes([None])
+            return
+        if cur == schema:
+            return
+        k, n = cur.kind, schema.kind
+        if k is OutputKind.MIXED and (n in (OutputKind.MIXED, OutputKind.VECTOR, OutputKind.NONE)
+                                      or (n in (OutputKind.REAL, OutputKind.DISCRETE) and schema.ordered)):
+            return
+        numeric = (OutputKind.REAL, OutputKind.DISCRETE)
+        if k in numeric and cur.ordered and n in numeric and schema.ordered:
+            self.schema = OutputSchema(OutputKind.REAL)  # ints among reals: both are numbers
+            return
+        scalar_atoms = n in (OutputKind.NONE, OutputKind.BOOL, OutputKind.DISCRETE, OutputKind.REAL)
+        if k is OutputKind.DISCRETE and not cur.ordered and scalar_atoms:
+            return
+        if k is OutputKind.NONE and scalar_atoms:
+            self.schema = OutputSchema(OutputKind.DISCRETE, ordered=False)
+            return
+        if k is OutputKind.BOOL and n in (OutputKind.NONE, OutputKind.DISCRETE) and not schema.ordered:
+            self.schema = OutputSchema(OutputKind.DISCRETE, ordered=False)
+            return
+        if k is OutputKind.VECTOR and n in (OutputKind.VECTOR, OutputKind.MIXED, OutputKind.NONE):
+            v = next((x for x in found.values() if x is None or len(x) != cur.length), None)
+            what = "None" if v is None else f"{_short(v)} of length {len(v)}"
+            raise MechanismError(f"changed output length between calls: returned {what} after "
+                                 f"vectors of length {cur.length} (declare output='mixed' for "
+                                 f"outputs of varying length)", data, v)
+        big = found.get(_CAT)
+        if k is OutputKind.DISCRETE and cur.integer and isinstance(big, numbers.Integral):
+            raise MechanismError(f"returned the integer {big}, beyond ±2**53, after smaller "
+                                 f"integers: float64 cannot hold it exactly (return such outputs "
+                                 f"as str to audit them as categories)", data, big)
+        bad_class = next(iter(found))
+        v = found[bad_class]
+        raise MechanismError(f"changed output type between calls: returned {bad_class} "
+                             f"{_short(v)} after {cur.description} outputs", data, v)
+
+    def _declared(self, schema: OutputSchema, found: dict[str, Any], data: Any) -> OutputSchema:
+        d = self.declared
+        if d is None or d is schema.kind:
+            return schema
+        if d is OutputKind.MIXED and schema.kind in (OutputKind.VECTOR, OutputKind.NONE):
+            return _mixed({schema.length or 0})
+        if d is OutputKind.DISCRETE and schema.kind in (OutputKind.REAL, OutputKind.BOOL, OutputKind.NONE):
+            return OutputSchema(OutputKind.DISCRETE, ordered=False)
+        if d is OutputKind.REAL and schema.kind is OutputKind.DISCRETE and schema.integer:
+            return OutputSchema(OutputKind.REAL)
+        v = next(iter(found.values()))
+        raise MechanismError(f"returned {_short(v)}, not the declared {d.description} output", data, v)
+
+    def _seed_codes(self, atoms: list) -> None:
+        for a in atoms:
+            if a not in self._codes:
+                self._codes[a] = len(self._atoms)
+                self._atoms.append(a)
+
+    # ------------------------------------------------------------------ encoding
+    def _encode_mixed(self, seq: list) -> np.ndarray:
+        """Skeleton code, length and elements per output (:mod:`dpaudit.outputs`); one pass."""
+        w = self.schema.length
+        codes, skeletons = self._skeleton_codes, self._skeletons
+        pads = [[math.nan] * (w - k) for k in range(w + 1)]
+        head, flat = [], []
+        for v in seq:
+            if v is None:
+                key, m = None, 0
+            else:
+                if type(v) is np.ndarray:
+                    v = v.tolist()
+                elif not isinstance(v, (list, tuple)):  # a number among Nones: the 1-tuple (v,)
+                    v = (v.item() if isinstance(v, np.generic) else v,)
+                m = len(v)
+                key = tuple(map(_skeleton, v)) if m else None
+                flat.extend(v[:w])
+            flat.extend(pads[min(m, w)])
+            c = codes.get(key)
+            if c is None:
+                c = codes[key] = len(skeletons)
+                skeletons.append(() if v is not None and key is None else key)
+            head.append(c)
+            head.append(m)
+        out = np.empty((len(seq), 2 + w))
+        out[:, :2] = np.asarray(head, dtype=float).reshape(-1, 2)
+        try:
+            out[:, 2:] = np.asarray(flat, dtype=float).reshape(-1, w)
+        except (ValueError, TypeError):  # texts, None and Decimal("sNaN") inside: NaN
+            out[:, 2:] = np.asarray([element_value(x) for x in flat], dtype=float).reshape(-1, w)
+        return out
+
+    def skeleton(self, code: float) -> Any:
+        """The skeleton a MIXED code stands for: None, or a tuple of integers, bools and ``·``
+        (a float element)."""
+        k = int(code)
+        return self._skeletons[k] if 0 <= k < len(self._skeletons) else None
+
+    def _empty(self) -> np.ndarray:
+        s = self.schema
+        if s is not None and s.kind is OutputKind.VECTOR:
+            return np.empty((0, s.length))
+        if s is not None and s.kind is OutputKind.MIXED:
+            return np.empty((0, 2 + s.length))
+        return np.empty(0)
+
+    def _encode_array(self, raw: np.ndarray, data: Any) -> np.ndarray:
+        if raw.ndim > 2:  # a batch of matrices (or more): each output its flattened vector
+            raw = raw.reshape(raw.shape[0], -1)
+        big = _big_int(raw)
+        if raw.ndim == 1:
+            if raw.size == 0:
+                return self._empty()
+            kind = raw.dtype.kind
+            cls = _BOOL if kind == "b" else _INT if kind in "iu" else _REAL
+            found = {cls: raw[0]} if big is None else {cls: raw[0], _CAT: big}
+            self._accept(_kind_of(found, data), found, data)
+            if not self.schema.ordered and self.schema.kind is not OutputKind.BOOL:
+                return self._encode_list(raw.tolist(), data)
+            out = raw.astype(float)
+        elif raw.ndim == 2:
+            if raw.shape[0] == 0:
+                return self._empty()
+            if big is not None:
+                raise MechanismError(f"returned vectors holding the integer {big}, beyond ±2**53: "
+                                     f"float64 cannot hold it exactly", data, big)
+            self._accept(OutputSchema(OutputKind.VECTOR, length=raw.shape[1]) if raw.shape[1]
+                         else _mixed({0}), {_VEC: raw[0]}, data)
+            if self.schema.kind is OutputKind.MIXED:
+                return self._encode_mixed(raw.tolist())
+            out = raw.astype(float)
+        else:
+            raise MechanismError(f"returned an array of shape {raw.shape[1:]} per output; "
+                                 f"outputs must be scalars or 1-D vectors", data)
+        return out
+
+    def _encode_list(self, seq: list, data: Any) -> np.ndarray:
+        s = self.schema
+        if s.kind is OutputKind.REAL or (s.kind is OutputKind.DISCRETE and s.ordered):
+            try:
+                return np.fromiter((float(v) for v in seq), dtype=float, count=len(seq))
+            except (ValueError, OverflowError):  # Decimal("sNaN"): NaN; beyond float64: ±inf
+                return np.fromiter((to_float(v) for v in seq), dtype=float, count=len(seq))
+        if s.kind is OutputKind.MIXED:
+            return self._encode_mixed(seq)
+        if s.kind is OutputKind.VECTOR:
+            try:
+                out = np.asarray([np.asarray(v, dtype=float) for v in seq], dtype=float)
+            except ValueError:
+                out = None
+            if out is None or out.ndim != 2 or out.shape[1] != s.length:
+                for v in seq:
+                    if len(v) != s.length:
+                        raise MechanismError(f"changed output length between calls: returned "
+                                             f"{_short(v)} of length {len(v)} after vectors of "
+                                             f"length {s.length}", data, v)
+                raise MechanismError("returned vectors that are not all numeric", data)
+            with np.errstate(invalid="ignore"):  # NaN compares False; ±inf are floats, not ints
+                wide = bool((np.abs(out) > EXACT_INT).any())
+            if wide:
+                big = next((b for b in map(_big_int, seq) if b is not None), None)
+                if big is not None:
+                    raise MechanismError(f"returned vectors holding the integer {big}, beyond "
+                                         f"±2**53: float64 cannot hold it exactly", data, big)
+            return out
+        codes = self._codes
+        out = np.empty(len(seq))
+        for i, v in enumerate(seq):
+            if isinstance(v, np.generic):
+                v = v.item()
+            key = v
+            if isinstance(v, float):
+                if v != v:
+                    key = v = _NAN  # every NaN is one atom (NaN != NaN: one object stands for it)
+                elif v == 0.0 and math.copysign(1.0, v) < 0.0:
+                    key = NEG_ZERO  # −0.0 == 0.0 in a dict, but the sign bit is released
+            elif type(v) is tuple and holds_zero(v):  # a tuple holding a zero: keep signs apart
+                key = signed_zeros(v)
+            try:
+                c = codes.get(key)
+            except TypeError:
+                raise MechanismError(f"returned an unhashable {type(v).__name__} where a category "
+                                     f"is expected: {_short(v)}", data, v) from None
+            if c is None:
+                c = codes[key] = len(self._atoms)
+                self._atoms.append(v)
+            out[i] = c
+        return out
