@@ -2,7 +2,7 @@
 process, and a batch form whose law is not the one-call form's.
 
 **Noise fixed at import** (:class:`FreshProcesses`). A mechanism that seeds a global generator
-with a constant at import (``np.random.seed(7)``, then ``np.random.laplace()`` per call) draws
+with a constant at import (numpy's global ``seed(7)``, then its ``laplace()`` per call) draws
 new numbers call after call, so its samples look like noise to an audit in one process; yet every
 fresh process (every real run of the program using it) releases the same first output,
 ``sum + 1.9606``: the data in the clear. ``dpaudit check`` therefore runs the first calls on one

@@ -29,7 +29,7 @@ from textwrap import dedent, indent
 
 import pytest
 
-from dpaudit.execution import isolation  # private: _resolve and _ALLOW, the hook's own state under attack
+from dpaudit.execution import isolation  # private: _resolve, the hook's own state under attack
 from dpaudit.execution.isolation import landlock_abi
 from .cases import LAPLACE, ONCE, Case, _f
 from .test_hostile import (FLAGS, ROOT, arena, check_reports, mechanism_file,  # noqa: F401
@@ -138,7 +138,8 @@ def test_before_isolation_the_child_imports_the_standard_library_only(tmp_path):
     stdlib = tuple(os.path.realpath(sysconfig.get_paths()[k]) + os.sep
                    for k in ("stdlib", "platstdlib"))
     ours = {"dpaudit", "dpaudit.execution", "dpaudit.execution.child",
-            "dpaudit.execution.isolation", "dpaudit.execution.syscalls"}
+            "dpaudit.execution.isolation", "dpaudit.execution.seccomp",
+            "dpaudit.execution.syscalls"}
     added = {m: f for m, f in listed["child"].items() if m not in listed["python"]}
     assert not {m for m in added if m.split(".")[0] in ("numpy", "scipy")}
     assert {m for m in added if m.split(".")[0] == "dpaudit"} <= ours
@@ -379,7 +380,7 @@ def _run_bpf(prog, nr: int, arch: int, args=(0, 0, 0, 0, 0, 0)) -> int:
 
 @pytest.mark.parametrize("machine,arch", [("x86_64", 0xC000003E), ("aarch64", 0xC00000B7)])
 def test_the_seccomp_filter_allows_what_python_needs_and_refuses_the_rest(machine, arch):
-    from dpaudit.execution import syscalls
+    from dpaudit.execution import seccomp, syscalls  # private: _ALLOW, the allow-list checked
 
     table = dict(syscalls.NEWER, **getattr(syscalls, machine.upper()))
     me, other = 4321, 999
@@ -402,7 +403,7 @@ def test_the_seccomp_filter_allows_what_python_needs_and_refuses_the_rest(machin
         personality setuid setgid setresuid capset migrate_pages move_pages fanotify_init""".split()
     for name in forbidden:
         if name in table:
-            assert name not in isolation._ALLOW and verdict(name) == eperm, name
+            assert name not in seccomp._ALLOW and verdict(name) == eperm, name
     assert verdict("clone3") == enosys and _run_bpf(prog, 4000, arch) == enosys
     assert _run_bpf(prog, table["read"], 0x40000003) == eperm  # another architecture
     if machine == "x86_64":
