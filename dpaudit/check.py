@@ -381,8 +381,7 @@ def _fixed_noise(result: Optional[AuditResult], fresh: FreshProcesses, spec: Mec
     from dpaudit.results import (AuditResult, Counterexample, FixedNoiseDetails, FixedNoiseFacts,
                                  Interval, Verdict)
 
-    wait = (settings.call_timeout or 30.0) + 20.0
-    found = fresh.result(timeout=wait)
+    found = fresh.result(timeout=fresh.wait_seconds(settings.call_timeout))
     if found is None or result is None or result.verdict is Verdict.ERROR:
         return result
     event = {"kind": "fixed-noise", "text": found.reason, "atoms": [found.first]}

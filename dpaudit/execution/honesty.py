@@ -55,6 +55,7 @@ from __future__ import annotations
 import math
 import pickle
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Sequence
 
@@ -207,6 +208,15 @@ class FreshProcesses:
         self._pair: Optional[tuple] = None
         self._seed: Any = None
         self.calls = FRESH_CALLS
+        #: seconds the audit's own child took for its first calls (the extra ones take as long)
+        self.first_seconds = 0.0
+
+    def wait_seconds(self, call_timeout: Optional[float]) -> float:
+        """How long :meth:`result` should wait: the extra children boot and make the same calls
+        the audit's own child made first, so three times as long as those, and at least the
+        per-call limit, plus a start-up allowance (a fixed wait let a mechanism slow in its
+        first calls end the check unheard)."""
+        return max(call_timeout or 30.0, 3.0 * self.first_seconds) + 20.0
 
     def spawn(self) -> None:
         for ex in self._executors[:1]:
@@ -223,8 +233,10 @@ class FreshProcesses:
         self.calls = FRESH_CALLS if spec.call_form is CallForm.BATCH else FRESH_LOOP_CALLS
         self._seed = np.random.SeedSequence(int(seed), spawn_key=(0xF2E5,))
         seeds = self._seed.spawn(3)
+        t0 = time.monotonic()
         try:
             (self._first,) = executor.run(spec, [BatchTask(pair[0], seeds[0], self.calls)])
+            self.first_seconds = time.monotonic() - t0
         except MechanismError:
             self._first = None  # the audit meets the failure again and reports it
             return

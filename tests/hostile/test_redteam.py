@@ -206,3 +206,24 @@ def test_a_claim_field_known_only_from_the_child_is_not_taken(arena, capfd, sour
     code, rec, _ = _check(arena, capfd, "child_delta", source)
     assert (code, rec["verdict"]) == (3, "error"), rec.get("error")
     assert "give --delta" in rec["error"] and "delta = 0.999" in rec["error"]
+
+
+@pytest.mark.slow
+def test_noise_fixed_at_import_is_found_behind_slow_first_calls(arena, capfd):
+    """The fresh-process check waited a fixed call limit + 20 s for its extra child: first calls
+    slower than that in all (here 64 × 0.4 s) ended the check unheard, and the noise fixed at
+    import passed. It now waits three times what the audit's own child took for them."""
+    code, rec, _ = _check(arena, capfd, "slow_first_calls", """\
+        import time
+        import numpy as np
+        np.random.seed(7)
+        _n = [0]
+
+        def f(data, rng):
+            _n[0] += 1
+            if _n[0] <= 64:
+                time.sleep(0.4)
+            return round(float(data.sum() + np.random.laplace()), 3)
+        """, "--call-timeout=1", "--timeout=300")
+    assert (code, rec["verdict"]) == (1, "refuted"), rec.get("error")
+    assert rec["epsilon_lower_bound"] == "inf"
