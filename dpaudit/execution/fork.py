@@ -211,7 +211,13 @@ class ForkExecutor:
             for proc in processes:  # a call still running (a hung mechanism) is not waited for
                 proc.terminate()
             for proc in processes:
-                proc.join()
+                # SIGTERM can reach a worker before its initializer reset the parent's handler,
+                # or leave it waiting on a queue lock a killed sibling held: a worker not gone
+                # within 5 s is killed (close() once waited for it forever, and a test run hung)
+                proc.join(timeout=5.0)
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join()
         if _SPEC is self._spec:
             _SPEC = None
         self._spec = None
