@@ -309,7 +309,6 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
             return check_sensitivity_of(name, settings, executor, facts,
                                         None if executor is not None else loaded.func,
                                         remaining, isolation=isolation)
-        unchecked: tuple = ()
         if executor is not None:
             from dpaudit.execution.declared import read_declaration, reconcile
 
@@ -320,7 +319,6 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
                                             facts.get("declaration"), path=path)
             unchecked = tuple(k for k in unchecked if overrides.get(k) is None)
             declared = _refuse_unchecked(declared, unchecked, path, name)
-            unchecked = ()
             spec = remote_spec(facts, name=name, declaration=declared, **overrides)
         else:
             spec = MechanismSpec.from_function(loaded.func, name=name,
@@ -332,8 +330,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
                                      spec.size, budget, own_randomness=own_randomness)
 
         origin = Origin(location(spec.source), isolation)
-        context = AuditContext(reproduce=replay, family=_family(settings), origin=origin,
-                               declared_by=_declared_by(unchecked))
+        context = AuditContext(reproduce=replay, family=_family(settings), origin=origin)
         if fresh is not None:
             _fresh_first_calls(fresh, spec, executor, settings.seed)
         result: Optional[AuditResult] = None
@@ -440,16 +437,6 @@ def _refuse_unchecked(declared: dict, unchecked: tuple, path: str, name: str) ->
 def _claim_text(value: Any) -> str:
     text = repr(tuple(value)) if isinstance(value, list) else repr(value)
     return printable(text)[:60]
-
-
-def _declared_by(unchecked: tuple) -> Optional[str]:
-    """Which claim fields only the sandbox child reported (the source states them otherwise than
-    as literals), said on the claim (:mod:`dpaudit.execution.declared`); None when none."""
-    if not unchecked:
-        return None
-    from dpaudit.execution.declared import FROM_THE_CHILD
-
-    return f"{', '.join(unchecked)} {FROM_THE_CHILD}"
 
 
 def _first_line(exc: BaseException, limit: int = 200) -> str:
