@@ -19,16 +19,16 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
 from dpaudit.claims import privacy_claim
 from dpaudit.errors import InvalidArgument, MechanismError
 from dpaudit.execution.base import Executor, InProcessExecutor
-from dpaudit.results import (AuditContext, AuditResult, Counterexample, ExactDetails, FailureDetails,
-                             Interval, MechanismFailure, SampledDetails, Strength, ValidatedEvent,
-                             ValidationCounts, ValidationSamples, Verdict)
+from dpaudit.results import (FLOAT, LOGIC, AuditContext, AuditResult, Counterexample, ExactDetails,
+                             FailureDetails, Finding, Interval, MechanismFailure, SampledDetails,
+                             Strength, ValidatedEvent, ValidationCounts, ValidationSamples, Verdict)
 from dpaudit.spec import CallForm, Declaration, MechanismSpec
 from dpaudit.validation import (MAX_SAMPLES, MIN_SAMPLES, check_callable, check_confidence,
                                 check_count, check_executor, check_records, check_samples,
@@ -66,7 +66,7 @@ def _spec(mechanism: Any, overrides: dict) -> MechanismSpec:
                            decl.delta if decl.delta is not None else spec.delta)
             spec = spec.with_claim(claim.epsilon, claim.delta)
         changes = {k: getattr(decl, k) for k in ("neighbours", "domain", "size", "log_prob",
-                                                 "distribution", "output", "float_events")
+                                                 "distribution", "output", "float_policy")
                    if getattr(decl, k) is not None}
         return replace(spec, **changes) if changes else spec
     if not callable(mechanism):
@@ -218,15 +218,76 @@ def _independent(executor: Executor, reproducible: Optional[bool]) -> Executor:
     return executor
 
 
-def _strength(spec: MechanismSpec, out: Any, confidence: float, refuted: bool) -> Strength:
-    """The p-value, margin and power of a validated result (:mod:`dpaudit.estimators.strength`)."""
+def _strength(spec: MechanismSpec, ans: Any, confidence: float, refuted: bool) -> Strength:
+    """The p-value, margin and power of a validated answer (:mod:`dpaudit.estimators.strength`):
+    the p-value is family-wise over the run's α, whatever share of it the answer had."""
     from dpaudit.estimators import strength
 
-    b, choice = out.bound, out.candidate.choice
+    b, choice = ans.bound, ans.candidate.choice
     split = choice.split if b.method == choice.method else (0.5, 0.5)
     k = (1.0 - confidence) / b.alpha  # the Bonferroni factor the run used
-    return Strength.of(strength.grade(b.method, out.counts, split, b.alpha, k, spec.epsilon,
+    return Strength.of(strength.grade(b.method, ans.counts, split, b.alpha, k, spec.epsilon,
                                       spec.delta, b.epsilon_lb, refuted))
+
+
+#: why a float64 question got no event: the bits of outputs on one grid say nothing new
+_NO_FLOAT_EVENT = ("no float-structure event: every output lies on one grid coarser than its "
+                   "ulp (integers or a snapping grid), so its bits say nothing its value does not")
+
+
+def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float) -> Finding:
+    """One question's :class:`~dpaudit.results.Finding` from its :class:`Answer`."""
+    from dpaudit.estimators.strength import no_evidence
+
+    if ans.absent is not None:
+        return Finding.absent(ans.question, ans.absent)
+    common = dict(question=ans.question, alpha=ans.alpha)
+    if ans.bound is None:
+        verdict = Verdict.INCONCLUSIVE if ans.timed_out else Verdict.NOT_REFUTED
+        reason = _NO_FLOAT_EVENT if ans.question == FLOAT and ans.candidate is None else None
+        return Finding(verdict=verdict, epsilon_lower_bound=0.0, delta_lower_bound=None,
+                       counterexample=None, strength=Strength.of(no_evidence()), details={},
+                       reason=None if ans.timed_out else reason, **common)
+    b, cand, counts = ans.bound, ans.candidate, ans.counts
+    choice = cand.choice
+    pair = cand.pair if choice.numerator == 0 else cand.pair.swapped()
+    event = choice.event.to_record(_decoder(out))
+    _note_nonfinite(event, ans.kept, mixed=out.schema is not None and out.schema.kind.value == "mixed")
+    _note_porosity(event, counts)
+    cx = Counterexample(*pair.tuples(), event, b.p, b.q,
+                        Interval(*b.p_interval), Interval(*b.q_interval))
+    samples = None
+    if ans.kept and out.schema is not None and out.schema.ordered and out.schema.kind.value != "vector":
+        finite = lambda xs: [v for v in xs if math.isfinite(v)]  # noqa: E731  (plots show numbers)
+        samples = ValidationSamples(finite(ans.kept[0]), finite(ans.kept[1]))
+    validated = ValidatedEvent(
+        bound_method=b.method, alpha=b.alpha, pair_label=cand.pair.label,
+        projected_bound=choice.projected,
+        validation=ValidationCounts(n_D=counts.n_num, n_D_prime=counts.n_den, in_event_D=counts.x,
+                                    in_event_D_prime=counts.y, both=counts.a,
+                                    design="paired" if counts.paired else "independent"),
+        event_thresholds=sorted({float(v) for v in (event.get("threshold"), event.get("lo"),
+                                                    event.get("hi"))
+                                 if v is not None and np.isfinite(v)}),
+        samples=samples, bound_curve=choice.curve)
+    refuted = b.epsilon_lb > spec.epsilon
+    return Finding(verdict=Verdict.REFUTED if refuted else Verdict.NOT_REFUTED,
+                   epsilon_lower_bound=b.epsilon_lb,
+                   delta_lower_bound=b.delta_lb if spec.delta > 0 else None,
+                   counterexample=cx, strength=_strength(spec, ans, confidence, refuted),
+                   details=validated, samples=counts.n_num + counts.n_den, **common)
+
+
+def decide(findings: Mapping[str, Finding], policy: str) -> tuple[Verdict, str]:
+    """The overall verdict under the float ``policy``, and the question it comes from: a logic
+    refutation first; a float64 refutation refutes under ``"error"`` only (under ``"warn"`` it
+    is reported and the verdict is the logic's)."""
+    logic, flt = findings[LOGIC], findings.get(FLOAT)
+    if logic.verdict is Verdict.ERROR or logic.refuted:
+        return logic.verdict, LOGIC
+    if flt is not None and flt.refuted and policy == "error":
+        return Verdict.REFUTED, FLOAT
+    return logic.verdict, LOGIC
 
 
 def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: float, seed: int,
@@ -241,51 +302,70 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
     common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours,
                   confidence=confidence, samples=int(out.samples), reproduce=reproduce,
                   elapsed_s=elapsed, seed=seed, reproducible=reproducible, domain=spec.domain,
-                  size=spec.size, **_from_context(context))
+                  size=spec.size, float_policy=spec.float_policy, **_from_context(context))
+    from dpaudit.auditing.sampled import Answer, questions_of
+
+    findings = {q: _finding(spec, out, ans, confidence) for q, ans in out.answers.items()}
     if out.error is not None:
         exc = out.error
         failure = MechanismFailure(
             None if exc.dataset is None else np.asarray(exc.dataset).tolist(),
             None if exc.output is None else repr(exc.output)[:200])
+        # what a look answered before the failure is kept; the rest failed with the mechanism
+        for q in questions_of(spec):
+            if q not in findings or findings[q].verdict is not Verdict.REFUTED:
+                findings[q] = Finding(verdict=Verdict.ERROR, epsilon_lower_bound=None,
+                                      delta_lower_bound=None, counterexample=None, strength=None,
+                                      details={}, error=str(exc), question=q)
+        if FLOAT not in findings:
+            findings[FLOAT] = Finding.absent(FLOAT, _NOT_ASKED)
         return AuditResult(verdict=Verdict.ERROR, epsilon_lower_bound=None, delta_lower_bound=None,
                            counterexample=None, error=str(exc),
-                           details=SampledDetails(**seen, failure=failure), **common)
-    if out.bound is None:
-        from dpaudit.estimators.strength import no_evidence
+                           details=SampledDetails(**seen, failure=failure),
+                           answers=_ordered(findings), **common)
+    _value_through_sign(findings)
+    if LOGIC not in findings:  # nothing was asked of the outputs (cannot happen: logic always is)
+        findings[LOGIC] = _finding(spec, out, Answer(LOGIC, alpha=1.0 - confidence), confidence)
+    if FLOAT not in findings:
+        findings[FLOAT] = Finding.absent(FLOAT, _NOT_ASKED)
+    verdict, decided = decide(findings, spec.float_policy)
+    top = findings[decided]
+    validated = top.details if isinstance(top.details, ValidatedEvent) else None
+    return AuditResult(verdict=verdict, epsilon_lower_bound=top.epsilon_lower_bound,
+                       delta_lower_bound=top.delta_lower_bound, counterexample=top.counterexample,
+                       details=SampledDetails(**seen, validated=validated), strength=top.strength,
+                       answers=_ordered(findings), decided_by=decided, **common)
 
-        verdict = Verdict.INCONCLUSIVE if out.timed_out else Verdict.NOT_REFUTED
-        return AuditResult(verdict=verdict, epsilon_lower_bound=0.0, delta_lower_bound=None,
-                           counterexample=None, details=SampledDetails(**seen),
-                           strength=Strength.of(no_evidence()), **common)
-    b, cand, counts = out.bound, out.candidate, out.counts
-    choice = cand.choice
-    pair = cand.pair if choice.numerator == 0 else cand.pair.swapped()
-    decode = _decoder(out)
-    event = choice.event.to_record(decode)
-    _note_nonfinite(event, out.kept, mixed=out.schema is not None and out.schema.kind.value == "mixed")
-    _note_porosity(event, counts)
-    cx = Counterexample(*pair.tuples(), event, b.p, b.q,
-                        Interval(*b.p_interval), Interval(*b.q_interval))
-    samples = None
-    if out.kept and out.schema is not None and out.schema.ordered and out.schema.kind.value != "vector":
-        finite = lambda xs: [v for v in xs if math.isfinite(v)]  # noqa: E731  (plots show numbers)
-        samples = ValidationSamples(finite(out.kept[0]), finite(out.kept[1]))
-    validated = ValidatedEvent(
-        bound_method=b.method, alpha=b.alpha, pair_label=cand.pair.label,
-        projected_bound=choice.projected,
-        validation=ValidationCounts(n_D=counts.n_num, n_D_prime=counts.n_den, in_event_D=counts.x,
-                                    in_event_D_prime=counts.y, both=counts.a,
-                                    design="paired" if counts.paired else "independent"),
-        event_thresholds=sorted({float(v) for v in (event.get("threshold"), event.get("lo"),
-                                                    event.get("hi"))
-                                 if v is not None and np.isfinite(v)}),
-        samples=samples, bound_curve=choice.curve)
-    refuted = b.epsilon_lb > spec.epsilon
-    delta_lb = b.delta_lb if spec.delta > 0 else None
-    verdict = Verdict.REFUTED if refuted else Verdict.NOT_REFUTED
-    return AuditResult(verdict=verdict, epsilon_lower_bound=b.epsilon_lb, delta_lower_bound=delta_lb,
-                       counterexample=cx, details=SampledDetails(**seen, validated=validated),
-                       strength=_strength(spec, out, confidence, refuted), **common)
+
+def _value_through_sign(findings: dict) -> None:
+    """A float64 finding on outputs that lie on one grid tests the sign of a zero only (the
+    ``signed`` cells of :mod:`dpaudit.estimators.floats`). When its event, a zero of one sign,
+    occurs on both datasets, its ratio is that of the value zero (np.round(x + noise) gives −0.0
+    exactly when x + noise is just below 0): the logic's to judge, not a porosity. Where the
+    logic finding refutes the claim too, such a float64 "refutation" is the logic seen through
+    the sign bit, and the float64 finding says so instead (the claim stays refuted, by the
+    logic); alone, it stands (a sound refutation, whatever its cause)."""
+    flt, logic = findings.get(FLOAT), findings.get(LOGIC)
+    if flt is None or logic is None or not (flt.refuted and logic.refuted):
+        return
+    cx = flt.counterexample
+    event = {} if cx is None else cx.event
+    counts = flt.details.get("validation") if isinstance(flt.details, ValidatedEvent) else None
+    if event.get("family") != "signed" or counts is None or not counts["in_event_D_prime"]:
+        return
+    findings[FLOAT] = replace(flt, verdict=Verdict.NOT_REFUTED, reason=(
+        f"the zero of one sign occurs on both datasets ({counts['in_event_D'] / counts['n_D']:.2%} "
+        f"and {counts['in_event_D_prime'] / counts['n_D_prime']:.2%}): its ratio is the value "
+        f"zero's, which the logic finding refutes; no porosity (outputs on one grid)"))
+
+
+#: the float64 finding of an audit under ``float = "off"``
+_NOT_ASKED = "not asked: the float policy is off (the mechanism is audited as a model over the reals)"
+
+
+def _ordered(findings: dict) -> dict:
+    """The findings, logic first."""
+    return {q: findings[q] for q in (LOGIC, FLOAT) if q in findings}
 
 
 def _note_nonfinite(event: dict, kept: Any, mixed: bool = False) -> None:
@@ -362,7 +442,7 @@ def exact_audit(mechanism: Any, *, seed: Optional[int] = None, examples: int = 2
     t0 = time.monotonic()
     common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours, confidence=1.0,
                   samples=0, reproduce=_reproduce(spec, 0, seed, exact=True), method="exact",
-                  seed=seed, domain=spec.domain, size=spec.size)
+                  seed=seed, domain=spec.domain, size=spec.size, float_policy=spec.float_policy)
     try:
         obj = ExactObjective(spec, seed)
         found = search_exact(spec, seed=seed, examples=examples, objective=obj)

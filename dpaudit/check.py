@@ -54,7 +54,7 @@ _TIMEOUT_GRACE = 5.0
 
 def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbours: Any,
                       domain: Any, size: int, samples: Optional[int] = None,
-                      own_randomness: bool = False) -> str:
+                      own_randomness: bool = False, float_policy: Optional[str] = None) -> str:
     """The ``dpaudit check`` line that replays one target's audit under ``settings``
     (:func:`dpaudit.reproduce.check_command`; pyproject values spelled out)."""
     return _reproduce.check_command(
@@ -62,7 +62,7 @@ def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbou
         size=size, seed=settings.seed, samples=settings.samples if samples is None else samples,
         confidence=settings.target_confidence, call_timeout=settings.call_timeout,
         memory=settings.memory, own_randomness=own_randomness,
-        early_stop=settings.early_stop)
+        early_stop=settings.early_stop, float_policy=float_policy)
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -327,7 +327,8 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
 
         def replay(own_randomness: bool = False) -> str:
             return reproduce_command(name, settings, spec.claim, spec.neighbours, spec.domain,
-                                     spec.size, budget, own_randomness=own_randomness)
+                                     spec.size, budget, own_randomness=own_randomness,
+                                     float_policy=spec.float_policy)
 
         origin = Origin(location(spec.source), isolation)
         context = AuditContext(reproduce=replay, family=_family(settings), origin=origin)
@@ -375,8 +376,8 @@ def _fixed_noise(result: Optional[AuditResult], fresh: FreshProcesses, spec: Mec
     the first releases on D and D′ differ (an ERROR stays: the mechanism failed). Waits for the
     fresh-process check either way."""
     from dpaudit.execution.honesty import ALPHA
-    from dpaudit.results import (AuditResult, Counterexample, FixedNoiseDetails, FixedNoiseFacts,
-                                 Interval, Verdict)
+    from dpaudit.results import (FLOAT, LOGIC, AuditResult, Counterexample, Finding,
+                                 FixedNoiseDetails, FixedNoiseFacts, Interval, Verdict)
 
     found = fresh.result(timeout=fresh.wait_seconds(settings.call_timeout))
     if found is None or result is None or result.verdict is Verdict.ERROR:
@@ -387,6 +388,13 @@ def _fixed_noise(result: Optional[AuditResult], fresh: FreshProcesses, spec: Mec
     details = FixedNoiseDetails(FixedNoiseFacts(
         first_on_D=found.first, first_on_D_prime=found.first_neighbour,
         agreements=found.agreements, calls=found.calls, p=found.p, alpha=ALPHA))
+    # noise fixed at import is the logic's failure (no randomness at all); the float64 finding of
+    # the audit stands as it was found
+    logic = Finding(verdict=Verdict.REFUTED, epsilon_lower_bound=float("inf"),
+                    delta_lower_bound=1.0 if spec.delta else None, counterexample=cx,
+                    strength=None, details=details, question=LOGIC,
+                    alpha=ALPHA, samples=3 * found.calls)
+    answers = {**dict(result.answers or {}), LOGIC: logic}
     return AuditResult(target=result.target, claim=spec.claim, neighbours=spec.neighbours,
                        verdict=Verdict.REFUTED, epsilon_lower_bound=float("inf"),
                        delta_lower_bound=1.0 if spec.delta else None,
@@ -394,7 +402,9 @@ def _fixed_noise(result: Optional[AuditResult], fresh: FreshProcesses, spec: Mec
                        counterexample=cx, reproduce=result.reproduce,
                        elapsed_s=result.elapsed_s or 0.0, seed=settings.seed, details=details,
                        reproducible=result.reproducible, domain=spec.domain, size=spec.size,
-                       family=result.family, origin=result.origin, declared_by=result.declared_by)
+                       family=result.family, origin=result.origin, declared_by=result.declared_by,
+                       answers={q: answers[q] for q in (LOGIC, FLOAT) if q in answers},
+                       float_policy=result.float_policy, decided_by=LOGIC)
 
 
 def _family(settings: CheckSettings) -> Optional[Family]:

@@ -23,9 +23,9 @@ from dpaudit.claims import (NOTIONS, Domain, Neighbours, check_confidence, check
                             claim_notion)
 from dpaudit.errors import InvalidArgument, UsageError
 # every check of a typed value lives in dpaudit.validation; its parsers are re-exported here
-from dpaudit.validation import (DEFAULT_SEED, MAX_SECONDS, parse_bound, parse_choice, parse_integer,
-                                parse_interval, parse_memory, parse_real, parse_samples,
-                                parse_seconds, parse_seed)
+from dpaudit.validation import (DEFAULT_SEED, MAX_SECONDS, check_float_policy, parse_bound,
+                                parse_choice, parse_integer, parse_interval, parse_memory,
+                                parse_real, parse_samples, parse_seconds, parse_seed)
 
 __all__ = ["CheckSettings", "resolve_settings", "read_config", "resolve_seed", "parse_seed",
            "parse_real", "parse_integer", "parse_seconds", "parse_domain", "parse_neighbours",
@@ -58,7 +58,8 @@ def defaults() -> dict[str, Any]:
     from dpaudit.execution.sandbox import DEFAULT_CALL_TIMEOUT, DEFAULT_MEMORY
 
     return {"seed": DEFAULT_SEED, "samples": None, "confidence": 0.95, "timeout": None,
-            "call-timeout": DEFAULT_CALL_TIMEOUT, "memory": DEFAULT_MEMORY, "isolation": "strict"}
+            "call-timeout": DEFAULT_CALL_TIMEOUT, "memory": DEFAULT_MEMORY, "isolation": "strict",
+            "float": None}
 
 
 #: The largest ``--size`` (records per dataset): every dataset is built in dpaudit's process.
@@ -81,6 +82,7 @@ _RUN_SETTINGS = {
     "call-timeout": ("call_timeout", parse_seconds),
     "memory": ("memory", lambda n, r: parse_memory(r, n)),
     "isolation": ("isolation", _isolation),
+    "float": ("float", lambda n, r: check_float_policy(r, n)),
 }
 
 
@@ -161,6 +163,9 @@ class CheckSettings:
     quiet: bool = False
     origin: Mapping[str, str] = field(default_factory=dict)
     early_stop: bool = True
+    #: the float policy of ``--float`` or ``[tool.dpaudit] float`` (None: the decorator's, else
+    #: ``"error"``); a ``[tool.dpaudit.targets]`` table's ``float`` comes before the latter
+    float_policy: Optional[str] = None
     target_claims: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     config_dir: Optional[str] = None
     #: settings of the pyproject.toml that would weaken the sandbox, not taken (no --trust-config)
@@ -180,9 +185,14 @@ class CheckSettings:
 
     def claim_for(self, target: str, resolved: str = "") -> dict[str, Any]:
         """The claim fields of one target: its ``[tool.dpaudit.targets."FILE:FUNC"]`` table (a key
-        without ``:FUNC`` covers the whole file), then the command-line flags over it."""
+        without ``:FUNC`` covers the whole file), then the command-line flags over it; and the
+        float policy: ``--float``, else the table's, else ``[tool.dpaudit] float`` (the
+        decorator's comes after all of them, :meth:`MechanismSpec.from_function`)."""
         table = _match_target(self.target_claims, self.config_dir, target, resolved)
-        return {**table, **self.claim}
+        claim = {**table, **self.claim}
+        if self.float_policy is not None and (self.origin.get("float") == "flag" or "float" not in claim):
+            claim["float"] = self.float_policy
+        return claim
 
 
 def claim_from_flags(args: argparse.Namespace) -> dict[str, Any]:
@@ -310,6 +320,7 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         quiet=bool(getattr(args, "quiet", False)),
         origin=origin,
         early_stop=bool(getattr(args, "early_stop", True)),
+        float_policy=values["float"],
         ignored=ignored,
         config_path=config_path,
     )
@@ -326,7 +337,7 @@ def _weakens(key: str, value: Any) -> bool:
 
 # -- per-target claims --------------------------------------------------------------------------
 
-_CLAIM_KEYS = ("epsilon", "delta", "neighbours", "domain", "size")
+_CLAIM_KEYS = ("epsilon", "delta", "neighbours", "domain", "size", "float")
 
 
 def target_tables(raw: Any, where: str = "pyproject.toml") -> dict[str, dict[str, Any]]:
@@ -353,6 +364,8 @@ def target_tables(raw: Any, where: str = "pyproject.toml") -> dict[str, dict[str
             fields.domain = f"{fields.domain[0]}:{fields.domain[1]}"
         try:
             out[str(target)] = claim_from_flags(fields)
+            if keys.get("float") is not None:
+                out[str(target)]["float"] = check_float_policy(keys["float"], "float")
         except InvalidArgument as exc:
             raise InvalidArgument(f"{name}: {str(exc).replace('--', '')}") from None
     return out

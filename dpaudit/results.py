@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping as _MappingABC
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from types import MappingProxyType
 from typing import Any, Callable, Iterator, Mapping, Optional, Union
@@ -63,6 +63,8 @@ __all__ = [
     "Origin",
     "AuditContext",
     "LOGIC",
+    "FLOAT",
+    "NOT_APPLICABLE",
     "Finding",
     "ENGINES",
     "AuditResult",
@@ -456,23 +458,62 @@ class AuditContext:
 
 # -- one finding, and the audit's result ---------------------------------------------------------------
 
-#: The name of the one finding an audit makes today: whether the mechanism keeps its claim.
+#: The two questions an audit answers, each a finding of its own: is the claim right for the
+#: mechanism as a model over the reals (``logic``), and is its float64 implementation safe
+#: (``float``: float-structure events, porosity; Mironov 2012).
 LOGIC = "logic"
+FLOAT = "float"
+#: the record's word for a finding whose question was not asked or does not arise
+NOT_APPLICABLE = "not_applicable"
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One finding of an audit: a verdict, its bounds and counterexample, how strong it is, and
-    the evidence engine's details. An audit makes one today (:data:`LOGIC`); the result holds
-    them by name (:attr:`AuditResult.findings`) so that an audit can make several."""
+    """One finding of an audit: the answer to one question (:data:`LOGIC`, :data:`FLOAT`) with
+    its verdict, bounds, counterexample, strength and the evidence engine's details, at its own
+    error level ``alpha`` (its share of the run's 1 − confidence). ``verdict`` None: the question
+    was not asked or does not arise, and ``reason`` says why (integer outputs have no float64
+    question; ``--float off`` does not ask it). ``looks`` records, per look of an early-stopped
+    audit, what this finding's bound was there."""
 
-    verdict: "Verdict"
+    verdict: Optional["Verdict"]
     epsilon_lower_bound: Optional[float]
     delta_lower_bound: Optional[float]
     counterexample: Optional[Counterexample]
     strength: Optional[Strength]
     details: Mapping[str, Any]
     error: Optional[str] = None
+    question: str = LOGIC
+    alpha: Optional[float] = None
+    reason: Optional[str] = None
+    samples: Optional[int] = None
+
+    @classmethod
+    def absent(cls, question: str, reason: str) -> "Finding":
+        """A question that was not asked or does not arise, and why."""
+        return cls(verdict=None, epsilon_lower_bound=None, delta_lower_bound=None,
+                   counterexample=None, strength=None, details={}, question=question,
+                   reason=reason)
+
+    @property
+    def refuted(self) -> bool:
+        return self.verdict is Verdict.REFUTED
+
+    def to_record(self) -> dict:
+        rec = {"question": self.question,
+               "verdict": NOT_APPLICABLE if self.verdict is None else self.verdict.value,
+               "reason": self.reason,
+               "epsilon_lower_bound": jsonable(self.epsilon_lower_bound),
+               "delta_lower_bound": jsonable(self.delta_lower_bound),
+               "counterexample": None if self.counterexample is None else self.counterexample.to_record(),
+               "p_value": None, "margin": None, "marginal": None, "power": None}
+        if self.strength is not None:
+            rec.update(jsonable(self.strength))
+        rec.update({"alpha": jsonable(self.alpha),
+                    "confidence": None if self.alpha is None else jsonable(1.0 - self.alpha),
+                    "samples": self.samples, "error": self.error,
+                    "details": jsonable(self.details)})
+        return rec
 
 
 #: The evidence engines (``AuditResult.method``) -> (the record kind they write, worded by
@@ -528,6 +569,13 @@ class AuditResult:
     origin: Optional[Origin] = None
     #: the claim fields only the sandboxed code reported (``dpaudit check``)
     declared_by: Optional[str] = None
+    #: the findings by question (:data:`LOGIC`, :data:`FLOAT`) as the engine made them; None
+    #: for a result built by hand (then :attr:`findings` is the one logic finding of its fields)
+    answers: Optional[Mapping[str, Finding]] = None
+    #: the float policy the verdict was reached under (``"error"``, ``"warn"``, ``"off"``)
+    float_policy: Optional[str] = None
+    #: the question whose finding the top-level verdict, bounds and counterexample are
+    decided_by: str = LOGIC
 
     @property
     def refuted(self) -> bool:
@@ -548,11 +596,31 @@ class AuditResult:
 
     @property
     def findings(self) -> Mapping[str, Finding]:
-        """The audit's findings by name; today the one :data:`LOGIC` finding."""
-        return MappingProxyType({LOGIC: Finding(
-            verdict=self.verdict, epsilon_lower_bound=self.epsilon_lower_bound,
-            delta_lower_bound=self.delta_lower_bound, counterexample=self.counterexample,
-            strength=self.graded, details=self.details, error=self.error)})
+        """The audit's findings by question: :data:`LOGIC` always, :data:`FLOAT` when the engine
+        made one (each finding's strength family-wise, as :attr:`graded`)."""
+        if self.answers is None:
+            return MappingProxyType({LOGIC: Finding(
+                verdict=self.verdict, epsilon_lower_bound=self.epsilon_lower_bound,
+                delta_lower_bound=self.delta_lower_bound, counterexample=self.counterexample,
+                strength=self.graded, details=self.details, error=self.error,
+                alpha=1.0 - self.confidence)})
+        out = {}
+        for q, f in self.answers.items():
+            if f.strength is not None and self.family is not None:
+                f = replace(f, strength=f.strength.family(self.family.targets, refuted=f.refuted))
+            out[q] = f
+        return MappingProxyType(out)
+
+    def _two_findings(self) -> dict:
+        """``float_policy``, ``decided_by`` (the question the top-level verdict, bounds and
+        counterexample come from) and ``findings``: every question's finding (the float64 one,
+        when the engine made none, says why)."""
+        found = {q: f.to_record() for q, f in self.findings.items()}
+        if FLOAT not in found:
+            why = ("an exact audit of the declared output law: no float64 output was sampled"
+                   if self.method == "exact" else "not examined by this audit")
+            found[FLOAT] = Finding.absent(FLOAT, why).to_record()
+        return {"float_policy": self.float_policy, "decided_by": self.decided_by, "findings": found}
 
     def to_record(self) -> dict:
         kind, graded = _engine(self.method)
@@ -572,6 +640,7 @@ class AuditResult:
             "error": self.error,
             "seed": self.seed,
             **(self._strength_record() if graded else {}),
+            **(self._two_findings() if kind in ("audit", "exact") else {}),
             "details": jsonable(self.details),
         }
         if self.family is not None and graded:

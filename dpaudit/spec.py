@@ -34,6 +34,7 @@ from dpaudit.claims import (
     privacy_claim,
 )
 from dpaudit.errors import InvalidArgument, MechanismError, UsageError
+from dpaudit.validation import check_float_policy
 
 __all__ = [
     "OutputKind",
@@ -42,6 +43,7 @@ __all__ = [
     "MechanismSpec",
     "mechanism",
     "declaration_of",
+    "float_policy_of",
     "DEFAULT_NEIGHBOURS",
     "DEFAULT_DOMAIN",
     "DEFAULT_SIZE",
@@ -93,15 +95,20 @@ class Declaration:
     log_prob: Optional[Callable[[np.ndarray, Any], float]] = None
     distribution: Optional[Callable[[np.ndarray], Any]] = None
     output: Optional[OutputKind] = None
-    float_events: Optional[bool] = None
+    #: ``"error"`` | ``"warn"`` | ``"off"`` (:data:`dpaudit.validation.FLOAT_POLICIES`)
+    float_policy: Optional[str] = None
     notion: Optional[ClaimNotion] = None
 
     @classmethod
     def make(cls, *, epsilon=None, delta=None, neighbours=None, domain=None, size=None,
-             log_prob=None, distribution=None, output=None, float_events=None) -> "Declaration":
+             log_prob=None, distribution=None, output=None, float_events=None,
+             **policy: Any) -> "Declaration":
         """Validate each given field (a bad value raises InvalidArgument naming it).
         ``neighbours`` is a relation or a notion users speak (``"bounded"``, ``"unbounded"``,
-        ``"add-remove-public-size"``, ``"change-one"``: :func:`dpaudit.claims.claim_notion`)."""
+        ``"add-remove-public-size"``, ``"change-one"``: :func:`dpaudit.claims.claim_notion`).
+        ``float`` is the float policy (:func:`float_policy_of`; ``float_events=False`` is its
+        older spelling of ``float="off"``)."""
+        chosen = float_policy_of(float_events=float_events, **policy)
         notion = None if neighbours is None else claim_notion(neighbours)
         return cls(
             epsilon=None if epsilon is None else check_epsilon(epsilon),
@@ -113,7 +120,7 @@ class Declaration:
             log_prob=log_prob,
             distribution=distribution,
             output=None if output is None else OutputKind(output),
-            float_events=None if float_events is None else _check_flag("float_events", float_events),
+            float_policy=chosen,
         )
 
     def merged(self, other: "Declaration") -> "Declaration":
@@ -126,6 +133,23 @@ class Declaration:
         return Declaration(**values)
 
 
+def float_policy_of(*, float_events: Any = None, **policy: Any) -> Optional[str]:
+    """The float policy given as ``float="error" | "warn" | "off"`` (or its older spelling
+    ``float_events``: False is ``"off"``, True is ``"error"``), validated; None when neither is
+    given. Other keywords are refused by name."""
+    extra = sorted(k for k in policy if k not in ("float", "float_policy"))
+    if extra:
+        raise InvalidArgument(f"unknown keyword argument {extra[0]!r}")
+    value = policy.get("float", policy.get("float_policy"))
+    if float_events is not None:
+        old = "error" if _check_flag("float_events", float_events) else "off"
+        if value is not None and check_float_policy(value) != old:
+            raise InvalidArgument(f"float={value!r} and float_events={float_events!r} disagree: "
+                                  f"give float only")
+        return old
+    return None if value is None else check_float_policy(value)
+
+
 def _check_flag(name: str, v: Any) -> bool:
     if not isinstance(v, (bool, np.bool_)):
         raise InvalidArgument.bad(name, v, "True or False")
@@ -134,7 +158,7 @@ def _check_flag(name: str, v: Any) -> bool:
 
 def mechanism(func: Optional[Callable] = None, *, epsilon=None, delta=None, neighbours=None,
               domain=None, size=None, log_prob=None, distribution=None, output=None,
-              float_events=None):
+              float_events=None, **policy):
     """Declare a mechanism's privacy claim on the function itself.
 
     >>> @mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=10)
@@ -145,14 +169,18 @@ def mechanism(func: Optional[Callable] = None, *, epsilon=None, delta=None, neig
     it and read by :meth:`MechanismSpec.from_function`, ``dpaudit check`` and the pytest plugin.
     Arguments are validated now, so a bad declaration fails at import with a clear message.
 
-    ``float_events=False`` audits the function as an idealised real-valued mechanism: events on the
-    binary representation of its outputs (:mod:`dpaudit.estimators.floats`) are left out. Use it
-    only for a model of a mechanism over the reals (a textbook definition), never to silence a
-    finding on code that ships: on doubles, those events are real distinguishers (Mironov 2012).
+    ``float="error" | "warn" | "off"`` is the float policy of its audits (docs/floating-point.md).
+    Every audit of real outputs answers two questions apart: the *logic* (the claim for the
+    mechanism as a model over the reals) and the *float64 implementation* (events on the bits of
+    its outputs, :mod:`dpaudit.estimators.floats`: porosity, Mironov 2012). ``"error"`` (the
+    default) refutes a porous mechanism; ``"warn"`` reports a float-only refutation and passes;
+    ``"off"`` asks the logic question only, for a model of a mechanism over the reals (a textbook
+    definition). A flag or keyword of the audit, then ``[tool.dpaudit]``, come before the
+    decorator. ``float_events=False`` is the older spelling of ``float="off"``.
     """
     decl = Declaration.make(epsilon=epsilon, delta=delta, neighbours=neighbours, domain=domain,
                             size=size, log_prob=log_prob, distribution=distribution, output=output,
-                            float_events=float_events)
+                            float_events=float_events, **policy)
 
     def wrap(f: Callable) -> Callable:
         if not callable(f):
@@ -254,8 +282,14 @@ class MechanismSpec:
     distribution: Optional[Callable[[np.ndarray], Any]] = None
     output: Optional[OutputKind] = None
     source: Optional[tuple[str, int]] = field(default=None, compare=False)
-    #: events on the float64 bits of real outputs (False: audit as an idealised real mechanism)
-    float_events: bool = True
+    #: the float policy (:func:`mechanism`): ``"error"``, ``"warn"`` or ``"off"`` (the logic
+    #: question only: the mechanism audited as a model over the reals)
+    float_policy: str = "error"
+
+    @property
+    def float_events(self) -> bool:
+        """Whether the float64 question is asked (the policy is not ``"off"``)."""
+        return self.float_policy != "off"
 
     @property
     def epsilon(self) -> float:
@@ -298,13 +332,17 @@ class MechanismSpec:
             distribution=decl.distribution,
             output=decl.output,
             source=_source(func),
-            float_events=True if decl.float_events is None else decl.float_events,
+            float_policy=decl.float_policy or "error",
         )
 
     def idealised(self) -> "MechanismSpec":
-        """The same mechanism audited as a model over the reals: events on the float64 bits of
-        its outputs are left out (see :func:`mechanism`'s ``float_events``)."""
-        return replace(self, float_events=False)
+        """The same mechanism audited as a model over the reals: the float64 question is not
+        asked (``float="off"``, see :func:`mechanism`)."""
+        return replace(self, float_policy="off")
+
+    def with_float_policy(self, policy: str) -> "MechanismSpec":
+        """The same mechanism audited under another float policy (:func:`mechanism`)."""
+        return replace(self, float_policy=check_float_policy(policy))
 
     def with_claim(self, epsilon: float, delta: float = 0.0) -> "MechanismSpec":
         """The same mechanism audited against another claim."""

@@ -29,7 +29,7 @@ __all__ = [
     "DEFAULT_SEED", "MIN_SAMPLES", "MAX_SAMPLES", "MAX_SECONDS", "MIN_MEMORY", "MAX_MEMORY",
     "check_epsilon", "check_delta", "check_size", "check_confidence", "check_seed",
     "check_generator", "check_samples", "check_seconds", "check_bound", "check_callable",
-    "check_executor", "check_count", "check_records",
+    "check_executor", "check_count", "check_records", "check_float_policy", "FLOAT_POLICIES",
     "parse_real", "parse_integer", "parse_seed", "parse_samples", "parse_seconds", "parse_memory",
     "parse_bound", "parse_interval", "parse_choice",
 ]
@@ -48,6 +48,10 @@ MAX_SECONDS = 1e9
 #: C long; no machine has a pebibyte).
 MIN_MEMORY = 64 * 1024 ** 2
 MAX_MEMORY = 1024 ** 5
+#: What a float64 finding does to the verdict (docs/floating-point.md): ``error``, a porous
+#: mechanism is REFUTED (the claim is about the code as it runs); ``warn``, a float-only
+#: refutation is reported and the run passes; ``off``, only the logic question is asked.
+FLOAT_POLICIES = ("error", "warn", "off")
 
 
 def _is_real(x: Any) -> bool:
@@ -65,6 +69,14 @@ def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
     if not _is_real(epsilon) or not math.isfinite(float(epsilon)) or float(epsilon) <= 0:
         raise InvalidArgument.bad(name, epsilon, "a finite number > 0")
     return float(epsilon)
+
+
+def check_float_policy(policy: Any, name: str = "float") -> str:
+    """The float policy: one of :data:`FLOAT_POLICIES` (a string, any case)."""
+    value = policy.strip().lower() if isinstance(policy, str) else None
+    if value not in FLOAT_POLICIES:
+        raise InvalidArgument.bad(name, policy, " | ".join(FLOAT_POLICIES))
+    return value
 
 
 def check_delta(delta: Any, name: str = "delta") -> float:

@@ -11,6 +11,7 @@ audit, sample for sample.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -50,19 +51,33 @@ def _offset(progress: Optional[Callable[[dict], None]], used: int, budget: int,
 def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, seed: int,
         timeout: Optional[float] = None, progress: Optional[Callable] = None,
         early_stop: bool = True, min_look: Optional[int] = None,
-        plan: Optional[Schedule] = None) -> tuple[sampled.Outcome, Optional[dict]]:
-    """Run the audit (module docstring); return the reported look's outcome (``samples`` counts
-    every look) and the record of the stopping rule (None with ``early_stop=False`` or a budget
-    too small for an early look: the plain audit at full budget and α)."""
+        plan: Optional[Schedule] = None,
+        questions: Optional[tuple[str, ...]] = None) -> tuple[sampled.Outcome, Optional[dict]]:
+    """Run the audit (module docstring); return the reported outcome (``samples`` counts every
+    look) and the record of the stopping rule (None with ``early_stop=False`` or a budget too
+    small for an early look: the plain audit at full budget and α).
+
+    Each question (:func:`dpaudit.auditing.sampled.questions_of`) stops on its own: a question
+    refuted at a look keeps that look's answer and is not asked again, the others go on to the
+    next look, and the run ends when none is left or at the final look. So a float64 finding at the
+    first look neither stops nor masks the logic audit, which keeps its own schedule. Every look
+    splits its α_j between the questions it asks (:data:`~dpaudit.auditing.sampled.FLOAT_SHARE`),
+    so Σ over looks and questions stays α. The outcome's phases are those of the look that
+    answered the first question."""
+    questions = tuple(questions or sampled.questions_of(spec))
     if plan is None and early_stop:
         plan = schedule(budget, confidence) if min_look is None else schedule(budget, confidence, min_look)
     if not early_stop or not plan.budgets:
         out = sampled.run(spec, executor, budget=budget, confidence=confidence, seed=seed,
-                         timeout=timeout, progress=progress)
+                         timeout=timeout, progress=progress, questions=questions)
         return out, None
     deadline = None if timeout is None else time.monotonic() + timeout
     used = 0
     looks: list[dict] = []
+    pending = list(questions)
+    answered: dict[str, Any] = {}  # question -> the Answer that settled it
+    spent: dict[str, float] = {}  # question -> the α of every look that asked it
+    main: Optional[sampled.Outcome] = None  # the look that answered the first question
     out = None
     for j, n in enumerate(plan.budgets):
         left = None if deadline is None else deadline - time.monotonic()
@@ -72,27 +87,73 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
         share = None if left is None else left * n / max(1, budget - used)
         out = sampled.run(spec, executor, budget=n, confidence=plan.confidence(j),
                          seed=look_seed(seed, j), timeout=share,
-                         progress=_offset(progress, used, budget, j))
+                         progress=_offset(progress, used, budget, j), questions=tuple(pending))
         used += out.samples
-        eps_lb = None if out.bound is None else out.bound.epsilon_lb
-        looks.append({"look": j + 1, "budget": n, "samples": out.samples, "alpha": plan.alphas[j],
-                      "epsilon_lb": eps_lb})
-        if out.error is not None or (eps_lb is not None and eps_lb > spec.epsilon):
-            out.samples = used
-            return out, _record(plan, looks, stopped=j + 1, early=True)
+        looks.append(_look(j + 1, n, out, plan.alphas[j]))
+        _spend(spent, out)
+        if out.error is not None:
+            return (_merged(out, answered, questions, used, spent),
+                    _record(plan, looks, stopped=j + 1, early=True))
+        for q, ans in out.answers.items():
+            if ans.absent is not None or _refutes(ans, spec):
+                answered[q] = ans
+                if q in pending:
+                    pending.remove(q)
+        if questions[0] in answered and main is None:
+            main = out
+        if not pending:
+            return (_merged(main or out, answered, questions, used, spent),
+                    _record(plan, looks, stopped=j + 1, early=True))
     left = None if deadline is None else deadline - time.monotonic()
     if left is not None and left <= 0 and out is not None:
-        out.samples = used
-        out.timed_out = True
-        return out, _record(plan, looks, stopped=len(looks), early=False)
+        merged = _merged(main or out, {**out.answers, **answered}, questions, used, spent)
+        merged.timed_out = True
+        return merged, _record(plan, looks, stopped=len(looks), early=False)
     rest = budget - used
     out = sampled.run(spec, executor, budget=rest, confidence=plan.confidence(-1), seed=seed,
-                     timeout=left, progress=_offset(progress, used, budget, -1))
-    looks.append({"look": len(looks) + 1, "budget": rest, "samples": out.samples,
-                  "alpha": plan.final_alpha,
-                  "epsilon_lb": None if out.bound is None else out.bound.epsilon_lb})
-    out.samples += used
-    return out, _record(plan, looks, stopped=len(looks), early=False)
+                     timeout=left, progress=_offset(progress, used, budget, -1),
+                     questions=tuple(pending))
+    looks.append(_look(len(looks) + 1, rest, out, plan.final_alpha))
+    used += out.samples
+    _spend(spent, out)
+    return (_merged(main or out, {**out.answers, **answered}, questions, used, spent,
+                    error=out.error),
+            _record(plan, looks, stopped=len(looks), early=False))
+
+
+def _spend(spent: dict, out: sampled.Outcome) -> None:
+    for q, a in out.answers.items():
+        if a.absent is None:
+            spent[q] = spent.get(q, 0.0) + a.alpha
+
+
+def _refutes(ans: Any, spec: MechanismSpec) -> bool:
+    return ans.bound is not None and ans.bound.epsilon_lb > spec.epsilon
+
+
+def _look(number: int, budget: int, out: sampled.Outcome, alpha: float) -> dict:
+    """One look's line of the record: its budget, samples and α, and each question's bound."""
+    bounds = {q: None if a.bound is None else a.bound.epsilon_lb
+              for q, a in out.answers.items() if a.absent is None}
+    first = next(iter(bounds.values()), None)
+    return {"look": number, "budget": budget, "samples": out.samples, "alpha": alpha,
+            "epsilon_lb": first, "questions": bounds}
+
+
+def _merged(out: sampled.Outcome, answers: dict, questions: tuple[str, ...], used: int,
+            spent: dict, error: Any = None) -> sampled.Outcome:
+    """``out`` carrying every question's answer (the settled ones from their looks, in the order
+    asked), each with the α of every look that asked it (what its own confidence is: by
+    Bonferroni over the looks, its reported bound holds with probability ≥ 1 − that sum), and
+    the samples of every look."""
+    merged = dict(out.answers)
+    merged.update(answers)
+    out.answers = {q: replace(merged[q], alpha=spent.get(q, merged[q].alpha))
+                   for q in questions if q in merged}
+    out.samples = used
+    if error is not None:
+        out.error = error
+    return out
 
 
 def _record(plan: Schedule, looks: list[dict], *, stopped: int, early: bool) -> dict:

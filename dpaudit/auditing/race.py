@@ -18,10 +18,10 @@ budget or time limit runs out.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from dpaudit.auditing.sampler import Exhausted
-from dpaudit.estimators.selection import Choice, choose_event_halves
+from dpaudit.estimators.selection import Choice, choose_events_halves
 from dpaudit.neighbours.pair import Pair
 
 __all__ = ["Candidate", "select", "RACE", "MIN_RACE_SAMPLES", "RACE_BYTES", "RACE_PATTERNS",
@@ -54,12 +54,21 @@ class Candidate:
 
 
 def select(sampler: Any, ranked: list[Pair], pattern_keys: set, seeds: Any, *, k: int,
-           lam: float, alpha: float, delta: float, deadline: Optional[float],
-           report: Callable[..., None], floats: bool = True) -> tuple[list[Candidate], list]:
-    """The ``k`` best candidates by successive halving over ``ranked`` (module docstring), and a
-    record of each stage. ``seeds`` is the phase's SeedSequence."""
+           asks: Mapping[str, tuple[float, float]], delta: float, deadline: Optional[float],
+           report: Callable[..., None], also: Sequence[Pair] = ()) -> tuple[list[Candidate], list, dict]:
+    """The ``k`` best candidates by successive halving over ``ranked`` (module docstring), a
+    record of each stage, and the best candidate of every other question.
+
+    ``asks`` is ``{question: (alpha, n_val)}`` (:data:`~dpaudit.estimators.selection.LOGIC`,
+    :data:`~dpaudit.estimators.selection.FLOAT`); the first question ranks the pairs, and each
+    finalist's events of every question are chosen on its one sample
+    (:func:`~dpaudit.estimators.selection.choose_events_halves`). The other questions' candidates
+    are the best over every stage (``also``, the other questions' best patterns, join the first
+    stage's pool): ``{question: Candidate or None}``. ``seeds`` is the phase's SeedSequence."""
+    first = next(iter(asks))
+    others: dict[str, Optional[Candidate]] = {q: None for q in asks if q != first}
     if not ranked:
-        return [], []
+        return [], [], others
     # the best pairs overall, and the best structured patterns among them: a search that chased
     # lucky scores cannot crowd the patterns out of the race
     patterns = [p for p in ranked if p.key in pattern_keys][: RACE_PATTERNS]
@@ -80,22 +89,33 @@ def select(sampler: Any, ranked: list[Pair], pattern_keys: set, seeds: Any, *, k
             width = max(k, budget // (2 * MIN_RACE_SAMPLES))
         carry = 0
         pool = survivors[:width]
+        if also:  # the first stage that runs
+            pool = pool + [p for p in also if p not in pool]
+            also = ()
         n = max(MIN_SCORE_SAMPLES, min(budget // (2 * len(pool)), sampler.rows_within(RACE_BYTES)))
         cands = []
+        stage_others: dict[str, Optional[Candidate]] = {q: None for q in others}
         for p, s in zip(pool, seed.spawn(len(pool))):
             try:  # one half of the pair's sample in memory at a time (Sampler.halves)
-                ranking = choose_event_halves(sampler.halves(p, s, n, deadline), sampler.encoder.schema,
-                                              n_val=lam, alpha=alpha, delta=delta, paired=True,
-                                              folds=2, floats=floats)
+                chosen = choose_events_halves(sampler.halves(p, s, n, deadline),
+                                              sampler.encoder.schema, asks, delta=delta,
+                                              paired=True, folds=2)
             except Exhausted:
                 break
             report("select", candidate=p.label)
-            if ranking is not None:
-                cands.append(Candidate(p, ranking))
+            if chosen[first] is not None:
+                cands.append(Candidate(p, chosen[first]))
+            for q in stage_others:
+                c, held = chosen[q], stage_others[q]
+                if c is not None and (held is None or c.projected > held.choice.projected):
+                    stage_others[q] = Candidate(p, c)
+        for q, c in stage_others.items():
+            if c is not None and (others[q] is None or c.choice.projected > others[q].choice.projected):
+                others[q] = c
         if not cands:
             break
         cands.sort(key=lambda c: -c.choice.projected)
         survivors = [c.pair for c in cands]
         record.append({"pairs": len(pool), "samples_per_pair": n,
                        "honest_projection": [(c.pair.label, c.choice.projected) for c in cands]})
-    return cands[:k], record
+    return cands[:k], record, others

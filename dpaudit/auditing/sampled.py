@@ -14,6 +14,18 @@
 
 Phases 1-4 are the pair-search pipeline shared with the exact audit (:mod:`dpaudit.search.pipeline`).
 
+**Two questions, two findings.** An audit answers :data:`LOGIC` (is the claim right for the
+mechanism as a model over the reals: events on values) and :data:`FLOAT` (is the float64
+implementation safe: float-structure events on the bits of real outputs, porosity), each with
+its own event, bound and share of the error level: with both asked, the logic gets
+``1 − FLOAT_SHARE`` of α and the float64 question :data:`FLOAT_SHARE` (Bonferroni: the two bounds
+hold together with probability ≥ 1 − α). The search and the race rank pairs by the first question
+asked (the logic, when asked); the race chooses each finalist's events of both questions on its
+one sample, and the float64 candidate is validated on :data:`FLOAT_VALIDATION` of the validation
+samples (at least :data:`FLOAT_MIN_VALIDATION`), the logic's on the rest, so neither question's samples choose the other's event. A
+question does not arise where the outputs hold no real numbers (integers, categories, booleans:
+:data:`NO_FLOAT_KINDS`); then the logic gets all of α.
+
 Phases 1-4 score a pair by the projected ε_LB of its best event on a small sample, drawn for every
 pair on the *same* seeds (common random numbers across pairs: differences between pairs are
 estimated with far less noise, and the score is a deterministic function of the pair, which
@@ -40,17 +52,29 @@ from dpaudit.auditing.validate import validate as validate_candidates
 from dpaudit.claims import Neighbours
 from dpaudit.errors import MechanismError
 from dpaudit.estimators.bounds import Bound, Counts, bonferroni
-from dpaudit.estimators.selection import choose_event
+from dpaudit.estimators.selection import FLOAT, LOGIC, QUESTION_FAMILIES, choose_event
 from dpaudit.neighbours.patterns import structured_pairs
 from dpaudit.neighbours.relations import Pair
 from dpaudit.outputs import OutputEncoder
 from dpaudit.rng import generator, root_sequence
 from dpaudit.search.levels import LEVEL_RELATIONS
 from dpaudit.search.pipeline import PairSearch
-from dpaudit.spec import MechanismSpec
+from dpaudit.spec import MechanismSpec, OutputKind
 
-__all__ = ["Candidate", "Outcome", "run", "SEARCH_SHARE", "RACE", "MIN_RACE_SAMPLES", "RACE_PATTERNS",
-           "MIN_SCORE_SAMPLES"]
+__all__ = ["Candidate", "Answer", "Outcome", "run", "questions_of", "SEARCH_SHARE", "RACE",
+           "MIN_RACE_SAMPLES", "RACE_PATTERNS", "MIN_SCORE_SAMPLES", "FLOAT_SHARE",
+           "FLOAT_VALIDATION", "FLOAT_MIN_VALIDATION", "NO_FLOAT_KINDS", "LOGIC", "FLOAT"]
+
+#: the float64 question's share of the error level α when both questions are asked
+FLOAT_SHARE = 0.1
+#: ... and its share of the validation samples (porosity events are strong: tens of thousands of
+#: samples bound them far above any claim), but at least FLOAT_MIN_VALIDATION of them (or half
+#: of what is left, in a small look)
+FLOAT_VALIDATION = 0.05
+FLOAT_MIN_VALIDATION = 20_000
+#: output kinds with no real number in them: the float64 question does not arise
+NO_FLOAT_KINDS = {OutputKind.DISCRETE: "outputs are integers or categories",
+                  OutputKind.BOOL: "outputs are booleans", OutputKind.NONE: "outputs are always None"}
 
 SEARCH_SHARE = 0.125
 #: the targeted search and refinement run only when each pair's score uses at least this many
@@ -68,38 +92,87 @@ LEVEL_SHARE = 0.25
 
 
 @dataclass(slots=True)
-class Outcome:
-    """Everything the public result is built from (mutable while the audit runs)."""
+class Answer:
+    """One question's evidence from one look: its validated bound (None: nothing validated), the
+    candidate, the validation counts and outputs kept for the report, the level ``alpha`` the
+    question was given (before the Bonferroni over its ``validated`` candidates), or why the
+    question does not arise (``absent``)."""
 
+    question: str
+    alpha: float = 0.0
     bound: Optional[Bound] = None
     candidate: Optional[Candidate] = None
     counts: Optional[Counts] = None
-    samples: int = 0
+    kept: Optional[list] = None
     validated: int = 0
+    timed_out: bool = False
+    absent: Optional[str] = None
+
+
+@dataclass(slots=True)
+class Outcome:
+    """Everything the public result is built from (mutable while the audit runs): one
+    :class:`Answer` per question asked, by name (:data:`LOGIC` first when asked)."""
+
+    answers: dict = field(default_factory=dict)
+    samples: int = 0
     timed_out: bool = False
     error: Optional[MechanismError] = None
     phases: dict = field(default_factory=dict)
-    kept: Optional[list] = None
     schema: Any = None
     encoder: Optional[OutputEncoder] = None
+
+    def _first(self) -> Answer:
+        return self.answers.get(LOGIC) or next(iter(self.answers.values()), None) or Answer(LOGIC)
+
+    # the first question's answer, as the single-question audit had it
+    @property
+    def bound(self) -> Optional[Bound]:
+        return self._first().bound
+
+    @property
+    def candidate(self) -> Optional[Candidate]:
+        return self._first().candidate
+
+    @property
+    def counts(self) -> Optional[Counts]:
+        return self._first().counts
+
+    @property
+    def kept(self) -> Optional[list]:
+        return self._first().kept
+
+    @property
+    def validated(self) -> int:
+        return self._first().validated
+
+
+def questions_of(spec: MechanismSpec) -> tuple[str, ...]:
+    """The questions an audit of ``spec`` asks: the logic always, the float64 implementation
+    unless the float policy is ``"off"``."""
+    return (LOGIC,) if spec.float_policy == "off" else (LOGIC, FLOAT)
 
 
 class _Audit:
     """State shared by the phases of one audit."""
 
     def __init__(self, spec: MechanismSpec, sampler: Sampler, confidence: float, k: int,
-                 seed: int, deadline: Optional[float], progress: Optional[Callable]) -> None:
+                 seed: int, deadline: Optional[float], progress: Optional[Callable],
+                 questions: tuple[str, ...] = (LOGIC,)) -> None:
         self.spec = spec
         self.sampler = sampler
         self.root = root_sequence(seed)
         self.s_score, self.s_hyp, self.s_refine, self.s_select, self.s_val = self.root.spawn(5)
         self.seed = seed
         self.k = k
-        self.alpha = bonferroni(confidence, k)
+        self.level = 1.0 - confidence
+        self.questions = questions
+        self.alpha = bonferroni(1.0 - self.share(questions[0]), k)
         self.deadline = deadline
         self.t0 = time.monotonic()
         self.progress = progress
         self.cache: dict = {}
+        self.other_scores: dict = {}  # question -> [(score, pair)] of the patterns (evaluate)
         self.drawn: dict = {}  # scoring samples drawn ahead (pattern scoring), by pair key
         self.n_score = MIN_SCORE_SAMPLES
         budget = sampler.budget
@@ -112,6 +185,17 @@ class _Audit:
         self.phases = self.search.phases
 
     # -------------------------------------------------------------- helpers
+    def share(self, question: str) -> float:
+        """The question's error level: α split by :data:`FLOAT_SHARE` when both are asked."""
+        if len(self.questions) < 2:
+            return self.level
+        return self.level * (FLOAT_SHARE if question == FLOAT else 1.0 - FLOAT_SHARE)
+
+    def ask_only(self, questions: tuple[str, ...]) -> None:
+        """Ask ``questions`` only (the float64 question dropped where it does not arise)."""
+        self.questions = questions
+        self.alpha = bonferroni(1.0 - self.share(questions[0]), self.k)
+
     def phase_deadline(self, share: float) -> Optional[float]:
         if self.deadline is None:
             return None
@@ -124,21 +208,39 @@ class _Audit:
             info.update(kw)
             self.progress(info)
 
-    def evaluate(self, pair: Pair, deadline: Optional[float] = None) -> float:
-        """Projected ε_LB of the pair's best event on the scoring sample (cached; deterministic)."""
+    def evaluate(self, pair: Pair, deadline: Optional[float] = None, others: bool = False) -> float:
+        """Projected ε_LB of the pair's best event of the first question on the scoring sample
+        (cached; deterministic). With ``others`` (the structured patterns), the other questions'
+        best events are scored on the same sample too (:attr:`other_scores`): the pair where
+        the bits part (a signed zero on either side of 0.5) need not be the logic's worst."""
         hit = self.cache.get(pair.key)
         if hit is not None:
             return hit
         drawn = self.drawn.pop(pair.key, None)
         yd, yp = drawn if drawn is not None else self.sampler.draw_pair(pair, self.s_score, self.n_score, deadline)
-        choice = choose_event(yd, yp, self.sampler.encoder.schema, n_val=self.lam, alpha=self.alpha,
-                              delta=self.spec.delta, paired=True, quick=True, honest=True,
-                              floats=self.spec.float_events)
-        v = -math.inf if choice is None else float(choice.projected)
+        v = self._projected(yd, yp, self.questions[0], self.alpha)
+        if others:
+            for q in self.questions[1:]:
+                self.other_scores.setdefault(q, []).append((self._projected(yd, yp, q, self.share(q)), pair))
         self.cache[pair.key] = v
         if v > self.best_estimate:
             self.best_estimate = v
         return v
+
+    def _projected(self, yd: np.ndarray, yp: np.ndarray, question: str, alpha: float) -> float:
+        choice = choose_event(yd, yp, self.sampler.encoder.schema, n_val=self.lam, alpha=alpha,
+                              delta=self.spec.delta, paired=True, quick=True, honest=True,
+                              floats=QUESTION_FAMILIES[question])
+        return -math.inf if choice is None else float(choice.projected)
+
+    def best_for_others(self, top: int = 2) -> list[Pair]:
+        """The ``top`` best structured patterns of each question after the first (by their scores
+        in :meth:`evaluate`), for the race's first stage."""
+        out: list[Pair] = []
+        for scored in self.other_scores.values():
+            ranked = sorted((x for x in scored if np.isfinite(x[0])), key=lambda x: -x[0])
+            out += [p for _, p in ranked[:top] if p not in out]
+        return out
 
     def ranked(self) -> list[tuple[Pair, float]]:
         return self.search.ranked()
@@ -178,7 +280,7 @@ def _score_patterns(a: _Audit, patterns: list[Pair]) -> None:
     # as many patterns as the budget scores at 2·n_score samples each (at least one)
     todo = patterns[: max(budget, 2 * a.n_score) // (2 * a.n_score)]
     _draw_ahead(a, todo, deadline)
-    a.search.patterns(todo, lambda p: a.evaluate(p, deadline), stop=(Exhausted,),
+    a.search.patterns(todo, lambda p: a.evaluate(p, deadline, others=True), stop=(Exhausted,),
                       each=lambda p: a.report("patterns", candidate=p.label))
     a.phases["patterns"] = {"pairs": len(a.search.pairs), "samples_per_pair": a.n_score}
 
@@ -242,47 +344,90 @@ def _refine(a: _Audit, share: float = 0.25) -> None:
 
 def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, seed: int,
         timeout: Optional[float] = None, progress: Optional[Callable] = None, validate: int = 1,
-        strategy: Any = None) -> Outcome:
-    """Run a sampled audit of ``spec`` (module docstring); never raises for a misbehaving
-    mechanism (the error is in ``Outcome.error``)."""
+        strategy: Any = None, questions: Optional[tuple[str, ...]] = None) -> Outcome:
+    """Run a sampled audit of ``spec`` (module docstring) on ``questions`` (default
+    :func:`questions_of`); never raises for a misbehaving mechanism (the error is in
+    ``Outcome.error``). Where the logic is not asked (an earlier look refuted it), the pairs are
+    the structured patterns only: the float64 question needs no worst pair."""
+    questions = tuple(questions or questions_of(spec))
     deadline = None if timeout is None else time.monotonic() + timeout
     encoder = OutputEncoder(spec.output)
     sampler = Sampler(spec, executor, encoder, budget)
-    a = _Audit(spec, sampler, confidence, validate, seed, deadline, progress)
+    a = _Audit(spec, sampler, confidence, validate, seed, deadline, progress, questions)
     out = Outcome()
     try:
         patterns = structured_pairs(spec.neighbours, spec.domain, spec.size, both_orders=False)
         if patterns:  # how wide the outputs are sizes the batches and the selection samples
             sampler.probe_width(patterns[0].dataset, seed)
+        absent = None if sampler.probed is None else NO_FLOAT_KINDS.get(sampler.probed.kind)
+        if absent is not None and FLOAT in questions:
+            out.answers[FLOAT] = Answer(FLOAT, absent=f"{absent}: there is no float64 question")
+            questions = tuple(q for q in questions if q != FLOAT)
+            if not questions:
+                raise _NothingToAsk
+            a.ask_only(questions)
         _score_patterns(a, patterns)
-        if sampler.remaining and a.ranked() and a.n_score >= MIN_SEARCH_SAMPLES:
+        searching = LOGIC in questions
+        if searching and sampler.remaining and a.ranked() and a.n_score >= MIN_SEARCH_SAMPLES:
             share = 0.25  # of the search budget, to each of the phases after the patterns
             if Neighbours.parse(spec.neighbours) in LEVEL_RELATIONS:
                 _levels(a)
                 share = (0.5 - LEVEL_SHARE) / 2
             _search(a, strategy, share)
             _refine(a, share)
-        elif a.ranked():
+        elif searching and a.ranked():
             a.phases["search"] = {"skipped": f"scoring samples below {MIN_SEARCH_SAMPLES} per pair"}
-        cands, record = select(sampler, [p for p, _ in a.ranked()], a.search.pattern_keys,
-                               a.s_select, k=a.k, lam=a.lam, alpha=a.alpha, delta=spec.delta,
-                               floats=spec.float_events,
-                               deadline=a.phase_deadline(0.5), report=a.report)
-        if record or a.ranked():
-            a.phases["select"] = record
-        cands = cands[: validate]
-        out.validated = len(cands)
-        v = validate_candidates(sampler, cands, a.s_val, alpha=a.alpha, delta=spec.delta,
-                                epsilon=spec.epsilon, deadline=deadline, report=a.report)
-        out.bound, out.candidate, out.counts, out.kept = v.bound, v.candidate, v.counts, v.kept
-        out.timed_out = v.timed_out
+        _select_and_validate(a, out, questions, validate, deadline)
     except MechanismError as exc:
         out.error = exc
+    except _NothingToAsk:
+        pass
     out.samples = sampler.used
-    out.schema = encoder.schema
+    out.schema = encoder.schema if encoder.schema is not None else sampler.probed
     out.encoder = encoder
-    out.timed_out = out.timed_out or sampler.time_cut
+    out.timed_out = any(x.timed_out for x in out.answers.values()) or sampler.time_cut
     out.phases = a.phases
-    a.report("done", epsilon_lb=None if out.bound is None else out.bound.epsilon_lb)
+    first = out.answers.get(questions[0]) if questions else None
+    a.report("done", epsilon_lb=None if first is None or first.bound is None else first.bound.epsilon_lb)
     return out
 
+
+class _NothingToAsk(Exception):
+    """No question arises (the float64 question alone, asked of outputs with no real number)."""
+
+
+def _select_and_validate(a: _Audit, out: Outcome, questions: tuple[str, ...], validate: int,
+                         deadline: Optional[float]) -> None:
+    """Phases 5 and 6 for every question asked: the race ranks by the first question and chooses
+    every question's event on each finalist's sample; each question's candidates are validated on
+    their own share of what is left (:data:`FLOAT_VALIDATION` for the float64 one when both are
+    asked), at its own level (:meth:`_Audit.share`)."""
+    spec, sampler = a.spec, a.sampler
+    first = questions[0]
+    # one candidate, on its share of the validation samples (as :func:`_select_and_validate` splits them)
+    lam_other = max(FLOAT_VALIDATION * a.lam * a.k, min(FLOAT_MIN_VALIDATION / 2, 0.5 * a.lam * a.k))
+    asks = {q: (a.alpha if q == first else a.share(q), a.lam if q == first else lam_other)
+            for q in questions}
+    cands, record, others = select(sampler, [p for p, _ in a.ranked()], a.search.pattern_keys,
+                                   a.s_select, k=a.k, asks=asks, delta=spec.delta,
+                                   deadline=a.phase_deadline(0.5), report=a.report,
+                                   also=a.best_for_others())
+    if record or a.ranked():
+        a.phases["select"] = record
+    plan = [(first, cands[: validate], validate)]
+    plan += [(q, [c] if c is not None else [], 1) for q, c in others.items()]
+    seeds = dict(zip(questions, a.s_val.spawn(len(questions))))
+    if len(questions) > 1:  # the first question's stream stays the single-question audit's
+        seeds[first] = a.s_val
+    left = sampler.remaining
+    other = max(FLOAT_VALIDATION * left, min(FLOAT_MIN_VALIDATION, 0.5 * left))  # per other question
+    for i, (q, chosen, k) in enumerate(plan):
+        rest = sum(1 for _, c, _ in plan[i + 1:] if c)  # questions still to validate after this one
+        share = 1.0 if rest == 0 else max(0.0, 1.0 - other * rest / max(1, sampler.remaining))
+        ans = Answer(q, alpha=a.share(q), validated=len(chosen))
+        v = validate_candidates(sampler, chosen, seeds[q], alpha=bonferroni(1.0 - ans.alpha, k),
+                                delta=spec.delta, epsilon=spec.epsilon, deadline=deadline,
+                                report=a.report, share=share)
+        ans.bound, ans.candidate, ans.counts, ans.kept = v.bound, v.candidate, v.counts, v.kept
+        ans.timed_out = v.timed_out
+        out.answers[q] = ans

@@ -28,7 +28,7 @@ from dpaudit.estimators.bounds import Counts
 from dpaudit.estimators.compact import compact
 from dpaudit.estimators.events import Event
 from dpaudit.neighbours.relations import Pair
-from dpaudit.outputs import OutputEncoder
+from dpaudit.outputs import OutputEncoder, OutputSchema
 from dpaudit.execution.base import BATCH_SIZE, BatchTask, Executor, iter_batches, plan_batches
 from dpaudit.execution.counting import CountUnit, count_units
 from dpaudit.spec import CallForm, MechanismSpec
@@ -81,6 +81,7 @@ class Sampler:
         self.batch_size = BATCH_SIZE if spec.call_form is CallForm.BATCH else LOOP_BATCH
         self.time_cut = False  # set when a time limit stopped a draw
         self.width = 1  # encoded numbers per output, once probed (:meth:`probe_width`)
+        self.probed: Optional[OutputSchema] = None  # the probe's output kind (:meth:`probe_width`)
 
     def probe_width(self, data: Any, seed: int) -> int:
         """Draw one output on ``data`` (outside the budget, on a seed of its own, encoded by a
@@ -91,7 +92,9 @@ class Sampler:
         probe = np.random.SeedSequence([int(seed), _PROBE_WORD])
         task = plan_batches(data, probe, 1, 1)
         raw = self.executor.run(self.spec, task)[0]
-        y = OutputEncoder(self.encoder.declared).encode(raw, np.asarray(task[0].data))
+        throwaway = OutputEncoder(self.encoder.declared)
+        y = throwaway.encode(raw, np.asarray(task[0].data))
+        self.probed = throwaway.schema
         # at least 1: an empty tuple (no index above a threshold) encodes to no numbers at all
         self.width = max(1, int(np.prod(y.shape[1:])) if y.ndim > 1 else 1)
         self.batch_size = int(min(self.batch_size, max(64, BATCH_BYTES // (8 * self.width))))

@@ -59,11 +59,13 @@ class Validated:
 
 
 def validate(sampler: Any, cands: list[Candidate], seeds: Any, *, alpha: float, delta: float,
-             epsilon: float, deadline: Optional[float], report: Callable[..., None]) -> Validated:
-    """Count and bound every candidate on fresh samples (module docstring); the best bound wins."""
+             epsilon: float, deadline: Optional[float], report: Callable[..., None],
+             share: float = 1.0) -> Validated:
+    """Count and bound every candidate on fresh samples (module docstring); the best bound wins.
+    ``share`` of the samples left is spent (the rest goes to another question's candidate)."""
     out = Validated()
     # what is left, less room for the Poisson draws to exceed their mean (by > 5 sd: < 1e-6)
-    left = sampler.remaining
+    left = share * sampler.remaining
     lam = max(1.0, (left - 5.0 * math.sqrt(2.0 * left) - 2.0) / (2.0 * max(1, len(cands))))
     best: Optional[tuple] = None
     for cand, s in zip(cands, seeds.spawn(max(1, len(cands)))):

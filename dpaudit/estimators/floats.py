@@ -19,6 +19,11 @@ Cells (sign s, biased exponent e, 52-bit mantissa m of the double y):
 ``lowbits``   (s, e, m mod 4): the binade and the last two mantissa bits.
 ``repeated``  the value itself (its canonical bits): exact atoms for values that repeat
               (clamped bounds, a snapping grid, constants).
+``signed``    +0.0, −0.0, or any other finite value (and the non-finite atoms): the only bits
+              worth testing when every value lies on one grid (:func:`float_structure` says
+              ``"special"``). There the binade and trailing zeros are functions of the value, so
+              events on them are value events, the logic's to judge; the sign of a zero is not
+              (0.0 == −0.0), nor is NaN or ±inf.
 
 Non-finite outputs are atoms of the output space in every family: NaN (all NaN payloads are one
 atom), +inf and −inf each have a cell of their own, so "NaN on D, a number on D'" is an event.
@@ -40,7 +45,8 @@ import numpy as np
 
 from dpaudit.estimators.scores import PRIOR, AtomRatio, fit_atoms
 
-__all__ = ["FloatCells", "FloatCellRatio", "fit_float_cells", "has_float_structure", "FAMILIES"]
+__all__ = ["FloatCells", "FloatCellRatio", "fit_float_cells", "has_float_structure", "float_structure",
+           "FAMILIES"]
 
 #: the float-structure families fitted for real outputs by default. ``trailing`` is binade × low
 #: mantissa bits in the form that matters for rounding (tz = j ⟺ the last j + 1 bits are 1 then j
@@ -75,6 +81,8 @@ class FloatCells:
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
         y = np.asarray(y, dtype=np.float64)
+        if self.family == "signed":
+            return self.index(y).astype(np.float64)
         if self.family == "repeated":
             bits = (y + 0.0).view(np.uint64)  # +0.0 turns −0.0 into 0.0
             return np.where(np.isnan(y), _CANON_NAN, bits)
@@ -83,6 +91,8 @@ class FloatCells:
     @property
     def size(self) -> int:
         """Number of dense cell indices (finite cells, then NaN, +inf, −inf)."""
+        if self.family == "signed":
+            return 3 + 3  # +0.0, −0.0, any other finite value
         return (1 << 12) * (64 if self.family == "trailing" else 4) + 3
 
     def index(self, y: np.ndarray) -> np.ndarray:
@@ -93,7 +103,9 @@ class FloatCells:
         head = (b >> np.uint64(52)).astype(np.int64)  # s · 2^11 + e
         e = head & 0x7FF
         m = b & _MANT
-        if self.family == "trailing":
+        if self.family == "signed":
+            cells = np.where((e == 0) & (m == 0), head >> 11, 2)  # +0.0: 0, −0.0: 1, else 2
+        elif self.family == "trailing":
             cells = (2 * e + (head >> 11)) * 64 + _trailing_zeros(m)
         else:
             cells = (2 * e + (head >> 11)) * 4 + (m & np.uint64(3)).astype(np.int64)
@@ -113,6 +125,8 @@ class FloatCells:
         top = self.size - 3
         if c >= top:
             return f"output is {('NaN', '+inf', '−inf')[c - top]} (non-finite output)"
+        if self.family == "signed":
+            return ("outputs equal to +0.0", "outputs equal to −0.0", "nonzero finite outputs")[c]
         k = 64 if self.family == "trailing" else 4
         head, low = divmod(c, k)
         e, sign = divmod(head, 2)
@@ -129,12 +143,15 @@ class FloatCells:
 
     def is_zero(self, cell) -> bool:
         """Whether ``cell`` holds only +0.0 or only −0.0 (``trailing``: exponent 0, no mantissa)."""
+        if self.family == "signed":
+            return int(cell) in (0, 1)
         return self.family == "trailing" and int(cell) < 128 and int(cell) % 64 == 52  # (2·0 + s)·64 + 52
 
     def describe(self) -> str:
         return {"trailing": "binade and trailing zero bits of the output",
                 "lowbits": "binade and last two mantissa bits of the output",
-                "repeated": "the output's exact value"}[self.family]
+                "repeated": "the output's exact value",
+                "signed": "sign of a zero output (and non-finite outputs)"}[self.family]
 
 
 def _value(v: float) -> str:
@@ -191,10 +208,12 @@ class FloatCellRatio:
     def members(self, keep: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         return self.inner.members(keep)
 
-    def text(self, members: np.ndarray, limit: int = 6) -> str:
-        """The set of cells ``members`` in words."""
+    def text(self, members: np.ndarray, limit: int = 2) -> str:
+        """The set of cells ``members`` in words: the first ``limit`` of them, then how many more
+        (the event's shares of outputs on D and D′ are said with it, by the auditor)."""
         parts = [self.cells.describe_cell(c) for c in members[:limit]]
-        more = f"; … ({len(members)} cells in all)" if len(members) > limit else ""
+        rest = len(members) - limit
+        more = f"; and {rest} more cell{'s' if rest > 1 else ''}" if rest > 0 else ""
         where = "" if self.coordinate is None else f"{self._where()}: "
         return where + "; ".join(parts) + more if parts else "∅"
 
@@ -230,10 +249,17 @@ def fit_float_cells(family: str, yd: np.ndarray, yp: np.ndarray,
 
 
 def has_float_structure(*samples: np.ndarray, head: int = 4096) -> bool:
-    """Whether real outputs have bits worth testing, judged on the first ``head`` values of each
-    sample: some value is NaN, ±inf or −0.0 (equal to 0.0 as a number, a different double: a
-    clamp or a product that keeps the sign of something private releases it in the sign bit), or
-    the values are not on a grid coarser than their ulps.
+    """Whether real outputs have bits worth testing (:func:`float_structure` is not None)."""
+    return float_structure(*samples, head=head) is not None
+
+
+def float_structure(*samples: np.ndarray, head: int = 4096) -> Optional[str]:
+    """What the bits of real outputs can show beyond their values, judged on the first ``head``
+    values of each sample: ``"bits"`` when the values are not on a grid coarser than their ulps
+    (rounding leaves its mark in the low bits: the trailing-zero cells are tested), ``"special"``
+    when they are but some value is NaN, ±inf or −0.0 (equal to 0.0 as a number, a different
+    double: a clamp or a product that keeps the sign of something private releases it in the
+    sign bit; only those are tested, the ``signed`` cells), None otherwise.
 
     A nonzero double y = 2^(E−52)·M (E its unbiased exponent, M its odd-free significand with
     tz trailing zeros) is a multiple of its quantum q(y) = 2^(E−52+tz). With q the smallest
@@ -243,12 +269,13 @@ def has_float_structure(*samples: np.ndarray, head: int = 4096) -> bool:
     (snapping to Λ·Z is how Mironov 2012, Theorem 1, closes the porosity). Otherwise (some value uses all 53 bits
     at its magnitude) the low bits may differ between datasets, and the float events are tested.
     """
-    found_q, found_top = None, None
+    found_q, found_top, special = None, None, False
     for y in samples:
         b = _bits(np.asarray(y)[:head])
         e = ((b >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
-        if np.any(e == 0x7FF) or np.any(b == _NEG_ZERO):
-            return True
+        special = special or bool(np.any(e == 0x7FF) or np.any(b == _NEG_ZERO))
+        finite = e != 0x7FF
+        b, e = b[finite], e[finite]
         m = b & _MANT
         nz = (e != 0) | (m != 0)
         if not nz.any():
@@ -258,4 +285,6 @@ def has_float_structure(*samples: np.ndarray, head: int = 4096) -> bool:
         top = int(e.max()) - 1023                         # E_max (an upper bound for subnormals)
         found_q = q if found_q is None else min(found_q, q)
         found_top = top if found_top is None else max(found_top, top)
-    return found_q is not None and found_top - found_q >= 52
+    if found_q is not None and found_top - found_q >= 52:
+        return "bits"
+    return "special" if special else None

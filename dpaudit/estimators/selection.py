@@ -37,14 +37,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 import numpy as np
 
 from dpaudit.estimators.binning import Binner
 from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
-from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cells, has_float_structure
+from dpaudit.estimators.floats import (FAMILIES as FLOAT_FAMILIES, FloatCellRatio, fit_float_cells,
+                                       float_structure)
 from dpaudit.estimators.joint import float_elements, joint_families, mixed_families, scores_of
 from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.compact import BYTE_VALUES, row_keys
@@ -54,8 +55,17 @@ from dpaudit.estimators.scores import (Coordinate, Identity, OnColumns, Score, f
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
 
-__all__ = ["Choice", "choose_event", "choose_event_halves", "score_families", "vector_families",
+__all__ = ["Choice", "choose_event", "choose_event_halves", "choose_events_halves", "question_of",
+           "LOGIC", "FLOAT", "QUESTION_FAMILIES", "score_families", "vector_families",
            "top_coordinates", "THRESHOLDS", "INTERVAL_GRID"]
+
+#: the two questions an audit answers: is the claim right for the mechanism as a model over the
+#: reals (events on values: thresholds, intervals, scores, joint events), and is its float64
+#: implementation safe (float-structure events on the bits of real outputs: porosity, Mironov 2012)
+LOGIC = "logic"
+FLOAT = "float"
+#: the ``floats`` argument of :func:`score_families` that gives each question its own families
+QUESTION_FAMILIES = {LOGIC: False, FLOAT: "only"}
 
 #: at most this many thresholds per score, and this many grid points for intervals
 THRESHOLDS = 1500
@@ -344,42 +354,49 @@ def _distinct_rows(a: np.ndarray, b: np.ndarray, few: int) -> int:
 
 
 def score_families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: bool,
-                   floats: bool = True) -> Iterator[tuple[Score, np.ndarray, np.ndarray, bool]]:
+                   floats: Any = True) -> Iterator[tuple[Score, np.ndarray, np.ndarray, bool]]:
     """``(score, sd, sp, intervals)`` for every family of events the schema gets (module
     docstring): the score, its values on the rows of D and of D' that its events are thresholded
     on (the second half of ``yd`` / ``yp`` for a fitted score, all rows otherwise), and whether
     intervals are tried besides thresholds. ``quick``: the smaller set used to rank pairs;
-    ``floats``: include the float-structure families."""
+    ``floats``: True, the float-structure families too; False, none of them (the logic
+    question); ``"only"``, those alone (the float64 question, :data:`FLOAT`)."""
+    logic = floats != "only"
+    floats = bool(floats)
     n = yd.shape[0]
     half = n // 2
     fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
     kind = schema.kind
     if kind is OutputKind.MIXED:
-        yield from mixed_families(yd, yp, quick)
+        if logic:
+            yield from mixed_families(yd, yp, quick)
         if floats and half:
             yield from _float_coordinate_families(fit_d, fit_p, ev_d, ev_p,
-                                                  float_elements(fit_d, fit_p), quick)
+                                                  float_elements(fit_d, fit_p), quick, nan_absent=True)
         return
     if kind is OutputKind.VECTOR:
-        yield from vector_families(yd, yp, quick)
+        if logic:
+            yield from vector_families(yd, yp, quick)
         coordinates = top_coordinates(yd, yp)
         names = schema.names  # the keys of dict outputs, which events name coordinates by
-        for j in coordinates:
-            sc = Coordinate(j, None if names is None else names[j])
-            yield sc, sc(yd), sc(yp), True
+        if logic:
+            for j in coordinates:
+                sc = Coordinate(j, None if names is None else names[j])
+                yield sc, sc(yd), sc(yp), True
         if floats and half:
             yield from _float_coordinate_families(fit_d, fit_p, ev_d, ev_p, coordinates, quick, names)
         return
     if schema.ordered:
         sc = Identity()
-        yield sc, yd, yp, True
+        if logic:
+            yield sc, yd, yp, True
         head = np.concatenate([yd[: min(n, 5000)], yp[: min(n, 5000)]])
         distinct = np.unique(head).size
-        if floats and kind is OutputKind.REAL and half and has_float_structure(fit_d, fit_p):
+        if floats and kind is OutputKind.REAL and half:
             yield from _float_families(fit_d, fit_p, ev_d, ev_p, distinct < 0.9 * head.size, quick)
-        if distinct > 256 or half == 0:
+        if distinct > 256 or half == 0 or not logic:
             return
-    if half:
+    if half and logic:
         sc = fit_atoms(fit_d, fit_p)
         yield sc, sc(ev_d), sc(ev_p), False
 
@@ -426,11 +443,22 @@ def vector_families(yd: np.ndarray, yp: np.ndarray,
 
 
 def _float_families(fit_d, fit_p, ev_d, ev_p, repeats: bool, quick: bool,
-                    coordinate: Optional[int] = None, name: Any = None):
+                    coordinate: Optional[int] = None, name: Any = None, nan_absent: bool = False):
     """The float-structure families of real outputs (:mod:`~dpaudit.estimators.floats`): binade
-    × trailing zero bits always (binade × last two bits too, when listed and not ``quick``), and
-    exact atoms of the values when some repeat; of column ``coordinate`` for vector outputs."""
-    for family in FLOAT_FAMILIES:
+    × trailing zero bits (binade × last two bits too, when listed and not ``quick``), and exact
+    atoms of the values when some repeat, where rounding can leave its mark in the low bits;
+    only the sign of a zero and the non-finite outputs (``signed``) where every value lies on one
+    grid, whose other bits are functions of the value (events on them are the logic's); of column
+    ``coordinate`` for vector outputs (``nan_absent``: NaN marks an absent element of a mixed
+    output, :mod:`~dpaudit.outputs`, whose presence is the logic's to judge)."""
+    yd, yp = (fit_d, fit_p) if coordinate is None else (fit_d[:, coordinate], fit_p[:, coordinate])
+    if nan_absent:
+        yd, yp = yd[~np.isnan(yd)], yp[~np.isnan(yp)]
+    kind = float_structure(yd, yp)
+    if kind is None:
+        return
+    families = FLOAT_FAMILIES if kind == "bits" else ("signed",)
+    for family in families:
         if (family == "lowbits" and quick) or (family == "repeated" and not repeats):
             continue
         sc = fit_float_cells(family, fit_d, fit_p, coordinate, name)
@@ -438,20 +466,18 @@ def _float_families(fit_d, fit_p, ev_d, ev_p, repeats: bool, quick: bool,
 
 
 def _float_coordinate_families(fit_d, fit_p, ev_d, ev_p, coordinates: list[int], quick: bool,
-                               names: Optional[tuple] = None):
+                               names: Optional[tuple] = None, nan_absent: bool = False):
     """The float-structure families of the real coordinates among ``coordinates`` of vector
-    outputs: binade × trailing zero bits of each coordinate whose values have float structure
-    (:func:`~dpaudit.estimators.floats.has_float_structure`). Repeated values of a coordinate
-    (codes, clamped ends) are left to the vector's own pattern and per-coordinate scores."""
+    outputs (:func:`_float_families` of each). Repeated values of a coordinate (codes, clamped
+    ends) are left to the vector's own pattern and per-coordinate scores."""
     for j in coordinates:
-        if has_float_structure(fit_d[:, j], fit_p[:, j]):
-            yield from _float_families(fit_d, fit_p, ev_d, ev_p, False, quick, coordinate=j,
-                                       name=None if names is None else names[j])
+        yield from _float_families(fit_d, fit_p, ev_d, ev_p, False, quick, coordinate=j,
+                                   name=None if names is None else names[j], nan_absent=nan_absent)
 
 
 def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val: float,
                  alpha: float, delta: float = 0.0, paired: bool = True, quick: bool = False,
-                 honest: bool = False, folds: int = 1, floats: bool = True) -> Optional[Choice]:
+                 honest: bool = False, folds: int = 1, floats: Any = True) -> Optional[Choice]:
     """The best event for the selection samples ``yd``, ``yp`` (equal length; paired rows when
     ``paired``), or None when there are too few samples. ``n_val`` is the validation size per
     dataset, ``alpha`` the candidate's error level after the family-wise correction, ``delta`` the
@@ -461,8 +487,9 @@ def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val:
     rows, and each is projected again on the other half with no pessimism; the best of these few
     is returned with that value, an estimate nearly free of the winner's curse of choosing among
     thousands of events. With ``folds=2`` both halves take a turn at choosing (two-fold
-    cross-fitting). ``floats=False`` leaves out the float-structure families (an idealised
-    real-valued mechanism).
+    cross-fitting). ``floats`` is :func:`score_families`'s: False leaves out the float-structure
+    families (the logic question, an idealised real-valued mechanism), ``"only"`` keeps them
+    alone (the float64 question).
     """
     if not honest:
         cands = _choose(yd, yp, schema, n_val, alpha, delta, paired, quick, floats)[0]
@@ -475,7 +502,7 @@ def choose_event(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, *, n_val:
 
 def choose_event_halves(get: Callable[[int], tuple], schema: OutputSchema, *, n_val: float,
                         alpha: float, delta: float = 0.0, paired: bool = True, quick: bool = False,
-                        folds: int = 1, floats: bool = True) -> Optional[Choice]:
+                        folds: int = 1, floats: Any = True) -> Optional[Choice]:
     """:func:`choose_event` with ``honest``, the two halves of the sample given by ``get(0)`` and
     ``get(1)`` (each a pair ``(yd, yp)``) rather than held together: half 0 chooses, half 1
     re-projects; with ``folds=2`` half 1 then chooses and half 0 (asked for again) re-projects.
@@ -494,6 +521,42 @@ def choose_event_halves(get: Callable[[int], tuple], schema: OutputSchema, *, n_
             short = _shortlist(_choose(*ev, schema, n_val, alpha, delta, paired, quick, floats))
         del ev
     return best
+
+
+def choose_events_halves(get: Callable[[int], tuple], schema: OutputSchema,
+                         asks: Mapping[str, tuple[float, float]], *, delta: float = 0.0,
+                         paired: bool = True, quick: bool = False,
+                         folds: int = 1) -> dict[str, Optional[Choice]]:
+    """:func:`choose_event_halves` for each question of ``asks`` at once (``{question: (alpha,
+    n_val)}``, questions :data:`LOGIC` and :data:`FLOAT`): the best event of the question's own
+    families (:data:`QUESTION_FAMILIES`), at its own level and validation size, from one pass over
+    the halves. The families of the two questions are disjoint, so this costs what one choice
+    among all the families costs."""
+    best: dict[str, Optional[Choice]] = {q: None for q in asks}
+    folds = max(1, min(2, folds))
+
+    def shortlists(rows: tuple) -> dict:
+        return {q: _shortlist(_choose(*rows, schema, n_val, alpha, delta, paired, quick,
+                                      QUESTION_FAMILIES[q]))
+                for q, (alpha, n_val) in asks.items()}
+
+    fit = get(0)
+    short = shortlists(fit)
+    del fit
+    for k in range(folds):
+        ev = get(1 - k)
+        for q, (alpha, n_val) in asks.items():
+            best[q] = _reproject(short[q], ev, n_val, alpha, delta, quick, best[q])
+        if k + 1 < folds:
+            short = shortlists(ev)
+        del ev
+    return best
+
+
+def question_of(choice: Choice) -> str:
+    """The question an event answers: :data:`FLOAT` for a float-structure event (its cells are
+    bit patterns of doubles), :data:`LOGIC` for any other."""
+    return FLOAT if isinstance(choice.event.score, FloatCellRatio) else LOGIC
 
 
 def _shortlist(chosen: tuple) -> list:
@@ -541,7 +604,7 @@ def _reproject(short: list, ev: tuple, n_val: float, alpha: float, delta: float,
 
 
 def _choose(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, n_val: float, alpha: float,
-            delta: float, paired: bool, quick: bool, floats: bool = True
+            delta: float, paired: bool, quick: bool, floats: Any = True
             ) -> tuple[list[Choice], list[Choice]]:
     """The best event of every (score family, side), best first, and the best narrow alternative
     of each (:data:`NARROW`), best first."""

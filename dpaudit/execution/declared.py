@@ -20,11 +20,13 @@ from typing import Any, Mapping, Optional
 
 from dpaudit.errors import DpauditError, LoadError
 
-__all__ = ["SourceDeclaration", "read_declaration", "reconcile", "CLAIM_FIELDS",
+__all__ = ["SourceDeclaration", "read_declaration", "reconcile", "CLAIM_FIELDS", "POLICY_FIELDS",
            "FROM_THE_CHILD"]
 
 #: the declaration's fields the child reports, in the order a claim is written
 CLAIM_FIELDS = ("epsilon", "delta", "neighbours", "domain", "size", "output")
+#: the decorator's float policy (``float``, or its older spelling ``float_events``)
+POLICY_FIELDS = ("float", "float_events")
 #: how a claim whose fields come from the child unchecked is labelled
 FROM_THE_CHILD = "as reported by the sandboxed code"
 
@@ -194,12 +196,12 @@ def reconcile(source: Optional[SourceDeclaration], reported: Optional[Mapping[st
     Raises :class:`~dpaudit.errors.LoadError` when the source's literal declaration and the
     child's report disagree (the audited code tampered with dpaudit in the sandbox), or when the
     source's literal declaration is itself invalid (the same message the import would give)."""
-    from dpaudit.spec import Declaration
+    from dpaudit.spec import Declaration, float_policy_of
 
     reported = {k: v for k, v in (reported or {}).items() if k in CLAIM_FIELDS and v is not None}
     if source is None or not source.found:
         return dict(reported), tuple(reported)
-    literal = {k: v for k, v in source.literal.items() if k in CLAIM_FIELDS + ("float_events",)}
+    literal = {k: v for k, v in source.literal.items() if k in CLAIM_FIELDS + POLICY_FIELDS}
     try:
         stated = _fields(Declaration.make(**literal))
     except DpauditError as exc:
@@ -218,6 +220,11 @@ def reconcile(source: Optional[SourceDeclaration], reported: Optional[Mapping[st
             raise LoadError(f"the sandbox child reported {name} {_shown(name, got)} but the source "
                             f"declares none (the audited file tampered with dpaudit in the sandbox)")
     out = {k: v for k, v in literal.items() if k in CLAIM_FIELDS}  # the source's own spelling
+    # the float policy as the source spells it (never the child's word: a policy it reported
+    # could only weaken the audit, so a policy that is not a literal is the default, "error")
+    words = {k: v for k, v in literal.items() if k in POLICY_FIELDS}
+    if words:
+        out["float"] = float_policy_of(**words)
     unchecked = []
     for name in CLAIM_FIELDS:
         if name not in out and name in reported:

@@ -37,3 +37,23 @@ def test_refusals_are_one_line_and_exit_3(flags, message):
     assert out.returncode == 3
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in out.stderr
+
+
+@pytest.mark.slow
+def test_a_local_cluster_gives_both_findings_of_an_in_process_run(tmp_path):
+    # the float policy travels with the spec, not the executor: the same findings on Dask
+    mech = tmp_path / "porous.py"
+    mech.write_text("import numpy as np\nimport dpaudit\n\n"
+                    "@dpaudit.mechanism(epsilon=1.0, neighbours='add-remove', domain=(0, 1), size=4, float='warn')\n"
+                    "def f(data, rng, size=None):\n"
+                    "    return np.clip(data, 0, 1).sum() + rng.laplace(scale=1.0, size=size)\n")
+    common = ["check", mech, "--in-process", "--samples", "200000", "--seed", "9", "--quiet"]
+    here = dpaudit(*common, "--json", tmp_path / "here.json")
+    dask = dpaudit(*common, "--executor", "dask", "--json", tmp_path / "dask.json")
+    assert here.returncode == dask.returncode == 0, dask.stderr
+    import json
+
+    a, b = (json.loads((tmp_path / f).read_text())["results"][0] for f in ("here.json", "dask.json"))
+    assert a["float_policy"] == b["float_policy"] == "warn"
+    assert {q: f["epsilon_lower_bound"] for q, f in a["findings"].items()} == \
+        {q: f["epsilon_lower_bound"] for q, f in b["findings"].items()}

@@ -89,3 +89,40 @@ def test_fixture_audits_a_users_mechanism(pytester):
     run = json.loads((pytester.path / "fixture.json").read_text())
     assert [r["verdict"] for r in run["results"]] == ["not_refuted", "refuted", "refuted"]
     assert run["results"][1]["location"]["line"] == 7
+
+
+FLOAT_TESTS = textwrap.dedent('''\
+    import numpy as np
+    import dpaudit
+    from dpaudit.spec import MechanismSpec
+
+    @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=4)
+    def textbook(data, rng, size=None):
+        return np.clip(data, 0, 1).sum() + rng.laplace(scale=1.0, size=size)
+
+    def test_idealised_spec_keeps_its_policy_when_a_claim_is_overridden(dpaudit_audit):
+        r = dpaudit_audit(MechanismSpec.from_function(textbook).idealised(), size=5, samples=20_000)
+        assert r.float_policy == "off" and r.findings["float"].verdict is None
+
+    def test_the_keyword_overrides_the_decorator(dpaudit_audit):
+        r = dpaudit_audit(textbook, float="warn", samples=20_000)
+        assert r.float_policy == "warn" and r.findings["float"].refuted
+
+    def test_the_default_refutes_the_porous_textbook_sum(dpaudit_audit):
+        r = dpaudit_audit(textbook, samples=20_000, expect="refuted")
+        assert r.decided_by == "float" and not r.findings["logic"].refuted
+''')
+
+
+@pytest.mark.slow
+def test_the_fixture_follows_the_float_policy_rule(pytester):
+    # α: the logic verdicts asserted are NOT REFUTED for a correct mechanism at the plugin's
+    # 95% (fixed seed, no retry: wrong with probability ≤ 0.05 by design); the float64 refutation
+    # of x + Laplace has ε_LB far above 1 in every run
+    pytester.makepyfile(test_floats=FLOAT_TESTS)
+    result = pytester.runpytest_subprocess("-v")
+    result.assert_outcomes(passed=3)
+    pytester.makepyprojecttoml('[tool.dpaudit]\nfloat = "warn"\n')
+    result = pytester.runpytest_subprocess("-v", "-k", "default_refutes")
+    result.assert_outcomes(failed=1)  # the project's policy comes before the decorator's
+    result.stdout.fnmatch_lines(["*expected REFUTED, got NOT REFUTED*"])
