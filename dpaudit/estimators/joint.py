@@ -23,7 +23,11 @@ of R given one pattern (SVT3 releasing (i, q_i + ν_i): Lyu, Su and Li 2017, Alg
   the indices answered ⊤), a vector score (naive Bayes, logistic regression) on how often each
   value is an element: the set a tuple of indices stands for, scored as the bit vector a user
   could have returned instead (Lyu, Su and Li 2017: an SVT's output is the set of its ⊤ indices;
-  positions alone see "the third ⊤ was query 7", not "query 7 was ⊤").
+  positions alone see "the third ⊤ was query 7", not "query 7 was ⊤");
+* presence (:mod:`dpaudit.estimators.presence`): "position j is released" (not None / NaN) and
+  "the output holds the element v" (a released key, wherever it lands), alone and as unions: the
+  events that see which keys a partition selection releases, where a key that only D holds is
+  released with a probability that bounds δ from below; for vectors, where some coordinate is NaN.
 
 The structure (the pattern/real split, :mod:`dpaudit.estimators.structure`) is fitted on the first
 half of the selection split, like every fitted score; rows whose pattern was never seen then score
@@ -41,6 +45,7 @@ import numpy as np
 
 from dpaudit.estimators.floats import has_float_structure
 from dpaudit.estimators.logistic import fit_logistic
+from dpaudit.estimators.presence import presence_families
 from dpaudit.estimators.scores import Score, fit_naive_bayes, log_ratio
 from dpaudit.estimators.structure import Patterns, Structure, fit_pattern_counts, fit_structure
 
@@ -267,11 +272,14 @@ def joint_families(yd: np.ndarray, yp: np.ndarray, quick: bool, forced: int = 0,
     choosing a coordinate) on all rows, as coordinates are; ``forced`` leading columns are
     atoms whatever their values (a MIXED skeleton code and length). ``vector``: rows of a
     fixed-length vector, whose whole-pattern ratios the vector families score already, so only
-    the families with real values are added, and only where atoms and reals mix."""
+    the families with real values are added, and only where atoms and reals mix, besides which
+    coordinates are released where some are NaN (:mod:`~dpaudit.estimators.presence`)."""
     half = yd.shape[0] // 2
     fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
     if half == 0:
         return
+    if vector:  # coordinates absent (NaN) in some outputs: which ones are released
+        yield from presence_families(yd, yp, quick, start=0, values=False)
     structure = fit_structure((fit_d, fit_p), forced)
     if vector and not structure.reals_seen:
         return  # all atoms: the vector families see it already (spares signing every row)
@@ -443,13 +451,15 @@ class Members:
 
 def mixed_families(yd: np.ndarray, yp: np.ndarray, quick: bool) -> Iterator[tuple]:
     """Every family of MIXED rows (:mod:`dpaudit.outputs`): the joint families with the skeleton
-    code and the length as atoms, naive Bayes and logistic regression on the rows with absent
-    elements filled and, where the elements are a few integer values, on how often each is an
-    element (:class:`Members`), and the columns (:func:`mixed_columns`)."""
+    code and the length as atoms, the presence of positions and of values
+    (:func:`~dpaudit.estimators.presence.presence_families`), naive Bayes and logistic regression
+    on the rows with absent elements filled and, where the elements are a few integer values, on
+    how often each is an element (:class:`Members`), and the columns (:func:`mixed_columns`)."""
     half = yd.shape[0] // 2
     fit_d, fit_p, ev_d, ev_p = yd[:half], yp[:half], yd[half:], yp[half:]
     if half:
         yield from joint_families(yd, yp, quick, forced=2)
+        yield from presence_families(yd, yp, quick)
         # the smallest finite fitting value of each column, one column at a time (compacted
         # rows of integers only may hold no NaN and be of an integer type)
         lowest = np.array([min((float(v[np.isfinite(v)].astype(float, copy=False).min(initial=np.inf))

@@ -28,7 +28,8 @@ budget. Events considered:
   that carry non-integer values);
 * vectors, and tuples / lists of varying length or with None (``MIXED``): events on the joint
   structure, pattern of atoms × real values in an interval or tail, per-position and length
-  events (:mod:`~dpaudit.estimators.joint`).
+  events (:mod:`~dpaudit.estimators.joint`), and presence events, "position j is released" and
+  "the output holds the key v" (:mod:`~dpaudit.estimators.presence`).
 
 Fitted scores are fitted on the first half of the selection split and thresholded on the second.
 """

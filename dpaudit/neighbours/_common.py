@@ -3,7 +3,8 @@ the refinement moves of vector relations, and the simplifier's edits of same-siz
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+import math
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
@@ -12,7 +13,7 @@ from dpaudit.neighbours.base import size_reason
 from dpaudit.neighbours.pair import Pair
 
 __all__ = ["backgrounds", "splits", "median_index", "vector_moves", "with_", "same_size_deletions",
-           "simpler"]
+           "simpler", "fresh_value", "key_backgrounds"]
 
 
 def splits(n: int) -> list[int]:
@@ -57,6 +58,64 @@ def backgrounds(dom: Domain, n: int) -> Iterator[tuple[str, np.ndarray]]:
         yield f"{j} lo, {n - j} hi", np.r_[np.full(j, lo), np.full(n - j, hi)]
         yield f"clusters of {j} near lo and {n - j} near hi", \
             np.r_[lo + eta * np.arange(j), hi - eta * np.arange(n - j)]
+
+
+#: the key a mechanism may derive from a record: its integer part (``int``, ``floor``), the
+#: nearest integer, its first decimal (``round(x, 1)``, ``floor(10 x)``), and the value itself
+_KEYINGS = (lambda x: math.trunc(x), math.floor, round, lambda x: round(x, 1),
+            lambda x: math.floor(10 * x), lambda x: x)
+
+
+def fresh_value(dom: Domain, present: np.ndarray) -> Optional[float]:
+    """A value of [lo, hi] found nowhere in ``present`` and, where the domain leaves room, in a
+    key of its own under every usual keying of a record (:data:`_KEYINGS`: its integer part, the
+    nearest integer, its tenth, itself), farthest from the present values among those; None when
+    the domain holds no value other than the present ones (or is not finite).
+
+    A mechanism that releases only the keys its data holds (partition selection, a histogram of
+    the keys found) is tested where D' holds one record of a key that D does not (add-remove).
+    Candidates: the midpoint, the quarter points, the middle of every gap between the present
+    values (and the ends), and k + ½, k + ¼ for the integers k of the domain (at most 2,000 of
+    them), so a key derived as ``int(x)`` or ``round(x, 1)`` is new too."""
+    lo, hi = float(dom.lo), float(dom.hi)
+    w = hi - lo
+    if not (math.isfinite(w) and w > 0):
+        return None
+    have = np.unique(np.asarray(present, dtype=float).reshape(-1))
+    cands = [lo + w / 2, lo + w / 4, lo + 3 * w / 4]
+    edges = np.unique(np.r_[lo, have, hi])
+    cands += ((edges[1:] + edges[:-1]) / 2).tolist()
+    first, last = math.ceil(lo), math.floor(hi)
+    if last - first <= 2000:
+        cands += [k + f for k in range(first, last + 1) for f in (0.5, 0.25)]
+    used = [{f(float(x)) for x in have} for f in _KEYINGS]
+    best, best_score = None, None
+    for i, c in enumerate(cands):  # ties go to the earlier candidate (the midpoint first)
+        if not (lo <= c <= hi) or c in have:
+            continue
+        new = sum(f(c) not in u for f, u in zip(_KEYINGS, used))
+        gap = float(np.min(np.abs(have - c))) if have.size else w
+        score = (new, gap, -i)
+        if best_score is None or score > best_score:
+            best, best_score = c, score
+    return best
+
+
+def key_backgrounds(dom: Domain, n: int) -> Iterator[tuple[str, np.ndarray]]:
+    """Datasets of n records holding a few keys, each several times, for :func:`fresh_value`:
+    copies of lo and hi, copies of lo, the midpoint and hi, and n distinct values spread over the
+    domain (each a key of its own, once)."""
+    lo, hi = float(dom.lo), float(dom.hi)
+    if n < 1 or not math.isfinite(hi - lo):
+        return
+    m = lo + (hi - lo) / 2
+    yield "copies of lo and hi", np.r_[np.full((n + 1) // 2, lo), np.full(n // 2, hi)]
+    if n >= 3:
+        k = n // 3
+        yield "copies of lo, the midpoint and hi", np.r_[np.full(n - 2 * k, lo), np.full(k, m),
+                                                          np.full(k, hi)]
+    if n >= 2:
+        yield "distinct values", np.linspace(lo, hi, n)
 
 
 def rounding_moves(dom: Domain, d: int, u: float) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:

@@ -11,7 +11,8 @@ from typing import Iterator
 import numpy as np
 
 from dpaudit.claims import Domain, Neighbours
-from dpaudit.neighbours._common import backgrounds, median_index, simpler, with_
+from dpaudit.neighbours._common import (backgrounds, fresh_value, key_backgrounds, median_index,
+                                       simpler, with_)
 from dpaudit.neighbours.base import size_reason
 from dpaudit.neighbours.draws import draw_dataset, ints, new_record
 from dpaudit.neighbours.pair import Pair
@@ -38,7 +39,12 @@ class AddRemove:
 
     def patterns(self, dom: Domain, n_max: int) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
         """Empty vs. one record (lo, hi, m); every background with an end or the median record
-        removed, at the largest size and at sizes 2, 3; duplicates with one end record added."""
+        removed, at the largest size and at sizes 2, 3; duplicates with one end record added;
+        a few keys, each several times (or distinct values), with one record of a new key added
+        (:func:`~dpaudit.neighbours._common.fresh_value`: a value found nowhere in D, in an
+        integer and a tenth of its own), at the largest size and at size 4: the pairs where a
+        mechanism that releases only the keys its data holds shows that key with probability
+        that must stay below δ."""
         lo, hi, m = dom.lo, dom.hi, (dom.lo + dom.hi) / 2
         if n_max >= 1:
             for v, name in ((lo, "lo"), (hi, "hi"), (m, "the midpoint")):
@@ -53,6 +59,15 @@ class AddRemove:
                 b = np.full(n - 1, m)
                 for v, name in ((lo, "lo"), (hi, "hi")):
                     yield f"duplicates at the midpoint (n={n}), one {name} added", b, np.r_[b, [v]]
+        # after the patterns above, so that the pairs they give keep their places
+        for n in sorted({n_max, *(k for k in (4,) if k < n_max)}):
+            if n < 3:
+                continue
+            for label, b in key_backgrounds(dom, n - 1):
+                z = fresh_value(dom, b)
+                if z is not None:
+                    yield (f"{label} (n={n}), one record of a new key ({z:g}) added", b,
+                           np.r_[b, [z]])
 
     def draw(self, draw, c, r, dim, both_orders: bool) -> Pair:
         """The neighbour has one record more or less, inserted at / removed from a drawn position

@@ -17,7 +17,15 @@ search (StatDP, Ding et al. 2018, §5.1 "generate_databases"; DP-Sniper's Patter
     empty vs. one record (lo, hi, m); records at the domain ends with one end record removed;
     all lo or all hi with one removed; j records at lo and n − j at hi for every split j (as
     duplicates and as tight clusters of distinct records); a cluster around the median with the
-    median or an end record removed; duplicates; at the largest size and at sizes 1..3.
+    median or an end record removed; duplicates; at the largest size and at sizes 1..3. Then a
+    record of a new key added: copies of a few values (lo and hi; lo, the midpoint and hi) or
+    distinct spread values, plus one record of a value found nowhere in D, in an integer and a
+    tenth of its own where the domain has room (``fresh_value`` in ``_common``), at the largest
+    size and at size 4: a mechanism that releases only the keys its data holds (partition
+    selection by a threshold on noisy counts, a histogram of the keys found) releases that key
+    under D' alone, with a probability that an (ε, δ) claim bounds by δ. (Empty vs. one record,
+    the median duplicates with an end record added and "n − 1 lo, 1 hi" with the hi removed add
+    a new key too, alone or beside one other.)
 ``replace``
     the same backgrounds with one record replaced by the opposite end, the median moved to an end.
 

@@ -52,8 +52,9 @@ become one output), so the bounds stay sound.
 
 Nested lists, tuples, arrays and dicts (``[[a, b], [c, d]]``, ``(index, array)``, a dict of lists)
 are audited as the tuple of their leaves, in order; where the first nested batch shows outputs of
-several shapes (``[[1], [2, 3]]`` and ``[[1, 2], [3]]``), each output's shape leads as a text, so
-where the boundaries fall is audited too.
+several shapes (``[[1], [2, 3]]`` and ``[[1, 2], [3]]``), each nested output's shape leads as a
+text, so where the boundaries fall is audited too (a flat sequence such as ``[]`` never gets one:
+every output is encoded alike whatever else its batch holds).
 
 Times are audited as seconds since 1970-01-01 (a ``date`` as its day number), durations as seconds,
 and a pandas or polars Series or DataFrame (anything with ``to_numpy``) as its values, flattened;
@@ -73,7 +74,14 @@ most :data:`~dpaudit.output_values.MAX_TEXT` characters, a batch's outputs at mo
 
 A dict is audited as the tuple of its values in the order of its keys, sorted (the first dict's
 keys; every later dict must have the same keys): a dict of numbers is a vector whose coordinates
-events name by key (``output['count'] ≥ 3``), other dicts are what their tuples are.
+events name by key (``output['count'] ≥ 3``), other dicts are what their tuples are. A dict whose
+keys vary between calls (``{key: noisy count}`` for the keys a partition selection releases) is
+``MIXED``, each dict the tuple of its items ``(k₁, v₁, k₂, v₂, …)`` in key order (numbers by value,
+then other keys by type and repr), with :data:`MAX_POSITIONS` positions: integer and text keys are
+in its skeleton, number keys among its elements, so which keys were released is audited. That
+reading is chosen by the first dict batch (several key sets, or empty dicts only: an empty dataset
+releases no key) or by declaring ``output="mixed"``; a later dict with other keys than a first
+batch of one key set is an error that says so.
 
 Integers beyond ±2**53, which float64 would merge with their neighbours (2**60 and 2**60 + 1 are
 one double), are categories: a batch holding one makes the kind a category, audited exactly on its

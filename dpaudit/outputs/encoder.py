@@ -17,7 +17,8 @@ import numpy as np
 from dpaudit.errors import MechanismError
 from dpaudit.output_values import NEG_ZERO, element_value, holds_zero, signed_zeros, to_float
 from dpaudit.outputs.normalise import Normaliser
-from dpaudit.outputs.schema import (EXACT_INT, ElementClass, OutputSchema, kind_of as _kind_of,
+from dpaudit.outputs.schema import (EXACT_INT, MAX_POSITIONS, ElementClass, OutputSchema,
+                                    kind_of as _kind_of,
                                     lengths_of as _lengths, mixed_schema as _mixed)
 from dpaudit.outputs.schema import big_int as _big_int, short as _short
 from dpaudit.spec import OutputKind
@@ -39,6 +40,11 @@ class _Real:
 
     def __repr__(self) -> str:
         return "·"
+
+    def __reduce__(self) -> str:
+        # pickled as the module's one instance: the fork pool's workers count events with a
+        # pickled encoder, whose skeleton codes are found by the marker's identity
+        return "REAL_MARK"
 
 
 REAL_MARK = _Real()
@@ -92,6 +98,10 @@ class OutputEncoder(Normaliser):
         seq, found = self._normalise(seq, data)
         lengths = _lengths(seq) if _VEC in found or _LABELLED in found else None
         schema = _kind_of(found, data, lengths)
+        if self._keyed and schema.kind in (OutputKind.MIXED, OutputKind.VECTOR, OutputKind.NONE):
+            # a dict whose keys vary: its items, as many positions as MIXED keeps (the first
+            # batch, often of an empty dataset's empty dicts, says nothing of how many keys come)
+            schema = replace(_mixed({MAX_POSITIONS}), keyed=True)
         self._accept(schema, found, data)
         return self._encode_list(seq, data)
 

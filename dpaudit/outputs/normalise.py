@@ -17,6 +17,9 @@ from typing import Any, Optional
 import numpy as np
 
 from dpaudit.errors import MechanismError
+import math
+import numbers
+
 from dpaudit.output_values import (MAX_LEAVES, NUMBER_PATTERN, TEMPLATE_MIN_TEXTS, TIME_TYPES,
                                    NotPlain, TooNested, as_tuple, converted, convertible,
                                    decomplex, fields_of, flatten, is_complex, is_nested,
@@ -35,6 +38,19 @@ def _key_list(keys: Any) -> str:
     return "(" + ", ".join(sorted(map(repr, keys))) + ")"
 
 
+def _key_order(k: Any) -> tuple:
+    """The order of the items of a dict whose keys vary: numbers by value, then every other key by
+    its type and repr (one order for every output, whatever order its keys were inserted in)."""
+    if isinstance(k, numbers.Real):
+        try:
+            x = float(k)
+        except (OverflowError, ValueError):
+            x = math.nan
+        if not math.isnan(x):
+            return (0, x, "", "")
+    return (1, 0.0, type(k).__name__, repr(k))
+
+
 
 class Normaliser:
     """The normalisation steps of :meth:`OutputEncoder.encode <dpaudit.outputs.encoder.OutputEncoder.encode>`,
@@ -45,6 +61,11 @@ class Normaliser:
 
     def __init__(self, declared: Optional[OutputKind] = None) -> None:
         self._keys: Optional[tuple] = None  # dict outputs: their keys, in encoding order
+        # dict outputs whose keys vary between calls (a partition selection's released keys):
+        # each read as its items (key, value, key, value, ...) in key order; decided by the first
+        # dict batch, or by a declared output="mixed"
+        self._keyed = False
+        self._mixed_declared = declared is OutputKind.MIXED
         # nested outputs: whether their shape leads as a text (decided on the first nested batch)
         self._shaped: Optional[bool] = None
         # text outputs: None until the first batch is seen, then "number", "json" or False
@@ -124,7 +145,7 @@ class Normaliser:
         return seq
 
     def _dict_values(self, seq: list, data: Any) -> list:
-        if self._keys is not None or type(seq[0]) is dict:
+        if self._keys is not None or self._keyed or type(seq[0]) is dict:
             seq = self._undict(seq, data)
         return seq
 
@@ -173,8 +194,15 @@ class Normaliser:
     # ------------------------------------------------------------------ nested, texts, dicts
     def _unnest(self, seq: list, data: Any = None) -> list:
         """Nested lists, tuples, arrays and dicts as the tuple of their leaves (:mod:`dpaudit.outputs`);
-        where the first batch shows several shapes, every output's shape leads as a text."""
-        out, shapes = [], []
+        where the first batch shows several shapes, every nested output's shape leads as a text.
+
+        A flat sequence (``[]``, ``[1.0, 2.0]``) never gets a shape: it is encoded alike in a batch
+        with nested outputs and in one without, so each output's encoding is a function of that
+        output alone. (Shaping the flat ones too made ``[]`` one value in a batch where some
+        output was nested and another where none was: a mechanism releasing ``[(key, count)]``
+        with probability δ on D put a whole batch of D's rows, ``[]`` included, in an event that
+        D' never reached, a bound on δ of about the batch size times δ.)"""
+        out, shapes, nested = [], [], []
         for v in seq:
             leaves: list = []
             try:
@@ -183,10 +211,11 @@ class Normaliser:
                 raise MechanismError(f"returned a nested output of more than {MAX_LEAVES:,} values "
                                      f"or nested too deep to read: {_short(v)}", data) from None
             out.append(tuple(leaves) if shapes[-1] is not None else v)
+            nested.append(shapes[-1] is not None and is_nested(v))
         if self._shaped is None:
             self._shaped = len({s for s in shapes if s is not None}) > 1
         if self._shaped:
-            out = [v if s is None else (repr(s),) + v for v, s in zip(out, shapes)]
+            out = [(repr(s),) + v if deep else v for v, s, deep in zip(out, shapes, nested)]
         return out
 
     def _parse_text(self, seq: list, data: Any) -> list:
@@ -230,10 +259,16 @@ class Normaliser:
 
     def _undict(self, seq: list, data: Any) -> list:
         """Dict outputs as the tuples of their values in one key order (the first dict's keys,
-        sorted), every dict checked to have those keys (:mod:`dpaudit.outputs`)."""
-        if self._keys is None:
-            first = seq[0]
-            self._keys = tuple(sorted(first, key=lambda k: (type(k).__name__, repr(k))))
+        sorted), every dict checked to have those keys (:mod:`dpaudit.outputs`); or, where the
+        keys vary (:meth:`_keyed_mode`), each dict as its items in key order."""
+        if self._keys is None and not self._keyed:
+            if self._keyed_mode(seq):
+                self._keyed = True
+            else:
+                first = seq[0]
+                self._keys = tuple(sorted(first, key=lambda k: (type(k).__name__, repr(k))))
+        if self._keyed:
+            return [self._items(v, data) for v in seq]
         keys, want = self._keys, set(self._keys)
         out = []
         for v in seq:
@@ -241,7 +276,40 @@ class Normaliser:
                 raise MechanismError(f"returned {_short(v)} after dict outputs", data, v)
             if v.keys() != want:
                 raise MechanismError(f"returned a dict with keys {_key_list(v)} after dicts with "
-                                     f"keys {_key_list(keys)} (return the same keys every time)",
-                                     data, v)
+                                     f"keys {_key_list(keys)} (return the same keys every time, or "
+                                     f"declare output='mixed' for a dict whose keys vary, such as "
+                                     f"the keys a partition selection releases)", data, v)
             out.append(tuple(v[k] for k in keys))
         return out
+
+    def _keyed_mode(self, seq: list) -> bool:
+        """Whether dict outputs are read as their items: declared ``output="mixed"``, or the first
+        dict batch shows several key sets, or only empty dicts (a partition selection on an empty
+        dataset releases no key, which says nothing of the keys it releases elsewhere)."""
+        if self._mixed_declared:
+            return True
+        keysets = set()
+        for v in seq:
+            if isinstance(v, dict):
+                keysets.add(frozenset(v))
+                if len(keysets) > 1:
+                    return True
+        return keysets == {frozenset()}
+
+    @staticmethod
+    def _items(v: Any, data: Any) -> tuple:
+        """A dict whose keys vary as the tuple ``(k₁, v₁, k₂, v₂, …)`` of its items in key order
+        (:func:`_key_order`), a key or a value that is itself a sequence as its leaves: which keys
+        were released is in the output's skeleton (integer and text keys) and in its elements
+        (number keys), and each value follows its key."""
+        if not isinstance(v, dict):
+            raise MechanismError(f"returned {_short(v)} after dict outputs", data, v)
+        out: list = []
+        try:
+            for k in sorted(v, key=_key_order):
+                flatten(k, out)
+                flatten(v[k], out)
+        except (TooNested, RecursionError):
+            raise MechanismError(f"returned a dict of more than {MAX_LEAVES:,} values or nested "
+                                 f"too deep to read: {_short(v)}", data) from None
+        return tuple(out)

@@ -45,6 +45,8 @@ class OutputSchema:
     names: Optional[tuple] = field(default=None, compare=False)
     #: "number", "json" or "template" where the outputs are texts read as what they hold
     text: Optional[str] = field(default=None, compare=False)
+    #: dict outputs whose keys vary, read as their items (MIXED only)
+    keyed: bool = field(default=False, compare=False)
 
     @property
     def description(self) -> str:
@@ -56,6 +58,9 @@ class OutputSchema:
             return f"dict of {self.length} numbers (keys {', '.join(map(repr, self.names))})"
         if self.kind is OutputKind.VECTOR:
             return f"fixed-length numeric vector (length {self.length})"
+        if self.kind is OutputKind.MIXED and self.keyed:
+            return (f"dict whose keys vary, read as its (key, value) items in key order "
+                    f"({self.length} positions encoded)")
         if self.kind is OutputKind.MIXED:
             return f"tuple or list of varying length or None ({self.length} positions encoded)"
         if self.kind is OutputKind.DISCRETE:
