@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Optional
 import numpy as np
 
 from dpaudit.claims import privacy_claim
-from dpaudit.errors import InvalidArgument, MechanismError
+from dpaudit.errors import InvalidArgument, MechanismError, TimeLimitReached
 from dpaudit.execution.base import Executor, InProcessExecutor
 from dpaudit.results import (FLOAT, LOGIC, AuditContext, AuditResult, Counterexample, ExactDetails,
                              FailureDetails, Finding, Interval, MechanismFailure, SampledDetails,
@@ -147,9 +147,11 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     if executor is None:
         own = _default_executor(spec)
         executor = own or InProcessExecutor()
+    estimate: Optional[dict] = None
     try:
         with single_blas_thread():  # speed beside other processes, and core-count-free results
-            reproducible = _replays(spec, executor, seed)
+            estimate = _estimate(spec, executor, seed, budget, progress)
+            reproducible = _replays(spec, executor, seed, estimate)
             differ = _forms_differ(spec, executor, seed, budget)
             if differ is None:
                 executor = _independent(executor, reproducible)
@@ -163,15 +165,77 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
         return _forms_result(spec, differ, budget, confidence, seed, time.monotonic() - t0,
                              reproducible, bool(early_stop), context)
     return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible,
-                           looks, bool(early_stop), context)
+                           looks, bool(early_stop), context, estimate=estimate, timeout=timeout)
 
 
-def _replays(spec: MechanismSpec, executor: Executor, seed: int) -> Optional[bool]:
-    """:func:`dpaudit.reproduce.replays`, None when the mechanism fails (the audit reports it)."""
-    from dpaudit.reproduce import replays
+#: an audit estimated to take longer than this (seconds) says what would shorten it
+LONG_AUDIT = 600.0
+#: the seed word of the timing probe (outside the budget, on a seed of its own)
+_ESTIMATE_WORD = 0xE57_1A7E
 
+
+def _estimate(spec: MechanismSpec, executor: Executor, seed: int, budget: int,
+              progress: Optional[Callable[[dict], None]]) -> Optional[dict]:
+    """Time the mechanism before sampling: one call (then 100 more when it is fast, so that the
+    round trip to a sandbox does not dominate), or one batch of 1,000 for a batch form, on a
+    mid-domain dataset and a seed of its own, outside the budget. Reports the ``"estimate"``
+    progress event, ``{"seconds_per_call", "estimated_seconds", "calls", "hint"}``, and returns
+    it; None when the mechanism fails (the audit reports it). The estimate is the budget times
+    the time per call, over the executor's workers; ``hint`` (above :data:`LONG_AUDIT` seconds)
+    says what would shorten it."""
+    from dpaudit.execution.base import BatchTask
+
+    data = tuple([0.5 * (spec.domain.lo + spec.domain.hi)] * max(1, int(spec.size)))
+    seq = np.random.SeedSequence([int(seed), _ESTIMATE_WORD])
+    per_call = None
+    for n in ((1000,) if spec.call_form is CallForm.BATCH else (1, 100)):
+        started = time.monotonic()
+        try:
+            executor.run(spec, [BatchTask(data, seq, n)])
+        except MechanismError:
+            return None
+        per_call = (time.monotonic() - started) / n
+        if per_call * 100 > 5.0:  # slow enough: one call tells, and 100 more would cost > 5 s
+            break
+    workers = max(1, int(getattr(executor, "workers", 1) or 1))
+    total = per_call * budget / workers
+    hint = None
+    if total > LONG_AUDIT:
+        ways = [f"--samples N (a budget below {budget:,} calls: fewer samples, a weaker bound)"]
+        if spec.call_form is not CallForm.BATCH:
+            ways.append("a batch form f(data, rng, size=None) returning size releases at once")
+        ways.append("--executor to spread the calls over more cores or machines")
+        hint = "to shorten it, give " + "; or ".join(ways)
+    info = {"phase": "estimate", "samples": 0, "budget": budget, "seconds_per_call": per_call,
+            "estimated_seconds": total, "calls": budget, "hint": hint}
+    if progress is not None:
+        progress(dict(info))
+    return info
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` in words a person reads: ``"40 s"``, ``"12 minutes"``, ``"3.2 hours"``,
+    ``"23 days"``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} minutes"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} hours"
+    return f"{seconds / 86400:.0f} days"
+
+
+def _replays(spec: MechanismSpec, executor: Executor, seed: int,
+             estimate: Optional[dict] = None) -> Optional[bool]:
+    """:func:`dpaudit.reproduce.replays`, None when the mechanism fails (the audit reports it).
+    A slow mechanism is checked on fewer calls (at least 4, about 20 s of them)."""
+    from dpaudit.reproduce import REPLAY_CHECK_CALLS, replays
+
+    n = REPLAY_CHECK_CALLS
+    if estimate is not None and estimate["seconds_per_call"] > 0:
+        n = int(min(n, max(4, 10.0 / estimate["seconds_per_call"])))
     try:
-        return replays(spec, executor, seed)
+        return replays(spec, executor, seed, n=n)
     except MechanismError:
         return None
 
@@ -235,8 +299,23 @@ _NO_FLOAT_EVENT = ("no float-structure event: every output lies on one grid coar
                    "ulp (integers or a snapping grid), so its bits say nothing its value does not")
 
 
-def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float) -> Finding:
-    """One question's :class:`~dpaudit.results.Finding` from its :class:`Answer`."""
+def _time_limit_note(timeout: Optional[float], estimate: Optional[dict]) -> str:
+    """What an audit cut short by ``--timeout`` says: the limit, the estimate, what would help."""
+    limit = "the time limit" if timeout is None else f"the time limit of {timeout:g} s"
+    text = f"{limit} was reached before a verdict"
+    if estimate is not None:
+        text += (f"; each call takes about {estimate['seconds_per_call']:.3g} s, so the budget of "
+                 f"{estimate['calls']:,} calls would take about "
+                 f"{duration(estimate['estimated_seconds'])}")
+        if estimate.get("hint"):
+            text += f"; {estimate['hint']}"
+    return text
+
+
+def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float,
+             cut: Optional[str] = None) -> Finding:
+    """One question's :class:`~dpaudit.results.Finding` from its :class:`Answer` (``cut``: why a
+    time limit left it without a bound)."""
     from dpaudit.estimators.strength import no_evidence
 
     if ans.absent is not None:
@@ -247,7 +326,7 @@ def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float) -> Find
         reason = _NO_FLOAT_EVENT if ans.question == FLOAT and ans.candidate is None else None
         return Finding(verdict=verdict, epsilon_lower_bound=0.0, delta_lower_bound=None,
                        counterexample=None, strength=Strength.of(no_evidence()), details={},
-                       reason=None if ans.timed_out else reason, **common)
+                       reason=(cut if ans.timed_out else reason), **common)
     b, cand, counts = ans.bound, ans.candidate, ans.counts
     choice = cand.choice
     pair = cand.pair if choice.numerator == 0 else cand.pair.swapped()
@@ -293,19 +372,28 @@ def decide(findings: Mapping[str, Finding], policy: str) -> tuple[Verdict, str]:
 def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: float, seed: int,
                     elapsed: float, reproducible: Optional[bool] = None,
                     looks: Optional[dict] = None, early_stop: bool = True,
-                    context: Optional[AuditContext] = None) -> AuditResult:
+                    context: Optional[AuditContext] = None, estimate: Optional[dict] = None,
+                    timeout: Optional[float] = None) -> AuditResult:
+    from dpaudit.auditing.sampled import Answer, questions_of
+
+    cut = None
+    if isinstance(out.error, TimeLimitReached):  # the user's limit, not the mechanism's fault
+        out.error, out.timed_out = None, True
+        cut = _time_limit_note(timeout, estimate)
+        for q in questions_of(spec):
+            if q not in out.answers:
+                out.answers[q] = Answer(q, alpha=(1.0 - confidence) * (0.9 if q == LOGIC else 0.1),
+                                        timed_out=True)
     seen = dict(phases=out.phases, timed_out=bool(out.timed_out),
                 candidates_validated=out.validated, early_stop=looks,
-                output_kind=None if out.schema is None else out.schema.description)
+                output_kind=None if out.schema is None else out.schema.description, note=cut)
     reproduce = _reproduce(spec, budget, seed, own_randomness=reproducible is False,
                            early_stop=early_stop, context=context)
     common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours,
                   confidence=confidence, samples=int(out.samples), reproduce=reproduce,
                   elapsed_s=elapsed, seed=seed, reproducible=reproducible, domain=spec.domain,
                   size=spec.size, float_policy=spec.float_policy, **_from_context(context))
-    from dpaudit.auditing.sampled import Answer, questions_of
-
-    findings = {q: _finding(spec, out, ans, confidence) for q, ans in out.answers.items()}
+    findings = {q: _finding(spec, out, ans, confidence, cut) for q, ans in out.answers.items()}
     if out.error is not None:
         exc = out.error
         failure = MechanismFailure(

@@ -15,6 +15,7 @@ __all__ = [
     "UsageError",
     "LoadError",
     "MechanismError",
+    "TimeLimitReached",
 ]
 
 
@@ -65,3 +66,9 @@ def _short(x: Any, limit: int = 120) -> str:
         pass
     text = repr(x)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class TimeLimitReached(MechanismError):
+    """The run's total time limit (``--timeout``) was reached while the mechanism ran: a limit the
+    user set, not a fault of the mechanism. An audit it cuts short keeps what it had validated, and
+    is INCONCLUSIVE when that is nothing (:func:`dpaudit.audit`)."""

@@ -362,6 +362,8 @@ class SampledDetails(Details):
     early_stop: Optional[Mapping[str, Any]] = _omitted_when_none()
     #: the detected output kind, e.g. ``"real scalar"``
     output_kind: Optional[str] = _omitted_when_none()
+    #: what stopped the audit short of a verdict, and what would help (a ``--timeout`` reached)
+    note: Optional[str] = _omitted_when_none()
     #: where the mechanism failed (an ERROR)
     failure: Optional[MechanismFailure] = _spread()
     #: the validated event (a verdict with a bound)

@@ -95,7 +95,7 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
             return (_merged(out, answered, questions, used, spent),
                     _record(plan, looks, stopped=j + 1, early=True))
         for q, ans in out.answers.items():
-            if ans.absent is not None or _refutes(ans, spec):
+            if ans.absent is not None or _refutes(ans, spec) or _nothing_to_test(ans):
                 answered[q] = ans
                 if q in pending:
                     pending.remove(q)
@@ -129,6 +129,12 @@ def _spend(spent: dict, out: sampled.Outcome) -> None:
 
 def _refutes(ans: Any, spec: MechanismSpec) -> bool:
     return ans.bound is not None and ans.bound.epsilon_lb > spec.epsilon
+
+
+def _nothing_to_test(ans: Any) -> bool:
+    """A float64 question whose outputs carry no float structure (every value on one grid, no
+    signed zero, no NaN or ±inf) had no event to choose: later looks would find none either."""
+    return ans.question == sampled.FLOAT and ans.candidate is None and not ans.timed_out
 
 
 def _look(number: int, budget: int, out: sampled.Outcome, alpha: float) -> dict:

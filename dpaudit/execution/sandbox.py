@@ -56,7 +56,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from dpaudit.errors import InvalidArgument, LoadError, MechanismError
+from dpaudit.errors import InvalidArgument, LoadError, MechanismError, TimeLimitReached
 from dpaudit.execution import safe_pickle
 from dpaudit.execution.base import BatchTask
 from dpaudit.execution.child import KILL_GRACE, WATCHDOG_EXIT
@@ -396,8 +396,8 @@ class SandboxExecutor:
     def _check_deadline(self, data: Any) -> None:
         if self._deadline is not None and time.monotonic() >= self._deadline:
             self._kill()
-            raise MechanismError(f"exceeded the total time limit of {self.stated_timeout:g} s",
-                                 None if data is None else np.asarray(data, dtype=float))
+            raise TimeLimitReached(f"exceeded the total time limit of {self.stated_timeout:g} s",
+                                   None if data is None else np.asarray(data, dtype=float))
 
     def _unpack(self, reply: tuple, buffer: Optional[tuple], group: list[BatchTask]) -> list[Any]:
         """The outputs of each batch of ``group`` from the child's reply. The reply was written
@@ -473,7 +473,7 @@ class SandboxExecutor:
                     break
                 raise MechanismError(self._with_tail(self._death()), data)
             if self._deadline is not None and now >= self._deadline:
-                raise MechanismError(self._with_tail(
+                raise TimeLimitReached(self._with_tail(
                     f"exceeded the total time limit of {self.stated_timeout:g} s while {during}"),
                     data)
             if limit is not None and now - started >= limit:
