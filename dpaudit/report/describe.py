@@ -16,7 +16,7 @@ from dpaudit.report.formatting import delta_floor, fmt, num, verdict_label, verd
 from dpaudit.report.kinds import kind_of
 
 __all__ = ["num", "fmt", "delta_floor", "verdict_label", "verdict_meaning", "claim_text", "title",
-           "finding_text", "figure", "one_line"]
+           "finding_text", "figure", "one_line", "verdict_text"]
 
 
 def claim_text(rec: Mapping[str, Any]) -> str:
@@ -40,9 +40,17 @@ def title(rec: Mapping[str, Any]) -> str:
     return str(rec.get("id") or rec.get("target") or "?")
 
 
+def verdict_text(rec: Mapping[str, Any]) -> str:
+    """The verdict's label, qualified by the finding that decided it when a record has two
+    (``REFUTED (logic)``, ``REFUTED (float64 only; the logic is NOT REFUTED, ε ≥ 0.49)``)."""
+    return kind_of(rec).verdict_text()
+
+
 def one_line(rec: Mapping[str, Any]) -> str:
-    """``TITLE: VERDICT — claim; finding`` (with ``expected X`` for suite controls)."""
-    line = f"{title(rec)}: {verdict_label(rec.get('verdict'))} — {claim_text(rec)}; {finding_text(rec)}"
+    """``TITLE: VERDICT — claim; finding`` (with ``expected X`` for suite controls). A record with
+    two findings (logic and float64) says which decided the verdict and ends with the float64 one
+    (``…; float64: porous (ε ≥ 8.35: outputs in …; fix: …)``)."""
+    line = f"{title(rec)}: {verdict_text(rec)} — {claim_text(rec)}; {finding_text(rec)}"
     if rec.get("expected") is not None:
         ok = rec.get("expected") == rec.get("verdict")
         line += f" [expected {verdict_label(rec['expected'])}{'' if ok else ' — MISMATCH'}]"

@@ -14,6 +14,14 @@ values (labels, formatted numbers, the counterexample, inline SVG plots); the te
 
 What a record shows (its claim, finding, facts, counterexample rows, long texts, plots and
 legend) is asked of its kind (:mod:`dpaudit.report.kinds`); this module tests no kind string.
+
+Each result reads top down as a reviewer acts on it: the title with its verdict (and, for an audit
+with two findings, which decided it), the claim and the float64 policy, then one block per finding
+(:meth:`~dpaudit.report.kinds.base.RecordKind.finding_blocks`; a privacy audit's logic and float64
+findings apart, the deciding one first), each opening with one plain sentence, then the fix, the
+counterexample with D and D′ whole and the differing record marked, the plots at the content's
+width, the evidence, and the statistical details folded. The footer pins each audited file's
+SHA-256, the dpaudit version and the environment.
 """
 
 from __future__ import annotations
@@ -21,25 +29,52 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from dpaudit.report import describe as d
+from dpaudit.report.findings import (NOT_APPLICABLE, POLICY_MEANING, findings_of, float_policy, policies,
+                                     verdict_tag)
 from dpaudit.report.kinds import RecordKind, kind_of
-from dpaudit.report.kinds.base import as_json
+from dpaudit.report.kinds.base import FindingBlock, as_json
 from dpaudit.report.model import matches_expected, summarise
 from dpaudit.report.libraries import library_sections
 
 __all__ = ["render_html", "view"]
 
-def view(rec: Mapping[str, Any], index: int, plots: bool = True) -> dict:
-    """The template's view of one record (plain strings; SVGs marked safe), asked of its kind."""
+
+def _block_view(b: FindingBlock) -> dict:
     from markupsafe import Markup
 
+    cx = b.counterexample
+    return {
+        "question": b.question or "",
+        "heading": b.heading or "",
+        "verdict": b.verdict,
+        "verdict_label": "NOT APPLICABLE" if b.verdict == NOT_APPLICABLE else d.verdict_label(b.verdict),
+        "verdict_meaning": d.verdict_meaning(b.verdict),
+        "note": b.note,
+        "lead": b.lead,
+        "lead_label": b.lead_label,
+        "fix": b.fix,
+        "counterexample": None if cx is None else {
+            "rows": cx.rows, "event": cx.event, "probs": cx.probs, "marked": cx.marked,
+            "datasets": [{"label": ds.label, "note": ds.note, "size": ds.size,
+                          "records": [{"text": t, "mark": "" if t is None else m, "gap": m if t is None else 0}
+                                    for t, m in ds.items]}
+                         for ds in cx.datasets]},
+        "plots": [(cap, Markup(svg)) for cap, svg in b.plots],
+        "evidence": list(b.evidence),
+        "stats": list(b.stats),
+    }
+
+
+def view(rec: Mapping[str, Any], index: int, plots: bool = True) -> dict:
+    """The template's view of one record (plain strings; SVGs marked safe), asked of its kind."""
     k = kind_of(rec)
     verdict = rec.get("verdict")
-    svgs = [(cap, Markup(svg)) for cap, svg in k.plots(f"dpaudit-{index}")] if plots else []
     claim = k.claim_text()
     description = rec.get("description") or ""
     long_texts = k.long_texts()
     long_keys = {key for key, _ in long_texts}
-    cx = k.counterexample()
+    blocks = [_block_view(b) for b in k.finding_blocks(f"dpaudit-{index}", plots)]
+    fs = findings_of(rec) or []
     return {
         "anchor": f"r{index}",
         "index": index,
@@ -53,16 +88,20 @@ def view(rec: Mapping[str, Any], index: int, plots: bool = True) -> dict:
         "group": str(rec.get("group") or ""),
         "verdict": str(verdict),
         "verdict_label": d.verdict_label(verdict),
+        "verdict_tag": verdict_tag(rec),
+        "policy": float_policy(rec) or "",
         "verdict_meaning": d.verdict_meaning(verdict),
         "expected": rec.get("expected"),
         "expected_label": d.verdict_label(rec["expected"]) if rec.get("expected") else "",
         "match": matches_expected(rec),
         "finding": _finding(rec, k),
+        "findings": [{"label": f.label, "verdict": f.verdict if f.applicable else NOT_APPLICABLE,
+                      "verdict_label": f.verdict_text() if f.applicable else "no question",
+                      "warning": f.warning} for f in fs],
         "eps_lb": k.epsilon_bound(),
         "elapsed": d.fmt(rec.get("elapsed_s"), 3),
-        "facts": k.facts(),
-        "counterexample": None if cx is None else {"rows": cx.rows, "event": cx.event, "probs": cx.probs},
-        "plots": svgs,
+        "facts": k.section_facts(),
+        "blocks": blocks,
         "reproduce": rec.get("reproduce") or "",
         "recheck": k.recheck(),
         "recheck_label": k.recheck_label,
@@ -110,6 +149,15 @@ def _environment(run: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(str(k), "—" if v is None else str(v)) for k, v in env.items()]
 
 
+def _audited_files(run: Mapping[str, Any]) -> Any:
+    """``[(path, sha256 or why not)]``, or None when the run did not record them (older runs)."""
+    files = run.get("audited_files")
+    if not isinstance(files, list):
+        return None
+    return [(str(f.get("path", "")), str(f.get("sha256") or f"not hashed: {f.get('error') or 'unreadable'}"))
+            for f in files if isinstance(f, Mapping)]
+
+
 def render_html(run: Mapping[str, Any], *, plots: bool = True) -> str:
     """The self-contained HTML report of ``run``."""
     import jinja2
@@ -125,6 +173,8 @@ def render_html(run: Mapping[str, Any], *, plots: bool = True) -> str:
     run_view = {k: run.get(k) for k in ("seed", "started", "git_commit", "tool_version")}
     views = [view(r, i, plots) for i, r in enumerate(records, 1)]
     return env.get_template("report.html.j2").render(
+        audited_files=_audited_files(run),
+        float_policies=[(p, POLICY_MEANING.get(p, "")) for p in policies(records)],
         run=run_view,
         summary=summary,
         badges=badges,

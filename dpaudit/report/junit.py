@@ -8,6 +8,11 @@ Mapping (honest by construction: nothing undecided is shown as passed):
 * NOT REFUTED / PROVED → a passing case whose ``<system-out>`` says which (``NOT REFUTED`` adds
   "this is not a proof").
 
+A privacy audit with two findings (issue 27: logic and float64) is two test cases, ``TARGET [logic]``
+and ``TARGET [float64]``, each judged by its own finding: a float64 refutation under ``--float warn``
+passes with the warning in ``<system-out>``, and a question not asked (integer outputs,
+``--float off``) is ``<skipped>`` with the reason (nothing was checked). An ERROR record errs in both.
+
 A suite control (a record with ``expected``) passes when its verdict equals the expected one and
 fails otherwise, whatever the verdict: a broken mechanism that is REFUTED as expected is a working
 control. Seed claims (a source paper's statement re-checked numerically) are judged the same way:
@@ -22,7 +27,8 @@ import xml.etree.ElementTree as ET
 from typing import Any, Mapping
 
 from dpaudit.report import describe as d
-from dpaudit.report.kinds import kind_of
+from dpaudit.report import findings as fnd
+from dpaudit.report.kinds import JUnitOutcome, kind_of
 
 __all__ = ["render_junit"]
 
@@ -34,8 +40,85 @@ def _clean(text: Any) -> str:
     return _BAD_XML.sub("\ufffd", str(text))
 
 
-def _case(parent: ET.Element, rec: Mapping[str, Any]) -> str:
-    """Add one testcase; return its outcome: passed | failure | error | skipped."""
+def _finding_outcome(rec: Mapping[str, Any], f: Any) -> JUnitOutcome:
+    """The outcome of one finding's case (module docstring)."""
+    k, fk = kind_of(rec), kind_of(f.rec)
+    if rec.get("verdict") == "error":
+        return JUnitOutcome("error", rec.get("error") or "error", "dpaudit.Error")
+    if rec.get("expected") is not None:
+        if f.decides:
+            return k.junit_outcome()
+        if f.verdict == "error":
+            return JUnitOutcome("error", f.rec.get("error") or "error", "dpaudit.Error")
+        return JUnitOutcome("passed")  # the control is judged by the finding that decides it
+    if not f.applicable:
+        return JUnitOutcome("skipped", f"NOT APPLICABLE (nothing was checked): {f.reason or f.short_reason()}")
+    if f.warning:
+        return JUnitOutcome("passed")
+    if f.verdict == "refuted":
+        return JUnitOutcome("failure", f"claim refuted by its {f.label} finding: {fk.finding_text()}",
+                            "dpaudit.Refuted")
+    if f.verdict == "error":
+        return JUnitOutcome("error", f.rec.get("error") or "error", "dpaudit.Error")
+    if f.verdict == "inconclusive":
+        return JUnitOutcome("skipped", f"INCONCLUSIVE (not a pass): {fk.finding_text()}")
+    return JUnitOutcome("passed")
+
+
+def _finding_case(parent: ET.Element, rec: Mapping[str, Any], f: Any) -> str:
+    """Add the testcase of one finding; return its outcome."""
+    k, fk = kind_of(rec), kind_of(f.rec)
+    case = _element(parent, rec, f"{d.title(rec)} [{f.label}]")
+    outcome = _finding_outcome(rec, f)
+    word = f.verdict_text() if f.applicable else "NOT APPLICABLE"
+    lines = [f"{f.label} finding: {word}" + (f" ({d.verdict_meaning(f.verdict)})" if f.applicable else ""),
+             f"claim: {k.claim_text()}"]
+    if f.policy:
+        lines.append(f"float64 policy: {f.policy}")
+    if rec.get("verdict") == "error":
+        lines.append(f"the check could not run: {rec.get('error') or 'unknown error'}")
+    else:
+        lines.append(fk.lead())
+        if f.applicable and f.verdict != "error":
+            lines.append(f"evidence: {fk.evidence_text()}")
+    if f.warning:
+        lines.append(f"WARNING (--float warn): the float64 implementation is porous; the verdict is the logic "
+                     f"one, {d.verdict_label(rec.get('verdict'))}")
+    if f.question == fnd.FLOAT and f.refuted:
+        lines.append(f"fix: {fnd.FLOAT_FIX}")
+    if f.decides and len(fnd.findings_of(rec) or ()) > 1:
+        lines.append(f"this finding decides the verdict: {k.verdict_text()}")
+    if rec.get("reproduce"):
+        lines.append(f"reproduce: {rec['reproduce']}")
+    body = "\n".join(lines)
+    if outcome.status == "skipped":
+        ET.SubElement(case, "skipped", {"message": _clean(outcome.message)})
+    elif outcome.status != "passed":
+        ET.SubElement(case, outcome.status, {"message": _clean(outcome.message),
+                                             "type": outcome.type}).text = _clean(body)
+    ET.SubElement(case, "system-out").text = _clean(body)
+    return outcome.status
+
+
+def _element(parent: ET.Element, rec: Mapping[str, Any], name: str) -> ET.Element:
+    case = ET.SubElement(parent, "testcase", {
+        "classname": _clean(f"dpaudit.{rec.get('kind', 'result')}"),
+        "name": _clean(name),
+        "time": f"{max(0.0, d.num(rec.get('elapsed_s')) or 0.0):.3f}",
+    })
+    if rec.get("location"):
+        loc = rec["location"]
+        case.set("file", _clean(loc.get("path", "")))
+        case.set("line", str(loc.get("line", "")))
+    return case
+
+
+def _case(parent: ET.Element, rec: Mapping[str, Any]) -> list[str]:
+    """Add the record's testcases (two for a privacy audit with two findings, else one); return
+    their outcomes: passed | failure | error | skipped."""
+    fs = fnd.findings_of(rec)
+    if fs and len(fs) > 1:
+        return [_finding_case(parent, rec, f) for f in fs]
     verdict = rec.get("verdict")
     k = kind_of(rec)
     name = f"{d.title(rec)} [{k.claim_text()}]"
@@ -63,11 +146,12 @@ def _case(parent: ET.Element, rec: Mapping[str, Any]) -> str:
     if k.recheck():
         out += f"\nre-check: {k.recheck()}"
     ET.SubElement(case, "system-out").text = _clean(out)
-    return outcome.status
+    return [outcome.status]
 
 
 def render_junit(run: Mapping[str, Any]) -> str:
-    """The JUnit XML document for ``run`` (one testcase per record)."""
+    """The JUnit XML document for ``run`` (one testcase per record, two per privacy audit with
+    two findings)."""
     records = run.get("results", [])
     suites = ET.Element("testsuites", {"name": "dpaudit"})
     suite = ET.SubElement(suites, "testsuite", {"name": "dpaudit", "timestamp": _clean(run.get("started") or "")})
@@ -75,12 +159,21 @@ def render_junit(run: Mapping[str, Any]) -> str:
     for key in ("seed", "tool_version", "format_version", "git_commit", "command"):
         if run.get(key) is not None:
             ET.SubElement(props, "property", {"name": f"dpaudit.{key}", "value": _clean(run[key])})
+    for policy in fnd.policies(records):
+        ET.SubElement(props, "property", {"name": "dpaudit.float_policy", "value": _clean(policy)})
+    for f in run.get("audited_files") or ():
+        if isinstance(f, Mapping) and f.get("path"):
+            ET.SubElement(props, "property", {"name": f"dpaudit.sha256:{_clean(f['path'])}",
+                                              "value": _clean(f.get("sha256") or "not hashed")})
     counts = {"passed": 0, "failure": 0, "error": 0, "skipped": 0}
     total_time = 0.0
+    tests = 0
     for rec in records:
-        counts[_case(suite, rec)] += 1
+        for status in _case(suite, rec):
+            counts[status] += 1
+            tests += 1
         total_time += max(0.0, d.num(rec.get("elapsed_s")) or 0.0)
-    attrs = {"tests": str(len(records)), "failures": str(counts["failure"]),
+    attrs = {"tests": str(tests), "failures": str(counts["failure"]),
              "errors": str(counts["error"]), "skipped": str(counts["skipped"]), "time": f"{total_time:.3f}"}
     for el in (suites, suite):
         for k, v in attrs.items():

@@ -1,8 +1,10 @@
 """A Markdown summary of a run, short enough for a pull-request comment.
 
-GitHub-flavoured Markdown: a headline with the verdict counts, the findings a reviewer must read
-(REFUTED, ERROR, INCONCLUSIVE, and every record whose verdict is not the one expected of it), each
-with its claim, finding and reproduce line, then every result in a collapsed table. Wording comes
+GitHub-flavoured Markdown: a headline with the verdict counts (and the float64 policy), the
+findings a reviewer must read (REFUTED, ERROR, INCONCLUSIVE, a float64 warning, and every record
+whose verdict is not the one expected of it), each with its plain sentence, claim, its logic and
+float64 findings apart, and reproduce line, then every result in a collapsed table, then the
+audited files' SHA-256, the dpaudit version and the environment. Wording comes
 from each record's kind (:mod:`dpaudit.report.kinds`); NOT REFUTED is never shown as a pass of a
 proof, INCONCLUSIVE never as a pass.
 
@@ -21,6 +23,7 @@ import re
 from typing import Any, Mapping
 
 from dpaudit.report import describe as d
+from dpaudit.report import findings as fnd
 from dpaudit.report.kinds import kind_of
 from dpaudit.report.model import matches_expected, summarise
 from dpaudit.results import Verdict
@@ -63,12 +66,19 @@ def code(text: Any, limit: int = 400) -> str:
 
 
 def _attention(rec: Mapping[str, Any]) -> bool:
+    """Refuted, error, inconclusive, a float64 warning, or a control whose verdict is not the
+    expected one."""
     match = matches_expected(rec)
-    return (match is False) if match is not None else rec.get("verdict") in _NEEDS_ATTENTION
+    if match is not None:
+        return match is False
+    return rec.get("verdict") in _NEEDS_ATTENTION or fnd.float_warning(rec)
 
 
-def _verdict(rec: Mapping[str, Any]) -> str:
+def _verdict(rec: Mapping[str, Any], long: bool = False) -> str:
     text = f"**{d.verdict_label(rec.get('verdict'))}**"
+    tag = fnd.verdict_tag(rec) if long else fnd.short_tag(rec)
+    if tag:
+        text += f" {escape(tag if long else f'({tag})')}"
     if rec.get("expected") is not None:
         ok = rec.get("expected") == rec.get("verdict")
         text += f" (expected {d.verdict_label(rec['expected'])}{'' if ok else ', MISMATCH'})"
@@ -77,9 +87,25 @@ def _verdict(rec: Mapping[str, Any]) -> str:
 
 def _finding(rec: Mapping[str, Any]) -> list[str]:
     k = kind_of(rec)
-    lines = [f"- **{escape(d.title(rec), 120)}**: {_verdict(rec)}",
-             f"  - {escape(k.claim_label.lower())}: {escape(k.claim_text())}",
-             f"  - finding: {escape(k.finding_text(), 600)}"]
+    fs = fnd.findings_of(rec) if rec.get("verdict") != Verdict.ERROR.value else None
+    lines = [f"- **{escape(d.title(rec), 120)}**: {_verdict(rec, long=True)}"]
+    if (not fs or len(fs) == 1) and rec.get("verdict") != Verdict.ERROR.value:
+        lines.append(f"  - {escape(k.lead(), 600)}")
+    lines.append(f"  - {escape(k.claim_label.lower())}: {escape(k.claim_text())}")
+    if fnd.float_policy(rec):
+        lines.append(f"  - float64 policy: {code(fnd.float_policy(rec))}")
+    if fs and len(fs) > 1:
+        for f in sorted(fs, key=lambda f: not (f.decides and f.applicable)):  # the deciding one first
+            fk = kind_of(f.rec)
+            word = f.verdict_text() if f.applicable else "no question"
+            note = " (warning: --float warn)" if f.warning else ""
+            lines.append(f"  - {f.label}: **{word}**{note}: {escape(fk.lead(), 600)}")
+            if f.applicable and f.verdict != Verdict.ERROR.value:
+                lines.append(f"    - evidence: {escape(fk.evidence_text(), 400)}")
+            if f.question == fnd.FLOAT and f.refuted:
+                lines.append(f"    - fix: {escape(fnd.FLOAT_FIX)}")
+    else:
+        lines.append(f"  - finding: {escape(k.finding_text(), 600)}")
     if rec.get("reproduce"):
         lines.append(f"  - reproduce: {code(rec['reproduce'])}")
     return lines
@@ -90,6 +116,27 @@ def _row(i: int, rec: Mapping[str, Any]) -> str:
     cells = [str(i), escape(d.title(rec), 80), escape(rec.get("kind")), escape(k.summary_claim(), 120),
              _verdict(rec), escape(k.epsilon_bound() or "—"), escape(d.fmt(rec.get("elapsed_s"), 3))]
     return "| " + " | ".join(cells) + " |"
+
+
+def _pinned(run: Mapping[str, Any]) -> list[str]:
+    """What the verdicts are about: each audited file's SHA-256, the dpaudit version and the
+    environment, in a collapsed block."""
+    out = ["<details><summary>Audited files, dpaudit version and environment</summary>", ""]
+    files = run.get("audited_files")
+    if isinstance(files, list) and files:
+        out += ["Audited files (SHA-256 when audited):", ""]
+        for f in files:  # a list, not a table: the results table stays the comment's only one
+            if isinstance(f, Mapping):
+                digest = f.get("sha256") or f"not hashed: {f.get('error') or 'unreadable'}"
+                out.append(f"- {code(f.get('path', ''), 200)}: {code(digest)}")
+        out.append("")
+    elif files is None:
+        out += ["Audited files: not recorded by this run.", ""]
+    env = run.get("environment") if isinstance(run.get("environment"), Mapping) else {}
+    facts = [f"dpaudit {code(run.get('tool_version') or '—')}"]
+    facts += [f"{escape(k)} {code('—' if v is None else v)}" for k, v in env.items()]
+    out += [" · ".join(facts), "", "</details>", ""]
+    return out
 
 
 def render_markdown(run: Mapping[str, Any]) -> str:
@@ -106,6 +153,10 @@ def render_markdown(run: Mapping[str, Any]) -> str:
         meta.append(f"{met} / {summary['with_expected']} verdicts as expected")
     if run.get("git_commit"):
         meta.append(f"commit {code(str(run['git_commit'])[:12])}")
+    if run.get("tool_version"):
+        meta.append(f"dpaudit {escape(run['tool_version'])}")
+    for policy in fnd.policies(records):
+        meta.append(f"float64 policy {code(policy)} ({escape(fnd.POLICY_MEANING.get(policy, ''))})")
     out += [" · ".join(meta), "",
             "> NOT REFUTED means no violation was found with the budget spent: it is not a proof. "
             "INCONCLUSIVE is not a pass. Only PROVED proves.", ""]
@@ -127,6 +178,7 @@ def render_markdown(run: Mapping[str, Any]) -> str:
     if len(records) > MAX_ROWS:
         out += ["", f"… and {len(records) - MAX_ROWS} more rows (see the JSON result)"]
     out += ["", "</details>", ""]
+    out += _pinned(run)
     if run.get("command"):
         out += [f"Command: {code(run['command'])}", ""]
     return "\n".join(out)

@@ -4,13 +4,18 @@ A *run* is what one ``dpaudit check`` or ``dpaudit audit`` produced (README.md, 
 
     {"format_version", "tool_version", "seed", "started", "finished", "command",
      "environment": {"python", "numpy", "scipy", "statsmodels", "hypothesis", "z3", "platform"},
-     "git_commit", "summary": {verdict: count, ..., "controls", "mismatches"}, "results": [record, ...]}
+     "git_commit", "audited_files": [{"path", "sha256"}, ...],
+     "summary": {verdict: count, ..., "controls", "mismatches"}, "results": [record, ...]}
 
 Each record is a result's ``to_record()`` (the common keys of :mod:`dpaudit.results`: ``kind``,
 ``target``, ``verdict``, ``elapsed_s``, ``reproduce``, ``error``, plus its kind's own keys). Records
 of the audit suite also carry ``id`` and ``expected``; any record may carry ``location``
 (``{"path": ..., "line": ...}``, the mechanism's source, used by SARIF). Reports are pure
 functions of this dict (build the model, then render it).
+
+``audited_files`` pins what was audited: the SHA-256 of each file a record names (its ``location``
+path, else the file part of a ``FILE.py:FUNCTION`` target), read when the run is made, so a
+reviewer can tell whether the code in front of them is the code the verdicts are about.
 
 Only ``started``, ``finished``, ``elapsed_s`` (and the environment) vary between two runs with the
 same seed; :func:`stable_view` drops them, so reproducibility is checked by comparing stable views.
@@ -31,7 +36,7 @@ from dpaudit.results import FORMAT_VERSION, Verdict, jsonable
 
 __all__ = ["make_run", "record_of", "summarise", "environment", "git_commit", "timestamp",
            "stable_view", "check_run", "VOLATILE_KEYS", "matches_expected", "relative_path",
-           "location"]
+           "location", "audited_files", "audited_path", "sha256_of"]
 
 #: Keys whose values change from run to run even with the same seed (times and the machine).
 VOLATILE_KEYS = frozenset({"started", "finished", "elapsed_s", "environment", "git_commit",
@@ -132,6 +137,48 @@ def summarise(records: Sequence[Mapping[str, Any]]) -> dict:
             "with_expected": len(checked), "mismatches": sum(1 for m in checked if not m)}
 
 
+def audited_path(rec: Mapping[str, Any]) -> Optional[str]:
+    """The file a record is about: its ``location`` path, else the ``FILE.py`` of a
+    ``FILE.py:FUNCTION`` (or ``FILE.py``) target; None when it names no file."""
+    loc = rec.get("location")
+    if isinstance(loc, Mapping) and isinstance(loc.get("path"), str) and loc["path"]:
+        return loc["path"]
+    target = rec.get("target")
+    if not isinstance(target, str) or not target:
+        return None
+    path = target.rpartition(":")[0] if ":" in target and not target.endswith(".py") else target
+    return path if path.endswith(".py") else None
+
+
+def sha256_of(path: str) -> str:
+    """The SHA-256 of a file's bytes (hex); OSError when it cannot be read."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def audited_files(records: Iterable[Mapping[str, Any]]) -> list[dict]:
+    """``[{"path", "sha256"}]`` for each file the records name (:func:`audited_path`), once each in
+    first-seen order; a file that cannot be read has ``"sha256": None`` and an ``"error"``."""
+    out: list[dict] = []
+    seen: set[str] = set()
+    for rec in records:
+        path = audited_path(rec)
+        if path is None or path in seen:
+            continue
+        seen.add(path)
+        try:
+            out.append({"path": path, "sha256": sha256_of(path)})
+        except OSError as exc:
+            out.append({"path": path, "sha256": None,
+                        "error": "not found" if isinstance(exc, FileNotFoundError) else (exc.strerror or str(exc))})
+    return out
+
+
 def _command_text(command: Any) -> str:
     if command is None:
         return ""
@@ -162,6 +209,7 @@ def make_run(records: Iterable[Any], *, seed: Optional[int], started: Any, finis
         "command": _command_text(command),
         "environment": environment(),
         "git_commit": git_commit() if git else None,
+        "audited_files": audited_files(recs),
         "summary": summarise(recs),
         "results": recs,
     }

@@ -18,6 +18,13 @@ A kind whose rule is about a paper's statement (``SarifRule.paper``, e.g. a seed
 defect in code: refuted as its kind expects, its result is a ``note`` with the kind's accepted
 suppression and justification; refuted against that expectation it is an ``error``.
 
+A privacy audit's record with two findings (issue 27: ``findings: {"logic", "float"}``) reports
+each refuted finding on its own, under one of two more rules after the kinds' (:data:`FINDING_RULES`):
+``dpaudit/logic`` (the claim over the reals) and ``dpaudit/float64`` (the float64 implementation's
+porosity), so a consumer tracks them apart. A float64 refutation under ``--float warn`` is level
+``warning`` (the verdict stays NOT REFUTED); under ``--float error`` it is an ``error``. The run lists
+each audited file with its SHA-256 (``artifacts[].hashes``) and states its float64 policy.
+
 Records that are not refuted produce no result (SARIF reports findings, not passes). The location
 comes from the record's ``location`` (``{"path", "line"}``); failing that, a ``FILE.py:FUNCTION``
 target is resolved by reading FILE for ``def FUNCTION``.
@@ -32,18 +39,37 @@ from typing import Any, Mapping, Optional
 from urllib.parse import quote
 
 from dpaudit.report import describe as d
-from dpaudit.report.kinds import RecordKind, kind_of, registered_kinds
+from dpaudit.report import findings as fnd
+from dpaudit.report.kinds import RecordKind, SarifRule, kind_of, registered_kinds
 from dpaudit.report.model import relative_path
 from dpaudit.results import Verdict
 
-__all__ = ["render_sarif", "render_sarif_text", "SARIF_SCHEMA", "find_location"]
+__all__ = ["render_sarif", "render_sarif_text", "SARIF_SCHEMA", "find_location", "FINDING_RULES"]
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
+#: The rules of a privacy audit's two findings, by question, listed after the kinds' rules.
+FINDING_RULES: dict[str, SarifRule] = {
+    fnd.LOGIC: SarifRule("dpaudit/logic", "PrivacyClaimRefutedOverTheReals",
+                         "A differential-privacy claim is false for the mechanism as a model over the reals.",
+                         "An audit found neighbouring datasets D, D' and an event S that does not depend on the "
+                         "binary representation of the output (a threshold, an interval, a score) with "
+                         "P[M(D) in S] > e^eps P[M(D') in S] + delta at the stated confidence: the mechanism's "
+                         "logic breaks the claim, whatever the arithmetic."),
+    fnd.FLOAT: SarifRule("dpaudit/float64", "PrivacyClaimRefutedByFloat64Porosity",
+                         "The float64 implementation of a mechanism leaks through the bits of its outputs.",
+                         "An audit found neighbouring datasets D, D' whose outputs fall in different sets of "
+                         "doubles (binade and trailing zero mantissa bits): x + noise and x' + noise round "
+                         "differently, so the output's bits tell D from D' beyond the claim (porosity, "
+                         "Mironov 2012). Fix: snap the output to a grid (Mironov's snapping mechanism) or use "
+                         "integer noise."),
+}
+
 def _rules(kinds: tuple) -> list[dict]:
     out = []
-    for k in kinds:
-        r = k.rule
+    entries = [(k.rule, k.description) for k in kinds]
+    entries += [(r, f"{fnd.question_label(q)} finding of a privacy audit") for q, r in FINDING_RULES.items()]
+    for r, description in entries:
         out.append({
             "id": r.id,
             "name": r.name,
@@ -51,7 +77,7 @@ def _rules(kinds: tuple) -> list[dict]:
             "fullDescription": {"text": r.full},
             "help": {"text": f"{r.full} Re-run the reproduce command in the message to replay it."},
             "defaultConfiguration": {"level": "note" if r.paper else "error"},
-            "properties": {"tags": ["differential-privacy", "privacy", k.description],
+            "properties": {"tags": ["differential-privacy", "privacy", description],
                            "precision": "very-high",
                            "problem.severity": "recommendation" if r.paper else "error"},
         })
@@ -92,29 +118,62 @@ def _uri(path: str) -> tuple[str, Optional[str]]:
     return quote(p), "%SRCROOT%"
 
 
-def _fingerprint(rec: Mapping[str, Any], k: RecordKind) -> str:
-    key = "|".join([str(rec.get("kind")), d.title(rec), k.claim_text()])
+def _fingerprint(rec: Mapping[str, Any], k: RecordKind, question: str = "") -> str:
+    key = "|".join([str(rec.get("kind")), d.title(rec), k.claim_text()] + ([question] if question else []))
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 
 
-def _result(rec: Mapping[str, Any], kinds: tuple) -> dict:
+def _finding_results(rec: Mapping[str, Any], kinds: tuple) -> list[dict]:
+    """One result per refuted finding of a record with findings (``dpaudit/logic``,
+    ``dpaudit/float64``); a float64 refutation under ``--float warn`` is a ``warning``."""
+    out = []
+    k = kind_of(rec)
+    for f in fnd.findings_of(rec) or ():
+        if not f.refuted or f.question not in FINDING_RULES:
+            continue
+        fk = kind_of(f.rec)
+        rule = FINDING_RULES[f.question]
+        text = (f"{d.title(rec)}: the claim {k.claim_text()} is REFUTED by its {f.label} finding: "
+                f"{fk.lead()} Evidence: {fk.evidence_text()}.")
+        if f.question == fnd.FLOAT:
+            text += f" Fix: {fnd.FLOAT_FIX}."
+        if f.warning:
+            text += " A warning under --float warn: the verdict is the logic one."
+        level = "warning" if f.warning else "error"
+        props = {key: f.rec[key] for key in k.sarif_properties if f.rec.get(key) is not None}
+        props.update({"question": f.question, "float_policy": f.policy, "overall_verdict": rec.get("verdict")})
+        res = _result(rec, kinds, rule=rule, rule_index=len(kinds) + list(FINDING_RULES).index(f.question),
+                      level=level, text=text, key=f.question, properties=props)
+        out.append(res)
+    return out
+
+
+def _result(rec: Mapping[str, Any], kinds: tuple, *, rule: Optional[SarifRule] = None,
+            rule_index: Optional[int] = None, level: Optional[str] = None, text: Optional[str] = None,
+            key: str = "", properties: Optional[dict] = None) -> dict:
     k = kind_of(rec)
     known = type(k) in kinds
-    rule = k.rule if known else kinds[0].rule  # an unknown kind is reported under the first rule
     paper = k.rule.paper
     expected = k.sarif_expected()
-    text = k.sarif_message(d.title(rec))
+    if rule is None:
+        rule = k.rule if known else kinds[0].rule  # an unknown kind is reported under the first rule
+        rule_index = kinds.index(type(k)) if known else 0
+    if text is None:
+        text = k.sarif_message(d.title(rec))
     if rec.get("reproduce"):
         text += f" Reproduce: {rec['reproduce']}"
+    if level is None:
+        level = "note" if paper and expected == Verdict.REFUTED.value else "error"
     res: dict[str, Any] = {
         "ruleId": rule.id,
-        "ruleIndex": kinds.index(type(k)) if known else 0,
-        "level": "note" if paper and expected == Verdict.REFUTED.value else "error",
+        "ruleIndex": rule_index,
+        "level": level,
         "kind": "fail",
         "message": {"text": text},
         "locations": [],
-        "partialFingerprints": {"dpauditClaim/v1": _fingerprint(rec, k)},
-        "properties": {key: rec[key] for key in k.sarif_properties if rec.get(key) is not None},
+        "partialFingerprints": {"dpauditClaim/v1": _fingerprint(rec, k, key)},
+        "properties": properties if properties is not None else
+        {key: rec[key] for key in k.sarif_properties if rec.get(key) is not None},
     }
     loc = find_location(rec)
     logical = [{"fullyQualifiedName": str(rec.get("target") or d.title(rec)),
@@ -127,7 +186,7 @@ def _result(rec: Mapping[str, Any], kinds: tuple) -> dict:
                                  "logicalLocations": logical})
     else:
         res["locations"].append({"logicalLocations": logical})
-    if expected == Verdict.REFUTED.value:
+    if expected == Verdict.REFUTED.value and level != "warning":
         res["suppressions"] = [{"kind": "external", "status": "accepted",
                                 "justification": k.sarif_justification()}]
     return res
@@ -136,7 +195,13 @@ def _result(rec: Mapping[str, Any], kinds: tuple) -> dict:
 def render_sarif(run: Mapping[str, Any]) -> dict:
     """The SARIF 2.1.0 log (a dict; :func:`dpaudit.report.json_io.dumps` writes it) for ``run``."""
     kinds = registered_kinds()
-    results = [_result(r, kinds) for r in run.get("results", []) if r.get("verdict") == Verdict.REFUTED.value]
+    results = []
+    for r in run.get("results", []):
+        if isinstance(r.get("findings"), Mapping) and r.get("verdict") != Verdict.ERROR.value \
+                and fnd.findings_of(r):
+            results += _finding_results(r, kinds)
+        elif r.get("verdict") == Verdict.REFUTED.value:
+            results.append(_result(r, kinds))
     invocation: dict[str, Any] = {"executionSuccessful": True}
     if run.get("command"):
         invocation["commandLine"] = str(run["command"])
@@ -152,9 +217,29 @@ def render_sarif(run: Mapping[str, Any]) -> dict:
         "columnKind": "unicodeCodePoints",
         "results": results,
         "properties": {"seed": run.get("seed"), "format_version": run.get("format_version"),
-                       "git_commit": run.get("git_commit"), "summary": run.get("summary")},
+                       "git_commit": run.get("git_commit"), "summary": run.get("summary"),
+                       "float_policy": fnd.policies(run.get("results", [])),
+                       "environment": run.get("environment")},
     }
+    artifacts = _artifacts(run)
+    if artifacts:
+        sarif_run["artifacts"] = artifacts
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [sarif_run]}
+
+
+def _artifacts(run: Mapping[str, Any]) -> list[dict]:
+    """Each audited file with its SHA-256 when audited (``run["audited_files"]``)."""
+    out = []
+    for f in run.get("audited_files") or ():
+        if not isinstance(f, Mapping) or not f.get("path"):
+            continue
+        uri, base = _uri(str(f["path"]))
+        loc = {"uri": uri} if base is None else {"uri": uri, "uriBaseId": base}
+        art: dict[str, Any] = {"location": loc, "roles": ["analysisTarget"]}
+        if f.get("sha256"):
+            art["hashes"] = {"sha-256": str(f["sha256"])}
+        out.append(art)
+    return out
 
 
 def render_sarif_text(run: Mapping[str, Any]) -> str:

@@ -111,15 +111,23 @@ def test_result_section_shows_claim_bound_counterexample_plots_and_reproduce():
     for piece in ("ε = 1 (pure DP), add-remove neighbours", "ε lower bound", "1.4", "95% (family-wise)",
                   "10,000", "output > 0.5", "[0.35, 0.45]", "[0.08, 0.12]", "dpaudit check m.py:noisy_sum"):
         assert piece in sec, piece
-    assert text.count("<svg") == 1 and "output histograms for D and D′" in text
-    assert "ε lower bound against the event threshold" in text
+    assert text.count("<svg") == 1 and "histograms of the outputs on D and on D′" in text
+    assert "the ε lower bound each candidate threshold would give" in text and "clipped at 0" in text
 
 
 def test_missing_or_malformed_plot_data_degrades_to_no_plot():
+    """Malformed histograms and curves are left out (no crash); what remains is the picture every
+    counterexample has: P[M(D) ∈ S] against P[M(D′) ∈ S] with their intervals."""
     bad = [{"histogram": {"p": [1, 2], "q": [1]}}, {"samples": {"d": ["a"], "d_prime": [1]}},
            {"bound_curve": {"threshold": [1, 2], "epsilon_lower_bound": [1]}}, {"histogram": "x"}]
     text = render_html(run_of(*[sampled(details=b) for b in bad], sampled()))
-    assert "<svg" not in text and text.count('class="result') == 5
+    assert text.count('class="result') == 5 and text.count("<svg") == 5
+    assert "histograms of" not in text and "threshold would give" not in text
+    assert text.count("P[M(D) ∈ S] and P[M(D′) ∈ S] on the validation split") == 5
+    no_cx = sampled(verdict=Verdict.NOT_REFUTED).to_record()
+    no_cx["counterexample"] = None
+    no_cx.pop("findings", None)
+    assert "<svg" not in render_html(run_of(no_cx))
 
 
 def test_formal_proof_text_and_run_metadata_are_shown():
@@ -144,7 +152,10 @@ def test_discrete_outputs_get_bars_with_the_event_atoms_marked():
     rng = np.random.default_rng(1)
     rec = sampled(details={"samples": {"d": rng.integers(0, 5, 300).tolist(),
                                        "d_prime": rng.integers(1, 6, 300).tolist()}}).to_record()
-    rec["counterexample"]["event"] = {"kind": "atoms", "atoms": [0, 1], "text": "output ∈ {0, 1}"}
+    event = {"kind": "atoms", "atoms": [0, 1], "text": "output ∈ {0, 1}"}
+    rec["counterexample"]["event"] = event
+    if rec.get("findings"):
+        rec["findings"]["logic"]["counterexample"]["event"] = event
     text = render_html(run_of(rec))
     assert text.count("<svg") == 1
     svg = text[text.index("<svg"):text.index("</svg>")]

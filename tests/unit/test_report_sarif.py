@@ -105,7 +105,8 @@ def test_one_result_per_refuted_claim_at_the_mechanism_line(tmp_path, monkeypatc
     assert validate_sarif(log)
     run = log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert len(rules) == 5 and len({r["id"] for r in rules}) == 5  # one rule per claim kind
+    assert len(rules) == 7 and len({r["id"] for r in rules}) == 7  # one rule per claim kind, two per finding
+    assert [r["id"] for r in rules[-2:]] == ["dpaudit/logic", "dpaudit/float64"]
     results = run["results"]
     assert len(results) == 3
     first = results[0]["locations"][0]["physicalLocation"]

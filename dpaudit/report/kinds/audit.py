@@ -9,14 +9,18 @@ record's keys are those of :meth:`dpaudit.results.AuditResult.to_record`; the fa
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar, Mapping, Optional
 
-from dpaudit.report.formatting import delta_floor, fmt, num
-from dpaudit.report.kinds.base import (CounterexampleView, RecordKind, SarifRule, as_json, interval_text,
-                                       number_text, privacy_claim_text, short)
+from dpaudit.report import findings as fnd
+from dpaudit.report.formatting import delta_floor, fmt, num, verdict_label, verdict_meaning
+from dpaudit.report.kinds.base import (CounterexampleView, FindingBlock, RecordKind, SarifRule, as_json,
+                                       dataset_views, interval_text, number_text, privacy_claim_text,
+                                       short)
 from dpaudit.results import Verdict
 
-__all__ = ["PrivacyAudit", "SampledAudit", "ExactAudit", "counterexample_text", "refuting_pair"]
+__all__ = ["PrivacyAudit", "SampledAudit", "ExactAudit", "counterexample_text", "refuting_pair",
+           "plain_sentence", "times_text"]
 
 
 def refuting_pair(rec: Mapping[str, Any]) -> str:
@@ -28,23 +32,149 @@ def refuting_pair(rec: Mapping[str, Any]) -> str:
 
 
 def counterexample_text(cx: Mapping[str, Any]) -> str:
-    """``D = [...], D′ = [...], event output ≥ 0.7`` (each part cut to 80 characters)."""
+    """``D = [...], D′ = [...], event output ≥ 0.7`` (each part cut to 80 characters; a
+    float-structure event as ``porosity: …`` naming at most two cells)."""
     parts = []
     if "dataset" in cx:
         parts.append(f"D = {short(cx['dataset'])}")
     if "neighbour" in cx:
         parts.append(f"D′ = {short(cx['neighbour'])}")
     event = cx.get("event")
-    if isinstance(event, Mapping) and event.get("text"):
+    if fnd.is_float_event(event):
+        reason = {"signed-zero": "signed zero"}.get(str(event.get("reason")), "porosity")
+        parts.append(f"{reason}: {fnd.porosity_text(event)}")
+    elif isinstance(event, Mapping) and event.get("text"):
         parts.append(f"event {event['text']}")
     return ", ".join(parts)
 
 
+def times_text(x: float) -> str:
+    """A ratio for people: ``2.72``, ``902``, ``12,300``, ``1.2 × 10^130``, ``∞``."""
+    if math.isinf(x):
+        return "∞"
+    if x < 10:
+        return f"{x:.3g}"
+    if x < 1e6:
+        digits = int(math.floor(math.log10(x)))
+        return f"{round(x, 2 - digits):,.0f}"
+    mant, exp = f"{x:.1e}".split("e")
+    return f"{mant} × 10^{int(exp)}"
+
+
+def _ratio(eps: Optional[float]) -> str:
+    if eps is None:
+        return "—"
+    return times_text(math.exp(eps)) if eps < 700 else "∞"
+
+
+def _share(p: Any) -> str:
+    """A probability as a share of outputs: ``91.8%``, ``0.033%``, ``never``."""
+    v = num(p)
+    if v is None:
+        return "—"
+    if v == 0:
+        return "never"
+    return f"{100 * v:.3g}%"
+
+
+def _event_phrase(cx: Mapping[str, Any]) -> str:
+    event = cx.get("event")
+    words = fnd.event_words(event)
+    phrase = f"“{words}”" if words else "the event found"
+    score = event.get("score") if isinstance(event, Mapping) and event.get("kind") == "score" else None
+    weights = score.get("weights") if isinstance(score, Mapping) else None
+    if isinstance(weights, list) and len(weights) > 1 and all(num(w) is not None for w in weights):
+        top = max(range(len(weights)), key=lambda i: abs(num(weights[i]) or 0.0))
+        phrase += f" (a score led by coordinate {top} of the output)"
+    return phrase
+
+
+def plain_sentence(rec: Mapping[str, Any]) -> str:
+    """One plain sentence saying what was found, for a reviewer who is no statistician: how
+    many times likelier the event is on D than on D′ against what the claim allows (e^ε_LB
+    against e^ε), or for a δ claim the probability gap against δ; for NOT REFUTED the best event
+    and "this is not a proof"; for a float finding the bits that tell D from D′."""
+    verdict = rec.get("verdict")
+    claim = rec.get("claim") if isinstance(rec.get("claim"), Mapping) else {}
+    eps, delta = num(claim.get("epsilon")), num(claim.get("delta")) or 0.0
+    eps_lb, delta_lb = num(rec.get("epsilon_lower_bound")), num(rec.get("delta_lower_bound"))
+    cx = rec.get("counterexample") if isinstance(rec.get("counterexample"), Mapping) else None
+    flt = rec.get("question") == fnd.FLOAT
+    conf = num(rec.get("confidence"))
+    exact = rec.get("kind") == "exact"
+    least = "" if exact else "at least "
+    at_conf = "" if exact or conf is None else f" (at {fmt(100 * conf, 4)}% confidence)"
+    allowed = _ratio(eps) if eps is not None else "—"
+    claim_words = f"a claim of ε = {fmt(eps)}" if not delta else f"a claim of ε = {fmt(eps)}, δ = {fmt(delta)}"
+    if verdict == Verdict.ERROR.value:
+        return f"The check could not run: {rec.get('error') or 'unknown error'}."
+    if verdict == fnd.NOT_APPLICABLE:
+        reason = str(rec.get("reason") or "")
+        if rec.get("float_policy") == "off":
+            return "Not asked (--float off): only the logic question was audited."
+        return f"No float64 question here: {reason.split(':')[0] or 'not asked'}."
+    if verdict == Verdict.INCONCLUSIVE.value:
+        return ("The audit could not decide" + (" (cut short by the time limit)" if isinstance(
+            rec.get("details"), Mapping) and rec["details"].get("timed_out") else "")
+                + ": this is not a pass.")
+    if verdict == Verdict.REFUTED.value and cx is not None:
+        p, q = cx.get("p"), cx.get("q")
+        seen = f"{_share(p)} of outputs on D, {_share(q)} on D′"
+        if flt:
+            event = cx.get("event") if isinstance(cx.get("event"), Mapping) else {}
+            codes = event.get("cell_codes")
+            cells = (f"{len(codes)} float64 cell{'' if len(codes) == 1 else 's'}" if isinstance(codes, list)
+                     and codes else "float64 cells")
+            rare = "never reach" if num(q) == 0 else f"reach only {_share(q)} of the time"
+            return (f"The output's float64 bits tell D from D′: {_share(p)} of outputs on D fall in {cells} "
+                    f"(binade and trailing zero mantissa bits) that outputs on D′ {rare}, so these bits make "
+                    f"D {least}{_ratio(eps_lb)} times likelier than D′{at_conf}; {claim_words} allows at most "
+                    f"{allowed} times.")
+        if delta and delta_lb is not None and delta_lb > delta:
+            p_lo = (cx.get("p_interval") or [p])[0] if isinstance(cx.get("p_interval"), list) else p
+            q_hi = (cx.get("q_interval") or [None, q])[-1] if isinstance(cx.get("q_interval"), list) else q
+            scaled = (math.exp(eps) * num(q_hi)) if eps is not None and num(q_hi) is not None else None
+            return (f"On D the event {_event_phrase(cx)} has probability {least}{fmt(p_lo, 3)}, "
+                    f"more than e^ε = {allowed} times its probability on D′ ({'at most ' if not exact else ''}"
+                    f"{fmt(q_hi, 3)}, times e^ε: {fmt(scaled, 3)}) by {fmt(delta_floor(delta_lb), 3)}{at_conf}; "
+                    f"{claim_words} allows a gap of at most δ = {fmt(delta)}.")
+        if q is not None and num(q) == 0:
+            return (f"On D the event {_event_phrase(cx)} happens in {_share(p)} of outputs and on D′ "
+                    f"never: it is {least}{_ratio(eps_lb)} times likelier on D{at_conf}; "
+                    f"{claim_words} allows at most {allowed} times.")
+        conf_clause = at_conf.replace(" (", ", ").rstrip(")") if at_conf else ""
+        return (f"On D the event {_event_phrase(cx)} is {least}{_ratio(eps_lb)} times likelier than on D′ "
+                f"({seen}{conf_clause}); {claim_words} allows at most {allowed} times.")
+    if verdict == Verdict.REFUTED.value:
+        return (f"The claim is false: ε ≥ {fmt(eps_lb)}, so some output is {least}{_ratio(eps_lb)} times "
+                f"likelier on one dataset than on its neighbour; {claim_words} allows at most {allowed} times.")
+    # NOT REFUTED (or PROVED, which an audit never says)
+    what = "float64 bits" if flt else "events"
+    if cx is not None and eps_lb is not None and eps_lb > 0:
+        return (f"No violation found: the most telling of the {what} tried, {_event_phrase(cx)}, is "
+                f"{least}{_ratio(eps_lb)} times likelier on D than on D′ (ε ≥ {fmt(eps_lb)}), within the "
+                f"{allowed} times {claim_words} allows. This is not a proof.")
+    samples = num(rec.get("samples"))
+    spent = f" with {int(samples):,} samples" if samples else ""
+    if flt:
+        return (f"No violation found: the output's float64 bits did not tell D from D′{spent}"
+                + (f" (ε ≥ {fmt(eps_lb)})" if eps_lb is not None else "") + ". This is not a proof.")
+    return (f"No violation found{spent}: no event was measurably likelier on D than on D′ beyond "
+            f"the {allowed} times {claim_words} allows. This is not a proof.")
+
+
 class PrivacyAudit(RecordKind):
-    """An (ε, δ) claim checked on neighbouring pairs; ``claim`` is ``{epsilon, delta, neighbours}``."""
+    """An (ε, δ) claim checked on neighbouring pairs; ``claim`` is ``{epsilon, delta, neighbours}``.
+
+    A record with ``findings`` (issue 27) has two: the logic one and the float64 one
+    (:mod:`dpaudit.report.findings`); its top-level verdict is the overall one under its float
+    policy, and its top-level bounds are those of the finding that decided it. Every method here
+    reads either kind of record; :meth:`finding_blocks` shows each finding apart, the deciding one
+    first."""
 
     __slots__ = ()
-    shown = frozenset({"epsilon_lower_bound", "delta_lower_bound", "confidence", "samples", "counterexample"})
+    shown = frozenset({"epsilon_lower_bound", "delta_lower_bound", "confidence", "samples", "counterexample",
+                       "findings", "float_policy", "decided_by", "question"})
     #: ``details`` key -> fact label, in the order shown
     DETAIL_FACTS: ClassVar[tuple] = ()
 
@@ -61,7 +191,18 @@ class PrivacyAudit(RecordKind):
     def where(self) -> str:
         raise NotImplementedError
 
-    def finding(self) -> str:
+    def findings(self) -> Optional[list]:
+        """The record's findings (:func:`dpaudit.report.findings.findings_of`), None before the split."""
+        return fnd.findings_of(self.rec)
+
+    def verdict_text(self) -> str:
+        tag = fnd.verdict_tag(self.rec)
+        label = verdict_label(self.rec.get("verdict"))
+        return f"{label} {tag}" if tag else label
+
+    def evidence_text(self) -> str:
+        """The top-level finding in one sentence: ``ε ≥ 6.8 at 95% confidence (claimed ε = 1)
+        from 61,284 samples; counterexample D = […], D′ = […], event …``."""
         rec, claim = self.rec, self.claim()
         eps_lb = rec.get("epsilon_lower_bound")
         text = f"ε ≥ {fmt(eps_lb)} {self.where()}".strip() if num(eps_lb) is not None else "no ε bound"
@@ -74,10 +215,27 @@ class PrivacyAudit(RecordKind):
             text += f" from {int(num(rec['samples']) or 0):,} samples"
         return text + refuting_pair(rec)
 
+    def finding(self) -> str:
+        """The deciding finding's evidence; with two findings, the float64 one after it
+        (``float64: porous (…)``), or, when the float64 finding alone decided, the fix."""
+        rec = self.rec
+        if rec.get("verdict") == fnd.NOT_APPLICABLE:
+            return plain_sentence(rec)
+        text = self.evidence_text()
+        flt = fnd.finding(rec, fnd.FLOAT)
+        if flt is None or rec.get("question"):
+            return text
+        if flt.decides and flt.refuted:
+            return f"{text}; fix: {fnd.FLOAT_FIX}"
+        status = fnd.float_status(rec)
+        return f"{text}; {status}" if status else text
+
     def figure(self) -> str:
         if num(self.rec.get("epsilon_lower_bound")) is None:
             return ""
-        return f"ε ≥ {fmt(self.rec['epsilon_lower_bound'])} (claimed {fmt(self.claim().get('epsilon'))})"
+        flt = fnd.finding(self.rec, fnd.FLOAT)
+        which = " (float64)" if flt is not None and flt.decides and flt.refuted else ""
+        return f"ε ≥ {fmt(self.rec['epsilon_lower_bound'])}{which} (claimed {fmt(self.claim().get('epsilon'))})"
 
     def epsilon_bound(self) -> str:
         return fmt(self.rec.get("epsilon_lower_bound"))
@@ -86,15 +244,24 @@ class PrivacyAudit(RecordKind):
         raise NotImplementedError
 
     def own_facts(self) -> list[tuple[str, str]]:
+        return self.evidence_facts() + self.stat_facts()
+
+    def evidence_facts(self) -> list[tuple[str, str]]:
+        """The facts a reviewer reads: the bounds, the confidence, the samples."""
         rec = self.rec
-        facts = [("ε lower bound", fmt(rec.get("epsilon_lower_bound"))),
-                 ("δ lower bound (at the claimed ε)", fmt(delta_floor(rec.get("delta_lower_bound")))),
-                 ("confidence", self.confidence_text()),
-                 ("samples", f"{int(num(rec.get('samples')) or 0):,}")]
-        det = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}
-        facts += [(label, self.detail_text(det[key])) for key, label in self.DETAIL_FACTS
-                  if det.get(key) is not None]
+        facts = [("ε lower bound", fmt(rec.get("epsilon_lower_bound")))]
+        approximate = (num(self.claim().get("delta")) or 0) > 0
+        if approximate or num(rec.get("delta_lower_bound")) is not None:
+            facts.append(("δ lower bound (at the claimed ε)", fmt(delta_floor(rec.get("delta_lower_bound")))))
+        facts += [("confidence", self.confidence_text()),
+                  ("samples", f"{int(num(rec.get('samples')) or 0):,}")]
         return facts
+
+    def stat_facts(self) -> list[tuple[str, str]]:
+        """The facts a statistician checks (how the event was found and bounded)."""
+        det = self.rec.get("details") if isinstance(self.rec.get("details"), Mapping) else {}
+        return [(label, self.detail_text(det[key])) for key, label in self.DETAIL_FACTS
+                if det.get(key) is not None]
 
     def detail_text(self, value: Any) -> str:
         return str(value)
@@ -104,23 +271,90 @@ class PrivacyAudit(RecordKind):
         if not isinstance(cx, Mapping):
             return None
         event = cx.get("event")
-        event_text = event.get("text") if isinstance(event, Mapping) and event.get("text") else (
-            as_json(event) if event is not None else None)
-        rows = tuple((label, as_json(cx[key])) for key, label in (("dataset", "D"), ("neighbour", "D′"))
-                     if key in cx)
+        if fnd.is_float_event(event):
+            event_text = fnd.porosity_text(event)
+        else:
+            event_text = event.get("text") if isinstance(event, Mapping) and event.get("text") else (
+                as_json(event) if event is not None else None)
+        datasets, marked = dataset_views(cx.get("dataset"), cx.get("neighbour"))
+        rows = () if datasets else tuple((label, as_json(cx[key])) for key, label in
+                                         (("dataset", "D"), ("neighbour", "D′")) if key in cx)
         probs = None
         if "p" in cx or "q" in cx:
             probs = {"p": fmt(cx.get("p")), "p_interval": interval_text(cx.get("p_interval")),
                      "q": fmt(cx.get("q")), "q_interval": interval_text(cx.get("q_interval"))}
-        return CounterexampleView(rows, event_text, probs)
+        return CounterexampleView(rows, event_text, probs, datasets, marked)
 
     def plots(self, salt: str) -> list[tuple[str, str]]:
         from dpaudit.report.plots import record_svgs
 
         try:
             return record_svgs(self.rec, salt=salt)
-        except (ValueError, TypeError, OverflowError):  # malformed plot data: no plot, not a crash
+        except (ValueError, TypeError, OverflowError, KeyError, IndexError):  # malformed plot data: no plot
             return []
+
+    # -- the HTML's blocks --------------------------------------------------------------------------
+
+    def lead(self) -> str:
+        return plain_sentence(self.rec)
+
+    def section_facts(self) -> list[tuple[str, str]]:
+        facts = self.head_facts()
+        policy = fnd.float_policy(self.rec)
+        if policy:
+            facts.append(("float64 policy", f"{policy}: {fnd.POLICY_MEANING.get(policy, '')}".rstrip(": ")))
+        raw = self.rec.get("findings") if isinstance(self.rec.get("findings"), Mapping) else {}
+        split = [(f.label, num((raw.get(f.question) or {}).get("confidence"))) for f in self.findings() or ()
+                 if f.applicable]
+        split = [(label, c) for label, c in split if c is not None]
+        if len(split) > 1:
+            facts.append(("confidence per finding", ", ".join(f"{label} {fmt(100 * c, 4)}%" for label, c in split)
+                          + f" (together {fmt(100 * (num(self.rec.get('confidence')) or 0), 4)}%)"))
+        facts.append(("time", f"{fmt(self.rec.get('elapsed_s'), 3)} s"))
+        return facts
+
+    def finding_blocks(self, salt: str, plots: bool = True) -> list[FindingBlock]:
+        fs = self.findings()
+        if not fs or len(fs) == 1 or self.rec.get("verdict") == Verdict.ERROR.value and not any(
+                f.applicable for f in fs):
+            return [self._block(self.rec, None, salt, plots)]
+        # the finding that decides the verdict first (the reason a reviewer acts on), then the other
+        ordered = sorted(fs, key=lambda f: not (f.decides and f.applicable))
+        return [self._block(f.rec, f, f"{salt}-{f.question}", plots) for f in ordered]
+
+    def _block(self, rec: Mapping[str, Any], f: Any, salt: str, plots: bool) -> FindingBlock:
+        k = type(self)(rec)
+        verdict = str(rec.get("verdict"))
+        applicable = f is None or f.applicable
+        note = ""
+        if f is not None:
+            if f.warning:
+                note = "a warning under --float warn: it does not change the verdict"
+            elif f.decides and applicable:
+                note = "decides the verdict"
+            elif f.refuted:
+                note = "refutes the claim too"
+        lead = plain_sentence(rec)
+        if verdict == Verdict.ERROR.value:
+            lead = verdict_meaning(verdict).capitalize() + "."
+        stats = k.stat_facts() + k.strength_facts()
+        if f is not None and num((self.rec.get("findings") or {}).get(f.question, {}).get("alpha")) is not None:
+            alpha = num(self.rec["findings"][f.question]["alpha"])
+            stats.append(("error level α of this finding (its share of 1 − confidence)",
+                          f"{fmt(alpha)} (confidence {fmt(100 * (1 - alpha), 4)}%)"))
+        stats += self.tail_facts()[:-1]  # method, seed (the time is the record's)
+        return FindingBlock(
+            question=None if f is None else f.question, heading=None if f is None else f.heading,
+            verdict=verdict if applicable else fnd.NOT_APPLICABLE, lead=lead, note=note,
+            fix=fnd.FLOAT_FIX if f is not None and f.question == fnd.FLOAT and f.refuted else "",
+            counterexample=k.counterexample() if applicable else None,
+            plots=tuple(k.plots(salt)) if plots and applicable else (),
+            evidence=tuple(k.evidence_facts()) if applicable and verdict != Verdict.ERROR.value else (),
+            stats=tuple(stats) if applicable and verdict != Verdict.ERROR.value else ())
+
+    def strength_facts(self) -> list[tuple[str, str]]:
+        """How strong a graded verdict is (a sampled audit's p-value, margin, power)."""
+        return []
 
 
 class SampledAudit(PrivacyAudit):
@@ -143,12 +377,37 @@ class SampledAudit(PrivacyAudit):
 
     def where(self) -> str:
         conf = num(self.rec.get("confidence"))
-        return f"at {fmt(100 * conf, 3)}% confidence" if conf else ""
+        return f"at {fmt(100 * conf, 4)}% confidence" if conf else ""
 
     def own_facts(self) -> list[tuple[str, str]]:
         """The shared facts, then how strong the verdict is (p-value, margin, MARGINAL, power),
         whether the mechanism replays from its seed, and the family the confidence covers."""
-        rec, facts = self.rec, super().own_facts()
+        return self.evidence_facts() + self.stat_facts() + self.strength_facts()
+
+    def evidence_facts(self) -> list[tuple[str, str]]:
+        facts = super().evidence_facts()
+        rec = self.rec
+        if rec.get("marginal") and num(rec.get("p_value")) is not None:
+            facts.append(("MARGINAL", f"p = {fmt(rec['p_value'])} is above 0.001: confirm with a fresh "
+                                      f"seed at a higher confidence"))
+        if rec.get("reproducible") is not None:
+            facts.append(("reproducible from the seed", "yes" if rec["reproducible"] else
+                          "no: the mechanism draws its own randomness (the bound stays valid; a "
+                          "replay gives other numbers)"))
+        return facts
+
+    def stat_facts(self) -> list[tuple[str, str]]:
+        facts = super().stat_facts()
+        det = self.rec.get("details") if isinstance(self.rec.get("details"), Mapping) else {}
+        val = det.get("validation")
+        if isinstance(val, Mapping) and val.get("n_D") is not None:
+            facts.append(("validation split", f"{fmt(val.get('in_event_D'))} of {fmt(val.get('n_D'))} outputs "
+                                              f"on D in S, {fmt(val.get('in_event_D_prime'))} of "
+                                              f"{fmt(val.get('n_D_prime'))} on D′ ({val.get('design', '')})"))
+        return facts
+
+    def strength_facts(self) -> list[tuple[str, str]]:
+        rec, facts = self.rec, []
         if num(rec.get("p_value")) is not None:
             text = fmt(rec["p_value"])
             if rec.get("marginal"):
@@ -163,10 +422,6 @@ class SampledAudit(PrivacyAudit):
             seen = [x for x in seen if x]
             facts.append((f"this budget would refute (probability {fmt(power.get('probability'))})",
                           " or ".join(seen) if seen else "no ε on this event"))
-        if rec.get("reproducible") is not None:
-            facts.append(("reproducible from the seed", "yes" if rec["reproducible"] else
-                          "no: the mechanism draws its own randomness (the bound stays valid; a "
-                          "replay gives other numbers)"))
         family = rec.get("family")
         if isinstance(family, Mapping) and family.get("targets"):
             facts.append(("family-wise over", f"{family['targets']} targets at "
@@ -195,6 +450,9 @@ class ExactAudit(PrivacyAudit):
 
     def where(self) -> str:
         return "exactly"
+
+    def evidence_facts(self) -> list[tuple[str, str]]:
+        return [f for f in super().evidence_facts() if f[0] != "samples"]  # computed, not sampled
 
     def confidence_text(self) -> str:
         return "exact (1)"

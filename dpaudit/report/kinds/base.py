@@ -19,9 +19,9 @@ from typing import Any, ClassVar, Mapping, Optional
 from dpaudit.report.formatting import fmt, num, verdict_label, verdict_meaning
 from dpaudit.results import Verdict
 
-__all__ = ["RecordKind", "SarifRule", "CounterexampleView", "JUnitOutcome", "GenericRecord",
-           "short", "as_json", "interval_text", "number_text",
-           "privacy_claim_text", "first_sentence", "COMMON_SHOWN"]
+__all__ = ["RecordKind", "SarifRule", "CounterexampleView", "DatasetView", "FindingBlock", "JUnitOutcome",
+           "GenericRecord", "short", "as_json", "interval_text", "number_text", "record_text",
+           "dataset_views", "privacy_claim_text", "first_sentence", "COMMON_SHOWN"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,13 +38,51 @@ class SarifRule:
 
 
 @dataclass(frozen=True, slots=True)
+class DatasetView:
+    """One dataset of a counterexample, record by record: ``items`` are ``(text, mark)`` with
+    ``mark`` ``""`` or ``"added"`` / ``"removed"`` / ``"changed"`` (the record that makes D and D′
+    neighbours), ``None`` items stand for a run of records left out (``gap`` of them);
+    ``note`` says how many records there are and which one is marked."""
+
+    label: str
+    items: tuple
+    size: int
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class CounterexampleView:
     """A counterexample as rows ``(label, text)``, the event S in words, and P[M(D)∈S],
-    P[M(D′)∈S] with their intervals (``probs``: keys ``p``, ``p_interval``, ``q``, ``q_interval``)."""
+    P[M(D′)∈S] with their intervals (``probs``: keys ``p``, ``p_interval``, ``q``, ``q_interval``);
+    ``datasets``: D and D′ whole, the differing record marked (:func:`dataset_views`), shown
+    before the rows."""
 
     rows: tuple
     event: Optional[str] = None
     probs: Optional[Mapping[str, str]] = None
+    datasets: tuple = ()
+    marked: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FindingBlock:
+    """What one finding shows in the HTML report, in reading order: its ``heading`` (None for a
+    record with one finding), verdict, a ``note`` (whether it decides the verdict), the plain
+    ``lead`` sentence (after ``lead_label`` when set), the ``fix``, the counterexample, the plots
+    ``[(caption, svg)]``, the ``evidence`` rows, and the ``stats`` rows a statistician checks
+    (folded under "statistical details")."""
+
+    question: Optional[str]
+    heading: Optional[str]
+    verdict: str
+    lead: str
+    lead_label: str = ""
+    note: str = ""
+    fix: str = ""
+    counterexample: Optional[CounterexampleView] = None
+    plots: tuple = ()
+    evidence: tuple = ()
+    stats: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +110,90 @@ def short(x: Any, limit: int = 80) -> str:
 def as_json(x: Any) -> str:
     """``x`` as indented JSON for a table cell (strings as they are)."""
     return json.dumps(x, ensure_ascii=False, indent=1) if not isinstance(x, str) else x
+
+
+def record_text(x: Any, limit: int = 60) -> str:
+    """One record of a dataset as compact text (numbers as Python writes them), cut at ``limit``."""
+    text = x if isinstance(x, str) else json.dumps(x, ensure_ascii=False, separators=(", ", ": "))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: records of a dataset shown whole; a longer one shows its marked records with some around them
+DATASET_SHOWN = 200
+_AROUND = 8
+
+
+def _marks(a: list, b: list) -> tuple[list[str], list[str]]:
+    """The records of ``a`` and ``b`` that differ, as marks per record: what an edit script
+    (difflib) needs to turn ``a`` into ``b``: removed or changed records of ``a``, added or changed
+    records of ``b``."""
+    import difflib
+
+    ka = [json.dumps(x, sort_keys=True, default=str) for x in a]
+    kb = [json.dumps(x, sort_keys=True, default=str) for x in b]
+    ma, mb = [""] * len(a), [""] * len(b)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        for i in range(i1, i2):
+            ma[i] = "changed" if tag == "replace" else "removed"
+        for j in range(j1, j2):
+            mb[j] = "changed" if tag == "replace" else "added"
+    if len(a) == len(b) and ma.count("removed") == 1 and mb.count("added") == 1 and not any(
+            m == "changed" for m in ma + mb):
+        # one record replaced, found elsewhere in the order (replace neighbours): one change
+        ma[ma.index("removed")] = "changed"
+        mb[mb.index("added")] = "changed"
+    return ma, mb
+
+
+def _window(values: list, marks: list[str], limit: int) -> tuple:
+    """``(text, mark)`` per record, or None for a run of records left out of a long dataset."""
+    n = len(values)
+    if n <= limit:
+        return tuple((record_text(v), m) for v, m in zip(values, marks))
+    keep = set(range(min(5, n))) | set(range(max(0, n - 5), n))
+    for i, m in enumerate(marks):
+        if m:
+            keep |= set(range(max(0, i - _AROUND), min(n, i + _AROUND + 1)))
+    out: list = []
+    gap = 0
+    for i in range(n):
+        if i in keep:
+            if gap:
+                out.append((None, gap))
+                gap = 0
+            out.append((record_text(values[i]), marks[i]))
+        else:
+            gap += 1
+    if gap:
+        out.append((None, gap))
+    return tuple(out)
+
+
+_MARK_WORDS = {"added": "the record in D′ and not in D", "removed": "the record in D and not in D′",
+               "changed": "the record that differs between D and D′"}
+
+
+def dataset_views(dataset: Any, neighbour: Any, limit: int = DATASET_SHOWN) -> tuple[tuple, str]:
+    """D and D′ as :class:`DatasetView` (records in order, the differing ones marked), and one
+    line saying what is marked; ``((), "")`` when they are not both lists."""
+    if not isinstance(dataset, list) or not isinstance(neighbour, list):
+        return (), ""
+    ma, mb = _marks(dataset, neighbour)
+    views = []
+    for label, values, marks in (("D", dataset, ma), ("D′", neighbour, mb)):
+        n = len(values)
+        note = "empty" if n == 0 else f"{n:,} record{'' if n == 1 else 's'}"
+        views.append(DatasetView(label, _window(values, marks, limit), n, note))
+    kinds = [m for m in ("added", "removed", "changed") if m in ma or m in mb]
+    marked = "; ".join(f"highlighted: {_MARK_WORDS[m]}" for m in kinds)
+    if kinds == ["changed"] and ma.count("changed") == 1 and mb.count("changed") == 1:
+        marked = (f"highlighted: the record replaced, {record_text(dataset[ma.index('changed')], 30)} in D and "
+                  f"{record_text(neighbour[mb.index('changed')], 30)} in D′")
+    if not kinds:
+        marked = "D and D′ hold the same records" + ("" if dataset == neighbour else " in another order")
+    return tuple(views), marked
 
 
 def interval_text(x: Any) -> str:
@@ -165,6 +287,22 @@ class RecordKind:
         """The claim as a summary table shows it (first sentence, shortened)."""
         return first_sentence(self.claim_text(), 120)
 
+    def verdict_text(self) -> str:
+        """The verdict as a terminal line shows it (``REFUTED``; a kind with several findings
+        says which decided it: ``REFUTED (float64 only; …)``)."""
+        return verdict_label(self.rec.get("verdict"))
+
+    def lead(self) -> str:
+        """The plain sentence a reader sees first: by default the verdict's meaning and the
+        finding (after the verdict's label, :meth:`finding_blocks`)."""
+        text = self.finding_text()
+        meaning = verdict_meaning(self.rec.get("verdict"))
+        if self.rec.get("verdict") == Verdict.ERROR.value and self.rec.get("error"):
+            return meaning + "."
+        if meaning and text.startswith(meaning):
+            text = text[len(meaning):].lstrip("; ")
+        return f"{meaning}. {text}" if meaning and text else (meaning or text)
+
     def figure(self) -> str:
         """The record's headline number for a terminal line (``ε ≥ 1.02 (claimed 1)``), or ``""``."""
         return ""
@@ -233,6 +371,26 @@ class RecordKind:
 
     def plots(self, salt: str) -> list[tuple[str, str]]:
         """``[(caption, inline SVG)]`` (our own matplotlib output)."""
+        return []
+
+    def section_facts(self) -> list[tuple[str, str]]:
+        """Facts of the whole record shown above its findings (none by default: one finding
+        shows them all)."""
+        return []
+
+    def finding_blocks(self, salt: str, plots: bool = True) -> list[FindingBlock]:
+        """What the HTML shows of the record's findings, one block each (one by default: the
+        verdict's label and meaning, the facts, the counterexample and the plots)."""
+        stats = self.stat_facts()
+        return [FindingBlock(question=None, heading=None, verdict=str(self.rec.get("verdict")),
+                             lead=self.lead(), lead_label=verdict_label(self.rec.get("verdict")),
+                             counterexample=self.counterexample(),
+                             plots=tuple(self.plots(salt)) if plots else (),
+                             evidence=tuple(f for f in self.facts() if f not in stats), stats=tuple(stats))]
+
+    def stat_facts(self) -> list[tuple[str, str]]:
+        """Those of :meth:`facts` a statistician checks rather than a reviewer reads (folded
+        under "statistical details"); none by default."""
         return []
 
     # -- formats ------------------------------------------------------------------------------------

@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional
 
 from dpaudit.report.formatting import fmt, num
-from dpaudit.report.kinds.base import CounterexampleView, RecordKind, SarifRule, as_json, number_text
-from dpaudit.report.kinds.audit import refuting_pair
+from dpaudit.report.kinds.base import (CounterexampleView, RecordKind, SarifRule, as_json, dataset_views,
+                                       number_text, short)
+from dpaudit.report.kinds.audit import refuting_pair, times_text
+from dpaudit.results import Verdict
 
 __all__ = ["SensitivitySearch"]
 
@@ -20,6 +22,11 @@ __all__ = ["SensitivitySearch"]
 _ROWS = (("individual", "individual i"), ("ids", "identities in D"), ("neighbour_ids", "identities in D′"),
          ("f_dataset", "f(D)"), ("f_neighbour", "f(D′)"), ("gap", "gap ‖f(D) − f(D′)‖"),
          ("allowed", "allowed"), ("output", "output r"))
+
+
+def _value(x: Any) -> str:
+    """A function's output as shown in a sentence: a number to 4 digits, else compact JSON."""
+    return fmt(x) if num(x) is not None else short(x, 40)
 
 
 class SensitivitySearch(RecordKind):
@@ -68,10 +75,44 @@ class SensitivitySearch(RecordKind):
             facts.append(("individual bounds Δ_i", as_json(claim["individual"])))
         return facts + self.scalar_facts(("max_gap", "ratio", "examples", "evaluations", "profile"))
 
+    def lead(self) -> str:
+        """``On these neighbours f moves by 1, 10 times the declared sensitivity 0.1 …``."""
+        rec = self.rec
+        verdict = rec.get("verdict")
+        bound = self.claim().get("bound")
+        cx = rec.get("counterexample") if isinstance(rec.get("counterexample"), Mapping) else None
+        if verdict == Verdict.REFUTED.value and cx is not None and num(cx.get("gap")) is not None:
+            allowed = cx.get("allowed", bound)
+            ratio = (num(cx["gap"]) / num(allowed)) if num(allowed) else None
+            times = f", {times_text(ratio)} times the {fmt(allowed)} the declared sensitivity allows" \
+                if ratio is not None else ""
+            return (f"On D = {short(cx.get('dataset'), 40)} the function returns {_value(cx.get('f_dataset'))}, "
+                    f"on its neighbour D′ = {short(cx.get('neighbour'), 40)} it returns "
+                    f"{_value(cx.get('f_neighbour'))}: a gap of {fmt(cx['gap'])}{times}. Noise calibrated to the "
+                    f"declared bound is too small for this function.")
+        if verdict == Verdict.NOT_REFUTED.value:
+            tried = f" over {int(num(rec.get('examples')) or 0):,} pairs tried" if rec.get("examples") else ""
+            return (f"No pair of neighbours moved the output by more than the declared {fmt(bound)}{tried}: "
+                    f"the largest gap was {fmt(rec.get('max_gap'))}. This is not a proof.")
+        return super().lead()
+
+    def stat_facts(self) -> list[tuple[str, str]]:
+        return [f for f in self.facts() if f[0] in ("norm", "ratio", "evaluations", "profile", "seed", "method")]
+
     def counterexample(self) -> Optional[CounterexampleView]:
         cx = self.rec.get("counterexample")
         if not isinstance(cx, Mapping):
             return None
-        rows = [(label, as_json(cx[key])) for key, label in (("dataset", "D"), ("neighbour", "D′")) if key in cx]
+        datasets, marked = dataset_views(cx.get("dataset"), cx.get("neighbour"))
+        rows = [] if datasets else [(label, as_json(cx[key])) for key, label in
+                                    (("dataset", "D"), ("neighbour", "D′")) if key in cx]
         rows += [(label, as_json(cx[key])) for key, label in _ROWS if cx.get(key) is not None]
-        return CounterexampleView(tuple(rows))
+        return CounterexampleView(tuple(rows), datasets=datasets, marked=marked)
+
+    def plots(self, salt: str) -> list[tuple[str, str]]:
+        from dpaudit.report.plots import sensitivity_svgs
+
+        try:
+            return sensitivity_svgs(self.rec, salt=salt)
+        except (ValueError, TypeError, OverflowError, KeyError, IndexError):  # malformed data: no plot
+            return []

@@ -1,0 +1,335 @@
+"""The two findings of an audit record, read for the reports: "logic" and "float" (float64).
+
+Since issue 27 every ``audit`` and ``exact`` record answers two questions with separate evidence
+(the record contract: ``float_policy``, ``decided_by``, ``findings: {"logic": F, "float": F}``):
+
+* **logic**: is the claim right for the mechanism as a model over the reals (thresholds,
+  intervals, scores, joint events)?
+* **float**: is the float64 implementation safe (float-structure events: porosity, signed zero,
+  non-finite outputs; Mironov 2012)?
+
+The top-level ``verdict`` is the overall one under the float policy (``error``: a porous
+implementation refutes; ``warn``: a float-only refutation is a warning and the verdict is NOT
+REFUTED; ``off``: only the logic question is asked), and the top-level bounds, counterexample and
+details are those of the finding named by ``decided_by``. A record written before the split has no
+``findings``: :func:`findings_of` returns None and every renderer shows it as one finding, as it
+always did.
+
+This module only reads records (no kinds, no formats): :func:`findings_of`, :func:`finding_record`
+(a finding as a record of its own, so a kind words it like any record), and the short texts every
+format shares: :func:`porosity_text` (at most two cells named), :func:`float_status` (the
+terminal's ``float64: porous (…)`` tail) and :data:`FLOAT_FIX`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from dpaudit.report.formatting import fmt, num, verdict_label
+
+__all__ = ["LOGIC", "FLOAT", "NOT_APPLICABLE", "QUESTIONS", "FLOAT_FIX", "FindingView", "findings_of",
+           "finding_record", "float_policy", "porosity_text", "is_float_event", "float_status",
+           "question_label", "float_only", "float_warning", "policies", "POLICY_MEANING", "verdict_tag",
+           "event_words", "finding", "short_tag"]
+
+LOGIC = "logic"
+FLOAT = "float"
+NOT_APPLICABLE = "not_applicable"
+#: the questions in the order every report shows them
+QUESTIONS = (LOGIC, FLOAT)
+
+#: what to do about a porous float64 implementation (Mironov 2012, the snapping mechanism)
+FLOAT_FIX = "snap the output (Mironov 2012) or use integer noise"
+
+#: how each question is named in reports (the record's word for the second is "float")
+_LABELS = {LOGIC: "logic", FLOAT: "float64"}
+_HEADINGS = {LOGIC: "Logic: the claim for the mechanism as a model over the reals",
+             FLOAT: "Float64: the implementation's output bits (porosity)"}
+#: the policies, and what each does with a float-only refutation
+POLICY_MEANING = {"error": "a porous float64 implementation refutes the claim",
+                  "warn": "a porous float64 implementation is a warning; the verdict is the logic one",
+                  "off": "the float64 question is not asked"}
+
+#: the keys of a finding that replace the record's own in :func:`finding_record`
+_FINDING_KEYS = ("verdict", "reason", "epsilon_lower_bound", "delta_lower_bound", "counterexample", "p_value",
+                 "margin", "marginal", "power", "confidence", "details", "samples", "error")
+
+
+def question_label(question: Optional[str]) -> str:
+    """``logic`` or ``float64`` (the name reports use)."""
+    return _LABELS.get(str(question), str(question or ""))
+
+
+@dataclass(frozen=True, slots=True)
+class FindingView:
+    """One finding of a record: its ``question`` (``logic`` | ``float``), its ``verdict`` (a
+    verdict value or ``not_applicable``), ``reason`` (why there is no question), whether it
+    ``decides`` the record's verdict, the record's float ``policy``, and ``rec``: the finding as a
+    record of its own (:func:`finding_record`)."""
+
+    question: str
+    verdict: str
+    reason: Optional[str]
+    decides: bool
+    policy: Optional[str]
+    rec: Mapping[str, Any]
+
+    @property
+    def label(self) -> str:
+        return question_label(self.question)
+
+    @property
+    def heading(self) -> str:
+        return _HEADINGS.get(self.question, self.label)
+
+    @property
+    def applicable(self) -> bool:
+        return self.verdict != NOT_APPLICABLE
+
+    @property
+    def refuted(self) -> bool:
+        return self.verdict == "refuted"
+
+    @property
+    def warning(self) -> bool:
+        """A float finding that refutes, under ``--float warn``: reported, not failing."""
+        return self.question == FLOAT and self.refuted and self.policy == "warn"
+
+    def verdict_text(self) -> str:
+        """``REFUTED``, ``NOT REFUTED``, …, or ``NOT APPLICABLE``."""
+        return "NOT APPLICABLE" if not self.applicable else verdict_label(self.verdict)
+
+    def short_reason(self) -> str:
+        """The reason without its explanation: ``outputs are integers``, ``--float off``."""
+        reason = str(self.reason or "")
+        if self.policy == "off" and self.question == FLOAT:
+            return "--float off"
+        return reason.split(":")[0].strip() or "not asked"
+
+
+def float_policy(rec: Mapping[str, Any]) -> Optional[str]:
+    """The record's float policy (``error`` | ``warn`` | ``off``), or None for an older record."""
+    policy = rec.get("float_policy")
+    return policy if isinstance(policy, str) and policy else None
+
+
+def policies(records: Any) -> list[str]:
+    """The float policies of ``records``, each once, in first-seen order."""
+    out: list[str] = []
+    for rec in records:
+        if isinstance(rec, Mapping):
+            p = float_policy(rec)
+            if p and p not in out:
+                out.append(p)
+    return out
+
+
+def findings_of(rec: Mapping[str, Any]) -> Optional[list[FindingView]]:
+    """The record's findings in report order (logic, then float), or None when it has none (a
+    record written before the split, or a kind that makes one finding). A float finding that
+    was not asked is left out of a record without a float policy (a result built by hand)."""
+    raw = rec.get("findings")
+    if not isinstance(raw, Mapping) or not raw:
+        return None
+    policy = float_policy(rec)
+    decided = rec.get("decided_by")
+    names = [q for q in QUESTIONS if q in raw] + [q for q in raw if q not in QUESTIONS]
+    out = []
+    for q in names:
+        f = raw[q]
+        if not isinstance(f, Mapping):
+            continue
+        verdict = str(f.get("verdict") or NOT_APPLICABLE)
+        if q != LOGIC and verdict == NOT_APPLICABLE and policy is None:
+            continue  # a result built without a float policy (by hand, in a test) asked no such question
+        out.append(FindingView(question=str(f.get("question") or q), verdict=verdict,
+                               reason=f.get("reason") if isinstance(f.get("reason"), str) else None,
+                               decides=(decided == q) if decided else (q == LOGIC),
+                               policy=policy, rec=finding_record(rec, q)))
+    return out or None
+
+
+def finding(rec: Mapping[str, Any], question: str) -> Optional[FindingView]:
+    """The record's finding for ``question``, or None."""
+    for f in findings_of(rec) or ():
+        if f.question == question:
+            return f
+    return None
+
+
+def finding_record(rec: Mapping[str, Any], question: str) -> dict:
+    """The finding ``question`` of ``rec`` as a record of its own: the record's keys (target,
+    claim, reproduce, …) with the finding's verdict, bounds, counterexample, strength, confidence
+    and details in place of the top-level ones, so that a record kind words it."""
+    f = (rec.get("findings") or {}).get(question) or {}
+    out = {k: v for k, v in rec.items() if k not in ("findings",)}
+    decided = rec.get("decided_by", LOGIC) == question
+    for key in _FINDING_KEYS:
+        if key in f and not (decided and key == "details" and not f[key] and rec.get(key)):
+            out[key] = f[key]
+        elif key in ("counterexample", "p_value", "margin", "marginal", "power") and not decided:
+            out[key] = None
+    if out.get("samples") is None:
+        out["samples"] = rec.get("samples")
+    if out.get("confidence") is None:
+        out["confidence"] = rec.get("confidence")
+    if out.get("details") is None:
+        out["details"] = {}
+    out["question"] = question
+    return out
+
+
+def float_only(rec: Mapping[str, Any]) -> bool:
+    """The float finding refutes and the logic one does not."""
+    fs = {f.question: f for f in findings_of(rec) or ()}
+    return FLOAT in fs and fs[FLOAT].refuted and LOGIC in fs and not fs[LOGIC].refuted
+
+
+def float_warning(rec: Mapping[str, Any]) -> bool:
+    """The float finding refutes under ``--float warn`` (a warning, not a failure)."""
+    f = finding(rec, FLOAT)
+    return f is not None and f.warning
+
+
+# -- the porosity text ----------------------------------------------------------------------------
+
+_CELLS_IN_ALL = re.compile(r"\((\d+) cells in all\)")
+_MORE = re.compile(r",? and (\d+) more cells?\b")
+#: the parenthesis that ends a float event's text: its shares on D and D′, or the older notes
+_SHARE = re.compile(r"\((porosity|signed zero|non-finite|never|\d)")
+
+
+def is_float_event(event: Any) -> bool:
+    return isinstance(event, Mapping) and event.get("kind") == "float-structure"
+
+
+def _split_tail(text: str) -> tuple[str, str]:
+    """``text`` as (cells, trailing parenthesis): the share ``(12.1% of outputs on D, never on D′)``
+    or the older ``(porosity: …)`` note that ends the event text."""
+    text = text.strip()
+    if not text.endswith(")"):
+        return text, ""
+    depth = 0
+    for i in range(len(text) - 1, -1, -1):
+        if text[i] == ")":
+            depth += 1
+        elif text[i] == "(":
+            depth -= 1
+            if depth == 0:
+                tail = text[i:]
+                if not _SHARE.match(tail):
+                    return text, ""
+                return text[:i].rstrip(), tail
+    return text, ""
+
+
+def porosity_text(event: Any, limit: int = 2) -> str:
+    """A float-structure event in words, naming at most ``limit`` cells: ``outputs in (−0.03125,
+    −0.015625] with exactly 6 trailing zero mantissa bits, outputs in … … and 29 more cells
+    (40.19% of the outputs on D, never on D′)``. The share note keeps its first clause only."""
+    if not isinstance(event, Mapping):
+        return ""
+    text = str(event.get("text") or "")
+    head, tail = _split_tail(text)
+    total = None
+    m = _CELLS_IN_ALL.search(head)
+    if m:
+        total = int(m.group(1))
+    codes = event.get("cell_codes") if isinstance(event.get("cell_codes"), list) else None
+    parts = [p.strip() for p in head.split(";")]
+    parts = [p for p in parts if p and not p.startswith("…") and not _CELLS_IN_ALL.fullmatch(p)]
+    more = 0
+    if parts:
+        m = _MORE.search(parts[-1])
+        if m:  # the core's own "…, and N more cells"
+            more = int(m.group(1))
+            parts[-1] = parts[-1][:m.start()].rstrip(", ")
+            parts = [p for p in parts if p]
+    if total is None:
+        total = len(codes) if codes else len(parts) + more
+    total = max(total, len(parts) + more)
+    shown = parts[:limit]
+    rest = total - len(shown)
+    words = "; ".join(shown) if shown else (text if not tail else head)
+    if rest > 0:
+        words += f" … and {rest} more cell{'' if rest == 1 else 's'}"
+    if tail:
+        note = tail[1:-1]
+        note = re.sub(r"^(porosity|signed zero):\s*", "", note).split(";")[0].strip()
+        if note:
+            words += f" ({note})"
+    return words
+
+
+def event_words(event: Any, limit: int = 2) -> str:
+    """The event in words: a float-structure event by :func:`porosity_text`, any other by its
+    text."""
+    if is_float_event(event):
+        return porosity_text(event, limit)
+    if isinstance(event, Mapping):
+        return str(event.get("text") or "")
+    return "" if event is None else str(event)
+
+
+def float_status(rec: Mapping[str, Any]) -> str:
+    """The float64 finding in a few words for the terminal line and the summaries:
+    ``float64: porous (ε ≥ 8.35: outputs in …; fix: …)``, ``float64: porous (warning, --float
+    warn) (…)``, ``float64: not porous (ε ≥ 0.9)``, ``float64: no question (outputs are
+    integers)``, ``float64: not asked (--float off)``; ``""`` when the record has no float
+    finding."""
+    f = finding(rec, FLOAT)
+    if f is None:
+        return ""
+    r = f.rec
+    eps = r.get("epsilon_lower_bound")
+    bound = f"ε ≥ {fmt(eps)}" if num(eps) is not None else ""
+    if not f.applicable:
+        if f.short_reason() == "--float off":
+            return "float64: not asked (--float off)"
+        return f"float64: no question ({f.short_reason()})"
+    if f.verdict == "refuted":
+        cx = r.get("counterexample") if isinstance(r.get("counterexample"), Mapping) else {}
+        where = event_words(cx.get("event"))
+        inner = "; ".join(x for x in (f"{bound}: {where}" if bound and where else bound or where,
+                                      f"fix: {FLOAT_FIX}") if x)
+        tag = " (warning, --float warn)" if f.warning else ""
+        return f"float64: porous{tag} ({inner})"
+    if f.verdict == "not_refuted":
+        return f"float64: not porous ({bound})" if bound else "float64: not porous"
+    if f.verdict == "error":
+        return f"float64: could not run ({r.get('error') or 'error'})"
+    return f"float64: {verdict_label(f.verdict)}" + (f" ({bound})" if bound else "")
+
+
+def verdict_tag(rec: Mapping[str, Any]) -> str:
+    """What qualifies the record's verdict label when its two findings differ: ``(logic)`` when
+    the float finding refutes too (or warns) and the verdict is the logic one, ``(float64 only;
+    the logic is NOT REFUTED, ε ≥ 0.49)`` when the float finding alone decides; ``""`` otherwise."""
+    fs = {f.question: f for f in findings_of(rec) or ()}
+    logic, flt = fs.get(LOGIC), fs.get(FLOAT)
+    if logic is None or flt is None or rec.get("verdict") == "error":
+        return ""
+    if flt.decides and flt.refuted:
+        eps = logic.rec.get("epsilon_lower_bound")
+        bound = f", ε ≥ {fmt(eps)}" if num(eps) is not None and logic.verdict != "error" else ""
+        if logic.refuted:
+            return f"(float64; the logic is REFUTED too{bound})"
+        return f"(float64 only; the logic is {logic.verdict_text()}{bound})"
+    if flt.refuted:
+        return "(logic)"
+    return ""
+
+
+def short_tag(rec: Mapping[str, Any]) -> str:
+    """:func:`verdict_tag` in a word or two, for a table cell: ``logic``, ``float64 only``,
+    ``float64``, or ``float64 warning`` (a float-only refutation under ``--float warn``)."""
+    tag = verdict_tag(rec)
+    if tag.startswith("(float64 only"):
+        return "float64 only"
+    if tag.startswith("(float64"):
+        return "float64"
+    if float_warning(rec):
+        return "float64 warning"
+    return "logic" if tag else ""
