@@ -150,7 +150,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     estimate: Optional[dict] = None
     try:
         with single_blas_thread():  # speed beside other processes, and core-count-free results
-            estimate = _estimate(spec, executor, seed, budget, progress)
+            estimate = _estimate(spec, executor, seed, budget, progress, context)
             reproducible = _replays(spec, executor, seed, estimate)
             differ = _forms_differ(spec, executor, seed, budget)
             if differ is None:
@@ -175,16 +175,20 @@ _ESTIMATE_WORD = 0xE57_1A7E
 
 
 def _estimate(spec: MechanismSpec, executor: Executor, seed: int, budget: int,
-              progress: Optional[Callable[[dict], None]]) -> Optional[dict]:
+              progress: Optional[Callable[[dict], None]],
+              context: Optional[AuditContext] = None) -> Optional[dict]:
     """Time the mechanism before sampling: one call (then 100 more when it is fast, so that the
     round trip to a sandbox does not dominate), or one batch of 1,000 for a batch form, on a
-    mid-domain dataset and a seed of its own, outside the budget. Reports the ``"estimate"``
-    progress event, ``{"seconds_per_call", "estimated_seconds", "calls", "hint"}``, and returns
-    it; None when the mechanism fails (the audit reports it). The estimate is the budget times
-    the time per call, over the executor's workers; ``hint`` (above :data:`LONG_AUDIT` seconds)
-    says what would shorten it."""
+    mid-domain dataset and a seed of its own, outside the budget; reports the ``"estimate"``
+    progress event (:func:`estimate_event`) and returns it; None when the mechanism fails (the
+    audit reports it). A command that timed the mechanism already (``dpaudit check`` times the
+    first call of its fresh-process check, and reported the estimate) hands the time in as
+    ``context.seconds_per_call``: no probe then, and no second report."""
     from dpaudit.execution.base import BatchTask
 
+    workers = max(1, int(getattr(executor, "workers", 1) or 1))
+    if context is not None and context.seconds_per_call is not None:
+        return estimate_event(spec, context.seconds_per_call, budget, workers)
     data = tuple([0.5 * (spec.domain.lo + spec.domain.hi)] * max(1, int(spec.size)))
     seq = np.random.SeedSequence([int(seed), _ESTIMATE_WORD])
     per_call = None
@@ -197,8 +201,17 @@ def _estimate(spec: MechanismSpec, executor: Executor, seed: int, budget: int,
         per_call = (time.monotonic() - started) / n
         if per_call * 100 > 5.0:  # slow enough: one call tells, and 100 more would cost > 5 s
             break
-    workers = max(1, int(getattr(executor, "workers", 1) or 1))
-    total = per_call * budget / workers
+    info = estimate_event(spec, per_call, budget, workers)
+    if progress is not None:
+        progress(dict(info))
+    return info
+
+
+def estimate_event(spec: MechanismSpec, per_call: float, budget: int, workers: int = 1) -> dict:
+    """The ``"estimate"`` progress event: ``seconds_per_call``, ``estimated_seconds`` (the budget
+    times the time per call, over the executor's workers), ``calls`` and ``hint``, what would
+    shorten an audit longer than :data:`LONG_AUDIT` seconds."""
+    total = per_call * budget / max(1, workers)
     hint = None
     if total > LONG_AUDIT:
         ways = [f"--samples N (a budget below {budget:,} calls: fewer samples, a weaker bound)"]
@@ -206,11 +219,8 @@ def _estimate(spec: MechanismSpec, executor: Executor, seed: int, budget: int,
             ways.append("a batch form f(data, rng, size=None) returning size releases at once")
         ways.append("--executor to spread the calls over more cores or machines")
         hint = "to shorten it, give " + "; or ".join(ways)
-    info = {"phase": "estimate", "samples": 0, "budget": budget, "seconds_per_call": per_call,
+    return {"phase": "estimate", "samples": 0, "budget": budget, "seconds_per_call": per_call,
             "estimated_seconds": total, "calls": budget, "hint": hint}
-    if progress is not None:
-        progress(dict(info))
-    return info
 
 
 def duration(seconds: float) -> str:
@@ -301,7 +311,7 @@ _NO_FLOAT_EVENT = ("no float-structure event: every output lies on one grid coar
 
 def _time_limit_note(timeout: Optional[float], estimate: Optional[dict]) -> str:
     """What an audit cut short by ``--timeout`` says: the limit, the estimate, what would help."""
-    limit = "the time limit" if timeout is None else f"the time limit of {timeout:g} s"
+    limit = "the time limit" if timeout is None else f"the time limit of {timeout:.3g} s"
     text = f"{limit} was reached before a verdict"
     if estimate is not None:
         text += (f"; each call takes about {estimate['seconds_per_call']:.3g} s, so the budget of "

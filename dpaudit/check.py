@@ -26,6 +26,7 @@ import re
 import shlex
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
@@ -333,7 +334,12 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
         origin = Origin(location(spec.source), isolation)
         context = AuditContext(reproduce=replay, family=_family(settings), origin=origin)
         if fresh is not None:
-            _fresh_first_calls(fresh, spec, executor, settings.seed)
+            def timed(per_call: float) -> None:  # the first call, timed: the estimate, now
+                progress(dpaudit.auditor.estimate_event(spec, per_call, budget))
+
+            _fresh_first_calls(fresh, spec, executor, settings.seed, timed)
+            if fresh.seconds_per_call is not None:
+                context = replace(context, seconds_per_call=fresh.seconds_per_call)
         result: Optional[AuditResult] = None
         failed: dict = {}
         try:
@@ -355,7 +361,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
 
 
 def _fresh_first_calls(fresh: FreshProcesses, spec: MechanismSpec, executor: SandboxExecutor,
-                       seed: int) -> None:
+                       seed: int, timed: Any = None) -> None:
     """Start the fresh-process check (:mod:`dpaudit.execution.honesty`): the first calls on D in
     the audit's own child, before any other, then D in an extra child and, only if the two agree
     beyond chance, D′ in another, while the audit runs. D and D′ are the relation's first
@@ -367,7 +373,7 @@ def _fresh_first_calls(fresh: FreshProcesses, spec: MechanismSpec, executor: San
         pair = fresh_pair(relation(spec.neighbours).patterns(spec.domain, spec.size))
     except Exception:  # noqa: BLE001 - a relation without patterns: no check, the audit runs
         return
-    fresh.first_calls(spec, executor, pair, seed)
+    fresh.first_calls(spec, executor, pair, seed, timed)
 
 
 def _fixed_noise(result: Optional[AuditResult], fresh: FreshProcesses, spec: MechanismSpec,

@@ -31,6 +31,8 @@ __all__ = ["Progress", "progress_enabled", "strength_text"]
 
 #: Seconds between two redraws of the status line.
 _REDRAW_EVERY = 0.1
+#: an audit estimated to take at least this many seconds prints its estimate on a line of its own
+ESTIMATE_SHOWN = 60.0
 
 
 def progress_enabled(stream: TextIO, *, quiet: bool = False,
@@ -61,6 +63,7 @@ class Progress:
         self.stream = sys.stderr if stream is None else stream
         self.out = sys.stdout if out is None else out
         self.enabled = progress_enabled(self.stream, quiet=quiet) if enabled is None else enabled
+        self.quiet = quiet
         self.target = ""
         self._fields: dict[str, Any] = {}
         self._last_draw = 0.0
@@ -76,11 +79,29 @@ class Progress:
         self._draw(force=True)
 
     def __call__(self, event: Mapping[str, Any]) -> None:
-        """One progress event from the auditor (a dict; see the module docstring)."""
+        """One progress event from the auditor (a dict; see the module docstring). The
+        ``"estimate"`` event of an audit expected to take :data:`ESTIMATE_SHOWN` seconds or more
+        is a line of its own (also in CI, where there is no status line), with what would shorten
+        it."""
+        if isinstance(event, Mapping) and event.get("phase") == "estimate" and not self.quiet:
+            self._estimate(event)
         if not self.enabled or not isinstance(event, Mapping):
             return
         self._fields.update(event)
         self._draw()
+
+    def _estimate(self, event: Mapping[str, Any]) -> None:
+        from dpaudit.auditor import duration
+
+        total, per_call = _number(event.get("estimated_seconds")), _number(event.get("seconds_per_call"))
+        if total is None or per_call is None or total < ESTIMATE_SHOWN:
+            return
+        calls = int(_number(event.get("calls")) or 0)
+        line = (f"{self.target}: estimate: about {duration(total)} for {calls:,} calls at "
+                f"{per_call:.3g} s per call")
+        if event.get("hint"):
+            line += f"; {event['hint']}"
+        self.note(line)
 
     def status_text(self) -> str:
         """The current status line (without terminal control characters)."""
@@ -142,7 +163,10 @@ class Progress:
             self._width = 0
 
     def finish(self, record: Mapping[str, Any]) -> None:
-        """Print the one-line summary of a finished target."""
+        """Print the one-line summary of a finished target. An audit with two findings says which
+        decided its verdict and ends with the float64 one (``REFUTED (logic) — …; float64: porous
+        (ε ≥ 8.35: outputs in …; fix: …)``, ``REFUTED (float64 only; the logic is NOT REFUTED,
+        ε ≥ 0.49) — …``, ``…; float64: not porous (ε ≥ 0.9)``; :mod:`dpaudit.report.findings`)."""
         from dpaudit.report.describe import one_line
 
         line = re.sub(r"\s*\n\s*", " ", one_line(record))  # one line, whatever the messages
@@ -150,7 +174,9 @@ class Progress:
         if extra:
             line += f" [{extra}]"
         details = record.get("details")
-        if isinstance(details, Mapping) and details.get("timed_out"):
+        if isinstance(details, Mapping) and details.get("note"):
+            line += f" — {details['note']}"
+        elif isinstance(details, Mapping) and details.get("timed_out"):
             line += " (cut short by the time limit)"
         self.note(line)
 

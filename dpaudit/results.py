@@ -456,6 +456,8 @@ class AuditContext:
     family: Optional[Family] = None
     origin: Optional[Origin] = None
     declared_by: Optional[str] = None
+    #: the mechanism's time per call, when the command measured it (no second timing probe)
+    seconds_per_call: Optional[float] = None
 
 
 # -- one finding, and the audit's result ---------------------------------------------------------------

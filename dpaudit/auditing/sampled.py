@@ -429,5 +429,5 @@ def _select_and_validate(a: _Audit, out: Outcome, questions: tuple[str, ...], va
                                 delta=spec.delta, epsilon=spec.epsilon, deadline=deadline,
                                 report=a.report, share=share)
         ans.bound, ans.candidate, ans.counts, ans.kept = v.bound, v.candidate, v.counts, v.kept
-        ans.timed_out = v.timed_out
+        ans.timed_out = v.timed_out or sampler.time_cut  # a race cut short chose nothing
         out.answers[q] = ans

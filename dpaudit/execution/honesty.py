@@ -73,6 +73,9 @@ ALPHA = 1e-6
 #: calls of a one-call form (every call is a call of the audited code, in the audit's own child)
 FRESH_CALLS = 128
 FRESH_LOOP_CALLS = 64
+#: ... or, for a slow one-call form, as many as take about this many seconds (at least 1; its first
+#: call is timed): a mechanism of 5 s a call makes 3 calls, not 64
+FRESH_SECONDS = 10.0
 #: one-call and batch outputs compared by :func:`forms_differ`, each
 FORM_SAMPLES = 500
 
@@ -210,6 +213,7 @@ class FreshProcesses:
         self.calls = FRESH_CALLS
         #: seconds the audit's own child took for its first calls (the extra ones take as long)
         self.first_seconds = 0.0
+        self.seconds_per_call: Optional[float] = None  # the first call's time (first_calls)
 
     def wait_seconds(self, call_timeout: Optional[float]) -> float:
         """How long :meth:`result` should wait: the extra children boot and make the same calls
@@ -225,17 +229,39 @@ class FreshProcesses:
             except Exception:  # noqa: BLE001 - no extra child: the check says nothing
                 pass
 
-    def first_calls(self, spec: Any, executor: Any, pair: tuple, seed: int) -> None:
-        """Run the first batch on D in the audit's executor, then start the extra children's."""
+    def first_calls(self, spec: Any, executor: Any, pair: tuple, seed: int,
+                    timed: Optional[Callable[[float], None]] = None) -> None:
+        """Run the first batch on D in the audit's executor, then start the extra children's.
+        ``timed(seconds_per_call)`` hears how long the first call took (the first batch, for a
+        batch form), before any other call: the audit's estimate comes from it."""
         from dpaudit.spec import CallForm
 
         self._pair = pair
-        self.calls = FRESH_CALLS if spec.call_form is CallForm.BATCH else FRESH_LOOP_CALLS
+        batch = spec.call_form is CallForm.BATCH
+        self.calls = FRESH_CALLS if batch else FRESH_LOOP_CALLS
         self._seed = np.random.SeedSequence(int(seed), spawn_key=(0xF2E5,))
         seeds = self._seed.spawn(3)
         t0 = time.monotonic()
         try:
-            (self._first,) = executor.run(spec, [BatchTask(pair[0], seeds[0], self.calls)])
+            if batch:
+                plan = [self.calls]
+                (self._first,) = executor.run(spec, [BatchTask(pair[0], seeds[0], self.calls)])
+                self.seconds_per_call = (time.monotonic() - t0) / self.calls
+                if timed is not None:
+                    timed(self.seconds_per_call)
+            else:  # one call first, timed: a slow mechanism makes fewer (about FRESH_SECONDS)
+                (one,) = executor.run(spec, [BatchTask(pair[0], seeds[0].spawn(1)[0], 1)])
+                took = time.monotonic() - t0
+                self.seconds_per_call = took
+                if timed is not None:
+                    timed(took)
+                rest = int(min(self.calls - 1, FRESH_SECONDS / max(took, 1e-9)))
+                plan = [1, rest] if rest > 0 else [1]
+                self._first = one
+                if rest > 0:
+                    (more,) = executor.run(spec, [BatchTask(pair[0], seeds[0].spawn(1)[0], rest)])
+                    self._first = _joined(one, more)
+                self.calls = sum(plan)
             self.first_seconds = time.monotonic() - t0
         except MechanismError:
             self._first = None  # the audit meets the failure again and reports it
@@ -253,7 +279,7 @@ class FreshProcesses:
                                 return
                             self._flagged = True
                             self._executors[1] = self._make()
-                    (self._outputs[k],) = self._executors[k].run(spec, [BatchTask(data, s, self.calls)])
+                    self._outputs[k] = _in_batches(self._executors[k], spec, data, s, plan)
                 except BaseException:  # noqa: BLE001 - a failed or closed child: no finding
                     return
                 finally:
@@ -309,6 +335,24 @@ class FreshProcesses:
                     pass
             if self._thread is not None:
                 self._thread.join(5.0)
+
+
+def _joined(a: Any, b: Any) -> Any:
+    """Two batches' outputs as one sequence, in order."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return np.concatenate([a, b])
+    return list(a) + list(b)
+
+
+def _in_batches(executor: Any, spec: Any, data: Any, seed: np.random.SeedSequence,
+                plan: list[int]) -> Any:
+    """The outputs of batches of ``plan`` calls, one after the other, each on the next seed
+    spawned from ``seed`` (the plan the audit's own child followed)."""
+    out = None
+    for n in plan:
+        (got,) = executor.run(spec, [BatchTask(data, seed.spawn(1)[0] if len(plan) > 1 else seed, n)])
+        out = got if out is None else _joined(out, got)
+    return out
 
 
 def _item(outputs: Any, k: int) -> Any:

@@ -1,0 +1,66 @@
+"""A mechanism of 5 s a call, as a user meets it: ``dpaudit check`` prints how long the audit would
+take (and what would shorten it) within 15 s of starting, and with ``--timeout 60`` it ends
+INCONCLUSIVE with that hint, not an ERROR blamed on the mechanism (exit 0: inconclusive is not a
+failure unless --fail-on-inconclusive)."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+SLOW = """
+import time
+import dpaudit
+
+@dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=5)
+def slow_sum(data, rng):
+    time.sleep(5)
+    return float(data.sum() + rng.laplace(scale=1.0))
+"""
+
+
+@pytest.mark.slow
+def test_an_estimate_first_and_an_inconclusive_with_the_hint_at_the_time_limit(tmp_path):
+    (tmp_path / "slow.py").write_text(SLOW)
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "dpaudit", "check", "slow.py", "--timeout", "60",
+                             "--json", "r.json"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, CI="1"))
+    first = proc.stdout.readline()
+    seen_after = time.monotonic() - started
+    rest, err = proc.communicate(timeout=180)
+    assert "estimate: about 23 days for 400,000 calls" in first and "--samples" in first, first + rest + err
+    assert seen_after < 15.0, seen_after
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    line = next(l for l in rest.splitlines() if l.startswith("slow.py:slow_sum:"))
+    assert "INCONCLUSIVE" in line and "time limit of 60 s was reached" in line and "--samples" in line
+    rec = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    assert rec["verdict"] == "inconclusive" and rec["error"] is None
+    assert rec["findings"]["logic"]["verdict"] == "inconclusive"
+
+
+def test_the_estimate_says_how_long_and_what_would_shorten_it():
+    import io
+
+    import dpaudit
+    from dpaudit.auditor import duration, estimate_event
+    from dpaudit.progress import Progress
+
+    ns = {}
+    exec(SLOW.replace("time.sleep(5)", "pass"), ns)
+    spec = dpaudit.MechanismSpec.from_function(ns["slow_sum"])
+    event = estimate_event(spec, 5.0, 400_000)
+    assert duration(event["estimated_seconds"]) == "23 days"
+    assert "--samples" in event["hint"] and "batch form" in event["hint"] and "--executor" in event["hint"]
+    assert estimate_event(spec, 1e-5, 400_000)["hint"] is None  # 4 s: nothing to say
+    out = io.StringIO()
+    shown = Progress(stream=io.StringIO(), out=out, enabled=False)
+    shown.start("slow.py")
+    shown(event)
+    assert out.getvalue().startswith("slow.py: estimate: about 23 days for 400,000 calls at 5 s per call")
+    quiet = io.StringIO()
+    Progress(stream=io.StringIO(), out=quiet, enabled=False, quiet=True)(event)
+    assert quiet.getvalue() == ""
