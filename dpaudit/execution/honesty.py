@@ -73,9 +73,11 @@ ALPHA = 1e-6
 #: calls of a one-call form (every call is a call of the audited code, in the audit's own child)
 FRESH_CALLS = 128
 FRESH_LOOP_CALLS = 64
-#: ... or, for a slow one-call form, as many as take about this many seconds (at least 1; its first
-#: call is timed): a mechanism of 5 s a call makes 3 calls, not 64
+#: ... or, for a slow one-call form, as many as take about this many seconds (its first call is
+#: timed), but at least FRESH_MIN_CALLS: the agreement test needs about 30 agreements to reach
+#: ALPHA (p ≤ 2·exp(−m/2) for m agreements of outputs that never agree by chance)
 FRESH_SECONDS = 10.0
+FRESH_MIN_CALLS = 32
 #: one-call and batch outputs compared by :func:`forms_differ`, each
 FORM_SAMPLES = 500
 
@@ -255,7 +257,7 @@ class FreshProcesses:
                 self.seconds_per_call = took
                 if timed is not None:
                     timed(took)
-                rest = int(min(self.calls - 1, FRESH_SECONDS / max(took, 1e-9)))
+                rest = int(min(self.calls, max(FRESH_MIN_CALLS, FRESH_SECONDS / max(took, 1e-9)))) - 1
                 plan = [1, rest] if rest > 0 else [1]
                 self._first = one
                 if rest > 0:
