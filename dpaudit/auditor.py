@@ -177,9 +177,10 @@ _ESTIMATE_WORD = 0xE57_1A7E
 def _estimate(spec: MechanismSpec, executor: Executor, seed: int, budget: int,
               progress: Optional[Callable[[dict], None]],
               context: Optional[AuditContext] = None) -> Optional[dict]:
-    """Time the mechanism before sampling: one call (then 100 more when it is fast, so that the
-    round trip to a sandbox does not dominate), or one batch of 1,000 for a batch form, on a
-    mid-domain dataset and a seed of its own, outside the budget; reports the ``"estimate"``
+    """Time the mechanism before sampling: one call, or one batch of 1,000 for a batch form (then
+    larger batches while the probe is short and its estimate long: the round trip to a sandbox
+    and a first call's warm-up must not make a fast mechanism look slow), on a mid-domain dataset
+    and a seed of its own, outside the budget; reports the ``"estimate"``
     progress event (:func:`estimate_event`) and returns it; None when the mechanism fails (the
     audit reports it). A command that timed the mechanism already (``dpaudit check`` times the
     first call of its fresh-process check, and reported the estimate) hands the time in as
@@ -192,15 +193,21 @@ def _estimate(spec: MechanismSpec, executor: Executor, seed: int, budget: int,
     data = tuple([0.5 * (spec.domain.lo + spec.domain.hi)] * max(1, int(spec.size)))
     seq = np.random.SeedSequence([int(seed), _ESTIMATE_WORD])
     per_call = None
-    for n in ((1000,) if spec.call_form is CallForm.BATCH else (1, 100)):
+    n = 1000 if spec.call_form is CallForm.BATCH else 1
+    while True:
         started = time.monotonic()
         try:
             executor.run(spec, [BatchTask(data, seq, n)])
         except MechanismError:
             return None
-        per_call = (time.monotonic() - started) / n
-        if per_call * 100 > 5.0:  # slow enough: one call tells, and 100 more would cost > 5 s
+        took = time.monotonic() - started
+        per_call = took / n
+        # refine while the estimate would be shown (a minute or more) and the probe was short
+        # enough to be mostly overhead (a round trip, a first call's warm-up): 20 times as many
+        # calls, at most about a second of them
+        if per_call * budget / workers < 60.0 or took > 0.05 or n >= budget:
             break
+        n = int(min(budget, 20 * n, max(n + 1, 1.0 / max(per_call, 1e-9))))
     info = estimate_event(spec, per_call, budget, workers)
     if progress is not None:
         progress(dict(info))

@@ -14,7 +14,7 @@ into its record, never patched →
 
 Every bad input is one line on stderr and exit code 3, and when reports were asked for they are
 still written, with an ERROR record per target, so a CI artefact always says what happened. A
-mechanism that misbehaves is an ERROR verdict (exit 3 when it is the only target). On a timeout or
+mechanism that misbehaves is an ERROR verdict (exit 6, distinct from a usage error). On a timeout or
 Ctrl-C the results already obtained are written before dpaudit stops.
 """
 
@@ -263,7 +263,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
     from dpaudit.report.model import location
     from dpaudit.execution.sandbox import SandboxExecutor
     from dpaudit.results import AuditContext, Origin
-    from dpaudit.spec import MechanismSpec
+    from dpaudit.spec import CallForm, MechanismSpec
 
     t0 = time.monotonic()
     remaining = None if deadline is None else deadline - t0
@@ -334,11 +334,14 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
         origin = Origin(location(spec.source), isolation)
         context = AuditContext(reproduce=replay, family=_family(settings), origin=origin)
         if fresh is not None:
+            one_call = spec.call_form is not CallForm.BATCH
+
             def timed(per_call: float) -> None:  # the first call, timed: the estimate, now
-                progress(dpaudit.auditor.estimate_event(spec, per_call, budget))
+                if one_call:  # (a batch form's first batch is too small to time the audit by)
+                    progress(dpaudit.auditor.estimate_event(spec, per_call, budget))
 
             _fresh_first_calls(fresh, spec, executor, settings.seed, timed)
-            if fresh.seconds_per_call is not None:
+            if one_call and fresh.seconds_per_call is not None:
                 context = replace(context, seconds_per_call=fresh.seconds_per_call)
         result: Optional[AuditResult] = None
         failed: dict = {}

@@ -1,9 +1,10 @@
 """The ``dpaudit`` command line: ``check | audit | verify | report | list``.
 
 Every subcommand returns an :class:`ExitCode`; only :func:`main` exits (as pytest's ``ExitCode``). Errors in
-our inputs print one line and exit 3; a crash, hang or bad output of an audited mechanism is an
-ERROR verdict in the results, never a dpaudit traceback; an unexpected bug in dpaudit itself
-prints one line (and the traceback only with ``DPAUDIT_DEBUG=1``) and exits 4.
+our inputs print one line (one ``dpaudit: error:`` prefix, with a "did you mean" for a mistyped
+flag or command) and exit 3; a crash, hang or bad output of an audited mechanism is an ERROR
+verdict in the results, never a dpaudit traceback, and exits 6; an unexpected bug in dpaudit
+itself prints one line (and the traceback only with ``DPAUDIT_DEBUG=1``) and exits 4.
 
 Subcommand bodies live with the code they drive and are imported lazily, so ``dpaudit --help``
 stays fast: ``check`` → :mod:`dpaudit.check`, ``audit``/``list`` → :mod:`dpaudit.suite.commands`,
@@ -18,18 +19,75 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from dpaudit.exitcodes import ExitCode
+from dpaudit.exitcodes import ExitCode, epilog
 
 __all__ = ["ExitCode", "main", "build_parser"]
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that raises instead of exiting, so usage errors get exit code 3."""
+    """argparse that raises instead of exiting, so usage errors get exit code 3, in one line with
+    one ``dpaudit:`` prefix (:func:`run` adds it) and a "did you mean" for a mistyped flag or
+    command (:func:`_did_you_mean`)."""
 
     def error(self, message: str):  # type: ignore[override]
         from dpaudit.errors import UsageError
 
-        raise UsageError(f"{self.prog}: {message}")
+        raise UsageError(_usage_message(self, message))
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:  # argparse's own message, plus the flag each unknown one most resembles
+            sub = _subparser(self, getattr(ns, "command", None))
+            self.error(f"unrecognized arguments: {' '.join(extras)}"
+                       + _did_you_mean_flags(sub or self, extras))
+        return ns
+
+
+def _subparser(parser: argparse.ArgumentParser, name: Optional[str]) -> Optional[argparse.ArgumentParser]:
+    for action in parser._actions:  # argparse keeps subparsers as an action of the parser
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            return action.choices[name]
+    return None
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> Optional[str]:
+    """The choice ``word`` most resembles (difflib ratio ≥ 0.6), or None."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _did_you_mean_flags(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
+    """``"; did you mean --epsilon?"`` for the unknown flags among ``extras`` that resemble one of
+    ``parser``'s long options (empty when none does)."""
+    flags = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    hints = []
+    for extra in extras:
+        if extra.startswith("--"):
+            guess = _did_you_mean(extra.split("=", 1)[0], flags)
+            if guess and guess not in hints:
+                hints.append(guess)
+    return f"; did you mean {' or '.join(hints)}?" if hints else ""
+
+
+def _usage_message(parser: argparse.ArgumentParser, message: str) -> str:
+    """argparse's ``message`` as one line without the program name (``run`` prints the one
+    ``dpaudit: error:`` prefix), a mistyped command or choice followed by what it resembles."""
+    import re
+
+    bad = re.match(r"argument (?P<arg>[^:]+): invalid choice: '(?P<word>.*)' \(choose from (?P<choices>.*)\)$",
+                   message.strip(), re.S)
+    if bad:
+        choices = [c.strip().strip("'\"") for c in bad["choices"].split(",")]
+        guess = _did_you_mean(bad["word"], choices)
+        hint = f"; did you mean {guess!r}?" if guess else ""
+        if bad["arg"] == "COMMAND":
+            return f"unknown command {bad['word']!r}{hint} (commands: {', '.join(choices)})"
+        return f"argument {bad['arg']}: invalid choice {bad['word']!r}{hint} (choose from {', '.join(choices)})"
+    sub = parser.prog.split(" ", 1)[1] if " " in parser.prog else ""
+    where = f" (see dpaudit {sub} --help)" if sub and "required" in message else ""
+    return " ".join(message.split()) + where
 
 
 # Options whose value may start with '-' (a negative LO): `--domain -10:10` is rewritten to
@@ -57,14 +115,17 @@ def build_parser() -> argparse.ArgumentParser:
     from dpaudit import __version__
 
     p = _Parser(prog="dpaudit", description="Audit differential-privacy mechanisms: sampled "
-                "lower bounds on ε, sensitivity search, and z3 proofs, with compliance reports.")
+                "lower bounds on ε, sensitivity search, and z3 proofs, with compliance reports.",
+                epilog=epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"dpaudit {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     c = sub.add_parser("check", help="audit a mechanism in a Python file")
     c.add_argument("target", metavar="FILE.py[:FUNCTION]", nargs="+",
                    help="the file, and optionally the function (else the one decorated with "
-                        "@dpaudit.mechanism, else the one named `mechanism`); several may be given")
+                        "@dpaudit.mechanism, else the one named `mechanism`); several may be given; "
+                        "or a library target: 'lib:diffprivlib:tools.mean(epsilon=1, bounds=(0, 1))', "
+                        "lib:FILE.py[:NAME] (docs/libraries.md)")
     c.add_argument("--epsilon", type=str, help="claimed ε (> 0)")
     c.add_argument("--delta", type=str, help="claimed δ in [0, 1) (default 0: pure DP)")
     c.add_argument("--neighbours", "--neighbors", dest="neighbours",
@@ -106,6 +167,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--fail-on-inconclusive", action="store_true",
                    help="exit 2 when a result is inconclusive")
     c.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    c.add_argument("--float", metavar="error|warn|off", type=str,
+                   help="what a float64 finding (porosity) does: error refutes the claim "
+                        "(default), warn reports it and exits 0, off asks only whether the logic "
+                        "is right over the reals (also float = ... in [tool.dpaudit])")
     c.add_argument("--no-early-stop", dest="early_stop", action="store_false",
                    help="spend the whole budget even when an early look refutes the claim "
                         "(tightest bound; default: stop at the first refuting look)")
@@ -178,6 +243,8 @@ def run(argv: Optional[Sequence[str]] = None) -> ExitCode:
             return ExitCode.USAGE_ERROR
         args.argv = args_list  # the command line as given, for reports and reproduce lines
         module, func = _COMMANDS[args.command]
+        if args.command == "check" and any(str(t).startswith("lib:") for t in args.target):
+            module, func = "dpaudit.library_check", "run_library_check"  # lib:... targets
         return ExitCode(getattr(importlib.import_module(module), func)(args))
     except DpauditError as exc:
         print(f"dpaudit: error: {exc}", file=sys.stderr)

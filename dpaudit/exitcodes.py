@@ -1,6 +1,7 @@
 """Process exit codes, and the exit code of a set of records.
 
-The one place that knows what each code means (README.md, "Exit codes", documents them). Every
+The one place that knows what each code means (docs/cli.md, "Exit codes", documents them, and
+``dpaudit --help`` lists them: :func:`epilog`). Every
 command (``check``, ``audit``, ``verify``, ``report``, ``list``) returns an :class:`ExitCode`;
 only :func:`dpaudit.cli.main` exits (commands return codes, only ``main`` exits, as pytest's ``ExitCode``).
 """
@@ -10,18 +11,23 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any, Iterable, Mapping
 
-__all__ = ["ExitCode", "exit_code", "suite_exit_code"]
+__all__ = ["ExitCode", "exit_code", "suite_exit_code", "epilog"]
 
 
 class ExitCode(IntEnum):
-    """Process exit codes (documented in README.md, "Exit codes")."""
+    """Process exit codes (documented in docs/cli.md, "Exit codes").
+
+    A usage error (3: our inputs) and an error of the audited code (6: the mechanism raised, hung,
+    crashed or returned bad output, an ERROR verdict) are told apart, so CI can say "fix the
+    command" or "fix the mechanism"."""
 
     OK = 0                 #: no claim refuted
     REFUTED = 1            #: at least one claim refuted
     INCONCLUSIVE = 2       #: only inconclusive results, with --fail-on-inconclusive
-    USAGE_ERROR = 3        #: bad flags, unloadable file, a report not written, or the only target errored
-    INTERNAL_ERROR = 4     #: a bug in dpaudit
+    USAGE_ERROR = 3        #: bad flags, an unloadable file, or a report that could not be written
+    INTERNAL_ERROR = 4     #: a bug in dpaudit, or the run was interrupted (Ctrl-C, SIGTERM)
     NOTHING_TO_AUDIT = 5   #: no mechanism, audit or claim matched
+    MECHANISM_ERROR = 6    #: the audited code failed: an ERROR verdict (raised, hung, crashed, bad output)
 
     @property
     def description(self) -> str:
@@ -32,23 +38,31 @@ _MEANING = {
     ExitCode.OK: "no claim refuted",
     ExitCode.REFUTED: "at least one claim refuted",
     ExitCode.INCONCLUSIVE: "a result is inconclusive (with --fail-on-inconclusive)",
-    ExitCode.USAGE_ERROR: "usage or load error, a report that could not be written, or the only "
-                          "target errored",
-    ExitCode.INTERNAL_ERROR: "internal error in dpaudit",
+    ExitCode.USAGE_ERROR: "usage or load error (a bad flag, a file that cannot be loaded), or a "
+                          "report that could not be written",
+    ExitCode.INTERNAL_ERROR: "internal error in dpaudit, or interrupted (results so far are written)",
     ExitCode.NOTHING_TO_AUDIT: "nothing to audit",
+    ExitCode.MECHANISM_ERROR: "error in the audited code: a mechanism raised, hung, crashed or "
+                              "returned bad output (an ERROR verdict)",
 }
+
+
+def epilog() -> str:
+    """The exit codes as ``dpaudit --help`` lists them, one per line."""
+    return "exit codes:\n" + "\n".join(f"  {int(c)}  {c.description}" for c in ExitCode)
 
 
 def exit_code(records: Iterable[Mapping[str, Any]], *, exit_zero: bool = False,
               fail_on_inconclusive: bool = False) -> ExitCode:
-    """The exit code of the worst verdict (README.md, "Exit codes"): error 3, refuted 1 (0 with --exit-zero),
-    inconclusive 2 only with --fail-on-inconclusive, else 0; no records at all is 5."""
+    """The exit code of the worst verdict (docs/cli.md, "Exit codes"): error 6 (the audited code
+    failed), refuted 1 (0 with --exit-zero), inconclusive 2 only with --fail-on-inconclusive,
+    else 0; no records at all is 5. (A usage or load error never reaches here: it is 3.)"""
     records = list(records)
     verdicts = {r.get("verdict") for r in records}
     if not records:
         return ExitCode.NOTHING_TO_AUDIT
     if "error" in verdicts:
-        return ExitCode.USAGE_ERROR
+        return ExitCode.MECHANISM_ERROR
     if "refuted" in verdicts:
         return ExitCode.OK if exit_zero else ExitCode.REFUTED
     if "inconclusive" in verdicts and fail_on_inconclusive:

@@ -206,7 +206,58 @@ def explain(rec: dict, headline: Optional[str] = None) -> str:
     return "\n".join(lines)
 
 
-_CLAIM_KEYS = ("epsilon", "delta", "neighbours", "domain", "size", "log_prob", "distribution", "output")
+#: Said after an unexpected ERROR verdict: the audited code failed, not the test's arguments.
+_ERROR_NOTE = " (an error in the audited code, exit code 6 in dpaudit check; a bad argument is a usage error, 3)"
+
+
+def _exit_code_property(node: Any, verdict: str, expected: Optional[str] = None) -> None:
+    """Record on the test (``user_properties``: a ``<property>`` in pytest's JUnit XML) the
+    verdict and the exit code ``dpaudit check`` would give it (docs/cli.md, "Exit codes"):
+    6 for an ERROR of the audited code, 3 for a usage error (a bad claim or argument), 1 for a
+    refutation, 0 otherwise, so CI tells "fix the mechanism" from "fix the test"."""
+    from dpaudit.exitcodes import ExitCode, exit_code
+
+    code = ExitCode.USAGE_ERROR if verdict == "usage_error" else exit_code([{"verdict": verdict}])
+    node.user_properties += [("dpaudit_verdict", verdict), ("dpaudit_exit_code", int(code))]
+    if expected is not None:
+        node.user_properties.append(("dpaudit_expected", expected))
+
+
+def _reproduce_root(config: Any) -> Any:
+    """A context in which reproduce lines name files relative to pytest's rootdir
+    (:data:`dpaudit.reproduce.ROOT`), not the CI machine's absolute path."""
+    import contextlib
+
+    from dpaudit.reproduce import ROOT
+
+    @contextlib.contextmanager
+    def scope():
+        token = ROOT.set(str(config.rootpath))
+        try:
+            yield
+        finally:
+            ROOT.reset(token)
+
+    return scope()
+
+
+_CLAIM_KEYS = ("epsilon", "delta", "neighbours", "domain", "size", "log_prob", "distribution", "output",
+               "float", "float_events")
+
+
+def _project_float(config: Any) -> Optional[str]:
+    """``float`` of the ``[tool.dpaudit]`` table of the rootdir's pyproject.toml, if any: the
+    fixture follows ``dpaudit check``'s precedence (keyword > pyproject > decorator)."""
+    from dpaudit.config import read_config
+    from dpaudit.errors import DpauditError
+    from dpaudit.validation import check_float_policy
+
+    try:
+        table, path = read_config(str(config.rootpath))
+        raw = table.get("float")
+        return None if raw is None else check_float_policy(raw, f"{path} [tool.dpaudit] float")
+    except DpauditError:
+        return None  # a broken pyproject is dpaudit check's to report
 
 
 @pytest.fixture
@@ -216,8 +267,9 @@ def dpaudit_audit(request):
 
     ``dpaudit_audit(mechanism, *, expect="not_refuted", exact=False, seed=None, **kw)``:
     ``mechanism`` is a function (declared with ``@dpaudit.mechanism`` or not) or a MechanismSpec;
-    claim keywords (``epsilon``, ``delta``, ``neighbours``, ``domain``, ``size``, ...) override the
-    declaration, the others (``samples``, ``confidence``, ...) go to :func:`dpaudit.audit` (or
+    claim keywords (``epsilon``, ``delta``, ``neighbours``, ``domain``, ``size``, ``float``, ...)
+    override the declaration (the float policy: ``float=``, else ``[tool.dpaudit] float`` of the
+    rootdir's pyproject.toml, else the decorator's or the spec's), the others (``samples``, ``confidence``, ...) go to :func:`dpaudit.audit` (or
     :func:`dpaudit.exact_audit` with ``exact=True``). ``seed`` defaults to ``--dpaudit-seed``, else
     dpaudit's fixed seed. Returns the frozen result.
     """
@@ -226,7 +278,7 @@ def dpaudit_audit(request):
     def audit(mechanism: Any, *, expect: str = "not_refuted", exact: bool = False,
               seed: Optional[int] = None, **kwargs: Any):
         import dpaudit
-        from dpaudit.report.model import location, record_of
+        from dpaudit.report.model import location, record_of, relative_path
         from dpaudit.results import Verdict
         from dpaudit.spec import MechanismSpec
 
@@ -234,29 +286,41 @@ def dpaudit_audit(request):
 
         expected = Verdict(expect)
         claim = {k: kwargs.pop(k) for k in _CLAIM_KEYS if k in kwargs}
+        if "float" not in claim and "float_events" not in claim:
+            project = _project_float(config)
+            if project is not None:
+                claim["float"] = project
         problem = None
         try:
             if isinstance(mechanism, MechanismSpec):
+                # every field of the spec carries over, the keywords' over them
                 spec = MechanismSpec.from_function(mechanism.func, name=mechanism.name, **{
                     "epsilon": mechanism.epsilon, "delta": mechanism.delta, "neighbours": mechanism.neighbours,
                     "domain": mechanism.domain, "size": mechanism.size, "log_prob": mechanism.log_prob,
-                    "distribution": mechanism.distribution, **claim}) if claim else mechanism
+                    "distribution": mechanism.distribution, "output": mechanism.output,
+                    **({} if "float_events" in claim else {"float": mechanism.float_policy}),
+                    **claim}) if claim else mechanism
             else:
                 spec = MechanismSpec.from_function(mechanism, **claim)
             root = _root_seed(config) if seed is None else seed
             engine = dpaudit.exact_audit if exact else dpaudit.audit
-            result = engine(spec, seed=root, **kwargs)
+            with _reproduce_root(config):  # reproduce lines name files from the rootdir
+                result = engine(spec, seed=root, **kwargs)
         except DpauditError as exc:  # a bad claim or argument: one readable line, no traceback
             problem = f"dpaudit: {exc}"
         if problem is not None:
+            _exit_code_property(request.node, "usage_error")
             pytest.fail(problem, pytrace=False)
         rec = dict(record_of(result), expected=expected.value, id=request.node.nodeid)
         if spec.source:
             rec["location"] = location(spec.source)
+            rec["location"]["path"] = relative_path(str(spec.source[0]), str(config.rootpath))
         config.stash[_RECORDS].append(rec)
+        _exit_code_property(request.node, rec["verdict"], expected.value)
         if rec["verdict"] != expected.value:
             pytest.fail(explain(rec, f"dpaudit: {spec.name}: expected {expected.label}, "
-                                     f"got {Verdict(rec['verdict']).label}"), pytrace=False)
+                                     f"got {Verdict(rec['verdict']).label}"
+                                     + _ERROR_NOTE * (rec["verdict"] == "error")), pytrace=False)
         return result
 
     return audit

@@ -20,6 +20,7 @@ number for number: its line ends with a shell comment saying so (:data:`OWN_RAND
 
 from __future__ import annotations
 
+import contextvars
 import math
 import shlex
 from typing import TYPE_CHECKING, Any, Optional, Sequence
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
     from dpaudit.execution.base import Executor
     from dpaudit.spec import MechanismSpec
 
-__all__ = ["number", "check_command", "sensitivity_command", "audit_command", "verify_command",
-           "python_call", "for_spec", "replays", "OWN_RANDOMNESS_NOTE"]
+__all__ = ["number", "project_path", "ROOT", "check_command", "sensitivity_command", "audit_command",
+           "verify_command", "python_call", "for_spec", "replays", "OWN_RANDOMNESS_NOTE"]
 
 #: Appended (as a shell comment) to the reproduce line of a mechanism that ignores its rng.
 OWN_RANDOMNESS_NOTE = ("the mechanism draws its own randomness: a replay gives other numbers "
@@ -45,6 +46,21 @@ def number(x: Any) -> str:
     return repr(v)
 
 
+#: The folder a reproduce line names files relative to (the project root: the pytest plugin sets it
+#: to pytest's rootdir around a ``dpaudit_audit`` call); None means the working folder. A file
+#: outside it keeps its absolute path, so a line written on a CI machine replays from a checkout.
+ROOT: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar("dpaudit_reproduce_root",
+                                                                     default=None)
+
+
+def project_path(path: str) -> str:
+    """``path`` relative to :data:`ROOT` (else the working folder) when it lies inside it, with
+    ``/`` separators (:func:`dpaudit.report.model.relative_path`); else its absolute path."""
+    from dpaudit.report.model import relative_path
+
+    return relative_path(path, ROOT.get())
+
+
 def _note(line: str, own_randomness: bool) -> str:
     return f"{line}  # {OWN_RANDOMNESS_NOTE}" if own_randomness else line
 
@@ -53,10 +69,11 @@ def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any,
                   size: int, seed: int, samples: Optional[int] = None,
                   confidence: Optional[float] = None, call_timeout: Optional[float] = None,
                   memory: Optional[int] = None, own_randomness: bool = False,
-                  early_stop: bool = True) -> str:
+                  early_stop: bool = True, float_policy: Optional[str] = None) -> str:
     """The ``dpaudit check`` line that replays one target's audit from anywhere: the claim as
-    audited and every setting that changes the numbers (``samples``, ``confidence``, ``seed``) or
-    an ERROR (non-default sandbox limits ``call_timeout``, ``memory``). Settings equal to their
+    audited and every setting that changes the numbers (``samples``, ``confidence``, ``seed``,
+    the float policy, which a decorator or a pyproject.toml could set otherwise at replay) or an
+    ERROR (non-default sandbox limits ``call_timeout``, ``memory``). Settings equal to their
     default (:func:`dpaudit.config.defaults`) are left out; ``None`` means "not given"."""
     from dpaudit.claims import Neighbours
     from dpaudit.config import defaults
@@ -78,6 +95,8 @@ def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any,
         parts.append(f"--memory={int(memory)}")
     if not early_stop:
         parts.append("--no-early-stop")  # a different stopping rule gives different numbers
+    if float_policy is not None:
+        parts.append(f"--float={float_policy}")
     return _note(shlex.join(parts), own_randomness)
 
 
@@ -113,7 +132,7 @@ def verify_command(claim: str) -> str:
 def python_call(function: str, *, epsilon: float, delta: float, neighbours: Any, domain: Any,
                 size: int, seed: int, samples: Optional[int] = None, exact: bool = False,
                 confidence: Optional[float] = None, own_randomness: bool = False,
-                early_stop: bool = True) -> str:
+                early_stop: bool = True, float_policy: Optional[str] = None) -> str:
     """``import dpaudit; dpaudit.audit(f, epsilon=..., ...)``: the call that replays an audit of a
     function that lives in no file (floats as ``repr``, exact)."""
     from dpaudit.claims import Neighbours
@@ -122,6 +141,8 @@ def python_call(function: str, *, epsilon: float, delta: float, neighbours: Any,
     extra = "" if exact or samples is None else f", samples={int(samples)}"
     if not exact and confidence is not None and confidence != 0.95:
         extra += f", confidence={float(confidence)!r}"
+    if not exact and float_policy is not None:
+        extra += f", float={float_policy!r}"
     if not exact and not early_stop:
         extra += ", early_stop=False"
     line = (f"import dpaudit; dpaudit.{call}({function}, epsilon={float(epsilon)!r}, "
@@ -134,9 +155,9 @@ def python_call(function: str, *, epsilon: float, delta: float, neighbours: Any,
 def for_spec(spec: MechanismSpec, *, samples: int, seed: int, exact: bool = False,
              confidence: Optional[float] = None, own_randomness: bool = False,
              early_stop: bool = True) -> str:
-    """The reproduce line of an audit of ``spec`` (a :class:`~dpaudit.spec.MechanismSpec`): a
-    ``dpaudit check`` line when its function lives at module level in a file that exists, else
-    a Python call."""
+    """The reproduce line of an audit of ``spec`` (its float policy spelled out) (a :class:`~dpaudit.spec.MechanismSpec`): a
+    ``dpaudit check`` line when its function lives at module level in a file that exists (named
+    relative to the project root, :func:`project_path`), else a Python call."""
     import os
 
     func = getattr(spec.func, "__name__", "mechanism")
@@ -144,9 +165,10 @@ def for_spec(spec: MechanismSpec, *, samples: int, seed: int, exact: bool = Fals
     src = spec.source[0] if spec.source else None
     claim = dict(epsilon=spec.epsilon, delta=spec.delta, neighbours=spec.neighbours,
                  domain=spec.domain, size=spec.size, seed=seed, own_randomness=own_randomness,
-                 early_stop=early_stop)
+                 early_stop=early_stop, float_policy=spec.float_policy)
     if not exact and src and os.path.isfile(src) and not func.startswith("<") and qual == func:
-        return check_command(f"{src}:{func}", samples=samples, confidence=confidence, **claim)
+        return check_command(f"{project_path(src)}:{func}", samples=samples, confidence=confidence,
+                             **claim)
     return python_call(func, samples=samples, exact=exact, confidence=confidence, **claim)
 
 

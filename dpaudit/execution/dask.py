@@ -21,7 +21,7 @@ without the statistical profiler, with the memory monitors at a slow tick, witho
 ``MALLOC_TRIM_THRESHOLD_`` that Dask sets by default (it fixes glibc's mmap threshold, so every
 batch-sized array is mapped and faulted in afresh: 25% of a Laplace batch's time on the reference
 machine), and with all tasks sent to the workers at once (``worker-saturation: inf``). Workers you
-start yourself keep your settings: see README, "Dask".
+start yourself keep your settings: see docs/dask.md.
 
 **Counts, not outputs.** Once an event is fixed (validation), :meth:`DaskExecutor.count` runs
 :func:`dpaudit.execution.counting.count_unit` on the workers: each task returns a few integers per

@@ -1,6 +1,6 @@
 """The run model: one JSON-ready dict that every report (JSON, HTML, JUnit, SARIF) is rendered from.
 
-A *run* is what one ``dpaudit check`` or ``dpaudit audit`` produced (README.md, "Reading a report")::
+A *run* is what one ``dpaudit check`` or ``dpaudit audit`` produced (docs/reports.md)::
 
     {"format_version", "tool_version", "seed", "started", "finished", "command",
      "environment": {"python", "numpy", "scipy", "statsmodels", "hypothesis", "z3", "platform"},

@@ -106,7 +106,7 @@ def test_two_targets_correct_and_buggy_with_every_report(tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the worst verdict: refuted
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("examples/laplace_sum.py:noisy_sum: NOT REFUTED — ε = 2")
-    assert lines[1].startswith("examples/buggy_mean.py:buggy_mean: REFUTED — ε = 2")
+    assert lines[1].startswith("examples/buggy_mean.py:buggy_mean: REFUTED (logic) — ε = 2")
     reproduce = [ln for ln in lines if ln.startswith("reproduce: ")]
     assert reproduce[0].startswith("reproduce: dpaudit check examples/laplace_sum.py:noisy_sum "
                                    "--epsilon=2 ") and len(reproduce) == 2
@@ -116,8 +116,9 @@ def test_two_targets_correct_and_buggy_with_every_report(tmp_path):
     assert buggy["verdict"] == "refuted" and buggy["epsilon_lower_bound"] > 2.0
     assert all(f.stat().st_size > 0 for f in files.values())
     sarif = json.loads(files["sarif"].read_text())
-    assert len(sarif["runs"][0]["results"]) == 1  # one result per refuted claim
-    assert files["junit"].read_text().count("<testcase") == 2
+    # one result per refuted finding: buggy_mean's logic and its float64 (a float64 mean + Laplace)
+    assert sorted(r["ruleId"] for r in sarif["runs"][0]["results"]) == ["dpaudit/float64", "dpaudit/logic"]
+    assert files["junit"].read_text().count("<testcase") == 4  # two findings per target
     # the printed command replays the same bound; --exit-zero keeps the verdict but exits 0
     replay = dpaudit(*reproduce[1].split()[2:], "--exit-zero", "--json", tmp_path / "again.json")
     assert replay.returncode == 0 and "REFUTED" in replay.stdout
@@ -202,7 +203,7 @@ def test_bad_flags(tmp_path, flags, expected):
         assert records(out, seed=False)[0]["verdict"] == "error"
 
 
-# -- misbehaving mechanisms: an ERROR verdict, exit 3, the cause and the dataset ------------------
+# -- misbehaving mechanisms: an ERROR verdict, exit 6, the cause and the dataset ------------------
 
 @pytest.mark.parametrize("function,flags,cause", [
     ("raises", [], "raised ZeroDivisionError: division by zero"),
@@ -218,7 +219,7 @@ def test_bad_flags(tmp_path, flags, expected):
 def test_misbehaving_mechanism_is_an_error_verdict(tmp_path, bad, function, flags, cause):
     out = tmp_path / "r.json"
     proc = dpaudit("check", f"{bad}:{function}", "--epsilon", "1", *TINY, *flags, "--json", out)
-    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.returncode == 6, proc.stdout + proc.stderr
     summary = proc.stdout.splitlines()[0]
     assert ": ERROR" in summary and cause in summary
     (rec,) = records(out)
@@ -282,7 +283,7 @@ def test_text_no_encoding_takes_is_escaped_and_every_report_written(tmp_path):
     files = {k: tmp_path / f"r.{k}" for k in ("json", "html", "junit", "sarif", "markdown")}
     flags = [a for k, f in files.items() for a in (f"--{k}", f)]
     proc = dpaudit("check", f"{mech}:raises", "--epsilon", "1", *TINY, *flags)
-    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.returncode == 6, proc.stdout + proc.stderr
     assert "mechanism raised ValueError: bad \\ud800 value" in proc.stdout
     assert all(f.stat().st_size > 0 for f in files.values())
     assert "bad \\ud800 value" in records(files["json"])[0]["error"]

@@ -69,14 +69,14 @@ def test_a_correct_bound_is_not_refuted(mech):
 
 def test_what_f_raises_is_an_error_with_its_input(mech):
     code, rec = check(mech, "raises", "--sensitivity=1", "--examples=200")
-    assert (code, rec["verdict"]) == (3, "error")
+    assert (code, rec["verdict"]) == (6, "error")
     assert "raised ValueError: three is too many" in rec["error"]
 
 
 def test_a_hang_is_stopped_by_the_per_call_limit(mech):
     t0 = time.monotonic()
     code, rec = check(mech, "hangs", "--sensitivity=1", "--call-timeout=0.5")
-    assert (code, rec["verdict"]) == (3, "error") and "hung" in rec["error"]
+    assert (code, rec["verdict"]) == (6, "error") and "hung" in rec["error"]
     assert time.monotonic() - t0 < 10
 
 
@@ -84,7 +84,7 @@ def test_a_hang_is_stopped_by_the_per_call_limit(mech):
 def test_the_whole_search_is_stopped_by_the_total_limit(mech):
     t0 = time.monotonic()
     code, rec = check(mech, "slow", "--sensitivity=1", "--examples=100000", "--timeout=1")
-    assert (code, rec["verdict"]) == (3, "error")
+    assert (code, rec["verdict"]) == (6, "error")
     assert "exceeded the total time limit" in rec["error"]
     assert time.monotonic() - t0 < 15
 

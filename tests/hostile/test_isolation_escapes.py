@@ -316,7 +316,7 @@ def test_the_hook_that_names_blocked_attempts_cannot_be_switched_off(arena):
     finally:
         if os.path.exists(target):
             os.remove(target)
-    assert (code, rec["verdict"]) == (3, "error"), rec["error"]
+    assert (code, rec["verdict"]) == (6, "error"), rec["error"]
     assert f"tried to write {target} (blocked by the sandbox" in rec["error"], rec["error"]
 
 
@@ -333,7 +333,7 @@ def test_closing_the_hooks_pipe_is_an_error(arena):
                 os.close(obj.__defaults__[names.index("_channel")])
         """), "    ") + LAPLACE
     code, rec = check(arena, Case("closes_the_hooks_pipe", _f(body), 3, "error"))
-    assert (code, rec["verdict"]) == (3, "error"), rec["error"]
+    assert (code, rec["verdict"]) == (6, "error"), rec["error"]
     assert "closed the channel that names its blocked attempts" in rec["error"], rec["error"]
 
 

@@ -109,7 +109,7 @@ def test_a_25_byte_reply_does_not_make_dpaudit_allocate_2_gib(arena):
                            "--memory=256M", *report_flags(paths)], capture_output=True, text=True,
                           timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=arena["work"])
     peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.returncode == 6, done.stdout + done.stderr
     rec = json.loads(paths["json"].read_text())["results"][0]
     assert "builtins.bytearray (refused" in rec["error"]
     assert peak_kib < 1024 * 1024 or peak_kib == before, f"peak {peak_kib} KiB"
@@ -126,7 +126,7 @@ def test_the_reply_cap_follows_the_memory_cap(arena):
             os.write(int(sys.argv[2]), struct.pack("!i", 100 << 20))
             time.sleep(5)
         """), "--memory=256M")
-    assert (code, rec["verdict"]) == (3, "error")
+    assert (code, rec["verdict"]) == (6, "error")
     assert "more than the 67,108,864 dpaudit reads" in rec["error"], rec["error"]
 
 
@@ -146,7 +146,7 @@ def test_a_forged_reply_is_the_mechanisms_error(arena, capfd, reply):
             return 0.0
         """))
     _no_traceback(capfd)
-    assert (code, rec["verdict"]) == (3, "error"), rec["error"]
+    assert (code, rec["verdict"]) == (6, "error"), rec["error"]
     assert "malformed" in rec["error"] and "\n" not in rec["error"], rec["error"]
 
 
@@ -166,7 +166,7 @@ def test_a_thread_bomb_at_import_is_the_mechanisms_error(arena, capfd):
             return round(float(data.sum() + rng.laplace()), 3)
         """))
     _no_traceback(capfd)
-    assert (code, rec["verdict"]) == (3, "error"), rec["error"]
+    assert (code, rec["verdict"]) == (6, "error"), rec["error"]
     assert "thread" in rec["error"], rec["error"]
 
 
@@ -177,7 +177,7 @@ def test_a_long_text_output_is_an_error_in_the_sandbox_and_in_process(arena, cap
     for flags in ((), ("--in-process",)):
         code, rec = _check(arena, source, *flags)
         _no_traceback(capfd)
-        assert (code, rec["verdict"]) == (3, "error"), rec["error"]
+        assert (code, rec["verdict"]) == (6, "error"), rec["error"]
         assert ("returned a text of 20,00" in rec["error"]
                 and "dpaudit audits texts of at most 4,096 (an output is a release, not a log)"
                 in rec["error"]), rec["error"]
@@ -190,7 +190,7 @@ def test_the_text_of_a_batch_is_bounded(arena, capfd):
             return [f"{x:.3f}" + "y" * 4000 for x in rng.laplace(size=size)]
         """), "--samples=100000", "--timeout=300")  # on a loaded machine 60 s ended it first
     _no_traceback(capfd)
-    assert (code, rec["verdict"]) == (3, "error"), rec["error"]
+    assert (code, rec["verdict"]) == (6, "error"), rec["error"]
     assert "characters of text in one batch" in rec["error"], rec["error"]
 
 
@@ -208,7 +208,7 @@ def test_a_50_mb_repr_does_not_run_past_the_per_call_limit(arena, capfd):
         """), "--call-timeout=1")
     _no_traceback(capfd)
     assert time.monotonic() - t0 < 20
-    assert (code, rec["verdict"]) == (3, "error") and "not a plain value" in rec["error"]
+    assert (code, rec["verdict"]) == (6, "error") and "not a plain value" in rec["error"]
 
 
 @pytest.mark.slow
@@ -269,7 +269,7 @@ def test_a_cheating_output_is_an_error_never_not_refuted(arena, capfd, source, s
     for flags in ((), ("--in-process",)):
         code, rec = _check(arena, source, *flags)
         _no_traceback(capfd)
-        assert (code, rec["verdict"]) == (3, "error"), rec
+        assert (code, rec["verdict"]) == (6, "error"), rec
         assert said in rec["error"], rec["error"]
     import importlib.util
 

@@ -54,7 +54,7 @@ def test_a_crafted_reply_written_to_the_pipe_is_refused(tmp_path):
             return 0.0
         """))
     assert not marker.exists(), "the sandboxed mechanism ran a command in dpaudit's process"
-    assert (code, rec["verdict"]) == (3, "error"), rec
+    assert (code, rec["verdict"]) == (6, "error"), rec
     assert "refused" in rec["error"] and "system" in rec["error"], rec["error"]
 
 

@@ -130,7 +130,7 @@ def test_password_hashes_are_not_readable_from_the_child(arena, capfd):
             open("/etc/shadow").read()
             {LAPLACE}
         """)
-    assert (code, rec["verdict"]) == (3, "error")
+    assert (code, rec["verdict"]) == (6, "error")
     assert "tried to read /etc/shadow" in rec["error"]
     assert "root:" not in rec["error"]
 
@@ -158,7 +158,7 @@ def test_numbers_that_hold_more_than_a_double_are_an_error(arena, capfd, name, b
     payload: dpaudit audited the double each rounds to (every NaN as one value) and said NOT
     REFUTED with ε ≥ 0."""
     code, rec, _ = _check(arena, capfd, name, body)
-    assert (code, rec["verdict"]) == (3, "error"), rec.get("error")
+    assert (code, rec["verdict"]) == (6, "error"), rec.get("error")
     assert said in rec["error"]
 
 
@@ -189,7 +189,7 @@ def test_a_one_call_form_honest_on_one_dataset_size_only_is_an_error(arena, capf
             noisy = data.sum() + rng.laplace(size=1 if size is None else size)
             return float(round(noisy[0], 3)) if size is None else np.round(noisy, 3)
         """)
-    assert (code, rec["verdict"]) == (3, "error"), rec.get("error")
+    assert (code, rec["verdict"]) == (6, "error"), rec.get("error")
     assert "its one-call form and its batch form release different laws" in rec["error"]
 
 

@@ -127,8 +127,8 @@ def test_exit_codes_follow_the_worst_verdict():
     assert exit_code(recs("refuted"), exit_zero=True) is ExitCode.OK
     assert exit_code(recs("inconclusive")) is ExitCode.OK
     assert exit_code(recs("inconclusive"), fail_on_inconclusive=True) is ExitCode.INCONCLUSIVE
-    assert exit_code(recs("refuted", "error")) is ExitCode.USAGE_ERROR
-    assert exit_code(recs("error"), exit_zero=True) is ExitCode.USAGE_ERROR
+    assert exit_code(recs("refuted", "error")) is ExitCode.MECHANISM_ERROR
+    assert exit_code(recs("error"), exit_zero=True) is ExitCode.MECHANISM_ERROR
     assert exit_code([]) is ExitCode.NOTHING_TO_AUDIT
 
 

@@ -1,0 +1,304 @@
+"""``dpaudit check lib:...``: audit a DP library's target from the command line (docs/libraries.md).
+
+Two forms of target, each audited with the library's own claim (:mod:`dpaudit.adapters`):
+
+``lib:LIBRARY:NAME(KEYWORD=VALUE, ...)``
+    ``LIBRARY`` is ``diffprivlib`` or ``pydp`` (python-dp), ``NAME`` and the keywords those of
+    ``dpaudit.adapters.LIBRARY.target(NAME, **keywords)``, the values Python literals, e.g.
+    ``'lib:diffprivlib:tools.mean(epsilon=1, bounds=(0, 1))'``. dpaudit builds the target
+    itself: no code of the user's is imported.
+
+``lib:FILE.py[:NAME]``
+    A Python file that builds targets as module-level values (any adapter, OpenDP measurements
+    among them: ``mean = opendp.target(space >> ...)``); without ``NAME``, every
+    :class:`~dpaudit.spec.MechanismSpec` the file defines, in order. The file is imported in
+    dpaudit's own process, so it needs ``--in-process`` (the code is trusted), as ``--executor``
+    does.
+
+A library's code is trusted and runs in process (python-dp must: its generator's buffer is
+copied by ``fork()``). ``--neighbours``, ``--domain`` and ``--size`` reach the adapter
+(the library form only); ``--epsilon``/``--delta`` are refused: the claim is the library's. Every
+report format, the reproduce line, the family-wise confidence over the targets and the exit code
+are those of ``dpaudit check`` (:mod:`dpaudit.check`); a target that cannot be built is a usage
+error (exit 3), a library call that fails an ERROR verdict (exit 6).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import re
+import shlex
+import sys
+import time
+from typing import Any, Mapping, Optional
+
+from dpaudit.errors import DpauditError, InvalidArgument, UsageError
+from dpaudit.exitcodes import ExitCode, exit_code
+
+__all__ = ["PREFIX", "LIBRARIES", "is_library_target", "parse_library_target", "library_spec",
+           "run_library_check"]
+
+#: The prefix of a library target on the command line.
+PREFIX = "lib:"
+
+#: Library names the literal form takes -> the adapter module of :mod:`dpaudit.adapters`.
+LIBRARIES = {"diffprivlib": "diffprivlib", "pydp": "pydp", "python-dp": "pydp"}
+
+#: Flags of ``dpaudit check`` that mean nothing for a library target run in process.
+_REFUSED = {"epsilon": "--epsilon", "delta": "--delta", "sensitivity": "--sensitivity",
+            "executor": "--executor", "memory": "--memory", "call_timeout": "--call-timeout",
+            "pass_env": "--pass-env"}
+
+
+def is_library_target(target: Any) -> bool:
+    """Whether a ``dpaudit check`` target is a library target (``lib:...``)."""
+    return isinstance(target, str) and target.startswith(PREFIX)
+
+
+def parse_library_target(target: str) -> tuple[str, str, dict]:
+    """``("library", NAME, keywords)`` for ``lib:LIBRARY:NAME(...)``, or ``("file", PATH, {"name":
+    NAME or None})`` for ``lib:FILE.py[:NAME]``; an :class:`InvalidArgument` line otherwise."""
+    rest = target[len(PREFIX):] if is_library_target(target) else target
+    head, sep, call = rest.partition(":")
+    if head in LIBRARIES:
+        return "library", *_parse_call(target, call if sep else "")
+    if head == "opendp":
+        raise InvalidArgument(f"{target}: an OpenDP measurement is a Python object, not a name: build "
+                              f"it in a file (mean = opendp.target(...)) and give lib:FILE.py:mean "
+                              f"with --in-process")
+    path, dot_py, name = rest.partition(".py")
+    if path and dot_py and (not name or name.startswith(":")):
+        name = name[1:] or None
+        if name is not None and not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise InvalidArgument(f"{target}: NAME after the file must be a Python name")
+        return "file", path + ".py", {"name": name}
+    raise InvalidArgument(f"{target}: a library target is lib:LIBRARY:NAME(KEYWORD=VALUE, ...) with "
+                          f"LIBRARY one of {', '.join(LIBRARIES)}, or lib:FILE.py[:NAME]")
+
+
+def _parse_call(target: str, call: str) -> tuple[str, dict]:
+    """``NAME`` and the literal keywords of ``NAME(KEYWORD=VALUE, ...)``."""
+    try:
+        node = ast.parse(call.strip(), mode="eval").body
+    except SyntaxError:
+        raise InvalidArgument(f"{target}: write the target as NAME(KEYWORD=VALUE, ...), e.g. "
+                              f"lib:diffprivlib:tools.mean(epsilon=1, bounds=(0, 1))") from None
+    keywords: dict[str, Any] = {}
+    if isinstance(node, ast.Call):
+        if node.args:
+            raise InvalidArgument(f"{target}: give the library's parameters as KEYWORD=VALUE")
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise InvalidArgument(f"{target}: ** is not a parameter: write KEYWORD=VALUE")
+            try:
+                keywords[kw.arg] = ast.literal_eval(kw.value)
+            except ValueError:
+                raise InvalidArgument(f"{target}: {kw.arg}= must be a literal (a number, a text, "
+                                      f"True/False/None, or a tuple or list of them)") from None
+        node = node.func
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        raise InvalidArgument(f"{target}: NAME must be the library's name for it, e.g. tools.mean")
+    return ".".join([node.id, *reversed(parts)]), keywords
+
+
+def library_spec(target: str, claim: Optional[Mapping[str, Any]] = None,
+                 in_process: bool = False) -> list[tuple[str, Any]]:
+    """The ``(name, spec)`` pairs a library target stands for (one for the library form, every
+    spec of the file for the file form). ``claim`` holds the flags ``neighbours``, ``domain``,
+    ``size`` (library form only)."""
+    import importlib
+
+    from dpaudit.spec import MechanismSpec
+
+    kind, what, keywords = parse_library_target(target)
+    claim = {k: v for k, v in dict(claim or {}).items() if v is not None}
+    if kind == "library":
+        for key in claim:
+            if key in keywords:
+                raise InvalidArgument(f"{target}: {key} is given twice (in the target and as --{key})")
+        adapter = importlib.import_module(f"dpaudit.adapters.{LIBRARIES[target[len(PREFIX):].partition(':')[0]]}")
+        return [(target, adapter.target(what, **keywords, **claim))]
+    if claim:
+        flags = ", ".join(f"--{k}" for k in claim)
+        raise InvalidArgument(f"{target}: {flags} cannot change a target built in a file: set it "
+                              f"where the file builds the target")
+    if not in_process:
+        raise UsageError(f"{target}: lib:FILE.py imports the file in dpaudit's own process, without "
+                         f"the sandbox; add --in-process to confirm the code is trusted")
+    from dpaudit.loader import import_file
+
+    if not os.path.isfile(what):
+        raise UsageError(f"{what}: no such file" if not os.path.exists(what) else f"{what}: not a file")
+    module = import_file(what)
+    name = keywords["name"]
+    found = [(k, v) for k, v in vars(module).items() if isinstance(v, MechanismSpec)
+             and (name is None or k == name)]
+    if name is not None and not found:
+        got = getattr(module, name, None)
+        raise UsageError(f"{what}: no target named {name!r}" if got is None else
+                         f"{what}: {name!r} is a {type(got).__name__}, not a target (build it with "
+                         f"dpaudit.adapters)")
+    if not found:
+        raise UsageError(f"{what}: no library target in it: build one at module level, e.g. "
+                         f"mean = diffprivlib.target('tools.mean', epsilon=1, bounds=(0, 1))")
+    return [(f"{PREFIX}{what}:{k}", v) for k, v in found]
+
+
+def _reproduce(target: str, settings: Any, budget: int, own_randomness: bool,
+               float_policy: Optional[str] = None) -> str:
+    from dpaudit.config import defaults
+    from dpaudit.reproduce import OWN_RANDOMNESS_NOTE, number
+
+    parts = ["dpaudit", "check", target]
+    for key in ("neighbours", "size"):
+        if settings.claim.get(key) is not None:
+            value = settings.claim[key]
+            parts.append(f"--{key}={getattr(value, 'value', value)}")
+    if settings.claim.get("domain") is not None:
+        dom = settings.claim["domain"]
+        parts.append(f"--domain={number(dom.lo)}:{number(dom.hi)}")
+    parts.append(f"--samples={int(budget)}")
+    if settings.target_confidence != defaults()["confidence"]:
+        parts.append(f"--confidence={number(settings.target_confidence)}")
+    parts.append(f"--seed={int(settings.seed)}")
+    if target[len(PREFIX):].partition(":")[0] not in LIBRARIES:
+        parts.append("--in-process")
+    if not settings.early_stop:
+        parts.append("--no-early-stop")
+    if float_policy is not None:  # spelled out, as dpaudit check does: a pyproject could differ at replay
+        parts.append(f"--float={float_policy}")
+    line = shlex.join(parts)
+    return f"{line}  # {OWN_RANDOMNESS_NOTE}" if own_randomness else line
+
+
+def _write(records: list, reports: Mapping[str, Optional[str]], seed: Optional[int],
+           started: float, command: str, progress: Any = None) -> list:
+    """Write the requested reports (as ``dpaudit check`` does); return the formats not written."""
+    if not any(reports.values()):
+        return []
+    from dpaudit.report import make_run, write_each
+
+    run = make_run(records, seed=seed, started=started, finished=time.time(), command=command)
+    written, failed = write_each(run, **reports)
+    for fmt, path in written.items():
+        if progress is not None:
+            progress.note(f"wrote {fmt}: {path}")
+    for fmt, why in failed.items():
+        print(f"dpaudit: error: the {fmt} report was not written: {why}", file=sys.stderr)
+    return list(failed)
+
+
+def _error(target: str, message: str, reproduce: str = "") -> dict:
+    from dpaudit.results import error_record
+
+    return error_record("audit", target, message, reproduce=reproduce,
+                        isolation="none (in process)")
+
+
+def run_library_check(args: argparse.Namespace) -> ExitCode:
+    """``dpaudit check`` when its targets are library targets; return its exit code."""
+    from dpaudit.check import clean_record
+    from dpaudit.config import read_config, resolve_settings
+    from dpaudit.report.json_io import check_report_paths
+    from dpaudit.report.registry import report_paths
+
+    started = time.time()
+    command = shlex.join(["dpaudit", *getattr(args, "argv", sys.argv[1:])])
+    reports = report_paths(args)
+    targets = list(args.target if isinstance(args.target, (list, tuple)) else [args.target])
+    try:
+        files = [t for t in targets if not is_library_target(t)]
+        if files:
+            raise UsageError(f"{files[0]}: give library targets (lib:...) and files in separate runs "
+                             f"of dpaudit check")
+        given = [flag for attr, flag in _REFUSED.items() if getattr(args, attr, None)]
+        if given:
+            raise UsageError(f"{given[0]} does not apply to a library target (its claim is the "
+                             f"library's own, and it runs in process)")
+        config, config_path = read_config()
+        settings = resolve_settings(args, config, config_path)
+        check_report_paths(reports)
+    except DpauditError as exc:
+        _write([_error(t, str(exc), command) for t in targets], reports, None, started, command)
+        raise UsageError(str(exc)) from None
+
+    import dpaudit.auditor
+    from dpaudit.progress import Progress
+    from dpaudit.results import AuditContext, Family, Origin
+
+    progress = Progress(quiet=settings.quiet)
+    specs: list[tuple[str, Any]] = []
+    for i, target in enumerate(targets):
+        try:
+            specs += library_spec(target, {k: settings.claim.get(k) for k in ("neighbours", "domain", "size")},
+                                  in_process=settings.in_process)
+        except DpauditError as exc:
+            records = [_error(t, str(exc) if j == i else "not audited: another target could not be "
+                              "built", command) for j, t in enumerate(targets)]
+            _write(records, reports, settings.seed, started, command)
+            raise UsageError(str(exc)) from None
+    family = None if len(specs) < 2 else Family(targets=len(specs), confidence=settings.confidence)
+    confidence = settings.confidence if len(specs) < 2 else \
+        1.0 - (1.0 - settings.confidence) / len(specs)
+    settings_for = _Settings(settings, confidence)
+    deadline = None if settings.timeout is None else time.monotonic() + settings.timeout
+    records: list[dict] = []
+    try:
+        for name, spec in specs:
+            progress.start(name)
+            budget = settings.samples or dpaudit.auditor.default_samples(spec)
+            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+
+            policy = settings.float_policy or getattr(spec, "float_policy", None) or "error"
+
+            def replay(own: bool = False, name: str = name, budget: int = budget,
+                       policy: Optional[str] = policy) -> str:
+                return _reproduce(name, settings_for, budget, own, policy)
+
+            context = AuditContext(reproduce=replay, family=family,
+                                   origin=Origin(None, "none (in process)"))
+            try:
+                result = dpaudit.auditor.audit(spec, samples=settings.samples, confidence=confidence,
+                                               seed=settings.seed, progress=progress, timeout=remaining,
+                                               early_stop=settings.early_stop, context=context,
+                                               **_float_keyword(settings))
+                record = result.to_record()
+            except DpauditError as exc:  # the library refused: an ERROR of the target
+                record = _error(name, str(exc), replay())
+            library = getattr(spec, "library", None)  # name, version, its claim (as the suite's)
+            if isinstance(library, Mapping) and library:
+                record["library"] = dict(library)
+            records.append(clean_record(record))
+            progress.finish(records[-1])
+    except KeyboardInterrupt:
+        progress.clear()
+        done = [n for n, _ in specs][len(records):]
+        records += [_error(n, "interrupted before the audit finished", command) for n in done]
+        _write(records, reports, settings.seed, started, command, progress)
+        raise
+    not_written = _write(records, reports, settings.seed, started, command, progress)
+    progress.reproduce(records)
+    if not_written:
+        return ExitCode.USAGE_ERROR
+    return exit_code(records, exit_zero=settings.exit_zero,
+                     fail_on_inconclusive=settings.fail_on_inconclusive)
+
+
+def _float_keyword(settings: Any) -> dict:
+    """``float=`` for :func:`dpaudit.audit` when the run states a float policy (``--float``,
+    ``[tool.dpaudit] float``): it comes before the target's own (docs/floating-point.md)."""
+    return {} if settings.float_policy is None else {"float": settings.float_policy}
+
+
+class _Settings:
+    """``settings`` as :func:`_reproduce` reads them, with the per-target confidence."""
+
+    def __init__(self, settings: Any, confidence: float) -> None:
+        self.claim, self.seed, self.early_stop = settings.claim, settings.seed, settings.early_stop
+        self.target_confidence = confidence

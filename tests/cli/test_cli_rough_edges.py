@@ -1,0 +1,222 @@
+"""The command line's rough edges, smoothed: one ``dpaudit:`` prefix and a "did you mean" on a
+usage error, an exit code of its own for an ERROR of the audited code (6, not the usage error's
+3), library targets (``lib:``) checked from the command line with every report format, and
+reproduce lines that name files relative to the project root (the pytest fixture's)."""
+
+import importlib.util
+import json
+import os
+import shlex
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from dpaudit.cli import run
+from dpaudit.exitcodes import ExitCode
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TINY = ["--samples", "2000"]
+
+
+def dpaudit(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "dpaudit", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, CI="1", PYTHONPATH=ROOT))
+
+
+def one_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+# -- usage errors: one prefix, one line, a suggestion ---------------------------------------------
+
+@pytest.mark.parametrize("argv, line", [
+    (["chek", "examples/laplace_sum.py"],
+     "dpaudit: error: unknown command 'chek'; did you mean 'check'? (commands: check, audit, verify, "
+     "report, list)"),
+    (["check", "examples/laplace_sum.py", "--epslion", "1"],
+     "dpaudit: error: unrecognized arguments: --epslion 1; did you mean --epsilon?"),
+    (["check", "examples/laplace_sum.py", "--epslion=1", "--sampels=9"],
+     "dpaudit: error: unrecognized arguments: --epslion=1 --sampels=9; did you mean --epsilon or --samples?"),
+    (["audit", "--ouT"], "dpaudit: error: unrecognized arguments: --ouT; did you mean --out?"),
+    (["check", "x.py", "--isolation", "stric"],
+     "dpaudit: error: argument --isolation: invalid choice 'stric'; did you mean 'strict'? (choose "
+     "from strict, process, none)"),
+    (["check"], "dpaudit: error: the following arguments are required: FILE.py[:FUNCTION] (see "
+                "dpaudit check --help)"),
+    (["frobnicate"], "dpaudit: error: unknown command 'frobnicate' (commands: check, audit, verify, "
+                     "report, list)"),
+    (["check", "x.py", "--zzz"], "dpaudit: error: unrecognized arguments: --zzz"),
+])
+def test_a_usage_error_is_one_line_with_one_prefix_and_a_suggestion(capsys, argv, line):
+    assert run(argv) is ExitCode.USAGE_ERROR
+    assert one_line(capsys) == line
+
+
+def test_help_lists_the_exit_codes(capsys):
+    with pytest.raises(SystemExit):
+        run(["--help"])
+    out = capsys.readouterr().out
+    assert "exit codes:" in out
+    for code in ExitCode:
+        assert f"  {int(code)}  {code.description}" in out
+    assert ExitCode.MECHANISM_ERROR == 6 and len({int(c) for c in ExitCode}) == len(ExitCode)
+
+
+# -- an ERROR of the audited code is not a usage error --------------------------------------------
+
+RAISES = """
+import dpaudit
+
+@dpaudit.mechanism(epsilon=1.0, domain=(0, 1), size=5)
+def raises(data, rng):
+    raise ZeroDivisionError("division by zero")
+"""
+
+
+@pytest.mark.slow
+def test_a_raising_mechanism_and_a_usage_error_exit_with_different_codes(tmp_path):
+    (tmp_path / "m.py").write_text(RAISES)
+    raised = dpaudit("check", "m.py", *TINY, "--json", "r.json", cwd=tmp_path)
+    assert raised.returncode == ExitCode.MECHANISM_ERROR == 6, raised.stdout + raised.stderr
+    assert ": ERROR" in raised.stdout and "raised ZeroDivisionError" in raised.stdout
+    assert json.loads((tmp_path / "r.json").read_text())["results"][0]["verdict"] == "error"
+    typo = dpaudit("check", "m.py", "--epslion", "1", cwd=tmp_path)
+    assert typo.returncode == ExitCode.USAGE_ERROR == 3
+    assert typo.stderr.strip() == "dpaudit: error: unrecognized arguments: --epslion 1; did you mean --epsilon?"
+
+
+# -- the pytest fixture: reproduce lines from the rootdir, the exit code on the test --------------
+
+FIXTURE_TESTS = """
+    import dpaudit
+
+    @dpaudit.mechanism(epsilon=1.0, domain=(0, 1), size=4)
+    def leaky_sum(data, rng, size=None):
+        return data.sum() + rng.laplace(scale=0.1, size=size)
+
+    @dpaudit.mechanism(epsilon=1.0, domain=(0, 1), size=4)
+    def raises(data, rng):
+        raise ValueError("boom")
+
+    def test_leaky(dpaudit_audit):
+        dpaudit_audit(leaky_sum, samples=20000)
+
+    def test_raises(dpaudit_audit):
+        dpaudit_audit(raises, samples=2000)
+
+    def test_bad_argument(dpaudit_audit):
+        dpaudit_audit(leaky_sum, epsilon=-1)
+"""
+
+
+@pytest.mark.slow
+def test_the_fixture_names_files_from_the_rootdir_and_records_the_exit_code(pytester):
+    pytester.makeini("[pytest]\n")  # the rootdir: where the reproduce line is run from
+    sub = pytester.mkpydir("pkg")
+    (sub / "test_user.py").write_text(textwrap.dedent(FIXTURE_TESTS))
+    result = pytester.runpytest("pkg/test_user.py", "-p", "no:cacheprovider", "--junitxml=j.xml",
+                                "--dpaudit-json=f.json")
+    result.assert_outcomes(failed=3)
+    out = result.stdout.str()
+    assert "reproduce: dpaudit check pkg/test_user.py:leaky_sum --epsilon=1" in out
+    assert str(pytester.path) not in out.split("reproduce:", 1)[1].splitlines()[0]
+    assert "got ERROR (an error in the audited code, exit code 6 in dpaudit check" in out
+    junit = (pytester.path / "j.xml").read_text()
+    for name, code in (("test_leaky", 1), ("test_raises", 6), ("test_bad_argument", 3)):
+        case = junit.split(f'name="{name}"', 1)[1].split("</testcase>", 1)[0]
+        assert f'<property name="dpaudit_exit_code" value="{code}" />' in case, case
+    records = json.loads((pytester.path / "f.json").read_text())["results"]
+    assert {r["location"]["path"] for r in records} == {"pkg/test_user.py"}
+
+
+def test_a_reproduce_line_names_a_file_below_the_root_relative_to_it(tmp_path):
+    from dpaudit.reproduce import ROOT as REPRODUCE_ROOT
+    from dpaudit.reproduce import project_path
+
+    inside = tmp_path / "src" / "m.py"
+    assert project_path(str(inside)) == str(inside)  # outside the working folder: kept whole
+    token = REPRODUCE_ROOT.set(str(tmp_path))
+    try:
+        assert project_path(str(inside)) == "src/m.py"
+    finally:
+        REPRODUCE_ROOT.reset(token)
+
+
+# -- library targets ------------------------------------------------------------------------------
+
+def test_library_targets_parse_into_a_name_and_literal_keywords():
+    from dpaudit.errors import InvalidArgument
+    from dpaudit.library_check import parse_library_target
+
+    assert parse_library_target("lib:diffprivlib:tools.mean(epsilon=1, bounds=(0, 1))") == (
+        "library", "tools.mean", {"epsilon": 1, "bounds": (0, 1)})
+    assert parse_library_target("lib:pydp:Count(epsilon=0.5)") == ("library", "Count", {"epsilon": 0.5})
+    assert parse_library_target("lib:targets.py:mean") == ("file", "targets.py", {"name": "mean"})
+    assert parse_library_target("lib:dir/targets.py") == ("file", "dir/targets.py", {"name": None})
+    for bad, said in [("lib:diffprivlib:tools.mean(1)", "KEYWORD=VALUE"),
+                      ("lib:diffprivlib:tools.mean(epsilon=eps)", "must be a literal"),
+                      ("lib:diffprivlib:tools.mean(", "NAME(KEYWORD=VALUE, ...)"),
+                      ("lib:opendp:x", "build it in a file"),
+                      ("lib:nothing", "a library target is lib:LIBRARY:NAME")]:
+        with pytest.raises(InvalidArgument) as err:
+            parse_library_target(bad)
+        assert said in str(err.value), (bad, str(err.value))
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["check", "lib:diffprivlib:tools.mean(epsilon=1)", "--epsilon", "2"],
+     "dpaudit: error: --epsilon does not apply to a library target"),
+    (["check", "lib:diffprivlib:tools.mean(epsilon=1)", "examples/laplace_sum.py"],
+     "dpaudit: error: examples/laplace_sum.py: give library targets (lib:...) and files in separate runs"),
+    (["check", "lib:targets.py:mean"], "dpaudit: error: lib:targets.py:mean: lib:FILE.py imports the file"),
+    (["check", "lib:opendp:then_laplace"], "dpaudit: error: lib:opendp:then_laplace: an OpenDP measurement"),
+])
+def test_library_target_refusals_are_one_line_and_exit_3(capsys, argv, said):
+    assert run(argv) is ExitCode.USAGE_ERROR
+    assert one_line(capsys).startswith(said)
+
+
+@pytest.mark.slow
+def test_a_library_target_is_checked_from_the_command_line_with_every_report(tmp_path):
+    if importlib.util.find_spec("diffprivlib") is None:  # looked up, not imported here
+        pytest.skip("the library adapters need diffprivlib: pip install 'dpaudit[libraries]'")
+    target = "lib:diffprivlib:tools.mean(epsilon=1, bounds=(0, 1))"
+    files = {k: tmp_path / f"r.{k}" for k in ("json", "html", "junit", "sarif", "markdown")}
+    flags = [a for k, f in files.items() for a in (f"--{k}", f)]
+    proc = dpaudit("check", target, "--samples", "20000", "--seed", "3", *flags, cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("diffprivlib 0.6.6: tools.mean(epsilon=1, bounds=(0, 1)): ")
+    assert lines[-1] == f"reproduce: dpaudit check '{target}' --samples=20000 --seed=3 --float=error"
+    assert all(f.stat().st_size > 0 for f in files.values())
+    (rec,) = json.loads(files["json"].read_text())["results"]
+    assert rec["library"]["name"] == "diffprivlib" and rec["verdict"] in ("refuted", "not_refuted")
+    replay = shlex.split(lines[-1].removeprefix("reproduce: "))[1:]  # the line, as a shell reads it
+    again = dpaudit(*replay, "--json", tmp_path / "again.json", cwd=tmp_path)
+    (rec2,) = json.loads((tmp_path / "again.json").read_text())["results"]
+    assert again.returncode == proc.returncode and rec2["epsilon_lower_bound"] == rec["epsilon_lower_bound"]
+
+
+@pytest.mark.slow
+def test_a_file_of_library_targets_runs_each_in_process(tmp_path):
+    if importlib.util.find_spec("diffprivlib") is None:  # looked up, not imported here
+        pytest.skip("the library adapters need diffprivlib: pip install 'dpaudit[libraries]'")
+    (tmp_path / "targets.py").write_text(textwrap.dedent("""\
+        from dpaudit.adapters import diffprivlib
+
+        geometric = diffprivlib.target("mechanisms.Geometric", epsilon=1, sensitivity=1)
+        misused = diffprivlib.target("tools.count_nonzero", epsilon=1, neighbours="add-remove")
+        """))
+    proc = dpaudit("check", "lib:targets.py", "--in-process", "--samples", "20000", "--json", "r.json",
+                   cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the misuse: n leaks, true ε = ∞
+    recs = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert [r["verdict"] for r in recs] == ["not_refuted", "refuted"]
+    assert [r["family"]["targets"] for r in recs] == [2, 2]
+    assert "reproduce: dpaudit check lib:targets.py:misused --samples=20000 --confidence=0.975 " \
+           "--seed=20261122 --in-process --float=error" in proc.stdout
