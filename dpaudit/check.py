@@ -51,6 +51,8 @@ __all__ = ["CheckSettings", "resolve_settings", "read_config", "run_check", "exi
 
 #: Seconds the sandbox grants beyond ``--timeout`` so the auditor can stop on its own first.
 _TIMEOUT_GRACE = 5.0
+#: A first call at least this slow (seconds) times the audit's estimate by itself.
+SLOW_FIRST_CALL = 0.05
 
 
 def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbours: Any,
@@ -334,14 +336,17 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
         origin = Origin(location(spec.source), isolation)
         context = AuditContext(reproduce=replay, family=_family(settings), origin=origin)
         if fresh is not None:
-            one_call = spec.call_form is not CallForm.BATCH
+            # a slow one-call form's first call times the audit (the estimate, now); a fast one's
+            # is mostly warm-up and round trip, and a batch form's first batch too small: the
+            # auditor's own probe times those
+            slow = SLOW_FIRST_CALL if spec.call_form is not CallForm.BATCH else float("inf")
 
-            def timed(per_call: float) -> None:  # the first call, timed: the estimate, now
-                if one_call:  # (a batch form's first batch is too small to time the audit by)
+            def timed(per_call: float) -> None:
+                if per_call >= slow:
                     progress(dpaudit.auditor.estimate_event(spec, per_call, budget))
 
             _fresh_first_calls(fresh, spec, executor, settings.seed, timed)
-            if one_call and fresh.seconds_per_call is not None:
+            if fresh.seconds_per_call is not None and fresh.seconds_per_call >= slow:
                 context = replace(context, seconds_per_call=fresh.seconds_per_call)
         result: Optional[AuditResult] = None
         failed: dict = {}
