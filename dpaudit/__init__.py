@@ -72,6 +72,8 @@ _EXPORTS: dict[str, str] = {
     # statistical and exact privacy audits (dpaudit/auditor.py)
     "audit": "dpaudit.auditor",
     "exact_audit": "dpaudit.auditor",
+    "curve_audit": "dpaudit.curves",
+    "CurveResult": "dpaudit.curves",
     # sensitivity search (dpaudit/sensitivity/)
     "check_sensitivity": "dpaudit.sensitivity",
     "SensitivityResult": "dpaudit.sensitivity",

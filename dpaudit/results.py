@@ -524,7 +524,8 @@ class Finding:
 #: :mod:`dpaudit.report.kinds`; whether a :class:`Strength` grades their verdicts). Sampling is
 #: statistical and graded; an exact computation is not. An engine not listed writes records of
 #: its own kind, named after it, ungraded; a new one adds its row (and its kind to the report).
-ENGINES: dict[str, tuple[str, bool]] = {"sampled": ("audit", True), "exact": ("exact", False)}
+ENGINES: dict[str, tuple[str, bool]] = {"sampled": ("audit", True), "exact": ("exact", False),
+                                        "curve": ("curve", False)}
 
 
 def _engine(method: str) -> tuple[str, bool]:

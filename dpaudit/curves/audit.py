@@ -1,0 +1,455 @@
+"""The curve audit: a lower confidence curve of a black-box mechanism's privacy profile δ(ε),
+simultaneous over every ε, against a claimed curve (zCDP, GDP, RDP or a profile).
+
+:func:`curve_audit` runs three phases on three disjoint sets of samples:
+
+1. **search** (:data:`SEARCH_SHARE` of the budget): the pair search of the sampled audit
+   (:class:`dpaudit.search.pipeline.PairSearch`: structured patterns, levels for ``linf`` /
+   ``l1``, hypothesis-targeted search, refinement) ranks neighbouring pairs by the projected
+   largest ratio max_ε δ_LB(ε)/δ_claim(ε) (above 1: a refutation) of their best score on a small
+   sample drawn on common seeds (:func:`dpaudit.curves.band.project`);
+2. **select** (:data:`SELECT_SHARE`): the :data:`SELECT_PAIRS` best pairs each get a fresh sample;
+   every score family of the sampled audit (:func:`dpaudit.estimators.selection.score_families`,
+   the logic question's: events on values) and, for vectors, the diagonal linear discriminant
+   (:func:`dpaudit.estimators.scores.fit_discriminant`) is projected, and the best (pair, score)
+   and its thresholds are chosen (:meth:`dpaudit.curves.band.Projection.choose`): at most
+   ``thresholds`` (threshold, orientation) pairs;
+3. **validate** (the rest): the chosen score is evaluated on fresh samples of the pair, a chunk at
+   a time, and bounded by a simultaneous band (:mod:`dpaudit.curves.band`: Clopper-Pearson at
+   α/(2K) over the K chosen pairs, or a DKW band per dataset).
+
+**Soundness.** The validation samples play no part in choosing the pair, the score or the
+thresholds; every bound of the band holds at once with probability ≥ confidence, so the lower
+curve δ_LB(ε) holds at every ε at once (the grid is only where it is printed and compared), and so
+do μ_LB and ρ_LB, which are functions of the same bounds. REFUTED means δ_LB(ε) > δ_claim(ε) at
+some ε evaluated: the grid, plus the ε that maximises the gap of the best event between grid
+points (and, for a GDP claim, the ε where the μ_LB event's line touches the claimed curve,
+ε* = −μ Φ⁻¹(P_den_hi) − μ²/2, so REFUTED ⇔ μ_LB > μ there). The mechanism is audited as a model
+over the reals (the float64 question, porosity, is the sampled audit's).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+from typing import Any, Callable, Optional
+
+import numpy as np
+from scipy.special import ndtri
+
+from dpaudit.auditing.sampler import Exhausted, Sampler
+from dpaudit.claims import Neighbours
+from dpaudit.curves.band import BANDS, Events, Projection, cp_events, dkw_events, ge_counts, low, project
+from dpaudit.curves.claims import CurveClaim, GaussianDP, check_grid, curve_claim, default_grid, rho_for_delta
+from dpaudit.curves.result import CurveDetails, CurvePoint, CurveResult
+from dpaudit.errors import InvalidArgument, MechanismError
+from dpaudit.estimators.events import Event
+from dpaudit.estimators.scores import fit_discriminant
+from dpaudit.estimators.selection import score_families
+from dpaudit.execution.base import InProcessExecutor
+from dpaudit.neighbours.pair import Pair
+from dpaudit.neighbours.patterns import structured_pairs
+from dpaudit.outputs import OutputEncoder
+from dpaudit.results import Counterexample, Interval, Verdict
+from dpaudit.rng import generator, root_sequence
+from dpaudit.search.levels import LEVEL_RELATIONS
+from dpaudit.search.pipeline import PairSearch
+from dpaudit.spec import CallForm, MechanismSpec, declaration_of
+from dpaudit.spec import OutputKind
+from dpaudit.validation import (check_confidence, check_count, check_executor, check_records,
+                                check_samples, check_seed)
+
+__all__ = ["curve_audit", "SEARCH_SHARE", "SELECT_SHARE", "SELECT_PAIRS", "THRESHOLDS",
+           "DEFAULT_SAMPLES_BATCH", "DEFAULT_SAMPLES_LOOP"]
+
+#: the shares of the budget (of at most :data:`SELECTION_BASE` samples) the search and the
+#: selection spend; validation gets the rest
+SEARCH_SHARE = 0.125
+SELECT_SHARE = 0.25
+SELECTION_BASE = 20_000_000
+#: pairs compared on fresh samples at selection
+SELECT_PAIRS = 3
+#: (threshold, orientation) pairs validated at most (``cp``): K in α/(2K)
+THRESHOLDS = 10
+#: the default budgets, as the sampled audit's (:func:`dpaudit.auditor.default_samples`)
+DEFAULT_SAMPLES_BATCH = 4_000_000
+DEFAULT_SAMPLES_LOOP = 400_000
+#: per-pair scoring samples of the search, per dataset
+MIN_SCORE_SAMPLES = 200
+MAX_SCORE_SAMPLES = 20_000
+#: the targeted search and refinement run only with at least this many scoring samples per pair
+MIN_SEARCH_SAMPLES = 400
+#: a selection sample of one dataset, and a validation chunk, hold at most these many bytes
+SELECT_BYTES = 256 << 20
+CHUNK_BYTES = 64 << 20
+#: thresholds tried per score when ranking pairs (selection tries :data:`band.THRESHOLDS`)
+QUICK_THRESHOLDS = 200
+
+
+def _spec(f: Any, overrides: dict) -> MechanismSpec:
+    """The mechanism as a spec, audited as a model over the reals. The curve audit reads no ε: a
+    function with no declared ε gets a placeholder one (the spec's point claim is never used)."""
+    if isinstance(f, MechanismSpec):
+        changes = {k: v for k, v in overrides.items() if v is not None}
+        if changes:
+            fresh = MechanismSpec.from_function(f.func, epsilon=1.0, **changes)
+            f = replace(f, **{k: getattr(fresh, k) for k in changes})
+        return f.idealised()
+    if not callable(f):
+        raise InvalidArgument.bad("mechanism", f, "a MechanismSpec or a callable")
+    given = {k: v for k, v in overrides.items() if v is not None}
+    decl = declaration_of(f)
+    if decl is None or decl.epsilon is None:
+        given["epsilon"] = 1.0
+    return MechanismSpec.from_function(f, **given).idealised()
+
+
+def _families(yd: np.ndarray, yp: np.ndarray, schema: Any, quick: bool):
+    """The score families of the logic question (:func:`score_families`), and for vector outputs
+    the diagonal linear discriminant fitted on the first half (the likelihood-ratio score of
+    independent Gaussian coordinates), thresholded on the second."""
+    yield from score_families(yd, yp, schema, quick, floats=False)
+    if schema.kind is OutputKind.VECTOR and yd.ndim == 2 and yd.shape[0] >= 4:
+        h = yd.shape[0] // 2
+        fd, fp = np.asarray(yd[:h], dtype=float), np.asarray(yp[:h], dtype=float)
+        sc = fit_discriminant((fd.mean(axis=0), fd.var(axis=0)), (fp.mean(axis=0), fp.var(axis=0)))
+        if sc.columns.size:
+            yield sc, sc(yd[h:]), sc(yp[h:]), False
+
+
+class _Run:
+    """State shared by the phases of one curve audit."""
+
+    def __init__(self, spec: MechanismSpec, claim: CurveClaim, grid: np.ndarray, executor: Any,
+                 budget: int, confidence: float, seed: int, band: str, k: int) -> None:
+        self.spec, self.claim, self.grid = spec, claim, grid
+        self.dclaim = claim.delta(grid)
+        self.encoder = OutputEncoder(spec.output)
+        self.sampler = Sampler(spec, executor, self.encoder, budget)
+        self.s_score, self.s_hyp, self.s_refine, self.s_select, self.s_val = root_sequence(seed).spawn(5)
+        self.seed, self.band, self.k = seed, band, k
+        self.alpha = 1.0 - confidence
+        base = min(budget, SELECTION_BASE)
+        self.search_budget = int(SEARCH_SHARE * base)
+        self.select_budget = int(SELECT_SHARE * base)
+        self.n_val = max(1.0, (budget - self.search_budget - self.select_budget) / 2.0)
+        self.n_score = MIN_SCORE_SAMPLES
+        self.cache: dict = {}
+        self.search = PairSearch(self.evaluate, spec.neighbours, spec.domain, spec.size)
+        self.phases = self.search.phases
+
+    # ---------------------------------------------------------------- projection
+    def project(self, sd: np.ndarray, sp: np.ndarray, quick: bool) -> Projection:
+        return project(sd, sp, n_val=self.n_val, eps=self.grid, dclaim=self.dclaim, band=self.band,
+                       alpha_each=self.alpha / (2 * self.k), alpha=self.alpha,
+                       most=QUICK_THRESHOLDS if quick else 4 * QUICK_THRESHOLDS)
+
+    def best_family(self, yd: np.ndarray, yp: np.ndarray, quick: bool) -> tuple:
+        """(objective, score, projection) of the best family on the samples, or (−∞, None, None)."""
+        best: tuple = (-math.inf, None, None)
+        schema = self.encoder.schema
+        if schema is None or yd.shape[0] < 2:
+            return best
+        for sc, sd, sp, _ in _families(yd, yp, schema, quick):
+            proj = self.project(np.asarray(sd, dtype=float), np.asarray(sp, dtype=float), quick)
+            if proj.objective > best[0]:
+                best = (proj.objective, sc, proj)
+        return best
+
+    def evaluate(self, pair: Pair, deadline: Optional[float] = None) -> float:
+        """The pair's projected largest ratio δ_LB/δ_claim on its scoring sample (common seeds;
+        cached)."""
+        hit = self.cache.get(pair.key)
+        if hit is not None:
+            return hit
+        yd, yp = self.sampler.draw_pair(pair, self.s_score, self.n_score, deadline)
+        v = float(self.best_family(yd, yp, quick=True)[0])
+        self.cache[pair.key] = v
+        return v
+
+    def climber(self, share: float) -> tuple[Callable, Callable]:
+        per = 2 * self.n_score
+        limit = self.sampler.used + int(share * self.search_budget)
+
+        def budget_left() -> bool:
+            return self.sampler.used + per <= limit and self.sampler.remaining >= per
+
+        def evaluate(pair: Pair) -> float:
+            try:
+                return self.evaluate(pair)
+            except Exhausted:
+                return -math.inf
+
+        return budget_left, evaluate
+
+    # ---------------------------------------------------------------- phases
+    def search_pairs(self) -> None:
+        patterns = structured_pairs(self.spec.neighbours, self.spec.domain, self.spec.size,
+                                    both_orders=False)
+        if not patterns:
+            return
+        self.sampler.probe_width(patterns[0].dataset, self.seed)
+        half = self.search_budget // 2
+        self.n_score = int(np.clip(half / (2 * len(patterns)), MIN_SCORE_SAMPLES,
+                                   min(MAX_SCORE_SAMPLES, max(MIN_SCORE_SAMPLES,
+                                                              self.sampler.rows_within(SELECT_BYTES // 4)))))
+        todo = patterns[: max(1, max(half, 2 * self.n_score) // (2 * self.n_score))]
+        self.search.patterns(todo, self.evaluate, stop=(Exhausted,))
+        self.phases["patterns"] = {"pairs": len(self.search.pairs), "samples_per_pair": self.n_score}
+        if not self.search.ranked() or self.n_score < MIN_SEARCH_SAMPLES or not self.sampler.remaining:
+            if self.search.ranked():
+                self.phases["search"] = {"skipped": f"scoring samples below {MIN_SEARCH_SAMPLES} per pair"}
+            return
+        share = 0.25
+        if Neighbours.parse(self.spec.neighbours) in LEVEL_RELATIONS:
+            budget_left, evaluate = self.climber(0.25)
+            starts = [pv for pv in self.search.ranked() if np.isfinite(pv[1])]
+            self.search.levels(evaluate, starts, evals=int(0.25 * self.search_budget) // (2 * self.n_score),
+                               budget_left=budget_left, goal=self._goal())
+            share = 0.125
+        budget_left, evaluate = self.climber(share)
+        examples = int(min(100, int(share * self.search_budget) // (2 * self.n_score)))
+        self.search.targeted(evaluate, None, goal=self._goal(), examples=examples,
+                             seed=int(self.s_hyp.generate_state(1)[0]), budget_left=budget_left,
+                             label="hypothesis search")
+        budget_left, evaluate = self.climber(share)
+        starts = [pv for pv in self.search.ranked()[:3] if np.isfinite(pv[1])]
+        self.search.refine(evaluate, starts, evals=int(share * self.search_budget) // (2 * self.n_score),
+                           rng=generator(self.s_refine), budget_left=budget_left)
+
+    def _goal(self) -> float:
+        ranked = self.search.ranked()
+        best = ranked[0][1] if ranked else -math.inf
+        return best + 0.02 * abs(best) + 1e-9 if np.isfinite(best) else 0.0
+
+    def select(self) -> Optional[tuple]:
+        """(pair, score, projection) of the best pair and score on fresh samples, or None."""
+        ranked = [p for p, v in self.search.ranked() if np.isfinite(v)]
+        patterns = [p for p in ranked if p.key in self.search.pattern_keys][:1]
+        pool = patterns + [p for p in ranked if p not in patterns]
+        pool = pool[:SELECT_PAIRS]
+        if not pool:
+            return None
+        n = int(max(MIN_SCORE_SAMPLES, min(self.select_budget // (2 * len(pool)),
+                                           self.sampler.rows_within(SELECT_BYTES))))
+        best: Optional[tuple] = None
+        record = []
+        for pair, seed in zip(pool, self.s_select.spawn(len(pool))):
+            try:
+                yd, yp = self.sampler.draw_pair(pair, seed, n)
+            except Exhausted:
+                break
+            value, sc, proj = self.best_family(yd, yp, quick=False)
+            record.append({"pair": pair.label, "score": None if sc is None else sc.describe(),
+                           "projected_ratio": value if np.isfinite(value) else None})
+            if sc is not None and (best is None or value > best[0]):
+                best = (value, pair, sc, proj)
+        self.phases["select"] = {"samples_per_pair": n, "candidates": record}
+        return None if best is None else best[1:]
+
+    def validate(self, pair: Pair, score: Any, picks: list) -> tuple[Events, int, bool]:
+        """Count the chosen thresholds (``cp``) or keep the score values (``dkw``) on fresh
+        samples of the pair, a chunk at a time; the events with their simultaneous bounds, the
+        samples per dataset, and whether any score was NaN (an unseen atom)."""
+        n = int(max(1, (self.sampler.remaining - 2) // 2))
+        chunk = max(1, min(n, self.sampler.rows_within(CHUNK_BYTES)))
+        t = np.asarray([p[0] for p in picks], dtype=float)
+        o = np.asarray([p[1] for p in picks], dtype=int)
+        x_d, x_p = np.zeros(t.size), np.zeros(t.size)
+        keep_d, keep_p = [], []
+        nan_seen = False
+        done = 0
+        for start in range(0, n, chunk):
+            stop = min(n, start + chunk)
+            try:
+                yd, yp = self.sampler.draw_pair_rows(pair, self.s_val, n, start, stop)
+            except Exhausted:
+                break
+            sd, sp = np.asarray(score(yd), dtype=float), np.asarray(score(yp), dtype=float)
+            nan_seen = nan_seen or bool(np.isnan(sd).any() or np.isnan(sp).any())
+            sd, sp = low(sd), low(sp)
+            if self.band == "dkw":
+                keep_d.append(sd)
+                keep_p.append(sp)
+            else:
+                x_d += ge_counts(np.sort(sd), t)
+                x_p += ge_counts(np.sort(sp), t)
+            done = stop
+        if self.band == "dkw":
+            sd = np.concatenate(keep_d) if keep_d else np.zeros(0)
+            sp = np.concatenate(keep_p) if keep_p else np.zeros(0)
+            return dkw_events(sd, sp, self.alpha), done, nan_seen
+        return cp_events(t, o, x_d, x_p, done, done, self.alpha), done, nan_seen
+
+
+# ------------------------------------------------------------------------------------------------
+
+def _points(claim: CurveClaim, grid: np.ndarray, dclaim: np.ndarray, ev: Events) -> list[tuple]:
+    """(ε, δ_claim, δ_LB, event index, on grid) at the grid and at the refined points (module
+    docstring)."""
+    from scipy.optimize import minimize_scalar
+
+    lb, idx = ev.delta_lb(grid)
+    pts = [(float(e), float(c), float(v), int(i), True) for e, c, v, i in zip(grid, dclaim, lb, idx)]
+    if ev.size == 0:
+        return pts
+    j = int(np.argmax(lb - dclaim))
+    i = int(idx[j])
+    if i >= 0 and grid.size > 1:
+        lo, hi = float(grid[max(0, j - 1)]), float(grid[min(grid.size - 1, j + 1)])
+
+        def neg_gap(e: float) -> float:
+            return -(float(ev.p_lo[i] - math.exp(e) * ev.q_hi[i]) - float(claim.delta(e)[0]))
+
+        r = minimize_scalar(neg_gap, bounds=(lo, hi), method="bounded", options={"xatol": 1e-5})
+        if r.success and lo < r.x < hi:
+            e = float(r.x)
+            v, k = ev.delta_lb(e)
+            pts.append((e, float(claim.delta(e)[0]), float(v[0]), int(k[0]), False))
+    if isinstance(claim, GaussianDP):
+        mu_lb, i = ev.mu_lb()
+        if i >= 0 and ev.q_hi[i] > 0:
+            e = float(-claim.mu * ndtri(ev.q_hi[i]) - claim.mu ** 2 / 2)
+            if e > 0 and math.isfinite(e):
+                v, k = ev.delta_lb(e)
+                pts.append((e, float(claim.delta(e)[0]), float(v[0]), int(k[0]), False))
+    return pts
+
+
+def _counterexample(pair: Pair, score: Any, ev: Events, i: int, decode: Callable,
+                    nan_seen: bool) -> Counterexample:
+    side, t, num = str(ev.side[i]), float(ev.threshold[i]), int(ev.numerator[i])
+    event = (Event(score, "above", lo=t) if side == "above" else Event(score, "below", hi=t)).to_record(decode)
+    if side == "below" and nan_seen:
+        event["text"] += " (or a value the score never saw when fitted)"
+    event["band"] = ev.band
+    p = pair if num == 0 else pair.swapped()
+    return Counterexample(*p.tuples(), event, float(ev.p[i]), float(ev.q[i]),
+                          Interval(float(ev.p_lo[i]), 1.0), Interval(0.0, float(ev.q_hi[i])))
+
+
+def _rho_lb(points: list) -> float:
+    """ρ_LB (:mod:`dpaudit.curves.band`): the largest ρ whose implied curve a point's δ_LB reaches."""
+    best = 0.0
+    for e, _, v, _, _ in points:
+        if v > 0:
+            best = max(best, rho_for_delta(e, v))
+    return best
+
+
+def _reproduce(spec: MechanismSpec, claim: CurveClaim, samples: int, confidence: float, seed: int,
+               band: str, grid: Optional[np.ndarray], k: int) -> str:
+    """The Python call that replays the audit (floats written to read back exactly)."""
+    from dpaudit.reproduce import number
+
+    f = spec.func
+    name = getattr(f, "__name__", "mechanism")
+    module = getattr(f, "__module__", None)
+    head = (f"from {module} import {name}; "
+            if module and module != "__main__" and getattr(f, "__qualname__", name) == name else "")
+    rec = claim.to_record()
+    arg = {"gdp": lambda: f"mu={number(rec['mu'])}", "zcdp": lambda: f"rho={number(rec['rho'])}",
+           "rdp": lambda: "renyi=[" + ", ".join(f"({number(a)}, {number(e)})" for a, e in rec["renyi"]) + "]",
+           "profile": lambda: "profile=PROFILE"}[rec["type"]]()
+    extra = "" if grid is None else ", grid=[" + ", ".join(number(e) for e in grid) + "]"
+    if band != "cp":
+        extra += f", band={band!r}"
+    if k != THRESHOLDS:
+        extra += f", thresholds={k}"
+    line = (f"import dpaudit.curves; {head}dpaudit.curves.curve_audit({name}, {arg}, "
+            f"neighbours={spec.neighbours.value!r}, domain=({number(spec.domain.lo)}, "
+            f"{number(spec.domain.hi)}), size={int(spec.size)}, samples={int(samples)}, "
+            f"confidence={number(confidence)}, seed={int(seed)}{extra})")
+    if rec["type"] == "profile":
+        line += f"  # PROFILE: the profile given ({claim.name})"
+    return line
+
+
+def curve_audit(f: Any, *, rho: Any = None, mu: Any = None, renyi: Any = None, profile: Any = None,
+                neighbours: Any = None, domain: Any = None, size: Any = None,
+                samples: Optional[int] = None, confidence: float = 0.95, seed: Optional[int] = None,
+                grid: Any = None, band: str = "cp", thresholds: int = THRESHOLDS,
+                executor: Any = None) -> CurveResult:
+    """Audit the mechanism ``f``'s privacy curve against one curve claim; return a frozen
+    :class:`~dpaudit.curves.result.CurveResult` (module docstring).
+
+    The claim is exactly one of ``rho`` (ρ-zCDP), ``mu`` (μ-GDP), ``renyi`` (a list of
+    (α, ε_α)) or ``profile`` (a callable δ(ε), an OpenDP ``PrivacyProfile``, a dp-accounting
+    ``PrivacyLossDistribution``): :mod:`dpaudit.curves.claims` says which curve each means.
+    ``f`` is a (decorated) function or a :class:`~dpaudit.spec.MechanismSpec`; ``neighbours``,
+    ``domain`` and ``size`` are those of :func:`dpaudit.mechanism`. ``samples`` is the total
+    number of mechanism calls (default 4·10⁶ with a batch form, 4·10⁵ without), ``confidence``
+    holds for every bound of the result at once, ``seed`` (recorded) makes the run reproducible,
+    ``grid`` the ε at which the curves are printed and compared (default: 41 points from 0 to
+    where the claimed δ falls below 10⁻⁶), ``band`` ``"cp"`` or ``"dkw"``
+    (:mod:`dpaudit.curves.band`), ``thresholds`` the K of ``cp``, ``executor`` runs the batches
+    (default: in process). A mechanism that fails gives an ERROR result, never an exception;
+    invalid arguments raise :class:`~dpaudit.errors.InvalidArgument`.
+    """
+    claim = curve_claim(rho=rho, mu=mu, renyi=renyi, profile=profile)
+    spec = _spec(f, {"neighbours": neighbours, "domain": domain, "size": size})
+    confidence = check_confidence(confidence)
+    seed = check_seed(seed)
+    check_records(spec.size, spec.neighbours)
+    check_executor(executor)
+    k = check_count(thresholds, "thresholds")
+    if band not in BANDS:
+        raise InvalidArgument.bad("band", band, "one of " + ", ".join(BANDS))
+    budget = check_samples(samples) or (DEFAULT_SAMPLES_BATCH if spec.call_form is CallForm.BATCH
+                                        else DEFAULT_SAMPLES_LOOP)
+    given_grid = None if grid is None else check_grid(grid)
+    eps = default_grid(claim) if given_grid is None else given_grid
+    t0 = time.monotonic()
+    run = _Run(spec, claim, eps, executor or InProcessExecutor(), budget, confidence, seed, band, k)
+    common = dict(target=spec.name, claim=claim, neighbours=spec.neighbours, confidence=confidence,
+                  epsilons=tuple(float(e) for e in eps), delta_claim=tuple(float(d) for d in run.dclaim),
+                  reproduce=_reproduce(spec, claim, budget, confidence, seed, band, given_grid, k),
+                  seed=seed, domain=spec.domain, size=spec.size)
+    try:
+        run.search_pairs()
+        chosen = run.select()
+        if chosen is None:
+            ev, n, nan_seen, pair, score, proj = None, 0, False, None, None, None
+        else:
+            pair, score, proj = chosen
+            picks = proj.choose(k) if band == "cp" else []
+            ev, n, nan_seen = run.validate(pair, score, picks)
+    except MechanismError as exc:
+        details = CurveDetails(band=band, level=0.0, thresholds=0, pair_label="", score="",
+                               score_record={}, validation={}, projected_ratio=None, phases=run.phases,
+                               error_dataset=None if exc.dataset is None else np.asarray(exc.dataset).tolist())
+        return CurveResult(verdict=Verdict.ERROR, samples=run.sampler.used, point=None,
+                           delta_lower_bound=tuple(0.0 for _ in eps), mu_lower_bound=None,
+                           rho_lower_bound=None, elapsed_s=time.monotonic() - t0, error=str(exc),
+                           details=details, **common)
+    schema = run.encoder.schema
+    if ev is None or ev.size == 0 or n == 0:
+        details = CurveDetails(band=band, level=0.0, thresholds=0, pair_label="" if pair is None else pair.label,
+                               score="" if score is None else score.describe(),
+                               score_record={} if score is None else score.to_record(),
+                               validation={"n_D": n, "n_D_prime": n}, projected_ratio=None,
+                               phases=run.phases, output_kind=None if schema is None else schema.description)
+        return CurveResult(verdict=Verdict.NOT_REFUTED, samples=run.sampler.used, point=None,
+                           delta_lower_bound=tuple(0.0 for _ in eps), mu_lower_bound=0.0,
+                           rho_lower_bound=0.0, elapsed_s=time.monotonic() - t0,
+                           margin=tuple(math.nan for _ in eps), details=details, **common)
+    lb, idx = ev.delta_lb(eps)
+    pts = _points(claim, eps, run.dclaim, ev)
+    best = max(pts, key=lambda p: p[2] - p[1])
+    refuted = best[2] - best[1] > 0
+    if not refuted:  # the closest approach: the largest δ_LB/δ_claim (the gap is largest where both vanish)
+        best = max(pts, key=lambda p: (p[2] / p[1] if p[1] > 0 else (math.inf if p[2] > 0 else -1.0), p[2]))
+    e, c, v, i, on_grid = best
+    cx = None if i < 0 else _counterexample(pair, score, ev, i, run.encoder.atom, nan_seen)
+    mu_lb, _ = ev.mu_lb()
+    details = CurveDetails(band=band, level=ev.level, thresholds=len(picks) if band == "cp" else ev.size // 2,
+                           pair_label=pair.label, score=score.describe(), score_record=score.to_record(),
+                           validation={"n_D": n, "n_D_prime": n}, projected_ratio=proj.objective,
+                           phases=run.phases, events=ev.to_record() if band == "cp" else None,
+                           output_kind=None if schema is None else schema.description)
+    return CurveResult(verdict=Verdict.REFUTED if refuted else Verdict.NOT_REFUTED,
+                       samples=run.sampler.used, delta_lower_bound=tuple(float(x) for x in lb),
+                       point=CurvePoint(e, c, v, cx, on_grid), mu_lower_bound=mu_lb,
+                       rho_lower_bound=_rho_lb(pts), elapsed_s=time.monotonic() - t0,
+                       margin=tuple(float(m) for m in ev.margin(eps, idx)), details=details, **common)
