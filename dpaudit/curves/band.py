@@ -71,6 +71,7 @@ from scipy.special import ndtri
 
 from dpaudit.errors import InvalidArgument
 from dpaudit.estimators.bounds import cp_lower, cp_upper
+from dpaudit.estimators.selection import threshold_grid
 
 __all__ = ["BANDS", "Events", "events_of", "cp_events", "dkw_events", "dkw_width", "Projection", "project",
            "candidate_thresholds", "ge_counts", "low", "Z_SELECT", "mu_from_rates"]
@@ -97,17 +98,10 @@ def ge_counts(sorted_s: np.ndarray, t: np.ndarray) -> np.ndarray:
 def candidate_thresholds(sd: np.ndarray, sp: np.ndarray, most: int = THRESHOLDS) -> np.ndarray:
     """At most ``most`` thresholds among the finite pooled values of the two samples: all of them
     when few, else evenly spread ranks plus geometrically dense ranks in both tails (where the
-    events of large ε live)."""
+    events of large ε live): the sampled audit's grid
+    (:func:`dpaudit.estimators.selection.threshold_grid`)."""
     u = np.concatenate([sd, sp])
-    u = np.unique(u[np.isfinite(u)])
-    m = u.size
-    if m <= most:
-        return u
-    k = most // 4
-    tail = np.unique(np.geomspace(1, m / 2, k).astype(int))
-    ranks = np.unique(np.concatenate([np.linspace(0, m - 1, most - 2 * tail.size).astype(int),
-                                      tail, m - 1 - tail]))
-    return u[ranks]
+    return threshold_grid(np.unique(u[np.isfinite(u)]), most)
 
 
 def mu_from_rates(p_lo: Any, q_hi: Any) -> np.ndarray:

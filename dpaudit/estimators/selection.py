@@ -56,7 +56,7 @@ from dpaudit.estimators.scores import (Coordinate, Identity, OnColumns, Score, f
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
 
-__all__ = ["Choice", "choose_event", "choose_event_halves", "choose_events_halves", "question_of",
+__all__ = ["Choice", "threshold_grid", "choose_event", "choose_event_halves", "choose_events_halves", "question_of",
            "LOGIC", "FLOAT", "QUESTION_FAMILIES", "score_families", "vector_families",
            "top_coordinates", "THRESHOLDS", "INTERVAL_GRID"]
 
@@ -128,7 +128,7 @@ def _distinct(sorted_d: np.ndarray, sorted_p: np.ndarray) -> np.ndarray:
     return u
 
 
-def _thresholds(u: np.ndarray, g: int) -> np.ndarray:
+def threshold_grid(u: np.ndarray, g: int) -> np.ndarray:
     """At most ``g`` of the sorted distinct values ``u``: all when few, else evenly spread ranks
     plus geometrically dense ranks in both tails."""
     m = u.size
@@ -166,7 +166,7 @@ def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
         return
     sorted_d, sorted_p = np.sort(sd), np.sort(sp)
     u = _distinct(sorted_d, sorted_p)
-    t = _thresholds(u, thresholds)
+    t = threshold_grid(u, thresholds)
     if t.size == 0:
         return
     with np.errstate(invalid="ignore"):
@@ -191,7 +191,7 @@ def _tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
     yield _Table("below", np.full(t.size, -np.inf), t, lt_d, lt_p, lt_max)
     if not intervals:
         return
-    g = _thresholds(u, grid)
+    g = threshold_grid(u, grid)
     if g.size < 3:
         return
     if valid_d == valid_p == sd.size:  # no NaN: every pair counts
@@ -222,7 +222,7 @@ def _byte_tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
     cmin, cmax = np.minimum(cd, cp), np.maximum(cd, cp)
     hist = [np.bincount(c, minlength=256) for c in (cd, cp, cmin, cmax)]
     u = values[(hist[0] + hist[1]) > 0]
-    t = _thresholds(u, thresholds)
+    t = threshold_grid(u, thresholds)
     if t.size == 0:
         return
     suffix = [np.cumsum(h[::-1])[::-1] for h in hist]  # suffix[k][c] = #{code ≥ c}
@@ -233,7 +233,7 @@ def _byte_tables(sd: np.ndarray, sp: np.ndarray, thresholds: int, grid: int,
     yield _Table("below", np.full(t.size, -np.inf), t, n - ge_d, n - ge_p, n - ge_max)
     if not intervals:
         return
-    g = _thresholds(u, grid)
+    g = threshold_grid(u, grid)
     if g.size < 3:
         return
     G = g.size
