@@ -73,6 +73,9 @@ _EXPORTS: dict[str, str] = {
     "audit": "dpaudit.auditor",
     "exact_audit": "dpaudit.auditor",
     "curve_audit": "dpaudit.curves",
+    "replay_audit": "dpaudit.replay",
+    "primitive": "dpaudit.replay",
+    "ReplayResult": "dpaudit.replay",
     "CurveResult": "dpaudit.curves",
     # sensitivity search (dpaudit/sensitivity/)
     "check_sensitivity": "dpaudit.sensitivity",

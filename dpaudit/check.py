@@ -285,7 +285,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
         from dpaudit.execution.honesty import FreshProcesses
 
         executor = sandbox()
-        if settings.sensitivity is None:
+        if settings.sensitivity is None and settings.replay is None:
             fresh = FreshProcesses(sandbox)  # fresh children: is the noise fixed at import?
     try:
         if executor is not None:
@@ -312,6 +312,12 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
             return check_sensitivity_of(name, settings, executor, facts,
                                         None if executor is not None else loaded.func,
                                         remaining, isolation=isolation)
+        if settings.replay is not None:
+            from dpaudit.replay.command import check_replay_of
+
+            return check_replay_of(target, name, settings,
+                                   None if executor is not None else loaded.func,
+                                   isolation=isolation, nonfinite=settings.replay["nonfinite"])
         if executor is not None:
             from dpaudit.execution.declared import read_declaration, reconcile
 

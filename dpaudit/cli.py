@@ -167,6 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--fail-on-inconclusive", action="store_true",
                    help="exit 2 when a result is inconclusive")
     c.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    c.add_argument("--replay", action="store_true",
+                   help="audit by record and replay at the noise calls instead (call sites, "
+                        "declared sensitivities, data-dependent noise; docs/replay.md); runs the "
+                        "code in this process, so it needs --in-process")
+    c.add_argument("--nonfinite", action="store_true",
+                   help="with --replay: also try neighbours with NaN and ±inf records")
     c.add_argument("--float", metavar="error|warn|off", type=str,
                    help="what a float64 finding (porosity) does: error refutes the claim "
                         "(default), warn reports it and exits 0, off asks only whether the logic "

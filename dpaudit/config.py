@@ -156,6 +156,7 @@ class CheckSettings:
     isolation: str = "strict"
     pass_env: tuple[str, ...] = ()
     sensitivity: Optional[Mapping[str, Any]] = None  # --sensitivity (dpaudit.sensitivity_check)
+    replay: Optional[Mapping[str, Any]] = None  # --replay (dpaudit.replay.command)
     executor: Optional[str] = None
     reports: Mapping[str, Optional[str]] = field(default_factory=dict)
     exit_zero: bool = False
@@ -242,6 +243,22 @@ def parse_sensitivity_flags(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _replay_option(args: argparse.Namespace) -> Optional[dict[str, Any]]:
+    """``--replay`` (with ``--nonfinite``): the replay runs the mechanism in dpaudit's own process
+    (its recording generator lives there), so it is refused for untrusted code without
+    ``--in-process``, and it does not combine with ``--sensitivity``."""
+    if not getattr(args, "replay", False):
+        if getattr(args, "nonfinite", False):
+            raise InvalidArgument("--nonfinite needs --replay")
+        return None
+    if getattr(args, "sensitivity", None) is not None:
+        raise UsageError("--replay and --sensitivity are two different audits: give one")
+    if not getattr(args, "in_process", False):
+        raise UsageError("--replay runs the mechanism in dpaudit's own process, without the "
+                         "sandbox; add --in-process to confirm the code is trusted")
+    return {"nonfinite": bool(getattr(args, "nonfinite", False))}
+
+
 def _executor_option(args: argparse.Namespace) -> Optional[str]:
     """``--executor dask`` or ``--executor tcp://HOST:PORT``; refused for untrusted code (a Dask
     worker calls the mechanism without the sandbox), so it needs ``--in-process``."""
@@ -313,6 +330,7 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         isolation="none" if getattr(args, "in_process", False) else values["isolation"],
         pass_env=tuple(getattr(args, "pass_env", None) or ()),
         sensitivity=_sensitivity_settings(args),
+        replay=_replay_option(args),
         executor=_executor_option(args),
         reports=reports,
         exit_zero=bool(getattr(args, "exit_zero", False)),

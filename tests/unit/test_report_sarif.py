@@ -105,7 +105,9 @@ def test_one_result_per_refuted_claim_at_the_mechanism_line(tmp_path, monkeypatc
     assert validate_sarif(log)
     run = log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert len(rules) == 7 and len({r["id"] for r in rules}) == 7  # one rule per claim kind, two per finding
+    # one rule per record kind (five: audit, exact, sensitivity, formal, replay; and the seed
+    # claims' of mechanisms/), and one per finding of an audit
+    assert len(rules) == 8 and len({r["id"] for r in rules}) == 8
     assert [r["id"] for r in rules[-2:]] == ["dpaudit/logic", "dpaudit/float64"]
     results = run["results"]
     assert len(results) == 3
@@ -182,4 +184,5 @@ def test_a_refuted_seed_claim_is_a_suppressed_note_at_its_definition():
         just = res["suppressions"][0]["justification"]
         assert "a statement of Chen, Pal and Golubchik (2016) eq (7)" in just and "E9, docs/math.md#e9" in just and "not a defect in this code" in just
     assert results[2]["level"] == "error" and "suppressions" not in results[2]   # the recorded verdict broke
-    assert rules[4]["defaultConfiguration"]["level"] == "note"
+    seed_rule = next(r for r in rules if r["name"] == "SeedStatementRefuted")
+    assert seed_rule["defaultConfiguration"]["level"] == "note"

@@ -25,6 +25,7 @@ from dpaudit.report.kinds.audit import ExactAudit, SampledAudit
 from dpaudit.report.kinds.base import (CounterexampleView, GenericRecord, JUnitOutcome, RecordKind,
                                        SarifRule)
 from dpaudit.report.kinds.formal import FormalClaim
+from dpaudit.report.kinds.replay import ReplayRecord
 from dpaudit.report.kinds.sensitivity import SensitivitySearch
 
 __all__ = ["RecordKind", "SarifRule", "CounterexampleView", "JUnitOutcome", "GenericRecord",
@@ -59,7 +60,7 @@ def register_kind(cls: type[RecordKind]) -> type[RecordKind]:
     return KINDS.add(cls)
 
 
-for _cls in BUILTIN:
+for _cls in BUILTIN + (ReplayRecord,):  # (the replay kind's SARIF rule comes after the four)
     register_kind(_cls)
 
 

@@ -1,0 +1,427 @@
+"""The pair search of a replay audit: patterns, then hypothesis-targeted search, then shrinking,
+within a budget of mechanism calls.
+
+Every neighbouring pair costs two calls (the record on D, the replay on D′;
+:mod:`dpaudit.replay.compare` reads them). The search, in the style of the sensitivity search
+(:mod:`dpaudit.sensitivity`):
+
+1. **warm-up and self-replay**: one plain call (imports done, a failure found before any
+   pair), and the first dataset replayed on itself: a replay that does not reproduce its record
+   means randomness outside the recording generator (a note; the outputs are then not used as
+   evidence);
+2. **patterns**: the relation's structured pairs
+   (:func:`dpaudit.neighbours.patterns.structured_pairs`, extreme pairs first), at most
+   :data:`PATTERN_SHARE` of the budget; with ``nonfinite=True`` also pairs that add or change a
+   NaN, +inf or −inf record (a mechanism that clamps its inputs claims privacy for any input);
+3. **targeted search**: pairs drawn by the relation's hypothesis strategy
+   (:func:`dpaudit.neighbours.strategies.neighbouring_pairs`), the records in the order drawn,
+   sorted or reversed (a float sum's rounding depends on it), steered with ``hypothesis.target``
+   toward the accounting excess (the largest ‖Δ input‖ / declared sensitivity, and the ε the
+   noise supports / the claimed ε);
+4. **shrinking**: a pair that exceeds a declared sensitivity stops the search and hypothesis
+   shrinks it, within what is left of the budget;
+5. **confirmation** of an unnoised release: a pair whose output still differs with every noisy
+   value frozen is replayed on D and on D′ once more with every frozen value (draws, noisy
+   sums, primitive outputs) moved by a relative 2⁻²⁰: whatever depends on the noise moves,
+   whatever does not stays. In a real-valued output (one that is not all whole numbers: an index
+   or a count does not move with a small perturbation), a coordinate that stays on both
+   datasets and differs between them is released without noise.
+
+The run is deterministic: each pair's generator is seeded from (seed, pair number), hypothesis
+from the seed, with no database and no deadline. At the default budget (:data:`BUDGET` = 200
+calls) a mechanism costing 1 s a call gets its verdict in under four minutes.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings, target
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+from hypothesis.errors import HypothesisException
+
+from dpaudit.claims import Domain, Neighbours
+from dpaudit.neighbours.pair import Pair
+from dpaudit.neighbours.patterns import structured_pairs
+from dpaudit.neighbours.relations import allowed_sizes
+from dpaudit.neighbours.strategies import neighbouring_pairs
+from dpaudit.replay.compare import PairReport, compare, flat_output, same
+from dpaudit.replay.generator import RecordingGenerator
+from dpaudit.replay.session import Run, active
+from dpaudit.replay.sites import Site
+from dpaudit.replay.tracked import plain_output
+from dpaudit.spec import CallForm
+
+__all__ = ["BUDGET", "EXAMPLES", "PATTERN_SHARE", "CONFIRM_PAIRS", "Problem", "MechanismFailed",
+           "Outcome", "Engine", "search", "PERTURB"]
+
+#: mechanism calls a replay audit may spend at the default budget
+BUDGET = 200
+#: hypothesis examples (pairs) at most in the targeted search
+EXAMPLES = 60
+#: the share of the budget the structured patterns may use
+PATTERN_SHARE = 0.4
+#: pairs whose unnoised output is confirmed by a perturbed replay (2 calls each)
+CONFIRM_PAIRS = 3
+#: the relative move of every frozen value in the confirming replay: noise-dependent values move
+#: by about 1e-6 of themselves, far above float rounding, while a comparison of noisy values
+#: flips only when one lies within that distance of the other (probability ~1e-6)
+PERTURB = 2.0 ** -20
+_CAP = 1e6
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A validated replay audit: the function, its call form, the claim and the budget."""
+
+    func: Callable
+    name: str
+    call_form: CallForm
+    epsilon: float
+    delta: float
+    neighbours: Neighbours
+    domain: Domain
+    size: int
+    seed: int
+    budget: int
+    examples: int
+    nonfinite: bool
+
+
+class MechanismFailed(Exception):
+    """The audited function raised: the audit's ERROR verdict (never a traceback)."""
+
+    def __init__(self, message: str, data: np.ndarray) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
+
+
+class _OutOfBudget(BaseException):
+    """Raised when the next pair would spend more calls than the budget has left (a
+    BaseException, so hypothesis lets it through instead of shrinking it)."""
+
+
+class _Found(Exception):
+    """Raised inside the hypothesis test on a pair that exceeds a declared sensitivity."""
+
+
+@dataclass
+class Outcome:
+    """What the search saw: every pair's report worth keeping, the calls spent, the phases."""
+
+    reports: list = field(default_factory=list)
+    violation: Optional[PairReport] = None
+    best: Optional[PairReport] = None
+    calls: int = 0
+    pairs: int = 0
+    phases: dict = field(default_factory=dict)
+    outside_randomness: Optional[dict] = None
+    intercepted: bool = False
+    confirmed: list = field(default_factory=list)
+    return_site: Optional[Site] = None
+
+
+class Engine:
+    """Runs the mechanism under the recorder, pair by pair, counting the calls."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.p = problem
+        self.calls = 0
+        self.pairs = 0
+        code = getattr(_unwrap(problem.func), "__code__", None)
+        self._code = code
+
+    def left(self) -> int:
+        return self.p.budget - self.calls
+
+    def _args(self, data: np.ndarray, rng: Any) -> tuple:
+        return (data,) if self.p.call_form is CallForm.DATA else (data, rng)
+
+    def call(self, data: np.ndarray, mode: str, seed: int, recorded: Optional[Run] = None,
+             perturb: float = 0.0, align: Optional[int] = None) -> tuple[Run, Any]:
+        """One call of the mechanism under a run (``"record"``, ``"replay"``, or ``"plain"``)."""
+        if self.calls + 1 > self.p.budget:
+            raise _OutOfBudget()
+        self.calls += 1
+        bits = np.random.PCG64(np.random.SeedSequence([self.p.seed, seed]))
+        run = Run(mode if mode != "plain" else "record", seed, recorded=recorded, perturb=perturb)
+        if recorded is not None and recorded.sizes is not None:
+            run.sizes, run.align = (recorded.sizes[0], len(data)), align
+        elif mode == "record":
+            run.sizes = (len(data), len(data))
+        rng = RecordingGenerator(bits, None if mode == "plain" else run)
+        arr = np.array(data, dtype=float, copy=True)
+        returns: list = []
+        try:
+            if mode == "plain":
+                out = self.p.func(*self._args(arr, rng))
+            else:
+                with active(run), _returns(self._code, returns):
+                    out = self.p.func(*self._args(arr, rng))
+        except KeyboardInterrupt:
+            raise
+        except SystemExit as exc:
+            raise MechanismFailed(f"called sys.exit({exc.code!r})", np.array(data, dtype=float)) from None
+        except BaseException as exc:  # noqa: BLE001 - the audited code failing is its ERROR verdict
+            text = str(exc).splitlines()[0] if str(exc).strip() else ""
+            raise MechanismFailed(f"raised {type(exc).__name__}" + (f": {text[:300]}" if text else ""),
+                                  np.array(data, dtype=float)) from None
+        if returns:
+            run.return_site = returns[-1]
+        return run, plain_output(out)
+
+    def evaluate(self, pair: Pair, seed: int) -> PairReport:
+        """Record on ``pair.dataset``, replay on ``pair.neighbour``, compare (2 calls)."""
+        if self.left() < 2:
+            raise _OutOfBudget()
+        align = _extra_index(pair)
+        rec, out_d = self.call(pair.dataset, "record", seed)
+        rep, out_dp = self.call(pair.neighbour, "replay", seed, recorded=rec, align=align)
+        self.pairs += 1
+        report = compare(rec, rep, out_d, out_dp, pair.dataset, pair.neighbour, pair.label or "",
+                         self.p.epsilon, self.p.delta)
+        report.intercepted = bool(rec.calls)  # type: ignore[attr-defined]
+        report.return_site = rec.return_site or rep.return_site  # type: ignore[attr-defined]
+        if report.unnoised:
+            report.record = (rec, seed, align)  # type: ignore[attr-defined]
+        return report
+
+
+def _extra_index(pair: Pair) -> Optional[int]:
+    """For an add-remove pair, the position of the extra record in the larger dataset (the
+    pair's own ``index``, else the first position where the two differ, when removing it from
+    the larger gives the smaller); None otherwise."""
+    a, b = pair.dataset, pair.neighbour
+    if abs(len(a) - len(b)) != 1 or a.ndim != 1:
+        return None
+    big, small = (a, b) if len(a) > len(b) else (b, a)
+    if pair.index is not None and 0 <= pair.index < len(big) \
+            and np.array_equal(np.delete(big, pair.index), small, equal_nan=True):
+        return int(pair.index)
+    differ = np.flatnonzero(~((big[:-1] == small) | (np.isnan(big[:-1]) & np.isnan(small))))
+    i = int(differ[0]) if differ.size else len(big) - 1
+    return i if np.array_equal(np.delete(big, i), small, equal_nan=True) else None
+
+
+def _unwrap(f: Callable) -> Callable:
+    seen = 0
+    while hasattr(f, "__wrapped__") and seen < 20:
+        f = f.__wrapped__
+        seen += 1
+    return f
+
+
+class _returns:
+    """A profile hook that notes the line at which the audited function returns (the site where
+    its output is released)."""
+
+    def __init__(self, code: Any, sink: list) -> None:
+        self.code, self.sink, self.previous = code, sink, None
+
+    def __enter__(self) -> "_returns":
+        if self.code is None:
+            return self
+        self.previous = sys.getprofile()
+        code, sink = self.code, self.sink
+
+        def hook(frame: Any, event: str, arg: Any) -> None:
+            if event == "return" and frame.f_code is code:
+                import linecache
+
+                path = frame.f_code.co_filename
+                sink.append(Site(path, frame.f_lineno, frame.f_code.co_name,
+                                 linecache.getline(path, frame.f_lineno).strip()))
+
+        sys.setprofile(hook)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.code is not None:
+            sys.setprofile(self.previous)
+
+
+def _nonfinite_pairs(p: Problem) -> list[Pair]:
+    """Pairs that add (add-remove) or put (replace, linf, l1) a NaN, +inf or −inf record."""
+    lo, hi = p.domain.lo, p.domain.hi
+    mid = 0.5 * (lo + hi)
+    n = max(p.size, 2)
+    base = np.array([lo, hi, mid][: max(1, min(3, n - 1))] if p.neighbours is Neighbours.ADD_REMOVE
+                    else ([mid] * n), dtype=float)
+    out = []
+    for bad in (np.nan, np.inf, -np.inf):
+        if p.neighbours is Neighbours.ADD_REMOVE:
+            out.append(Pair(base, np.append(base, bad), f"a {bad} record added", p.neighbours))
+        else:
+            other = base.copy()
+            other[0] = bad
+            out.append(Pair(base, other, f"one record changed to {bad}", p.neighbours))
+    return out
+
+
+def _keep(out: Outcome, report: PairReport) -> None:
+    """Keep a report when it shows something or supports more ε than the best so far."""
+    if report.issues or report.unnoised:
+        out.reports.append(report)
+    if out.best is None or report.score > out.best.score:
+        out.best = report
+
+
+def search(engine: Engine) -> Outcome:
+    """Run the phases of the module docstring and return what they saw."""
+    p = engine.p
+    out = Outcome()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            _run(engine, out)
+        except _OutOfBudget:
+            pass
+    out.calls, out.pairs = engine.calls, engine.pairs
+    out.phases.setdefault("budget", p.budget)
+    return out
+
+
+def _run(engine: Engine, out: Outcome) -> None:
+    p = engine.p
+    patterns = structured_pairs(p.neighbours, p.domain, p.size, both_orders=False)
+    if p.nonfinite:
+        patterns = _nonfinite_pairs(p)[:1] + patterns + _nonfinite_pairs(p)[1:]
+    first = patterns[0] if patterns else None
+    if first is None:
+        return
+    # 1. warm-up (imports, an early failure) and self-replay
+    engine.call(first.dataset, "plain", 0)
+    rec, out_d = engine.call(first.dataset, "record", 1)
+    rep, out_again = engine.call(first.dataset, "replay", 1, recorded=rec)
+    out.intercepted = bool(rec.calls)
+    if not same(flat_output(out_d) if flat_output(out_d) is not None else out_d,
+                flat_output(out_again) if flat_output(out_again) is not None else out_again) \
+            and rep.divergence is None:
+        out.outside_randomness = {"D": out_d, "replayed": out_again, "dataset": first.dataset}
+    out.phases["warm_up"] = {"calls": 3}
+    # 2. patterns
+    cap = max(4, int(PATTERN_SHARE * p.budget))
+    seen = 0
+    for k, pair in enumerate(patterns):
+        if engine.calls + 2 > cap + 3:
+            break
+        report = engine.evaluate(pair, 10 + k)
+        seen += 1
+        out.intercepted = out.intercepted or report.intercepted  # type: ignore[attr-defined]
+        _keep(out, report)
+        if report.has("sensitivity_exceeded"):
+            out.violation = report
+            break
+    out.phases["patterns"] = {"pairs": seen, "of": len(patterns)}
+    # 3-4. targeted search, shrinking
+    reserve = 2 * CONFIRM_PAIRS
+    if out.violation is None and engine.left() > reserve + 2:
+        _targeted(engine, out, reserve)
+    # 5. confirmation of unnoised releases
+    if out.outside_randomness is None:
+        _confirm(engine, out)
+
+
+def _ordered(draw: Any, pair: Pair) -> Pair:
+    """The pair with its records in the order drawn, sorted ascending, or descending (both
+    datasets, so that they stay neighbours position by position)."""
+    kind = draw(st.integers(0, 2))
+    if kind == 0 or pair.dataset.ndim != 1:
+        return pair
+    a, b = pair.dataset, pair.neighbour
+    if len(a) == len(b):
+        order = np.argsort(a, kind="stable")
+        if kind == 2:
+            order = order[::-1]
+        return Pair(a[order], b[order], pair.label, pair.relation)
+    big, small = (a, b) if len(a) > len(b) else (b, a)
+    order = np.argsort(big, kind="stable")
+    if kind == 2:
+        order = order[::-1]
+    big2 = big[order]
+    small2 = np.sort(small)[::-1] if kind == 2 else np.sort(small)
+    return Pair(big2, small2, pair.label, pair.relation) if len(a) > len(b) else Pair(small2, big2, pair.label, pair.relation)
+
+
+def _targeted(engine: Engine, out: Outcome, reserve: int) -> None:
+    p = engine.p
+    lo, hi = allowed_sizes(p.neighbours, p.size)
+    strategy = neighbouring_pairs(p.neighbours, p.domain, (lo, hi))
+    state = {"last": None, "examples": 0}
+
+    @st.composite
+    def pairs(draw: Any) -> Pair:
+        if engine.left() < reserve + 2:
+            raise _OutOfBudget()
+        return _ordered(draw, draw(strategy)).relabelled("hypothesis search")
+
+    def probe(pair: Pair) -> None:
+        if engine.left() < 2:
+            raise _OutOfBudget()
+        report = engine.evaluate(pair, 1000 + engine.pairs)
+        state["examples"] += 1
+        _keep(out, report)
+        target(min(report.score, _CAP), label="excess")
+        if report.has("sensitivity_exceeded"):
+            state["last"] = report
+            raise _Found()
+
+    test = settings(max_examples=p.examples, database=None, derandomize=False, deadline=None,
+                    verbosity=Verbosity.quiet, print_blob=False, report_multiple_bugs=False,
+                    suppress_health_check=list(HealthCheck),
+                    phases=(Phase.generate, Phase.target, Phase.shrink))(given(pairs())(probe))
+    test = hypothesis_seed(p.seed)(test)
+    try:
+        test()
+    except (_Found, _OutOfBudget):
+        pass
+    except HypothesisException:
+        pass
+    if state["last"] is not None:
+        out.violation = state["last"]
+    out.phases["search"] = {"pairs": state["examples"], "examples_asked": p.examples}
+
+
+def _confirm(engine: Engine, out: Outcome) -> None:
+    """Confirm unnoised releases (module docstring, step 5): the pair's record is replayed on D
+    and on D′ with every frozen value moved by a relative :data:`PERTURB`; an output coordinate
+    that differs between D and D′ and does not move on either is not a function of the noise."""
+    candidates = [r for r in out.reports if r.unnoised and not r.diverged and hasattr(r, "record")]
+    done = 0
+    for report in candidates:
+        if done >= CONFIRM_PAIRS or engine.left() < 2:
+            break
+        done += 1
+        rec, seed, align = report.record  # type: ignore[attr-defined]
+        _, od = engine.call(report.dataset, "replay", seed, recorded=rec, perturb=PERTURB)
+        _, odp = engine.call(report.neighbour, "replay", seed, recorded=rec, perturb=PERTURB,
+                             align=align)
+        fa, fb = flat_output(report.output_d), flat_output(report.output_d_prime)
+        pa, pb = flat_output(od), flat_output(odp)
+        if any(x is None for x in (fa, fb, pa, pb)) or len({x.shape for x in (fa, fb, pa, pb)}) != 1:
+            continue
+        values = np.concatenate([fa, fb, pa, pb])
+        finite = values[np.isfinite(values)]
+        if not finite.size or bool(np.all(finite == np.round(finite))):
+            continue    # an all-integer output (an index, a count) may repeat by chance
+        coords = []
+        for j in report.unnoised:
+            if j < 0:
+                continue
+            a, b, a2, b2 = float(fa[j]), float(fb[j]), float(pa[j]), float(pb[j])
+            if _eq(a, a2) and _eq(b, b2) and not _eq(a, b):
+                coords.append((j, a, b))
+        if coords:
+            out.confirmed.append((report, coords))
+    out.phases["confirm"] = {"pairs": done}
+
+
+def _eq(x: float, y: float) -> bool:
+    return x == y or (math.isnan(x) and math.isnan(y))
