@@ -121,16 +121,7 @@ def _case(parent: ET.Element, rec: Mapping[str, Any]) -> list[str]:
         return [_finding_case(parent, rec, f) for f in fs]
     verdict = rec.get("verdict")
     k = kind_of(rec)
-    name = f"{d.title(rec)} [{k.claim_text()}]"
-    case = ET.SubElement(parent, "testcase", {
-        "classname": _clean(f"dpaudit.{rec.get('kind', 'result')}"),
-        "name": _clean(name),
-        "time": f"{max(0.0, d.num(rec.get('elapsed_s')) or 0.0):.3f}",
-    })
-    if rec.get("location"):
-        loc = rec["location"]
-        case.set("file", _clean(loc.get("path", "")))
-        case.set("line", str(loc.get("line", "")))
+    case = _element(parent, rec, f"{d.title(rec)} [{k.claim_text()}]")
     finding = k.finding_text()
     reproduce = rec.get("reproduce") or ""
     body = _clean(f"{d.verdict_label(verdict)}: {finding}" + (f"\nreproduce: {reproduce}" if reproduce else ""))
