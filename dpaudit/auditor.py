@@ -170,6 +170,8 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
 
 #: an audit estimated to take longer than this (seconds) says what would shorten it
 LONG_AUDIT = 600.0
+#: the first timing probe of a batch form: one batch of this many outputs
+ESTIMATE_BATCH = 1000
 #: the seed word of the timing probe (outside the budget, on a seed of its own)
 _ESTIMATE_WORD = 0xE57_1A7E
 
@@ -193,7 +195,7 @@ def _estimate(spec: MechanismSpec, executor: Executor, seed: int, budget: int,
     data = tuple([0.5 * (spec.domain.lo + spec.domain.hi)] * max(1, int(spec.size)))
     seq = np.random.SeedSequence([int(seed), _ESTIMATE_WORD])
     per_call = None
-    n = 1000 if spec.call_form is CallForm.BATCH else 1
+    n = ESTIMATE_BATCH if spec.call_form is CallForm.BATCH else 1
     while True:
         started = time.monotonic()
         try:

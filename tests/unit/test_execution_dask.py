@@ -18,6 +18,7 @@ distributed = pytest.importorskip("distributed")
 
 import dpaudit  # noqa: E402
 from dpaudit.reproduce import REPLAY_CHECK_CALLS  # noqa: E402
+from dpaudit.auditor import ESTIMATE_BATCH  # noqa: E402
 from dpaudit.execution.honesty import form_samples  # noqa: E402
 from dpaudit.errors import MechanismError, UsageError  # noqa: E402
 from dpaudit.execution.base import InProcessExecutor, plan_batches  # noqa: E402
@@ -125,9 +126,12 @@ def test_validation_returns_counts_so_outputs_stay_bounded_whatever_the_budget(t
     assert spy_large.counted > 1_900_000 - spy_large.outputs
     # the replay check (dpaudit.reproduce.replays) draws its batch twice outside the budget, and
     # the output-width probe (Sampler.probe_width) one output, and the check that the batch form
-    # releases the one-call form's law (dpaudit.execution.honesty.forms_differ) n outputs of each
+    # releases the one-call form's law (dpaudit.execution.honesty.forms_differ) n outputs of each,
+    # and the timing probe of the estimate (dpaudit.auditor, one batch: this audit is seconds long,
+    # so the probe is not refined)
     n = form_samples(2_000_000)
-    assert rec["samples"] + 2 * REPLAY_CHECK_CALLS + 1 + 2 * n == spy_large.outputs + spy_large.counted
+    extra = 2 * REPLAY_CHECK_CALLS + 1 + 2 * n + ESTIMATE_BATCH
+    assert rec["samples"] + extra == spy_large.outputs + spy_large.counted
     assert rec["verdict"] == "not_refuted"
     looks = dpaudit.audit(spec, samples=4_000_000, seed=5, executor=spy_looks).to_record()
     n_looks = 1 + len(looks["details"]["early_stop"]["budgets"])
