@@ -39,7 +39,7 @@ from _record import ROOT, emit, machine, save
 
 FOLDER = ROOT / "benchmarks" / "real_bugs"
 MARK = "# replay: expected site"
-#: the most seconds a replay may take to count as found (issue 29: 10 s on 2 cores)
+#: the most seconds a replay may take to count as found (the target: 10 s on 2 cores)
 REPLAY_SECONDS = 10.0
 #: the default replay budget
 CALLS = 200

@@ -265,6 +265,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
     from dpaudit.report.model import location
     from dpaudit.execution.sandbox import SandboxExecutor
     from dpaudit.results import AuditContext, Origin
+    from dpaudit.auditing.estimate import estimate_event
     from dpaudit.spec import CallForm, MechanismSpec
 
     t0 = time.monotonic()
@@ -349,7 +350,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
 
             def timed(per_call: float) -> None:
                 if per_call >= slow:
-                    progress(dpaudit.auditor.estimate_event(spec, per_call, budget))
+                    progress(estimate_event(spec, per_call, budget))
 
             _fresh_first_calls(fresh, spec, executor, settings.seed, timed)
             if fresh.seconds_per_call is not None and fresh.seconds_per_call >= slow:

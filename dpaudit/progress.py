@@ -91,7 +91,7 @@ class Progress:
         self._draw()
 
     def _estimate(self, event: Mapping[str, Any]) -> None:
-        from dpaudit.auditor import duration
+        from dpaudit.auditing.estimate import duration
 
         total, per_call = _number(event.get("estimated_seconds")), _number(event.get("seconds_per_call"))
         if total is None or per_call is None or total < ESTIMATE_SHOWN:

@@ -3,7 +3,7 @@
 Source: https://github.com/DataResponsibly/DataSynthesizer/issues/34 ("Wrong Conditional
 Distributions Sensitivity", closed). PrivBayes' Algorithm 1 adds noise of scale 2(d − k)/(n ε)
 to a *probability* table (sensitivity 2/n), but ``get_noisy_distribution_of_attributes`` in
-``DataSynthesizer/lib/PrivBayes.py`` adds ``np.random.laplace(0, scale=noise_para)`` with
+``DataSynthesizer/lib/PrivBayes.py`` adds Laplace noise of scale ``noise_para`` (numpy's global generator) with
 ``noise_para = 2 * (num_attributes - k) / (num_tuples * epsilon)`` to the *counts*, whose
 sensitivity is 2 (a replaced record leaves one cell and joins another), then normalises: the
 noise is n times too small. The issue's fix is ``2 * (num_attributes - k) / epsilon``.

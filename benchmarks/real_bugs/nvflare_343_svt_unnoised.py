@@ -3,7 +3,7 @@
 Source: https://github.com/NVIDIA/NVFlare/issues/343 ("SVTPrivacy might be incorrect?",
 confirmed as a bug by the maintainers). In ``nvflare/app_common/filters/svt_privacy.py`` the
 sparse vector technique selects the ``accepted`` coordinates of the model update ``delta_w``, then
-``accepted = np.random.choice(accepted, size=n_upload)`` keeps a random subset of them (with
+a draw of ``n_upload`` of them from numpy's global generator keeps a random subset (with
 replacement), adds noise to that subset only and zeroes the rejected ``candidate_idx``: every
 accepted coordinate that the choice left out keeps its raw value in the released ``delta_w``.
 

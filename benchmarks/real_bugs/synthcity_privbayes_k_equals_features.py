@@ -6,7 +6,7 @@ arXiv:2602.17454), §4.3.3, as reduced in ObliviousAI/dp-recorder ``tests/test_n
 the code: vanderschaarlab/synthcity ``src/synthcity/plugins/privacy/plugin_privbayes.py``,
 ``_laplace_noise_parameter(n_items, n_features) = 2 * (n_features - self.K) / (n_items *
 self.epsilon)``, used by ``_get_noisy_counts_for_attributes`` as
-``np.random.laplace(0, scale=noise_para, size=...)`` added to the counts. With a network degree K
+Laplace noise of scale ``noise_para`` from numpy's global generator added to the counts. With a network degree K
 equal to the number of features the scale is 0: the counts are released exactly.
 
 Re-creation: ``_get_noisy_counts_for_attributes`` on two binary features read from each record x
