@@ -21,7 +21,8 @@ Cells (sign s, biased exponent e, 52-bit mantissa m of the double y):
               (clamped bounds, a snapping grid, constants).
 ``signed``    +0.0, −0.0, or any other finite value (and the non-finite atoms): the only bits
               worth testing when every value lies on one grid (:func:`float_structure` says
-              ``"special"``). There the binade and trailing zeros are functions of the value, so
+              ``"special"``), fitted as two scores that keep one zero each
+              (:meth:`FloatCellRatio.without`), so an event splits the signs of zero. There the binade and trailing zeros are functions of the value, so
               events on them are value events, the logic's to judge; the sign of a zero is not
               (0.0 == −0.0), nor is NaN or ±inf.
 
@@ -207,6 +208,22 @@ class FloatCellRatio:
 
     def members(self, keep: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         return self.inner.members(keep)
+
+    def without(self, cells: Any) -> "FloatCellRatio":
+        """The same score with ``cells`` left out of every event (their score is NaN, which no
+        level set holds): a ``signed`` score keeps one zero, so that its events split +0.0 from
+        −0.0 and never are the value zero itself (both signs), which is the logic's event."""
+        drop = np.asarray(list(cells), dtype=float)
+        keep = ~np.isin(self.inner.atoms, drop)
+        table = None
+        if self.table is not None:
+            table = self.table.copy()
+            for c in drop:
+                i = int(c) - (self.offset - 1)
+                if 0 <= i < table.size:
+                    table[i] = np.nan
+        return FloatCellRatio(self.cells, AtomRatio(self.inner.atoms[keep], self.inner.llr[keep]),
+                              table, self.offset, self.coordinate, self.name)
 
     def text(self, members: np.ndarray, limit: int = 2) -> str:
         """The set of cells ``members`` in words: the first ``limit`` of them, then how many more

@@ -463,7 +463,10 @@ def _float_families(fit_d, fit_p, ev_d, ev_p, repeats: bool, quick: bool,
         if (family == "lowbits" and quick) or (family == "repeated" and not repeats):
             continue
         sc = fit_float_cells(family, fit_d, fit_p, coordinate, name)
-        yield sc, sc(ev_d), sc(ev_p), False
+        # the signed cells: one zero per score (+0.0 is cell 0, −0.0 cell 1, the rest cell 2), so
+        # that no event is "the output is zero" or "it is not", which are the value's
+        for one in ([sc.without((1, 2)), sc.without((0, 2))] if family == "signed" else [sc]):
+            yield one, one(ev_d), one(ev_p), False
 
 
 def _float_coordinate_families(fit_d, fit_p, ev_d, ev_p, coordinates: list[int], quick: bool,
