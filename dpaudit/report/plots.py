@@ -34,7 +34,7 @@ import numpy as np
 from dpaudit.report.formatting import num
 
 __all__ = ["histogram_data", "curve_data", "porosity_data", "probabilities", "record_svgs", "Histogram",
-           "Curve", "Porosity", "Probabilities", "trailing_zeros", "cell_codes", "cell_label", "sensitivity_svgs"]
+           "Curve", "Porosity", "Probabilities", "trailing_zeros", "cell_codes", "cell_label", "sensitivity_svgs", "curve_claim_svgs"]
 
 #: the figure's width in inches (the report's content width, about 1,060 px at 96 px per inch)
 WIDTH_IN = 11.0
@@ -632,3 +632,38 @@ def sensitivity_svgs(rec: Mapping[str, Any], salt: str) -> list[tuple[str, str]]
                  if gap is not None and allowed is not None else "the function on D and on D′", fontsize=11)
     ax.legend(fontsize=9, frameon=False)
     return [("f(D) and f(D′) per coordinate of the output.", _svg(fig, salt))]
+
+
+def curve_claim_svgs(rec: Mapping[str, Any], salt: str) -> list[tuple[str, str]]:
+    """A curve claim drawn: the claimed δ(ε) and the mechanism's lower confidence curve δ_LB(ε)
+    over the record's grid (:mod:`dpaudit.curves`), the refuting point (or the closest approach)
+    marked."""
+    grid = rec.get("grid")
+    if not isinstance(grid, Mapping):
+        return []
+    eps, claim, lower = (_floats(grid.get(k)) for k in ("epsilon", "delta_claim", "delta_lower_bound"))
+    if eps is None or claim is None or lower is None or not (eps.size == claim.size == lower.size > 1):
+        return []
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(WIDTH_IN, 3.2), layout="constrained")
+    ax = fig.subplots()
+    _style(ax)
+    text = (rec.get("claim") or {}).get("text", "the claim") if isinstance(rec.get("claim"), Mapping) else "the claim"
+    ax.plot(eps, claim, color=COLOURS[1], linewidth=2, label=f"claimed δ(ε) ({text})")
+    ax.plot(eps, np.maximum(lower, 0.0), color=COLOURS[0], linewidth=2,
+            label="the mechanism's δ(ε), lower confidence curve")
+    point = rec.get("refuting_point") or rec.get("point")
+    if isinstance(point, Mapping) and num(point.get("epsilon")) is not None:
+        e, lb = float(num(point.get("epsilon"))), num(point.get("delta_lower_bound"))
+        if lb is not None:
+            ax.plot([e], [max(0.0, float(lb))], "o", color=EVENT_COLOUR, markersize=9,
+                    label="refuting point" if rec.get("verdict") == "refuted" else "closest approach")
+    ax.set_xlabel("ε", fontsize=10)
+    ax.set_ylabel("δ(ε)", fontsize=10)
+    ax.set_ylim(bottom=0)
+    ax.set_title("privacy profile: claimed against measured (lower bound)", fontsize=11)
+    ax.legend(fontsize=9, frameon=False)
+    return [("The claim's curve δ(ε) and a lower confidence curve of the mechanism's, holding at every "
+             "ε at once (clipped at 0): where the measured curve rises above the claimed one, the "
+             "claim is refuted.", _svg(fig, salt))]

@@ -255,3 +255,26 @@ def test_same_seed_same_result_and_errors_are_verdicts():
         curve_audit(gauss, mu=1.0, **GAUSS, band="wide")
     with pytest.raises(InvalidArgument):
         curve_audit(gauss, **GAUSS)
+
+
+def test_a_curve_record_renders_with_its_plot_and_its_sarif_rule(tmp_path):
+    # deterministic given the seed; σ = 0.5 against a 1-GDP claim is 2-GDP (refuted far beyond α)
+    from dpaudit.report import make_run, write_each
+    from dpaudit.report.describe import one_line
+
+    def noisy(data, rng, size=None):
+        return data[0] + rng.normal(0.0, 0.5, size=size)
+
+    rec = curve_audit(noisy, mu=1.0, neighbours="linf", domain=(0, 1), size=1,
+                             samples=20_000, seed=7).to_record()
+    line = one_line(rec)
+    assert "noisy: REFUTED — 1-GDP, linf neighbours" in line and "δ(ε) ≥" in line and "μ ≥" in line
+    run = make_run([rec], seed=7, started=0, finished=1, command="test")
+    written, failed = write_each(run, html=tmp_path / "r.html", sarif=tmp_path / "r.sarif")
+    assert not failed
+    html = (tmp_path / "r.html").read_text()
+    assert "privacy profile: claimed against measured" in html and "<svg" in html
+    import json
+
+    result = json.loads((tmp_path / "r.sarif").read_text())["runs"][0]["results"][0]
+    assert result["ruleId"] == "DPA007"

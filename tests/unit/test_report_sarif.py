@@ -105,9 +105,9 @@ def test_one_result_per_refuted_claim_at_the_mechanism_line(tmp_path, monkeypatc
     assert validate_sarif(log)
     run = log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    # one rule per record kind (five: audit, exact, sensitivity, formal, replay; and the seed
-    # claims' of mechanisms/), and one per finding of an audit
-    assert len(rules) == 8 and len({r["id"] for r in rules}) == 8
+    # one rule per record kind (six: audit, exact, sensitivity, formal, curve, replay; and the
+    # seed claims' of mechanisms/), and one per finding of an audit
+    assert len(rules) == 9 and len({r["id"] for r in rules}) == 9
     assert [r["id"] for r in rules[-2:]] == ["dpaudit/logic", "dpaudit/float64"]
     results = run["results"]
     assert len(results) == 3

@@ -24,6 +24,7 @@ from dpaudit.registry import NotAnEntry, Registry
 from dpaudit.report.kinds.audit import ExactAudit, SampledAudit
 from dpaudit.report.kinds.base import (CounterexampleView, GenericRecord, JUnitOutcome, RecordKind,
                                        SarifRule)
+from dpaudit.report.kinds.curve import CurveRecord
 from dpaudit.report.kinds.formal import FormalClaim
 from dpaudit.report.kinds.replay import ReplayRecord
 from dpaudit.report.kinds.sensitivity import SensitivitySearch
@@ -60,7 +61,7 @@ def register_kind(cls: type[RecordKind]) -> type[RecordKind]:
     return KINDS.add(cls)
 
 
-for _cls in BUILTIN + (ReplayRecord,):  # (the replay kind's SARIF rule comes after the four)
+for _cls in BUILTIN + (CurveRecord, ReplayRecord):  # (their SARIF rules come after the four)
     register_kind(_cls)
 
 
