@@ -329,10 +329,24 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
                                             facts.get("declaration"), path=path)
             unchecked = tuple(k for k in unchecked if overrides.get(k) is None)
             declared = _refuse_unchecked(declared, unchecked, path, name)
+            curve = _curve_claim(declared, overrides)
+            if curve:  # a claim stated as a curve: the curve audit, in the sandbox
+                plain = {k: v for k, v in declared.items() if k not in _CURVE_KEYS}
+                spec = remote_spec(facts, name=name, declaration=plain, epsilon=1.0,
+                                   **_without_curve(overrides))
+                return _curve_record(spec, curve, settings, executor, isolation)
             spec = remote_spec(facts, name=name, declaration=declared, **overrides)
         else:
-            spec = MechanismSpec.from_function(loaded.func, name=name,
-                                               **settings.claim_for(target, name))
+            from dpaudit.spec import declaration_of
+
+            overrides = settings.claim_for(target, name)
+            decl = declaration_of(loaded.func)
+            curve = _curve_claim(dict(decl.curve or {}) if decl is not None else {}, overrides)
+            if curve:
+                spec = MechanismSpec.from_function(loaded.func, name=name, epsilon=1.0,
+                                                   **_without_curve(overrides))
+                return _curve_record(spec, curve, settings, cluster, isolation)
+            spec = MechanismSpec.from_function(loaded.func, name=name, **overrides)
         budget = settings.samples or dpaudit.auditor.default_samples(spec)
 
         def replay(own_randomness: bool = False) -> str:
@@ -438,6 +452,54 @@ def _family(settings: CheckSettings) -> Optional[Family]:
     if settings.family < 2:
         return None
     return Family(targets=settings.family, confidence=settings.confidence)
+
+
+#: the claim stated as a privacy curve (dpaudit.curves): a decorator keyword or a flag
+_CURVE_KEYS = ("rho", "mu", "renyi", "profile")
+
+
+def _curve_claim(declared: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict:
+    """The target's curve claim: ``--rho``/``--mu`` (or a ``[tool.dpaudit.targets]`` table) over
+    the declaration's; a point claim given on the command line (``--epsilon``) replaces a declared
+    curve, as any flag replaces the field it states."""
+    flagged = {k: overrides[k] for k in _CURVE_KEYS if overrides.get(k) is not None}
+    if flagged:
+        return flagged
+    if overrides.get("epsilon") is not None:
+        return {}
+    return {k: declared[k] for k in _CURVE_KEYS if declared.get(k) is not None}
+
+
+def _without_curve(overrides: Mapping[str, Any]) -> dict:
+    return {k: v for k, v in overrides.items() if k not in _CURVE_KEYS and k not in ("epsilon", "delta")}
+
+
+def _curve_record(spec: MechanismSpec, curve: dict, settings: CheckSettings, executor: Any,
+                  isolation: str) -> dict:
+    """Audit ``spec`` against its curve claim (:func:`dpaudit.curve_audit`, on the run's executor:
+    the sandbox child, or Dask) and return the record, with the ``dpaudit check`` line that
+    replays it."""
+    from dpaudit.curves import curve_audit
+    from dpaudit.reproduce import number
+
+    result = curve_audit(spec, **curve, samples=settings.samples,
+                         confidence=settings.target_confidence, seed=settings.seed,
+                         executor=executor)
+    rec = result.to_record()
+    (key, value), = curve.items()
+    stated = [f"--{key}={number(value)}"] if key in ("rho", "mu") else []
+    parts = ["dpaudit", "check", spec.name, *stated,
+             f"--neighbours={spec.neighbours.value}",
+             f"--domain={number(spec.domain.lo)}:{number(spec.domain.hi)}", f"--size={spec.size}",
+             *([f"--samples={settings.samples}"] if settings.samples else []),
+             f"--seed={settings.seed}"]
+    rec["reproduce"] = shlex.join(parts)
+    rec["isolation"] = isolation
+    if spec.source:
+        from dpaudit.report.model import location
+
+        rec["location"] = location(spec.source)
+    return rec
 
 
 #: the flag that states each claim field on the command line

@@ -128,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "lib:FILE.py[:NAME] (docs/libraries.md)")
     c.add_argument("--epsilon", type=str, help="claimed ε (> 0)")
     c.add_argument("--delta", type=str, help="claimed δ in [0, 1) (default 0: pure DP)")
+    c.add_argument("--rho", type=str, help="claimed ρ-zCDP, audited over the whole privacy curve "
+                                           "(instead of --epsilon; docs/curves.md)")
+    c.add_argument("--mu", type=str, help="claimed μ-Gaussian DP, audited over the whole curve")
     c.add_argument("--neighbours", "--neighbors", dest="neighbours",
                    help="add-remove | replace | linf | l1 (default add-remove)")
     c.add_argument("--domain", metavar="LO:HI", help="record domain, e.g. --domain=-10:10 (default 0:1)")

@@ -211,6 +211,12 @@ def claim_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "size", None) is not None:
         claim["size"] = parse_integer("--size", args.size, f"an integer in [1, {MAX_SIZE}]", 1,
                                       MAX_SIZE)
+    for key in ("rho", "mu"):  # a claim stated as a curve (dpaudit.curves)
+        if getattr(args, key, None) is not None:
+            claim[key] = check_epsilon(parse_real(f"--{key}", getattr(args, key)), f"--{key}")
+    if sum(claim.get(k) is not None for k in ("rho", "mu", "epsilon")) > 1:
+        given = [f"--{k}" for k in ("epsilon", "rho", "mu") if claim.get(k) is not None]
+        raise InvalidArgument(f"{' and '.join(given)} state two claims: give one")
     return claim
 
 
@@ -355,7 +361,7 @@ def _weakens(key: str, value: Any) -> bool:
 
 # -- per-target claims --------------------------------------------------------------------------
 
-_CLAIM_KEYS = ("epsilon", "delta", "neighbours", "domain", "size", "float")
+_CLAIM_KEYS = ("epsilon", "delta", "neighbours", "domain", "size", "float", "rho", "mu")
 
 
 def target_tables(raw: Any, where: str = "pyproject.toml") -> dict[str, dict[str, Any]]:

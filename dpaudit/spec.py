@@ -18,7 +18,7 @@ import inspect
 import types
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
@@ -44,6 +44,7 @@ __all__ = [
     "mechanism",
     "declaration_of",
     "float_policy_of",
+    "curve_of",
     "DEFAULT_NEIGHBOURS",
     "DEFAULT_DOMAIN",
     "DEFAULT_SIZE",
@@ -98,17 +99,24 @@ class Declaration:
     #: ``"error"`` | ``"warn"`` | ``"off"`` (:data:`dpaudit.validation.FLOAT_POLICIES`)
     float_policy: Optional[str] = None
     notion: Optional[ClaimNotion] = None
+    #: a claim stated as a privacy curve, ``{"rho" | "mu" | "renyi" | "profile": value}``
+    #: (:func:`dpaudit.curve_audit` audits it)
+    curve: Optional[Mapping[str, Any]] = None
 
     @classmethod
     def make(cls, *, epsilon=None, delta=None, neighbours=None, domain=None, size=None,
-             log_prob=None, distribution=None, output=None, float_events=None,
-             **policy: Any) -> "Declaration":
+             log_prob=None, distribution=None, output=None, float_events=None, rho=None, mu=None,
+             renyi=None, profile=None, **policy: Any) -> "Declaration":
         """Validate each given field (a bad value raises InvalidArgument naming it).
         ``neighbours`` is a relation or a notion users speak (``"bounded"``, ``"unbounded"``,
         ``"add-remove-public-size"``, ``"change-one"``: :func:`dpaudit.claims.claim_notion`).
         ``float`` is the float policy (:func:`float_policy_of`; ``float_events=False`` is its
         older spelling of ``float="off"``)."""
         chosen = float_policy_of(float_events=float_events, **policy)
+        curve = curve_of(rho=rho, mu=mu, renyi=renyi, profile=profile)
+        if curve is not None and (epsilon is not None or delta is not None):
+            raise InvalidArgument(f"{next(iter(curve))}= states the claim as a curve: give it "
+                                  f"without epsilon/delta")
         notion = None if neighbours is None else claim_notion(neighbours)
         return cls(
             epsilon=None if epsilon is None else check_epsilon(epsilon),
@@ -121,6 +129,7 @@ class Declaration:
             distribution=distribution,
             output=None if output is None else OutputKind(output),
             float_policy=chosen,
+            curve=curve,
         )
 
     def merged(self, other: "Declaration") -> "Declaration":
@@ -131,6 +140,37 @@ class Declaration:
             if v is not None:
                 values[f] = v
         return Declaration(**values)
+
+
+def curve_of(*, rho: Any = None, mu: Any = None, renyi: Any = None,
+             profile: Any = None) -> Optional[dict[str, Any]]:
+    """A claim stated as a privacy curve (``rho`` ρ-zCDP, ``mu`` μ-GDP, ``renyi`` [(α, ε_α), …],
+    ``profile`` a callable δ(ε)), checked for its form: at most one, ρ and μ finite and > 0, Rényi
+    orders > 1 with ε_α ≥ 0, a callable profile; None when none is given. What each means is
+    :mod:`dpaudit.curves.claims`'s."""
+    given = {k: v for k, v in (("rho", rho), ("mu", mu), ("renyi", renyi), ("profile", profile))
+             if v is not None}
+    if not given:
+        return None
+    if len(given) > 1:
+        raise InvalidArgument(f"give one curve claim, not {' and '.join(given)}")
+    (key, value), = given.items()
+    if key in ("rho", "mu"):
+        check_epsilon(value, key)  # a finite number > 0, as ε is
+        return {key: float(value)}
+    if key == "renyi":
+        try:
+            pairs = tuple((float(a), float(e)) for a, e in value)
+        except (TypeError, ValueError):
+            raise InvalidArgument.bad("renyi", value, "a list of (alpha, epsilon_alpha) pairs") from None
+        if not pairs or any(not (a > 1 and e >= 0) or not np.isfinite(a + e) for a, e in pairs):
+            raise InvalidArgument.bad("renyi", value, "pairs with alpha > 1 and epsilon_alpha >= 0")
+        return {key: pairs}
+    if not callable(value) and not callable(getattr(value, "delta", None)) \
+            and not callable(getattr(value, "get_delta_for_epsilon", None)):
+        raise InvalidArgument.bad("profile", value, "a callable delta(epsilon), an OpenDP profile "
+                                                    "or a dp-accounting PrivacyLossDistribution")
+    return {key: value}
 
 
 def float_policy_of(*, float_events: Any = None, **policy: Any) -> Optional[str]:
@@ -158,7 +198,7 @@ def _check_flag(name: str, v: Any) -> bool:
 
 def mechanism(func: Optional[Callable] = None, *, epsilon=None, delta=None, neighbours=None,
               domain=None, size=None, log_prob=None, distribution=None, output=None,
-              float_events=None, **policy):
+              float_events=None, rho=None, mu=None, renyi=None, profile=None, **policy):
     """Declare a mechanism's privacy claim on the function itself.
 
     >>> @mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=10)
@@ -177,10 +217,16 @@ def mechanism(func: Optional[Callable] = None, *, epsilon=None, delta=None, neig
     ``"off"`` asks the logic question only, for a model of a mechanism over the reals (a textbook
     definition). A flag or keyword of the audit, then ``[tool.dpaudit]``, come before the
     decorator. ``float_events=False`` is the older spelling of ``float="off"``.
+
+    A claim stated as a privacy curve takes one of ``rho=`` (ρ-zCDP), ``mu=`` (μ-GDP),
+    ``renyi=[(α, ε_α), …]`` (Rényi DP) or ``profile=`` (a callable δ(ε)) instead of ε and δ;
+    :func:`dpaudit.curve_audit` and ``dpaudit check`` audit it over the whole curve
+    (docs/curves.md).
     """
     decl = Declaration.make(epsilon=epsilon, delta=delta, neighbours=neighbours, domain=domain,
                             size=size, log_prob=log_prob, distribution=distribution, output=output,
-                            float_events=float_events, **policy)
+                            float_events=float_events, rho=rho, mu=mu, renyi=renyi,
+                            profile=profile, **policy)
 
     def wrap(f: Callable) -> Callable:
         if not callable(f):
@@ -315,6 +361,10 @@ class MechanismSpec:
             raise InvalidArgument.bad("mechanism", func, "a callable")
         decl = (declaration_of(func) or Declaration()).merged(Declaration.make(**overrides))
         label = name or getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+        if decl.epsilon is None and decl.curve is not None and "epsilon" not in overrides:
+            raise UsageError(
+                f"{label}: its claim is a privacy curve ({next(iter(decl.curve))}=): audit it with "
+                f"dpaudit.curve_audit or dpaudit check, which audit a curve over all of it")
         if decl.epsilon is None:
             raise UsageError(
                 f"{label}: no privacy claim: add --epsilon E (and --delta D for (ε, δ)-DP) "

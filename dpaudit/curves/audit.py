@@ -87,6 +87,14 @@ CHUNK_BYTES = 64 << 20
 QUICK_THRESHOLDS = 200
 
 
+def _declared_curve(f: Any) -> dict:
+    """The curve claim declared on ``f`` (``@dpaudit.mechanism(rho=…)``, or a spec's), else {}."""
+    if isinstance(f, MechanismSpec):
+        f = f.func
+    decl = declaration_of(f) if callable(f) else None
+    return dict(decl.curve) if decl is not None and decl.curve else {}
+
+
 def _spec(f: Any, overrides: dict) -> MechanismSpec:
     """The mechanism as a spec, audited as a model over the reals. The curve audit reads no ε: a
     function with no declared ε gets a placeholder one (the spec's point claim is never used)."""
@@ -376,7 +384,8 @@ def curve_audit(f: Any, *, rho: Any = None, mu: Any = None, renyi: Any = None, p
 
     The claim is exactly one of ``rho`` (ρ-zCDP), ``mu`` (μ-GDP), ``renyi`` (a list of
     (α, ε_α)) or ``profile`` (a callable δ(ε), an OpenDP ``PrivacyProfile``, a dp-accounting
-    ``PrivacyLossDistribution``): :mod:`dpaudit.curves.claims` says which curve each means.
+    ``PrivacyLossDistribution``): :mod:`dpaudit.curves.claims` says which curve each means. With
+    none given, the one ``@dpaudit.mechanism(rho=… | mu=… | renyi=… | profile=…)`` declares.
     ``f`` is a (decorated) function or a :class:`~dpaudit.spec.MechanismSpec`; ``neighbours``,
     ``domain`` and ``size`` are those of :func:`dpaudit.mechanism`. ``samples`` is the total
     number of mechanism calls (default 4·10⁶ with a batch form, 4·10⁵ without), ``confidence``
@@ -387,6 +396,9 @@ def curve_audit(f: Any, *, rho: Any = None, mu: Any = None, renyi: Any = None, p
     (default: in process). A mechanism that fails gives an ERROR result, never an exception;
     invalid arguments raise :class:`~dpaudit.errors.InvalidArgument`.
     """
+    if rho is None and mu is None and renyi is None and profile is None:
+        stated = _declared_curve(f)  # the claim @dpaudit.mechanism(mu=…) declares, if any
+        rho, mu, renyi, profile = (stated.get(k) for k in ("rho", "mu", "renyi", "profile"))
     claim = curve_claim(rho=rho, mu=mu, renyi=renyi, profile=profile)
     spec = _spec(f, {"neighbours": neighbours, "domain": domain, "size": size})
     confidence = check_confidence(confidence)

@@ -27,6 +27,8 @@ __all__ = ["SourceDeclaration", "read_declaration", "reconcile", "CLAIM_FIELDS",
 CLAIM_FIELDS = ("epsilon", "delta", "neighbours", "domain", "size", "output")
 #: the decorator's float policy (``float``, or its older spelling ``float_events``)
 POLICY_FIELDS = ("float", "float_events")
+#: a claim stated as a curve, read as a literal from the source (a ``profile=`` callable cannot be)
+CURVE_FIELDS = ("rho", "mu", "renyi")
 #: how a claim whose fields come from the child unchecked is labelled
 FROM_THE_CHILD = "as reported by the sandboxed code"
 
@@ -201,7 +203,7 @@ def reconcile(source: Optional[SourceDeclaration], reported: Optional[Mapping[st
     reported = {k: v for k, v in (reported or {}).items() if k in CLAIM_FIELDS and v is not None}
     if source is None or not source.found:
         return dict(reported), tuple(reported)
-    literal = {k: v for k, v in source.literal.items() if k in CLAIM_FIELDS + POLICY_FIELDS}
+    literal = {k: v for k, v in source.literal.items() if k in CLAIM_FIELDS + POLICY_FIELDS + CURVE_FIELDS}
     try:
         stated = _fields(Declaration.make(**literal))
     except DpauditError as exc:
@@ -225,6 +227,7 @@ def reconcile(source: Optional[SourceDeclaration], reported: Optional[Mapping[st
     words = {k: v for k, v in literal.items() if k in POLICY_FIELDS}
     if words:
         out["float"] = float_policy_of(**words)
+    out.update({k: v for k, v in literal.items() if k in CURVE_FIELDS})
     unchecked = []
     for name in CLAIM_FIELDS:
         if name not in out and name in reported:
