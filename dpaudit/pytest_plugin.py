@@ -242,7 +242,38 @@ def _reproduce_root(config: Any) -> Any:
 
 
 _CLAIM_KEYS = ("epsilon", "delta", "neighbours", "domain", "size", "log_prob", "distribution", "output",
-               "float", "float_events")
+               "float", "float_events", "rho", "mu", "renyi", "profile")
+#: the keywords of a claim stated as a privacy curve (dpaudit.curve_audit)
+_CURVE = ("rho", "mu", "renyi", "profile")
+
+
+def _curve_of(mechanism: Any, claim: dict) -> dict:
+    """The curve claim to audit: the keywords' (``mu=``, ``rho=``, …), else the declaration's
+    when no point claim (``epsilon=``) is given; {} for a point claim."""
+    given = {k: claim[k] for k in _CURVE if claim.get(k) is not None}
+    if given or claim.get("epsilon") is not None:
+        return given
+    from dpaudit.spec import MechanismSpec, declaration_of
+
+    func = mechanism.func if isinstance(mechanism, MechanismSpec) else mechanism
+    decl = declaration_of(func) if callable(func) else None
+    if decl is None or not decl.curve:
+        return {}
+    if isinstance(mechanism, MechanismSpec) and decl.epsilon is None:
+        return dict(decl.curve)  # a spec built for the curve (a placeholder point claim)
+    return dict(decl.curve) if decl.epsilon is None else {}
+
+
+def _spec_or_none(mechanism: Any) -> Any:
+    """A spec of ``mechanism`` for its source location, or None (a curve-only declaration has no
+    point claim to build one from)."""
+    from dpaudit.errors import DpauditError
+    from dpaudit.spec import MechanismSpec
+
+    try:
+        return MechanismSpec.from_function(mechanism, epsilon=1.0)
+    except DpauditError:
+        return None
 
 
 def _project_float(config: Any) -> Optional[str]:
@@ -291,8 +322,18 @@ def dpaudit_audit(request):
             if project is not None:
                 claim["float"] = project
         problem = None
+        curve = _curve_of(mechanism, claim) if not exact else {}
         try:
-            if isinstance(mechanism, MechanismSpec):
+            if curve:  # a claim stated as a privacy curve: the curve audit (docs/curves.md)
+                spec = mechanism if isinstance(mechanism, MechanismSpec) else None
+                root = _root_seed(config) if seed is None else seed
+                for key in ("float", "float_events"):
+                    claim.pop(key, None)  # the curve audit asks the logic question only
+                with _reproduce_root(config):
+                    result = dpaudit.curve_audit(mechanism, **curve, seed=root, **{
+                        k: v for k, v in claim.items() if k not in _CURVE}, **kwargs)
+                spec = spec or _spec_or_none(mechanism)
+            elif isinstance(mechanism, MechanismSpec):
                 # every field of the spec carries over, the keywords' over them
                 spec = MechanismSpec.from_function(mechanism.func, name=mechanism.name, **{
                     "epsilon": mechanism.epsilon, "delta": mechanism.delta, "neighbours": mechanism.neighbours,
@@ -302,17 +343,18 @@ def dpaudit_audit(request):
                     **claim}) if claim else mechanism
             else:
                 spec = MechanismSpec.from_function(mechanism, **claim)
-            root = _root_seed(config) if seed is None else seed
-            engine = dpaudit.exact_audit if exact else dpaudit.audit
-            with _reproduce_root(config):  # reproduce lines name files from the rootdir
-                result = engine(spec, seed=root, **kwargs)
+            if not curve:
+                root = _root_seed(config) if seed is None else seed
+                engine = dpaudit.exact_audit if exact else dpaudit.audit
+                with _reproduce_root(config):  # reproduce lines name files from the rootdir
+                    result = engine(spec, seed=root, **kwargs)
         except DpauditError as exc:  # a bad claim or argument: one readable line, no traceback
             problem = f"dpaudit: {exc}"
         if problem is not None:
             _exit_code_property(request.node, "usage_error")
             pytest.fail(problem, pytrace=False)
         rec = dict(record_of(result), expected=expected.value, id=request.node.nodeid)
-        if spec.source:
+        if spec is not None and spec.source:
             rec["location"] = location(spec.source)
             rec["location"]["path"] = relative_path(str(spec.source[0]), str(config.rootpath))
         config.stash[_RECORDS].append(rec)

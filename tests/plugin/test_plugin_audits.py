@@ -126,3 +126,40 @@ def test_the_fixture_follows_the_float_policy_rule(pytester):
     result = pytester.runpytest_subprocess("-v", "-k", "default_refutes")
     result.assert_outcomes(failed=1)  # the project's policy comes before the decorator's
     result.stdout.fnmatch_lines(["*expected REFUTED, got NOT REFUTED*"])
+
+
+CURVE_TESTS = textwrap.dedent('''\
+    import dpaudit
+
+    @dpaudit.mechanism(mu=1.0, neighbours="linf", domain=(0, 1), size=1)
+    def too_little_noise(data, rng, size=None):
+        return data[0] + rng.normal(0.0, 0.5, size=size)
+
+    @dpaudit.mechanism(mu=1.0, neighbours="linf", domain=(0, 1), size=1)
+    def gaussian(data, rng, size=None):
+        return data[0] + rng.normal(0.0, 1.0, size=size)
+
+    def test_a_declared_curve_is_audited_over_the_curve(dpaudit_audit):
+        r = dpaudit_audit(too_little_noise, samples=20_000, expect="refuted")
+        assert r.mu_lower_bound > 1.0
+
+    def test_a_correct_curve_passes(dpaudit_audit):
+        dpaudit_audit(gaussian, samples=20_000)
+
+    def test_the_keyword_states_the_curve(dpaudit_audit):
+        dpaudit_audit(gaussian, mu=0.5, samples=20_000, expect="refuted")
+
+    def test_a_refuted_curve_fails_the_test(dpaudit_audit):
+        dpaudit_audit(too_little_noise, samples=20_000)
+''')
+
+
+@pytest.mark.slow
+def test_the_fixture_audits_a_curve_claim(pytester):
+    # α: the refuted mechanism is 2-GDP against 1-GDP (far beyond the 5%); the correct one is
+    # exactly 1-GDP, NOT REFUTED with probability ≥ 0.95 by design (fixed seed, no retry)
+    pytester.makepyfile(test_curves=CURVE_TESTS)
+    result = pytester.runpytest_subprocess("-v")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*too_little_noise: expected NOT REFUTED, got REFUTED*",
+                                 "*finding:   the mechanism's δ(ε) ≥ * μ ≥ *"])
