@@ -25,7 +25,7 @@ import numpy as np
 
 from dpaudit.claims import privacy_claim
 from dpaudit.auditing.estimate import ESTIMATE_BATCH, duration, estimate_event, probe_estimate
-from dpaudit.errors import InvalidArgument, MechanismError, TimeLimitReached
+from dpaudit.errors import InvalidArgument, MechanismError, TimeLimitReached, UsageError
 from dpaudit.execution.base import Executor, InProcessExecutor
 from dpaudit.results import (FLOAT, LOGIC, AuditContext, AuditResult, Counterexample, ExactDetails,
                              FailureDetails, Finding, Interval, MechanismFailure, SampledDetails,
@@ -74,6 +74,19 @@ def _spec(mechanism: Any, overrides: dict) -> MechanismSpec:
     if not callable(mechanism):
         raise InvalidArgument.bad("mechanism", mechanism, "a MechanismSpec or a callable")
     return MechanismSpec.from_function(mechanism, **overrides)
+
+
+def _refuse_curve(spec: MechanismSpec, overrides: dict) -> None:
+    """A library target whose claim is a curve (an OpenDP ρ-zCDP measurement with no δ given,
+    :func:`dpaudit.adapters.opendp.target`) has no point claim to audit: its placeholder is never
+    audited, the user is told what to do instead."""
+    library = getattr(spec, "library", None)
+    curve = library.get("curve") if isinstance(library, Mapping) else None
+    if curve and overrides.get("epsilon") is None and overrides.get("delta") is None:
+        (key, value), = dict(curve).items()
+        raise UsageError(f"{spec.name}: the library states its claim as a curve ({key} = "
+                         f"{value!r}): audit it with dpaudit.curve_audit(target), or give the "
+                         f"adapter delta= to audit one (ε, δ) point of it")
 
 
 # ---------------------------------------------------------------------------------- reproduce
@@ -134,6 +147,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     targets sharing the confidence, where the function lives), built into the result.
     """
     spec = _spec(mechanism, claim_overrides)
+    _refuse_curve(spec, claim_overrides)
     budget = check_samples(samples) or default_samples(spec)
     confidence = check_confidence(confidence)
     seed = check_seed(seed)

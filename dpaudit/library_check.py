@@ -264,11 +264,21 @@ def run_library_check(args: argparse.Namespace) -> ExitCode:
             context = AuditContext(reproduce=replay, family=family,
                                    origin=Origin(None, "none (in process)"))
             try:
-                result = dpaudit.auditor.audit(spec, samples=settings.samples, confidence=confidence,
-                                               seed=settings.seed, progress=progress, timeout=remaining,
-                                               early_stop=settings.early_stop, context=context,
-                                               **_float_keyword(settings))
-                record = result.to_record()
+                library = getattr(spec, "library", None)
+                if isinstance(library, Mapping) and library.get("curve"):
+                    # a claim stated as a curve (an OpenDP ρ-zCDP measurement): the curve audit
+                    from dpaudit.curves import curve_audit
+
+                    record = curve_audit(spec, samples=settings.samples, confidence=confidence,
+                                         seed=settings.seed).to_record()
+                    record["reproduce"] = replay()
+                else:
+                    result = dpaudit.auditor.audit(spec, samples=settings.samples,
+                                                   confidence=confidence, seed=settings.seed,
+                                                   progress=progress, timeout=remaining,
+                                                   early_stop=settings.early_stop, context=context,
+                                                   **_float_keyword(settings))
+                    record = result.to_record()
             except DpauditError as exc:  # the library refused: an ERROR of the target
                 record = _error(name, str(exc), replay())
             library = getattr(spec, "library", None)  # name, version, its claim (as the suite's)

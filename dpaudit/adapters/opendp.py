@@ -28,11 +28,13 @@ times on the same input (independent draws of M(x)), about 4x faster than k Pyth
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, Optional
 
 import numpy as np
 
-from dpaudit.adapters.common import LibrarySpec, claim_for_measure, make_spec, relation_for_metric, require
+from dpaudit.adapters.common import (LibrarySpec, claim_for_measure, make_spec, relation_for_metric,
+                                     require, zcdp_epsilon)
 from dpaudit.claims import Neighbours
 from dpaudit.errors import InvalidArgument
 
@@ -124,11 +126,17 @@ def _batch(measurement: Any, convert: Callable) -> Callable:
     return mechanism
 
 
+#: the δ of the placeholder point claim of a ρ-zCDP measurement stated as its curve (never audited)
+CURVE_PLACEHOLDER_DELTA = 1e-6
+
+
 def target(measurement: Any, *, d_in: Any = 1, delta: Optional[float] = None, size: Optional[int] = None,
            domain: Any = None, neighbours: Any = None, name: Optional[str] = None) -> LibrarySpec:
     """An OpenDP ``Measurement`` with its own claim, map(d_in), as a dpaudit spec.
 
-    ``delta`` is the δ at which a ρ-zCDP or profile claim is audited; ``size`` the number of
+    ``delta`` is the δ at which a ρ-zCDP or profile claim is audited as one (ε, δ) point; without
+    it a ρ-zCDP measurement states its claim as its curve (``library["curve"]``), which
+    :func:`dpaudit.curve_audit` audits over every ε and :func:`dpaudit.audit` refuses; ``size`` the number of
     records (default: the domain's size, else 10); ``domain`` where records lie (default: the atom
     bounds); ``neighbours`` audits the claim under another relation (a misuse to catch).
     """
@@ -137,7 +145,15 @@ def target(measurement: Any, *, d_in: Any = 1, delta: Optional[float] = None, si
         raise InvalidArgument.bad("measurement", measurement, "an opendp Measurement")
     relation, scale = relation_for_metric(measurement.input_metric, d_in)
     distance = measurement.map(d_in)
-    epsilon, dlt, text = claim_for_measure(measurement.output_measure, distance, delta)
+    curve = None
+    if delta is None and "ZeroConcentrated" in str(measurement.output_measure):
+        # ρ-zCDP with no δ to choose: the claim is its curve (dpaudit.curve_audit); the point
+        # claim below is a placeholder that dpaudit.audit refuses to audit (LibrarySpec.curve)
+        curve = {"rho": float(distance)}
+        epsilon, dlt = zcdp_epsilon(float(distance), CURVE_PLACEHOLDER_DELTA), CURVE_PLACEHOLDER_DELTA
+        text = f"ρ-zCDP, ρ = {float(distance)!r} ({measurement.output_measure}), stated as its curve"
+    else:
+        epsilon, dlt, text = claim_for_measure(measurement.output_measure, distance, delta)
     convert, dom, declared = _converter(measurement.input_domain, relation, scale)
     if relation in (Neighbours.LINF, Neighbours.L1) and not hasattr(measurement.input_domain, "element_domain"):
         declared = 1
@@ -149,7 +165,10 @@ def target(measurement: Any, *, d_in: Any = 1, delta: Optional[float] = None, si
                               f"are at symmetric distance 1; use d_in=2 (one record replaced)")
     chosen = relation if neighbours is None else neighbours
     label = name or f"{measurement.input_metric} >> {measurement.output_measure} at d_in={d_in}"
-    return make_spec("opendp", _batch(measurement, convert), label=label, epsilon=epsilon, delta=dlt,
+    spec = make_spec("opendp", _batch(measurement, convert), label=label, epsilon=epsilon, delta=dlt,
                      neighbours=chosen, domain=domain if domain is not None else dom, size=n,
                      claim_text=f"{text} at d_in = {d_in!r} under {measurement.input_metric}",
                      notion=relation.value, own_randomness=True)
+    if curve is not None:
+        spec = replace(spec, library={**spec.library, "curve": curve})
+    return spec

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 from scipy.special import ndtri
@@ -88,8 +88,12 @@ QUICK_THRESHOLDS = 200
 
 
 def _declared_curve(f: Any) -> dict:
-    """The curve claim declared on ``f`` (``@dpaudit.mechanism(rho=…)``, or a spec's), else {}."""
+    """The curve claim declared on ``f`` (``@dpaudit.mechanism(rho=…)``, or a spec's, or a library
+    target's, :func:`dpaudit.adapters.opendp.target`), else {}."""
     if isinstance(f, MechanismSpec):
+        library = getattr(f, "library", None)  # an adapter's target whose claim is a curve
+        if isinstance(library, Mapping) and library.get("curve"):
+            return dict(library["curve"])
         f = f.func
     decl = declaration_of(f) if callable(f) else None
     return dict(decl.curve) if decl is not None and decl.curve else {}

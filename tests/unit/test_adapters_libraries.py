@@ -10,9 +10,10 @@ import os
 import numpy as np
 import pytest
 
+import dpaudit
 from dpaudit.adapters.common import LibrarySpec
 from dpaudit.claims import Neighbours
-from dpaudit.errors import InvalidArgument
+from dpaudit.errors import InvalidArgument, UsageError
 
 
 def _draw(spec, seed, k=6, data=(0.2, 0.9, 0.5)):
@@ -65,8 +66,12 @@ def test_opendp_zcdp_is_converted_as_opendp_converts_it(dp, odp):
     spec = odp.target(m, delta=1e-3)
     own = dp.c.make_zCDP_to_approxDP(m).map(1).epsilon(1e-3)
     assert spec.delta == 1e-3 and spec.epsilon == pytest.approx(own, rel=1e-9)
-    with pytest.raises(InvalidArgument, match="delta"):
-        odp.target(m)
+    # without delta, the measurement states its claim as its curve: dpaudit.audit refuses the
+    # placeholder point, dpaudit.curve_audit reads ρ
+    curve = odp.target(m)
+    assert curve.library["curve"] == {"rho": pytest.approx(m.map(1))}
+    with pytest.raises(UsageError, match="curve_audit"):
+        dpaudit.audit(curve, samples=1000)
 
 
 def test_opendp_batch_draws_k_outputs_of_the_measurement(dp, odp):
@@ -215,3 +220,13 @@ def test_pydp_noise_is_duplicated_by_fork(pdp):
         seen.append(os.read(r, 4096).decode())
         os.close(r)
     assert seen[0] == seen[1]
+
+
+def test_opendp_zcdp_curve_is_audited_over_the_curve(dp, odp):
+    # OpenDP's Gaussian at scale 4 is 1/32-zCDP and NOT REFUTED as its curve (α = 0.05 by design,
+    # fixed seed); its lower curve at ε = 0 stays below the Gaussian's exact δ(0) ≈ 0.0995
+    m = dp.m.make_gaussian(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=4.0)
+    r = dpaudit.curve_audit(odp.target(m, d_in=1.0), samples=100_000, seed=3)
+    rec = r.to_record()
+    assert rec["verdict"] == "not_refuted" and rec["claim"]["text"] == "0.03125-zCDP"
+    assert rec["grid"]["delta_lower_bound"][0] < 0.0995 + 0.005
