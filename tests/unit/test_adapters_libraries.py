@@ -222,6 +222,7 @@ def test_pydp_noise_is_duplicated_by_fork(pdp):
     assert seen[0] == seen[1]
 
 
+@pytest.mark.slow
 def test_opendp_zcdp_curve_is_audited_over_the_curve(dp, odp):
     # OpenDP's Gaussian at scale 4 is 1/32-zCDP and NOT REFUTED as its curve (α = 0.05 by design,
     # fixed seed); its lower curve at ε = 0 stays below the Gaussian's exact δ(0) ≈ 0.0995
