@@ -333,16 +333,16 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
                     looks: Optional[dict] = None, early_stop: bool = True,
                     context: Optional[AuditContext] = None, estimate: Optional[dict] = None,
                     timeout: Optional[float] = None) -> AuditResult:
-    from dpaudit.auditing.sampled import Answer, questions_of
+    from dpaudit.auditing.sampled import Answer, questions_of, share_of
 
     cut = None
     if isinstance(out.error, TimeLimitReached):  # the user's limit, not the mechanism's fault
         out.error, out.timed_out = None, True
         cut = _time_limit_note(timeout, estimate)
-        for q in questions_of(spec):
+        asked = questions_of(spec)
+        for q in asked:
             if q not in out.answers:
-                out.answers[q] = Answer(q, alpha=(1.0 - confidence) * (0.9 if q == LOGIC else 0.1),
-                                        timed_out=True)
+                out.answers[q] = Answer(q, alpha=share_of(q, asked, 1.0 - confidence), timed_out=True)
     seen = dict(phases=out.phases, timed_out=bool(out.timed_out),
                 candidates_validated=out.validated, early_stop=looks,
                 output_kind=None if out.schema is None else out.schema.description, note=cut)

@@ -257,11 +257,9 @@ def _curve_of(mechanism: Any, claim: dict) -> dict:
 
     func = mechanism.func if isinstance(mechanism, MechanismSpec) else mechanism
     decl = declaration_of(func) if callable(func) else None
-    if decl is None or not decl.curve:
+    if decl is None or not decl.curve or decl.epsilon is not None:
         return {}
-    if isinstance(mechanism, MechanismSpec) and decl.epsilon is None:
-        return dict(decl.curve)  # a spec built for the curve (a placeholder point claim)
-    return dict(decl.curve) if decl.epsilon is None else {}
+    return dict(decl.curve)
 
 
 def _spec_or_none(mechanism: Any) -> Any:

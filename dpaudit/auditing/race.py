@@ -94,7 +94,6 @@ def select(sampler: Any, ranked: list[Pair], pattern_keys: set, seeds: Any, *, k
             also = ()
         n = max(MIN_SCORE_SAMPLES, min(budget // (2 * len(pool)), sampler.rows_within(RACE_BYTES)))
         cands = []
-        stage_others: dict[str, Optional[Candidate]] = {q: None for q in others}
         for p, s in zip(pool, seed.spawn(len(pool))):
             try:  # one half of the pair's sample in memory at a time (Sampler.halves)
                 chosen = choose_events_halves(sampler.halves(p, s, n, deadline),
@@ -105,13 +104,10 @@ def select(sampler: Any, ranked: list[Pair], pattern_keys: set, seeds: Any, *, k
             report("select", candidate=p.label)
             if chosen[first] is not None:
                 cands.append(Candidate(p, chosen[first]))
-            for q in stage_others:
-                c, held = chosen[q], stage_others[q]
+            for q, held in others.items():  # the best of every stage
+                c = chosen[q]
                 if c is not None and (held is None or c.projected > held.choice.projected):
-                    stage_others[q] = Candidate(p, c)
-        for q, c in stage_others.items():
-            if c is not None and (others[q] is None or c.choice.projected > others[q].choice.projected):
-                others[q] = c
+                    others[q] = Candidate(p, c)
         if not cands:
             break
         cands.sort(key=lambda c: -c.choice.projected)

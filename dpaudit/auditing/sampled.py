@@ -61,7 +61,7 @@ from dpaudit.search.levels import LEVEL_RELATIONS
 from dpaudit.search.pipeline import PairSearch
 from dpaudit.spec import MechanismSpec, OutputKind
 
-__all__ = ["Candidate", "Answer", "Outcome", "run", "questions_of", "SEARCH_SHARE", "RACE",
+__all__ = ["Candidate", "Answer", "Outcome", "run", "questions_of", "share_of", "SEARCH_SHARE", "RACE",
            "MIN_RACE_SAMPLES", "RACE_PATTERNS", "MIN_SCORE_SAMPLES", "FLOAT_SHARE",
            "FLOAT_VALIDATION", "FLOAT_MIN_VALIDATION", "NO_FLOAT_KINDS", "LOGIC", "FLOAT"]
 
@@ -153,6 +153,14 @@ def questions_of(spec: MechanismSpec) -> tuple[str, ...]:
     return (LOGIC,) if spec.float_policy == "off" else (LOGIC, FLOAT)
 
 
+def share_of(question: str, questions: tuple[str, ...], level: float) -> float:
+    """A question's error level when ``questions`` share ``level`` = 1 − confidence: all of it
+    for one question, else split by :data:`FLOAT_SHARE` (the float64 question's share)."""
+    if len(questions) < 2:
+        return level
+    return level * (FLOAT_SHARE if question == FLOAT else 1.0 - FLOAT_SHARE)
+
+
 class _Audit:
     """State shared by the phases of one audit."""
 
@@ -186,10 +194,8 @@ class _Audit:
 
     # -------------------------------------------------------------- helpers
     def share(self, question: str) -> float:
-        """The question's error level: α split by :data:`FLOAT_SHARE` when both are asked."""
-        if len(self.questions) < 2:
-            return self.level
-        return self.level * (FLOAT_SHARE if question == FLOAT else 1.0 - FLOAT_SHARE)
+        """The question's error level (:func:`share_of`)."""
+        return share_of(question, self.questions, self.level)
 
     def ask_only(self, questions: tuple[str, ...]) -> None:
         """Ask ``questions`` only (the float64 question dropped where it does not arise)."""
@@ -404,7 +410,7 @@ def _select_and_validate(a: _Audit, out: Outcome, questions: tuple[str, ...], va
     asked), at its own level (:meth:`_Audit.share`)."""
     spec, sampler = a.spec, a.sampler
     first = questions[0]
-    # one candidate, on its share of the validation samples (as :func:`_select_and_validate` splits them)
+    # the other questions' projected validation size: one candidate on its share (as split below)
     lam_other = max(FLOAT_VALIDATION * a.lam * a.k, min(FLOAT_MIN_VALIDATION / 2, 0.5 * a.lam * a.k))
     asks = {q: (a.alpha if q == first else a.share(q), a.lam if q == first else lam_other)
             for q in questions}
@@ -416,8 +422,10 @@ def _select_and_validate(a: _Audit, out: Outcome, questions: tuple[str, ...], va
         a.phases["select"] = record
     plan = [(first, cands[: validate], validate)]
     plan += [(q, [c] if c is not None else [], 1) for q, c in others.items()]
+    # a stream per question: children of the validation seed; with two questions the first
+    # validates on the parent itself, whose own children then come after these
     seeds = dict(zip(questions, a.s_val.spawn(len(questions))))
-    if len(questions) > 1:  # the first question's stream stays the single-question audit's
+    if len(questions) > 1:
         seeds[first] = a.s_val
     left = sampler.remaining
     other = max(FLOAT_VALIDATION * left, min(FLOAT_MIN_VALIDATION, 0.5 * left))  # per other question

@@ -45,8 +45,7 @@ import numpy as np
 from dpaudit.estimators.binning import Binner
 from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
-from dpaudit.estimators.floats import (FAMILIES as FLOAT_FAMILIES, FloatCellRatio, fit_float_cells,
-                                       float_structure)
+from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cells, float_structure
 from dpaudit.estimators.joint import float_elements, joint_families, mixed_families, scores_of
 from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.compact import BYTE_VALUES, row_keys
@@ -56,7 +55,7 @@ from dpaudit.estimators.scores import (Coordinate, Identity, OnColumns, Score, f
 from dpaudit.outputs import OutputSchema
 from dpaudit.spec import OutputKind
 
-__all__ = ["Choice", "threshold_grid", "choose_event", "choose_event_halves", "choose_events_halves", "question_of",
+__all__ = ["Choice", "threshold_grid", "choose_event", "choose_event_halves", "choose_events_halves",
            "LOGIC", "FLOAT", "QUESTION_FAMILIES", "score_families", "vector_families",
            "top_coordinates", "THRESHOLDS", "INTERVAL_GRID"]
 
@@ -512,36 +511,26 @@ def choose_event_halves(get: Callable[[int], tuple], schema: OutputSchema, *, n_
     re-projects; with ``folds=2`` half 1 then chooses and half 0 (asked for again) re-projects.
     At most one half is referenced here at a time, so a ``get`` that draws a large half afresh
     on the same seeds (:meth:`dpaudit.auditing.sampler.Sampler.halves`) keeps the peak memory to
-    one half; the same choice as ``choose_event`` on the halves stacked."""
-    best: Optional[Choice] = None
-    folds = max(1, min(2, folds))
-    fit = get(0)
-    short = _shortlist(_choose(*fit, schema, n_val, alpha, delta, paired, quick, floats))
-    del fit
-    for k in range(folds):
-        ev = get(1 - k)
-        best = _reproject(short, ev, n_val, alpha, delta, quick, best)
-        if k + 1 < folds:
-            short = _shortlist(_choose(*ev, schema, n_val, alpha, delta, paired, quick, floats))
-        del ev
-    return best
+    one half; the same choice as ``choose_event`` on the halves stacked. (One question of
+    :func:`choose_events_halves`, whose families are ``floats``.)"""
+    return choose_events_halves(get, schema, {"": (alpha, n_val)}, delta=delta, paired=paired,
+                                quick=quick, folds=folds, families={"": floats})[""]
 
 
 def choose_events_halves(get: Callable[[int], tuple], schema: OutputSchema,
                          asks: Mapping[str, tuple[float, float]], *, delta: float = 0.0,
-                         paired: bool = True, quick: bool = False,
-                         folds: int = 1) -> dict[str, Optional[Choice]]:
+                         paired: bool = True, quick: bool = False, folds: int = 1,
+                         families: Mapping[str, Any] = QUESTION_FAMILIES) -> dict[str, Optional[Choice]]:
     """:func:`choose_event_halves` for each question of ``asks`` at once (``{question: (alpha,
     n_val)}``, questions :data:`LOGIC` and :data:`FLOAT`): the best event of the question's own
-    families (:data:`QUESTION_FAMILIES`), at its own level and validation size, from one pass over
-    the halves. The families of the two questions are disjoint, so this costs what one choice
-    among all the families costs."""
+    families (``families[question]``, :func:`score_families`'s ``floats``), at its own level and
+    validation size, from one pass over the halves. The families of the two questions are
+    disjoint, so this costs what one choice among all the families costs."""
     best: dict[str, Optional[Choice]] = {q: None for q in asks}
     folds = max(1, min(2, folds))
 
     def shortlists(rows: tuple) -> dict:
-        return {q: _shortlist(_choose(*rows, schema, n_val, alpha, delta, paired, quick,
-                                      QUESTION_FAMILIES[q]))
+        return {q: _shortlist(_choose(*rows, schema, n_val, alpha, delta, paired, quick, families[q]))
                 for q, (alpha, n_val) in asks.items()}
 
     fit = get(0)
@@ -555,12 +544,6 @@ def choose_events_halves(get: Callable[[int], tuple], schema: OutputSchema,
             short = shortlists(ev)
         del ev
     return best
-
-
-def question_of(choice: Choice) -> str:
-    """The question an event answers: :data:`FLOAT` for a float-structure event (its cells are
-    bit patterns of doubles), :data:`LOGIC` for any other."""
-    return FLOAT if isinstance(choice.event.score, FloatCellRatio) else LOGIC
 
 
 def _shortlist(chosen: tuple) -> list:
