@@ -65,7 +65,8 @@ def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbou
         size=size, seed=settings.seed, samples=settings.samples if samples is None else samples,
         confidence=settings.target_confidence, call_timeout=settings.call_timeout,
         memory=settings.memory, own_randomness=own_randomness,
-        early_stop=settings.early_stop, float_policy=float_policy)
+        early_stop=settings.early_stop, float_policy=float_policy,
+        replay_stage=settings.replay_stage)
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -313,12 +314,6 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
             return check_sensitivity_of(name, settings, executor, facts,
                                         None if executor is not None else loaded.func,
                                         remaining, isolation=isolation)
-        if settings.replay is not None:
-            from dpaudit.replay.command import check_replay_of
-
-            return check_replay_of(target, name, settings,
-                                   None if executor is not None else loaded.func,
-                                   isolation=isolation, nonfinite=settings.replay["nonfinite"])
         if executor is not None:
             from dpaudit.execution.declared import read_declaration, reconcile
 
@@ -330,6 +325,8 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
             unchecked = tuple(k for k in unchecked if overrides.get(k) is None)
             declared = _refuse_unchecked(declared, unchecked, path, name)
             curve = _curve_claim(declared, overrides)
+            if curve and settings.replay is not None:
+                return _replay_of_curve(name, curve)
             if curve:  # a claim stated as a curve: the curve audit, in the sandbox
                 plain = {k: v for k, v in declared.items() if k not in _CURVE_KEYS}
                 spec = remote_spec(facts, name=name, declaration=plain, epsilon=1.0,
@@ -342,11 +339,20 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
             overrides = settings.claim_for(target, name)
             decl = declaration_of(loaded.func)
             curve = _curve_claim(dict(decl.curve or {}) if decl is not None else {}, overrides)
+            if curve and settings.replay is not None:
+                return _replay_of_curve(name, curve)
             if curve:
                 spec = MechanismSpec.from_function(loaded.func, name=name, epsilon=1.0,
                                                    **_without_curve(overrides))
                 return _curve_record(spec, curve, settings, cluster, isolation)
             spec = MechanismSpec.from_function(loaded.func, name=name, **overrides)
+        func = None if executor is not None else loaded.func
+        if settings.replay is not None:
+            from dpaudit.replay.command import check_replay_of
+
+            return check_replay_of(spec, settings, name, func=func, executor=executor,
+                                   isolation=isolation, nonfinite=settings.replay["nonfinite"],
+                                   remaining=_left(deadline))
         budget = settings.samples or dpaudit.auditor.default_samples(spec)
 
         def replay(own_randomness: bool = False) -> str:
@@ -369,6 +375,17 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
             _fresh_first_calls(fresh, spec, executor, settings.seed, timed)
             if fresh.seconds_per_call is not None and fresh.seconds_per_call >= slow:
                 context = replace(context, seconds_per_call=fresh.seconds_per_call)
+        stage = None
+        if settings.replay_stage and settings.sensitivity is None:
+            # after the fresh-process check's first calls: those must be the child's first
+            from dpaudit.replay.command import first_pairs, replay_stage
+
+            progress({"phase": "replay", "samples": 0, "budget": budget})
+            stage = replay_stage(spec, settings, name, func=func, executor=executor,
+                                 remaining=_left(deadline))
+            pairs = first_pairs(stage, spec)
+            if pairs:  # sampled first: the sampling confirms what the replay points at
+                spec = replace(spec, first_pairs=pairs)
         result: Optional[AuditResult] = None
         failed: dict = {}
         try:
@@ -381,12 +398,46 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
                                    location=origin.location, isolation=isolation)
         if fresh is not None:
             result = _fixed_noise(result, fresh, spec, settings)
-        return failed if result is None else result.to_record()
+        record = failed if result is None else result.to_record()
+        return record if stage is None else with_replay_stage(record, stage)
     finally:
         if executor is not None:
             executor.close()
         if fresh is not None:
             fresh.close()
+
+
+def _left(deadline: Optional[float]) -> Optional[float]:
+    return None if deadline is None else max(0.001, deadline - time.monotonic())
+
+
+def _replay_of_curve(name: str, curve: Mapping[str, Any]) -> dict:
+    from dpaudit.replay.result import RECORD_KIND
+    from dpaudit.results import error_record
+
+    key = next(iter(curve))
+    return error_record(RECORD_KIND, name, f"the replay audits an (ε, δ) claim and {name} states "
+                            f"its claim as a curve ({key}=): give --epsilon (and --delta) with "
+                            f"--replay, or audit the curve without --replay")
+
+
+def with_replay_stage(record: dict, stage: dict) -> dict:
+    """The sampled audit's record with its replay stage (:mod:`dpaudit.replay.command`) under
+    ``"replay"``. A declared sensitivity exceeded at a call site (the replay's REFUTED) refutes the
+    target even where the sampling did not confirm it: the verdict becomes REFUTED with
+    ``decided_by = "replay"``, and the ε lower bound stays the sampling's (the replay gives
+    none). The replay's other findings are reported beside the verdict, never in it."""
+    from dpaudit.results import Verdict
+
+    out = dict(record)
+    out["replay"] = stage
+    if stage.get("verdict") == Verdict.REFUTED.value and record.get("verdict") in (
+            Verdict.NOT_REFUTED.value, Verdict.INCONCLUSIVE.value):
+        out["verdict"] = Verdict.REFUTED.value
+        out["decided_by"] = "replay"
+        if stage.get("location") and not out.get("location"):
+            out["location"] = stage["location"]
+    return out
 
 
 def _fresh_first_calls(fresh: FreshProcesses, spec: MechanismSpec, executor: SandboxExecutor,

@@ -171,9 +171,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit 2 when a result is inconclusive")
     c.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     c.add_argument("--replay", action="store_true",
-                   help="audit by record and replay at the noise calls instead (call sites, "
-                        "declared sensitivities, data-dependent noise; docs/replay.md); runs the "
-                        "code in this process, so it needs --in-process")
+                   help="audit by record and replay at the noise calls only (call sites, "
+                        "declared sensitivities, data-dependent noise; docs/replay.md): a few "
+                        "hundred calls instead of sampling")
+    c.add_argument("--no-replay", dest="replay_stage", action="store_false",
+                   help="skip the replay stage that runs before sampling (by default the "
+                        "replay's findings are reported and its pairs sampled first)")
     c.add_argument("--nonfinite", action="store_true",
                    help="with --replay: also try neighbours with NaN and ±inf records")
     c.add_argument("--float", metavar="error|warn|off", type=str,

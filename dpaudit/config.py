@@ -157,6 +157,9 @@ class CheckSettings:
     pass_env: tuple[str, ...] = ()
     sensitivity: Optional[Mapping[str, Any]] = None  # --sensitivity (dpaudit.sensitivity_check)
     replay: Optional[Mapping[str, Any]] = None  # --replay (dpaudit.replay.command)
+    #: the replay stage before a sampled audit (``--no-replay`` turns it off;
+    #: :func:`dpaudit.replay.command.replay_stage`)
+    replay_stage: bool = True
     executor: Optional[str] = None
     reports: Mapping[str, Optional[str]] = field(default_factory=dict)
     exit_zero: bool = False
@@ -250,18 +253,18 @@ def parse_sensitivity_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _replay_option(args: argparse.Namespace) -> Optional[dict[str, Any]]:
-    """``--replay`` (with ``--nonfinite``): the replay runs the mechanism in dpaudit's own process
-    (its recording generator lives there), so it is refused for untrusted code without
-    ``--in-process``, and it does not combine with ``--sensitivity``."""
+    """``--replay`` (with ``--nonfinite``): the replay audit alone. It runs where the mechanism
+    runs (the sandbox child, or this process with ``--in-process``: the recording generator must
+    live beside the function), and it does not combine with ``--sensitivity`` or
+    ``--no-replay``."""
     if not getattr(args, "replay", False):
         if getattr(args, "nonfinite", False):
             raise InvalidArgument("--nonfinite needs --replay")
         return None
     if getattr(args, "sensitivity", None) is not None:
         raise UsageError("--replay and --sensitivity are two different audits: give one")
-    if not getattr(args, "in_process", False):
-        raise UsageError("--replay runs the mechanism in dpaudit's own process, without the "
-                         "sandbox; add --in-process to confirm the code is trusted")
+    if getattr(args, "replay_stage", True) is False:
+        raise UsageError("--replay and --no-replay contradict each other: give one")
     return {"nonfinite": bool(getattr(args, "nonfinite", False))}
 
 
@@ -337,6 +340,7 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         pass_env=tuple(getattr(args, "pass_env", None) or ()),
         sensitivity=_sensitivity_settings(args),
         replay=_replay_option(args),
+        replay_stage=bool(getattr(args, "replay_stage", True)),
         executor=_executor_option(args),
         reports=reports,
         exit_zero=bool(getattr(args, "exit_zero", False)),

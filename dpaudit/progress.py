@@ -169,10 +169,15 @@ class Progress:
         ε ≥ 0.49) — …``, ``…; float64: not porous (ε ≥ 0.9)``; :mod:`dpaudit.report.findings`)."""
         from dpaudit.report.describe import one_line
 
+        from dpaudit.replay.command import stage_text
+
         line = re.sub(r"\s*\n\s*", " ", one_line(record))  # one line, whatever the messages
         extra = strength_text(record)
         if extra:
             line += f" [{extra}]"
+        stage = stage_text(record)
+        if stage:
+            line += f"; {stage}"
         details = record.get("details")
         if isinstance(details, Mapping) and details.get("note"):
             line += f" — {details['note']}"

@@ -69,7 +69,8 @@ def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any,
                   size: int, seed: int, samples: Optional[int] = None,
                   confidence: Optional[float] = None, call_timeout: Optional[float] = None,
                   memory: Optional[int] = None, own_randomness: bool = False,
-                  early_stop: bool = True, float_policy: Optional[str] = None) -> str:
+                  early_stop: bool = True, float_policy: Optional[str] = None,
+                  replay_stage: bool = True) -> str:
     """The ``dpaudit check`` line that replays one target's audit from anywhere: the claim as
     audited and every setting that changes the numbers (``samples``, ``confidence``, ``seed``,
     the float policy, which a decorator or a pyproject.toml could set otherwise at replay) or an
@@ -97,6 +98,8 @@ def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any,
         parts.append("--no-early-stop")  # a different stopping rule gives different numbers
     if float_policy is not None:
         parts.append(f"--float={float_policy}")
+    if not replay_stage:
+        parts.append("--no-replay")  # the replay stage's pairs are sampled first
     return _note(shlex.join(parts), own_randomness)
 
 

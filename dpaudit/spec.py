@@ -331,6 +331,10 @@ class MechanismSpec:
     #: the float policy (:func:`mechanism`): ``"error"``, ``"warn"`` or ``"off"`` (the logic
     #: question only: the mechanism audited as a model over the reals)
     float_policy: str = "error"
+    #: neighbouring pairs another evidence engine points at (the replay stage of ``dpaudit
+    #: check``: :func:`dpaudit.replay.command.first_pairs`), scored before the structured
+    #: patterns; chosen on that engine's own calls, never on the audit's samples
+    first_pairs: tuple = field(default=(), compare=False)
 
     @property
     def float_events(self) -> bool:

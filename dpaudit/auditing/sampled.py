@@ -363,6 +363,9 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
     out = Outcome()
     try:
         patterns = structured_pairs(spec.neighbours, spec.domain, spec.size, both_orders=False)
+        if spec.first_pairs:  # the replay stage's pairs, scored first
+            first = list(spec.first_pairs)
+            patterns = first + [p for p in patterns if p.key not in {q.key for q in first}]
         if patterns:  # how wide the outputs are sizes the batches and the selection samples
             sampler.probe_width(patterns[0].dataset, seed)
         absent = None if sampler.probed is None else NO_FLOAT_KINDS.get(sampler.probed.kind)

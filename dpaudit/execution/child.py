@@ -53,7 +53,11 @@ KILL_GRACE = 2.0
 
 class CallTimeout(BaseException):
     """Raised in the child's main thread by the watchdog (a BaseException, so that a mechanism's
-    ``except Exception`` cannot swallow it)."""
+    ``except Exception`` cannot swallow it; marked as dpaudit's interruption, so an engine run
+    in the child, :func:`_engine`, lets it through instead of reporting the mechanism raised
+    it)."""
+
+    dpaudit_interrupt = True
 
 
 def describe_size(n: int) -> str:
@@ -283,6 +287,9 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
             reply = ("error", broken, True, 0)
         elif message[0] == "call":
             reply = _call(func, message[1], watchdog, call_timeout, memory)
+        elif message[0] == "engine" and len(message) == 3 and isinstance(message[2], dict):
+            reply = _engine(message[1], loaded.func, func, message[2], watchdog, call_timeout,
+                            memory)
         elif message[0] == "run":
             _, form, items, buffer = message
             writer.open(buffer)  # at once: the parent unlinks a new buffer's name when we reply
@@ -340,6 +347,41 @@ def _call(func: Any, args: tuple, watchdog: Optional[_Watchdog], call_timeout: O
     except BaseException as exc:  # KeyboardInterrupt included: the function raised it
         text = str(exc).splitlines()[0] if str(exc) else ""
         return ("raised", type(exc).__name__, text[:500])
+    finally:
+        if watchdog is not None:
+            watchdog.busy = False
+
+
+def _engine(name: str, original: Any, func: Any, options: dict, watchdog: Optional[_Watchdog],
+            call_timeout: Optional[float], memory: Optional[int]) -> tuple:  # pragma: no cover
+    """Run an evidence engine here, where the function lives: ``name`` is
+    ``"dpaudit.MODULE:FUNCTION"`` (the record-and-replay audit's
+    :func:`dpaudit.replay.audit.replay_record`), called as ``FUNCTION(f, **options)`` and
+    returning a plain dict of JSON values, which dpaudit's process checks before it reads it.
+    The engine is named by the caller (dpaudit's process), so this layer imports no engine. The
+    watchdog counts each call of ``f``. Replies ``("record", dict)`` or ``("error", …)``."""
+    import functools
+    import importlib
+
+    module, _, attr = str(name).partition(":")
+    if not module.startswith("dpaudit.") or not attr.isidentifier():
+        return ("error", f"dpaudit asked for an unknown engine {name!r}", False, 0)
+    engine = getattr(importlib.import_module(module), attr)  # its imports load before any call
+    counted = functools.update_wrapper(watchdog.wrap(original), original) \
+        if watchdog is not None else func
+    if watchdog is not None:
+        watchdog.begin()
+    try:
+        return ("record", engine(counted, **options))
+    except CallTimeout:
+        return ("error", hung(call_timeout), True, 0)
+    except MemoryError as exc:
+        cap = f" of {describe_size(memory)}" if memory is not None else ""
+        return ("error", f"exceeded the memory cap{cap} (MemoryError: {str(exc)[:80]})", True, 0)
+    except SystemExit as exc:
+        return ("error", f"called sys.exit({exc.code!r})", True, 0)
+    except Exception as exc:  # noqa: BLE001 - a claim the engine refuses: the target's ERROR
+        return ("error", f"{type(exc).__name__}: {str(exc)[:300]}", False, 0)
     finally:
         if watchdog is not None:
             watchdog.busy = False

@@ -377,6 +377,32 @@ class SandboxExecutor:
             self._kill()
             raise SandboxFailure(exc.cause) from None
 
+    def run_engine(self, name: str, options: dict, limit: Optional[float] = None) -> dict:
+        """Run the evidence engine ``name`` (``"dpaudit.MODULE:FUNCTION"``, e.g. the replay audit's
+        :func:`dpaudit.replay.audit.replay_record`) on the function in the child, where it lives,
+        with ``options`` (plain values only); return the record the child sent, a dict that the
+        caller must check (:func:`dpaudit.replay.command.record_from_child`): it is the word of
+        the side that runs the audited code. A crash, hang, time-out or isolation trip, or a
+        failure the record cannot hold, raises :class:`SandboxFailure` (the child is then
+        stopped); the run's total time limit, TimeLimitReached."""
+        try:
+            self._check_deadline(None)
+            self.start()
+            self._post(pickle.dumps(("engine", str(name), dict(options)),
+                                    protocol=pickle.HIGHEST_PROTOCOL), None)
+            reply = self._receive(limit, None, during="running the replay audit")
+            if reply[0] == "record" and len(reply) == 2 and type(reply[1]) is dict:
+                return reply[1]
+            if reply[0] == "error" and error_reply(reply, 1):
+                raise MechanismError(self._with_tail(printable(reply[1]), reply[2]), None)
+            raise MechanismError(malformed(reply, "a record"), None)
+        except TimeLimitReached:
+            self._kill()
+            raise
+        except MechanismError as exc:
+            self._kill()
+            raise SandboxFailure(exc.cause) from None
+
     def _send_group(self, form: str, items: list, size: int) -> Optional[tuple]:
         """Send one message; a single-batch message borrows a shared buffer for its output."""
         buffer = self._pool.lend() if size == 1 else None

@@ -28,9 +28,9 @@ from dpaudit.replay.search import BUDGET, EXAMPLES, Engine, MechanismFailed, Pro
 from dpaudit.results import Verdict
 from dpaudit.rng import check_seed
 from dpaudit.spec import MechanismSpec
-from dpaudit.validation import check_count
+from dpaudit.validation import check_count, check_seconds
 
-__all__ = ["replay_audit", "replay_pair", "SLACK"]
+__all__ = ["replay_audit", "replay_pair", "replay_record", "SLACK"]
 
 #: the calibration-slack note: the best pair supports at most this share of the claim
 SLACK = 0.25
@@ -40,25 +40,28 @@ PER_KIND = 5
 
 def _problem(f: Callable, *, epsilon: Any, delta: Any, neighbours: Any, domain: Any, size: Any,
              seed: Any, examples: Any, budget: Any, nonfinite: Any, name: Optional[str],
-             claim: dict) -> Problem:
+             claim: dict, timeout: Any = None) -> Problem:
     overrides = {k: v for k, v in (("epsilon", epsilon), ("delta", delta), ("neighbours", neighbours),
                                    ("domain", domain), ("size", size)) if v is not None}
     overrides.update(claim)
     spec = MechanismSpec.from_function(f, name=name, **overrides)
     if not isinstance(nonfinite, bool):
         raise InvalidArgument.bad("nonfinite", nonfinite, "True or False")
+    deadline = None
+    if timeout is not None:
+        deadline = time.monotonic() + float(check_seconds(timeout, "timeout"))
     return Problem(func=f, name=spec.name, call_form=spec.call_form, epsilon=spec.epsilon,
                    delta=spec.delta, neighbours=spec.neighbours, domain=spec.domain,
                    size=spec.size, seed=check_seed(seed),
                    budget=check_count(BUDGET if budget is None else budget, "budget", minimum=8),
                    examples=check_count(EXAMPLES if examples is None else examples, "examples"),
-                   nonfinite=nonfinite)
+                   nonfinite=nonfinite, deadline=deadline)
 
 
 def replay_audit(f: Callable, *, epsilon: Any = None, delta: Any = None, neighbours: Any = None,
                  domain: Any = None, size: Any = None, seed: Any = None, examples: Any = None,
                  budget: Any = None, nonfinite: bool = False, name: Optional[str] = None,
-                 **claim: Any) -> ReplayResult:
+                 timeout: Any = None, **claim: Any) -> ReplayResult:
     """Audit ``f`` by record and replay at its noise calls.
 
     ``f(data, rng)`` (or ``f(data, rng, size=k)``, called without ``size``; or ``f(data)`` when
@@ -68,7 +71,9 @@ def replay_audit(f: Callable, *, epsilon: Any = None, delta: Any = None, neighbo
     keywords of the declaration). ``seed`` fixes the whole run; ``budget`` is the most mechanism
     calls it may spend (200), ``examples`` the most pairs of the targeted search (60).
     ``nonfinite=True`` also tries neighbours holding a NaN, +inf or −inf record (for code that
-    claims privacy for any input because it clamps).
+    claims privacy for any input because it clamps). ``timeout`` (seconds) stops the search
+    before a call would start past it: what was found stands, and a search cut short is a
+    ``time_limit`` limit (INCONCLUSIVE when nothing refutes).
 
     Returns a frozen :class:`~dpaudit.replay.result.ReplayResult`: REFUTED when a declared
     sensitivity is exceeded at a call site; INCONCLUSIVE when a finding (data-dependent control
@@ -80,7 +85,7 @@ def replay_audit(f: Callable, *, epsilon: Any = None, delta: Any = None, neighbo
     started = time.perf_counter()
     p = _problem(f, epsilon=epsilon, delta=delta, neighbours=neighbours, domain=domain, size=size,
                  seed=seed, examples=examples, budget=budget, nonfinite=nonfinite, name=name,
-                 claim=claim)
+                 claim=claim, timeout=timeout)
     engine = Engine(p)
     with intercepting() as libraries:
         try:
@@ -94,6 +99,12 @@ def replay_audit(f: Callable, *, epsilon: Any = None, delta: Any = None, neighbo
     accounting = _accounting(outcome)
     return _result(p, verdict, findings, accounting, outcome.calls, outcome.pairs, started,
                    outcome.phases, outcome.intercepted, libraries=tuple(libraries))
+
+
+def replay_record(f: Callable, **options: Any) -> dict:
+    """:func:`replay_audit` as a plain record (:meth:`ReplayResult.to_record`): what the sandbox
+    child runs and sends back (:meth:`dpaudit.execution.sandbox.SandboxExecutor.run_engine`)."""
+    return replay_audit(f, **options).to_record()
 
 
 def _result(p: Problem, verdict: Verdict, findings: tuple, accounting: dict, calls: int, pairs: int,
@@ -175,7 +186,14 @@ def _findings(p: Problem, outcome: Any) -> tuple:
                           "global numpy or random state): its outputs are not used as evidence",
                           tuple(np.asarray(o["dataset"]).tolist()), None, "self-replay",
                           {"output": o["D"], "replayed": o["replayed"]}))
-    if not outcome.intercepted:
+    if outcome.timed_out:
+        add(ReplayFinding("time_limit", None,
+                          f"the time limit was reached after {outcome.pairs} pair(s) and "
+                          f"{outcome.calls} call(s) of the budget's {p.budget}: the search stopped "
+                          f"early, and the pairs it did not try are untested",
+                          values={"calls": outcome.calls, "pairs": outcome.pairs,
+                                  "budget": p.budget}))
+    if not outcome.intercepted and not (outcome.timed_out and outcome.calls < 2):
         add(ReplayFinding("no_noise_intercepted", None,
                           "no noise call was intercepted (no draw of the rng given, no "
                           "@dpaudit.primitive, no diffprivlib mechanism): the mechanism's noise "

@@ -1,39 +1,105 @@
-"""``dpaudit check FILE.py --replay``: the replay audit of one target, as a record.
+"""The replay audit as ``dpaudit check`` runs it: alone (``--replay``), or as the first stage of a
+sampled audit (the default; ``--no-replay`` skips it).
 
-The replay runs the mechanism in the process that records it (the recording generator, the
-tracked values and the library patches live there), so it needs the function itself: in process
-(``--in-process``, trusted code) it is audited here; from the sandbox, where only the child holds
-the function, the record is an ERROR that says so, until the sandbox child can run the replay.
-The claim is the target's, as ``dpaudit check`` resolves it (flags over ``[tool.dpaudit.targets]``
-over the ``@dpaudit.mechanism`` declaration), and the seed is the run's.
+The replay runs where the mechanism runs, because the recording generator, the tracked values and
+the library patches must live beside the function: in the sandbox child
+(:meth:`dpaudit.execution.sandbox.SandboxExecutor.run_engine`), or in this process with
+``--in-process``. The claim is the one dpaudit's process resolved (flags over
+``[tool.dpaudit.targets]`` over the declaration read from the source), sent to the child whole,
+so the child's own word on the claim is never taken. The record the child sends back is checked
+here (:func:`record_from_child`): only known finding kinds, plain values, printable text, the
+verdict recomputed from the findings' severities.
+
+As a first stage (:func:`replay_stage`) the replay costs at most :data:`dpaudit.replay.BUDGET`
+calls; the neighbouring pairs its findings point at (:meth:`ReplayResult.candidates`), checked
+against the relation here, are scored by the sampled audit before its structured patterns
+(:attr:`dpaudit.spec.MechanismSpec.first_pairs`), so the sampling can confirm with an ε lower
+bound what the replay only points at. The pairs were chosen on the replay's own calls, never on
+the sampled audit's samples, so its selection and validation stay as sound as before.
 """
 
 from __future__ import annotations
 
+import math
+import shlex
+import time
 from typing import Any, Callable, Optional
 
-from dpaudit.replay.audit import replay_audit
-from dpaudit.replay.result import RECORD_KIND
-from dpaudit.results import error_record
+import numpy as np
 
-__all__ = ["check_replay_of"]
+from dpaudit.replay.result import KINDS, RECORD_KIND, SEVERITIES
+from dpaudit.results import Verdict, error_record
 
-_CLAIM_KEYS = ("epsilon", "delta", "neighbours", "domain", "size")
+__all__ = ["check_replay_of", "replay_stage", "record_from_child", "first_pairs", "stage_text",
+           "STAGE_SHARE", "MAX_FIRST_PAIRS"]
+
+#: the share of a run's remaining time limit (``--timeout``) the replay stage may take
+STAGE_SHARE = 0.2
+#: the replay's pairs handed to the sampled audit, at most
+MAX_FIRST_PAIRS = 3
 
 
-def check_replay_of(target: str, name: str, settings: Any, func: Optional[Callable], *,
-                    isolation: Optional[str] = None, nonfinite: bool = False) -> dict:
-    """The replay record of ``func`` (named ``name``) under the target's claim; an ERROR record
-    when the function is only in the sandbox (``func`` None) or the claim cannot be made."""
-    if func is None:
-        return error_record(RECORD_KIND, name, "the replay audit runs the mechanism in this "
-                            "process: add --in-process (trusted code only) to audit it by replay")
-    claim = {k: v for k, v in settings.claim_for(target, name).items() if k in _CLAIM_KEYS}
+def _options(spec: Any, settings: Any, name: str, *, nonfinite: bool = False,
+             timeout: Optional[float] = None) -> dict:
+    """The keywords of :func:`dpaudit.replay_audit`: the resolved claim, plain values only."""
+    return {"epsilon": float(spec.epsilon), "delta": float(spec.delta),
+            "neighbours": spec.neighbours.value,
+            "domain": (float(spec.domain.lo), float(spec.domain.hi)), "size": int(spec.size),
+            "seed": int(settings.seed), "nonfinite": bool(nonfinite), "name": name,
+            "timeout": timeout}
+
+
+def _claim(spec: Any) -> dict:
+    return {"epsilon": float(spec.epsilon), "delta": float(spec.delta),
+            "neighbours": spec.neighbours.value,
+            "domain": [float(spec.domain.lo), float(spec.domain.hi)], "size": int(spec.size)}
+
+
+def reproduce_line(name: str, spec: Any, settings: Any, *, nonfinite: bool = False) -> str:
+    """The ``dpaudit check --replay`` line that replays a replay audit."""
+    from dpaudit.reproduce import number
+
+    parts = ["dpaudit", "check", name, "--replay", f"--epsilon={number(spec.epsilon)}"]
+    if spec.delta:
+        parts.append(f"--delta={number(spec.delta)}")
+    parts += [f"--neighbours={spec.neighbours.value}",
+              f"--domain={number(spec.domain.lo)}:{number(spec.domain.hi)}",
+              f"--size={int(spec.size)}", f"--seed={int(settings.seed)}"]
+    if nonfinite:
+        parts.append("--nonfinite")
+    return shlex.join(parts)
+
+
+def run_replay(spec: Any, settings: Any, name: str, *, func: Optional[Callable] = None,
+               executor: Any = None, nonfinite: bool = False, timeout: Optional[float] = None,
+               isolation: Optional[str] = None) -> dict:
+    """The replay record of the target: run here on ``func`` (in process) or in the sandbox
+    child of ``executor``; an ERROR record when the mechanism or the child fails."""
+    from dpaudit.errors import DpauditError, MechanismError
+    from dpaudit.execution.sandbox import SandboxFailure
+
+    options = _options(spec, settings, name, nonfinite=nonfinite, timeout=timeout)
+    reproduce = reproduce_line(name, spec, settings, nonfinite=nonfinite)
+    started = time.monotonic()
     try:
-        result = replay_audit(func, seed=settings.seed, nonfinite=nonfinite, name=name, **claim)
-    except Exception as exc:  # noqa: BLE001 - a claim that cannot be made is this target's ERROR
-        return error_record(RECORD_KIND, name, f"{type(exc).__name__}: {exc}")
-    rec = result.to_record()
+        if func is not None:
+            from dpaudit.replay.audit import replay_audit
+
+            rec = replay_audit(func, **options).to_record()
+        else:
+            limit = None if timeout is None else timeout + 30.0  # the child stops itself first
+            raw = executor.run_engine("dpaudit.replay.audit:replay_record", options, limit)
+            rec = record_from_child(raw, name=name, claim=_claim(spec))
+            rec["details"] = {**rec.get("details", {}), "ran_in": "the sandbox child"}
+    except SandboxFailure as exc:
+        rec = error_record(RECORD_KIND, name, f"{name} {exc.cause}", reproduce=reproduce)
+    except (MechanismError, DpauditError) as exc:
+        rec = error_record(RECORD_KIND, name, f"{type(exc).__name__}: {exc}", reproduce=reproduce)
+    except ValueError as exc:  # a record of the wrong shape from the child
+        rec = error_record(RECORD_KIND, name, f"{name} sent back a malformed replay record ({exc})",
+                           reproduce=reproduce)
+    rec["reproduce"] = reproduce
+    rec.setdefault("elapsed_s", time.monotonic() - started)
     if isolation is not None:
         rec["isolation"] = isolation
     site = _first_site(rec)
@@ -44,10 +110,193 @@ def check_replay_of(target: str, name: str, settings: Any, func: Optional[Callab
     return rec
 
 
+def check_replay_of(spec: Any, settings: Any, name: str, *, func: Optional[Callable] = None,
+                    executor: Any = None, isolation: Optional[str] = None,
+                    nonfinite: bool = False, remaining: Optional[float] = None) -> dict:
+    """``dpaudit check --replay``: the replay record of the target, under the run's time limit."""
+    return run_replay(spec, settings, name, func=func, executor=executor, nonfinite=nonfinite,
+                      timeout=remaining, isolation=isolation)
+
+
+def replay_stage(spec: Any, settings: Any, name: str, *, func: Optional[Callable] = None,
+                 executor: Any = None, remaining: Optional[float] = None) -> dict:
+    """The replay stage before a sampled audit: the replay record, with at most
+    :data:`STAGE_SHARE` of the remaining time limit."""
+    timeout = None if remaining is None else max(1.0, STAGE_SHARE * remaining)
+    return run_replay(spec, settings, name, func=func, executor=executor, timeout=timeout)
+
+
+def first_pairs(rec: dict, spec: Any) -> tuple:
+    """The neighbouring pairs the replay record's findings point at (a violation, a finding, an
+    accounting excess by composition; :meth:`ReplayResult.candidates`), as labelled
+    :class:`~dpaudit.neighbours.pair.Pair` objects, each checked against the relation, the
+    domain and the size (a pair from the sandboxed side is its word: one that is not a
+    neighbouring pair is dropped, never sampled)."""
+    from dpaudit.neighbours.pair import Pair
+    from dpaudit.neighbours.relations import are_neighbours
+
+    order = {"violation": 0, "finding": 1, "note": 2}
+    found = [f for f in rec.get("findings") or [] if isinstance(f, dict)
+             and f.get("severity") in order and f.get("dataset") is not None
+             and f.get("neighbour") is not None
+             and (f["severity"] != "note" or f.get("kind") == "composition_excess")]
+    found.sort(key=lambda f: order[f["severity"]])
+    out: list = []
+    seen: set = set()
+    for f in found:
+        try:
+            d = np.asarray(f["dataset"], dtype=float).reshape(-1)
+            dn = np.asarray(f["neighbour"], dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            continue
+        key = (d.tobytes(), dn.tobytes())
+        if key in seen or not are_neighbours(spec.neighbours, d, dn, spec.domain, spec.size):
+            continue
+        seen.add(key)
+        site = f.get("site") or {}
+        where = ""
+        if isinstance(site, dict) and site.get("path") and site.get("line"):
+            where = f" at {str(site['path']).rsplit('/', 1)[-1]}:{site['line']}"
+        out.append(Pair(d, dn, f"the replay's pair ({f.get('title') or f.get('kind')}{where})",
+                        spec.neighbours))
+        if len(out) >= MAX_FIRST_PAIRS:
+            break
+    return tuple(out)
+
+
+def stage_text(record: Any) -> str:
+    """The replay stage of a sampled audit's record in a few words, for the terminal line:
+    ``replay: declared sensitivity exceeded at f.py:12 (and 1 more finding)``, or the stage's
+    ERROR; ``""`` when the stage has no violation or finding (its notes and limits are in the
+    reports), or the record has no stage."""
+    stage = record.get("replay") if isinstance(record, dict) else None
+    if not isinstance(stage, dict):
+        return ""
+    if stage.get("verdict") == Verdict.ERROR.value:
+        return f"replay: ERROR ({stage.get('error') or 'failed'}; the sampling went on)"
+    strong = [f for f in stage.get("findings") or [] if isinstance(f, dict)
+              and f.get("severity") in ("violation", "finding")]
+    if not strong:
+        return ""
+    top = strong[0]
+    site = top.get("site") or {}
+    where = ""
+    if isinstance(site, dict) and site.get("path") and site.get("line"):
+        where = f" at {str(site['path']).rsplit('/', 1)[-1]}:{site['line']}"
+    more = len(strong) - 1
+    tail = f" (and {more} more finding{'s' if more > 1 else ''})" if more else ""
+    return f"replay: {top.get('title') or top.get('kind')}{where}{tail}"
+
+
 def _first_site(rec: dict) -> Optional[dict]:
     """The call site of the record's strongest finding (a violation first), if it has one."""
-    order = ("violation", "finding", "limit", "note")
     found = [f for f in rec.get("findings") or [] if isinstance(f, dict) and
              isinstance(f.get("site"), dict) and f["site"].get("path") and f["site"].get("line")]
-    found.sort(key=lambda f: order.index(f.get("severity")) if f.get("severity") in order else 9)
+    found.sort(key=lambda f: SEVERITIES.index(f["severity"]) if f.get("severity") in SEVERITIES else 9)
     return found[0]["site"] if found else None
+
+
+# -- the child's record, checked ------------------------------------------------------------------
+
+_MAX_FINDINGS = 64
+_MAX_TEXT = 2000
+_MAX_ITEMS = 2000
+_MAX_DEPTH = 8
+
+
+def _text(x: Any, limit: int = _MAX_TEXT) -> str:
+    from dpaudit.execution.process import printable
+
+    return printable(str(x))[:limit]
+
+
+def _plain(x: Any, depth: int = 0) -> Any:
+    """``x`` as JSON values only (dict with text keys, list, text, number, bool, None), with
+    text made printable and sizes bounded; anything else becomes its printable text."""
+    if x is None or isinstance(x, bool):
+        return x
+    if isinstance(x, int):
+        return int(x)
+    if isinstance(x, float):
+        return float(x) if math.isfinite(x) else str(x)
+    if isinstance(x, str):
+        return _text(x)
+    if depth >= _MAX_DEPTH:
+        return "…"
+    if isinstance(x, dict):
+        return {_text(k, 200): _plain(v, depth + 1) for k, v in list(x.items())[:_MAX_ITEMS]}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v, depth + 1) for v in list(x)[:_MAX_ITEMS]]
+    return _text(type(x).__name__)
+
+
+def _numbers(x: Any) -> Optional[list]:
+    if x is None:
+        return None
+    a = np.asarray(x, dtype=float).reshape(-1)  # ValueError/TypeError: malformed
+    if a.size > 100_000:
+        raise ValueError("a dataset of more than 100,000 records")
+    return [float(v) for v in a]
+
+
+def _site(x: Any) -> Optional[dict]:
+    if x is None:
+        return None
+    if not isinstance(x, dict) or not isinstance(x.get("path"), str):
+        raise ValueError("a call site without a path")
+    line = x.get("line")
+    if type(line) is not int or line < 0:
+        raise ValueError("a call site without a line number")
+    return {"path": _text(x["path"], 4096), "line": line,
+            "function": _text(x.get("function") or "", 200), "code": _text(x.get("code") or "", 500)}
+
+
+def record_from_child(raw: Any, *, name: str, claim: dict) -> dict:
+    """The replay record the sandbox child sent, checked (module docstring): ValueError when it
+    is not a replay record. The claim is dpaudit's own; the verdict is recomputed from the
+    severities of the findings (:data:`KINDS`)."""
+    if not isinstance(raw, dict) or raw.get("kind") != RECORD_KIND:
+        raise ValueError("not a replay record")
+    if raw.get("verdict") == Verdict.ERROR.value:
+        message = _text(raw.get("error") or "failed during the replay")
+        rec = error_record(RECORD_KIND, name, message)
+        rec["failed_on"] = _numbers(raw.get("failed_on"))
+        return rec
+    items = raw.get("findings")
+    if not isinstance(items, list) or len(items) > _MAX_FINDINGS:
+        raise ValueError("findings that are not a short list")
+    findings = []
+    for f in items:
+        if not isinstance(f, dict) or f.get("kind") not in KINDS:
+            raise ValueError(f"a finding of an unknown kind {_text(f.get('kind') if isinstance(f, dict) else f, 60)!r}")
+        severity, title = KINDS[f["kind"]]
+        findings.append({"kind": f["kind"], "severity": severity, "title": title,
+                         "message": _text(f.get("message") or title),
+                         "site": _site(f.get("site")), "dataset": _numbers(f.get("dataset")),
+                         "neighbour": _numbers(f.get("neighbour")),
+                         "pair_label": _text(f.get("pair_label") or "", 200),
+                         "values": _plain(f.get("values") if isinstance(f.get("values"), dict) else {}),
+                         "reproduce": _text(f.get("reproduce") or "")})
+    findings.sort(key=lambda f: SEVERITIES.index(f["severity"]))
+    severities = {f["severity"] for f in findings}
+    verdict = (Verdict.REFUTED if "violation" in severities else Verdict.INCONCLUSIVE
+               if severities & {"finding", "limit"} else Verdict.NOT_REFUTED)
+
+    def count(key: str) -> int:
+        v = raw.get(key)
+        return v if type(v) is int and v >= 0 else 0
+
+    elapsed = raw.get("elapsed_s")
+    return {"kind": RECORD_KIND, "target": name, "verdict": verdict.value,
+            "elapsed_s": float(elapsed) if isinstance(elapsed, (int, float)) and
+            math.isfinite(elapsed) and elapsed >= 0 else None,
+            "reproduce": "", "error": None, "method": "replay", "claim": dict(claim),
+            "findings": findings,
+            "accounting": _plain(raw.get("accounting") if isinstance(raw.get("accounting"), dict) else {}),
+            "calls": count("calls"), "budget": count("budget"), "pairs": count("pairs"),
+            "phases": _plain(raw.get("phases") if isinstance(raw.get("phases"), dict) else {}),
+            "seed": raw.get("seed") if type(raw.get("seed")) is int else None,
+            "noise_intercepted": bool(raw.get("noise_intercepted", True)),
+            "libraries": [_text(x, 60) for x in raw.get("libraries") or [] if isinstance(x, str)][:8],
+            "failed_on": None,
+            "details": _plain(raw.get("details") if isinstance(raw.get("details"), dict) else {})}

@@ -14,7 +14,8 @@ A replay audit reports what each piece of evidence says and nothing more
     verdict is INCONCLUSIVE (this check could not decide; not a pass) unless a violation
     refutes the claim.
 ``limit``
-    what the replay could not see (no noise intercepted): INCONCLUSIVE.
+    what the replay could not see (no noise intercepted; the time limit reached before the
+    search was done): INCONCLUSIVE.
 ``note``
     an accounting excess by composition alone, noise calibrated above what the search saw,
     per-record randomness, draws composition does not cover, inputs not observed, randomness
@@ -52,6 +53,7 @@ KINDS: dict[str, tuple[str, str]] = {
     "unnoised_release": ("finding", "data released without noise"),
     "noise_reuse": ("finding", "noise reused"),
     "no_noise_intercepted": ("limit", "no noise intercepted"),
+    "time_limit": ("limit", "time limit reached"),
     "composition_excess": ("note", "accounting excess by composition"),
     "calibration_slack": ("note", "noise calibrated above the sensitivity seen"),
     "per_record_draws": ("note", "per-record randomness"),

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -92,6 +93,7 @@ class Problem:
     budget: int
     examples: int
     nonfinite: bool
+    deadline: Optional[float] = None  # time.monotonic() past which no call starts (--timeout)
 
 
 class MechanismFailed(Exception):
@@ -106,6 +108,11 @@ class MechanismFailed(Exception):
 class _OutOfBudget(BaseException):
     """Raised when the next pair would spend more calls than the budget has left (a
     BaseException, so hypothesis lets it through instead of shrinking it)."""
+
+
+class _OutOfTime(_OutOfBudget):
+    """Raised when the next call would start after the problem's deadline (the run's time
+    limit): the search stops where it is, as when the budget is spent."""
 
 
 class _Found(Exception):
@@ -126,6 +133,7 @@ class Outcome:
     intercepted: bool = False
     confirmed: list = field(default_factory=list)
     return_site: Optional[Site] = None
+    timed_out: bool = False
 
 
 class Engine:
@@ -135,6 +143,7 @@ class Engine:
         self.p = problem
         self.calls = 0
         self.pairs = 0
+        self.timed_out = False
         code = getattr(_unwrap(problem.func), "__code__", None)
         self._code = code
 
@@ -149,6 +158,9 @@ class Engine:
         """One call of the mechanism under a run (``"record"``, ``"replay"``, or ``"plain"``)."""
         if self.calls + 1 > self.p.budget:
             raise _OutOfBudget()
+        if self.p.deadline is not None and time.monotonic() >= self.p.deadline:
+            self.timed_out = True
+            raise _OutOfTime()
         self.calls += 1
         bits = np.random.PCG64(np.random.SeedSequence([self.p.seed, seed]))
         run = Run(mode if mode != "plain" else "record", seed, recorded=recorded, perturb=perturb)
@@ -167,9 +179,11 @@ class Engine:
                     out = self.p.func(*self._args(arr, rng))
         except KeyboardInterrupt:
             raise
-        except SystemExit as exc:
-            raise MechanismFailed(f"called sys.exit({exc.code!r})", np.array(data, dtype=float)) from None
-        except BaseException as exc:  # noqa: BLE001 - the audited code failing is its ERROR verdict
+        except BaseException as exc:
+            if getattr(exc, "dpaudit_interrupt", False):  # the sandbox's watchdog: not the mechanism's
+                raise
+            if isinstance(exc, SystemExit):
+                raise MechanismFailed(f"called sys.exit({exc.code!r})", np.array(data, dtype=float)) from None
             text = str(exc).splitlines()[0] if str(exc).strip() else ""
             raise MechanismFailed(f"raised {type(exc).__name__}" + (f": {text[:300]}" if text else ""),
                                   np.array(data, dtype=float)) from None
@@ -284,7 +298,10 @@ def search(engine: Engine) -> Outcome:
         except _OutOfBudget:
             pass
     out.calls, out.pairs = engine.calls, engine.pairs
+    out.timed_out = engine.timed_out
     out.phases.setdefault("budget", p.budget)
+    if engine.timed_out:
+        out.phases["stopped"] = "time limit"
     return out
 
 

@@ -1,8 +1,10 @@
-"""``dpaudit check FILE --replay --in-process``: the record-and-replay audit from the command line
+"""``dpaudit check FILE --replay``: the record-and-replay audit from the command line
 (dpaudit/replay/): a declared sensitivity exceeded is REFUTED at its call site (exit 1), which SARIF
-points at; a correct mechanism has no finding (exit 0); without --in-process it is refused in one
-line (exit 3), since the replay runs the code in dpaudit's own process. Deterministic: the replay
-draws from a seeded generator and its verdicts are not statistical."""
+points at; a correct mechanism has no finding (exit 0); in the sandbox child (the default) the
+record is the one an in-process run gives; and the replay stage of a default ``dpaudit check``
+reports its findings beside the sampled verdict and hands its pair to the sampling.
+Deterministic: the replay draws from a seeded generator and its verdicts are not statistical;
+the one sampled run here has a fixed seed, and its refutation's α is the check's 0.05."""
 
 import json
 import os
@@ -35,7 +37,55 @@ def test_a_declared_sensitivity_exceeded_is_refuted_at_its_call_site(tmp_path):
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 58
 
 
-def test_replay_needs_in_process_and_says_so_in_one_line():
-    proc = dpaudit("check", BUG, "--replay")
+def test_in_the_sandbox_the_replay_gives_the_in_process_record(tmp_path):
+    sandboxed = dpaudit("check", BUG, "--replay", "--json", tmp_path / "s.json")
+    trusted = dpaudit("check", BUG, "--replay", "--in-process", "--json", tmp_path / "p.json")
+    assert sandboxed.returncode == trusted.returncode == 1, sandboxed.stdout + sandboxed.stderr
+    s = json.loads((tmp_path / "s.json").read_text())["results"][0]
+    p = json.loads((tmp_path / "p.json").read_text())["results"][0]
+    assert s["details"]["ran_in"] == "the sandbox child"
+    assert s["isolation"] != p["isolation"] == "none (in process)"
+    for key in ("verdict", "location", "calls", "pairs", "claim"):
+        assert s[key] == p[key], key
+    assert [(f["kind"], f["site"]["line"], f["dataset"], f["neighbour"]) for f in s["findings"]] == \
+        [(f["kind"], f["site"]["line"], f["dataset"], f["neighbour"]) for f in p["findings"]]
+
+
+def test_contradicting_replay_flags_are_refused_in_one_line():
+    proc = dpaudit("check", BUG, "--replay", "--no-replay")
     lines = proc.stderr.strip().splitlines()
-    assert proc.returncode == 3 and len(lines) == 1 and "add --in-process" in lines[0]
+    assert proc.returncode == 3 and len(lines) == 1 and "contradict" in lines[0]
+
+
+PRIMITIVE_BUG = """
+import numpy as np
+import dpaudit
+
+@dpaudit.primitive(sensitivity=1.0, epsilon=1.0)
+def laplace(value, rng):
+    return value + rng.laplace(scale=1.0)
+
+@dpaudit.mechanism(epsilon=1.0, domain=(0, 1), size=5, float=False)
+def total(data, rng):
+    s = 2.0 * float(np.clip(data, 0, 1).sum())
+    return laplace(s, rng)
+"""
+
+
+def test_the_replay_stage_reports_beside_the_sampling_and_its_pair_is_sampled_first(tmp_path):
+    (tmp_path / "bug.py").write_text(PRIMITIVE_BUG.replace("float=False", "float='off'"))
+    proc = dpaudit("check", tmp_path / "bug.py", "--json", tmp_path / "r.json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rec = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    stage = rec["replay"]
+    assert stage["kind"] == "replay" and stage["verdict"] == "refuted"
+    assert stage["findings"][0]["kind"] == "sensitivity_exceeded"
+    assert stage["findings"][0]["site"]["line"] == 12
+    # the sampling confirms it: true ε = 2 against the claimed 1
+    assert rec["verdict"] == "refuted" and rec["decided_by"] == "logic"
+    assert rec["epsilon_lower_bound"] > 1.0
+    assert "replay: declared sensitivity exceeded at bug.py:12" in proc.stdout
+    off = dpaudit("check", tmp_path / "bug.py", "--no-replay", "--json", tmp_path / "n.json")
+    assert off.returncode == 1
+    plain = json.loads((tmp_path / "n.json").read_text())["results"][0]
+    assert "replay" not in plain and "--no-replay" in plain["reproduce"]

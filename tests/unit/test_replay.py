@@ -346,18 +346,26 @@ def test_diffprivlib_mechanisms_are_recorded_without_edits():
     assert Laplace.randomise.__name__ == "randomise" and not hasattr(Laplace.randomise, "__wrapped__")
 
 
-def test_the_check_command_helper_writes_a_replay_record_or_says_why_not():
+def test_the_check_command_helper_writes_a_replay_record_or_an_error_record():
     from types import SimpleNamespace
 
     from dpaudit.replay.command import check_replay_of
+    from dpaudit.spec import MechanismSpec
 
     def laplace_sum(data, rng):
         return float(np.clip(data, 0, 1).sum() + rng.laplace(scale=1.0))
 
-    settings = SimpleNamespace(seed=SEED, claim_for=lambda target, name: {
-        "epsilon": 1.0, "neighbours": "add-remove", "domain": (0.0, 1.0), "size": 4, "float": "off"})
-    rec = check_replay_of("f.py", "f.py:laplace_sum", settings, laplace_sum, isolation="none")
+    def broken(data, rng):
+        raise ZeroDivisionError("division by zero")
+
+    settings = SimpleNamespace(seed=SEED)
+    claim = {"epsilon": 1.0, "neighbours": "add-remove", "domain": (0.0, 1.0), "size": 4}
+    spec = MechanismSpec.from_function(laplace_sum, name="f.py:laplace_sum", **claim)
+    rec = check_replay_of(spec, settings, "f.py:laplace_sum", func=laplace_sum, isolation="none")
     assert (rec["kind"], rec["verdict"], rec["target"], rec["isolation"]) == \
         ("replay", "not_refuted", "f.py:laplace_sum", "none")
-    sandboxed = check_replay_of("f.py", "f.py:laplace_sum", settings, None)
-    assert sandboxed["verdict"] == "error" and "--in-process" in sandboxed["error"]
+    assert rec["reproduce"].startswith("dpaudit check f.py:laplace_sum --replay --epsilon=1 ")
+    spec = MechanismSpec.from_function(broken, name="f.py:broken", **claim)
+    failed = check_replay_of(spec, settings, "f.py:broken", func=broken)
+    assert failed["verdict"] == "error" and "ZeroDivisionError" in failed["error"]
+    assert failed["reproduce"].startswith("dpaudit check f.py:broken --replay")
