@@ -148,6 +148,7 @@ _DOCS = {
     "vector_output": ("histogram.py", _VECTOR, ["histogram.py"], 1400),
     "sensitivity_search": ("stats.py", _MEAN, ["stats.py:mean", "--sensitivity", "0.1", "--size", "10"], 1150),
     "porosity": ("noisy_sum.py", _POROUS, ["noisy_sum.py"], 2450),
+    "replay": (None, "", ["benchmarks/real_bugs/opacus_571_dataset_size.py", "--replay"], 1850),
 }
 
 

@@ -218,6 +218,8 @@ def strength_text(record: Mapping[str, Any]) -> str:
 
     if record.get("kind") != "audit" or record.get("verdict") not in ("refuted", "not_refuted"):
         return ""
+    if record.get("decided_by") == "replay":  # the sampling's strength is not the verdict's
+        return ""
     parts = []
     p, margin = _number(record.get("p_value")), _number(record.get("margin"))
     if p is not None and record.get("verdict") == "refuted":

@@ -168,10 +168,10 @@ def stage_text(record: Any) -> str:
     """The replay stage of a sampled audit's record in a few words, for the terminal line:
     ``replay: declared sensitivity exceeded at f.py:12 (and 1 more finding)``, or the stage's
     ERROR; ``""`` when the stage has no violation or finding (its notes and limits are in the
-    reports), or the record has no stage."""
+    reports), decided the verdict (its finding heads the line), or the record has no stage."""
     stage = record.get("replay") if isinstance(record, dict) else None
-    if not isinstance(stage, dict):
-        return ""
+    if not isinstance(stage, dict) or record.get("decided_by") == "replay":
+        return ""  # no stage, or its violation heads the line already
     if stage.get("verdict") == Verdict.ERROR.value:
         return f"replay: ERROR ({stage.get('error') or 'failed'}; the sampling went on)"
     strong = [f for f in stage.get("findings") or [] if isinstance(f, dict)

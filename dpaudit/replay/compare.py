@@ -5,13 +5,14 @@ in this order:
 
 1. **control flow**: whether the runs made the same noise calls (kind and call site) and the
    same operations on noisy values; the first index where they part is *data-dependent control
-   flow*, with both call sites;
+   flow*, with both call sites and the two runs' sequences around that index (:func:`sequence`);
 2. **public parameters**: for each call made by both runs, its scale, size and other parameters
    (a primitive's declared sensitivity, ε, δ); one that differs is a *data-dependent noise scale*
    at that call site (a size that follows the dataset's size exactly is per-record randomness,
    a note); an operation that multiplies noise, or a noisy value, by a value that differs is one
-   too; an operation that combines a noisy value with a value that differs and carries no noise
-   is *data outside the noise*;
+   too (each noise scale finding carries the two runs' sequences around its call or operation);
+   an operation that combines a noisy value with a value that differs and carries no noise is
+   *data outside the noise*;
 3. **inputs**: for each call, the input on D and on D′ (from the call's own argument, from the
    additions observed, or from the outputs when the noisy value is the output itself: with the
    noise frozen Δ output = Δ input for additive noise), and
@@ -39,7 +40,8 @@ from dpaudit.replay.generator import ACCOUNTED
 from dpaudit.replay.session import Call, Event, Run
 from dpaudit.replay.sites import Site
 
-__all__ = ["Issue", "CallRow", "PairReport", "compare", "RTOL", "summary", "same", "flat_output"]
+__all__ = ["Issue", "CallRow", "PairReport", "compare", "RTOL", "summary", "same", "flat_output",
+           "sequence", "AROUND"]
 
 #: a declared sensitivity (or the claim) is exceeded when the excess is above RTOL of it
 RTOL = 1e-9
@@ -176,6 +178,79 @@ def _label(c: Optional[Call]) -> str:
     return "no call" if c is None else f"{c.method} at {c.site.short()}"
 
 
+#: entries of each run's sequence shown before and after the one where the runs part
+AROUND = 5
+
+
+def _short(x: Any, limit: int = 40) -> str:
+    """A public parameter or an operand as short text (``1``, ``0.5``, ``(2,)``, ``array(10,)``)."""
+    if isinstance(x, tuple) and not (x and x[0] == "digest"):
+        text = "(" + ", ".join(_short(v, limit) for v in x) + ("," if len(x) == 1 else "") + ")"
+    elif isinstance(x, tuple):
+        text = f"array{tuple(x[1])}"
+    else:
+        s = summary(x, limit=4)
+        if isinstance(s, float):
+            text = f"{s:.6g}"
+        elif isinstance(s, dict) and "shape" in s:
+            text = f"array{tuple(s['shape'])}"
+        elif isinstance(s, list):
+            text = "[" + ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in s) + "]"
+        else:
+            text = str(s)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _call_entry(c: Call) -> dict:
+    """One noise call of a run as a sequence shows it: its index, method, call site and its
+    public parameters as short text (the distribution, then ``key value`` pairs; a scalar draw's
+    empty size left out)."""
+    parts = [c.distribution] if c.distribution and c.distribution != c.method else []
+    for k, v in c.params.items():
+        if v is None or (k == "size" and v == ()):
+            continue
+        parts.append(f"{k} {_short(v)}")
+    return {"index": c.index, "method": c.method, "site": c.site.short(), "params": _cut(", ".join(parts))}
+
+
+def _event_entry(e: Event) -> dict:
+    """One operation on a noisy value as a sequence shows it: its index, numpy operation, site,
+    the noise calls it involves and its operands that carry no noise, as short text."""
+    calls = ", ".join(f"#{o + 1}" for o in e.origins)
+    operands = ", ".join(_short(x) for x in e.operands)
+    text = f"call{'s' if len(e.origins) > 1 else ''} {calls}" + (f" with {operands}" if operands else "")
+    return {"index": None, "operation": e.ufunc, "site": e.site.short(), "params": _cut(text)}
+
+
+def _cut(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def sequence(rec: Run, rep: Run, what: str, at: int) -> dict:
+    """The two runs' noise calls (``what`` ``"calls"``) or operations on noisy values
+    (``"operations"``) around index ``at``, where they part: ``{"of", "parted_at", "D",
+    "D_prime", "before", "after_D", "after_D_prime"}``, at most :data:`AROUND` entries on each
+    side of ``at`` per run, and how many were left out before the first shown and after the last
+    (JSON-ready, a few hundred bytes)."""
+    a_all, b_all = (rec.calls, rep.calls) if what == "calls" else (rec.events, rep.events)
+    entry = _call_entry if what == "calls" else _event_entry
+    lo = max(0, at - AROUND)
+
+    def window(items: list) -> tuple[list, int]:
+        shown = items[lo: at + AROUND + 1]
+        out = []
+        for i, x in enumerate(shown, start=lo):
+            e = entry(x)
+            e["index"] = i
+            out.append(e)
+        return out, max(0, len(items) - (at + AROUND + 1))
+
+    d, after_d = window(a_all)
+    dp, after_dp = window(b_all)
+    return {"of": what, "parted_at": at, "D": d, "D_prime": dp, "before": lo,
+            "after_D": after_d, "after_D_prime": after_dp}
+
+
 def _control_flow(rec: Run, rep: Run, issues: list) -> tuple[int, int]:
     """The first call and the first operation where the runs part (their counts when they
     do not), adding the issue."""
@@ -201,7 +276,8 @@ def _control_flow(rec: Run, rep: Run, issues: list) -> tuple[int, int]:
             f"data-dependent control flow: the noise calls part at call #{k + 1}: on D, {_label(a)}; "
             f"on D′, {_label(b)}",
             {"index": k, "D": None if a is None else {"method": a.method, "site": a.site.to_record()},
-             "D_prime": None if b is None else {"method": b.method, "site": b.site.to_record()}}))
+             "D_prime": None if b is None else {"method": b.method, "site": b.site.to_record()},
+             "sequence": sequence(rec, rep, "calls", k)}))
         return k, 0 if k == 0 else _events_before(rec, rep, k)
     k = d_index
     a = rec.events[k] if k < len(rec.events) else None
@@ -216,7 +292,8 @@ def _control_flow(rec: Run, rep: Run, issues: list) -> tuple[int, int]:
         f"data-dependent control flow: the operations on noisy values part at operation #{k + 1}: "
         f"on D, {lab(a)}; on D′, {lab(b)}",
         {"index": k, "D": None if a is None else {"operation": a.ufunc, "site": a.site.to_record()},
-         "D_prime": None if b is None else {"operation": b.ufunc, "site": b.site.to_record()}}))
+         "D_prime": None if b is None else {"operation": b.ufunc, "site": b.site.to_record()},
+         "sequence": sequence(rec, rep, "operations", k)}))
     return n_calls, k
 
 
@@ -289,6 +366,7 @@ def _operations(rec: Run, rep: Run, n_events: int, deltas: dict, observed: set, 
     declared noise)."""
     sizes = rep.sizes
     state: dict = {}
+    sequenced: set = set()  # (kind, site) of the issues given their sequence: the first of each
 
     def st(origin: int) -> dict:
         if origin not in state:
@@ -297,7 +375,7 @@ def _operations(rec: Run, rep: Run, n_events: int, deltas: dict, observed: set, 
             state[origin] = {"noisy": bool(c is not None and (c.has_input or declared)), "bent": declared}
         return state[origin]
 
-    for a, b in zip(rec.events[:n_events], rep.events[:n_events]):
+    for at, (a, b) in enumerate(zip(rec.events[:n_events], rep.events[:n_events])):
         origin = a.origins[0]
         here = st(origin)
         for o in a.origins[1:]:
@@ -326,6 +404,9 @@ def _operations(rec: Run, rep: Run, n_events: int, deltas: dict, observed: set, 
             continue
         x, y = changed[0]
         values = {"operation": a.ufunc, "D": summary(x), "D_prime": summary(y), "call": origin}
+        if (a.kind == "scale" or not here["noisy"]) and b.site.key not in sequenced:
+            sequenced.add(b.site.key)
+            values["sequence"] = sequence(rec, rep, "operations", at)
         if a.kind == "scale" and here["noisy"]:
             verb = _VERB.get(a.ufunc, a.ufunc)
             msg = (f"data-dependent noise scale at {b.site.short()}: a noisy value is {verb} by a "
@@ -507,6 +588,12 @@ def compare(rec: Run, rep: Run, out_d: Any, out_dp: Any, dataset: np.ndarray,
         shift = _shift(va, vb)
         _zero_scale(a, shift, va, vb, issues)
         rows.append(_numpy_row(a, shift, how, epsilon, laplace, mus, va, vb))
+    sequenced: set = set()
+    for i in issues:  # a call whose public parameters (or input's shape) differ: the calls around it
+        if i.kind == "data_dependent_noise_scale" and "sequence" not in i.values \
+                and isinstance(i.values.get("call"), int) and i.site is not None and i.site.key not in sequenced:
+            sequenced.add(i.site.key)
+            i.values["sequence"] = sequence(rec, rep, "calls", i.values["call"])
     unnoised: list = []
     if not diverged:
         fa, fb = flat_output(out_d), flat_output(out_dp)

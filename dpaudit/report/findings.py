@@ -29,7 +29,7 @@ from typing import Any, Mapping, Optional
 
 from dpaudit.report.formatting import fmt, num, verdict_label
 
-__all__ = ["LOGIC", "FLOAT", "NOT_APPLICABLE", "QUESTIONS", "FLOAT_FIX", "FindingView", "findings_of",
+__all__ = ["LOGIC", "FLOAT", "REPLAY", "NOT_APPLICABLE", "QUESTIONS", "FLOAT_FIX", "FindingView", "findings_of",
            "finding_record", "float_policy", "porosity_text", "is_float_event", "float_status",
            "question_label", "float_only", "float_warning", "policies", "POLICY_MEANING", "verdict_tag",
            "event_words", "finding", "short_tag"]
@@ -39,6 +39,9 @@ FLOAT = "float"
 NOT_APPLICABLE = "not_applicable"
 #: the questions in the order every report shows them
 QUESTIONS = (LOGIC, FLOAT)
+#: ``decided_by`` of an audit whose replay stage alone refutes (a declared sensitivity exceeded
+#: that the sampling did not confirm: :func:`dpaudit.check.with_replay_stage`)
+REPLAY = "replay"
 
 #: what to do about a porous float64 implementation (Mironov 2012, the snapping mechanism)
 FLOAT_FIX = "snap the output (Mironov 2012) or use integer noise"
@@ -309,6 +312,11 @@ def verdict_tag(rec: Mapping[str, Any]) -> str:
     the logic is NOT REFUTED, ε ≥ 0.49)`` when the float finding alone decides; ``""`` otherwise."""
     fs = {f.question: f for f in findings_of(rec) or ()}
     logic, flt = fs.get(LOGIC), fs.get(FLOAT)
+    if rec.get("decided_by") == REPLAY and rec.get("verdict") == "refuted":
+        eps = logic.rec.get("epsilon_lower_bound") if logic is not None else None
+        bound = f", ε ≥ {fmt(eps)}" if num(eps) is not None else ""
+        said = f"{logic.verdict_text()}{bound}" if logic is not None else "not asked"
+        return f"(replay: a declared sensitivity exceeded; the sampling is {said})"
     if logic is None or flt is None or rec.get("verdict") == "error":
         return ""
     if flt.decides and flt.refuted:
@@ -326,6 +334,8 @@ def short_tag(rec: Mapping[str, Any]) -> str:
     """:func:`verdict_tag` in a word or two, for a table cell: ``logic``, ``float64 only``,
     ``float64``, or ``float64 warning`` (a float-only refutation under ``--float warn``)."""
     tag = verdict_tag(rec)
+    if tag.startswith("(replay"):
+        return "replay"
     if tag.startswith("(float64 only"):
         return "float64 only"
     if tag.startswith("(float64"):

@@ -20,7 +20,10 @@ with two findings, which decided it), the claim and the float64 policy, then one
 (:meth:`~dpaudit.report.kinds.base.RecordKind.finding_blocks`; a privacy audit's logic and float64
 findings apart, the deciding one first), each opening with one plain sentence, then the fix, the
 counterexample with D and D′ whole and the differing record marked, the plots at the content's
-width, the evidence, and the statistical details folded. The footer pins each audited file's
+width, the evidence, and the statistical details folded. A finding about a line of code (a replay
+audit's) shows that call site with its code and what was seen there, and, where two runs part, their
+sequences side by side with the parting row highlighted; a record's own tables (a replay's
+accounting) are folded after its findings. The footer pins each audited file's
 SHA-256, the dpaudit version and the environment.
 """
 
@@ -43,11 +46,12 @@ def _block_view(b: FindingBlock) -> dict:
     from markupsafe import Markup
 
     cx = b.counterexample
+    seq = b.sequence
     return {
         "question": b.question or "",
         "heading": b.heading or "",
         "verdict": b.verdict,
-        "verdict_label": "NOT APPLICABLE" if b.verdict == NOT_APPLICABLE else d.verdict_label(b.verdict),
+        "verdict_label": b.label or ("NOT APPLICABLE" if b.verdict == NOT_APPLICABLE else d.verdict_label(b.verdict)),
         "verdict_meaning": d.verdict_meaning(b.verdict),
         "note": b.note,
         "lead": b.lead,
@@ -62,6 +66,14 @@ def _block_view(b: FindingBlock) -> dict:
         "plots": [(cap, Markup(svg)) for cap, svg in b.plots],
         "evidence": list(b.evidence),
         "stats": list(b.stats),
+        "stats_label": b.stats_label,
+        "site": None if b.site is None else {"where": b.site.where, "function": b.site.function,
+                                             "code": b.site.code, "rows": list(b.site.rows)},
+        "sequence": None if seq is None else {
+            "title": seq.title, "before": seq.before, "after": list(seq.after), "note": seq.note,
+            "rows": [{"mark": mark, "cells": [None if c is None else {"index": c[0], "name": c[1], "site": c[2],
+                                                                      "params": c[3]} for c in (a, b2)],
+                      "differ": a != b2} for a, b2, mark in seq.rows]},
     }
 
 
@@ -97,7 +109,7 @@ def view(rec: Mapping[str, Any], index: int, plots: bool = True) -> dict:
         "finding": _finding(rec, k),
         "findings": [{"label": f.label, "verdict": f.verdict if f.applicable else NOT_APPLICABLE,
                       "verdict_label": f.verdict_text() if f.applicable else "no question",
-                      "warning": f.warning} for f in fs],
+                      "warning": f.warning} for f in fs] + _stage_summary(rec),
         "eps_lb": k.epsilon_bound(),
         "elapsed": d.fmt(rec.get("elapsed_s"), 3),
         "facts": k.section_facts(),
@@ -108,9 +120,21 @@ def view(rec: Mapping[str, Any], index: int, plots: bool = True) -> dict:
         "error": rec.get("error"),
         "long_texts": long_texts,
         "open_long_text": k.open_long_text,
+        "tables": [{"summary": t.summary, "headers": list(t.headers), "rows": [list(r) for r in t.rows],
+                    "numeric": list(t.numeric), "nowrap": list(t.nowrap), "note": t.note} for t in k.tables()],
         "extra": [(key, as_json(v)) for key, v in k.extra().items() if key not in long_keys],
         "details": as_json(_raw_details(rec.get("details"))) if rec.get("details") else "",
     }
+
+
+def _stage_summary(rec: Mapping[str, Any]) -> list[dict]:
+    """The summary's line for an audit's replay stage (``rec["replay"]``), if it has one."""
+    stage = rec.get("replay")
+    if not isinstance(stage, Mapping) or stage.get("kind") != "replay":
+        return []
+    verdict = str(stage.get("verdict"))
+    return [{"label": "replay", "verdict": verdict, "verdict_label": d.verdict_label(verdict),
+             "warning": False}]
 
 
 def _finding(rec: Mapping[str, Any], k: RecordKind) -> str:

@@ -3,6 +3,9 @@
 Mapping (honest by construction: nothing undecided is shown as passed):
 
 * REFUTED → ``<failure>`` with the finding (ε lower bound, counterexample) and the reproduce line;
+  a replay audit's failure message names each violation and finding at its call site
+  (``file:line``), its text gives what was seen there and the two runs' sequences where they part,
+  and ``<system-out>`` adds its notes;
 * ERROR → ``<error>`` with the cause;
 * INCONCLUSIVE → ``<skipped>`` whose message starts ``INCONCLUSIVE (not a pass)``;
 * NOT REFUTED / PROVED → a passing case whose ``<system-out>`` says which (``NOT REFUTED`` adds
@@ -29,6 +32,7 @@ from typing import Any, Mapping
 from dpaudit.report import describe as d
 from dpaudit.report import findings as fnd
 from dpaudit.report.kinds import JUnitOutcome, kind_of
+from dpaudit.results import Verdict
 
 __all__ = ["render_junit"]
 
@@ -118,13 +122,15 @@ def _case(parent: ET.Element, rec: Mapping[str, Any]) -> list[str]:
     their outcomes: passed | failure | error | skipped."""
     fs = fnd.findings_of(rec)
     if fs and len(fs) > 1:
-        return [_finding_case(parent, rec, f) for f in fs]
+        return [_finding_case(parent, rec, f) for f in fs] + _stage_case(parent, rec)
     verdict = rec.get("verdict")
     k = kind_of(rec)
     case = _element(parent, rec, f"{d.title(rec)} [{k.claim_text()}]")
     finding = k.finding_text()
     reproduce = rec.get("reproduce") or ""
-    body = _clean(f"{d.verdict_label(verdict)}: {finding}" + (f"\nreproduce: {reproduce}" if reproduce else ""))
+    located = "".join(f"\n{line}" for line in k.report_lines(notes=False))
+    body = _clean(f"{d.verdict_label(verdict)}: {finding}{located}"
+                  + (f"\nreproduce: {reproduce}" if reproduce else ""))
     outcome = k.junit_outcome()
     if outcome.status == "skipped":
         ET.SubElement(case, "skipped", {"message": _clean(outcome.message)})
@@ -132,12 +138,27 @@ def _case(parent: ET.Element, rec: Mapping[str, Any]) -> list[str]:
         ET.SubElement(case, outcome.status, {"message": _clean(outcome.message),
                                              "type": outcome.type}).text = body
     out = f"{d.verdict_label(verdict)}: {d.verdict_meaning(verdict)}\n{finding}"
+    out += "".join(f"\n{line}" for line in k.report_lines())
     if reproduce:
         out += f"\nreproduce: {reproduce}"
     if k.recheck():
         out += f"\nre-check: {k.recheck()}"
     ET.SubElement(case, "system-out").text = _clean(out)
-    return [outcome.status]
+    return [outcome.status] + _stage_case(parent, rec)
+
+
+def _stage_case(parent: ET.Element, rec: Mapping[str, Any]) -> list[str]:
+    """A test case of its own for an audit's replay stage (``rec["replay"]``) when it reports a
+    violation or a finding, or failed: named ``TARGET (replay stage)``, each finding at its call
+    site; a stage with notes only adds no case."""
+    stage = rec.get("replay")
+    if not isinstance(stage, Mapping) or stage.get("kind") != "replay":
+        return []
+    strong = [f for f in stage.get("findings") or () if isinstance(f, Mapping)
+              and f.get("severity") in ("violation", "finding")]
+    if not strong and stage.get("verdict") != Verdict.ERROR.value:
+        return []
+    return _case(parent, {**stage, "target": f"{stage.get('target') or d.title(rec)} (replay stage)"})
 
 
 def render_junit(run: Mapping[str, Any]) -> str:

@@ -3,7 +3,9 @@
 GitHub-flavoured Markdown: a headline with the verdict counts (and the float64 policy), the
 findings a reviewer must read (REFUTED, ERROR, INCONCLUSIVE, a float64 warning, and every record
 whose verdict is not the one expected of it), each with its plain sentence, claim, its logic and
-float64 findings apart, and reproduce line, then every result in a collapsed table, then the
+float64 findings apart, and reproduce line (a finding about a line of code, a replay audit's, at
+its call site with what was seen there, the two runs' sequences as a two-column table and the
+accounting folded), then every result in a collapsed table, then the
 audited files' SHA-256, the dpaudit version and the environment. Wording comes
 from each record's kind (:mod:`dpaudit.report.kinds`); NOT REFUTED is never shown as a pass of a
 proof, INCONCLUSIVE never as a pass.
@@ -88,6 +90,7 @@ def _verdict(rec: Mapping[str, Any], long: bool = False) -> str:
 def _finding(rec: Mapping[str, Any]) -> list[str]:
     k = kind_of(rec)
     fs = fnd.findings_of(rec) if rec.get("verdict") != Verdict.ERROR.value else None
+    located = _located(rec) if not fs else []
     lines = [f"- **{escape(d.title(rec), 120)}**: {_verdict(rec, long=True)}"]
     if (not fs or len(fs) == 1) and rec.get("verdict") != Verdict.ERROR.value:
         lines.append(f"  - {escape(k.lead(), 600)}")
@@ -104,11 +107,105 @@ def _finding(rec: Mapping[str, Any]) -> list[str]:
                 lines.append(f"    - evidence: {escape(fk.evidence_text(), 400)}")
             if f.question == fnd.FLOAT and f.refuted:
                 lines.append(f"    - fix: {escape(fnd.FLOAT_FIX)}")
+    elif located:
+        for b in located:
+            lines += _block(b)
     else:
         lines.append(f"  - finding: {escape(k.finding_text(), 600)}")
+    lines += _stage(rec)
     if rec.get("reproduce"):
         lines.append(f"  - reproduce: {code(rec['reproduce'])}")
+    for t in k.tables() if located else ():
+        lines += _table(t)
     return lines
+
+
+def _stage(rec: Mapping[str, Any]) -> list[str]:
+    """An audit's replay stage (``rec["replay"]``): its verdict and finding in a line, then each
+    violation and finding at its call site."""
+    stage = rec.get("replay")
+    if not isinstance(stage, Mapping) or stage.get("kind") != "replay":
+        return []
+    k = kind_of(stage)
+    calls = d.num(stage.get("calls"))
+    spent = f" ({int(calls)} calls, before the sampling)" if calls is not None else ""
+    lines = [f"  - replay{spent}: **{d.verdict_label(stage.get('verdict'))}**: "
+             f"{escape(k.finding_text(), 600)}"]
+    for b in _located(stage):
+        lines += ["  " + line if line else line for line in _block(b)]
+    return lines
+
+
+def _located(rec: Mapping[str, Any]) -> list:
+    """The finding blocks of a record whose findings are about lines of code (a replay audit's):
+    every headed block when one of them names a call site or carries two runs' sequences, else
+    none (the record is told as one finding)."""
+    if rec.get("verdict") == Verdict.ERROR.value:
+        return []
+    blocks = kind_of(rec).finding_blocks("md", plots=False)
+    if not any(b.site is not None or b.sequence is not None for b in blocks):
+        return []
+    return [b for b in blocks if b.heading]
+
+
+def _block(b: Any) -> list[str]:
+    """One finding at its call site: the heading, the plain sentence, the site and its code, what
+    was seen there, the two runs' sequences side by side (a two-column table, the row where
+    they part in bold), the pair and the line that replays it."""
+    note = f" ({escape(b.note)})" if b.note else ""
+    out = [f"  - **{escape(b.label or b.verdict)}: {escape(b.heading, 200)}**{note}: {escape(b.lead, 600)}"]
+    site = b.site
+    if site is not None and site.where:
+        where = f"{code(site.where, 300)}" + (f" in {code(site.function + '()', 120)}" if site.function else "")
+        out.append(f"    - call site: {where}" + (f": {code(site.code, 300)}" if site.code else ""))
+    if site is not None and site.rows:
+        out.append("    - " + " · ".join(f"{escape(label)}: {code(value, 160)}" for label, value in site.rows))
+    for label, value in b.evidence:
+        out.append(f"    - {escape(label, 200)}: {escape(value, 600)}")
+    seq = b.sequence
+    if seq is not None:
+        out += ["", f"    {escape(seq.title)}" + (f" ({escape(seq.note)})" if seq.note else "") + ":", "",
+                "    | on D | on D′ |", "    |---|---|"]
+        if seq.before:
+            out.append(f"    | … {seq.before} earlier … | … {seq.before} earlier … |")
+        for a, c, mark in seq.rows:
+            cells = [_step(x, bool(mark)) for x in (a, c)]
+            out.append(f"    | {cells[0]} | {cells[1]} |")
+        if any(seq.after):
+            out.append("    | " + " | ".join(f"… {n} more …" if n else "" for n in seq.after) + " |")
+        out.append("")
+    cx = b.counterexample
+    for ds in cx.datasets if cx is not None else ():
+        records = ", ".join(t if t is not None else f"… {m} more …" for t, m in ds.items)
+        out.append(f"    - {escape(ds.label)} ({escape(ds.note)}): {code('[' + records + ']', 300)}")
+    for label, value in b.stats:
+        if label == "replay this pair":
+            out.append(f"    - {escape(label)}: {code(value, 600)}")
+    return out
+
+
+def _step(x: Any, part: bool) -> str:
+    """One entry of a run's sequence as a table cell (bold where the runs part)."""
+    if x is None:
+        return "*no such step*"
+    index, name, site, params = x
+    # no code span: a pipe inside one would still split a table's cell
+    text = f"#{index} {escape(name, 60)} at {escape(site, 80)}" + (f" ({escape(params, 120)})" if params else "")
+    return f"**{text}** ◀" if part else text
+
+
+def _table(t: Any) -> list[str]:
+    """A record's folded table (a replay's accounting) as a Markdown table in ``<details>``."""
+    out = ["", f"<details><summary>{escape(t.summary, 200)}</summary>", "",
+           "| " + " | ".join(escape(h) for h in t.headers) + " |",
+           "|" + "|".join("---:" if i in t.numeric else "---" for i in range(len(t.headers))) + "|"]
+    out += ["| " + " | ".join(escape(c, 120) for c in row) + " |" for row in t.rows[:MAX_ROWS]]
+    if len(t.rows) > MAX_ROWS:
+        out.append(f"… and {len(t.rows) - MAX_ROWS} more rows (see the JSON result)")
+    if t.note:
+        out += ["", escape(t.note, 1000)]
+    out += ["", "</details>", ""]
+    return out
 
 
 def _row(i: int, rec: Mapping[str, Any]) -> str:

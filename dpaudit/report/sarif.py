@@ -1,4 +1,4 @@
-"""SARIF 2.1.0: one result per refuted claim, at the mechanism's file and line.
+"""SARIF 2.1.0: one result per refuted claim (per replay finding), at the mechanism's file and line.
 
 Static-analysis consumers (GitHub code scanning, GitLab, VS Code SARIF viewer) read the OASIS
 SARIF 2.1.0 object model: ``{"version": "2.1.0", "$schema", "runs": [{"tool": {"driver":
@@ -25,7 +25,15 @@ porosity), so a consumer tracks them apart. A float64 refutation under ``--float
 ``warning`` (the verdict stays NOT REFUTED); under ``--float error`` it is an ``error``. The run lists
 each audited file with its SHA-256 (``artifacts[].hashes``) and states its float64 policy.
 
-Records that are not refuted produce no result (SARIF reports findings, not passes). The location
+A kind may word its own results (:meth:`~dpaudit.report.kinds.base.RecordKind.sarif_findings`)
+under rules of its own, listed after the two above (:attr:`~dpaudit.report.kinds.base.RecordKind.extra_rules`).
+A replay audit does: one rule per finding kind (DPA006, a declared sensitivity exceeded, stays its
+rule; data-dependent control flow, data-dependent noise scale, data outside the noise, an unnoised
+release, reused noise, then its limits and notes) and one result per finding, whatever the verdict,
+each at its own call site (the path relative to the repository, the line): a violation is an
+``error``, a finding a ``warning`` (evidence, not a refutation), a limit or a note a ``note``.
+
+Other records that are not refuted produce no result (SARIF reports findings, not passes). The location
 comes from the record's ``location`` (``{"path", "line"}``); failing that, a ``FILE.py:FUNCTION``
 target is resolved by reading FILE for ``def FUNCTION``.
 """
@@ -65,21 +73,37 @@ FINDING_RULES: dict[str, SarifRule] = {
                          "integer noise."),
 }
 
-def _rules(kinds: tuple) -> list[dict]:
-    out = []
+def _entries(kinds: tuple) -> list[tuple[SarifRule, str]]:
+    """Every rule with the tag it carries, in the order listed: each kind's rule, the two rules of
+    a privacy audit's findings, then each kind's extra rules (a replay audit's per finding kind)."""
     entries = [(k.rule, k.description) for k in kinds]
     entries += [(r, f"{fnd.question_label(q)} finding of a privacy audit") for q, r in FINDING_RULES.items()]
-    for r, description in entries:
+    seen = {r.id for r, _ in entries}
+    for k in kinds:
+        for r in k.extra_rules:
+            if r.id not in seen:
+                seen.add(r.id)
+                entries.append((r, k.description))
+    return entries
+
+
+_SEVERITY = {"error": "error", "warning": "warning", "note": "recommendation"}
+
+
+def _rules(kinds: tuple) -> list[dict]:
+    out = []
+    for r, description in _entries(kinds):
+        level = r.level or ("note" if r.paper else "error")
         out.append({
             "id": r.id,
             "name": r.name,
             "shortDescription": {"text": r.short},
             "fullDescription": {"text": r.full},
             "help": {"text": f"{r.full} Re-run the reproduce command in the message to replay it."},
-            "defaultConfiguration": {"level": "note" if r.paper else "error"},
+            "defaultConfiguration": {"level": level},
             "properties": {"tags": ["differential-privacy", "privacy", description],
                            "precision": "very-high",
-                           "problem.severity": "recommendation" if r.paper else "error"},
+                           "problem.severity": _SEVERITY.get(level, "error")},
         })
     return out
 
@@ -148,9 +172,36 @@ def _finding_results(rec: Mapping[str, Any], kinds: tuple) -> list[dict]:
     return out
 
 
+def _own_results(rec: Mapping[str, Any], kinds: tuple, own: list) -> list[dict]:
+    """The results a kind words itself (:meth:`~dpaudit.report.kinds.base.RecordKind.sarif_findings`:
+    a replay audit's, one per finding at its call site), under the rules' list indices."""
+    index = {r.id: i for i, (r, _) in enumerate(_entries(kinds))}
+    out = []
+    for f in own:
+        if f.rule.id not in index:  # a rule its kind does not list: reported under the kind's own
+            continue
+        out.append(_result(rec, kinds, rule=f.rule, rule_index=index[f.rule.id], level=f.level, text=f.text,
+                           key=f.key, properties=dict(f.properties),
+                           location=f.location, function=f.function))
+    return out
+
+
+def _stage_results(rec: Mapping[str, Any], kinds: tuple) -> list[dict]:
+    """The violations and findings of an audit's replay stage (``rec["replay"]``), each a result
+    at its call site under its kind's rule, as a replay audit's own (its notes stay in the
+    other reports)."""
+    stage = rec.get("replay")
+    if not isinstance(stage, Mapping) or stage.get("kind") != "replay":
+        return []
+    own = kind_of(stage).sarif_findings() or []
+    strong = [f for f in own if f.properties.get("severity") in ("violation", "finding")]
+    return _own_results(stage, kinds, strong)
+
+
 def _result(rec: Mapping[str, Any], kinds: tuple, *, rule: Optional[SarifRule] = None,
             rule_index: Optional[int] = None, level: Optional[str] = None, text: Optional[str] = None,
-            key: str = "", properties: Optional[dict] = None) -> dict:
+            key: str = "", properties: Optional[dict] = None, location: Optional[Mapping[str, Any]] = None,
+            function: str = "") -> dict:
     k = kind_of(rec)
     known = type(k) in kinds
     paper = k.rule.paper
@@ -175,9 +226,11 @@ def _result(rec: Mapping[str, Any], kinds: tuple, *, rule: Optional[SarifRule] =
         "properties": properties if properties is not None else
         {key: rec[key] for key in k.sarif_properties if rec.get(key) is not None},
     }
-    loc = find_location(rec)
+    loc = dict(location) if location is not None else find_location(rec)
     logical = [{"fullyQualifiedName": str(rec.get("target") or d.title(rec)),
                 "kind": "declaration" if paper else "function"}]
+    if function and location is not None:
+        logical = [{"name": function, "fullyQualifiedName": f"{loc['path']}:{function}", "kind": "function"}]
     if loc is not None:
         uri, base = _uri(loc["path"])
         artifact = {"uri": uri} if base is None else {"uri": uri, "uriBaseId": base}
@@ -197,11 +250,15 @@ def render_sarif(run: Mapping[str, Any]) -> dict:
     kinds = registered_kinds()
     results = []
     for r in run.get("results", []):
-        if isinstance(r.get("findings"), Mapping) and r.get("verdict") != Verdict.ERROR.value \
+        own = kind_of(r).sarif_findings()
+        if own is not None:
+            results += _own_results(r, kinds, own)
+        elif isinstance(r.get("findings"), Mapping) and r.get("verdict") != Verdict.ERROR.value \
                 and fnd.findings_of(r):
             results += _finding_results(r, kinds)
         elif r.get("verdict") == Verdict.REFUTED.value:
             results.append(_result(r, kinds))
+        results += _stage_results(r, kinds)
     invocation: dict[str, Any] = {"executionSuccessful": True}
     if run.get("command"):
         invocation["commandLine"] = str(run["command"])

@@ -89,3 +89,24 @@ def test_the_replay_stage_reports_beside_the_sampling_and_its_pair_is_sampled_fi
     assert off.returncode == 1
     plain = json.loads((tmp_path / "n.json").read_text())["results"][0]
     assert "replay" not in plain and "--no-replay" in plain["reproduce"]
+
+
+def test_a_violation_the_sampling_cannot_see_still_refutes_decided_by_the_replay(tmp_path):
+    # 0.5% over the declared sensitivity: true ε = 1.005 against the claimed 1, far below what
+    # 10^5 samples resolve (the sampled audit, α = 0.05 at this fixed seed, does not refute)
+    (tmp_path / "bug.py").write_text(PRIMITIVE_BUG.replace("2.0 * float", "1.005 * float")
+                                     .replace("float=False", "float='off'"))
+    proc = dpaudit("check", tmp_path / "bug.py", "--samples", "100000", "--json", tmp_path / "r.json",
+                   "--sarif", tmp_path / "r.sarif", "--junit", tmp_path / "r.xml")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rec = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    assert rec["verdict"] == "refuted" and rec["decided_by"] == "replay"
+    assert rec["findings"]["logic"]["verdict"] == "not_refuted" and rec["epsilon_lower_bound"] < 1.0
+    line = proc.stdout.splitlines()[0]
+    assert "REFUTED (replay: a declared sensitivity exceeded; the sampling is NOT REFUTED" in line
+    assert "declared sensitivity exceeded at bug.py:12" in line and "[p =" not in line
+    sarif = json.loads((tmp_path / "r.sarif").read_text())["runs"][0]["results"]
+    assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in sarif] \
+        == [("DPA006", 12)]
+    junit = (tmp_path / "r.xml").read_text()
+    assert "(replay stage)" in junit and junit.count("<failure") == 1

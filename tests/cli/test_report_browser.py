@@ -50,6 +50,7 @@ def test_the_check_catches_console_errors(tmp_path):
 
 def test_the_committed_screenshots_are_1400_px_wide():
     shots = sorted((ROOT / "docs" / "screenshots").glob("*.png"))
-    assert [p.stem for p in shots] == ["porosity", "scalar_threshold", "sensitivity_search", "vector_output"]
+    assert [p.stem for p in shots] == ["porosity", "replay", "scalar_threshold", "sensitivity_search",
+                                        "vector_output"]
     for p in shots:
         assert png_size(p.read_bytes())[0] == 1400, p.name

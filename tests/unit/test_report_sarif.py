@@ -106,9 +106,11 @@ def test_one_result_per_refuted_claim_at_the_mechanism_line(tmp_path, monkeypatc
     run = log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     # one rule per record kind (six: audit, exact, sensitivity, formal, curve, replay; and the
-    # seed claims' of mechanisms/), and one per finding of an audit
-    assert len(rules) == 9 and len({r["id"] for r in rules}) == 9
-    assert [r["id"] for r in rules[-2:]] == ["dpaudit/logic", "dpaudit/float64"]
+    # seed claims' of mechanisms/), one per finding of an audit, then the replay audit's per finding
+    # kind (its first, DPA006, is the replay kind's own)
+    assert len(rules) == 24 and len({r["id"] for r in rules}) == 24
+    assert [r["id"] for r in rules[7:9]] == ["dpaudit/logic", "dpaudit/float64"]
+    assert [r["id"] for r in rules[9:11]] == ["DPA008", "DPA009"]
     results = run["results"]
     assert len(results) == 3
     first = results[0]["locations"][0]["physicalLocation"]

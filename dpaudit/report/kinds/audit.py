@@ -9,6 +9,8 @@ record's keys are those of :meth:`dpaudit.results.AuditResult.to_record`; the fa
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 from typing import Any, ClassVar, Mapping, Optional
 
@@ -222,6 +224,9 @@ class PrivacyAudit(RecordKind):
         if rec.get("verdict") == fnd.NOT_APPLICABLE:
             return plain_sentence(rec)
         text = self.evidence_text()
+        stage = self.replay_stage()
+        if rec.get("decided_by") == fnd.REPLAY and stage is not None:
+            return f"{stage.finding()}; the sampling: {text}"
         flt = fnd.finding(rec, fnd.FLOAT)
         if flt is None or rec.get("question"):
             return text
@@ -313,14 +318,44 @@ class PrivacyAudit(RecordKind):
         facts.append(("time", f"{fmt(self.rec.get('elapsed_s'), 3)} s"))
         return facts
 
+    def replay_stage(self) -> Optional[RecordKind]:
+        """The replay stage that ran before the sampling (``rec["replay"]``, a replay record:
+        :func:`dpaudit.check.with_replay_stage`), as its record kind; None without one."""
+        stage = self.rec.get("replay")
+        if not isinstance(stage, Mapping) or stage.get("kind") != "replay":
+            return None
+        from dpaudit.report.kinds import kind_of
+
+        return kind_of(stage)
+
     def finding_blocks(self, salt: str, plots: bool = True) -> list[FindingBlock]:
         fs = self.findings()
         if not fs or len(fs) == 1 or self.rec.get("verdict") == Verdict.ERROR.value and not any(
                 f.applicable for f in fs):
-            return [self._block(self.rec, None, salt, plots)]
-        # the finding that decides the verdict first (the reason a reviewer acts on), then the other
-        ordered = sorted(fs, key=lambda f: not (f.decides and f.applicable))
-        return [self._block(f.rec, f, f"{salt}-{f.question}", plots) for f in ordered]
+            blocks = [self._block(self.rec, None, salt, plots)]
+        else:
+            # the finding that decides the verdict first (the reason a reviewer acts on), then the other
+            ordered = sorted(fs, key=lambda f: not (f.decides and f.applicable))
+            blocks = [self._block(f.rec, f, f"{salt}-{f.question}", plots) for f in ordered]
+        stage = self._stage_blocks(salt, plots)
+        return stage + blocks if self.rec.get("decided_by") == fnd.REPLAY else blocks + stage
+
+    def _stage_blocks(self, salt: str, plots: bool) -> list[FindingBlock]:
+        """The replay stage's blocks after the sampling's (first when it alone decides): its
+        overall sentence under a heading of its own, then each violation, finding and note at
+        its call site."""
+        stage = self.replay_stage()
+        if stage is None:
+            return []
+        blocks = stage.finding_blocks(f"{salt}-replay", plots)
+        decides = self.rec.get("decided_by") == fnd.REPLAY
+        calls = num(stage.rec.get("calls"))
+        spent = f" ({int(calls)} calls, before the sampling)" if calls is not None else ""
+        first = dataclasses.replace(
+            blocks[0], question="replay", heading=f"Replay: the noise calls, recorded and replayed{spent}",
+            note="decides the verdict" if decides else "its own evidence: a violation refutes, a "
+            "finding is for a person to check")
+        return [first, *blocks[1:]]
 
     def _block(self, rec: Mapping[str, Any], f: Any, salt: str, plots: bool) -> FindingBlock:
         k = type(self)(rec)

@@ -13,14 +13,15 @@ INCONCLUSIVE says "not a pass", and an ERROR record's finding is its cause.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Optional
 
 from dpaudit.report.formatting import fmt, num, verdict_label, verdict_meaning
 from dpaudit.results import Verdict
 
-__all__ = ["RecordKind", "SarifRule", "CounterexampleView", "DatasetView", "FindingBlock", "JUnitOutcome",
-           "GenericRecord", "short", "as_json", "interval_text", "number_text", "record_text",
+__all__ = ["RecordKind", "SarifRule", "SarifFinding", "CounterexampleView", "DatasetView", "FindingBlock",
+           "SiteView", "SequenceView", "TableView", "JUnitOutcome", "GenericRecord", "short", "as_json",
+           "interval_text", "number_text", "record_text",
            "dataset_views", "privacy_claim_text", "first_sentence", "COMMON_SHOWN"]
 
 
@@ -28,13 +29,73 @@ __all__ = ["RecordKind", "SarifRule", "CounterexampleView", "DatasetView", "Find
 class SarifRule:
     """A SARIF ``reportingDescriptor``: ``id`` (``DPA00n``), ``name``, a short and a full
     description; ``paper`` marks findings about a paper's statement rather than code (level
-    ``note``, severity ``recommendation``)."""
+    ``note``, severity ``recommendation``); ``level`` is the default level of a rule whose results
+    are not errors (``warning``, ``note``; ``""``: ``error``, or ``note`` for a paper's)."""
 
     id: str
     name: str
     short: str
     full: str
     paper: bool = False
+    level: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SarifFinding:
+    """One SARIF result a kind reports of its own (:meth:`RecordKind.sarif_findings`): under
+    ``rule`` (one of the kind's :attr:`~RecordKind.rule` and :attr:`~RecordKind.extra_rules`) at
+    ``level`` (``error``, ``warning`` or ``note``), with the message ``text``, at ``location``
+    ``{path, line}`` (None: the record's own), in ``function``; ``key`` tells it from the record's
+    other results in its fingerprint; ``properties`` are the result's."""
+
+    rule: SarifRule
+    level: str
+    text: str
+    location: Optional[Mapping[str, Any]] = None
+    function: str = ""
+    key: str = ""
+    properties: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SiteView:
+    """A line of the audited code a finding is about: ``where`` (``path:line``), the enclosing
+    ``function``, the source ``code`` of that line, and ``rows`` ``(label, value)`` of what was
+    seen there (the values on D and D′, the scale, the declared sensitivity, the excess)."""
+
+    where: str
+    function: str = ""
+    code: str = ""
+    rows: tuple = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceView:
+    """Two runs' sequences side by side, around the entry where they part: ``title`` says what
+    they are; ``rows`` are ``(on D, on D′, mark)``, each side ``(index, name, site, parameters)`` or
+    None (that run has no such entry), ``mark`` ``"part"`` on the row where they part, ``""``
+    else; ``before`` entries left out above the first row, ``after`` ``(on D, on D′)`` left out
+    below the last; ``note`` one line under the table."""
+
+    title: str
+    rows: tuple
+    before: int = 0
+    after: tuple = (0, 0)
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TableView:
+    """A table of a record folded under its ``summary`` line (:meth:`RecordKind.tables`):
+    ``headers``, ``rows`` (tuples of text), the ``numeric`` column indices (right-aligned), those
+    kept on one line (``nowrap``) and a ``note`` under it."""
+
+    summary: str
+    headers: tuple
+    rows: tuple
+    numeric: tuple = ()
+    note: str = ""
+    nowrap: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +128,11 @@ class CounterexampleView:
 @dataclass(frozen=True, slots=True)
 class FindingBlock:
     """What one finding shows in the HTML report, in reading order: its ``heading`` (None for a
-    record with one finding), verdict, a ``note`` (whether it decides the verdict), the plain
-    ``lead`` sentence (after ``lead_label`` when set), the ``fix``, the counterexample, the plots
-    ``[(caption, svg)]``, the ``evidence`` rows, and the ``stats`` rows a statistician checks
-    (folded under "statistical details")."""
+    record with one finding) with its badge (``label``, or the verdict's), verdict, a ``note``
+    (whether it decides the verdict), the plain ``lead`` sentence (after ``lead_label`` when set),
+    the ``fix``, the call ``site`` it is about, the two runs' ``sequence`` side by side, the
+    counterexample, the plots ``[(caption, svg)]``, the ``evidence`` rows, and the ``stats`` rows a
+    specialist checks (folded under ``stats_label``)."""
 
     question: Optional[str]
     heading: Optional[str]
@@ -83,6 +145,10 @@ class FindingBlock:
     plots: tuple = ()
     evidence: tuple = ()
     stats: tuple = ()
+    label: str = ""
+    site: Optional[SiteView] = None
+    sequence: Optional[SequenceView] = None
+    stats_label: str = "statistical details"
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +316,9 @@ class RecordKind:
     description: ClassVar[str] = ""
     #: the SARIF rule a refutation of this kind reports under
     rule: ClassVar[SarifRule]
+    #: more SARIF rules the kind's own results report under (:meth:`sarif_findings`), listed
+    #: after every kind's :attr:`rule`
+    extra_rules: ClassVar[tuple] = ()
     #: the label of the claim line ("Claim", or "Statement" for a paper's statement)
     claim_label: ClassVar[str] = "Claim"
     #: keys shown in a place of their own, beyond :data:`COMMON_SHOWN`
@@ -416,6 +485,21 @@ class RecordKind:
         if verdict == Verdict.INCONCLUSIVE.value:
             return JUnitOutcome("skipped", f"INCONCLUSIVE (not a pass): {finding}")
         return JUnitOutcome("passed")
+
+    def report_lines(self, notes: bool = True) -> list[str]:
+        """Plain-text lines a text report (JUnit's) adds after the finding: one per finding of a
+        kind with several, each at its call site, its notes too unless ``notes`` is False (none by
+        default)."""
+        return []
+
+    def tables(self) -> list[TableView]:
+        """Tables of the whole record, folded under the findings (none by default)."""
+        return []
+
+    def sarif_findings(self) -> Optional[list[SarifFinding]]:
+        """The record's SARIF results when the kind words them itself (one per finding, each at
+        its own location), or None for the default: one result when the record is REFUTED."""
+        return None
 
     def sarif_expected(self) -> Optional[str]:
         """The verdict a SARIF consumer should treat as intended (suppressed when REFUTED)."""
