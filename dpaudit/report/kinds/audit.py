@@ -324,9 +324,9 @@ class PrivacyAudit(RecordKind):
         stage = self.rec.get("replay")
         if not isinstance(stage, Mapping) or stage.get("kind") != "replay":
             return None
-        from dpaudit.report.kinds import kind_of
+        from dpaudit.report.kinds.replay import ReplayRecord
 
-        return kind_of(stage)
+        return ReplayRecord(stage)
 
     def finding_blocks(self, salt: str, plots: bool = True) -> list[FindingBlock]:
         fs = self.findings()
