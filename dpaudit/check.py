@@ -399,7 +399,11 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
         if fresh is not None:
             result = _fixed_noise(result, fresh, spec, settings)
         record = failed if result is None else result.to_record()
-        return record if stage is None else with_replay_stage(record, stage)
+        if stage is None:
+            return record
+        from dpaudit.replay.command import with_replay_stage
+
+        return with_replay_stage(record, stage)
     finally:
         if executor is not None:
             executor.close()
@@ -419,25 +423,6 @@ def _replay_of_curve(name: str, curve: Mapping[str, Any]) -> dict:
     return error_record(RECORD_KIND, name, f"the replay audits an (ε, δ) claim and {name} states "
                             f"its claim as a curve ({key}=): give --epsilon (and --delta) with "
                             f"--replay, or audit the curve without --replay")
-
-
-def with_replay_stage(record: dict, stage: dict) -> dict:
-    """The sampled audit's record with its replay stage (:mod:`dpaudit.replay.command`) under
-    ``"replay"``. A declared sensitivity exceeded at a call site (the replay's REFUTED) refutes the
-    target even where the sampling did not confirm it: the verdict becomes REFUTED with
-    ``decided_by = "replay"``, and the ε lower bound stays the sampling's (the replay gives
-    none). The replay's other findings are reported beside the verdict, never in it."""
-    from dpaudit.results import Verdict
-
-    out = dict(record)
-    out["replay"] = stage
-    if stage.get("verdict") == Verdict.REFUTED.value and record.get("verdict") in (
-            Verdict.NOT_REFUTED.value, Verdict.INCONCLUSIVE.value):
-        out["verdict"] = Verdict.REFUTED.value
-        out["decided_by"] = "replay"
-        if stage.get("location") and not out.get("location"):
-            out["location"] = stage["location"]
-    return out
 
 
 def _fresh_first_calls(fresh: FreshProcesses, spec: MechanismSpec, executor: SandboxExecutor,

@@ -21,6 +21,14 @@ copied by ``fork()``). ``--neighbours``, ``--domain`` and ``--size`` reach the a
 report format, the reproduce line, the family-wise confidence over the targets and the exit code
 are those of ``dpaudit check`` (:mod:`dpaudit.check`); a target that cannot be built is a usage
 error (exit 3), a library call that fails an ERROR verdict (exit 6).
+
+``--replay`` audits each target by record and replay instead (a record of kind ``"replay"``, as
+``dpaudit check FILE.py --replay`` gives; docs/replay.md, "Libraries without edits"): a
+diffprivlib target through its intercepted mechanisms (:mod:`dpaudit.replay.libraries`), an
+OpenDP target by the stability maps of its chain's transformations
+(:func:`dpaudit.replay.opendp.replay_target`; the chains of a ``lib:FILE.py`` remember their parts
+and lines while the file is imported). Library code is trusted, so ``lib:LIBRARY:NAME`` needs no
+``--in-process`` for it; ``lib:FILE.py`` still does.
 """
 
 from __future__ import annotations
@@ -135,7 +143,8 @@ def library_spec(target: str, claim: Optional[Mapping[str, Any]] = None,
 
     if not os.path.isfile(what):
         raise UsageError(f"{what}: no such file" if not os.path.exists(what) else f"{what}: not a file")
-    module = import_file(what)
+    with _recording_chains(what):
+        module = import_file(what)
     name = keywords["name"]
     found = [(k, v) for k, v in vars(module).items() if isinstance(v, MechanismSpec)
              and (name is None or k == name)]
@@ -148,6 +157,25 @@ def library_spec(target: str, claim: Optional[Mapping[str, Any]] = None,
         raise UsageError(f"{what}: no library target in it: build one at module level, e.g. "
                          f"mean = diffprivlib.target('tools.mean', epsilon=1, bounds=(0, 1))")
     return [(f"{PREFIX}{what}:{k}", v) for k, v in found]
+
+
+def _recording_chains(path: str) -> Any:
+    """While a file that mentions OpenDP is imported, its chains remember their parts and the
+    line that built them (:func:`dpaudit.replay.opendp.recording`); a file that does not costs no
+    import of OpenDP."""
+    import contextlib
+    import importlib.util
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            mentions = "opendp" in fh.read()
+    except OSError:
+        mentions = False
+    if not mentions or importlib.util.find_spec("opendp") is None:
+        return contextlib.nullcontext()
+    from dpaudit.replay.opendp import recording
+
+    return recording()
 
 
 def _reproduce(target: str, settings: Any, budget: int, own_randomness: bool,
@@ -173,8 +201,91 @@ def _reproduce(target: str, settings: Any, budget: int, own_randomness: bool,
         parts.append("--no-early-stop")
     if float_policy is not None:  # spelled out, as dpaudit check does: a pyproject could differ at replay
         parts.append(f"--float={float_policy}")
+    if not getattr(settings, "replay_stage", True):
+        parts.append("--no-replay")  # the replay stage's pairs are sampled first
     line = shlex.join(parts)
     return f"{line}  # {OWN_RANDOMNESS_NOTE}" if own_randomness else line
+
+
+def _replay_reproduce(target: str, settings: Any, nonfinite: bool) -> str:
+    """The ``dpaudit check`` line that replays a library target's replay audit."""
+    from dpaudit.reproduce import number
+
+    parts = ["dpaudit", "check", target, "--replay"]
+    for key in ("neighbours", "size"):
+        if settings.claim.get(key) is not None:
+            value = settings.claim[key]
+            parts.append(f"--{key}={getattr(value, 'value', value)}")
+    if settings.claim.get("domain") is not None:
+        dom = settings.claim["domain"]
+        parts.append(f"--domain={number(dom.lo)}:{number(dom.hi)}")
+    if nonfinite:
+        parts.append("--nonfinite")
+    parts.append(f"--seed={int(settings.seed)}")
+    if target[len(PREFIX):].partition(":")[0] not in LIBRARIES:
+        parts.append("--in-process")
+    return shlex.join(parts)
+
+
+def _replay_record(name: str, spec: Any, settings: Any, nonfinite: bool,
+                   remaining: Optional[float]) -> dict:
+    """The replay record of one library target (kind ``"replay"``): an OpenDP target by
+    :func:`dpaudit.replay.opendp.replay_target`, any other by :func:`dpaudit.replay_audit` on the
+    adapter's function (diffprivlib's mechanisms are intercepted), under the library's claim."""
+    from dpaudit.replay.audit import replay_audit
+    from dpaudit.replay.command import first_site
+    from dpaudit.replay.opendp import opendp_of, replay_target
+
+    timeout = {} if remaining is None else {"timeout": max(remaining, 0.001)}
+    label = getattr(spec, "name", None) or name  # as the sampled audit names it
+    if opendp_of(spec) is not None:
+        result = replay_target(spec, seed=settings.seed, name=label, **timeout)
+    else:
+        result = replay_audit(spec.func, epsilon=spec.epsilon, delta=spec.delta,
+                              neighbours=spec.neighbours, domain=spec.domain, size=spec.size,
+                              seed=settings.seed, nonfinite=nonfinite, name=label, **timeout)
+    rec = result.to_record()
+    rec["reproduce"] = _replay_reproduce(name, settings, nonfinite)
+    rec["isolation"] = "none (in process)"
+    site = first_site(rec)
+    if site is not None:  # where a report (SARIF, HTML) points: the call site of the finding
+        from dpaudit.report.model import relative_path
+
+        rec["location"] = {"path": relative_path(str(site["path"])), "line": int(site["line"])}
+    return rec
+
+
+def _stage(name: str, spec: Any, settings: Any, remaining: Optional[float],
+           progress: Any) -> tuple[Optional[dict], Any]:
+    """The replay stage before a library target's sampled audit (as ``dpaudit check`` runs it;
+    ``--no-replay`` skips it): its record, and the spec with the pairs it points at sampled
+    first (:func:`dpaudit.replay.command.first_pairs`)."""
+    if not settings.replay_stage:
+        return None, spec
+    from dataclasses import replace
+
+    from dpaudit.replay.command import STAGE_SHARE, first_pairs
+
+    progress({"phase": "replay", "samples": 0, "budget": 0})
+    stage = _replay_record(name, spec, settings, False,
+                           None if remaining is None else max(1.0, STAGE_SHARE * remaining))
+    pairs = first_pairs(stage, spec)
+    return stage, (replace(spec, first_pairs=pairs) if pairs else spec)
+
+
+def _replay_flags(args: argparse.Namespace) -> tuple[argparse.Namespace, Optional[dict]]:
+    """``--replay`` (with ``--nonfinite``) for library targets, taken here: a library's code is
+    trusted and runs in process, so the library form needs no ``--in-process`` (the file form
+    still does, for importing the file). Returns the flags without them (for the settings) and
+    the replay option, or None without ``--replay``."""
+    if not getattr(args, "replay", False):
+        return args, None
+    if getattr(args, "sensitivity", None) is not None:
+        raise UsageError("--replay and --sensitivity are two different audits: give one")
+    if getattr(args, "replay_stage", True) is False:
+        raise UsageError("--replay and --no-replay contradict each other: give one")
+    option = {"nonfinite": bool(getattr(args, "nonfinite", False))}
+    return argparse.Namespace(**{**vars(args), "replay": False, "nonfinite": False}), option
 
 
 def _write(records: list, reports: Mapping[str, Optional[str]], seed: Optional[int],
@@ -194,10 +305,10 @@ def _write(records: list, reports: Mapping[str, Optional[str]], seed: Optional[i
     return list(failed)
 
 
-def _error(target: str, message: str, reproduce: str = "") -> dict:
+def _error(target: str, message: str, reproduce: str = "", kind: str = "audit") -> dict:
     from dpaudit.results import error_record
 
-    return error_record("audit", target, message, reproduce=reproduce,
+    return error_record(kind, target, message, reproduce=reproduce,
                         isolation="none (in process)")
 
 
@@ -221,6 +332,7 @@ def run_library_check(args: argparse.Namespace) -> ExitCode:
         if given:
             raise UsageError(f"{given[0]} does not apply to a library target (its claim is the "
                              f"library's own, and it runs in process)")
+        args, replay_option = _replay_flags(args)
         config, config_path = read_config()
         settings = resolve_settings(args, config, config_path)
         check_report_paths(reports)
@@ -265,7 +377,10 @@ def run_library_check(args: argparse.Namespace) -> ExitCode:
                                    origin=Origin(None, "none (in process)"))
             try:
                 library = getattr(spec, "library", None)
-                if isinstance(library, Mapping) and library.get("curve"):
+                if replay_option is not None:  # --replay: the replay audit alone
+                    record = _replay_record(name, spec, settings, replay_option["nonfinite"],
+                                            remaining)
+                elif isinstance(library, Mapping) and library.get("curve"):
                     # a claim stated as a curve (an OpenDP ρ-zCDP measurement): the curve audit
                     from dpaudit.curves import curve_audit
 
@@ -273,14 +388,20 @@ def run_library_check(args: argparse.Namespace) -> ExitCode:
                                          seed=settings.seed).to_record()
                     record["reproduce"] = replay()
                 else:
-                    result = dpaudit.auditor.audit(spec, samples=settings.samples,
+                    stage, audited = _stage(name, spec, settings, remaining, progress)
+                    result = dpaudit.auditor.audit(audited, samples=settings.samples,
                                                    confidence=confidence, seed=settings.seed,
                                                    progress=progress, timeout=remaining,
                                                    early_stop=settings.early_stop, context=context,
                                                    **_float_keyword(settings))
                     record = result.to_record()
+                    if stage is not None:
+                        from dpaudit.replay.command import with_replay_stage
+
+                        record = with_replay_stage(record, stage)
             except DpauditError as exc:  # the library refused: an ERROR of the target
-                record = _error(name, str(exc), replay())
+                record = _error(name, str(exc), replay()) if replay_option is None else \
+                    _error(name, str(exc), _replay_reproduce(name, settings, False), kind="replay")
             library = getattr(spec, "library", None)  # name, version, its claim (as the suite's)
             if isinstance(library, Mapping) and library:
                 record["library"] = dict(library)
@@ -311,4 +432,5 @@ class _Settings:
 
     def __init__(self, settings: Any, confidence: float) -> None:
         self.claim, self.seed, self.early_stop = settings.claim, settings.seed, settings.early_stop
+        self.replay_stage = settings.replay_stage
         self.target_confidence = confidence

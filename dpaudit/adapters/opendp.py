@@ -24,6 +24,10 @@ or one scalar. Randomness: OpenDP samples from the operating system's secure gen
 ignores dpaudit's (``library.own_randomness``); the bound stays valid, a rerun differs. k outputs
 are drawn with one call of ``make_composition([m] * k)``, which invokes the same measurement k
 times on the same input (independent draws of M(x)), about 4x faster than k Python calls.
+
+The spec's function keeps the measurement and d_in (``__dpaudit_opendp__``), so that
+``dpaudit check 'lib:FILE.py' --replay`` can check the stability maps of its chain
+(:func:`dpaudit.replay.opendp.replay_target`).
 """
 
 from __future__ import annotations
@@ -165,7 +169,11 @@ def target(measurement: Any, *, d_in: Any = 1, delta: Optional[float] = None, si
                               f"are at symmetric distance 1; use d_in=2 (one record replaced)")
     chosen = relation if neighbours is None else neighbours
     label = name or f"{measurement.input_metric} >> {measurement.output_measure} at d_in={d_in}"
-    spec = make_spec("opendp", _batch(measurement, convert), label=label, epsilon=epsilon, delta=dlt,
+    func = _batch(measurement, convert)
+    # the measurement itself, for the replay audit (dpaudit.replay.opendp.replay_target: the
+    # stability maps of its chain's transformations, checked on their outputs)
+    func.__dpaudit_opendp__ = {"measurement": measurement, "d_in": d_in, "delta": delta}  # type: ignore[attr-defined]
+    spec = make_spec("opendp", func, label=label, epsilon=epsilon, delta=dlt,
                      neighbours=chosen, domain=domain if domain is not None else dom, size=n,
                      claim_text=f"{text} at d_in = {d_in!r} under {measurement.input_metric}",
                      notion=relation.value, own_randomness=True)

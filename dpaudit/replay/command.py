@@ -31,6 +31,7 @@ from dpaudit.replay.result import KINDS, RECORD_KIND, SEVERITIES
 from dpaudit.results import Verdict, error_record
 
 __all__ = ["check_replay_of", "replay_stage", "record_from_child", "first_pairs", "stage_text",
+           "with_replay_stage", "first_site",
            "STAGE_SHARE", "MAX_FIRST_PAIRS"]
 
 #: the share of a run's remaining time limit (``--timeout``) the replay stage may take
@@ -102,7 +103,7 @@ def run_replay(spec: Any, settings: Any, name: str, *, func: Optional[Callable] 
     rec.setdefault("elapsed_s", time.monotonic() - started)
     if isolation is not None:
         rec["isolation"] = isolation
-    site = _first_site(rec)
+    site = first_site(rec)
     if site is not None:  # where a report (SARIF, HTML) points: the call site of the finding
         from dpaudit.report.model import relative_path
 
@@ -188,7 +189,26 @@ def stage_text(record: Any) -> str:
     return f"replay: {top.get('title') or top.get('kind')}{where}{tail}"
 
 
-def _first_site(rec: dict) -> Optional[dict]:
+def with_replay_stage(record: dict, stage: dict) -> dict:
+    """The sampled audit's record with its replay stage (:mod:`dpaudit.replay.command`) under
+    ``"replay"``. A declared sensitivity exceeded at a call site (the replay's REFUTED) refutes the
+    target even where the sampling did not confirm it: the verdict becomes REFUTED with
+    ``decided_by = "replay"``, and the ε lower bound stays the sampling's (the replay gives
+    none). The replay's other findings are reported beside the verdict, never in it."""
+    from dpaudit.results import Verdict
+
+    out = dict(record)
+    out["replay"] = stage
+    if stage.get("verdict") == Verdict.REFUTED.value and record.get("verdict") in (
+            Verdict.NOT_REFUTED.value, Verdict.INCONCLUSIVE.value):
+        out["verdict"] = Verdict.REFUTED.value
+        out["decided_by"] = "replay"
+        if stage.get("location") and not out.get("location"):
+            out["location"] = stage["location"]
+    return out
+
+
+def first_site(rec: Any) -> Optional[dict]:
     """The call site of the record's strongest finding (a violation first), if it has one."""
     found = [f for f in rec.get("findings") or [] if isinstance(f, dict) and
              isinstance(f.get("site"), dict) and f["site"].get("path") and f["site"].get("line")]

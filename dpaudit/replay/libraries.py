@@ -5,7 +5,9 @@ mechanism class (``diffprivlib.mechanisms``: ``Laplace``, ``LaplaceTruncated``, 
 ``Geometric``, ...) by a wrapper that records the call as a declared primitive: its input
 ``value``, the mechanism's own ``sensitivity``, ``epsilon`` and ``delta``, its bounds, and the
 call site in the code that called the library (``diffprivlib.tools.mean(...)`` in the audited
-code, not diffprivlib's own line). On the replay run the wrapper returns the record's output
+code, not diffprivlib's own line; when that code is dpaudit's own adapter, as for ``dpaudit check
+'lib:diffprivlib:…'``, which has no code of the user's, the line of diffprivlib that called the
+mechanism, e.g. ``diffprivlib/tools/utils.py``). On the replay run the wrapper returns the record's output
 without calling the mechanism (the mechanism's output frozen, as in Re:cord-play), so a
 diffprivlib model or tool is audited with no change to the code that uses it. A mechanism that
 calls another's ``randomise`` (``LaplaceTruncated`` calls ``Laplace``'s) is one call: only the
@@ -18,6 +20,7 @@ import of scikit-learn). The original methods are restored when the block ends, 
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -65,7 +68,26 @@ def _number(x: Any) -> Any:
     return v
 
 
+#: dpaudit's library adapters: code that calls a library on the user's behalf, not the user's code
+_ADAPTERS = folder_of(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                   "adapters", "common.py")) or ""
+
+
+def _site(folder: str, mechanisms_folder: str) -> Any:
+    """The call site of a mechanism call: the first frame outside diffprivlib (the audited code),
+    or, when that frame is dpaudit's adapter (a ``lib:diffprivlib:`` target, no user code), the
+    library's own line that called the mechanism (outside ``diffprivlib/mechanisms/``)."""
+    site = call_site(skip=(folder,), depth=2)
+    if _ADAPTERS and mechanisms_folder and site.path.startswith(_ADAPTERS):
+        inner = call_site(skip=(mechanisms_folder,), depth=2)
+        if not inner.path.startswith(_ADAPTERS):
+            return inner
+    return site
+
+
 def _wrapper(original: Any, mechanisms: Any, folder: str) -> Any:
+    mechanisms_folder = folder_of(getattr(mechanisms, "__file__", None)) or ""
+
     def randomise(self: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
         run = current()
         if run is None or run.depth > 0:
@@ -83,7 +105,7 @@ def _wrapper(original: Any, mechanisms: Any, folder: str) -> Any:
                 params[name] = v if isinstance(v, (int, float, type(None))) else repr(v)
         declared = {"sensitivity": sensitivity, "epsilon": epsilon, "delta": delta, "norm": norm}
         out = run.primitive_call(
-            source="diffprivlib", method=cls.__name__, site=call_site(skip=(folder,)), value=value,
+            source="diffprivlib", method=cls.__name__, site=_site(folder, mechanisms_folder), value=value,
             declared=declared, params=params, distribution=distribution,
             call=lambda: original(self, value, *args, **kwargs))
         return track_output(run, out)
