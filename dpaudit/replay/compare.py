@@ -5,7 +5,8 @@ in this order:
 
 1. **control flow**: whether the runs made the same noise calls (kind and call site) and the
    same operations on noisy values; the first index where they part is *data-dependent control
-   flow*, with both call sites and the two runs' sequences around that index (:func:`sequence`);
+   flow*, with both call sites and the two runs' sequences around that index
+   (:mod:`dpaudit.replay.sequences`);
 2. **public parameters**: for each call made by both runs, its scale, size and other parameters
    (a primitive's declared sensitivity, ε, δ); one that differs is a *data-dependent noise scale*
    at that call site (a size that follows the dataset's size exactly is per-record randomness,
@@ -37,8 +38,10 @@ import numpy as np
 from dpaudit.replay.accounting import (Composition, categorical_epsilon, compose, gaussian_mu,
                                        laplace_epsilon, norm_of)
 from dpaudit.replay.generator import ACCOUNTED
+from dpaudit.replay.sequences import AROUND, add_call_sequences, control_flow, sequence
 from dpaudit.replay.session import Call, Event, Run
 from dpaudit.replay.sites import Site
+from dpaudit.replay.values import Issue, flat_output, same, summary
 
 __all__ = ["Issue", "CallRow", "PairReport", "compare", "RTOL", "summary", "same", "flat_output",
            "sequence", "AROUND"]
@@ -46,17 +49,6 @@ __all__ = ["Issue", "CallRow", "PairReport", "compare", "RTOL", "summary", "same
 #: a declared sensitivity (or the claim) is exceeded when the excess is above RTOL of it
 RTOL = 1e-9
 ATOL = 1e-12
-
-
-@dataclass(frozen=True)
-class Issue:
-    """One thing a pair shows: ``kind`` (a key of :data:`dpaudit.replay.result.KINDS`), the call
-    ``site`` it is about, a one-line ``message`` and its ``values`` (JSON-ready)."""
-
-    kind: str
-    site: Optional[Site]
-    message: str
-    values: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -110,33 +102,6 @@ class PairReport:
         return any(i.kind == kind for i in self.issues)
 
 
-def summary(x: Any, limit: int = 8) -> Any:
-    """A short JSON-ready form of a value: numbers as numbers (non-finite as strings), small
-    arrays as lists, larger ones as their first ``limit`` values and shape."""
-    if x is None or isinstance(x, (bool, str)):
-        return x
-    if isinstance(x, tuple) and x and x[0] == "digest":
-        return {"shape": list(x[1]), "digest": x[3][:12]}
-    try:
-        a = np.asarray(x)
-    except Exception:  # noqa: BLE001 - any object
-        return repr(x)[:120]
-    if a.dtype.kind not in "biuf":
-        return repr(x)[:120]
-    if a.ndim == 0:
-        return _num(a.item())
-    flat = a.reshape(-1)
-    if flat.size <= limit:
-        return [_num(v) for v in flat.tolist()]
-    return {"shape": list(a.shape), "first": [_num(v) for v in flat[:limit].tolist()]}
-
-
-def _num(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
-    return v
-
-
 def _text(x: Any) -> str:
     s = summary(x)
     if isinstance(s, float):
@@ -144,167 +109,6 @@ def _text(x: Any) -> str:
     if isinstance(s, dict) and "first" in s:
         return f"array{tuple(s['shape'])} starting {s['first'][:4]}"
     return str(s)
-
-
-def same(a: Any, b: Any) -> bool:
-    """Whether two recorded values are the same (NaN equal to NaN; arrays by shape and values;
-    digests by digest)."""
-    if isinstance(a, tuple) and a and a[0] == "digest" or isinstance(b, tuple) and b and b[0] == "digest":
-        return a == b
-    try:
-        x, y = np.asarray(a), np.asarray(b)
-    except Exception:  # noqa: BLE001
-        return a == b
-    if x.dtype.kind in "biufc" and y.dtype.kind in "biufc":
-        if x.shape != y.shape:
-            return False
-        return bool(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc" or y.dtype.kind in "fc"))
-    try:
-        return bool(a == b)
-    except Exception:  # noqa: BLE001
-        return False
-
-
-def flat_output(out: Any) -> Optional[np.ndarray]:
-    """An output as a flat float array (numbers, bools, tuples/lists/arrays of them), else None."""
-    try:
-        a = np.asarray(out, dtype=float)
-    except (TypeError, ValueError):
-        return None
-    return a.reshape(-1)
-
-
-def _label(c: Optional[Call]) -> str:
-    return "no call" if c is None else f"{c.method} at {c.site.short()}"
-
-
-#: entries of each run's sequence shown before and after the one where the runs part
-AROUND = 5
-
-
-def _short(x: Any, limit: int = 40) -> str:
-    """A public parameter or an operand as short text (``1``, ``0.5``, ``(2,)``, ``array(10,)``)."""
-    if isinstance(x, tuple) and not (x and x[0] == "digest"):
-        text = "(" + ", ".join(_short(v, limit) for v in x) + ("," if len(x) == 1 else "") + ")"
-    elif isinstance(x, tuple):
-        text = f"array{tuple(x[1])}"
-    else:
-        s = summary(x, limit=4)
-        if isinstance(s, float):
-            text = f"{s:.6g}"
-        elif isinstance(s, dict) and "shape" in s:
-            text = f"array{tuple(s['shape'])}"
-        elif isinstance(s, list):
-            text = "[" + ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in s) + "]"
-        else:
-            text = str(s)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _call_entry(c: Call) -> dict:
-    """One noise call of a run as a sequence shows it: its index, method, call site and its
-    public parameters as short text (the distribution, then ``key value`` pairs; a scalar draw's
-    empty size left out)."""
-    parts = [c.distribution] if c.distribution and c.distribution != c.method else []
-    for k, v in c.params.items():
-        if v is None or (k == "size" and v == ()):
-            continue
-        parts.append(f"{k} {_short(v)}")
-    return {"index": c.index, "method": c.method, "site": c.site.short(), "params": _cut(", ".join(parts))}
-
-
-def _event_entry(e: Event) -> dict:
-    """One operation on a noisy value as a sequence shows it: its index, numpy operation, site,
-    the noise calls it involves and its operands that carry no noise, as short text."""
-    calls = ", ".join(f"#{o + 1}" for o in e.origins)
-    operands = ", ".join(_short(x) for x in e.operands)
-    text = f"call{'s' if len(e.origins) > 1 else ''} {calls}" + (f" with {operands}" if operands else "")
-    return {"index": None, "operation": e.ufunc, "site": e.site.short(), "params": _cut(text)}
-
-
-def _cut(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def sequence(rec: Run, rep: Run, what: str, at: int) -> dict:
-    """The two runs' noise calls (``what`` ``"calls"``) or operations on noisy values
-    (``"operations"``) around index ``at``, where they part: ``{"of", "parted_at", "D",
-    "D_prime", "before", "after_D", "after_D_prime"}``, at most :data:`AROUND` entries on each
-    side of ``at`` per run, and how many were left out before the first shown and after the last
-    (JSON-ready, a few hundred bytes)."""
-    a_all, b_all = (rec.calls, rep.calls) if what == "calls" else (rec.events, rep.events)
-    entry = _call_entry if what == "calls" else _event_entry
-    lo = max(0, at - AROUND)
-
-    def window(items: list) -> tuple[list, int]:
-        shown = items[lo: at + AROUND + 1]
-        out = []
-        for i, x in enumerate(shown, start=lo):
-            e = entry(x)
-            e["index"] = i
-            out.append(e)
-        return out, max(0, len(items) - (at + AROUND + 1))
-
-    d, after_d = window(a_all)
-    dp, after_dp = window(b_all)
-    return {"of": what, "parted_at": at, "D": d, "D_prime": dp, "before": lo,
-            "after_D": after_d, "after_D_prime": after_dp}
-
-
-def _control_flow(rec: Run, rep: Run, issues: list) -> tuple[int, int]:
-    """The first call and the first operation where the runs part (their counts when they
-    do not), adding the issue."""
-    d = rep.divergence
-    n_calls = min(len(rec.calls), len(rep.calls))
-    n_events = min(len(rec.events), len(rep.events))
-    if d is None and len(rec.calls) != len(rep.calls):
-        k = n_calls
-        d_what, d_index = "call", k
-    elif d is None and len(rec.events) != len(rep.events):
-        d_what, d_index = "event", n_events
-    elif d is not None:
-        d_what, d_index = d.what, d.index
-    else:
-        return n_calls, n_events
-    if d_what == "call":
-        k = d_index
-        a = rec.calls[k] if k < len(rec.calls) else None
-        b = rep.calls[k] if k < len(rep.calls) else None
-        site = b.site if b is not None else (a.site if a is not None else None)
-        issues.append(Issue(
-            "data_dependent_control_flow", site,
-            f"data-dependent control flow: the noise calls part at call #{k + 1}: on D, {_label(a)}; "
-            f"on D′, {_label(b)}",
-            {"index": k, "D": None if a is None else {"method": a.method, "site": a.site.to_record()},
-             "D_prime": None if b is None else {"method": b.method, "site": b.site.to_record()},
-             "sequence": sequence(rec, rep, "calls", k)}))
-        return k, 0 if k == 0 else _events_before(rec, rep, k)
-    k = d_index
-    a = rec.events[k] if k < len(rec.events) else None
-    b = rep.events[k] if k < len(rep.events) else None
-    site = b.site if b is not None else (a.site if a is not None else None)
-
-    def lab(e: Optional[Event]) -> str:
-        return "no operation" if e is None else f"{e.ufunc} at {e.site.short()}"
-
-    issues.append(Issue(
-        "data_dependent_control_flow", site,
-        f"data-dependent control flow: the operations on noisy values part at operation #{k + 1}: "
-        f"on D, {lab(a)}; on D′, {lab(b)}",
-        {"index": k, "D": None if a is None else {"operation": a.ufunc, "site": a.site.to_record()},
-         "D_prime": None if b is None else {"operation": b.ufunc, "site": b.site.to_record()},
-         "sequence": sequence(rec, rep, "operations", k)}))
-    return n_calls, k
-
-
-def _events_before(rec: Run, rep: Run, k: int) -> int:
-    """The operations both runs made on the draws before call ``k``."""
-    n = 0
-    for a, b in zip(rec.events, rep.events):
-        if a.key != b.key or any(o >= k for o in a.origins):
-            break
-        n += 1
-    return n
 
 
 def _per_record(a: Call, b: Call, n_d: int, n_dp: int) -> bool:
@@ -531,7 +335,7 @@ def compare(rec: Run, rep: Run, out_d: Any, out_dp: Any, dataset: np.ndarray,
     """Compare the record on ``dataset`` with the replay on ``neighbour`` (module docstring)."""
     issues: list = []
     notes: list = []
-    n_calls, n_events = _control_flow(rec, rep, issues)
+    n_calls, n_events = control_flow(rec, rep, issues)
     diverged = bool(issues)
     n_d, n_dp = len(dataset), len(neighbour)
     for a, b in zip(rec.calls[:n_calls], rep.calls[:n_calls]):
@@ -588,12 +392,7 @@ def compare(rec: Run, rep: Run, out_d: Any, out_dp: Any, dataset: np.ndarray,
         shift = _shift(va, vb)
         _zero_scale(a, shift, va, vb, issues)
         rows.append(_numpy_row(a, shift, how, epsilon, laplace, mus, va, vb))
-    sequenced: set = set()
-    for i in issues:  # a call whose public parameters (or input's shape) differ: the calls around it
-        if i.kind == "data_dependent_noise_scale" and "sequence" not in i.values \
-                and isinstance(i.values.get("call"), int) and i.site is not None and i.site.key not in sequenced:
-            sequenced.add(i.site.key)
-            i.values["sequence"] = sequence(rec, rep, "calls", i.values["call"])
+    add_call_sequences(rec, rep, issues)
     unnoised: list = []
     if not diverged:
         fa, fb = flat_output(out_d), flat_output(out_dp)

@@ -52,11 +52,12 @@ from dpaudit.neighbours.pair import Pair
 from dpaudit.neighbours.patterns import structured_pairs
 from dpaudit.neighbours.relations import allowed_sizes
 from dpaudit.neighbours.strategies import neighbouring_pairs
-from dpaudit.replay.compare import PairReport, compare, flat_output, same
+from dpaudit.replay.compare import PairReport, compare
 from dpaudit.replay.generator import RecordingGenerator
 from dpaudit.replay.session import Run, active
 from dpaudit.replay.sites import Site
 from dpaudit.replay.tracked import plain_output
+from dpaudit.replay.values import flat_output, same
 from dpaudit.spec import CallForm
 
 __all__ = ["BUDGET", "EXAMPLES", "PATTERN_SHARE", "CONFIRM_PAIRS", "Problem", "MechanismFailed",

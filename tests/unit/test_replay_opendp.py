@@ -1,4 +1,4 @@
-"""The OpenDP stability-map check and OpenDP targets audited by replay (dpaudit/replay/opendp.py).
+"""The OpenDP stability-map check and OpenDP targets audited by replay (dpaudit/replay/opendp/).
 
 A deliberately wrong stability map (a user transformation, OpenDP's "honest-but-curious"
 feature) is caught with both numbers stated exactly; OpenDP's own make_sum passes; a chain built

@@ -12,7 +12,7 @@ Every format shows each finding at its call site (``path:line`` and the line of 
 was seen there: the value on D and on D′, the noise scale, the declared sensitivity and the excess
 (from the finding's ``values`` and the accounting row of that site), and, for data-dependent
 control flow and noise scale, the two runs' sequences side by side around where they part
-(``values["sequence"]``, :func:`dpaudit.replay.compare.sequence`). SARIF has a rule per finding
+(``values["sequence"]``, :func:`dpaudit.replay.sequences.sequence`). SARIF has a rule per finding
 kind (:data:`FINDING_RULES`) and a result per finding, at its call site.
 """
 
