@@ -178,12 +178,12 @@ def _recording_chains(path: str) -> Any:
     return recording()
 
 
-def _reproduce(target: str, settings: Any, budget: int, own_randomness: bool,
-               float_policy: Optional[str] = None) -> str:
-    from dpaudit.config import defaults
-    from dpaudit.reproduce import OWN_RANDOMNESS_NOTE, number
+def _claim_flags(settings: Any) -> list[str]:
+    """``--neighbours``, ``--size`` and ``--domain`` as the run gave them (the rest of a library
+    target's claim is the library's own)."""
+    from dpaudit.reproduce import number
 
-    parts = ["dpaudit", "check", target]
+    parts = []
     for key in ("neighbours", "size"):
         if settings.claim.get(key) is not None:
             value = settings.claim[key]
@@ -191,6 +191,15 @@ def _reproduce(target: str, settings: Any, budget: int, own_randomness: bool,
     if settings.claim.get("domain") is not None:
         dom = settings.claim["domain"]
         parts.append(f"--domain={number(dom.lo)}:{number(dom.hi)}")
+    return parts
+
+
+def _reproduce(target: str, settings: Any, budget: int, own_randomness: bool,
+               float_policy: Optional[str] = None) -> str:
+    from dpaudit.config import defaults
+    from dpaudit.reproduce import OWN_RANDOMNESS_NOTE, number
+
+    parts = ["dpaudit", "check", target, *_claim_flags(settings)]
     parts.append(f"--samples={int(budget)}")
     if settings.target_confidence != defaults()["confidence"]:
         parts.append(f"--confidence={number(settings.target_confidence)}")
@@ -209,16 +218,7 @@ def _reproduce(target: str, settings: Any, budget: int, own_randomness: bool,
 
 def _replay_reproduce(target: str, settings: Any, nonfinite: bool) -> str:
     """The ``dpaudit check`` line that replays a library target's replay audit."""
-    from dpaudit.reproduce import number
-
-    parts = ["dpaudit", "check", target, "--replay"]
-    for key in ("neighbours", "size"):
-        if settings.claim.get(key) is not None:
-            value = settings.claim[key]
-            parts.append(f"--{key}={getattr(value, 'value', value)}")
-    if settings.claim.get("domain") is not None:
-        dom = settings.claim["domain"]
-        parts.append(f"--domain={number(dom.lo)}:{number(dom.hi)}")
+    parts = ["dpaudit", "check", target, "--replay", *_claim_flags(settings)]
     if nonfinite:
         parts.append("--nonfinite")
     parts.append(f"--seed={int(settings.seed)}")

@@ -337,19 +337,26 @@ def _call(func: Any, args: tuple, watchdog: Optional[_Watchdog], call_timeout: O
         return ("value", portable_outputs([func(*args)])[0])
     except NotPlain as exc:
         return ("error", exc.cause, False, 0)
-    except CallTimeout:
-        return ("error", hung(call_timeout), True, 0)
-    except MemoryError as exc:
-        cap = f" of {describe_size(memory)}" if memory is not None else ""
-        return ("error", f"exceeded the memory cap{cap} (MemoryError: {str(exc)[:80]})", True, 0)
-    except SystemExit as exc:
-        return ("error", f"called sys.exit({exc.code!r})", True, 0)
+    except (CallTimeout, MemoryError, SystemExit) as exc:
+        return _stopped(exc, call_timeout, memory)
     except BaseException as exc:  # KeyboardInterrupt included: the function raised it
         text = str(exc).splitlines()[0] if str(exc) else ""
         return ("raised", type(exc).__name__, text[:500])
     finally:
         if watchdog is not None:
             watchdog.busy = False
+
+
+def _stopped(exc: BaseException, call_timeout: Optional[float],
+             memory: Optional[int]) -> tuple:  # pragma: no cover - in the child
+    """The error reply of a call the watchdog interrupted, that ran out of memory or that called
+    ``sys.exit``."""
+    if isinstance(exc, CallTimeout):
+        return ("error", hung(call_timeout), True, 0)
+    if isinstance(exc, MemoryError):
+        cap = f" of {describe_size(memory)}" if memory is not None else ""
+        return ("error", f"exceeded the memory cap{cap} (MemoryError: {str(exc)[:80]})", True, 0)
+    return ("error", f"called sys.exit({getattr(exc, 'code', None)!r})", True, 0)
 
 
 def _engine(name: str, original: Any, func: Any, options: dict, watchdog: Optional[_Watchdog],
@@ -373,13 +380,8 @@ def _engine(name: str, original: Any, func: Any, options: dict, watchdog: Option
         watchdog.begin()
     try:
         return ("record", engine(counted, **options))
-    except CallTimeout:
-        return ("error", hung(call_timeout), True, 0)
-    except MemoryError as exc:
-        cap = f" of {describe_size(memory)}" if memory is not None else ""
-        return ("error", f"exceeded the memory cap{cap} (MemoryError: {str(exc)[:80]})", True, 0)
-    except SystemExit as exc:
-        return ("error", f"called sys.exit({exc.code!r})", True, 0)
+    except (CallTimeout, MemoryError, SystemExit) as exc:
+        return _stopped(exc, call_timeout, memory)
     except Exception as exc:  # noqa: BLE001 - a claim the engine refuses: the target's ERROR
         return ("error", f"{type(exc).__name__}: {str(exc)[:300]}", False, 0)
     finally:
