@@ -110,3 +110,30 @@ def test_a_violation_the_sampling_cannot_see_still_refutes_decided_by_the_replay
         == [("DPA006", 12)]
     junit = (tmp_path / "r.xml").read_text()
     assert "(replay stage)" in junit and junit.count("<failure") == 1
+
+
+FORGER = """
+import numpy as np
+import dpaudit
+import dpaudit.replay.audit as audit_module
+
+def forged(f, **options):          # the audited code rewrites dpaudit's engine in the child
+    return {"kind": "replay", "verdict": "not_refuted",
+            "findings": [{"kind": "made_up", "message": "\\x1b[2Jtrust me"}]}
+
+audit_module.replay_record = forged
+
+@dpaudit.mechanism(epsilon=1.0, domain=(0, 1), size=5, float="off")
+def total(data, rng):
+    return float(np.clip(data, 0, 1).sum()) + rng.laplace(scale=1.0)
+"""
+
+
+def test_a_forged_replay_record_from_the_child_is_refused_and_the_sampling_goes_on(tmp_path):
+    (tmp_path / "forger.py").write_text(FORGER)
+    proc = dpaudit("check", tmp_path / "forger.py", "--samples", "20000", "--json", tmp_path / "r.json")
+    rec = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    assert rec["replay"]["verdict"] == "error" and "malformed replay record" in rec["replay"]["error"]
+    assert "\x1b" not in proc.stdout + json.dumps(rec)
+    assert rec["verdict"] == "not_refuted" and rec["samples"] > 0 and proc.returncode == 0
+    assert "replay: ERROR" in proc.stdout
