@@ -272,8 +272,29 @@ def run(argv: Optional[Sequence[str]] = None) -> ExitCode:
         return ExitCode.INTERNAL_ERROR
 
 
+def _quiet_lost_interrupts() -> None:
+    """Leave out of stderr the ``Exception ignored in ...`` traceback of a KeyboardInterrupt that
+    a SIGTERM, SIGHUP or Ctrl-C raised where Python cannot let it propagate (a weakref callback of
+    the import system, a ``__del__``): the stop itself is not lost, the sandbox and the progress
+    callback raise it again (:func:`dpaudit.execution.sandbox.stop_received`), and dpaudit ends
+    with its one line ``dpaudit: interrupted``. Any other unraisable exception is reported as
+    before."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable) -> None:  # noqa: ANN001 - sys.UnraisableHookArgs
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            from dpaudit.execution.sandbox import stop_received
+
+            if stop_received() is not None:
+                return
+        previous(unraisable)
+
+    sys.unraisablehook = hook
+
+
 def main(argv: Optional[Sequence[str]] = None) -> None:
     """Console entry point: the only place that exits."""
+    _quiet_lost_interrupts()
     code = run(argv)
     try:
         if sys.stdout is not None:

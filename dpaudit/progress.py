@@ -82,7 +82,16 @@ class Progress:
         """One progress event from the auditor (a dict; see the module docstring). The
         ``"estimate"`` event of an audit expected to take :data:`ESTIMATE_SHOWN` seconds or more
         is a line of its own (also in CI, where there is no status line), with what would shorten
-        it."""
+        it.
+
+        A stop asked for by a signal whose interrupt was swallowed on the way (see
+        :func:`dpaudit.execution.sandbox.stop_received`) is raised here again: an audit in
+        process never looks at a sandbox, but reports its progress."""
+        from dpaudit.execution.sandbox import stop_received
+
+        stopped = stop_received()
+        if stopped is not None:
+            raise KeyboardInterrupt(stopped)
         if isinstance(event, Mapping) and event.get("phase") == "estimate" and not self.quiet:
             self._estimate(event)
         if not self.enabled or not isinstance(event, Mapping):

@@ -47,6 +47,7 @@ import math
 import os
 import pickle
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -61,7 +62,7 @@ from dpaudit.execution import safe_pickle
 from dpaudit.execution.base import BatchTask
 from dpaudit.execution.child import KILL_GRACE, WATCHDOG_EXIT
 from dpaudit.execution.isolation import child_environment
-from dpaudit.execution.process import OutputTail, describe_exit, kill_tree, printable
+from dpaudit.execution.process import OutputTail, StopOnSignals, describe_exit, kill_tree, printable
 from dpaudit.execution.shared_outputs import OutputPool
 from dpaudit.execution.wire import (MAX_REPLY_BYTES, Frame, describe_reply, error_reply, malformed,
                                     reply_limit)  # MAX_REPLY_BYTES: re-exported
@@ -481,6 +482,9 @@ class SandboxExecutor:
         seen, since = (self._call_count(), started) if self._calls is not None else (0, started)
         frame = Frame(reply_limit(self.memory))
         while True:
+            stopped = stop_received()
+            if stopped is not None:
+                raise KeyboardInterrupt(stopped)
             ready = wait([self._recv, self._tail], _POLL) if self._tail.fileno() >= 0 \
                 else wait([self._recv], _POLL)
             if self._tail in ready:
@@ -601,6 +605,27 @@ class SandboxExecutor:
     def _with_tail(self, cause: str, show_tail: bool = True) -> str:
         tail = self.output_tail() if show_tail else ""
         return f"{cause}; its last output: {tail}" if tail else cause
+
+
+def stop_received() -> Optional[str]:
+    """The signal (``"SIGTERM"``, ``"SIGHUP"``, ``"Ctrl-C"``) that the
+    :class:`~dpaudit.execution.process.StopOnSignals` installed in this process has received, or
+    None (none installed, or no signal yet).
+
+    Its handler raises KeyboardInterrupt wherever the main thread is, and ignores any later
+    signal; an interrupt raised inside code that swallows every exception is lost. The first
+    import of ``numpy.random._generator`` (and of other Cython modules with memoryviews) is such
+    code: it registers Cython's memoryview types with ``collections.abc.Sequence`` and ignores
+    any failure, and ``dpaudit check`` makes that import while the sandbox child boots. A SIGTERM
+    landing there left the audit running to its ``--timeout``. :meth:`SandboxExecutor._receive`
+    asks this at each look at the child and raises the interrupt again, so a stop is never lost
+    for longer than one poll of the sandbox."""
+    for name in StopOnSignals._SIGNALS:
+        sig = getattr(signal, name, None)
+        owner = getattr(signal.getsignal(sig), "__self__", None) if sig is not None else None
+        if isinstance(owner, StopOnSignals) and owner.received is not None:
+            return owner.received
+    return None
 
 
 def remove_tree(path: str) -> None:
