@@ -9,10 +9,12 @@ must name. For every file this script records:
 * the replay audit (:func:`dpaudit.replay.replay_audit`, default budget of 200 calls, the file's
   ``REPLAY`` options): its verdict, whether it reported the expected kind at the expected line
   (``found``), the call site it names, seconds, calls and pairs;
-* beside it, the default sampled audit on the same file, ``python -m dpaudit check FILE --json OUT
-  --quiet`` in a subprocess (with ``--timeout`` so that a slow mechanism cannot hold the run: the
-  sampled audit needs millions of calls), its verdict, the logic and float64 findings, its ε lower
-  bound and wall time.
+* beside it, the default ``dpaudit check`` on the same file, ``python -m dpaudit check FILE --json
+  OUT --quiet`` in a subprocess (with ``--timeout`` so that a slow mechanism cannot hold the run:
+  the sampled audit needs millions of calls): its verdict, the logic and float64 findings, its ε
+  lower bound, which finding decided it (``by``: logic, float, or replay when only the replay
+  stage's violation refutes), the verdict of its replay stage (``stage``), whether its refuting
+  pair is one the replay stage pointed at (``pair``), and wall time.
 
 Then checks issue 29's targets: at least 10 documented bugs found, each with the right call site
 in at most 10 s; at least 8 controls, none with a violation; every replay within 200 calls.
@@ -96,6 +98,15 @@ def _sampled(path: Path, timeout: float) -> dict:
             return row
         rec = json.loads(out.read_text())["results"][0]
     findings = rec.get("findings") or {}
+    stage = rec.get("replay") or {}
+    cx = rec.get("counterexample") or {}
+    stage_pairs = [(f.get("dataset"), f.get("neighbour")) for f in stage.get("findings") or []]
+    row.update({"replay_stage": stage.get("verdict"),
+                "replay_stage_kinds": sorted({f["kind"] for f in stage.get("findings") or []}),
+                "decided_by": rec.get("decided_by"),
+                # the sampling's refuting pair is one the replay stage pointed at
+                "on_replay_pair": rec.get("verdict") == "refuted" and bool(cx) and
+                (cx.get("dataset"), cx.get("neighbour")) in stage_pairs})
     row.update({"verdict": rec.get("verdict"), "epsilon_lower_bound": rec.get("epsilon_lower_bound"),
                 "samples": rec.get("samples"), "elapsed_s": rec.get("elapsed_s"),
                 "logic": (findings.get("logic") or {}).get("verdict"),
@@ -103,6 +114,10 @@ def _sampled(path: Path, timeout: float) -> dict:
                 "timed_out": bool((rec.get("details") or {}).get("timed_out")),
                 "error": rec.get("error")})
     return row
+
+
+def _bound(x) -> str:
+    return "-" if x is None else f"{float(x):.3g}"
 
 
 def _role(module) -> str:
@@ -127,7 +142,8 @@ def main(argv=None) -> int:
     if args.only:
         files = [p for p in files if args.only in p.name]
     emit(lines, f"{'file':42s} {'role':8s} {'source':46s} {'replay':13s} {'found':5s} {'site':38s} "
-                f"{'s':>6s} {'calls':>5s}  {'sampled':13s} {'logic':12s} {'s':>7s}")
+                f"{'s':>6s} {'calls':>5s}  {'sampled':13s} {'logic':12s} {'ε_LB':>7s} {'by':6s} "
+                f"{'stage':13s} {'pair':4s} {'s':>7s}")
     for path in files:
         module = _load(path)
         row = {"file": str(path.relative_to(ROOT)), "role": _role(module),
@@ -142,6 +158,8 @@ def main(argv=None) -> int:
         emit(lines, f"{path.stem[:42]:42s} {row['role'][:8]:8s} {str(row['source'])[:46]:46s} "
                     f"{r['verdict']:13s} {found:5s} {str(r['site'])[:38]:38s} {r['seconds']:6.2f} "
                     f"{r['calls']:5d}  {str(s.get('verdict', '-')):13s} {str(s.get('logic', '-')):12s} "
+                    f"{_bound(s.get('epsilon_lower_bound')):>7s} {str(s.get('decided_by') or '-')[:6]:6s} "
+                    f"{str(s.get('replay_stage') or '-'):13s} {'yes' if s.get('on_replay_pair') else '-':4s} "
                     f"{s.get('seconds', float('nan')):7.1f}")
     bugs = [r for r in record["rows"] if r["role"] == "bug"]
     controls = [r for r in record["rows"] if r["role"] == "control"]
