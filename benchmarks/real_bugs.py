@@ -100,7 +100,9 @@ def _sampled(path: Path, timeout: float) -> dict:
     findings = rec.get("findings") or {}
     stage = rec.get("replay") or {}
     cx = rec.get("counterexample") or {}
-    stage_pairs = [(f.get("dataset"), f.get("neighbour")) for f in stage.get("findings") or []]
+    # the pairs the stage hands to the sampling (dpaudit.replay.command.first_pairs' rule)
+    stage_pairs = [(f.get("dataset"), f.get("neighbour")) for f in stage.get("findings") or []
+                   if f.get("severity") in ("violation", "finding") or f.get("kind") == "composition_excess"]
     row.update({"replay_stage": stage.get("verdict"),
                 "replay_stage_kinds": sorted({f["kind"] for f in stage.get("findings") or []}),
                 "decided_by": rec.get("decided_by"),

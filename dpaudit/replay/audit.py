@@ -15,6 +15,7 @@ mechanism calls (200 by default), not millions of samples, and names the line.
 from __future__ import annotations
 
 import math
+import re
 import time
 from typing import Any, Callable, Optional
 
@@ -36,6 +37,10 @@ __all__ = ["replay_audit", "replay_pair", "replay_record", "SLACK"]
 SLACK = 0.25
 #: findings kept per kind (distinct call sites)
 PER_KIND = 5
+#: within a severity, the findings told first: the most specific (a data-dependent control
+#: flow is often by design, as in a sparse vector)
+_TOLD_FIRST = {"data_dependent_noise_scale": 0, "unnoised_release": 1, "data_outside_noise": 2,
+               "noise_reuse": 3, "data_dependent_control_flow": 4}
 
 
 def _problem(f: Callable, *, epsilon: Any, delta: Any, neighbours: Any, domain: Any, size: Any,
@@ -92,7 +97,7 @@ def replay_audit(f: Callable, *, epsilon: Any = None, delta: Any = None, neighbo
             outcome = search(engine)
         except MechanismFailed as failed:
             return _result(p, Verdict.ERROR, (), {}, engine.calls, engine.pairs, started, {},
-                           True, error=f"{p.name} {failed.message}",
+                           True, error=f"{p.name} {failed.message} on dataset {_shown(failed.data)}",
                            failed_on=tuple(failed.data.tolist()), libraries=tuple(libraries))
     findings = _findings(p, outcome)
     verdict = _verdict(findings)
@@ -127,8 +132,20 @@ def _reproduce(p: Problem) -> str:
 
 
 def _pair_line(p: Problem, report: PairReport) -> str:
-    return (f"dpaudit.replay.replay_pair({p.name}, {_floats(report.dataset)}, "
-            f"{_floats(report.neighbour)}, epsilon={p.epsilon!r}, delta={p.delta!r})")
+    """The Python call that replays one pair (the function by its own name: ``file.py:f`` and
+    ``module.f`` are called as ``f``), with the whole claim."""
+    last = re.split(r"[:.]", p.name)[-1]
+    func = last if last.isidentifier() else "f"
+    return (f"dpaudit.replay.replay_pair({func}, {_floats(report.dataset)}, "
+            f"{_floats(report.neighbour)}, epsilon={p.epsilon!r}, delta={p.delta!r}, "
+            f"neighbours={p.neighbours.value!r}, domain=({p.domain.lo!r}, {p.domain.hi!r}), "
+            f"size={p.size}, seed={p.seed})")
+
+
+def _shown(a: np.ndarray, most: int = 8) -> str:
+    """A dataset in an error line: ``[0.0, 1.0]``, or its first records and its size."""
+    v = [repr(float(x)) for x in np.asarray(a).reshape(-1)]
+    return f"[{', '.join(v[:most])}, … ({len(v)} records)]" if len(v) > most else f"[{', '.join(v)}]"
 
 
 def _floats(a: np.ndarray) -> str:
@@ -204,7 +221,7 @@ def _findings(p: Problem, outcome: Any) -> tuple:
         add(slack)
     found = [chosen[k] for k in order]
     rank = {s: i for i, s in enumerate(SEVERITIES)}
-    return tuple(sorted(found, key=lambda f: rank[KINDS[f.kind][0]]))
+    return tuple(sorted(found, key=lambda f: (rank[KINDS[f.kind][0]], _TOLD_FIRST.get(f.kind, 9))))
 
 
 def _slack(p: Problem, outcome: Any) -> Optional[ReplayFinding]:
@@ -272,7 +289,8 @@ def replay_pair(f: Callable, dataset: Any, neighbour: Any, *, epsilon: Any = Non
             report = engine.evaluate(Pair(d, dn, "given pair"), 10)
         except MechanismFailed as failed:
             return _result(p, Verdict.ERROR, (), {}, engine.calls, engine.pairs, started, {}, True,
-                           error=f"{p.name} {failed.message}", failed_on=tuple(failed.data.tolist()),
+                           error=f"{p.name} {failed.message} on dataset {_shown(failed.data)}",
+                           failed_on=tuple(failed.data.tolist()),
                            libraries=tuple(libraries))
     outcome.reports.append(report)
     outcome.best = report

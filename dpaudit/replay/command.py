@@ -38,6 +38,8 @@ __all__ = ["check_replay_of", "replay_stage", "record_from_child", "first_pairs"
 STAGE_SHARE = 0.2
 #: the replay's pairs handed to the sampled audit, at most
 MAX_FIRST_PAIRS = 3
+#: the replay stage is not run with less time than this (seconds) for it
+MIN_STAGE_SECONDS = 1.0
 
 
 def _options(spec: Any, settings: Any, name: str, *, nonfinite: bool = False,
@@ -76,7 +78,7 @@ def run_replay(spec: Any, settings: Any, name: str, *, func: Optional[Callable] 
                isolation: Optional[str] = None) -> dict:
     """The replay record of the target: run here on ``func`` (in process) or in the sandbox
     child of ``executor``; an ERROR record when the mechanism or the child fails."""
-    from dpaudit.errors import DpauditError, MechanismError
+    from dpaudit.errors import DpauditError, MechanismError, TimeLimitReached
     from dpaudit.execution.sandbox import SandboxFailure
 
     options = _options(spec, settings, name, nonfinite=nonfinite, timeout=timeout)
@@ -92,10 +94,15 @@ def run_replay(spec: Any, settings: Any, name: str, *, func: Optional[Callable] 
             raw = executor.run_engine("dpaudit.replay.audit:replay_record", options, limit)
             rec = record_from_child(raw, name=name, claim=_claim(spec))
             rec["details"] = {**rec.get("details", {}), "ran_in": "the sandbox child"}
+    except TimeLimitReached:  # the run's own limit, not the mechanism's fault
+        rec = limited_record(name, spec, "the run's time limit (--timeout) was reached during the "
+                             "replay: its pairs are untested")
     except SandboxFailure as exc:
-        rec = error_record(RECORD_KIND, name, f"{name} {exc.cause}", reproduce=reproduce)
+        rec = error_record(RECORD_KIND, name, f"{name} {exc.cause}", reproduce=reproduce,
+                           claim=_claim(spec))
     except (MechanismError, DpauditError) as exc:
-        rec = error_record(RECORD_KIND, name, f"{type(exc).__name__}: {exc}", reproduce=reproduce)
+        rec = error_record(RECORD_KIND, name, f"{type(exc).__name__}: {exc}", reproduce=reproduce,
+                           claim=_claim(spec))
     except ValueError as exc:  # a record of the wrong shape from the child
         rec = error_record(RECORD_KIND, name, f"{name} sent back a malformed replay record ({exc})",
                            reproduce=reproduce)
@@ -122,9 +129,27 @@ def check_replay_of(spec: Any, settings: Any, name: str, *, func: Optional[Calla
 def replay_stage(spec: Any, settings: Any, name: str, *, func: Optional[Callable] = None,
                  executor: Any = None, remaining: Optional[float] = None) -> dict:
     """The replay stage before a sampled audit: the replay record, with at most
-    :data:`STAGE_SHARE` of the remaining time limit."""
-    timeout = None if remaining is None else max(1.0, STAGE_SHARE * remaining)
+    :data:`STAGE_SHARE` of the remaining time limit (not run, and said so, when that is under
+    :data:`MIN_STAGE_SECONDS`)."""
+    timeout = None if remaining is None else STAGE_SHARE * remaining
+    if timeout is not None and timeout < MIN_STAGE_SECONDS:
+        return limited_record(name, spec, f"not run: {timeout:.2g} s of the time limit (--timeout) "
+                              f"was left for it")
     return run_replay(spec, settings, name, func=func, executor=executor, timeout=timeout)
+
+
+def limited_record(name: str, spec: Any, why: str) -> dict:
+    """A replay record cut short by the run's time limit before it could say anything: one
+    ``time_limit`` limit, INCONCLUSIVE (never an ERROR: the mechanism did nothing wrong)."""
+    severity, title = KINDS["time_limit"]
+    return {"kind": RECORD_KIND, "target": name, "verdict": Verdict.INCONCLUSIVE.value,
+            "elapsed_s": None, "reproduce": "", "error": None, "method": "replay",
+            "claim": _claim(spec), "calls": 0, "budget": 0, "pairs": 0, "phases": {},
+            "accounting": {}, "noise_intercepted": True, "libraries": [], "failed_on": None,
+            "details": {}, "findings": [{"kind": "time_limit", "severity": severity, "title": title,
+                                         "message": why, "site": None, "dataset": None,
+                                         "neighbour": None, "pair_label": "", "values": {},
+                                         "reproduce": ""}]}
 
 
 def first_pairs(rec: dict, spec: Any) -> tuple:
@@ -167,7 +192,8 @@ def first_pairs(rec: dict, spec: Any) -> tuple:
 
 def stage_text(record: Any) -> str:
     """The replay stage of a sampled audit's record in a few words, for the terminal line:
-    ``replay: declared sensitivity exceeded at f.py:12 (and 1 more finding)``, or the stage's
+    ``replay: data-dependent noise scale at f.py:12; data-dependent control flow at f.py:12``
+    (three at most, then ``and N more``), or the stage's
     ERROR; ``""`` when the stage has no violation or finding (its notes and limits are in the
     reports), decided the verdict (its finding heads the line), or the record has no stage."""
     stage = record.get("replay") if isinstance(record, dict) else None
@@ -178,15 +204,12 @@ def stage_text(record: Any) -> str:
     strong = [f for f in stage.get("findings") or [] if isinstance(f, dict)
               and f.get("severity") in ("violation", "finding")]
     if not strong:
-        return ""
-    top = strong[0]
-    site = top.get("site") or {}
-    where = ""
-    if isinstance(site, dict) and site.get("path") and site.get("line"):
-        where = f" at {str(site['path']).rsplit('/', 1)[-1]}:{site['line']}"
-    more = len(strong) - 1
-    tail = f" (and {more} more finding{'s' if more > 1 else ''})" if more else ""
-    return f"replay: {top.get('title') or top.get('kind')}{where}{tail}"
+        cut = any(isinstance(f, dict) and f.get("kind") == "time_limit" for f in stage.get("findings") or [])
+        return "replay: cut short by the time limit" if cut else ""
+    named = [f"{f.get('title') or f.get('kind')}{_at(f.get('site'))}" for f in strong[:3]]
+    more = len(strong) - len(named)
+    tail = f" and {more} more" if more else ""
+    return "replay: " + "; ".join(named) + tail
 
 
 def with_replay_stage(record: dict, stage: dict) -> dict:
@@ -206,6 +229,12 @@ def with_replay_stage(record: dict, stage: dict) -> dict:
         if stage.get("location") and not out.get("location"):
             out["location"] = stage["location"]
     return out
+
+
+def _at(site: Any) -> str:
+    if isinstance(site, dict) and site.get("path") and site.get("line"):
+        return f" at {str(site['path']).rsplit('/', 1)[-1]}:{site['line']}"
+    return ""
 
 
 def first_site(rec: Any) -> Optional[dict]:
@@ -279,7 +308,7 @@ def record_from_child(raw: Any, *, name: str, claim: dict) -> dict:
         raise ValueError("not a replay record")
     if raw.get("verdict") == Verdict.ERROR.value:
         message = _text(raw.get("error") or "failed during the replay")
-        rec = error_record(RECORD_KIND, name, message)
+        rec = error_record(RECORD_KIND, name, message, claim=dict(claim))
         rec["failed_on"] = _numbers(raw.get("failed_on"))
         return rec
     items = raw.get("findings")

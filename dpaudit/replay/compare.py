@@ -312,9 +312,11 @@ def _declared_row(a: Call, b: Call, claim_eps: float, issues: list, declared_spe
                 "sensitivity_exceeded", b.site,
                 f"declared sensitivity exceeded at {b.site.short()} ({b.method}): "
                 f"‖input(D) − input(D′)‖_{norm[1:]} = {shift:.6g}{nonfinite} > declared sensitivity "
-                f"{s:.6g} (excess {excess:.6g}); input {_text(xa)} on D, {_text(xb)} on D′",
+                f"{s:.6g}{' (declared at ' + dec['at'] + ')' if dec.get('at') else ''} "
+                f"(excess {excess:.6g}); input {_text(xa)} on D, {_text(xb)} on D′",
                 {"call": a.index, "method": a.method, "shift": shift, "sensitivity": s,
-                 "excess": excess, "norm": norm, "D": summary(xa), "D_prime": summary(xb)}))
+                 "excess": excess, "norm": norm, "D": summary(xa), "D_prime": summary(xb),
+                 "declared_at": dec.get("at")}))
     eps = dec.get("epsilon")
     spent = None
     if eps is not None:

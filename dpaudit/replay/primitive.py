@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import os
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -113,6 +114,8 @@ def primitive(func: Optional[Callable] = None, *, sensitivity: Any, epsilon: Any
         chosen_norm = norm or ("l2" if distribution == "gaussian" else "l1")
         label = name or getattr(f, "__qualname__", getattr(f, "__name__", "primitive"))
         drop = {source} | {x for x in (s_spec, e_spec, d_spec) if isinstance(x, str)}
+        code = getattr(f, "__code__", None)  # its first line is the decorator's (Python ≥ 3.8)
+        at = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}" if code is not None else None
 
         @functools.wraps(f)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -124,7 +127,8 @@ def primitive(func: Optional[Callable] = None, *, sensitivity: Any, epsilon: Any
             arguments = dict(bound.arguments)
             declared = {"sensitivity": _resolve(s_spec, arguments),
                         "epsilon": _resolve(e_spec, arguments),
-                        "delta": _resolve(d_spec, arguments) or 0.0, "norm": chosen_norm}
+                        "delta": _resolve(d_spec, arguments) or 0.0, "norm": chosen_norm,
+                        "at": at}
             params_public = _public(arguments, drop)
             params_public.update({"sensitivity": declared["sensitivity"], "epsilon": declared["epsilon"],
                                   "delta": declared["delta"]})

@@ -295,6 +295,10 @@ def float_status(rec: Mapping[str, Any]) -> str:
     if f.verdict == "refuted":
         cx = r.get("counterexample") if isinstance(r.get("counterexample"), Mapping) else {}
         where = event_words(cx.get("event"))
+        top = rec.get("counterexample") if isinstance(rec.get("counterexample"), Mapping) else {}
+        pair = (cx.get("dataset"), cx.get("neighbour"))
+        if where and pair[0] is not None and pair != (top.get("dataset"), top.get("neighbour")):
+            where = f"on D = {_records(pair[0])}, D′ = {_records(pair[1])}, {where}"  # not the line's pair
         inner = "; ".join(x for x in (f"{bound}: {where}" if bound and where else bound or where,
                                       f"fix: {FLOAT_FIX}") if x)
         tag = " (warning, --float warn)" if f.warning else ""
@@ -304,6 +308,13 @@ def float_status(rec: Mapping[str, Any]) -> str:
     if f.verdict == "error":
         return f"float64: could not run ({r.get('error') or 'error'})"
     return f"float64: {verdict_label(f.verdict)}" + (f" ({bound})" if bound else "")
+
+
+def _records(x: Any, most: int = 6) -> str:
+    """A dataset as the terminal line writes one: ``[0.0, 1.0]``, ``[0.0, 1.0, … (12 records)]``."""
+    items = list(x) if isinstance(x, (list, tuple)) else []
+    shown = ", ".join(repr(float(v)) if isinstance(v, (int, float)) else str(v) for v in items[:most])
+    return f"[{shown}, … ({len(items)} records)]" if len(items) > most else f"[{shown}]"
 
 
 def verdict_tag(rec: Mapping[str, Any]) -> str:

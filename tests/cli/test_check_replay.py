@@ -109,7 +109,7 @@ def test_a_violation_the_sampling_cannot_see_still_refutes_decided_by_the_replay
     assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in sarif] \
         == [("DPA006", 12)]
     junit = (tmp_path / "r.xml").read_text()
-    assert "(replay stage)" in junit and junit.count("<failure") == 1
+    assert "bug.py:total [replay]" in junit and junit.count("<failure") == 1
 
 
 FORGER = """

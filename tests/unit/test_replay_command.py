@@ -85,7 +85,7 @@ def test_the_terminal_says_the_strongest_finding_and_nothing_for_notes():
         {"severity": "finding", "title": "data-dependent control flow", "site": {"path": "/a/b.py", "line": 3}},
         {"severity": "finding", "title": "noise reused", "site": None},
         {"severity": "note", "title": "accounting excess by composition"}]}}
-    assert stage_text(rec) == "replay: data-dependent control flow at b.py:3 (and 1 more finding)"
+    assert stage_text(rec) == "replay: data-dependent control flow at b.py:3; noise reused"
     assert stage_text({"replay": {"verdict": "not_refuted", "findings": [
         {"severity": "note", "title": "per-record randomness"}]}}) == ""
     assert stage_text({"verdict": "refuted"}) == ""
@@ -104,3 +104,37 @@ def test_a_replay_cut_short_by_its_time_limit_is_inconclusive_and_says_so():
     assert result.kinds() == {"time_limit"} and 3 <= result.calls < 200
     whole = dpaudit.replay_audit(slow, seed=3, budget=40)
     assert "time_limit" not in whole.kinds() and whole.verdict is dpaudit.Verdict.NOT_REFUTED
+
+
+def test_a_stage_without_time_says_so_and_is_no_error():
+    from dpaudit.replay.command import replay_stage
+
+    spec = _spec()
+    rec = replay_stage(spec, None, "f.py:total", func=spec.func, remaining=2.0)
+    assert rec["verdict"] == "inconclusive" and [f["kind"] for f in rec["findings"]] == ["time_limit"]
+    assert "not run" in rec["findings"][0]["message"] and rec["claim"]["epsilon"] == 1.0
+    assert stage_text({"verdict": "inconclusive", "replay": rec}) == "replay: cut short by the time limit"
+
+
+def test_a_failing_replay_names_the_dataset_and_a_runnable_pair_line():
+    def raises(data, rng):
+        if len(data) == 0:
+            raise ValueError("no records")
+        return float(np.sum(data)) + rng.laplace(scale=1.0)
+
+    r = dpaudit.replay_audit(raises, epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=3, seed=1)
+    assert r.verdict is dpaudit.Verdict.ERROR and r.error.endswith("raised ValueError: no records on dataset []")
+
+    @dpaudit.replay.primitive(sensitivity=1.0, epsilon=1.0)
+    def noisy(value, rng):
+        return value + rng.laplace(scale=1.0)
+
+    def doubled(data, rng):
+        return noisy(2.0 * float(np.clip(data, 0, 1).sum()), rng)
+
+    found = dpaudit.replay_audit(doubled, epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=3, seed=1)
+    f = found.of("sensitivity_exceeded")[0]
+    assert "(declared at test_replay_command.py:" in f.message
+    scope = {"dpaudit": dpaudit, "doubled": doubled}
+    again = eval(f.reproduce, scope)  # the pair line runs as printed
+    assert again.verdict is dpaudit.Verdict.REFUTED

@@ -147,7 +147,9 @@ def test_terminal_lines_follow_the_contract():
     fix = "fix: snap the output (Mironov 2012) or use integer noise"
     both = terminal(record("both"))
     assert both.startswith(f"f.py:f: REFUTED (logic) — {claim}; ε ≥ 1.73 at 95% confidence")
-    assert f"; float64: porous (ε ≥ 8.35: {cell} (12.1% of outputs on D, never on D′); {fix})" in both
+    # the float64 finding's own pair is named where it is not the line's counterexample
+    assert (f"; float64: porous (ε ≥ 8.35: on D = [], D′ = [1.0], {cell} (12.1% of outputs on D, "
+            f"never on D′); {fix})") in both
     only = terminal(record("float_only"))
     assert only.startswith(f"f.py:f: REFUTED (float64 only; the logic is NOT REFUTED, ε ≥ 0.49) — {claim}; "
                            "ε ≥ 8.35 at 95% confidence")
