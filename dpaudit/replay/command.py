@@ -195,10 +195,12 @@ def stage_text(record: Any) -> str:
     ``replay: data-dependent noise scale at f.py:12; data-dependent control flow at f.py:12``
     (three at most, then ``and N more``), or the stage's
     ERROR; ``""`` when the stage has no violation or finding (its notes and limits are in the
-    reports), decided the verdict (its finding heads the line), or the record has no stage."""
+    reports), decided the verdict (its finding heads the line), the sampled audit failed too
+    (its line says why), or the record has no stage."""
     stage = record.get("replay") if isinstance(record, dict) else None
-    if not isinstance(stage, dict) or record.get("decided_by") == "replay":
-        return ""  # no stage, or its violation heads the line already
+    if not isinstance(stage, dict) or record.get("decided_by") == "replay" \
+            or record.get("verdict") == Verdict.ERROR.value:
+        return ""  # no stage, its violation heads the line already, or the line is the failure
     if stage.get("verdict") == Verdict.ERROR.value:
         return f"replay: ERROR ({stage.get('error') or 'failed'}; the sampling went on)"
     strong = [f for f in stage.get("findings") or [] if isinstance(f, dict)
