@@ -375,17 +375,14 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
             _fresh_first_calls(fresh, spec, executor, settings.seed, timed)
             if fresh.seconds_per_call is not None and fresh.seconds_per_call >= slow:
                 context = replace(context, seconds_per_call=fresh.seconds_per_call)
-        stage = None
-        if settings.replay_stage and settings.sensitivity is None:
-            # after the fresh-process check's first calls: those must be the child's first
-            from dpaudit.replay.command import first_pairs, replay_stage
+        # after the fresh-process check's first calls (those must be the child's first); the
+        # pairs it points at are sampled first, so the sampling can confirm them
+        from dpaudit.replay.command import before_sampling, run_replay
 
-            progress({"phase": "replay", "samples": 0, "budget": budget})
-            stage = replay_stage(spec, settings, name, func=func, executor=executor,
-                                 remaining=_left(deadline))
-            pairs = first_pairs(stage, spec)
-            if pairs:  # sampled first: the sampling confirms what the replay points at
-                spec = replace(spec, first_pairs=pairs)
+        stage, spec = before_sampling(
+            spec, settings, name, lambda timeout: run_replay(spec, settings, name, func=func,
+                                                             executor=executor, timeout=timeout),
+            _left(deadline), progress)
         result: Optional[AuditResult] = None
         failed: dict = {}
         try:

@@ -255,24 +255,6 @@ def _replay_record(name: str, spec: Any, settings: Any, nonfinite: bool,
     return rec
 
 
-def _stage(name: str, spec: Any, settings: Any, remaining: Optional[float],
-           progress: Any) -> tuple[Optional[dict], Any]:
-    """The replay stage before a library target's sampled audit (as ``dpaudit check`` runs it;
-    ``--no-replay`` skips it): its record, and the spec with the pairs it points at sampled
-    first (:func:`dpaudit.replay.command.first_pairs`)."""
-    if not settings.replay_stage:
-        return None, spec
-    from dataclasses import replace
-
-    from dpaudit.replay.command import STAGE_SHARE, first_pairs
-
-    progress({"phase": "replay", "samples": 0, "budget": 0})
-    stage = _replay_record(name, spec, settings, False,
-                           None if remaining is None else max(1.0, STAGE_SHARE * remaining))
-    pairs = first_pairs(stage, spec)
-    return stage, (replace(spec, first_pairs=pairs) if pairs else spec)
-
-
 def _replay_flags(args: argparse.Namespace) -> tuple[argparse.Namespace, Optional[dict]]:
     """``--replay`` (with ``--nonfinite``) for library targets, taken here: a library's code is
     trusted and runs in process, so the library form needs no ``--in-process`` (the file form
@@ -388,7 +370,12 @@ def run_library_check(args: argparse.Namespace) -> ExitCode:
                                          seed=settings.seed).to_record()
                     record["reproduce"] = replay()
                 else:
-                    stage, audited = _stage(name, spec, settings, remaining, progress)
+                    from dpaudit.replay.command import before_sampling
+
+                    stage, audited = before_sampling(
+                        spec, settings, name,
+                        lambda timeout, spec=spec, name=name: _replay_record(
+                            name, spec, settings, False, timeout), remaining, progress)
                     result = dpaudit.auditor.audit(audited, samples=settings.samples,
                                                    confidence=confidence, seed=settings.seed,
                                                    progress=progress, timeout=remaining,

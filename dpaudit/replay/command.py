@@ -10,7 +10,7 @@ so the child's own word on the claim is never taken. The record the child sends 
 here (:func:`record_from_child`): only known finding kinds, plain values, printable text, the
 verdict recomputed from the findings' severities.
 
-As a first stage (:func:`replay_stage`) the replay costs at most :data:`dpaudit.replay.BUDGET`
+As a first stage (:func:`before_sampling`) the replay costs at most :data:`dpaudit.replay.BUDGET`
 calls; the neighbouring pairs its findings point at (:meth:`ReplayResult.candidates`), checked
 against the relation here, are scored by the sampled audit before its structured patterns
 (:attr:`dpaudit.spec.MechanismSpec.first_pairs`), so the sampling can confirm with an ε lower
@@ -30,7 +30,7 @@ import numpy as np
 from dpaudit.replay.result import KINDS, RECORD_KIND, SEVERITIES
 from dpaudit.results import Verdict, error_record
 
-__all__ = ["check_replay_of", "replay_stage", "record_from_child", "first_pairs", "stage_text",
+__all__ = ["check_replay_of", "before_sampling", "limited_record", "record_from_child", "first_pairs", "stage_text",
            "with_replay_stage", "first_site",
            "STAGE_SHARE", "MAX_FIRST_PAIRS"]
 
@@ -126,16 +126,26 @@ def check_replay_of(spec: Any, settings: Any, name: str, *, func: Optional[Calla
                       timeout=remaining, isolation=isolation)
 
 
-def replay_stage(spec: Any, settings: Any, name: str, *, func: Optional[Callable] = None,
-                 executor: Any = None, remaining: Optional[float] = None) -> dict:
-    """The replay stage before a sampled audit: the replay record, with at most
-    :data:`STAGE_SHARE` of the remaining time limit (not run, and said so, when that is under
-    :data:`MIN_STAGE_SECONDS`)."""
+def before_sampling(spec: Any, settings: Any, name: str, run: Callable[[Optional[float]], dict],
+                    remaining: Optional[float], progress: Callable[[dict], None]) -> tuple:
+    """The replay stage before a sampled audit (``--no-replay`` skips it): ``run(timeout)`` gives
+    the replay record, with at most :data:`STAGE_SHARE` of the remaining time limit (not run, and
+    said so, when that is under :data:`MIN_STAGE_SECONDS`). Returns the record (None when
+    skipped) and the spec with the pairs the record points at sampled first
+    (:func:`first_pairs`)."""
+    if not settings.replay_stage:
+        return None, spec
+    from dataclasses import replace
+
+    progress({"phase": "replay", "samples": 0, "budget": 0})
     timeout = None if remaining is None else STAGE_SHARE * remaining
     if timeout is not None and timeout < MIN_STAGE_SECONDS:
-        return limited_record(name, spec, f"not run: {timeout:.2g} s of the time limit (--timeout) "
-                              f"was left for it")
-    return run_replay(spec, settings, name, func=func, executor=executor, timeout=timeout)
+        stage = limited_record(name, spec, f"not run: {timeout:.2g} s of the time limit (--timeout) "
+                               f"was left for it")
+    else:
+        stage = run(timeout)
+    pairs = first_pairs(stage, spec)
+    return stage, (replace(spec, first_pairs=pairs) if pairs else spec)
 
 
 def limited_record(name: str, spec: Any, why: str) -> dict:

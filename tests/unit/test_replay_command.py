@@ -107,10 +107,15 @@ def test_a_replay_cut_short_by_its_time_limit_is_inconclusive_and_says_so():
 
 
 def test_a_stage_without_time_says_so_and_is_no_error():
-    from dpaudit.replay.command import replay_stage
+    from types import SimpleNamespace
+
+    from dpaudit.replay.command import before_sampling
 
     spec = _spec()
-    rec = replay_stage(spec, None, "f.py:total", func=spec.func, remaining=2.0)
+    events = []
+    rec, same = before_sampling(spec, SimpleNamespace(replay_stage=True), "f.py:total",
+                                lambda timeout: pytest.fail("the stage ran"), 2.0, events.append)
+    assert same is spec and events[0]["phase"] == "replay"
     assert rec["verdict"] == "inconclusive" and [f["kind"] for f in rec["findings"]] == ["time_limit"]
     assert "not run" in rec["findings"][0]["message"] and rec["claim"]["epsilon"] == 1.0
     assert stage_text({"verdict": "inconclusive", "replay": rec}) == "replay: cut short by the time limit"
