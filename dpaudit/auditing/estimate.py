@@ -28,7 +28,8 @@ def probe_estimate(spec: MechanismSpec, executor: Any, seed: int, budget: int,
               context: Any = None) -> Optional[dict]:
     """Time the mechanism before sampling: one call, or one batch of 1,000 for a batch form (then
     larger batches while the probe is short and its estimate long: the round trip to a sandbox
-    and a first call's warm-up must not make a fast mechanism look slow), on a mid-domain dataset
+    and a first call's warm-up must not make a fast mechanism look slow; a first probe that is
+    long is made once more, warm, so a child's start is not timed), on a mid-domain dataset
     and a seed of its own, outside the budget; reports the ``"estimate"``
     progress event (:func:`estimate_event`) and returns it; None when the mechanism fails (the
     audit reports it). A command that timed the mechanism already (``dpaudit check`` times the
@@ -43,6 +44,7 @@ def probe_estimate(spec: MechanismSpec, executor: Any, seed: int, budget: int,
     seq = np.random.SeedSequence([int(seed), _ESTIMATE_WORD])
     per_call = None
     n = ESTIMATE_BATCH if spec.call_form is CallForm.BATCH else 1
+    warm = False
     while True:
         started = time.monotonic()
         try:
@@ -51,6 +53,12 @@ def probe_estimate(spec: MechanismSpec, executor: Any, seed: int, budget: int,
             return None
         took = time.monotonic() - started
         per_call = took / n
+        if not warm and took > 0.05 and per_call * budget / workers >= 60.0:
+            # the first probe may have paid a fresh sandbox child's start (one restarted after
+            # a failure, as the replay stage's): the same probe again, warm, is the one timed
+            warm = True
+            continue
+        warm = True
         # refine while the estimate would be shown (a minute or more) and the probe was short
         # enough to be mostly overhead (a round trip, a first call's warm-up): 20 times as many
         # calls, at most about a second of them
