@@ -348,11 +348,11 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
             spec = MechanismSpec.from_function(loaded.func, name=name, **overrides)
         func = None if executor is not None else loaded.func
         if settings.replay is not None:
-            from dpaudit.replay.command import check_replay_of
+            from dpaudit.replay.command import run_replay
 
-            return check_replay_of(spec, settings, name, func=func, executor=executor,
-                                   isolation=isolation, nonfinite=settings.replay["nonfinite"],
-                                   remaining=_left(deadline))
+            return run_replay(spec, settings, name, func=func, executor=executor,
+                              isolation=isolation, nonfinite=settings.replay["nonfinite"],
+                              timeout=_left(deadline))
         budget = settings.samples or dpaudit.auditor.default_samples(spec)
 
         def replay(own_randomness: bool = False) -> str:

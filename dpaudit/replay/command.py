@@ -30,7 +30,7 @@ import numpy as np
 from dpaudit.replay.result import KINDS, RECORD_KIND, SEVERITIES
 from dpaudit.results import Verdict, error_record
 
-__all__ = ["check_replay_of", "before_sampling", "limited_record", "record_from_child", "first_pairs", "stage_text",
+__all__ = ["run_replay", "before_sampling", "limited_record", "record_from_child", "first_pairs", "stage_text",
            "with_replay_stage", "first_site",
            "STAGE_SHARE", "MAX_FIRST_PAIRS"]
 
@@ -116,14 +116,6 @@ def run_replay(spec: Any, settings: Any, name: str, *, func: Optional[Callable] 
 
         rec["location"] = {"path": relative_path(str(site["path"])), "line": int(site["line"])}
     return rec
-
-
-def check_replay_of(spec: Any, settings: Any, name: str, *, func: Optional[Callable] = None,
-                    executor: Any = None, isolation: Optional[str] = None,
-                    nonfinite: bool = False, remaining: Optional[float] = None) -> dict:
-    """``dpaudit check --replay``: the replay record of the target, under the run's time limit."""
-    return run_replay(spec, settings, name, func=func, executor=executor, nonfinite=nonfinite,
-                      timeout=remaining, isolation=isolation)
 
 
 def before_sampling(spec: Any, settings: Any, name: str, run: Callable[[Optional[float]], dict],

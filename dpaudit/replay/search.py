@@ -61,7 +61,7 @@ from dpaudit.replay.values import flat_output, same
 from dpaudit.spec import CallForm
 
 __all__ = ["BUDGET", "EXAMPLES", "PATTERN_SHARE", "CONFIRM_PAIRS", "Problem", "MechanismFailed",
-           "Outcome", "Engine", "search", "PERTURB"]
+           "Outcome", "Engine", "search", "PERTURB", "ordered", "run_targeted"]
 
 #: mechanism calls a replay audit may spend at the default budget
 BUDGET = 200
@@ -347,7 +347,7 @@ def _run(engine: Engine, out: Outcome) -> None:
         _confirm(engine, out)
 
 
-def _ordered(draw: Any, pair: Pair) -> Pair:
+def ordered(draw: Any, pair: Pair) -> Pair:
     """The pair with its records in the order drawn, sorted ascending, or descending (both
     datasets, so that they stay neighbours position by position)."""
     kind = draw(st.integers(0, 2))
@@ -378,7 +378,7 @@ def _targeted(engine: Engine, out: Outcome, reserve: int) -> None:
     def pairs(draw: Any) -> Pair:
         if engine.left() < reserve + 2:
             raise _OutOfBudget()
-        return _ordered(draw, draw(strategy)).relabelled("hypothesis search")
+        return ordered(draw, draw(strategy)).relabelled("hypothesis search")
 
     def probe(pair: Pair) -> None:
         if engine.left() < 2:
@@ -391,20 +391,27 @@ def _targeted(engine: Engine, out: Outcome, reserve: int) -> None:
             state["last"] = report
             raise _Found()
 
-    test = settings(max_examples=p.examples, database=None, derandomize=False, deadline=None,
-                    verbosity=Verbosity.quiet, print_blob=False, report_multiple_bugs=False,
-                    suppress_health_check=list(HealthCheck),
-                    phases=(Phase.generate, Phase.target, Phase.shrink))(given(pairs())(probe))
-    test = hypothesis_seed(p.seed)(test)
-    try:
-        test()
-    except (_Found, _OutOfBudget):
-        pass
-    except HypothesisException:
-        pass
+    run_targeted(pairs(), probe, examples=p.examples, seed=p.seed, stops=(_Found, _OutOfBudget))
     if state["last"] is not None:
         out.violation = state["last"]
     out.phases["search"] = {"pairs": state["examples"], "examples_asked": p.examples}
+
+
+def run_targeted(pairs: Any, probe: Callable[[Pair], None], *, examples: int, seed: int,
+                 stops: tuple = ()) -> None:
+    """Run ``probe`` on the pairs hypothesis draws from ``pairs`` (generate, then
+    ``hypothesis.target``'s steering, then shrinking), deterministic from ``seed``, with no
+    database and no deadline; returns when ``examples`` are spent, when ``probe`` raises one of
+    ``stops``, or when hypothesis gives up. The replay's search and the OpenDP stability
+    search share it."""
+    test = settings(max_examples=examples, database=None, derandomize=False, deadline=None,
+                    verbosity=Verbosity.quiet, print_blob=False, report_multiple_bugs=False,
+                    suppress_health_check=list(HealthCheck),
+                    phases=(Phase.generate, Phase.target, Phase.shrink))(given(pairs)(probe))
+    try:
+        hypothesis_seed(seed)(test)()
+    except (*stops, HypothesisException):
+        pass
 
 
 def _confirm(engine: Engine, out: Outcome) -> None:

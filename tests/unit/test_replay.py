@@ -349,7 +349,7 @@ def test_diffprivlib_mechanisms_are_recorded_without_edits():
 def test_the_check_command_helper_writes_a_replay_record_or_an_error_record():
     from types import SimpleNamespace
 
-    from dpaudit.replay.command import check_replay_of
+    from dpaudit.replay.command import run_replay
     from dpaudit.spec import MechanismSpec
 
     def laplace_sum(data, rng):
@@ -361,11 +361,11 @@ def test_the_check_command_helper_writes_a_replay_record_or_an_error_record():
     settings = SimpleNamespace(seed=SEED)
     claim = {"epsilon": 1.0, "neighbours": "add-remove", "domain": (0.0, 1.0), "size": 4}
     spec = MechanismSpec.from_function(laplace_sum, name="f.py:laplace_sum", **claim)
-    rec = check_replay_of(spec, settings, "f.py:laplace_sum", func=laplace_sum, isolation="none")
+    rec = run_replay(spec, settings, "f.py:laplace_sum", func=laplace_sum, isolation="none")
     assert (rec["kind"], rec["verdict"], rec["target"], rec["isolation"]) == \
         ("replay", "not_refuted", "f.py:laplace_sum", "none")
     assert rec["reproduce"].startswith("dpaudit check f.py:laplace_sum --replay --epsilon=1 ")
     spec = MechanismSpec.from_function(broken, name="f.py:broken", **claim)
-    failed = check_replay_of(spec, settings, "f.py:broken", func=broken)
+    failed = run_replay(spec, settings, "f.py:broken", func=broken)
     assert failed["verdict"] == "error" and "ZeroDivisionError" in failed["error"]
     assert failed["reproduce"].startswith("dpaudit check f.py:broken --replay")

@@ -101,33 +101,12 @@ def _rounding_pairs(c: Checker) -> list[Pair]:
     return [p for p in out if are_neighbours(c.relation, p.dataset, p.neighbour, c.domain, c.size)]
 
 
-def _ordered(draw: Any, pair: Pair) -> Pair:
-    """The pair with its records in the order drawn, sorted, or reversed (both datasets alike, so
-    that they stay neighbours); a float sum's rounding depends on the order."""
-    from hypothesis import strategies as st
-
-    kind = draw(st.integers(0, 2))
-    a, b = pair.dataset, pair.neighbour
-    if kind == 0 or a.ndim != 1:
-        return pair
-    if len(a) == len(b):
-        order = np.argsort(a, kind="stable")
-        order = order[::-1] if kind == 2 else order
-        return Pair(a[order], b[order], pair.label, pair.relation)
-    big, small = (a, b) if len(a) > len(b) else (b, a)
-    big2 = np.sort(big)[::-1] if kind == 2 else np.sort(big)
-    small2 = np.sort(small)[::-1] if kind == 2 else np.sort(small)
-    return Pair(big2, small2, pair.label, pair.relation) if len(a) > len(b) else \
-        Pair(small2, big2, pair.label, pair.relation)
-
-
 def search_pairs(c: Checker) -> dict:
     """Patterns, then the hypothesis search; stops at the first violation (shrunk by hypothesis)."""
-    from hypothesis import HealthCheck, Phase, Verbosity, given, settings, target
-    from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
-    from hypothesis.errors import HypothesisException
+    from hypothesis import target
 
+    from dpaudit.replay.search import ordered, run_targeted
     from dpaudit.neighbours.patterns import structured_pairs
     from dpaudit.neighbours.relations import allowed_sizes
     from dpaudit.neighbours.strategies import neighbouring_pairs
@@ -162,7 +141,7 @@ def search_pairs(c: Checker) -> dict:
         def pairs(draw: Any) -> Pair:
             if c.left() < 2:
                 raise OutOfBudget()
-            return _ordered(draw, draw(strategy)).relabelled("hypothesis search")
+            return ordered(draw, draw(strategy)).relabelled("hypothesis search")
 
         def probe(pair: Pair) -> None:
             found = c.evaluate(pair)
@@ -172,15 +151,7 @@ def search_pairs(c: Checker) -> dict:
                 state["last"] = found
                 raise _Found()
 
-        test = settings(max_examples=c.examples, database=None, derandomize=False, deadline=None,
-                        verbosity=Verbosity.quiet, print_blob=False, report_multiple_bugs=False,
-                        suppress_health_check=list(HealthCheck),
-                        phases=(Phase.generate, Phase.target, Phase.shrink))(given(pairs())(probe))
-        test = hypothesis_seed(c.seed)(test)
-        try:
-            test()
-        except (_Found, OutOfBudget, HypothesisException):
-            pass
+        run_targeted(pairs(), probe, examples=c.examples, seed=c.seed, stops=(_Found, OutOfBudget))
         if state["last"] is not None:
             c.violation = state["last"]
         phases["search"] = {"pairs": state["examples"], "examples_asked": c.examples}
