@@ -279,7 +279,7 @@ def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float,
 
     if ans.absent is not None:
         return Finding.absent(ans.question, ans.absent)
-    common = dict(question=ans.question, alpha=ans.alpha)
+    common = dict(question=ans.question, alpha=ans.alpha, limits=_limits(spec, out, ans))
     if ans.bound is None:
         verdict = Verdict.INCONCLUSIVE if ans.timed_out else Verdict.NOT_REFUTED
         reason = _NO_FLOAT_EVENT if ans.question == FLOAT and ans.candidate is None else None
@@ -314,6 +314,25 @@ def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float,
                    delta_lower_bound=b.delta_lb if spec.delta > 0 else None,
                    counterexample=cx, strength=_strength(spec, ans, confidence, refuted),
                    details=validated, samples=counts.n_num + counts.n_den, **common)
+
+
+def _limits(spec: MechanismSpec, out: Any, ans: Any) -> Any:
+    """The ε ceiling and δ floor of an answer's budget (:mod:`dpaudit.estimators.limits`): of the
+    bound actually used on its validation counts, at its per-candidate level; with nothing
+    validated, of the marginal bound as if the run's samples had all been validated at the
+    question's level (basis ``"budget"``: an upper estimate of what the run could show)."""
+    from dpaudit.estimators.limits import limits_of
+
+    b, counts = ans.bound, ans.counts
+    if b is not None and counts is not None:
+        choice = ans.candidate.choice
+        split = choice.split if b.method == choice.method else (0.5, 0.5)
+        return limits_of(b.method, counts.n_num, counts.n_den, b.alpha, spec.epsilon, split,
+                         counts.lam_num, counts.lam_den)
+    n = int(out.samples) // 2
+    if n <= 0 or not 0 < ans.alpha < 1:
+        return None
+    return limits_of("marginal", n, n, ans.alpha, spec.epsilon, basis="budget")
 
 
 def decide(findings: Mapping[str, Finding], policy: str) -> tuple[Verdict, str]:
@@ -381,7 +400,7 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
     return AuditResult(verdict=verdict, epsilon_lower_bound=top.epsilon_lower_bound,
                        delta_lower_bound=top.delta_lower_bound, counterexample=top.counterexample,
                        details=SampledDetails(**seen, validated=validated), strength=top.strength,
-                       answers=_ordered(findings), decided_by=decided, **common)
+                       answers=_ordered(findings), decided_by=decided, limits=top.limits, **common)
 
 
 def _value_through_sign(findings: dict) -> None:

@@ -491,6 +491,9 @@ class Finding:
     alpha: Optional[float] = None
     reason: Optional[str] = None
     samples: Optional[int] = None
+    #: what this finding's budget could have shown at all (:class:`dpaudit.estimators.limits.Limits`:
+    #: the ε ceiling and δ floor of its validation), None where nothing was sampled
+    limits: Any = None
 
     @classmethod
     def absent(cls, question: str, reason: str) -> "Finding":
@@ -515,8 +518,9 @@ class Finding:
             rec.update(jsonable(self.strength))
         rec.update({"alpha": jsonable(self.alpha),
                     "confidence": None if self.alpha is None else jsonable(1.0 - self.alpha),
-                    "samples": self.samples, "error": self.error,
-                    "details": jsonable(self.details)})
+                    "samples": self.samples,
+                    "limits": None if self.limits is None else jsonable(self.limits.to_record()),
+                    "error": self.error, "details": jsonable(self.details)})
         return rec
 
 
@@ -581,6 +585,9 @@ class AuditResult:
     float_policy: Optional[str] = None
     #: the question whose finding the top-level verdict, bounds and counterexample are
     decided_by: str = LOGIC
+    #: the ε ceiling and δ floor of the deciding finding's budget
+    #: (:class:`dpaudit.estimators.limits.Limits`), None where nothing was sampled
+    limits: Any = None
 
     @property
     def refuted(self) -> bool:
@@ -639,6 +646,7 @@ class AuditResult:
             "delta_lower_bound": jsonable(self.delta_lower_bound),
             "confidence": jsonable(self.confidence),
             "samples": int(self.samples),
+            "limits": None if self.limits is None else jsonable(self.limits.to_record()),
             "counterexample": None if self.counterexample is None else self.counterexample.to_record(),
             "reproduce": self.reproduce,
             "elapsed_s": jsonable(self.elapsed_s),

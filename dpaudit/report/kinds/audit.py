@@ -223,7 +223,7 @@ class PrivacyAudit(RecordKind):
         rec = self.rec
         if rec.get("verdict") == fnd.NOT_APPLICABLE:
             return plain_sentence(rec)
-        text = self.evidence_text()
+        text = self.evidence_text() + self.limits_clause()
         stage = self.replay_stage()
         if rec.get("decided_by") == fnd.REPLAY and stage is not None:
             return f"{stage.finding()}; the sampling: {text}"
@@ -234,6 +234,18 @@ class PrivacyAudit(RecordKind):
             return f"{text}; fix: {fnd.FLOAT_FIX}"
         status = fnd.float_status(rec)
         return f"{text}; {status}" if status else text
+
+    def limits_clause(self) -> str:
+        """For a NOT REFUTED: what the budget could have shown at all (the record's ``limits``,
+        :mod:`dpaudit.estimators.limits`): ``; this budget could refute ε up to 11.3, δ above
+        4.1e-06``; empty otherwise."""
+        lim = self.rec.get("limits")
+        if self.rec.get("verdict") != Verdict.NOT_REFUTED.value or not isinstance(lim, Mapping):
+            return ""
+        ceiling, floor = num(lim.get("epsilon_ceiling")), num(lim.get("delta_floor"))
+        if ceiling is None or floor is None:
+            return ""
+        return f"; this budget could refute ε up to {fmt(ceiling)}, δ above {fmt(floor)}"
 
     def figure(self) -> str:
         if num(self.rec.get("epsilon_lower_bound")) is None:

@@ -1,0 +1,80 @@
+"""The limits of a budget (dpaudit.estimators.limits): the ε ceiling and δ floor are the exact
+extremes of the bound actually used, close to ln(n / ln(2/α)) and ln(1/α)/n, and every sampled
+record and every NOT REFUTED line carries them."""
+
+import math
+
+import numpy as np
+import pytest
+
+import dpaudit
+from dpaudit.estimators.bounds import Counts, validated_bound
+from dpaudit.estimators.limits import curve_limits, delta_floor, epsilon_ceiling, limits_of
+from dpaudit.report.describe import one_line
+
+
+@pytest.mark.parametrize("n", [1_000, 100_000, 2_000_000])
+@pytest.mark.parametrize("alpha", [0.05, 1e-3])
+def test_marginal_ceiling_is_the_closed_form_and_near_the_approximation(n, alpha):
+    exact = math.log((alpha / 2) ** (1 / n) / (1 - (alpha / 2) ** (1 / n)))
+    assert epsilon_ceiling("marginal", n, n, alpha) == pytest.approx(exact, rel=1e-9)
+    assert abs(exact - math.log(n / math.log(2 / alpha))) < 0.01
+
+
+@pytest.mark.parametrize("method", ["marginal", "ratio", "paired"])
+def test_no_counts_give_a_bound_above_the_ceiling(method):
+    rng = np.random.default_rng(7)
+    n, alpha = 5_000, 0.01
+    split = {"marginal": (0.5, 0.5), "ratio": (1.0,), "paired": (0.8, 0.1, 0.1)}[method]
+    top = epsilon_ceiling(method, n, n, alpha, split, n, n)
+    seen = []
+    for _ in range(300):
+        x = int(rng.integers(0, n + 1))
+        y = int(rng.integers(0, max(1, x // 50) + 1))
+        a = min(x, y) if method == "paired" else None
+        lam = dict(lam_num=float(n), lam_den=float(n)) if method == "ratio" else {}
+        c = Counts(n, n, x, y, a=a, **lam)
+        seen.append(validated_bound(method, c, alpha, split).epsilon_lb)
+    extreme = Counts(n, n, n, 0, a=0 if method == "paired" else None,
+                     **(dict(lam_num=float(n), lam_den=float(n)) if method == "ratio" else {}))
+    assert max(seen) <= top + 1e-12
+    assert validated_bound(method, extreme, alpha, split).epsilon_lb == pytest.approx(top)
+
+
+def test_delta_floor_is_the_least_visible_delta():
+    n, alpha, eps = 100_000, 0.05, 1.0
+    f = delta_floor(n, n, alpha, eps)
+    approx = (1 + math.e) * math.log(2 / alpha) / n
+    assert 0.5 * approx < f < 2 * approx
+    # at the floor an event never seen on D' shows δ_LB > 0; one count fewer shows nothing
+    k = round(f * n)
+    for x, positive in ((k, True), (k - 1, False)):
+        b = validated_bound("marginal", Counts(n, n, x, 0), alpha, (0.5, 0.5), delta=1e-300, epsilon=eps)
+        assert (b.delta_lb > 0) is positive
+
+
+def test_limits_shrink_with_alpha_and_grow_with_n():
+    a = limits_of("marginal", 10_000, 10_000, 0.05, 1.0)
+    assert limits_of("marginal", 10_000, 10_000, 0.001, 1.0).epsilon_ceiling < a.epsilon_ceiling
+    b = limits_of("marginal", 1_000_000, 1_000_000, 0.05, 1.0)
+    assert b.epsilon_ceiling > a.epsilon_ceiling and b.delta_floor < a.delta_floor
+    c = curve_limits(10_000, 0.025)
+    assert c.epsilon_ceiling == pytest.approx(a.epsilon_ceiling)
+
+
+def test_every_sampled_record_and_not_refuted_line_states_its_limits():
+    @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=1, float_events=False)
+    def laplace(data, rng, size=None):
+        return data.sum() + rng.laplace(0, 1, size=size)
+
+    rec = dpaudit.audit(laplace, samples=100_000, seed=3).to_record()
+    assert rec["verdict"] == "not_refuted"
+    lim = rec["limits"]
+    assert lim["basis"] == "validation" and lim["n_D"] > 10_000
+    split = {"marginal": (0.5, 0.5), "ratio": (1.0,)}.get(lim["method"])
+    if split is not None:  # the ceiling of the bound used, at its sizes and level
+        assert lim["epsilon_ceiling"] <= epsilon_ceiling(lim["method"], lim["n_D"], lim["n_D_prime"],
+                                                         lim["alpha"], split) + 1e-9
+    assert 5 < lim["epsilon_ceiling"] < math.log(lim["n_D"])
+    assert rec["findings"]["logic"]["limits"] == lim
+    assert "this budget could refute ε up to" in one_line(rec) and "δ above" in one_line(rec)
