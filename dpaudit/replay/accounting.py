@@ -42,7 +42,8 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 
 __all__ = ["laplace_epsilon", "gaussian_mu", "categorical_epsilon", "zcdp_epsilon",
-           "gdp_epsilon", "gdp_delta", "Composition", "compose", "norm_of"]
+           "gdp_epsilon", "gdp_delta", "laplace_delta", "laplace_epsilon_at", "Composition",
+           "compose", "norm_of"]
 
 
 def norm_of(delta: Any, norm: str) -> float:
@@ -134,6 +135,24 @@ def gdp_epsilon(mu: float, delta: float) -> float:
         else:
             hi = mid
     return hi
+
+
+def laplace_delta(eps: float, a: float) -> float:
+    """δ(ε) = max(0, 1 − e^{(ε − a)/2}) of one Laplace release whose input moves by a scales
+    (a = |Δ|/b): the exact privacy profile of Lap(x, b) against Lap(x′, b) (the hockey-stick
+    divergence on the event {y > (x + x′ + εb)/2}; docs/math.md#exact-losses-from-the-replay)."""
+    if a <= 0 or eps >= a:
+        return 0.0
+    return -math.expm1((eps - a) / 2.0)
+
+
+def laplace_epsilon_at(a: float, delta: float) -> float:
+    """The least ε ≥ 0 with :func:`laplace_delta` (ε, a) ≤ δ: ε = max(0, a + 2 ln(1 − δ))."""
+    if a <= 0:
+        return 0.0
+    if delta >= 1:
+        return 0.0
+    return max(0.0, a + 2.0 * math.log1p(-delta))
 
 
 @dataclass(frozen=True)

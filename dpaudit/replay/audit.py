@@ -24,7 +24,7 @@ import numpy as np
 from dpaudit.errors import InvalidArgument
 from dpaudit.replay.compare import PairReport
 from dpaudit.replay.libraries import intercepting
-from dpaudit.replay.result import KINDS, SEVERITIES, ReplayFinding, ReplayResult
+from dpaudit.replay.result import KINDS, SEVERITIES, VIOLATIONS, ReplayFinding, ReplayResult
 from dpaudit.replay.search import BUDGET, EXAMPLES, Engine, MechanismFailed, Problem, search
 from dpaudit.results import Verdict
 from dpaudit.rng import check_seed
@@ -173,7 +173,7 @@ def _findings(p: Problem, outcome: Any) -> tuple:
 
     if outcome.violation is not None:
         for issue in outcome.violation.issues:
-            if issue.kind == "sensitivity_exceeded":
+            if issue.kind in VIOLATIONS:
                 add(_finding(p, issue, outcome.violation))
     for report in outcome.reports:
         for issue in report.issues:
@@ -295,7 +295,7 @@ def replay_pair(f: Callable, dataset: Any, neighbour: Any, *, epsilon: Any = Non
     outcome.reports.append(report)
     outcome.best = report
     outcome.intercepted = bool(report.intercepted)  # type: ignore[attr-defined]
-    if report.has("sensitivity_exceeded"):
+    if report.violates():
         outcome.violation = report
     outcome.calls, outcome.pairs = engine.calls, engine.pairs
     findings = _findings(p, outcome)

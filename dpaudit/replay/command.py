@@ -221,16 +221,23 @@ def with_replay_stage(record: dict, stage: dict) -> dict:
     ``"replay"``. A declared sensitivity exceeded at a call site (the replay's REFUTED) refutes the
     target even where the sampling did not confirm it: the verdict becomes REFUTED with
     ``decided_by = "replay"``, and the ε lower bound stays the sampling's (the replay gives
-    none). The replay's other findings are reported beside the verdict, never in it."""
+    none). An exact privacy loss above the claim (``exact_loss_exceeded``,
+    :mod:`dpaudit.replay.exact`) decides the verdict even where the sampling refutes too: it is
+    deterministic, and its ε is in the stage's finding (``values.epsilon_exact``). The replay's
+    other findings are reported beside the verdict, never in it."""
     from dpaudit.results import Verdict
 
     out = dict(record)
     out["replay"] = stage
-    if stage.get("verdict") == Verdict.REFUTED.value and record.get("verdict") in (
-            Verdict.NOT_REFUTED.value, Verdict.INCONCLUSIVE.value):
+    exact = stage.get("verdict") == Verdict.REFUTED.value and any(
+        isinstance(f, dict) and f.get("kind") == "exact_loss_exceeded" for f in stage.get("findings") or ())
+    if stage.get("verdict") == Verdict.REFUTED.value and (record.get("verdict") in (
+            Verdict.NOT_REFUTED.value, Verdict.INCONCLUSIVE.value) or (
+            exact and record.get("verdict") == Verdict.REFUTED.value)):
+        # an exact loss is the stronger evidence: it decides even where the sampling refutes too
         out["verdict"] = Verdict.REFUTED.value
         out["decided_by"] = "replay"
-        if stage.get("location") and not out.get("location"):
+        if stage.get("location") and (exact or not out.get("location")):
             out["location"] = stage["location"]
     return out
 

@@ -38,6 +38,7 @@ import numpy as np
 from dpaudit.replay.accounting import (Composition, categorical_epsilon, compose, gaussian_mu,
                                        laplace_epsilon, norm_of)
 from dpaudit.replay.generator import ACCOUNTED
+from dpaudit.replay.result import VIOLATIONS
 from dpaudit.replay.sequences import AROUND, add_call_sequences, control_flow, sequence
 from dpaudit.replay.session import Call, Event, Run
 from dpaudit.replay.sites import Site
@@ -100,6 +101,11 @@ class PairReport:
 
     def has(self, kind: str) -> bool:
         return any(i.kind == kind for i in self.issues)
+
+    def violates(self) -> bool:
+        """Whether the pair shows a violation (a declared sensitivity exceeded, an exact loss
+        above the claim): what refutes the claim and stops the search."""
+        return any(i.kind in VIOLATIONS for i in self.issues)
 
 
 def _text(x: Any) -> str:

@@ -39,7 +39,7 @@ from dpaudit.claims import Domain, Neighbours
 from dpaudit.replay.sites import Site
 from dpaudit.results import Verdict, jsonable
 
-__all__ = ["KINDS", "SEVERITIES", "RECORD_KIND", "ReplayFinding", "ReplayResult"]
+__all__ = ["KINDS", "SEVERITIES", "VIOLATIONS", "RECORD_KIND", "ReplayFinding", "ReplayResult"]
 
 #: the record kind of a replay audit (its row of ``dpaudit.results.ENGINES``: ("replay", False))
 RECORD_KIND = "replay"
@@ -47,6 +47,7 @@ RECORD_KIND = "replay"
 #: each finding kind: (severity, title)
 KINDS: dict[str, tuple[str, str]] = {
     "sensitivity_exceeded": ("violation", "declared sensitivity exceeded"),
+    "exact_loss_exceeded": ("violation", "privacy loss above the claim (exact)"),
     "data_dependent_control_flow": ("finding", "data-dependent control flow"),
     "data_dependent_noise_scale": ("finding", "data-dependent noise scale"),
     "data_outside_noise": ("finding", "data outside the noise"),
@@ -62,6 +63,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "outside_randomness": ("note", "randomness outside the recording generator"),
 }
 SEVERITIES = ("violation", "finding", "limit", "note")
+#: the kinds that refute the claim
+VIOLATIONS = tuple(k for k, (severity, _) in KINDS.items() if severity == "violation")
 
 
 @dataclass(frozen=True)

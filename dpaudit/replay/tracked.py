@@ -313,6 +313,33 @@ class Noisy(np.ndarray):
         for i in range(len(self)):
             yield self[i]
 
+    def _moved(self) -> None:
+        """Values rearranged or overwritten in place (not a ufunc): which draw element each
+        position holds is no longer known (:mod:`dpaudit.replay.exact` must not read it)."""
+        t = getattr(self, "_dpa", None)
+        if t is not None:
+            self._dpa = replace(t, linear=False, elems=None)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        self._moved()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        super().sort(*args, **kwargs)
+        self._moved()
+
+    def partition(self, *args: Any, **kwargs: Any) -> None:
+        super().partition(*args, **kwargs)
+        self._moved()
+
+    def put(self, *args: Any, **kwargs: Any) -> None:
+        super().put(*args, **kwargs)
+        self._moved()
+
+    def fill(self, value: Any) -> None:
+        super().fill(value)
+        self._moved()
+
 
 def _binary(ufunc: np.ufunc, reflected: bool = False):
     def op(self, other):

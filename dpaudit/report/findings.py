@@ -317,6 +317,22 @@ def _records(x: Any, most: int = 6) -> str:
     return f"[{shown}, … ({len(items)} records)]" if len(items) > most else f"[{shown}]"
 
 
+def replay_violation(rec: Mapping[str, Any]) -> str:
+    """The replay stage's violation that decided a record, in a few words: ``an exact privacy
+    loss ε = 5 (no sampling)`` or ``a declared sensitivity exceeded``."""
+    stage = rec.get("replay") if isinstance(rec.get("replay"), Mapping) else {}
+    for f in stage.get("findings") or ():
+        if isinstance(f, Mapping) and f.get("kind") == "exact_loss_exceeded":
+            v = f.get("values") if isinstance(f.get("values"), Mapping) else {}
+            eps = num(v.get("epsilon_exact"))
+            if eps is None and str(v.get("epsilon_exact")) == "inf":
+                return "an exact privacy loss with no finite ε (no sampling)"
+            word = "" if v.get("exact") is not False else "at least "
+            return (f"an exact privacy loss ε = {word}{fmt(eps)} (no sampling)" if eps is not None
+                    else "an exact privacy loss above the claim (no sampling)")
+    return "a declared sensitivity exceeded"
+
+
 def verdict_tag(rec: Mapping[str, Any]) -> str:
     """What qualifies the record's verdict label when its two findings differ: ``(logic)`` when
     the float finding refutes too (or warns) and the verdict is the logic one, ``(float64 only;
@@ -327,7 +343,7 @@ def verdict_tag(rec: Mapping[str, Any]) -> str:
         eps = logic.rec.get("epsilon_lower_bound") if logic is not None else None
         bound = f", ε ≥ {fmt(eps)}" if num(eps) is not None else ""
         said = f"{logic.verdict_text()}{bound}" if logic is not None else "not asked"
-        return f"(replay: a declared sensitivity exceeded; the sampling is {said})"
+        return f"(replay: {replay_violation(rec)}; the sampling is {said})"
     if logic is None or flt is None or rec.get("verdict") == "error":
         return ""
     if flt.decides and flt.refuted:

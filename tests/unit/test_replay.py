@@ -62,7 +62,7 @@ def test_data_dependent_control_flow_names_where_the_runs_part():
     def branchy(data, rng):
         if len(data) > 3:
             return data.sum() + rng.laplace(scale=1.0)   # site: big
-        return data.sum() + rng.normal(scale=1.0)        # site: small
+        return data.sum() + rng.laplace(scale=2.0)       # site: small
 
     r = _audit(branchy)
     assert r.verdict is Verdict.INCONCLUSIVE
@@ -100,7 +100,8 @@ def test_a_noisy_value_rescaled_by_the_data_is_a_noise_scale_finding():
 def test_an_accounting_excess_by_composition_is_a_note_only():
     def double_spend(data, rng):
         s = np.clip(data, 0, 1).sum()
-        return (s + rng.laplace(scale=1.0), len(data) + rng.laplace(scale=1.0))
+        # the sum of two noisy values: not injective, so composition stays an upper bound
+        return (s + rng.laplace(scale=1.0)) + (len(data) + rng.laplace(scale=1.0))
 
     r = _audit(double_spend)
     assert r.verdict is Verdict.NOT_REFUTED
@@ -109,6 +110,20 @@ def test_an_accounting_excess_by_composition_is_a_note_only():
     assert f.values["epsilon_supported"] == pytest.approx(2.0)
     assert "not an ε lower bound" in f.message
     assert r.accounting["composition"]["epsilon"] == pytest.approx(2.0)
+    assert not r.of("exact_loss_exceeded")
+
+
+def test_two_released_noisy_values_refute_with_the_sum_of_their_losses():
+    def double_spend(data, rng):
+        s = np.clip(data, 0, 1).sum()
+        return (s + rng.laplace(scale=1.0), len(data) + rng.laplace(scale=1.0))
+
+    r = _audit(double_spend)
+    assert r.verdict is Verdict.REFUTED
+    f = _one(r, "exact_loss_exceeded")
+    assert f.severity == "violation"
+    assert f.values["epsilon_exact"] == pytest.approx(2.0) and f.values["exact"] is True
+    assert not r.of("composition_excess")
 
 
 def test_a_correct_laplace_sum_has_no_finding():
