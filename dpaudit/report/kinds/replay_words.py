@@ -91,6 +91,12 @@ FINDING_RULES: dict[str, SarifRule] = {
         "DPA020", "RandomnessOutsideTheRecordingGenerator", "The code draws randomness the replay cannot "
         "freeze.", "Runs on the same dataset differ: some randomness comes from outside the recording "
         "generator, so the replay cannot hold it fixed. A note.", level="note"),
+    "exact_loss_exceeded": SarifRule(
+        "DPA023", "ExactPrivacyLossExceeded", "The release reveals noised values whose exact privacy loss "
+        "exceeds the claim.", "Run on neighbouring datasets D and D' with the noise frozen, the output reveals "
+        "each noised value (the value itself, or a map of it that does not depend on the data and loses "
+        "nothing), so the privacy loss of the noise is exact: |Δ|/b for Laplace noise of scale b whose input "
+        "moves by Δ, added up over the values. It is above the claimed ε: a refutation without sampling."),
 }
 #: the rule of a finding kind this dpaudit does not know, by severity
 OTHER_RULES: dict[str, SarifRule] = {
@@ -256,6 +262,14 @@ def finding_sentence(f: Mapping[str, Any], where: str = "") -> str:
         return (f"The input of {method}{at} changed by {fmt(shift, 6)} between D and D′, but {method} "
                 f"declares that one person can change it by at most {fmt(s, 6)}: its noise is sized for a "
                 f"change {_ratio(ratio)} times smaller, so the release is not as private as claimed.")
+    if kind == "exact_loss_exceeded":
+        eps = num(v.get("epsilon_exact"))
+        loss = "no finite ε" if eps is None else f"ε = {fmt(eps, 6)}"
+        ta, tb = pair_texts(v.get("D"), v.get("D_prime"))
+        return (f"The output{at} shows the noisy value itself, and the value under the noise is {ta} on D and "
+                f"{tb} on D′: with noise of scale {fmt(v.get('scale'), 6)} that change costs exactly {loss} of "
+                f"privacy, more than the claimed ε = {fmt(v.get('epsilon_claimed'))}, so the release is not as "
+                f"private as claimed (computed, not sampled).")
     if kind == "data_dependent_control_flow":
         seq = v.get("sequence") if isinstance(v.get("sequence"), Mapping) else {}
         what = "operations on noisy values" if seq.get("of") == "operations" or (
