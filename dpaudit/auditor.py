@@ -273,7 +273,7 @@ def _time_limit_note(timeout: Optional[float], estimate: Optional[dict]) -> str:
 
 def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float,
              cut: Optional[str] = None) -> Finding:
-    """One question's :class:`~dpaudit.results.Finding` from its :class:`Answer` (``cut``: why a
+    """One question's :class:`~dpaudit.results.Finding` from its :class:`~dpaudit.auditing.sampled.Answer` (``cut``: why a
     time limit left it without a bound)."""
     from dpaudit.estimators.strength import no_evidence
 

@@ -12,7 +12,7 @@ p(K, R) = p(K) · p(R | K), so by the Neyman-Pearson lemma the best events are l
 of R given one pattern (SVT3 releasing (i, q_i + ν_i): Lyu, Su and Li 2017, Alg. 3, whose loss on
 (i, v) grows to its supremum as v → −∞), binning R loses it; so the families here keep R real:
 
-* :class:`PatternRatio`-style likelihood-ratio sets of patterns (:class:`JointPattern`);
+* :class:`~dpaudit.estimators.scores.PatternRatio`-style likelihood-ratio sets of patterns (:class:`JointPattern`);
 * :class:`JointRatio`: the log-ratio of (pattern, bin of r_0), with quantile bins fitted per
   pattern, thresholded into likelihood-ratio-ordered unions of cells;
 * :class:`RealGiven`: ``K ∈ S and r_k ≥ t`` / ``< t`` / ``∈ [lo, hi)`` for the few patterns S

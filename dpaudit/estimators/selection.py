@@ -17,7 +17,7 @@ budget. Events considered:
 * scalars with ordered values: thresholds ``s ≥ t`` and ``s < t`` on up to :data:`THRESHOLDS`
   values (dense in both tails) and intervals ``lo ≤ s < hi`` on a coarser grid (both grids
   shrink with the sample: about 20 samples per threshold step);
-* discrete outputs: likelihood-ratio-ordered sets of atoms (thresholds of :class:`AtomRatio`);
+* discrete outputs: likelihood-ratio-ordered sets of atoms (thresholds of :class:`~dpaudit.estimators.scores.AtomRatio`);
 * real outputs, also: likelihood-ratio-ordered sets of float-structure cells (binade × trailing
   zero bits of the mantissa, repeated values; NaN and ±inf are cells of their own),
   which see the porous output sets of floating-point noise (:mod:`~dpaudit.estimators.floats`);

@@ -26,7 +26,7 @@ start yourself keep your settings: see docs/dask.md.
 **Counts, not outputs.** Once an event is fixed (validation), :meth:`DaskExecutor.count` runs
 :func:`dpaudit.execution.counting.count_unit` on the workers: each task returns a few integers per
 batch, and the parent's memory does not grow with the budget. The selection phases, which need
-outputs, draw bounded samples (:data:`dpaudit.auditing.sampled.SELECTION_BASE`) through
+outputs, draw bounded samples (:data:`dpaudit.auditing.sampler.SELECTION_BASE`) through
 :meth:`DaskExecutor.run`.
 
 **Trusted code only.** Workers import and call the mechanism directly (its module travels by value

@@ -43,7 +43,7 @@ Text that spells numbers (``f"{x:.3f}"``, ``str(x)``) is audited as those number
 of objects or arrays (``json.dumps({"count": x})``) as the values it parses to, when every output
 of the first batch parses (a later output that does not is an error; declare ``output="discrete"``
 to audit the texts as categories). Other texts whose first batch holds numbers and is mostly
-distinct (at least :data:`TEMPLATE_MIN_TEXTS` texts, more than half of them distinct: log lines,
+distinct (at least :data:`dpaudit.output_values.TEMPLATE_MIN_TEXTS` texts, more than half of them distinct: log lines,
 formatted reports) are read as templates: ``"answer=1.25 (n=3)"`` as the labelled tuple
 ``("answer=# (n=#)", 1.25, 3.0)``, audited as MIXED with the template in the skeleton. A
 ``Decimal`` is a real number. As categories, a released number written as text or as a Decimal was

@@ -17,7 +17,7 @@ Kinds (the record ``kind`` of the result): ``audit`` (black-box sampled audit,
 ``sensitivity`` (hypothesis search, :func:`dpaudit.check_sensitivity`), ``formal`` (a z3 claim,
 :func:`dpaudit.verify`) and ``seed-claim`` (a source paper's statement re-checked numerically, a
 :class:`dpaudit.reference.claims.types.SeedClaim`). Each audit has a stable ``id``; its seed is
-derived from the run's root seed and the id alone (:func:`audit_seed`), so one audit replays by
+derived from the run's root seed and the id alone (:func:`dpaudit.suite.run.audit_seed`), so one audit replays by
 itself with ``dpaudit audit FILE --id ID --seed S`` and gives the same record as in the full run
 (a seed claim's check is deterministic and ignores the seed). Expected
 verdicts: a correct reference mechanism is ``not_refuted`` (sampling and search never prove),
