@@ -4,7 +4,7 @@ at the first that refutes the claim (the schedule and why its confidence holds:
 
 Every look is :func:`dpaudit.auditing.sampled.run` on its own seed, derived from the recorded root
 seed and the look's number, so a run replays exactly from its seed; the final look runs on the
-root seed itself, so an audit with no early look (a budget below 16·``min_look``) is the plain
+root seed itself, so an audit with no early look (a budget below 12.5·``min_look``) is the plain
 audit, sample for sample.
 """
 

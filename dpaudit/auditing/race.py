@@ -24,7 +24,7 @@ from dpaudit.auditing.sampler import Exhausted
 from dpaudit.estimators.selection import Choice, choose_events_halves
 from dpaudit.neighbours.pair import Pair
 
-__all__ = ["Candidate", "select", "RACE", "MIN_RACE_SAMPLES", "RACE_BYTES", "RACE_PATTERNS",
+__all__ = ["Candidate", "select", "RACE", "MIN_RACE_SAMPLES", "CARRY", "RACE_BYTES", "RACE_PATTERNS",
            "MIN_SCORE_SAMPLES"]
 
 #: successive halving: (pairs, share of the budget) per stage. With one candidate validated, the
@@ -34,6 +34,12 @@ __all__ = ["Candidate", "select", "RACE", "MIN_RACE_SAMPLES", "RACE_BYTES", "RAC
 RACE = ((12, 0.10), (4, 0.10), (1, 0.15))
 #: a race stage runs only when each of its pairs gets at least this many samples
 MIN_RACE_SAMPLES = 2_000
+#: the part of a stage too small to run that the next stage gets; the rest is left to validation.
+#: A skipped stage would have ranked many pairs, which a small audit (an early look) cannot do
+#: anyway: half its share sharpens the next stage's choice of event, half tightens the validated
+#: bound (a Laplace 10% too narrow, ε 1.1 against 1, audited on 15,625 samples at 99.75%: 5,750
+#: validation pairs instead of 4,300, and the claim refuted in 4 of 8 seeds instead of 1)
+CARRY = 0.5
 #: a race stage's sample of one dataset holds at most this many bytes of encoded outputs (the
 #: rest of the stage's share goes to validation): 1.5 million rows of 20 doubles fit, 32,000 rows
 #: of a 1,000-bin histogram
@@ -84,7 +90,7 @@ def select(sampler: Any, ranked: list[Pair], pattern_keys: set, seeds: Any, *, k
         last = i == len(stages) - 1
         if budget < 2 * width * MIN_RACE_SAMPLES:
             if not last:  # too small to rank this many pairs: leave the samples to the next stage
-                carry = budget
+                carry = int(CARRY * budget)
                 continue
             width = max(k, budget // (2 * MIN_RACE_SAMPLES))
         carry = 0

@@ -1,27 +1,37 @@
 """Early answers that stay sound: a Bonferroni (alpha-spending) schedule over geometric looks.
 
-A sampled audit with budget B and family-wise error α = 1 − confidence is run as a short
-sequence of *looks*. Look j = 1..m is a complete audit of its own (search, selection and
-validation on its own fresh samples) with budget ``n_j`` and error level ``α_j``; the looks' budgets
-grow geometrically, ``n_j = B·4^-(K+1-j)`` for the fractions :data:`LOOK_FRACTIONS` (1/256, 1/64,
-1/16 of B; ratio 4, so a claim refuted at look j has cost at most 4/3·n_j in samples and j looks'
-fixed costs), and a look smaller than ``min_look`` samples is left out. The final look gets the rest of
-the budget, ``B − Σ used_j``, and the rest of the error level, ``α_final = α − Σ_{j≤m} α_j`` with
-``α_j = SPEND·α`` (:data:`SPEND`). The run stops at the first look whose validated bound ε_LB
-exceeds the claimed ε.
+A sampled audit (and a curve audit, :mod:`dpaudit.curves.audit`) with budget B and family-wise
+error α = 1 − confidence is run as a short sequence of *looks*. Look j = 1..m is a complete audit
+of its own (search, selection and validation on its own fresh samples) with budget ``n_j`` and
+error level ``α_j``; the looks' budgets grow geometrically, ratio 4, for the fractions
+:data:`LOOK_FRACTIONS` of B (1/800, 1/200, 1/50, 2/25: 5,000, 20,000, 80,000 and 320,000
+samples of the default 4·10⁶), so a claim refuted at look j has cost at most 5/4·n_j samples, and
+a look smaller than ``min_look`` samples is left out. The final look gets the rest of the budget,
+``B − Σ used_j`` (at least 89% of it), and the rest of the error level,
+``α_final = α − Σ_{j≤m} α_j`` with ``α_j = SPEND·α`` (:data:`SPEND`). The run stops at the first
+look whose validated bound refutes the claim.
 
 Why the reported bound holds under that stopping rule: look j's bound is valid at level α_j on its
 own (its validation samples played no part in choosing its pair or event; Ding et al. 2018 §4), so
-with E_j = {look j's bound exceeds the true ε},
+with E_j = {look j's bound exceeds the true value},
 
-    P(the reported bound exceeds the true ε) ≤ P(∪_j E_j) ≤ Σ_j α_j = α          (Bonferroni)
+    P(the reported bound exceeds the true value) ≤ P(∪_j E_j) ≤ Σ_j α_j = α          (Bonferroni)
 
-whatever the dependence between looks and whatever rule decides which look is reported. This is
-group-sequential testing with a spending function fixed in advance (Lan and DeMets 1983,
-"Discrete sequential boundaries for clinical trials", Biometrika 70(3); the Bonferroni bound over
-looks is their conservative special case). The price is paid only by claims that are not refuted
-early: the final look has (1 − Σ fractions) ≥ 91% of the samples and α_final ≥ 0.85 α. When no look
-fits (budget < 16·min_look) the schedule is the plain audit: one look, all of B, all of α.
+whatever the dependence between looks and whatever rule decides when to stop and which look is
+reported: the confidence holds under optional stopping at the looks. This is group-sequential
+testing with a spending function fixed in advance (Lan and DeMets 1983, "Discrete sequential
+boundaries for clinical trials", Biometrika 70(3); the Bonferroni bound over looks is their
+conservative special case).
+
+Why these looks: the early looks are where the samples to a refutation are decided. A Laplace
+10% too narrow (ε 1.1 against a claim of 1) needs about 8,300 samples for an oracle that knows
+the best event (Clopper-Pearson at α); an audit look, which must also find the pair and the event
+and spends α/10 on itself, needs about 20,000, and a μ = 1.1 Gaussian against a 1-GDP claim about
+the same (``benchmarks/oracle_gap.py``). With looks at 1/256 and 1/64 of B (15,625 then 62,500) and
+α/20 each, the first refuted after 61,000 samples; at 1/800 and 1/200 with α/10 each, after
+about 24,000. Spending 40% of α on the early looks costs the final look little: its
+bound depends on α through ln(1/α_final), 3.5 at 95% against 3.2 when it had 85% of α. When no look fits (budget < 12.5·``min_look``, 25,000 samples) the
+schedule is the plain audit: one look, all of B, all of α.
 """
 
 from __future__ import annotations
@@ -33,12 +43,12 @@ from dpaudit.errors import InvalidArgument
 
 __all__ = ["Schedule", "schedule", "LOOK_FRACTIONS", "SPEND", "MIN_LOOK"]
 
-#: the budget fractions of the early looks: geometric, ratio 4
-LOOK_FRACTIONS = (1 / 256, 1 / 64, 1 / 16)
-#: the share of α spent on each early look
-SPEND = 0.05
+#: the budget fractions of the early looks: geometric, ratio 4 (module docstring)
+LOOK_FRACTIONS = (1 / 800, 1 / 200, 1 / 50, 2 / 25)
+#: the share of α spent on each early look (four looks: 40% of α, the final look 60%)
+SPEND = 0.1
 #: the smallest early look (samples): a smaller audit rarely refutes anything
-MIN_LOOK = 20_000
+MIN_LOOK = 2_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,19 +32,23 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field as dc_field, replace
 from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 from scipy.special import ndtri
 
+from dpaudit.auditing.looks import look_seed
 from dpaudit.auditing.sampler import Exhausted, Sampler
+from dpaudit.auditing.schedule import schedule
 from dpaudit.claims import Neighbours
 from dpaudit.curves.band import BANDS, Events, Projection, cp_events, dkw_events, ge_counts, low, project
-from dpaudit.curves.claims import CurveClaim, GaussianDP, check_grid, curve_claim, default_grid, rho_for_delta
+from dpaudit.curves.claims import (CurveClaim, GaussianDP, binding_order, check_grid, curve_claim,
+                                   default_grid, rho_for_delta)
 from dpaudit.curves.result import CurveDetails, CurvePoint, CurveResult
 from dpaudit.errors import InvalidArgument, MechanismError
 from dpaudit.estimators.events import Event
+from dpaudit.estimators.limits import curve_limits
 from dpaudit.estimators.scores import fit_discriminant
 from dpaudit.estimators.selection import score_families
 from dpaudit.execution.base import InProcessExecutor
@@ -60,18 +64,22 @@ from dpaudit.spec import OutputKind
 from dpaudit.validation import (check_confidence, check_count, check_executor, check_records,
                                 check_samples, check_seed)
 
-__all__ = ["curve_audit", "SEARCH_SHARE", "SELECT_SHARE", "SELECT_PAIRS", "THRESHOLDS",
+__all__ = ["curve_audit", "EARLY_THRESHOLDS", "SEARCH_SHARE", "SELECT_SHARE", "SELECT_PAIRS", "THRESHOLDS",
            "DEFAULT_SAMPLES_BATCH", "DEFAULT_SAMPLES_LOOP"]
 
 #: the shares of the budget (of at most :data:`SELECTION_BASE` samples) the search and the
 #: selection spend; validation gets the rest
 SEARCH_SHARE = 0.125
-SELECT_SHARE = 0.25
+SELECT_SHARE = 0.15
 SELECTION_BASE = 20_000_000
 #: pairs compared on fresh samples at selection
 SELECT_PAIRS = 3
 #: (threshold, orientation) pairs validated at most (``cp``): K in α/(2K)
 THRESHOLDS = 10
+#: ... at an early look of the sequential run: the pairs of the largest projected ratio
+#: δ_LB/δ_claim and of the largest projected μ, where the selection split says the claimed and
+#: the observed curves are easiest to separate (a smaller K is a larger α/(2K) for each)
+EARLY_THRESHOLDS = 2
 #: the default budgets, as the sampled audit's (:func:`dpaudit.auditor.default_samples`)
 DEFAULT_SAMPLES_BATCH = 4_000_000
 DEFAULT_SAMPLES_LOOP = 400_000
@@ -202,7 +210,11 @@ class _Run:
         if not patterns:
             return
         self.sampler.probe_width(patterns[0].dataset, self.seed)
-        half = self.search_budget // 2
+        # half the search budget, but enough to score every pattern once on the smallest sample
+        # (a small look, whose half scored the two smallest moves only and never the full one)
+        half = max(self.search_budget // 2,
+                   min(int(0.3 * min(self.sampler.budget, SELECTION_BASE)),
+                       2 * len(patterns) * MIN_SCORE_SAMPLES))
         self.n_score = int(np.clip(half / (2 * len(patterns)), MIN_SCORE_SAMPLES,
                                    min(MAX_SCORE_SAMPLES, max(MIN_SCORE_SAMPLES,
                                                               self.sampler.rows_within(SELECT_BYTES // 4)))))
@@ -351,7 +363,7 @@ def _rho_lb(points: list) -> float:
 
 
 def _reproduce(spec: MechanismSpec, claim: CurveClaim, samples: int, confidence: float, seed: int,
-               band: str, grid: Optional[np.ndarray], k: int) -> str:
+               band: str, grid: Optional[np.ndarray], k: int, early_stop: bool = True) -> str:
     """The Python call that replays the audit (floats written to read back exactly)."""
     from dpaudit.reproduce import number
 
@@ -369,6 +381,8 @@ def _reproduce(spec: MechanismSpec, claim: CurveClaim, samples: int, confidence:
         extra += f", band={band!r}"
     if k != THRESHOLDS:
         extra += f", thresholds={k}"
+    if not early_stop:
+        extra += ", early_stop=False"
     line = (f"import dpaudit.curves; {head}dpaudit.curves.curve_audit({name}, {arg}, "
             f"neighbours={spec.neighbours.value!r}, domain=({number(spec.domain.lo)}, "
             f"{number(spec.domain.hi)}), size={int(spec.size)}, samples={int(samples)}, "
@@ -378,11 +392,77 @@ def _reproduce(spec: MechanismSpec, claim: CurveClaim, samples: int, confidence:
     return line
 
 
+@dataclass(slots=True)
+class _Look:
+    """What one look of a curve audit saw (its run, the chosen pair, score and projection, the
+    validated events, the validation size) and decided."""
+
+    run: "_Run"
+    pair: Optional[Pair] = None
+    score: Any = None
+    proj: Optional[Projection] = None
+    picks: list = dc_field(default_factory=list)
+    ev: Optional[Events] = None
+    n: int = 0
+    nan_seen: bool = False
+    error: Optional[MechanismError] = None
+    points: list = dc_field(default_factory=list)
+
+    @property
+    def refuted(self) -> bool:
+        return any(v - c > 0 for _, c, v, _, _ in self.points)
+
+    @property
+    def focus(self) -> Optional[dict]:
+        """Where the claimed and the observed curves are easiest to separate, as the selection
+        split saw it: the ε of the largest projected ratio δ_LB/δ_claim (and, for a zCDP or RDP
+        claim, the Rényi order whose bound gives δ_claim there)."""
+        if self.proj is None or self.proj.ratios.size == 0:
+            return None
+        g = int(np.unravel_index(int(np.argmax(self.proj.ratios)), self.proj.ratios.shape)[2])
+        e = float(self.run.grid[g])
+        out = {"epsilon": e, "projected_ratio": float(np.max(self.proj.ratios)),
+               "basis": "selection split (no validation sample)"}
+        order = binding_order(self.run.claim, e)
+        if order is not None:
+            out["renyi_order"] = order
+        return out
+
+
+def _one_look(spec: MechanismSpec, claim: CurveClaim, eps: np.ndarray, executor: Any, budget: int,
+              confidence: float, seed: int, band: str, k: int) -> _Look:
+    """One complete curve audit (search, select, validate on its own samples) at ``budget`` and
+    ``confidence``, validating at most ``k`` (threshold, orientation) pairs."""
+    run = _Run(spec, claim, eps, executor, budget, confidence, seed, band, k)
+    look = _Look(run)
+    try:
+        run.search_pairs()
+        chosen = run.select()
+        if chosen is not None:
+            look.pair, look.score, look.proj = chosen
+            look.picks = look.proj.choose(k, mu_first=isinstance(claim, GaussianDP)) if band == "cp" else []
+            look.ev, look.n, look.nan_seen = run.validate(look.pair, look.score, look.picks)
+    except MechanismError as exc:
+        look.error = exc
+        return look
+    if look.ev is not None and look.ev.size and look.n:
+        look.points = _points(claim, eps, run.dclaim, look.ev)
+    return look
+
+
+def _look_record(number: int, budget: int, look: _Look, alpha: float, k: int) -> dict:
+    best = max((v - c for _, c, v, _, _ in look.points), default=None)
+    mu = look.ev.mu_lb()[0] if look.ev is not None and look.ev.size else None
+    return {"look": number, "budget": budget, "samples": look.run.sampler.used, "alpha": alpha,
+            "thresholds": k, "refuted": look.refuted, "largest_gap": best, "mu_lower_bound": mu,
+            "focus": look.focus}
+
+
 def curve_audit(f: Any, *, rho: Any = None, mu: Any = None, renyi: Any = None, profile: Any = None,
                 neighbours: Any = None, domain: Any = None, size: Any = None,
                 samples: Optional[int] = None, confidence: float = 0.95, seed: Optional[int] = None,
                 grid: Any = None, band: str = "cp", thresholds: int = THRESHOLDS,
-                executor: Any = None) -> CurveResult:
+                executor: Any = None, early_stop: bool = True) -> CurveResult:
     """Audit the mechanism ``f``'s privacy curve against one curve claim; return a frozen
     :class:`~dpaudit.curves.result.CurveResult` (module docstring).
 
@@ -397,8 +477,12 @@ def curve_audit(f: Any, *, rho: Any = None, mu: Any = None, renyi: Any = None, p
     ``grid`` the ε at which the curves are printed and compared (default: 41 points from 0 to
     where the claimed δ falls below 10⁻⁶), ``band`` ``"cp"`` or ``"dkw"``
     (:mod:`dpaudit.curves.band`), ``thresholds`` the K of ``cp``, ``executor`` runs the batches
-    (default: in process). A mechanism that fails gives an ERROR result, never an exception;
-    invalid arguments raise :class:`~dpaudit.errors.InvalidArgument`.
+    (default: in process). ``early_stop`` (default) runs the audit as a group-sequential test
+    (the looks of :mod:`dpaudit.auditing.schedule`, each a complete curve audit on its own
+    samples at its share of α, stopping at the first that refutes; the early looks validate
+    :data:`EARLY_THRESHOLDS` events chosen where the curves are easiest to separate); False
+    spends the whole budget at once. A mechanism that fails gives an ERROR result, never an
+    exception; invalid arguments raise :class:`~dpaudit.errors.InvalidArgument`.
     """
     if rho is None and mu is None and renyi is None and profile is None:
         stated = _declared_curve(f)  # the claim @dpaudit.mechanism(mu=…) declares, if any
@@ -416,26 +500,48 @@ def curve_audit(f: Any, *, rho: Any = None, mu: Any = None, renyi: Any = None, p
                                         else DEFAULT_SAMPLES_LOOP)
     given_grid = None if grid is None else check_grid(grid)
     eps = default_grid(claim) if given_grid is None else given_grid
+    executor = executor or InProcessExecutor()
     t0 = time.monotonic()
-    run = _Run(spec, claim, eps, executor or InProcessExecutor(), budget, confidence, seed, band, k)
+    plan = schedule(budget, confidence) if early_stop else None
+    looks: list[dict] = []
+    used = 0
+    look: Optional[_Look] = None
+    stopped = False
+    for j, n in enumerate(plan.budgets if plan is not None else ()):
+        k_j = min(k, EARLY_THRESHOLDS)
+        look = _one_look(spec, claim, eps, executor, n, plan.confidence(j), look_seed(seed, j), band, k_j)
+        used += look.run.sampler.used
+        looks.append(_look_record(j + 1, n, look, plan.alphas[j], k_j))
+        if look.error is not None or look.refuted:
+            stopped = True
+            break
+    if not stopped:
+        final = budget - used
+        level = confidence if plan is None or not plan.budgets else plan.confidence(-1)
+        look = _one_look(spec, claim, eps, executor, final, level, seed, band, k)
+        used += look.run.sampler.used
+        if plan is not None and plan.budgets:
+            looks.append(_look_record(len(looks) + 1, final, look, plan.final_alpha, k))
+    sequential = None
+    if plan is not None and plan.budgets:
+        sequential = plan.to_record()
+        sequential.update({"looks": looks, "stopped_at_look": len(looks), "stopped_early": stopped,
+                           "early_thresholds": min(k, EARLY_THRESHOLDS)})
+    run = look.run
     common = dict(target=spec.name, claim=claim, neighbours=spec.neighbours, confidence=confidence,
                   epsilons=tuple(float(e) for e in eps), delta_claim=tuple(float(d) for d in run.dclaim),
-                  reproduce=_reproduce(spec, claim, budget, confidence, seed, band, given_grid, k),
+                  reproduce=_reproduce(spec, claim, budget, confidence, seed, band, given_grid, k,
+                                       early_stop),
                   seed=seed, domain=spec.domain, size=spec.size)
-    try:
-        run.search_pairs()
-        chosen = run.select()
-        if chosen is None:
-            ev, n, nan_seen, pair, score, proj = None, 0, False, None, None, None
-        else:
-            pair, score, proj = chosen
-            picks = proj.choose(k) if band == "cp" else []
-            ev, n, nan_seen = run.validate(pair, score, picks)
-    except MechanismError as exc:
+    seen = dict(phases=run.phases, sequential=sequential, focus=look.focus)
+    pair, score, proj, ev, n, nan_seen = look.pair, look.score, look.proj, look.ev, look.n, look.nan_seen
+    if look.error is not None:
+        exc = look.error
         details = CurveDetails(band=band, level=0.0, thresholds=0, pair_label="", score="",
-                               score_record={}, validation={}, projected_ratio=None, phases=run.phases,
-                               error_dataset=None if exc.dataset is None else np.asarray(exc.dataset).tolist())
-        return CurveResult(verdict=Verdict.ERROR, samples=run.sampler.used, point=None,
+                               score_record={}, validation={}, projected_ratio=None,
+                               error_dataset=None if exc.dataset is None else np.asarray(exc.dataset).tolist(),
+                               **seen)
+        return CurveResult(verdict=Verdict.ERROR, samples=used, point=None,
                            delta_lower_bound=tuple(0.0 for _ in eps), mu_lower_bound=None,
                            rho_lower_bound=None, elapsed_s=time.monotonic() - t0, error=str(exc),
                            details=details, **common)
@@ -445,13 +551,13 @@ def curve_audit(f: Any, *, rho: Any = None, mu: Any = None, renyi: Any = None, p
                                score="" if score is None else score.describe(),
                                score_record={} if score is None else score.to_record(),
                                validation={"n_D": n, "n_D_prime": n}, projected_ratio=None,
-                               phases=run.phases, output_kind=None if schema is None else schema.description)
-        return CurveResult(verdict=Verdict.NOT_REFUTED, samples=run.sampler.used, point=None,
+                               output_kind=None if schema is None else schema.description, **seen)
+        return CurveResult(verdict=Verdict.NOT_REFUTED, samples=used, point=None,
                            delta_lower_bound=tuple(0.0 for _ in eps), mu_lower_bound=0.0,
                            rho_lower_bound=0.0, elapsed_s=time.monotonic() - t0,
                            margin=tuple(math.nan for _ in eps), details=details, **common)
     lb, idx = ev.delta_lb(eps)
-    pts = _points(claim, eps, run.dclaim, ev)
+    pts = look.points
     best = max(pts, key=lambda p: p[2] - p[1])
     refuted = best[2] - best[1] > 0
     if not refuted:  # the closest approach: the largest δ_LB/δ_claim (the gap is largest where both vanish)
@@ -459,13 +565,15 @@ def curve_audit(f: Any, *, rho: Any = None, mu: Any = None, renyi: Any = None, p
     e, c, v, i, on_grid = best
     cx = None if i < 0 else _counterexample(pair, score, ev, i, run.encoder.atom, nan_seen)
     mu_lb, _ = ev.mu_lb()
-    details = CurveDetails(band=band, level=ev.level, thresholds=len(picks) if band == "cp" else ev.size // 2,
+    level = ev.level
+    details = CurveDetails(band=band, level=level, thresholds=len(look.picks) if band == "cp" else ev.size // 2,
                            pair_label=pair.label, score=score.describe(), score_record=score.to_record(),
                            validation={"n_D": n, "n_D_prime": n}, projected_ratio=proj.objective,
-                           phases=run.phases, events=ev.to_record() if band == "cp" else None,
-                           output_kind=None if schema is None else schema.description)
+                           events=ev.to_record() if band == "cp" else None,
+                           output_kind=None if schema is None else schema.description, **seen)
     return CurveResult(verdict=Verdict.REFUTED if refuted else Verdict.NOT_REFUTED,
-                       samples=run.sampler.used, delta_lower_bound=tuple(float(x) for x in lb),
+                       samples=used, delta_lower_bound=tuple(float(x) for x in lb),
                        point=CurvePoint(e, c, v, cx, on_grid), mu_lower_bound=mu_lb,
                        rho_lower_bound=_rho_lb(pts), elapsed_s=time.monotonic() - t0,
-                       margin=tuple(float(m) for m in ev.margin(eps, idx)), details=details, **common)
+                       margin=tuple(float(m) for m in ev.margin(eps, idx)), details=details,
+                       limits=curve_limits(n, level if band == "cp" else level), **common)

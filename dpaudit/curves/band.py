@@ -282,10 +282,11 @@ class Projection:
         largest, near 0, at large ε where both curves vanish, and the gap ranks nothing.)"""
         return float(np.max(self.ratios)) if self.ratios.size else -math.inf
 
-    def choose(self, k: int) -> list[tuple[float, int]]:
+    def choose(self, k: int, mu_first: bool = False) -> list[tuple[float, int]]:
         """At most ``k`` (threshold, orientation) pairs to validate, in this order: the one of the
-        largest projected ratio δ_LB/δ_claim, the one of the largest projected μ, then the best
-        at grid points spread evenly over those where the projected δ_LB is positive."""
+        largest projected ratio δ_LB/δ_claim, the one of the largest projected μ (first with
+        ``mu_first``: a GDP claim is refuted exactly where μ_LB > μ), then the best at grid
+        points spread evenly over those where the projected δ_LB is positive."""
         if self.thresholds.size == 0 or k < 1:
             return []
         picks: list[tuple[float, int]] = []
@@ -295,12 +296,17 @@ class Projection:
             if pick not in picks and len(picks) < k:
                 picks.append(pick)
 
+        def add_mu() -> None:
+            if np.isfinite(self.mu).any():
+                c, i = np.unravel_index(int(np.argmax(self.mu)), self.mu.shape)
+                if self.mu[c, i] > 0:
+                    add(int(c), int(i))
+
+        if mu_first:
+            add_mu()
         c, i, _ = np.unravel_index(int(np.argmax(self.ratios)), self.ratios.shape)
         add(int(c), int(i))
-        if np.isfinite(self.mu).any():
-            c, i = np.unravel_index(int(np.argmax(self.mu)), self.mu.shape)
-            if self.mu[c, i] > 0:
-                add(int(c), int(i))
+        add_mu()
         best = self.deltas.max(axis=(0, 1))
         useful = np.flatnonzero(best > 0)
         if useful.size:

@@ -54,7 +54,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, field
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 from scipy.special import log_ndtr, ndtr
@@ -63,7 +63,7 @@ from dpaudit.errors import InvalidArgument
 
 __all__ = ["ORDERS", "ZCDP", "GaussianDP", "RenyiDP", "Profile", "CurveClaim", "curve_claim",
            "gdp_delta", "gdp_delta_formula", "zcdp_delta", "rdp_delta", "rdp_delta_formula",
-           "rho_for_delta", "default_grid", "check_grid", "has_dp_accounting"]
+           "rho_for_delta", "binding_order", "default_grid", "check_grid", "has_dp_accounting"]
 
 #: the Rényi orders over which a ρ-zCDP claim is converted: 100 in (1, 2], 400 geometric in
 #: [2, 10⁴] (the optimal order for ρ-zCDP at ε is about (ε + ρ)/(2ρ): 10⁴ covers ρ ≥ 10⁻⁴ at
@@ -153,6 +153,28 @@ def rdp_delta(orders: Any, rdp: Any, eps: Any) -> np.ndarray:
         o, r = list(map(float, orders)), list(map(float, rdp))
         return np.asarray([compute_delta(o, r, float(x))[0] for x in e], dtype=float)
     return rdp_delta_formula(orders, rdp, e)
+
+
+def binding_order(claim: Any, eps: float) -> Optional[float]:
+    """The Rényi order α whose bound gives the claimed δ at ``eps`` (the argmin over orders of
+    :func:`rdp_delta_formula`'s ln δ, the conversion bound of the Kullback-Leibler term taken as
+    the order ``1``): the order at which a zCDP or RDP claim is tested there. None for a claim
+    that is no Rényi bound (GDP, a profile)."""
+    kind = getattr(claim, "kind", None)
+    if kind == "zcdp":
+        orders, rdp = ORDERS, ORDERS * float(claim.rho)
+    elif kind == "rdp":
+        orders = np.asarray([a for a, _ in claim.orders], dtype=float)
+        rdp = np.asarray([e for _, e in claim.orders], dtype=float)
+    else:
+        return None
+    e = float(eps)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        kl = np.where(rdp > 0, 0.5 * np.log1p(-np.exp(-rdp)), -np.inf)
+        cks = (orders - 1.0) * (rdp - e + np.log1p(-1.0 / orders)) - np.log(orders)
+        cks = np.where(orders > 1.01, cks, np.inf)
+    i = int(np.nanargmin(cks))
+    return 1.0 if float(np.nanmin(kl)) < float(cks[i]) else float(orders[i])
 
 
 def zcdp_delta(rho: float, eps: Any) -> np.ndarray:

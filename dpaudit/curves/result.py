@@ -82,6 +82,13 @@ class CurveDetails(Details):
     projected_ratio: Optional[float]
     #: what each phase did (pairs scored, hypothesis examples, pairs and scores compared)
     phases: Mapping[str, Any]
+    #: the group-sequential looks (:mod:`dpaudit.auditing.schedule`): each look's budget, α,
+    #: events validated and whether it refuted; None when the run had one look
+    sequential: Optional[Mapping[str, Any]] = field(default=None, metadata={"omit_none": True})
+    #: where the selection split of the reported look saw the claimed and the observed curves
+    #: easiest to separate: ``{"epsilon", "projected_ratio", "basis"}`` and, for a zCDP or RDP
+    #: claim, ``renyi_order`` (the order whose bound gives the claimed δ there)
+    focus: Optional[Mapping[str, Any]] = field(default=None, metadata={"omit_none": True})
     #: the validated events with their frequencies and simultaneous bounds (``cp`` only)
     events: Optional[list] = field(default=None, metadata={"omit_none": True})
     #: the detected output kind, e.g. ``"real scalar"``
@@ -118,6 +125,9 @@ class CurveResult:
     domain: Optional[Domain] = None
     size: Optional[int] = None
     method: str = ENGINE
+    #: the ε ceiling and δ floor of the reported look's band
+    #: (:func:`dpaudit.estimators.limits.curve_limits`), None where nothing was validated
+    limits: Any = None
 
     @property
     def kind(self) -> str:
@@ -154,6 +164,8 @@ class CurveResult:
         else:
             text = ("not refuted: the lower curve stays below the claimed one; at this budget the "
                     "run would have refuted " + ", ".join(parts))
+        if not self.refuted and self.limits is not None:
+            text += f"; {self.limits.text()}"
         return {"scale": scale, "mu": mu, "rho": rho, "text": text}
 
     def to_record(self) -> dict:
@@ -173,6 +185,7 @@ class CurveResult:
             "method": self.method,
             "confidence": jsonable(self.confidence),
             "samples": int(self.samples),
+            "limits": None if self.limits is None else jsonable(self.limits.to_record()),
             "seed": self.seed,
             "grid": {"epsilon": jsonable(list(self.epsilons)),
                      "delta_claim": jsonable(list(self.delta_claim)),

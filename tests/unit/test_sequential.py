@@ -13,17 +13,18 @@ from dpaudit.results import Verdict
 
 def test_schedule_spends_alpha_exactly_and_looks_geometrically():
     s = schedule(16_000_000, 0.95)
-    assert s.budgets == (62_500, 250_000, 1_000_000)
+    assert s.budgets == (20_000, 80_000, 320_000, 1_280_000)
     assert all(b2 == 4 * b1 for b1, b2 in zip(s.budgets, s.budgets[1:]))
     assert math.isclose(sum(s.alphas) + s.final_alpha, 0.05, rel_tol=1e-12)
-    assert s.alphas == (SPEND * s.alpha,) * 3 and s.final_alpha >= 0.85 * s.alpha
-    assert sum(s.budgets) <= sum(LOOK_FRACTIONS) * 16_000_000 < 0.09 * 16_000_000
-    assert schedule(4_000_000, 0.95).budgets == (62_500, 250_000)  # 15,625 < MIN_LOOK
+    assert s.alphas == (SPEND * s.alpha,) * 4 and s.final_alpha >= 0.6 * s.alpha - 1e-15
+    assert sum(s.budgets) <= sum(LOOK_FRACTIONS) * 16_000_000 < 0.11 * 16_000_000
+    assert schedule(4_000_000, 0.95).budgets == (5_000, 20_000, 80_000, 320_000)
+    assert schedule(400_000, 0.95).budgets == (2_000, 8_000, 32_000)  # 500 < MIN_LOOK
     assert s.to_record()["family_alpha"] == s.alpha
 
 
 def test_small_budget_has_no_early_look():
-    s = schedule(16 * MIN_LOOK - 1, 0.9)
+    s = schedule(int(12.5 * MIN_LOOK) - 1, 0.9)
     assert s.budgets == () and s.looks == 1 and s.final_alpha == s.alpha
 
 
@@ -46,8 +47,11 @@ def test_gross_violation_stops_at_the_first_look_and_says_so():
     r = dpaudit.audit(laplace_sum(0.25), samples=2_000_000, seed=4)  # true ε = 4
     rec = r.details["early_stop"]
     assert r.verdict is Verdict.REFUTED and r.epsilon_lower_bound > 1.0
-    assert rec["stopped_early"] and rec["stopped_at_look"] == 1
-    assert r.samples == rec["looks"][0]["samples"] <= 2_000_000 // 64 < 2_000_000 // 16
+    # the first look (2,500 samples) refutes already; a weak refutation looks on for a measured
+    # ratio (looks.SATURATED_COUNT), and the run stops well before the final look
+    assert rec["looks"][0]["epsilon_lb"] > 1.0
+    assert rec["stopped_early"] and rec["stopped_at_look"] < len(rec["budgets"]) + 1
+    assert r.samples == sum(look["samples"] for look in rec["looks"]) <= 2_000_000 // 16
     assert r.details["alpha"] == pytest.approx(rec["alphas"][0])
     assert r.confidence == 0.95  # family-wise, under the stopping rule
     assert r.to_record()["details"]["early_stop"]["rule"].startswith("Bonferroni")
@@ -62,8 +66,8 @@ def test_no_early_stop_spends_the_budget_and_has_no_record():
 @pytest.mark.slow
 def test_without_an_early_look_the_audit_is_the_plain_one():
     f = laplace_sum(0.5)
-    a = dpaudit.audit(f, samples=60_000, seed=11).to_record()
-    b = dpaudit.audit(f, samples=60_000, seed=11, early_stop=False).to_record()
+    a = dpaudit.audit(f, samples=24_000, seed=11).to_record()
+    b = dpaudit.audit(f, samples=24_000, seed=11, early_stop=False).to_record()
     assert "early_stop" not in a["details"]  # nothing was stopped early: nothing to record
     assert b.pop("reproduce") == a.pop("reproduce").replace(", seed=", ", early_stop=False, seed=")
     for rec in (a, b):
