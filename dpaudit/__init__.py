@@ -77,6 +77,9 @@ _EXPORTS: dict[str, str] = {
     "primitive": "dpaudit.replay",
     "ReplayResult": "dpaudit.replay",
     "CurveResult": "dpaudit.curves",
+    # one-run canary audits of DP training (dpaudit/onerun/)
+    "one_run_audit": "dpaudit.onerun",
+    "OneRunResult": "dpaudit.onerun",
     # sensitivity search (dpaudit/sensitivity/)
     "check_sensitivity": "dpaudit.sensitivity",
     "SensitivityResult": "dpaudit.sensitivity",

@@ -209,6 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
     _report_flags(r)
 
     sub.add_parser("list", help="list reference mechanisms, audits and formal claims")
+
+    t = sub.add_parser("train-audit", help="one-run canary audit of a DP training run (docs/training.md)")
+    from dpaudit.train_audit import add_arguments
+
+    add_arguments(t)
+    _report_flags(t)
     return p
 
 
@@ -225,6 +231,7 @@ _COMMANDS = {
     "list": ("dpaudit.suite.commands", "run_list"),
     "verify": ("dpaudit.formal.cli", "run_verify"),
     "report": ("dpaudit.report.cli", "run_report"),
+    "train-audit": ("dpaudit.train_audit", "run_train_audit"),
 }
 
 

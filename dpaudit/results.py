@@ -529,7 +529,8 @@ class Finding:
 #: statistical and graded; an exact computation is not. An engine not listed writes records of
 #: its own kind, named after it, ungraded; a new one adds its row (and its kind to the report).
 ENGINES: dict[str, tuple[str, bool]] = {"sampled": ("audit", True), "exact": ("exact", False),
-                                        "curve": ("curve", False), "replay": ("replay", False)}
+                                        "curve": ("curve", False), "replay": ("replay", False),
+                                        "one-run": ("one-run", False)}
 
 
 def _engine(method: str) -> tuple[str, bool]:

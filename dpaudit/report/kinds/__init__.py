@@ -26,6 +26,7 @@ from dpaudit.report.kinds.base import (CounterexampleView, GenericRecord, JUnitO
                                        SarifRule)
 from dpaudit.report.kinds.curve import CurveRecord
 from dpaudit.report.kinds.formal import FormalClaim
+from dpaudit.report.kinds.onerun import OneRunRecord
 from dpaudit.report.kinds.replay import ReplayRecord
 from dpaudit.report.kinds.sensitivity import SensitivitySearch
 
@@ -61,7 +62,7 @@ def register_kind(cls: type[RecordKind]) -> type[RecordKind]:
     return KINDS.add(cls)
 
 
-for _cls in BUILTIN + (CurveRecord, ReplayRecord):  # (their SARIF rules come after the four)
+for _cls in BUILTIN + (CurveRecord, ReplayRecord, OneRunRecord):  # (their SARIF rules come after the four)
     register_kind(_cls)
 
 
