@@ -129,7 +129,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
                 internal_errors += 1
             if stop.received is not None:  # the signal was caught on the way: the target is cut
                 raise KeyboardInterrupt(stop.received)
-            records.append(clean_record(record))
+            records.append(clean_record(_said_from_file(record, settings, target)))
             progress.finish(records[-1])
     except KeyboardInterrupt:
         progress.clear()
@@ -226,26 +226,33 @@ def _function_named(facts: Mapping[str, Any], asked: Optional[str]) -> str:
 
 def _warn_weakened_isolation(settings: CheckSettings) -> None:
     """One line on stderr when a pyproject.toml, not a flag, weakens the sandbox (the file read is
-    the nearest one, often the audited project's own checkout, whose authors can set it): taken
-    with ``--trust-config``, and ignored, saying so, without it; and when sandbox limits are
+    the nearest one, often the audited project's own checkout, whose authors can set it: taken
+    only with ``--trust-config``, :func:`dpaudit.config.weakens`); and when sandbox limits are
     given for a run without the sandbox."""
     where = settings.origin.get("isolation", "default")
     if settings.isolation != "strict" and where not in ("flag", "default"):
         print(f"dpaudit: note: isolation = {settings.isolation!r} from {where}: the audited code runs "
               f"with less than the full sandbox (--isolation strict overrides it)", file=sys.stderr)
-    ignored = settings.ignored
-    if ignored:
-        path = settings.config_path
-        shown = os.path.relpath(path) if path else "pyproject.toml"
-        said = ", ".join(f"{k} = {v!r}" for k, v in ignored.items())
-        print(f"dpaudit: note: {shown} sets {said} under [tool.dpaudit], which would weaken the "
-              f"sandbox: not taken, the run stays strict (add --trust-config to take it)",
-              file=sys.stderr)
     limits = [f"--{k}" for k in ("call-timeout", "memory") if settings.origin.get(k) == "flag"]
     if settings.in_process and limits:
         what = "is a sandbox limit: it does" if len(limits) == 1 else "are sandbox limits: they do"
         print(f"dpaudit: note: {' and '.join(limits)} {what} not apply in process (a call that "
               f"never returns waits until interrupted)", file=sys.stderr)
+
+
+def _said_from_file(record: dict, settings: CheckSettings, target: str) -> dict:
+    """``record`` with ``settings_from``: the settings of its target taken from the pyproject.toml
+    with ``--trust-config`` (:func:`dpaudit.config.settings_from_file`), which the verdict line,
+    the reproduce line and the reports name as the file's (:mod:`dpaudit.report.provenance`)."""
+    from dpaudit.config import settings_from_file
+
+    if not settings.trusted or not settings.config_path:
+        return record
+    taken = settings_from_file(settings, target, str(record.get("target") or ""))
+    if not taken:
+        return record
+    return {**record, "settings_from": {"file": os.path.relpath(settings.config_path),
+                                        "settings": taken}}
 
 
 def _cluster(settings: CheckSettings) -> Optional[Executor]:
@@ -513,7 +520,7 @@ def _curve_record(spec: MechanismSpec, curve: dict, settings: CheckSettings, exe
     the sandbox child, or Dask) and return the record, with the ``dpaudit check`` line that
     replays it."""
     from dpaudit.curves import curve_audit
-    from dpaudit.reproduce import number
+    from dpaudit.reproduce import as_target, number
 
     result = curve_audit(spec, **curve, samples=settings.samples,
                          confidence=settings.target_confidence, seed=settings.seed,
@@ -521,7 +528,7 @@ def _curve_record(spec: MechanismSpec, curve: dict, settings: CheckSettings, exe
     rec = result.to_record()
     (key, value), = curve.items()
     stated = [f"--{key}={number(value)}"] if key in ("rho", "mu") else []
-    parts = ["dpaudit", "check", spec.name, *stated,
+    parts = ["dpaudit", "check", as_target(spec.name), *stated,
              f"--neighbours={spec.neighbours.value}",
              f"--domain={number(spec.domain.lo)}:{number(spec.domain.hi)}", f"--size={spec.size}",
              *([f"--samples={settings.samples}"] if settings.samples else []),

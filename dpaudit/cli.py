@@ -96,10 +96,15 @@ _VALUE_MAY_START_WITH_DASH = ("--domain",)
 
 
 def _join_dash_values(argv: list[str]) -> list[str]:
+    """``argv`` with ``--domain -10:10`` joined as ``--domain=-10:10``; nothing after ``--``,
+    where every word is a target (``dpaudit check -- FILE ...``, the form for a list of files
+    from a checkout: a file named ``--in-process`` is then a target, never a flag)."""
     out: list[str] = []
     i = 0
     while i < len(argv):
         a = argv[i]
+        if a == "--":
+            return out + argv[i:]
         nxt = argv[i + 1] if i + 1 < len(argv) else ""
         if a in _VALUE_MAY_START_WITH_DASH and nxt.startswith("-") and len(nxt) > 1 \
                 and (nxt[1].isdigit() or nxt[1] == "." or nxt[1:4].lower() in ("inf", "nan")):

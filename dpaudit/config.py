@@ -172,9 +172,9 @@ class CheckSettings:
     float_policy: Optional[str] = None
     target_claims: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     config_dir: Optional[str] = None
-    #: settings of the pyproject.toml that would weaken the sandbox, not taken (no --trust-config)
-    ignored: Mapping[str, Any] = field(default_factory=dict)
     config_path: Optional[str] = None
+    #: --trust-config: settings that can weaken the audit were taken from the pyproject.toml
+    trusted: bool = False
 
     @property
     def family(self) -> int:
@@ -299,7 +299,7 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
     initial = defaults()
     values: dict[str, Any] = {}
     origin: dict[str, str] = {}
-    ignored: dict[str, Any] = {}
+    refused: dict[str, Any] = {}
     trusted = bool(getattr(args, "trust_config", False))
     for key, (attr, parse) in _RUN_SETTINGS.items():
         raw = getattr(args, attr, None)
@@ -307,11 +307,16 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
             values[key], origin[key] = parse(f"--{key}", raw), "flag"
         elif key in config:
             values[key], origin[key] = parse(f"{where} [tool.dpaudit] {key}", config[key]), where
-            if not trusted and _weakens(key, values[key]):
-                ignored[key] = values[key]
-                values[key], origin[key] = initial[key], "default"
+            if not trusted and weakens(key, values[key]):
+                refused[key] = config[key]
         else:
             values[key], origin[key] = initial[key], "default"
+    if refused:  # named in the file's order
+        refused = {k: refused[k] for k in config if k in refused}
+        raise InvalidArgument(_refusal(f"{where} sets", refused, "under [tool.dpaudit]"))
+    tables = target_tables(config.get("targets"), where)
+    if not trusted:
+        _refuse_tables(config.get("targets"), tables, where)
     targets = args.target if isinstance(args.target, (list, tuple)) else [args.target]
     if getattr(args, "in_process", False) and origin["isolation"] == "flag" and values["isolation"] != "none":
         raise InvalidArgument(f"--in-process runs the code without the sandbox: it contradicts "
@@ -325,7 +330,7 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
                 raise InvalidArgument(f"--{seen[key]} and --{fmt} both write {path}")
             seen[key] = fmt
     return CheckSettings(
-        target_claims=target_tables(config.get("targets"), where),
+        target_claims=tables,
         config_dir=os.path.dirname(os.path.abspath(config_path)) if config_path else None,
         targets=tuple(targets),
         claim=claim_from_flags(args),
@@ -349,18 +354,84 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
         origin=origin,
         early_stop=bool(getattr(args, "early_stop", True)),
         float_policy=values["float"],
-        ignored=ignored,
         config_path=config_path,
+        trusted=trusted,
     )
 
 
-def _weakens(key: str, value: Any) -> bool:
-    """Whether a ``[tool.dpaudit]`` setting weakens the sandbox: taken from a file only with
-    ``--trust-config``. The file read is the nearest pyproject.toml, which inside a third-party
-    checkout is that project's own: its authors would choose how the code they wrote is confined.
-    (The other keys of the file cannot reach the child: ``pass-env``, ``in-process`` and an
-    isolation per target are not configuration keys at all.)"""
-    return key == "isolation" and value != "strict"
+#: the value of a key that can only make the audit stricter: taken from any pyproject.toml
+_STRICTEST = {"float": "error", "isolation": "strict"}
+
+
+def weakens(key: str, value: Any) -> bool:
+    """Whether a ``[tool.dpaudit]`` (or ``[tool.dpaudit.targets]``) setting can weaken the audit:
+    such a key is taken from the file only with ``--trust-config``. The file read is the nearest
+    pyproject.toml, which inside a third-party checkout is that project's own, so its authors
+    would choose how their code is audited: the float policy (``"off"`` hides a porous float64
+    implementation), the budget and the confidence (too few samples refute nothing), the seed (a
+    seed tried until the audit passes), the time and sandbox limits and the isolation, and every
+    claim field of a target (a larger ε, a narrower domain). Only a value that cannot weaken
+    anything is taken without the flag (``float = "error"``, ``isolation = "strict"``)."""
+    return key not in _STRICTEST or value != _STRICTEST[key]
+
+
+def _shown(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else str(value).replace("'", "")
+
+
+def _refusal(prefix: str, refused: Mapping[str, Any], suffix: str = "") -> str:
+    """The one line refusing ``refused`` (key -> the file's value)."""
+    said = ", ".join(f"{k} = {_shown(v)}" for k, v in refused.items())
+    flags = ", ".join(f"--{k}" for k in refused)
+    return (f"{prefix} {said}{' ' + suffix if suffix else ''}: the audited checkout may not weaken "
+            f"the audit; give --trust-config to take {'them' if len(refused) > 1 else 'it'} from "
+            f"the file, or state {'them' if len(refused) > 1 else 'it'} as "
+            f"{'flags' if len(refused) > 1 else 'a flag'} ({flags})")
+
+
+def _refuse_tables(raw: Any, tables: Mapping[str, Mapping[str, Any]], where: str) -> None:
+    """InvalidArgument for the first ``[tool.dpaudit.targets."..."]`` table that sets a key
+    (:func:`weakens`) without ``--trust-config``: its claim fields would override the mechanism's
+    own declaration, and its ``float`` the float policy."""
+    for target, table in (raw or {}).items():
+        checked = tables.get(str(target), {})
+        refused = {}
+        for k, v in dict(table).items():
+            key = str(k).replace("_", "-")
+            if weakens(key, checked.get("float") if key == "float" else v):
+                refused[key] = v
+        if refused:
+            raise InvalidArgument(_refusal(f'{where} [tool.dpaudit.targets."{target}"] sets', refused))
+
+
+def settings_from_file(settings: "CheckSettings", target: str, resolved: str = "") -> dict[str, Any]:
+    """The settings of one target that came from the pyproject.toml (taken with
+    ``--trust-config``), keyed as flags are named (``samples``, ``seed``, ``float``, ``epsilon``,
+    ...): what the verdict line, the reproduce line and the record say came from the file."""
+    out: dict[str, Any] = {}
+    for key in _RUN_SETTINGS:
+        if settings.origin.get(key) not in (None, "flag", "default"):
+            value = {"call-timeout": settings.call_timeout}.get(key, getattr(settings, key, None))
+            out[key] = settings.float_policy if key == "float" else value
+    table = _match_target(settings.target_claims, settings.config_dir, target, resolved)
+    for key, value in table.items():
+        if settings.claim.get(key) is None:
+            out[key] = value
+    if "float" in out and settings.origin.get("float") == "flag":
+        del out["float"]  # the flag's float wins over the table's
+    return {k: _plain(out[k]) for k in _SHOWN_ORDER if k in out}
+
+
+#: the order the reproduce line spells settings in (:func:`dpaudit.reproduce.check_command`)
+_SHOWN_ORDER = ("epsilon", "delta", "rho", "mu", "neighbours", "domain", "size", "samples",
+                "confidence", "seed", "timeout", "call-timeout", "memory", "isolation", "float")
+
+
+def _plain(value: Any) -> Any:
+    """A setting as JSON holds it (a domain as ``[lo, hi]``, a relation by its name)."""
+    if isinstance(value, Domain):
+        return [value.lo, value.hi]
+    return getattr(value, "value", value)
 
 
 # -- per-target claims --------------------------------------------------------------------------

@@ -192,13 +192,20 @@ class Progress:
             line += f" — {details['note']}"
         elif isinstance(details, Mapping) and details.get("timed_out"):
             line += " (cut short by the time limit)"
+        from dpaudit.report.provenance import isolation_off, settings_from_text
+
+        for said in (isolation_off(record), settings_from_text(record)):
+            if said:  # what the verdict rests on, whoever reads only this line
+                line += f" [{said}]"
         self.note(line)
 
     def reproduce(self, records: Sequence[Mapping[str, Any]]) -> None:
         """At the end of the run: the command that replays each target's result."""
         for record in records:
             if record.get("reproduce"):
-                self.note(f"reproduce: {record['reproduce']}")
+                from dpaudit.report.provenance import reproduce_note
+
+                self.note(f"reproduce: {record['reproduce']}{reproduce_note(record)}")
 
     def note(self, text: str) -> None:
         """A line of information on stdout (e.g. the reports written)."""

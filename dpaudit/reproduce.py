@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from dpaudit.execution.base import Executor
     from dpaudit.spec import MechanismSpec
 
-__all__ = ["number", "project_path", "ROOT", "check_command", "sensitivity_command", "audit_command",
+__all__ = ["number", "as_target", "project_path", "ROOT", "check_command", "sensitivity_command", "audit_command",
            "verify_command", "python_call", "for_spec", "replays", "OWN_RANDOMNESS_NOTE"]
 
 #: Appended (as a shell comment) to the reproduce line of a mechanism that ignores its rng.
@@ -65,6 +65,12 @@ def _note(line: str, own_randomness: bool) -> str:
     return f"{line}  # {OWN_RANDOMNESS_NOTE}" if own_randomness else line
 
 
+def as_target(target: str) -> str:
+    """``target`` as a reproduce line names it: a file whose name starts with ``-`` (a checkout's
+    ``--in-process.py``) as ``./--in-process.py``, so the line never reads it as a flag."""
+    return f"./{target}" if target.startswith("-") else target
+
+
 def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any, domain: Any,
                   size: int, seed: int, samples: Optional[int] = None,
                   confidence: Optional[float] = None, call_timeout: Optional[float] = None,
@@ -80,7 +86,7 @@ def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any,
     from dpaudit.config import defaults
 
     default = defaults()
-    parts = ["dpaudit", "check", target, f"--epsilon={number(epsilon)}"]
+    parts = ["dpaudit", "check", as_target(target), f"--epsilon={number(epsilon)}"]
     if delta:
         parts.append(f"--delta={number(delta)}")
     parts += [f"--neighbours={Neighbours.parse(neighbours).value}",
@@ -110,7 +116,7 @@ def sensitivity_command(target: str, *, bound: float, neighbours: Any, domain: A
     counterexample included (:mod:`dpaudit.sensitivity_check`)."""
     from dpaudit.claims import Neighbours
 
-    parts = ["dpaudit", "check", target, f"--sensitivity={bound:g}",
+    parts = ["dpaudit", "check", as_target(target), f"--sensitivity={bound:g}",
              f"--neighbours={Neighbours.parse(neighbours).value}",
              f"--domain={domain.lo:g}:{domain.hi:g}", f"--size={size}",
              f"--examples={examples}", f"--seed={seed}"]

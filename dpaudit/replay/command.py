@@ -60,9 +60,9 @@ def _claim(spec: Any) -> dict:
 
 def reproduce_line(name: str, spec: Any, settings: Any, *, nonfinite: bool = False) -> str:
     """The ``dpaudit check --replay`` line that replays a replay audit."""
-    from dpaudit.reproduce import number
+    from dpaudit.reproduce import as_target, number
 
-    parts = ["dpaudit", "check", name, "--replay", f"--epsilon={number(spec.epsilon)}"]
+    parts = ["dpaudit", "check", as_target(name), "--replay", f"--epsilon={number(spec.epsilon)}"]
     if spec.delta:
         parts.append(f"--delta={number(spec.delta)}")
     parts += [f"--neighbours={spec.neighbours.value}",

@@ -290,7 +290,9 @@ def float_status(rec: Mapping[str, Any]) -> str:
     bound = f"ε ≥ {fmt(eps)}" if num(eps) is not None else ""
     if not f.applicable:
         if f.short_reason() == "--float off":
-            return "float64: not asked (--float off)"
+            from dpaudit.report.provenance import float_source
+
+            return f"float64: not asked ({float_source(rec)})"
         return f"float64: no question ({f.short_reason()})"
     if f.verdict == "refuted":
         cx = r.get("counterexample") if isinstance(r.get("counterexample"), Mapping) else {}

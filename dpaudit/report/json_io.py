@@ -118,12 +118,14 @@ def _real(fd: int, fallback: str) -> str:
 def _final(fd: int, here: str, name: str) -> str:
     """How the final component ``name`` in the folder ``fd`` (real path ``here``) is written:
     ``"new"`` or ``"replace"`` (a temporary file renamed over it), or ``"in place"`` (a device or
-    FIFO, or a link to one); raises _Refused for a folder, a link to anything else, a dangling
+    FIFO, or a link to one, under ``/dev`` or ``/proc``); raises _Refused for a folder, a FIFO,
+    socket or device elsewhere, a link to anything else, a dangling
     link or a socket."""
     try:
         st = os.stat(name, dir_fd=fd, follow_symlinks=False)
     except FileNotFoundError:
         return "new"
+    system = _system_folder(here)
     if stat.S_ISLNK(st.st_mode):
         target = os.readlink(name, dir_fd=fd)
         try:
@@ -131,19 +133,30 @@ def _final(fd: int, here: str, name: str) -> str:
         except OSError:
             to = None
         if to is not None and (stat.S_ISCHR(to) or stat.S_ISFIFO(to)):
-            return "in place"
-        if to is not None and stat.S_ISREG(to) and _system_folder(here):
+            if system:
+                return "in place"
+            raise _Refused(f"it is a symbolic link (to {target}); {_ONLY_FILES}")
+        if to is not None and stat.S_ISREG(to) and system:
             return "in place"  # /dev/stdout redirected to a file
         dangling = " that points nowhere" if to is None else ""
         raise _Refused(f"it is a symbolic link{dangling} (to {target}); dpaudit does not follow "
                        f"links when writing reports")
     if stat.S_ISDIR(st.st_mode):
         raise _Refused("is a folder")
-    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+    if system and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
         return "in place"
     if not stat.S_ISREG(st.st_mode):
-        raise _Refused("it is not a regular file, a device or a FIFO")
+        what = next((w for test, w in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                                       (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
+                     if test(st.st_mode)), "not a regular file")
+        raise _Refused(f"it is {what}; {_ONLY_FILES}")
     return "replace"
+
+
+#: why a FIFO, socket or device (or a link to one) outside /dev and /proc is refused: a FIFO
+#: without a reader blocks the writer forever, and a link planted in a checkout could point at
+#: any device (``/dev/port``, ``/dev/watchdog``) that dpaudit, run as root, would write to
+_ONLY_FILES = "dpaudit writes reports only to regular files (or /dev/stdout and other paths under /dev)"
 
 
 def write_text(path: str | os.PathLike, text: str) -> str:
@@ -153,9 +166,11 @@ def write_text(path: str | os.PathLike, text: str) -> str:
     (``O_CREAT | O_EXCL | O_NOFOLLOW``) and renamed over it, so a failure leaves any previous file
     intact. No symbolic link is followed at the final component (a planted
     ``report.html -> site-packages/x.pth`` would write anywhere the user can), nor at a folder
-    inside the working folder; a link is refused, unless it points at a device or a FIFO
-    (``/dev/stdout``, a terminal, a pipe), which is written in place like a device or FIFO itself:
-    renaming over it would replace the device or FIFO with a file. Text that cannot be encoded (a
+    inside the working folder; a link is refused. Under ``/dev`` and ``/proc`` only, a device, a
+    FIFO or a link to one (``/dev/stdout``, ``/dev/fd/3``, a terminal, a pipe) is written in
+    place, opened without blocking (a pipe nobody reads is an error, not a hang): renaming over it
+    would replace it with a file. Anywhere else a FIFO, socket or device is refused: a checkout
+    (or the audited code, run before) could plant one to hang the run or reach a device. Text that cannot be encoded (a
     lone surrogate from a mechanism's message or a file name) is written as a backslash escape.
     Any failure raises UsageError with one line."""
     shown = os.fspath(path)
@@ -188,8 +203,10 @@ def _write_all(out: int, data: bytes) -> None:
 def _write_in_place(fd: int, here: str, name: str, data: bytes) -> None:
     """Write a device or FIFO (or what a link points at) as it is; what was opened is checked
     again, so a link swapped in after :func:`_final` cannot make this truncate a file."""
-    out = os.open(name, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=fd)
+    # without blocking: a FIFO (or a pipe under /dev/fd) that nobody reads is ENXIO, not a hang
+    out = os.open(name, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=fd)
     try:
+        os.set_blocking(out, True)
         mode = os.fstat(out).st_mode
         if stat.S_ISREG(mode):
             if not _system_folder(here):

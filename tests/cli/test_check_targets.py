@@ -44,7 +44,7 @@ def test_each_target_gets_its_own_claim_and_the_run_one_confidence(project, caps
         'epsilon = 0.5\nneighbours = "unbounded"\nsize = 4\n')
     out = project / "r.json"
     code = run(["check", "mechs.py:histogram_like", "mechs.py:noisy_sum", "--in-process",
-                "--samples", "60000", "--seed", "3", "--json", str(out), "-q"])
+                "--samples", "60000", "--seed", "3", "--json", str(out), "-q", "--trust-config"])
     recs = _records(out)
     hist, total = recs["histogram_like"], recs["noisy_sum"]
     # add-remove with a public size: audited as (2ε, (1+e^ε)δ) under replace (true: ε = 1 there)
@@ -68,7 +68,7 @@ def test_flags_override_the_target_table(project):
         '[tool.dpaudit.targets."mechs.py"]\nepsilon = 0.5\nsize = 4\n')
     out = project / "r.json"
     run(["check", "mechs.py:noisy_sum", "--epsilon", "2", "--in-process", "--samples", "20000",
-         "--json", str(out), "-q"])
+         "--json", str(out), "-q", "--trust-config"])
     rec = _records(out)["noisy_sum"]
     assert rec["claim"]["epsilon"] == 2.0 and rec["verdict"] == "not_refuted"
     assert rec["confidence"] == 0.95 and "family" not in rec

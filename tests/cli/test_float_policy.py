@@ -117,13 +117,13 @@ def test_the_sandboxed_and_in_process_checks_agree_on_a_declared_policy(project)
 @pytest.mark.slow
 def test_precedence_flag_over_pyproject_over_decorator(project):
     (project / "pyproject.toml").write_text('[tool.dpaudit]\nfloat = "off"\n')
-    _, rec = check(project, "declared_warn")            # pyproject over the decorator
+    _, rec = check(project, "declared_warn", "--trust-config")  # pyproject over the decorator
     assert rec["float_policy"] == "off"
-    _, rec = check(project, "declared_warn", "--float", "error")  # the flag over both
+    _, rec = check(project, "declared_warn", "--float", "error")  # the flag over both (no trust needed)
     assert rec["float_policy"] == "error"
     (project / "pyproject.toml").write_text(
         '[tool.dpaudit]\nfloat = "off"\n[tool.dpaudit.targets."mech.py:correct"]\nfloat = "warn"\n')
-    _, rec = check(project, "correct")                  # the target's table over the top level
+    _, rec = check(project, "correct", "--trust-config")  # the target's table over the top level
     assert rec["float_policy"] == "warn"
 
 

@@ -30,7 +30,11 @@ def test_defaults():
 
 def test_flags_override_pyproject_which_overrides_defaults():
     config = {"seed": 5, "samples": "2e5", "confidence": 0.9, "call-timeout": 3, "memory": "1G"}
-    s = settings("--seed", "7", config=config)
+    with pytest.raises(InvalidArgument, match=r"pyproject.toml sets samples = '2e5', "
+                                              r"confidence = 0.9, call-timeout = 3, memory = '1G' "
+                                              r"under \[tool.dpaudit\]: .* give --trust-config"):
+        settings("--seed", "7", config=config)  # the checkout's file may not weaken the audit
+    s = settings("--seed", "7", "--trust-config", config=config)
     assert s.seed == 7 and s.origin["seed"] == "flag"
     assert s.samples == 200_000 and s.origin["samples"].endswith("pyproject.toml")
     assert (s.confidence, s.call_timeout, s.memory) == (0.9, 3.0, 1024 ** 3)

@@ -1,6 +1,6 @@
 """Where reports are written: a regular file atomically, a device or
-FIFO in place (renaming over ``/dev/stdout`` or a FIFO replaced it with a file), a symbolic link
-refused, undecodable text escaped, and a path that cannot be written one line."""
+FIFO under /dev in place (renaming over ``/dev/stdout`` replaced it with a file), a FIFO elsewhere
+refused (nobody reading it hung the run), a symbolic link refused, undecodable text escaped, and a path that cannot be written one line."""
 
 import os
 import stat
@@ -33,16 +33,24 @@ def test_a_symbolic_link_is_refused_and_its_target_left_alone(tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
-def test_a_fifo_is_written_in_place_not_replaced(tmp_path):
+def test_a_fifo_is_refused_outside_dev_and_a_pipe_under_dev_written_in_place(tmp_path):
     fifo = tmp_path / "p.json"
-    os.mkfifo(fifo)
-    got = []
-    reader = threading.Thread(target=lambda: got.append(open(fifo).read()), daemon=True)
-    reader.start()
-    write_text(fifo, "through the pipe")
-    reader.join(10)
-    assert got == ["through the pipe"]
+    os.mkfifo(fifo)  # nobody reads it: opening it to write would block forever
+    with pytest.raises(UsageError, match=r"^cannot write .*p.json: it is a FIFO; dpaudit writes "
+                                         r"reports only to regular files"):
+        write_text(fifo, "x")
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    read_end, write_end = os.pipe()  # /dev/fd/N: what `--json >(jq .)` and /dev/stdout name
+    got = []
+    reader = threading.Thread(target=lambda: got.append(os.read(read_end, 100)), daemon=True)
+    reader.start()
+    try:
+        write_text(f"/dev/fd/{write_end}", "through the pipe")
+        reader.join(10)
+    finally:
+        os.close(write_end)
+        os.close(read_end)
+    assert got == [b"through the pipe"]
 
 
 def test_lone_surrogates_are_escaped_not_fatal(tmp_path):
