@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from dpaudit.spec import MechanismSpec
 
 __all__ = ["number", "as_target", "project_path", "ROOT", "check_command", "sensitivity_command", "audit_command",
-           "verify_command", "python_call", "for_spec", "replays", "OWN_RANDOMNESS_NOTE"]
+           "verify_command", "python_call", "replay_pair_call", "for_spec", "replays",
+           "OWN_RANDOMNESS_NOTE"]
 
 #: Appended (as a shell comment) to the reproduce line of a mechanism that ignores its rng.
 OWN_RANDOMNESS_NOTE = ("the mechanism draws its own randomness: a replay gives other numbers "
@@ -159,6 +160,28 @@ def python_call(function: str, *, epsilon: float, delta: float, neighbours: Any,
             f"domain=({float(domain.lo)!r}, {float(domain.hi)!r}), size={int(size)}{extra}, "
             f"seed={int(seed)})")
     return _note(line, own_randomness)
+
+
+def replay_pair_call(target: str, dataset: Sequence[float], neighbour: Sequence[float], *,
+                     epsilon: float, delta: float, neighbours: str, domain: Sequence[float],
+                     size: int, seed: int) -> str:
+    """``dpaudit.replay.replay_pair(f, D, D′, ...)``: the Python call that replays one pair of a
+    replay audit, with the whole claim (the function by its own name: ``file.py:f`` and
+    ``module.f`` are called as ``f``). Built by dpaudit's process from the claim, the seed and
+    the pair's numbers: a sandbox child's own line is never shown (one once ended in
+    ``; curl … | sh``)."""
+    import re
+
+    last = re.split(r"[:.]", str(target))[-1]
+    func = last if last.isidentifier() else "f"
+
+    def floats(a: Sequence[float]) -> str:
+        return "[" + ", ".join(repr(float(x)) for x in a) + "]"
+
+    lo, hi = domain
+    return (f"dpaudit.replay.replay_pair({func}, {floats(dataset)}, {floats(neighbour)}, "
+            f"epsilon={float(epsilon)!r}, delta={float(delta)!r}, neighbours={str(neighbours)!r}, "
+            f"domain=({float(lo)!r}, {float(hi)!r}), size={int(size)}, seed={int(seed)})")
 
 
 def for_spec(spec: MechanismSpec, *, samples: int, seed: int, exact: bool = False,

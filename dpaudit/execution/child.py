@@ -313,7 +313,7 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
         tried = attempts.take() if attempts is not None else None
         if tried:  # denied by the kernel; named here even when the mechanism swallowed the error
             reply = ("error", describe_attempt(tried, isolation), False, 0)
-        if reply[0] in ("ok", "value"):  # numpy values in the form dpaudit's process reads back
+        if reply[0] in ("ok", "value", "record"):  # numpy values as dpaudit's process reads them
             reply = (reply[0], pack(reply[1]))
         try:
             payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)

@@ -27,6 +27,14 @@ built-in containers, numbers, texts and bytes. Anything else is refused with the
 (:class:`RefusedGlobal`); a checked constructor given other arguments raises
 :class:`pickle.UnpicklingError`.
 
+Before anything is built, :func:`scan` reads the pickle's opcodes (those protocols 4 and 5 write,
+nothing else) and refuses a reply that would grow in dpaudit's process: more than
+:data:`MAX_VALUES` values counting every reference to a shared one each time (a list nested by
+reference is a few KB of pickle and a billion floats to ``np.asarray``), more than
+:data:`MAX_CONTAINERS` containers, nesting deeper than :data:`MAX_NESTING`, a container that holds
+itself or changes after it was used, a memo index beyond those written (the unpickler allocates up
+to it). Every later walk of a reply is bounded by these.
+
 The child converts its outputs into these forms before sending them (:func:`pack`, after
 :func:`dpaudit.execution.described.portable_outputs` has checked that they are plain values); what
 comes back is checked again in this process (:func:`dpaudit.output_values.plain_outputs`).
@@ -38,14 +46,17 @@ import datetime as _dt
 import io
 import math
 import pickle
+import pickletools
 import re
+import struct
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
-__all__ = ["loads", "pack", "array", "RefusedGlobal", "ALLOWED"]
+__all__ = ["loads", "scan", "pack", "array", "RefusedGlobal", "TooLarge", "ALLOWED", "MAX_VALUES",
+           "MAX_CONTAINERS", "MAX_NESTING"]
 
 #: the longest text a ``Decimal`` is read from
 MAX_NUMBER_TEXT = 1000
@@ -57,6 +68,24 @@ MAX_FRACTION_BITS = 1 << 16
 MAX_ITEM_BYTES = 1 << 16
 #: the most dimensions of an array read back
 MAX_DIMENSIONS = 32
+
+
+#: the most values a reply may hold, each reference to a shared value counted again and a text or
+#: bytes counted as one value per 8 bytes: a batch is sized to 32 MiB of encoded outputs (4 million
+#: numbers, :data:`dpaudit.auditing.sampler.BATCH_BYTES`), a quarter of this
+MAX_VALUES = 1 << 24
+#: the most lists, tuples, dicts, sets and constructed values a reply may build (an empty list is
+#: 2 bytes of pickle and 56 of memory)
+MAX_CONTAINERS = 1 << 22
+#: the deepest nesting of containers a reply may have (an output may nest 100 deep,
+#: :data:`dpaudit.output_values.MAX_DEPTH`, inside the reply's own few levels)
+MAX_NESTING = 128
+#: the longest integer a reply may hold, in bytes of its two's complement
+MAX_INT_BYTES = MAX_FRACTION_BITS // 8
+
+
+class TooLarge(pickle.UnpicklingError):
+    """A reply that would grow in dpaudit's process past a bound of :func:`scan`."""
 
 
 class RefusedGlobal(pickle.UnpicklingError):
@@ -193,9 +222,203 @@ class _Restricted(pickle.Unpickler):
 
 
 def loads(payload: bytes) -> Any:
-    """``pickle.loads`` restricted to :data:`ALLOWED`, each name a checked constructor (module
-    docstring)."""
+    """``pickle.loads`` restricted to :data:`ALLOWED`, each name a checked constructor, after
+    :func:`scan` has bounded what it builds (module docstring)."""
+    scan(payload)
     return _Restricted(io.BytesIO(payload)).load()
+
+
+# -- the bounds, read off the opcodes before anything is built ------------------------------------
+
+#: a run of BINFLOAT opcodes (a list or tuple of floats), read at once
+_FLOATS = re.compile(rb"(?:G[\x00-\xff]{8})+")
+
+
+class _Box:
+    """A container (or constructed value) as :func:`scan` sees it: the values it holds, counted
+    through every reference (``weight``), its nesting, and whether it was put into another one
+    (it may not change after that: the weight counted there would be stale)."""
+
+    __slots__ = ("weight", "depth", "used")
+
+    def __init__(self, weight: int, depth: int, used: bool) -> None:
+        self.weight, self.depth, self.used = weight, depth, used
+
+
+def _refuse(what: str) -> TooLarge:
+    return TooLarge(what)
+
+
+def _fold(items: list, into: Optional[_Box] = None) -> tuple[int, int]:
+    """The weight and depth ``items`` add to a container (``into``, when it is filled in place);
+    each box among them is marked used."""
+    try:
+        return sum(items), 0            # numbers and texts only: the common case, at C speed
+    except TypeError:
+        pass
+    weight, depth = 0, 0
+    for it in items:
+        if type(it) is int:
+            weight += it
+        else:
+            if it is into:
+                raise _refuse("a container that holds itself (a cycle has no end to walk)")
+            weight += it.weight
+            if it.depth > depth:
+                depth = it.depth
+            it.used = True
+    return weight, depth
+
+
+def scan(payload: bytes) -> None:
+    """Read ``payload``'s opcodes without building anything and raise :class:`TooLarge` (an
+    :class:`pickle.UnpicklingError`) when loading it would pass :data:`MAX_VALUES`,
+    :data:`MAX_CONTAINERS` or :data:`MAX_NESTING`, make a cycle, change a container after it was
+    used, write or read the memo out of order, or use an opcode protocols 4 and 5 do not write
+    for plain values (the rest is checked again when it is built)."""
+    b = memoryview(payload).cast("B")
+    end = len(b)
+    stack: list = []
+    marks: list = []
+    memo: list = []
+    boxes = 0
+    i = 0
+    unpack_from = struct.unpack_from
+
+    def grow(box: _Box, items: list) -> None:
+        if type(box) is not _Box or box.used:
+            raise _refuse("a container changed after it was put into another one")
+        w, d = _fold(items, box)
+        box.weight += w
+        if d + 1 > box.depth:
+            box.depth = d + 1
+        if box.weight > MAX_VALUES:
+            raise _refuse(f"a reply of more than {MAX_VALUES:,} values (each reference to a shared "
+                          f"value counted again)")
+        if box.depth > MAX_NESTING:
+            raise _refuse(f"a reply nested more than {MAX_NESTING} levels deep")
+
+    def built(items: list, used: bool) -> _Box:
+        nonlocal boxes
+        boxes += 1
+        if boxes > MAX_CONTAINERS:
+            raise _refuse(f"a reply of more than {MAX_CONTAINERS:,} containers")
+        box = _Box(1, 1, False)
+        grow(box, items)
+        box.used = used
+        return box
+
+    def text(n: int, at: int) -> int:
+        if n < 0 or at + n > end:
+            raise _refuse("a reply cut short")
+        stack.append(1 + (n >> 3))
+        return at + n
+
+    try:
+        while True:
+            if i >= end:
+                raise _refuse("a reply cut short")
+            op = b[i]
+            i += 1
+            if op == 0x47:                      # G BINFLOAT, and the run of them it starts
+                run = _FLOATS.match(payload, i - 1).end()
+                stack.extend([1] * ((run - i + 1) // 9))
+                i = run
+            elif op == 0x4B:                    # K BININT1
+                i += 1
+                stack.append(1)
+            elif op == 0x94:                    # MEMOIZE
+                memo.append(stack[-1])
+            elif op == 0x28:                    # ( MARK
+                marks.append(len(stack))
+            elif op in (0x65, 0x75, 0x90):      # e APPENDS, u SETITEMS, ADDITEMS
+                k = marks.pop()
+                items = stack[k:]
+                del stack[k:]
+                grow(stack[-1], items)
+            elif op == 0x68:                    # h BINGET
+                stack.append(memo[b[i]])
+                i += 1
+            elif op == 0x6A:                    # j LONG_BINGET
+                stack.append(memo[unpack_from("<I", b, i)[0]])
+                i += 4
+            elif op == 0x8C or op == 0x43:      # SHORT_BINUNICODE, C SHORT_BINBYTES
+                i = text(b[i], i + 1)
+            elif op == 0x58 or op == 0x42:      # X BINUNICODE, B BINBYTES
+                i = text(unpack_from("<I", b, i)[0], i + 4)
+            elif op in (0x8D, 0x8E, 0x96):      # BINUNICODE8, BINBYTES8, BYTEARRAY8
+                i = text(unpack_from("<Q", b, i)[0], i + 8)
+            elif op in (0x4E, 0x88, 0x89):      # N NONE, NEWTRUE, NEWFALSE
+                stack.append(1)
+            elif op == 0x4D:                    # M BININT2
+                i += 2
+                stack.append(1)
+            elif op == 0x4A:                    # J BININT
+                i += 4
+                stack.append(1)
+            elif op == 0x8A or op == 0x8B:      # LONG1, LONG4
+                n = b[i] if op == 0x8A else unpack_from("<i", b, i)[0]
+                i += 1 if op == 0x8A else 4
+                if not 0 <= n <= MAX_INT_BYTES:
+                    raise _refuse(f"an integer of more than {MAX_INT_BYTES:,} bytes")
+                i = text(n, i)
+            elif op in (0x5D, 0x7D, 0x8F):      # ] EMPTY_LIST, } EMPTY_DICT, EMPTY_SET
+                stack.append(built([], False))
+            elif op == 0x29:                    # ) EMPTY_TUPLE
+                stack.append(1)
+            elif op in (0x85, 0x86, 0x87):      # TUPLE1, TUPLE2, TUPLE3
+                k = op - 0x84
+                items = stack[-k:]
+                del stack[-k:]
+                stack.append(built(items, True))
+            elif op in (0x74, 0x6C, 0x64, 0x91):  # t TUPLE, l LIST, d DICT, FROZENSET
+                k = marks.pop()
+                items = stack[k:]
+                del stack[k:]
+                stack.append(built(items, op in (0x74, 0x91)))
+            elif op == 0x61:                    # a APPEND
+                item = stack.pop()
+                grow(stack[-1], [item])
+            elif op == 0x73:                    # s SETITEM
+                value = stack.pop()
+                key = stack.pop()
+                grow(stack[-1], [key, value])
+            elif op == 0x93:                    # STACK_GLOBAL: a name, checked by find_class
+                del stack[-2:]
+                stack.append(0)
+            elif op == 0x52:                    # R REDUCE: a checked constructor of its arguments
+                args = stack.pop()
+                stack.pop()
+                stack.append(built([args], True))
+            elif op == 0x71 or op == 0x72:      # q BINPUT, r LONG_BINPUT
+                k = b[i] if op == 0x71 else unpack_from("<I", b, i)[0]
+                i += 1 if op == 0x71 else 4
+                if k > len(memo):
+                    raise _refuse(f"a memo index {k:,} beyond the {len(memo):,} written (the "
+                                  f"unpickler would allocate up to it)")
+                if k == len(memo):
+                    memo.append(stack[-1])
+                else:
+                    memo[k] = stack[-1]
+            elif op == 0x30:                    # 0 POP
+                stack.pop()
+            elif op == 0x31:                    # 1 POP_MARK
+                del stack[marks.pop():]
+            elif op == 0x32:                    # 2 DUP
+                stack.append(stack[-1])
+            elif op == 0x80:                    # PROTO
+                i += 1
+            elif op == 0x95:                    # FRAME
+                i += 8
+            elif op == 0x2E:                    # . STOP
+                if len(stack) != 1 or marks:
+                    raise _refuse("a reply that is not one value")
+                return
+            else:
+                name = getattr(pickletools.code2op.get(chr(op)), "name", f"0x{op:02x}")
+                raise _refuse(f"a reply with the opcode {name}, which dpaudit does not read")
+    except (IndexError, struct.error):
+        raise _refuse("a reply whose opcodes do not fit together") from None
 
 
 # -- the child's side ---------------------------------------------------------------------------

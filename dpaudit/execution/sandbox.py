@@ -64,7 +64,8 @@ from dpaudit.execution.child import KILL_GRACE, WATCHDOG_EXIT
 from dpaudit.execution.isolation import child_environment
 from dpaudit.execution.process import OutputTail, StopOnSignals, describe_exit, kill_tree, printable
 from dpaudit.execution.shared_outputs import OutputPool
-from dpaudit.execution.wire import (MAX_REPLY_BYTES, Frame, describe_reply, error_reply, malformed,
+from dpaudit.execution.wire import (MAX_REPLY_BYTES, AuditedFile, ForgedReply, Frame, child_text,
+                                    describe_reply, error_reply, malformed,
                                     reply_limit)  # MAX_REPLY_BYTES: re-exported
 from dpaudit.output_values import NotPlain, plain_outputs
 from dpaudit.spec import MechanismSpec
@@ -125,11 +126,13 @@ def _private_root() -> Optional[str]:
 class SandboxFailure(BaseException):
     """A plain call (:meth:`SandboxExecutor.call`) failed in a way that ends the search: the
     child crashed, hung, ran out of time or tripped its isolation. A BaseException, so that the
-    search's handling of the function's own exceptions lets it through."""
+    search's handling of the function's own exceptions lets it through. ``forged``: the child sent
+    a reply no honest child sends (:class:`~dpaudit.execution.wire.ForgedReply`)."""
 
-    def __init__(self, cause: str) -> None:
+    def __init__(self, cause: str, forged: bool = False) -> None:
         super().__init__(cause)
         self.cause = cause
+        self.forged = forged
 
 
 class SandboxExecutor:
@@ -164,6 +167,8 @@ class SandboxExecutor:
         self.children_started = 0
         self.isolation_in_force: Optional[str] = None
         self.facts: dict = {}
+        #: the audited file as this process read it before any child ran (wire.AuditedFile)
+        self.audited: Optional[AuditedFile] = None
         self._proc: Optional[subprocess.Popen] = None
         self._send: Optional[Connection] = None
         self._recv: Optional[Connection] = None
@@ -188,6 +193,8 @@ class SandboxExecutor:
             return
         if self._deadline is None and self.total_timeout is not None:
             self._deadline = time.monotonic() + self.total_timeout
+        if self.audited is None:  # read here, before the audited code runs anywhere
+            self.audited = AuditedFile.read(self.path)
         self._clean_workdir()
         self._workdir = tempfile.mkdtemp(prefix="dpaudit-sandbox-", dir=_private_root())
         tmp = os.path.join(self._workdir, "tmp")
@@ -283,15 +290,26 @@ class SandboxExecutor:
             raise LoadError(f"{self.path}: the sandbox could not import it: {exc.cause}") from None
         if reply[0] == "load_error" and len(reply) == 2 and isinstance(reply[1], str):
             self._kill()
-            raise LoadError(printable(reply[1]))
+            raise LoadError(child_text(reply[1]))
         if reply[0] != "ready" or len(reply) != 4 or not isinstance(reply[2], str) \
-                or not isinstance(reply[3], dict):
+                or len(reply[2]) > 200 or not isinstance(reply[3], dict):
             self._kill()
             raise LoadError(f"{self.path}: the sandbox child answered "
                             f"{printable(describe_reply(reply))} instead of its description "
                             f"(the audited file tampered with dpaudit in the sandbox)")
-        self.isolation_in_force, self.facts = reply[2], reply[3]
+        self.isolation_in_force, self.facts = reply[2], dict(reply[3])
+        self.facts["source"] = self._source(self.facts.get("source"))
         self._ready = True
+
+    def _source(self, source: Any) -> Optional[tuple]:
+        """The function's first line as the child described it, kept only when it is a line of
+        the audited file as this process read it (it becomes the location of every report);
+        None otherwise (a function defined in another file, or a description the audited code
+        forged)."""
+        if self.audited is None or type(source) not in (tuple, list) or len(source) != 2:
+            return None
+        line = self.audited.line_of(source[0], source[1])
+        return None if line is None else (self.audited.path, line)
 
     def close(self) -> None:
         """Stop the child and everything it started, and remove its private folder."""
@@ -369,14 +387,15 @@ class SandboxExecutor:
                 except NotPlain as exc:
                     raise MechanismError(exc.cause, data) from None
             if reply[0] == "raised" and len(reply) == 3 and isinstance(reply[1], str) \
-                    and isinstance(reply[2], str) and reply[1].isidentifier():
-                raise RaisedInChild.make(reply[1], printable(reply[2]))
+                    and isinstance(reply[2], str) and reply[1].isidentifier() \
+                    and len(reply[1]) <= 200:
+                raise RaisedInChild.make(reply[1], child_text(reply[2]))
             if reply[0] == "error" and error_reply(reply, 1):
-                raise MechanismError(self._with_tail(printable(reply[1]), reply[2]), data)
-            raise MechanismError(malformed(reply), data)
+                raise MechanismError(self._with_tail(child_text(reply[1]), reply[2]), data)
+            raise ForgedReply(malformed(reply), data)
         except MechanismError as exc:
             self._kill()
-            raise SandboxFailure(exc.cause) from None
+            raise SandboxFailure(exc.cause, isinstance(exc, ForgedReply)) from None
 
     def run_engine(self, name: str, options: dict, limit: Optional[float] = None) -> dict:
         """Run the evidence engine ``name`` (``"dpaudit.MODULE:FUNCTION"``, e.g. the replay audit's
@@ -395,14 +414,14 @@ class SandboxExecutor:
             if reply[0] == "record" and len(reply) == 2 and type(reply[1]) is dict:
                 return reply[1]
             if reply[0] == "error" and error_reply(reply, 1):
-                raise MechanismError(self._with_tail(printable(reply[1]), reply[2]), None)
-            raise MechanismError(malformed(reply, "a record"), None)
+                raise MechanismError(self._with_tail(child_text(reply[1]), reply[2]), None)
+            raise ForgedReply(malformed(reply, "a record"), None)
         except TimeLimitReached:
             self._kill()
             raise
         except MechanismError as exc:
             self._kill()
-            raise SandboxFailure(exc.cause) from None
+            raise SandboxFailure(exc.cause, isinstance(exc, ForgedReply)) from None
 
     def _send_group(self, form: str, items: list, size: int) -> Optional[tuple]:
         """Send one message; a single-batch message borrows a shared buffer for its output."""
@@ -434,18 +453,19 @@ class SandboxExecutor:
         if reply[0] == "ok" and len(reply) == 2:
             batches = reply[1]
             if type(batches) is not list or len(batches) != len(group):
-                raise MechanismError(malformed(reply, f"outputs of {len(group)} batches"), first)
+                raise ForgedReply(malformed(reply, f"outputs of {len(group)} batches"), first)
             for out, task in zip(batches, group):
                 if not (type(out) is list or (type(out) is np.ndarray and out.ndim >= 1)) \
                         or len(out) != task.n:
-                    raise MechanismError(malformed(reply, f"{task.n:,} outputs"),
-                                         np.asarray(task.data, dtype=float))
+                    raise ForgedReply(malformed(reply, f"{task.n:,} outputs"),
+                                      np.asarray(task.data, dtype=float))
             return batches
         if reply[0] == "ok_shared" and len(reply) == 3 and buffer is not None:
             # the dtype and the shape come from the sandboxed side: numbers only, and only what
             # the buffer holds
             try:
-                if not isinstance(reply[1], str) or type(reply[2]) is not tuple or len(reply[2]) > 32:
+                if not isinstance(reply[1], str) or len(reply[1]) > 32 or type(reply[2]) is not tuple \
+                        or len(reply[2]) > 32:
                     raise ValueError("no dtype and shape")
                 dt = np.dtype(reply[1])
                 shape = tuple(int(k) for k in reply[2])
@@ -457,12 +477,12 @@ class SandboxExecutor:
                                      f"{reply_limit(self.memory):,} dpaudit reads")
                 return [self._pool.take(buffer[0], dt.str, shape)]
             except (TypeError, ValueError, IndexError, OverflowError) as exc:
-                raise MechanismError(printable(f"sent back a malformed shared output ({exc})"),
-                                     first) from None
+                raise ForgedReply(child_text(f"sent back a malformed shared output ({exc})"),
+                                  first) from None
         if reply[0] == "error" and error_reply(reply, len(group)):
             data = np.asarray(group[reply[3]].data, dtype=float)
-            raise MechanismError(self._with_tail(printable(reply[1]), reply[2]), data)
-        raise MechanismError(malformed(reply), first)
+            raise MechanismError(self._with_tail(child_text(reply[1]), reply[2]), data)
+        raise ForgedReply(malformed(reply), first)
 
     # -- plumbing ---------------------------------------------------------------------------
     def _receive(self, limit: Optional[float], data: Any, *, during: str,
@@ -522,15 +542,19 @@ class SandboxExecutor:
         try:
             reply = safe_pickle.loads(payload)
         except safe_pickle.RefusedGlobal as exc:
-            raise MechanismError(printable(
+            raise ForgedReply(child_text(
                 f"sent back an object that names {exc} (refused: dpaudit reads back numbers, "
                 f"texts, containers and numpy arrays only, so nothing the sandboxed code chose "
                 f"runs in dpaudit's process)"), data) from None
+        except safe_pickle.TooLarge as exc:
+            raise ForgedReply(f"sent back {exc}, refused before it was read (the audited code "
+                              f"wrote to dpaudit's pipe or replaced dpaudit's functions in the "
+                              f"sandbox)", data) from None
         except Exception as exc:
-            raise MechanismError(printable(f"returned an output that cannot be read back "
-                                           f"({type(exc).__name__}: {exc})"), data) from None
+            raise MechanismError(child_text(f"returned an output that cannot be read back "
+                                            f"({type(exc).__name__}: {exc})"), data) from None
         if not isinstance(reply, tuple) or not reply or not isinstance(reply[0], str):
-            raise MechanismError("sent back garbage instead of outputs", data)  # pragma: no cover
+            raise ForgedReply("sent back garbage instead of outputs", data)  # pragma: no cover
         tried = self._tried_line() if reply[0] not in ("error", "load_error") else None
         if tried is not None:  # named by the hook even where the audited code silenced the child
             raise MechanismError(tried, data)
@@ -550,7 +574,7 @@ class SandboxExecutor:
             return frame.feed(chunk)
         except ValueError as exc:
             self._kill()
-            raise MechanismError(printable(f"sent back a malformed reply ({exc})"), data) from None
+            raise ForgedReply(printable(f"sent back a malformed reply ({exc})"), data) from None
 
     def _death(self) -> str:
         try:

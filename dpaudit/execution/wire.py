@@ -3,17 +3,28 @@
 A reply is one message of :class:`multiprocessing.connection.Connection`'s framing, read piece by
 piece (:class:`Frame`) and refused before it is read when its length passes :func:`reply_limit`;
 a reply of the wrong shape (the audited code wrote its own to dpaudit's pipe) is named by
-:func:`malformed`, and :func:`error_reply` says whether a reply is a well-formed error.
+:func:`malformed` and raised as :class:`ForgedReply`, and :func:`error_reply` says whether a reply
+is a well-formed error. A text from the child is cut to :data:`MAX_CAUSE` characters
+(:func:`child_text`) before it names anything, and a place in the audited code it names is taken
+only at a line of the file dpaudit read itself (:class:`AuditedFile`).
 """
 
 from __future__ import annotations
 
+import os
 import struct
-from typing import Optional
+from pathlib import Path
+from typing import Any, Optional
 
+from dpaudit.errors import MechanismError
 from dpaudit.execution.process import printable
 
-__all__ = ["MAX_REPLY_BYTES", "reply_limit", "Frame", "describe_reply", "malformed", "error_reply"]
+__all__ = ["MAX_REPLY_BYTES", "MAX_CAUSE", "reply_limit", "Frame", "describe_reply", "malformed",
+           "error_reply", "child_text", "ForgedReply", "AuditedFile", "UNKNOWN_SITE"]
+
+#: the most characters of a text from the child (a failure's cause, an exception's message) kept:
+#: the child's own are a line, and a forged one of megabytes once filled the record and the terminal
+MAX_CAUSE = 2000
 
 #: the largest reply dpaudit reads: four times what dpaudit asks a batch to hold (a batch is sized
 #: to 32 MiB of encoded outputs, dpaudit.auditing.sampler.BATCH_BYTES), room for raw outputs a
@@ -89,3 +100,68 @@ def error_reply(reply: tuple, batches: int) -> bool:
     """Whether ``reply`` is ``("error", cause, show_tail, index)`` naming one of ``batches``."""
     return (len(reply) == 4 and isinstance(reply[1], str) and isinstance(reply[2], bool)
             and type(reply[3]) is int and 0 <= reply[3] < batches)
+
+
+def child_text(text: Any, limit: int = MAX_CAUSE) -> str:
+    """A text the child sent, cut to ``limit`` characters before it is made printable."""
+    text = text if isinstance(text, str) else str(type(text).__name__)
+    return printable(text[:limit] + ("…" if len(text) > limit else ""))
+
+
+class ForgedReply(MechanismError):
+    """A reply no honest child sends: of the wrong shape or size, naming a refused class, or a
+    record dpaudit refused. The audited code wrote to dpaudit's pipe or replaced dpaudit's
+    functions in the child, so it is the mechanism's ERROR wherever it arrives, never a note."""
+
+
+#: a call site the child could not place (every frame was numpy's or dpaudit's)
+UNKNOWN_SITE = {"path": "<unknown>", "line": 0, "function": "<unknown>", "code": ""}
+
+
+class AuditedFile:
+    """The audited file as dpaudit's process read it before the child ran: the path the child
+    imports it by (resolved, as :func:`dpaudit.loader.import_file` compiles it) and its lines. A
+    place the child names (a replay finding's call site, the function's first line) is taken only
+    when it is this path at a line this file has, with the code of that line read here: the child
+    once named any file and line, and SARIF and JUnit put a code-scanning alert there."""
+
+    __slots__ = ("path", "lines")
+
+    def __init__(self, path: str, source: bytes) -> None:
+        self.path = path
+        self.lines = source.decode("utf-8", "replace").splitlines()
+
+    @classmethod
+    def read(cls, path: str) -> Optional["AuditedFile"]:
+        """The file at ``path`` (as the user named it), or None when it cannot be read."""
+        try:
+            resolved = Path(path).expanduser().resolve()
+            return cls(str(resolved), resolved.read_bytes())
+        except (OSError, ValueError):
+            return None
+
+    def line_of(self, path: Any, line: Any) -> Optional[int]:
+        """``line`` when ``path`` is this file and it has that line, else None."""
+        if path != self.path or type(line) is not int or not 1 <= line <= len(self.lines):
+            return None
+        return line
+
+    def site(self, x: Any) -> dict:
+        """The call site ``x`` the child sent, as dpaudit reads it: this file, the line, the
+        function's name as a short text and the line's code from this file. ValueError when it
+        is not at a line of this file (or the child's "unknown")."""
+        if not isinstance(x, dict):
+            raise ValueError("a call site that is not a table")
+        path, line = x.get("path"), x.get("line")
+        if path == UNKNOWN_SITE["path"] and line == 0 and type(line) is int:
+            return dict(UNKNOWN_SITE)
+        if self.line_of(path, line) is None:
+            shown = child_text(path, 200) if isinstance(path, str) else type(path).__name__
+            where = "a line it does not have" if path == self.path else "outside it"
+            shown_line = line if type(line) is int and abs(line) < 10 ** 12 else "?"
+            raise ValueError(f"a call site {shown}:{shown_line}, {where} (the audited "
+                             f"file is {os.path.basename(self.path)}, {len(self.lines)} lines)")
+        name = x.get("function")
+        return {"path": self.path, "line": line,
+                "function": child_text(name, 200) if isinstance(name, str) else "",
+                "code": printable(self.lines[line - 1].strip()[:500])}

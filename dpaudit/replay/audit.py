@@ -15,7 +15,6 @@ mechanism calls (200 by default), not millions of samples, and names the line.
 from __future__ import annotations
 
 import math
-import re
 import time
 from typing import Any, Callable, Optional
 
@@ -106,10 +105,15 @@ def replay_audit(f: Callable, *, epsilon: Any = None, delta: Any = None, neighbo
                    outcome.phases, outcome.intercepted, libraries=tuple(libraries))
 
 
-def replay_record(f: Callable, **options: Any) -> dict:
+def replay_record(f: Callable, *, sites_in: Optional[str] = None, **options: Any) -> dict:
     """:func:`replay_audit` as a plain record (:meth:`ReplayResult.to_record`): what the sandbox
-    child runs and sends back (:meth:`dpaudit.execution.sandbox.SandboxExecutor.run_engine`)."""
-    return replay_audit(f, **options).to_record()
+    child runs and sends back (:meth:`dpaudit.execution.sandbox.SandboxExecutor.run_engine`).
+    ``sites_in``: the audited file, where every call site must lie (dpaudit's process refuses
+    any other; :func:`dpaudit.replay.sites.only_in`)."""
+    from dpaudit.replay.sites import only_in
+
+    with only_in(sites_in):
+        return replay_audit(f, **options).to_record()
 
 
 def _result(p: Problem, verdict: Verdict, findings: tuple, accounting: dict, calls: int, pairs: int,
@@ -134,22 +138,18 @@ def _reproduce(p: Problem) -> str:
 def _pair_line(p: Problem, report: PairReport) -> str:
     """The Python call that replays one pair (the function by its own name: ``file.py:f`` and
     ``module.f`` are called as ``f``), with the whole claim."""
-    last = re.split(r"[:.]", p.name)[-1]
-    func = last if last.isidentifier() else "f"
-    return (f"dpaudit.replay.replay_pair({func}, {_floats(report.dataset)}, "
-            f"{_floats(report.neighbour)}, epsilon={p.epsilon!r}, delta={p.delta!r}, "
-            f"neighbours={p.neighbours.value!r}, domain=({p.domain.lo!r}, {p.domain.hi!r}), "
-            f"size={p.size}, seed={p.seed})")
+    from dpaudit.reproduce import replay_pair_call
+
+    return replay_pair_call(p.name, np.asarray(report.dataset).reshape(-1),
+                            np.asarray(report.neighbour).reshape(-1), epsilon=p.epsilon,
+                            delta=p.delta, neighbours=p.neighbours.value,
+                            domain=(p.domain.lo, p.domain.hi), size=p.size, seed=p.seed)
 
 
 def _shown(a: np.ndarray, most: int = 8) -> str:
     """A dataset in an error line: ``[0.0, 1.0]``, or its first records and its size."""
     v = [repr(float(x)) for x in np.asarray(a).reshape(-1)]
     return f"[{', '.join(v[:most])}, … ({len(v)} records)]" if len(v) > most else f"[{', '.join(v)}]"
-
-
-def _floats(a: np.ndarray) -> str:
-    return "[" + ", ".join(repr(float(x)) for x in np.asarray(a).reshape(-1)) + "]"
 
 
 def _finding(p: Problem, issue: Any, report: PairReport) -> ReplayFinding:

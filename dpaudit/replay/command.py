@@ -8,7 +8,12 @@ the library patches must live beside the function: in the sandbox child
 ``[tool.dpaudit.targets]`` over the declaration read from the source), sent to the child whole,
 so the child's own word on the claim is never taken. The record the child sends back is checked
 here (:func:`record_from_child`): only known finding kinds, plain values, printable text, the
-verdict recomputed from the findings' severities.
+verdict recomputed from the findings' severities, every call site at a line of the audited file as
+this process read it, every "replay this pair" line built here from the claim. A record refused
+(or a reply of the wrong shape or size, :class:`dpaudit.execution.wire.ForgedReply`) is the
+mechanism's ERROR: the audited code replaced dpaudit's functions in the child or wrote to its pipe.
+As a first stage, that makes the target's verdict ERROR (:func:`with_replay_stage`), the sampled
+audit's numbers kept beside it.
 
 As a first stage (:func:`before_sampling`) the replay costs at most :data:`dpaudit.replay.BUDGET`
 calls; the neighbouring pairs its findings point at (:meth:`ReplayResult.candidates`), checked
@@ -27,11 +32,12 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from dpaudit.execution.wire import AuditedFile
 from dpaudit.replay.result import KINDS, RECORD_KIND, SEVERITIES
 from dpaudit.results import Verdict, error_record
 
 __all__ = ["run_replay", "before_sampling", "limited_record", "record_from_child", "first_pairs", "stage_text",
-           "with_replay_stage", "first_site",
+           "with_replay_stage", "first_site", "refused",
            "STAGE_SHARE", "MAX_FIRST_PAIRS"]
 
 #: the share of a run's remaining time limit (``--timeout``) the replay stage may take
@@ -91,8 +97,11 @@ def run_replay(spec: Any, settings: Any, name: str, *, func: Optional[Callable] 
             rec = replay_audit(func, **options).to_record()
         else:
             limit = None if timeout is None else timeout + 30.0  # the child stops itself first
-            raw = executor.run_engine("dpaudit.replay.audit:replay_record", options, limit)
-            rec = record_from_child(raw, name=name, claim=_claim(spec))
+            audited = getattr(executor, "audited", None)
+            raw = executor.run_engine("dpaudit.replay.audit:replay_record",
+                                      {**options, "sites_in": getattr(audited, "path", None)}, limit)
+            rec = record_from_child(raw, name=name, claim=_claim(spec), audited=audited,
+                                    seed=int(settings.seed))
             rec["details"] = {**rec.get("details", {}), "ran_in": "the sandbox child"}
     except TimeLimitReached:  # the run's own limit, not the mechanism's fault
         rec = limited_record(name, spec, "the run's time limit (--timeout) was reached during the "
@@ -100,12 +109,16 @@ def run_replay(spec: Any, settings: Any, name: str, *, func: Optional[Callable] 
     except SandboxFailure as exc:
         rec = error_record(RECORD_KIND, name, f"{name} {exc.cause}", reproduce=reproduce,
                            claim=_claim(spec))
+        if exc.forged:
+            rec["details"] = {"ran_in": "the sandbox child", "refused": True}
     except (MechanismError, DpauditError) as exc:
         rec = error_record(RECORD_KIND, name, f"{type(exc).__name__}: {exc}", reproduce=reproduce,
                            claim=_claim(spec))
-    except ValueError as exc:  # a record of the wrong shape from the child
-        rec = error_record(RECORD_KIND, name, f"{name} sent back a malformed replay record ({exc})",
-                           reproduce=reproduce)
+    except ValueError as exc:  # a record no honest child sends: the mechanism's ERROR
+        rec = error_record(RECORD_KIND, name, f"{name} sent back a replay record dpaudit refused "
+                           f"({exc}; the audited code replaced dpaudit's functions in the sandbox)",
+                           reproduce=reproduce, claim=_claim(spec))
+        rec["details"] = {"ran_in": "the sandbox child", "refused": True}
     rec["reproduce"] = reproduce
     rec.setdefault("elapsed_s", time.monotonic() - started)
     if isolation is not None:
@@ -216,6 +229,13 @@ def stage_text(record: Any) -> str:
     return "replay: " + "; ".join(named) + tail
 
 
+def refused(rec: Any) -> bool:
+    """Whether a replay record is one dpaudit refused from the sandbox child (a forged or
+    malformed record or reply): the mechanism's ERROR, never a note."""
+    details = rec.get("details") if isinstance(rec, dict) else None
+    return isinstance(details, dict) and details.get("refused") is True
+
+
 def with_replay_stage(record: dict, stage: dict) -> dict:
     """The sampled audit's record with its replay stage (:mod:`dpaudit.replay.command`) under
     ``"replay"``. A declared sensitivity exceeded at a call site (the replay's REFUTED) refutes the
@@ -224,11 +244,19 @@ def with_replay_stage(record: dict, stage: dict) -> dict:
     none). An exact privacy loss above the claim (``exact_loss_exceeded``,
     :mod:`dpaudit.replay.exact`) decides the verdict even where the sampling refutes too: it is
     deterministic, and its ε is in the stage's finding (``values.epsilon_exact``). The replay's
-    other findings are reported beside the verdict, never in it."""
+    other findings are reported beside the verdict, never in it. A stage record refused from
+    the child (:func:`refused`) makes the verdict ERROR (``decided_by = "replay"``), the sampled
+    audit's numbers kept."""
     from dpaudit.results import Verdict
 
     out = dict(record)
     out["replay"] = stage
+    if refused(stage) and record.get("verdict") != Verdict.ERROR.value:
+        sampled = str(record.get("verdict") or "no verdict").replace("_", " ").upper()
+        out["verdict"] = Verdict.ERROR.value
+        out["decided_by"] = "replay"
+        out["error"] = f"the replay stage was refused: {stage.get('error')} (the sampling alone: {sampled})"
+        return out
     exact = stage.get("verdict") == Verdict.REFUTED.value and any(
         isinstance(f, dict) and f.get("kind") == "exact_loss_exceeded" for f in stage.get("findings") or ())
     if stage.get("verdict") == Verdict.REFUTED.value and (record.get("verdict") in (
@@ -270,9 +298,10 @@ def _text(x: Any, limit: int = _MAX_TEXT) -> str:
     return printable(str(x))[:limit]
 
 
-def _plain(x: Any, depth: int = 0) -> Any:
+def _plain(x: Any, depth: int = 0, site: Optional[Callable[[Any], dict]] = None) -> Any:
     """``x`` as JSON values only (dict with text keys, list, text, number, bool, None), with
-    text made printable and sizes bounded; anything else becomes its printable text."""
+    text made printable and sizes bounded; anything else becomes its printable text. A table
+    with a ``path`` and a ``line`` is a call site, read by ``site`` (ValueError when refused)."""
     if x is None or isinstance(x, bool):
         return x
     if isinstance(x, int):
@@ -284,9 +313,13 @@ def _plain(x: Any, depth: int = 0) -> Any:
     if depth >= _MAX_DEPTH:
         return "…"
     if isinstance(x, dict):
-        return {_text(k, 200): _plain(v, depth + 1) for k, v in list(x.items())[:_MAX_ITEMS]}
+        if "path" in x and "line" in x:
+            if site is None:
+                raise ValueError("a call site where none belongs")
+            return site(x)
+        return {_text(k, 200): _plain(v, depth + 1, site) for k, v in list(x.items())[:_MAX_ITEMS]}
     if isinstance(x, (list, tuple)):
-        return [_plain(v, depth + 1) for v in list(x)[:_MAX_ITEMS]]
+        return [_plain(v, depth + 1, site) for v in list(x)[:_MAX_ITEMS]]
     return _text(type(x).__name__)
 
 
@@ -299,24 +332,30 @@ def _numbers(x: Any) -> Optional[list]:
     return [float(v) for v in a]
 
 
-def _site(x: Any) -> Optional[dict]:
-    if x is None:
-        return None
-    if not isinstance(x, dict) or not isinstance(x.get("path"), str):
-        raise ValueError("a call site without a path")
-    line = x.get("line")
-    if type(line) is not int or line < 0:
-        raise ValueError("a call site without a line number")
-    return {"path": _text(x["path"], 4096), "line": line,
-            "function": _text(x.get("function") or "", 200), "code": _text(x.get("code") or "", 500)}
+def _site_in(audited: Optional[AuditedFile]) -> Callable[[Any], dict]:
+    """What reads a call site the child sent: at a line of ``audited`` (the file as this process
+    read it), or the child's "unknown"; ValueError otherwise (with no file read, only "unknown")."""
+    def site(x: Any) -> dict:
+        if isinstance(x, dict) and x.get("path") == "<unknown>" and x.get("line") == 0:
+            return AuditedFile("<unknown>", b"").site(x)
+        if audited is None:
+            raise ValueError("a call site, and no audited file read to place it in")
+        return audited.site(x)
+    return site
 
 
-def record_from_child(raw: Any, *, name: str, claim: dict) -> dict:
+def record_from_child(raw: Any, *, name: str, claim: dict, audited: Optional[AuditedFile],
+                      seed: int) -> dict:
     """The replay record the sandbox child sent, checked (module docstring): ValueError when it
-    is not a replay record. The claim is dpaudit's own; the verdict is recomputed from the
-    severities of the findings (:data:`KINDS`)."""
+    is not a replay record, or names a call site that is not at a line of ``audited``. The claim
+    is dpaudit's own; the verdict is recomputed from the severities of the findings
+    (:data:`KINDS`); each pair's replay line is built here from the claim, ``seed`` and the
+    pair."""
+    from dpaudit.reproduce import replay_pair_call
+
     if not isinstance(raw, dict) or raw.get("kind") != RECORD_KIND:
         raise ValueError("not a replay record")
+    site = _site_in(audited)
     if raw.get("verdict") == Verdict.ERROR.value:
         message = _text(raw.get("error") or "failed during the replay")
         rec = error_record(RECORD_KIND, name, message, claim=dict(claim))
@@ -330,13 +369,18 @@ def record_from_child(raw: Any, *, name: str, claim: dict) -> dict:
         if not isinstance(f, dict) or f.get("kind") not in KINDS:
             raise ValueError(f"a finding of an unknown kind {_text(f.get('kind') if isinstance(f, dict) else f, 60)!r}")
         severity, title = KINDS[f["kind"]]
+        dataset, neighbour = _numbers(f.get("dataset")), _numbers(f.get("neighbour"))
+        pair_line = "" if dataset is None or neighbour is None else replay_pair_call(
+            name, dataset, neighbour, epsilon=claim["epsilon"], delta=claim["delta"],
+            neighbours=claim["neighbours"], domain=claim["domain"], size=claim["size"], seed=seed)
         findings.append({"kind": f["kind"], "severity": severity, "title": title,
                          "message": _text(f.get("message") or title),
-                         "site": _site(f.get("site")), "dataset": _numbers(f.get("dataset")),
-                         "neighbour": _numbers(f.get("neighbour")),
+                         "site": None if f.get("site") is None else site(f["site"]),
+                         "dataset": dataset, "neighbour": neighbour,
                          "pair_label": _text(f.get("pair_label") or "", 200),
-                         "values": _plain(f.get("values") if isinstance(f.get("values"), dict) else {}),
-                         "reproduce": _text(f.get("reproduce") or "")})
+                         "values": _plain(f.get("values") if isinstance(f.get("values"), dict) else {},
+                                          site=site),
+                         "reproduce": pair_line})
     findings.sort(key=lambda f: SEVERITIES.index(f["severity"]))
     severities = {f["severity"] for f in findings}
     verdict = (Verdict.REFUTED if "violation" in severities else Verdict.INCONCLUSIVE
@@ -352,10 +396,11 @@ def record_from_child(raw: Any, *, name: str, claim: dict) -> dict:
             math.isfinite(elapsed) and elapsed >= 0 else None,
             "reproduce": "", "error": None, "method": "replay", "claim": dict(claim),
             "findings": findings,
-            "accounting": _plain(raw.get("accounting") if isinstance(raw.get("accounting"), dict) else {}),
+            "accounting": _plain(raw.get("accounting") if isinstance(raw.get("accounting"), dict) else {},
+                                 site=site),
             "calls": count("calls"), "budget": count("budget"), "pairs": count("pairs"),
             "phases": _plain(raw.get("phases") if isinstance(raw.get("phases"), dict) else {}),
-            "seed": raw.get("seed") if type(raw.get("seed")) is int else None,
+            "seed": seed,
             "noise_intercepted": bool(raw.get("noise_intercepted", True)),
             "libraries": [_text(x, 60) for x in raw.get("libraries") or [] if isinstance(x, str)][:8],
             "failed_on": None,

@@ -5,19 +5,26 @@ reader needs is the one in *their* code that asked for it. :func:`call_site` wal
 outward from the caller and returns the first frame that is not numpy's, not this package's and
 not in any folder the caller names as a library (``skip``): the frame the audited code is in.
 Only frames are read (``sys._getframe``); nothing is executed.
+
+In the sandbox child the replay names only lines of the audited file (:func:`only_in`): a noise
+call made in a helper module is placed at the audited file's line that called into it, since
+dpaudit's process takes a site only at a line of the file it read itself
+(:class:`dpaudit.execution.wire.AuditedFile`); a call with no frame in that file is
+:data:`UNKNOWN`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import linecache
 import os
 import sys
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 import numpy as np
 
-__all__ = ["Site", "call_site", "folder_of", "UNKNOWN"]
+__all__ = ["Site", "call_site", "folder_of", "only_in", "UNKNOWN"]
 
 
 def folder_of(module_file: Optional[str]) -> Optional[str]:
@@ -63,10 +70,25 @@ class Site:
 UNKNOWN = Site("<unknown>", 0, "<unknown>", "")
 
 
+#: the file every call site must lie in, while :func:`only_in` holds (None: any file)
+_ONLY: Optional[str] = None
+
+
+@contextlib.contextmanager
+def only_in(path: Optional[str]) -> Iterator[None]:
+    """Within the block, :func:`call_site` names only frames of the file ``path`` (None: any)."""
+    global _ONLY
+    before, _ONLY = _ONLY, path
+    try:
+        yield
+    finally:
+        _ONLY = before
+
+
 def call_site(skip: Iterable[str] = (), depth: int = 1) -> Site:
     """The first frame outward from the caller (``depth`` frames up) whose file lies in none of
-    numpy's folder, this package's folder and the folders in ``skip``; :data:`UNKNOWN` if every
-    frame does."""
+    numpy's folder, this package's folder and the folders in ``skip`` (and, within
+    :func:`only_in`, is that file); :data:`UNKNOWN` if every frame does."""
     prefixes = _ALWAYS + tuple(p for p in skip if p)
     try:
         frame = sys._getframe(depth)
@@ -74,7 +96,8 @@ def call_site(skip: Iterable[str] = (), depth: int = 1) -> Site:
         return UNKNOWN
     while frame is not None:
         path = frame.f_code.co_filename
-        if not path.startswith(prefixes) and not path.startswith("<frozen"):
+        if not path.startswith(prefixes) and not path.startswith("<frozen") \
+                and (_ONLY is None or path == _ONLY):
             line = frame.f_lineno
             code = linecache.getline(path, line).strip()
             return Site(path, line, frame.f_code.co_name, code)

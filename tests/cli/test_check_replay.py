@@ -129,11 +129,11 @@ def total(data, rng):
 """
 
 
-def test_a_forged_replay_record_from_the_child_is_refused_and_the_sampling_goes_on(tmp_path):
+def test_a_forged_replay_record_from_the_child_is_the_mechanisms_error_and_the_sampling_is_kept(tmp_path):
     (tmp_path / "forger.py").write_text(FORGER)
     proc = dpaudit("check", tmp_path / "forger.py", "--samples", "20000", "--json", tmp_path / "r.json")
     rec = json.loads((tmp_path / "r.json").read_text())["results"][0]
-    assert rec["replay"]["verdict"] == "error" and "malformed replay record" in rec["replay"]["error"]
+    assert rec["replay"]["verdict"] == "error" and "replay record dpaudit refused" in rec["replay"]["error"]
     assert "\x1b" not in proc.stdout + json.dumps(rec)
-    assert rec["verdict"] == "not_refuted" and rec["samples"] > 0 and proc.returncode == 0
-    assert "replay: ERROR" in proc.stdout
+    assert rec["verdict"] == "error" and rec["samples"] > 0 and proc.returncode == 6
+    assert "the sampling alone: NOT REFUTED" in rec["error"] and "refused" in proc.stdout

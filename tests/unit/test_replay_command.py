@@ -9,10 +9,17 @@ import pytest
 
 import dpaudit
 from dpaudit.claims import Domain, Neighbours
+from dpaudit.execution.wire import AuditedFile
 from dpaudit.replay.command import first_pairs, record_from_child, stage_text
 from dpaudit.spec import MechanismSpec
 
 CLAIM = {"epsilon": 1.0, "delta": 0.0, "neighbours": "add-remove", "domain": [0.0, 1.0], "size": 5}
+#: the audited file as dpaudit's process read it: 20 lines, line 12 the noise call
+AUDITED = AuditedFile("/x/f.py", b"\n" * 11 + b"    return laplace(s, rng)\n" + b"\n" * 8)
+
+
+def _checked(raw):
+    return record_from_child(raw, name="f.py:total", claim=CLAIM, audited=AUDITED, seed=7)
 
 
 def _finding(**kw):
@@ -31,10 +38,10 @@ def _raw(findings, **kw):
 
 
 def test_the_verdict_and_the_claim_are_dpaudits_own_not_the_childs():
-    rec = record_from_child(_raw([_finding()], verdict="not_refuted"), name="f.py:total", claim=CLAIM)
+    rec = _checked(_raw([_finding()], verdict="not_refuted"))
     assert rec["verdict"] == "refuted" and rec["claim"] == CLAIM
     assert rec["findings"][0]["severity"] == "violation"
-    quiet = record_from_child(_raw([], verdict="refuted"), name="f.py:total", claim=CLAIM)
+    quiet = _checked(_raw([], verdict="refuted"))
     assert quiet["verdict"] == "not_refuted"
 
 
@@ -49,12 +56,11 @@ def test_the_verdict_and_the_claim_are_dpaudits_own_not_the_childs():
 ])
 def test_a_malformed_record_is_refused(bad):
     with pytest.raises(ValueError):
-        record_from_child(bad, name="f.py:total", claim=CLAIM)
+        _checked(bad)
 
 
 def test_text_from_the_child_cannot_drive_a_terminal():
-    rec = record_from_child(_raw([_finding(message="\x1b[2Jgone\x00", values={"k\x1b": ["\x1b"]})]),
-                            name="f.py:total", claim=CLAIM)
+    rec = _checked(_raw([_finding(message="\x1b[2Jgone\x00", values={"k\x1b": ["\x1b"]})]))
     f = rec["findings"][0]
     assert "\x1b" not in f["message"] and "\x00" not in f["message"]
     assert all("\x1b" not in k for k in f["values"]) and "\x1b" not in f["values"]["k\\x1b"][0]
