@@ -220,6 +220,9 @@ def stage_text(record: Any) -> str:
         return f"replay: ERROR ({stage.get('error') or 'failed'}; the sampling went on)"
     strong = [f for f in stage.get("findings") or [] if isinstance(f, dict)
               and f.get("severity") in ("violation", "finding")]
+    if not strong:  # the line still names where the code's noise did not pay for the claim
+        strong = [f for f in stage.get("findings") or [] if isinstance(f, dict)
+                  and f.get("kind") == "composition_excess" and isinstance(f.get("site"), dict)]
     if not strong:
         cut = any(isinstance(f, dict) and f.get("kind") == "time_limit" for f in stage.get("findings") or [])
         return "replay: cut short by the time limit" if cut else ""
@@ -246,7 +249,8 @@ def with_replay_stage(record: dict, stage: dict) -> dict:
     deterministic, and its ε is in the stage's finding (``values.epsilon_exact``). The replay's
     other findings are reported beside the verdict, never in it. A stage record refused from
     the child (:func:`refused`) makes the verdict ERROR (``decided_by = "replay"``), the sampled
-    audit's numbers kept."""
+    audit's numbers kept, and so does a stage ERROR for noise drawn from a generator dpaudit did
+    not hand over (:mod:`dpaudit.replay.outside`)."""
     from dpaudit.results import Verdict
 
     out = dict(record)
@@ -256,6 +260,16 @@ def with_replay_stage(record: dict, stage: dict) -> dict:
         out["verdict"] = Verdict.ERROR.value
         out["decided_by"] = "replay"
         out["error"] = f"the replay stage was refused: {stage.get('error')} (the sampling alone: {sampled})"
+        return out
+    from dpaudit.replay.outside import MARK
+
+    if stage.get("verdict") == Verdict.ERROR.value and MARK in str(stage.get("error") or "") \
+            and record.get("verdict") != Verdict.ERROR.value:
+        # noise from a generator dpaudit did not hand over: what the sampling saw is not what
+        # the mechanism releases (dpaudit.replay.outside), whatever it concluded
+        out["verdict"] = Verdict.ERROR.value
+        out["decided_by"] = "replay"
+        out["error"] = str(stage.get("error"))
         return out
     exact = stage.get("verdict") == Verdict.REFUTED.value and any(
         isinstance(f, dict) and f.get("kind") == "exact_loss_exceeded" for f in stage.get("findings") or ())

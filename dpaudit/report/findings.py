@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from dpaudit.report.formatting import fmt, num, verdict_label
+from dpaudit.report.formatting import fmt, num, pair_records, verdict_label
 
 __all__ = ["LOGIC", "FLOAT", "REPLAY", "NOT_APPLICABLE", "QUESTIONS", "FLOAT_FIX", "FindingView", "findings_of",
            "finding_record", "float_policy", "porosity_text", "is_float_event", "float_status",
@@ -300,7 +300,8 @@ def float_status(rec: Mapping[str, Any]) -> str:
         top = rec.get("counterexample") if isinstance(rec.get("counterexample"), Mapping) else {}
         pair = (cx.get("dataset"), cx.get("neighbour"))
         if where and pair[0] is not None and pair != (top.get("dataset"), top.get("neighbour")):
-            where = f"on D = {_records(pair[0])}, D′ = {_records(pair[1])}, {where}"  # not the line's pair
+            d, dn = pair_records(pair[0], pair[1])
+            where = f"on D = {d}, D′ = {dn}, {where}"  # not the line's pair
         inner = "; ".join(x for x in (f"{bound}: {where}" if bound and where else bound or where,
                                       f"fix: {FLOAT_FIX}") if x)
         tag = " (warning, --float warn)" if f.warning else ""
@@ -310,13 +311,6 @@ def float_status(rec: Mapping[str, Any]) -> str:
     if f.verdict == "error":
         return f"float64: could not run ({r.get('error') or 'error'})"
     return f"float64: {verdict_label(f.verdict)}" + (f" ({bound})" if bound else "")
-
-
-def _records(x: Any, most: int = 6) -> str:
-    """A dataset as the terminal line writes one: ``[0.0, 1.0]``, ``[0.0, 1.0, … (12 records)]``."""
-    items = list(x) if isinstance(x, (list, tuple)) else []
-    shown = ", ".join(repr(float(v)) if isinstance(v, (int, float)) else str(v) for v in items[:most])
-    return f"[{shown}, … ({len(items)} records)]" if len(items) > most else f"[{shown}]"
 
 
 def replay_violation(rec: Mapping[str, Any]) -> str:

@@ -12,7 +12,8 @@ from typing import Any, Optional
 
 from dpaudit.results import Verdict
 
-__all__ = ["num", "fmt", "delta_floor", "verdict_label", "verdict_meaning"]
+__all__ = ["num", "fmt", "delta_floor", "verdict_label", "verdict_meaning", "record", "pair_records",
+           "MARK"]
 
 
 def num(x: Any) -> Optional[float]:
@@ -60,3 +61,46 @@ def verdict_meaning(verdict: Any) -> str:
         return Verdict(verdict).description
     except ValueError:
         return ""
+
+
+#: how the record that differs between D and D′ is marked in a dataset shown as text
+MARK = "⟨{}⟩"
+
+
+def record(x: Any) -> str:
+    """One record as text: a float by its shortest repr that reads back exactly (``1e-12``,
+    ``0.1``, ``nan``), an integer as it is, anything else as its text."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    return repr(float(x))  # datasets are float arrays: 0 is 0.0, as the reproduce lines write it
+
+
+def _differ(a: list, b: list) -> Optional[int]:
+    """The first position at which D and D′ part (the extra record of an add-remove pair)."""
+    for i, (x, y) in enumerate(zip(a, b)):
+        if record(x) != record(y):
+            return i
+    return min(len(a), len(b)) if len(a) != len(b) else None
+
+
+def pair_records(a: Any, b: Any, most: int = 6) -> tuple[str, str]:
+    """D and D′ as text, each cut to ``most`` records around the first record that differs, that
+    record marked ⟨…⟩ in the dataset holding it (both, for a replaced record): ``[…, 0.5, ⟨1.0⟩,
+    0.25, … (10 records)]`` and ``[…, 0.5, ⟨0.0⟩, 0.25, … (10 records)]``. Non-lists are shown as
+    their text."""
+    if not isinstance(a, (list, tuple)) or not isinstance(b, (list, tuple)):
+        return str(a), str(b)
+    a, b = list(a), list(b)
+    at = _differ(a, b)
+    n = max(len(a), len(b))
+    start = 0 if n <= most or at is None else max(0, min(at - most // 2, n - most))
+
+    def shown(x: list) -> str:
+        end = min(len(x), start + most)
+        items = [MARK.format(record(v)) if i == at and (len(a) == len(b) or len(x) == n) else record(v)
+                 for i, v in enumerate(x[start:end], start=start)]
+        cut = start > 0 or end < len(x)
+        items = (["…"] if start > 0 else []) + items + (["…"] if end < len(x) else [])
+        return "[" + ", ".join(items) + "]" + (f" ({len(x)} records)" if cut else "")
+
+    return shown(a), shown(b)

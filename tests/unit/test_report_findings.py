@@ -146,13 +146,16 @@ def test_terminal_lines_follow_the_contract():
     cell = "outputs in (−0.03125, −0.015625] with exactly 6 trailing zero mantissa bits … and 1 more cell"
     fix = "fix: snap the output (Mironov 2012) or use integer noise"
     both = terminal(record("both"))
-    assert both.startswith(f"f.py:f: REFUTED (logic) — {claim}; ε ≥ 1.73 at 95% confidence")
+    # the confidence and samples of the finding whose bound it is, as every format shows them, and
+    # the run's own, named
+    assert both.startswith(f"f.py:f: REFUTED (logic) — {claim}; ε ≥ 1.73 at 97.5% confidence (claimed ε = 1) "
+                           "from 61,284 samples (the logic finding's; the run drew 61,284 at 95% over its findings)")
     # the float64 finding's own pair is named where it is not the line's counterexample
-    assert (f"; float64: porous (ε ≥ 8.35: on D = [], D′ = [1.0], {cell} (12.1% of outputs on D, "
+    assert (f"; float64: porous (ε ≥ 8.35: on D = [], D′ = [⟨1.0⟩], {cell} (12.1% of outputs on D, "
             f"never on D′); {fix})") in both
     only = terminal(record("float_only"))
     assert only.startswith(f"f.py:f: REFUTED (float64 only; the logic is NOT REFUTED, ε ≥ 0.49) — {claim}; "
-                           "ε ≥ 8.35 at 95% confidence")
+                           "ε ≥ 8.35 at 97.5% confidence")
     assert f"porosity: {cell} (12.1% of outputs on D, never on D′); {fix}" in only
     assert "float64: porous" not in only  # the float64 finding is the headline, not a tail
     warn = terminal(record("float_warn"))

@@ -15,7 +15,7 @@ import math
 from typing import Any, ClassVar, Mapping, Optional
 
 from dpaudit.report import findings as fnd
-from dpaudit.report.formatting import delta_floor, fmt, num, verdict_label, verdict_meaning
+from dpaudit.report.formatting import delta_floor, fmt, num, pair_records, verdict_label, verdict_meaning
 from dpaudit.report.kinds.base import (CounterexampleView, FindingBlock, RecordKind, SarifRule, as_json,
                                        dataset_views, interval_text, number_text, privacy_claim_text,
                                        short)
@@ -34,13 +34,18 @@ def refuting_pair(rec: Mapping[str, Any]) -> str:
 
 
 def counterexample_text(cx: Mapping[str, Any]) -> str:
-    """``D = [...], D′ = [...], event output ≥ 0.7`` (each part cut to 80 characters; a
-    float-structure event as ``porosity: …`` naming at most two cells)."""
+    """``D = [...], D′ = [...], event output ≥ 0.7`` (D and D′ each cut to six records around the
+    record that differs, marked ⟨…⟩, every record by its shortest exact repr: ``formatting.
+    pair_records``; a float-structure event as ``porosity: …`` naming at most two cells)."""
     parts = []
-    if "dataset" in cx:
-        parts.append(f"D = {short(cx['dataset'])}")
-    if "neighbour" in cx:
-        parts.append(f"D′ = {short(cx['neighbour'])}")
+    if isinstance(cx.get("dataset"), list) and isinstance(cx.get("neighbour"), list):
+        d, dn = pair_records(cx["dataset"], cx["neighbour"])  # around the record that differs, marked
+        parts += [f"D = {d}", f"D′ = {dn}"]
+    else:
+        if "dataset" in cx:
+            parts.append(f"D = {short(cx['dataset'])}")
+        if "neighbour" in cx:
+            parts.append(f"D′ = {short(cx['neighbour'])}")
     event = cx.get("event")
     if fnd.is_float_event(event):
         reason = {"signed-zero": "signed zero"}.get(str(event.get("reason")), "porosity")
@@ -203,8 +208,21 @@ class PrivacyAudit(RecordKind):
         return f"{label} {tag}" if tag else label
 
     def evidence_text(self) -> str:
-        """The top-level finding in one sentence: ``ε ≥ 6.8 at 95% confidence (claimed ε = 1)
-        from 61,284 samples; counterexample D = […], D′ = […], event …``."""
+        """The top-level finding in one sentence: ``ε ≥ 6.8 at 95.5% confidence (claimed ε = 1)
+        from 4,179 samples (the logic finding's; the run drew 61,284 at 95% over its findings);
+        counterexample D = […], D′ = […], event …``. The confidence and the samples are those of
+        the finding whose bound it is, as every format shows that finding; the run's own
+        numbers follow, named, where they differ."""
+        own = self.numbers_record()
+        if own is not self.rec:
+            mine = {**self.rec, "confidence": own.get("confidence"), "samples": own.get("samples")}
+            mine.pop("findings", None)
+            text = type(self)(mine).evidence_text()
+            whose = self.whose(own)
+            if whose:
+                head, sep, tail = text.partition("; counterexample")
+                text = f"{head} ({whose}){sep}{tail}"
+            return text
         rec, claim = self.rec, self.claim()
         eps_lb = rec.get("epsilon_lower_bound")
         text = f"ε ≥ {fmt(eps_lb)} {self.where()}".strip() if num(eps_lb) is not None else "no ε bound"
@@ -216,6 +234,25 @@ class PrivacyAudit(RecordKind):
         if rec.get("samples"):
             text += f" from {int(num(rec['samples']) or 0):,} samples"
         return text + refuting_pair(rec)
+
+    def numbers_record(self) -> Mapping[str, Any]:
+        """The finding record whose bound the top-level one is (the deciding question's; the
+        logic finding's when the replay decided), or this record when it has no findings."""
+        decided = self.rec.get("decided_by") or fnd.LOGIC
+        question = fnd.LOGIC if decided == fnd.REPLAY else decided
+        if not isinstance(self.rec.get("findings"), Mapping) or question not in self.rec["findings"]:
+            return self.rec
+        return fnd.finding_record(self.rec, question)
+
+    def whose(self, own: Mapping[str, Any]) -> str:
+        """``the logic finding's; the run drew 61,284 at 95% over its findings`` where the
+        finding's confidence or samples differ from the run's, else ``""``."""
+        conf, total = num(self.rec.get("confidence")), num(self.rec.get("samples"))
+        if (num(own.get("confidence")), num(own.get("samples"))) == (conf, total) or conf is None:
+            return ""
+        name = "float64" if own.get("question") == fnd.FLOAT else str(own.get("question") or "logic")
+        drew = f"the run drew {int(total):,} at" if total else "the run holds"
+        return f"the {name} finding's; {drew} {fmt(100 * conf, 4)}% over its findings"
 
     def finding(self) -> str:
         """The deciding finding's evidence; with two findings, the float64 one after it
