@@ -185,42 +185,27 @@ def drop_privileges() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
 
 
-#: what of /etc the child may not read: password hashes, sudo rules, host and TLS private keys,
-#: VPN and container credentials (run as root, the child read /etc/shadow and could put it in the
-#: text of its ERROR, and so in every report)
-_ETC_SECRETS = frozenset({
-    "shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssh", "security",
-    "krb5.keytab", "credstore", "credstore.encrypted", "wireguard", "NetworkManager", "letsencrypt",
-    "libvirt", "docker", "containers", "ipsec.secrets", "ipsec.d", "ppp", "openvpn", "private",
-    "polkit-1", "cups", "samba", "mysql", "postgresql", "redis", "ldap", "sssd", "shadow.lock"})
-#: folders of /etc read entry by entry, so that their ``private`` folder stays out
-_ETC_DESCEND = ("ssl", "pki")
+#: What of /etc the strict child may read, by name (an allow-list: /etc also holds a runner's
+#: root-only configuration, kubeconfigs, keys and tokens, which the child once read and could put
+#: in the text of its ERROR, and so in every report). Measured by tracing the child through the
+#: sandbox's tests, the examples and imports of numpy, scipy, pandas, scikit-learn, statsmodels,
+#: diffprivlib, OpenDP and python-dp: the dynamic loader's cache (every native library), the time
+#: zone (``time``, ``datetime``, pandas), OpenSSL's configuration where Debian and Red Hat keep it
+#: (read when ``hashlib`` and ``ssl`` start), the user database (``getpass.getuser``, ``~user``:
+#: names and home folders; password hashes live in ``shadow``) and the MIME types ``mimetypes``
+#: reads (an unreadable one it finds breaks ``mimetypes.guess_type``). None holds a secret.
+ETC_READABLE = (
+    "ld.so.cache", "localtime", "timezone",
+    "ssl/openssl.cnf", "pki/tls/openssl.cnf", "crypto-policies/back-ends/opensslcnf.config",
+    "passwd", "group", "nsswitch.conf",
+    "mime.types", "httpd/mime.types", "httpd/conf/mime.types", "apache/mime.types",
+    "apache2/mime.types")
 
 
 def _etc_entries(etc: str = "/etc") -> list[str]:
-    """Every entry of /etc but :data:`_ETC_SECRETS` (Landlock can only allow, never deny within
-    an allowed folder, so /etc is allowed entry by entry; an entry added later is not readable)."""
-    out: list[str] = []
-    try:
-        names = os.listdir(etc)
-    except OSError:  # pragma: no cover - no /etc
-        return out
-    for name in names:
-        if name in _ETC_SECRETS:
-            continue
-        path = os.path.join(etc, name)
-        if name in _ETC_DESCEND and os.path.isdir(path) and not os.path.islink(path):
-            out += [os.path.join(path, n) for n in _listdir(path) if n not in _ETC_SECRETS]
-        else:
-            out.append(path)
-    return out
-
-
-def _listdir(path: str) -> list[str]:
-    try:
-        return os.listdir(path)
-    except OSError:  # pragma: no cover
-        return []
+    """The paths of :data:`ETC_READABLE` under ``etc`` (Landlock can only allow, so /etc is
+    allowed file by file)."""
+    return [os.path.join(etc, name) for name in ETC_READABLE]
 
 
 def read_roots(extra: Sequence[str]) -> list[str]:
@@ -256,17 +241,23 @@ class Attempts:
     attempt is then not named. The audited code can also write lines of its own into the pipe;
     that only earns it an ERROR. The kernel (Landlock, seccomp) refuses what is denied whether or
     not it is named: the hook only names, the kernel enforces.
+
+    It names what the kernel refuses, and only that: a read, write, removal, move or link outside
+    the folders Landlock allows, and, where seccomp is in force (``metadata_refused``), every change
+    of a file's mode, times, owner or extended attributes, whatever the file (the filter refuses
+    them all: :data:`dpaudit.execution.seccomp.METADATA`).
     """
 
     __slots__ = ("_kept", "_hook")  # no instance attribute to shadow a method with
 
     def __init__(self, read: Sequence[str], write: Sequence[str], write_files: Sequence[str],
-                 channel: Optional[int] = None, isolation: str = "strict") -> None:
+                 channel: Optional[int] = None, isolation: str = "strict",
+                 metadata_refused: bool = True) -> None:
         self._kept: list[str] = []
         self._hook = _make_hook(tuple(r.rstrip("/") + "/" for r in read),
                                 tuple(w.rstrip("/") + "/" for w in write),
                                 frozenset(write_files), channel, isolation, self._kept,
-                                type(self))
+                                type(self), metadata_refused)
 
     def install(self) -> None:
         sys.addaudithook(self._hook)
@@ -285,20 +276,25 @@ class Attempts:
 
 _RUN = frozenset({"subprocess.Popen", "os.exec", "os.posix_spawn", "os.spawn", "os.system",
                   "os.startfile"})
-_CHANGE = frozenset({"os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.chmod", "shutil.rmtree"})
+_CHANGE = frozenset({"os.remove", "os.mkdir", "os.rmdir", "shutil.rmtree", "os.truncate"})
+#: (audit event, what it changes): refused by seccomp whatever the file, so always named
+_METADATA = (("os.chmod", "mode"), ("os.chown", "owner"), ("os.utime", "times"),
+             ("os.setxattr", "extended attributes"), ("os.removexattr", "extended attributes"))
+#: (audit event, verb): refused by Landlock when either end is outside the private folder
+_MOVE = (("os.rename", "move"), ("os.link", "link"), ("os.symlink", "make a symbolic link"))
 _SOCKET = frozenset({"socket.connect", "socket.bind", "socket.sendto"})
 _EVENTS = frozenset({"open", "socket.__new__", "socket.getaddrinfo", "object.__setattr__",
                      "object.__delattr__"}) \
-    | _RUN | _CHANGE | _SOCKET
+    | _RUN | _CHANGE | _SOCKET | frozenset(e for e, _ in _METADATA + _MOVE)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
-def _resolve(path: str, follow: bool, _getcwd: Callable = os.getcwd,
+def _resolve(path: str, follow: bool, last: bool = True, _getcwd: Callable = os.getcwd,
              _lstat: Callable = os.lstat, _readlink: Callable = os.readlink,
              _islink: Callable = stat.S_ISLNK, _error: type = OSError) -> str:
     """``path`` made absolute and normalised; with ``follow``, symbolic links resolved (what
     ``os.path.realpath`` does, from built-in functions bound here, out of the audited code's
-    reach)."""
+    reach), the last one only with ``last`` (a move or a link acts on the entry itself)."""
     todo = path.split("/")
     if not path.startswith("/"):
         todo = _getcwd().split("/") + todo
@@ -312,7 +308,7 @@ def _resolve(path: str, follow: bool, _getcwd: Callable = os.getcwd,
             done = done.rpartition("/")[0]
             continue
         step = done + "/" + name
-        if follow and hops < 40:
+        if follow and hops < 40 and (last or todo):
             try:
                 link = _islink(_lstat(step).st_mode)
             except _error:
@@ -329,14 +325,16 @@ def _resolve(path: str, follow: bool, _getcwd: Callable = os.getcwd,
 
 
 def _make_hook(reads: tuple, writes: tuple, write_files: frozenset, channel: Optional[int],
-               isolation: str, kept: list,
-               owner: Optional[type] = None) -> Callable[[str, tuple], None]:
+               isolation: str, kept: list, owner: Optional[type] = None,
+               metadata_refused: bool = True) -> Callable[[str, tuple], None]:
     """The audit hook; see :class:`Attempts`. Everything it uses is bound in its positional
     defaults (a tuple: keyword-only defaults would sit in a dict the audited code could edit)."""
     host = [""]  # the last looked-up host, named with the socket that follows
 
     def hook(event: str, args: tuple, _events: frozenset = _EVENTS, _run: frozenset = _RUN,
              _change: frozenset = _CHANGE, _socket: frozenset = _SOCKET,
+             _metadata: tuple = _METADATA, _move: tuple = _MOVE,
+             _refuses_metadata: bool = metadata_refused, _readlink: Callable = os.readlink,
              _guarded: tuple = ("__code__", "__defaults__", "__kwdefaults__"),
              _file: str = __file__, _reads: tuple = reads, _writes: tuple = writes,
              _files: frozenset = write_files, _channel: Optional[int] = channel,
@@ -381,6 +379,44 @@ def _make_hook(reads: tuple, writes: tuple, write_files: frozenset, channel: Opt
                 if _isinstance(path, _str) and \
                         not (_resolve(path, True) + "/").startswith(_writes):
                     text = "tried to change " + _resolve(path, False)
+            elif event == "os.chmod" or event == "os.chown" or event == "os.utime" \
+                    or event == "os.setxattr" or event == "os.removexattr":
+                if not _refuses_metadata:
+                    return
+                path = args[0]
+                if _isinstance(path, _bytes):
+                    path = _decode(path, _fsenc, "surrogateescape")
+                if _isinstance(path, _int):
+                    try:
+                        path = _readlink(f"/proc/self/fd/{path}")
+                    except _error:
+                        path = f"file descriptor {path}"
+                elif _isinstance(path, _str):
+                    path = _resolve(path, False)
+                else:
+                    path = "a file"
+                for name, what in _metadata:
+                    if name == event:
+                        text = f"tried to change the {what} of {path}"
+            elif event == "os.rename" or event == "os.link" or event == "os.symlink":
+                ends = [args[0], args[1]]
+                for i in (0, 1):
+                    if _isinstance(ends[i], _bytes):
+                        ends[i] = _decode(ends[i], _fsenc, "surrogateescape")
+                src, dst = ends
+                if not _isinstance(dst, _str) or not _isinstance(src, _str):
+                    return
+                dst = _resolve(dst, True, False)
+                inside = (dst + "/").startswith(_writes)
+                if event != "os.symlink":  # a symbolic link's target is only text
+                    src = _resolve(src, True, event == "os.link")
+                    inside = inside and (src + "/").startswith(_writes)
+                if inside:
+                    return
+                for name, verb in _move:
+                    if name == event:
+                        text = f"tried to {verb} {src} to {dst}" if event != "os.symlink" \
+                            else f"tried to {verb} {dst}"
             elif event == "socket.getaddrinfo":
                 _host[0] = f"{args[0]}:{args[1]}" if args[1] is not None else f"{args[0]}"
                 return
@@ -476,13 +512,14 @@ def enter(level: str, *, workdir: str, readable: Sequence[str],
         except OSError:  # pragma: no cover - seccomp disabled by the kernel
             pass
         return words, None
-    words = f"landlock (ABI {abi})"
+    words, filtered = f"landlock (ABI {abi})", False
     try:
-        if seccomp.install():
-            words = f"landlock (ABI {abi}) + seccomp"
+        # before ABI 3 Landlock does not cover truncate(2) by path: refused outright then
+        if seccomp.install(deny=("truncate",) if abi < 3 else ()):
+            words, filtered = f"landlock (ABI {abi}) + seccomp", True
     except OSError as exc:  # pragma: no cover - seccomp disabled by the kernel
         words += f"; seccomp unavailable: {exc.strerror or exc}"
-    return words, Attempts(reads, writes, files, channel, words)
+    return words, Attempts(reads, writes, files, channel, words, metadata_refused=filtered)
 
 
 def child_environment(passed: Iterable[str] = (), base: Optional[dict] = None) -> dict[str, str]:

@@ -4,7 +4,8 @@ Classic BPF built by hand (libseccomp is not a dependency): the architecture and
 checked first, then the system call number is looked up in a binary tree of the allowed and
 refused calls. Calls CPython, numpy, scipy and threads need are allowed; calls that reach out of
 the process (sockets, namespaces, mounts, ``ptrace``, ``perf_event_open``, ``bpf``, ``mknod``,
-module loading, System V IPC, kernel keys) fail with EPERM, and any call the filter does not know
+module loading, System V IPC, kernel keys) and every change of a file's mode, times, owner or
+extended attributes (:data:`METADATA`) fail with EPERM, and any call the filter does not know
 (a newer kernel's) with ENOSYS, so glibc falls back (``clone3`` to ``clone``). Argument rules:
 ``prlimit64``, ``sched_*``, ``get/setpriority`` and ``ioprio_*`` only on the process itself (a
 child set dpaudit's CPU limit to one second), ``clone`` without namespace flags, ``kill`` not to
@@ -20,11 +21,11 @@ import errno
 import os
 import struct
 import sys
-from typing import Optional
+from typing import Iterable, Optional
 
 from dpaudit.execution import syscalls
 
-__all__ = ["seccomp_program", "install"]
+__all__ = ["seccomp_program", "install", "METADATA"]
 
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 
@@ -42,10 +43,10 @@ _ALLOW = frozenset("""
     read write readv writev pread64 pwrite64 preadv pwritev preadv2 pwritev2 open openat openat2
     creat close close_range lseek stat fstat lstat newfstatat statx statfs fstatfs access faccessat
     faccessat2 getdents getdents64 readlink readlinkat getcwd chdir fchdir mkdir mkdirat rmdir
-    unlink unlinkat rename renameat renameat2 link linkat symlink symlinkat chmod fchmod fchmodat
-    fchmodat2 truncate ftruncate fallocate fsync fdatasync syncfs sync_file_range flock fcntl dup
-    dup2 dup3 pipe pipe2 sendfile splice tee copy_file_range fadvise64 readahead utime utimes
-    utimensat futimesat umask getxattr lgetxattr fgetxattr listxattr llistxattr flistxattr
+    unlink unlinkat rename renameat renameat2 link linkat symlink symlinkat truncate ftruncate
+    fallocate fsync fdatasync syncfs sync_file_range flock fcntl dup dup2 dup3 pipe pipe2 sendfile
+    splice tee copy_file_range fadvise64 readahead umask getxattr lgetxattr fgetxattr listxattr
+    llistxattr flistxattr
     memfd_create
     brk mmap munmap mremap mprotect madvise msync mincore mlock munlock mlock2 mlockall munlockall
     membarrier get_mempolicy set_mempolicy mbind pkey_alloc pkey_free pkey_mprotect mseal
@@ -61,6 +62,16 @@ _ALLOW = frozenset("""
     timerfd_create timerfd_settime timerfd_gettime eventfd eventfd2 epoll_create epoll_create1
     epoll_ctl epoll_wait epoll_pwait epoll_pwait2 poll ppoll select pselect6 signalfd signalfd4
     landlock_create_ruleset landlock_add_rule landlock_restrict_self seccomp
+""".split())
+
+#: Changes of a file's mode, times, owner or extended attributes, refused with EPERM whatever the
+#: file: Landlock does not cover them, and a child (its user owns the files it would change) set
+#: the setuid bit on a root-owned file and made a 0600 secret world-readable. The filter cannot
+#: read a path or tell what a descriptor names (``fchmod`` needs no write access: a read-only
+#: descriptor of a file elsewhere is enough), so files in the private folder are refused too.
+METADATA = frozenset("""
+    chmod fchmod fchmodat fchmodat2 utime utimes utimensat futimesat chown fchown lchown fchownat
+    setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr
 """.split())
 
 #: Refused by name with EPERM: a way out, into the kernel, or to another process.
@@ -79,9 +90,8 @@ _DENY = frozenset("""
     open_by_handle_at name_to_handle_at acct quotactl quotactl_fd clock_settime clock_adjtime
     settimeofday adjtimex syslog iopl ioperm modify_ldt personality setuid setgid setreuid
     setregid setresuid setresgid setfsuid setfsgid setgroups capset fanotify_init fanotify_mark
-    chown fchown lchown fchownat setxattr lsetxattr fsetxattr removexattr lremovexattr
-    fremovexattr memfd_secret vhangup
-""".split())
+    memfd_secret vhangup
+""".split()) | METADATA
 
 #: calls whose first argument is a pid: allowed on the child itself only (0 or its own pid)
 _OWN_PID = frozenset("""
@@ -111,9 +121,11 @@ def _block(body: list, deny: int = errno.EPERM) -> list:
     return out + [(_RET, 0, 0, _RET_ALLOW), (_RET, 0, 0, _RET_ERRNO | deny)]
 
 
-def seccomp_program(machine: str, pid: int) -> Optional[list[tuple[int, int, int, int]]]:
+def seccomp_program(machine: str, pid: int,
+                    deny: Iterable[str] = ()) -> Optional[list[tuple[int, int, int, int]]]:
     """The filter for ``machine`` (``x86_64``, ``aarch64``) in a process ``pid``, as classic BPF
-    instructions ``(code, jt, jf, k)``; None on another architecture.
+    instructions ``(code, jt, jf, k)``; None on another architecture. ``deny`` names calls of
+    the allow-list refused (EPERM) too, where Landlock does not cover them on this kernel.
 
     The syscall number is looked up in a binary tree of the allowed and refused calls; a call
     with an argument rule gets a short block of its own."""
@@ -140,7 +152,7 @@ def seccomp_program(machine: str, pid: int) -> Optional[list[tuple[int, int, int
 
     for name in _ALLOW:
         add(name, [(_RET, 0, 0, _RET_ALLOW)])
-    for name in _DENY:
+    for name in _DENY | set(deny):
         add(name, [(_RET, 0, 0, _RET_ERRNO | errno.EPERM)])
     add("clone3", [(_RET, 0, 0, _RET_ERRNO | errno.ENOSYS)])  # glibc falls back to clone
     for name in _OWN_PID:
@@ -170,9 +182,10 @@ def seccomp_program(machine: str, pid: int) -> Optional[list[tuple[int, int, int
     return prog + tree(sorted(actions.items()))
 
 
-def install() -> bool:
-    """Install the allow-list filter on this process; False on an architecture it does not know."""
-    prog = seccomp_program(os.uname().machine, os.getpid())
+def install(deny: Iterable[str] = ()) -> bool:
+    """Install the allow-list filter on this process (``deny``: see :func:`seccomp_program`);
+    False on an architecture it does not know."""
+    prog = seccomp_program(os.uname().machine, os.getpid(), deny)
     if prog is None:
         return False
     raw = b"".join(struct.pack("=HBBI", *ins) for ins in prog)
