@@ -55,7 +55,8 @@ from dpaudit.neighbours.strategies import neighbouring_pairs
 from dpaudit.replay.compare import PairReport, compare
 from dpaudit.replay.exact import exact_issue, layout
 from dpaudit.replay.generator import RecordingGenerator
-from dpaudit.replay.session import Run, active
+from dpaudit.replay.outside import OutsideWatch
+from dpaudit.replay.session import MechanismFailed, Run, active
 from dpaudit.replay.sites import Site
 from dpaudit.replay.tracked import plain_output
 from dpaudit.replay.values import flat_output, same
@@ -100,15 +101,6 @@ class Problem:
     deadline: Optional[float] = None  # time.monotonic() past which no call starts (--timeout)
 
 
-class MechanismFailed(Exception):
-    """The audited function raised: the audit's ERROR verdict (never a traceback)."""
-
-    def __init__(self, message: str, data: np.ndarray) -> None:
-        super().__init__(message)
-        self.message = message
-        self.data = data
-
-
 class _OutOfBudget(BaseException):
     """Raised when the next pair would spend more calls than the budget has left (a
     BaseException, so hypothesis lets it through instead of shrinking it)."""
@@ -150,6 +142,8 @@ class Engine:
         self.timed_out = False
         code = getattr(_unwrap(problem.func), "__code__", None)
         self._code = code
+        #: the generators that outlive a call, read around each one (dpaudit.replay.outside)
+        self.outside = OutsideWatch(self)
 
     def left(self) -> int:
         return self.p.budget - self.calls
@@ -166,6 +160,7 @@ class Engine:
             self.timed_out = True
             raise _OutOfTime()
         self.calls += 1
+        states = self.outside.before(mode)  # before the rng handed over is made
         bits = np.random.PCG64(np.random.SeedSequence([self.p.seed, seed]))
         run = Run(mode if mode != "plain" else "record", seed, recorded=recorded, perturb=perturb)
         if recorded is not None and recorded.sizes is not None:
@@ -193,6 +188,7 @@ class Engine:
                                   np.array(data, dtype=float)) from None
         if returns:
             run.return_site = returns[-1]
+        self.outside.after(states, np.array(data, dtype=float), seed)  # raises on outside noise
         if mode != "plain":
             run.revealed = layout(out)  # type: ignore[attr-defined]
         return run, plain_output(out)

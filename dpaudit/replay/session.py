@@ -28,10 +28,21 @@ import numpy as np
 from dpaudit.replay.sites import Site
 
 __all__ = ["Call", "Event", "Divergence", "Run", "current", "active", "snapshot", "perturbed",
-           "MAX_STORED"]
+           "MAX_STORED", "MechanismFailed"]
 
 #: arrays larger than this are kept as a digest, not a copy, where only equality is asked of them
 MAX_STORED = 200_000
+
+
+class MechanismFailed(Exception):
+    """The audited function raised, or broke the contract the replay checks (it drew its noise
+    from a generator dpaudit did not hand over: :mod:`dpaudit.replay.outside`): the audit's
+    ERROR verdict (never a traceback), with the dataset it was called on."""
+
+    def __init__(self, message: str, data: np.ndarray) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
 
 
 def snapshot(x: Any) -> Any:

@@ -52,8 +52,10 @@ def _module(body: str, eps: float = 1.0, head: str = "") -> str:
 
 # -- noise seeded at import ---------------------------------------------------------------------
 
+#: its own randomness (``f(data)``, which the contract allows): with an ``rng`` argument it ignores,
+#: the replay stage makes it an ERROR before the sampling (test_cheats_caught.py)
 SEEDED = _module("""\
-    def f(data, rng):
+    def f(data):
         return round(float(data.sum() + np.random.laplace()), 3)
     """, head="np.random.seed(7)")
 
