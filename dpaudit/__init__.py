@@ -83,6 +83,8 @@ _EXPORTS: dict[str, str] = {
     # sensitivity search (dpaudit/sensitivity/)
     "check_sensitivity": "dpaudit.sensitivity",
     "SensitivityResult": "dpaudit.sensitivity",
+    # the library sweep (dpaudit/sweep/): dpaudit.sweep("opendp")
+    "sweep": "dpaudit.sweep",
     # formal claims (dpaudit/formal/)
     "verify": "dpaudit.formal",
     "FormalResult": "dpaudit.formal",

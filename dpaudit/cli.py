@@ -215,6 +215,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="list reference mechanisms, audits and formal claims")
 
+    from dpaudit.sweep.command import add_arguments as _sweep_arguments
+
+    _sweep_arguments(sub.add_parser("sweep", help="build and check every constructor of a DP library"))
+
     t = sub.add_parser("train-audit", help="one-run canary audit of a DP training run (docs/training.md)")
     from dpaudit.train_audit import add_arguments
 
@@ -236,6 +240,7 @@ _COMMANDS = {
     "list": ("dpaudit.suite.commands", "run_list"),
     "verify": ("dpaudit.formal.cli", "run_verify"),
     "report": ("dpaudit.report.cli", "run_report"),
+    "sweep": ("dpaudit.sweep.command", "run_sweep"),
     "train-audit": ("dpaudit.train_audit", "run_train_audit"),
 }
 

@@ -189,6 +189,18 @@ def claim_for_measure(measure: Any, distance: Any, delta: Optional[float]) -> tu
         rho = float(distance)
         eps = zcdp_epsilon(rho, delta)
         return eps, float(delta), f"ρ-zCDP, ρ = {rho!r} ({text}); as (ε, δ) = ({eps!r}, {delta!r})"
+    if name == "Approximate" and "ZeroConcentrated" in text:
+        # approximate zCDP (ρ, δ): ρ-zCDP except with probability δ, so (ε(δ′), δ + δ′)-DP
+        if delta is None:
+            raise InvalidArgument("an approximate-zCDP measurement needs delta= (the δ′ at which its "
+                                  "ρ is stated as ε; the claim is then (ε(δ′), δ + δ′))")
+        rho, d = (float(v) for v in distance)
+        if rho == 0.0:
+            return 0.0, d, f"approximate zCDP (ρ, δ) = (0.0, {d!r}) ({text}); as (ε, δ) = (0.0, {d!r})"
+        eps = zcdp_epsilon(rho, delta)
+        total = min(d + float(delta), 1.0)
+        return eps, total, (f"approximate zCDP (ρ, δ) = ({rho!r}, {d!r}) ({text}); as (ε, δ) = "
+                            f"({eps!r}, {total!r}) at δ′ = {delta!r}")
     if name in ("Approximate", "FixedSmoothedMaxDivergence"):
         eps, d = distance
         return float(eps), float(d), f"(ε, δ)-DP, (ε, δ) = ({float(eps)!r}, {float(d)!r}) ({text})"

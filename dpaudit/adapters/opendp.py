@@ -99,11 +99,41 @@ def _converter(domain: Any, relation: Neighbours, scale: float) -> tuple[Callabl
     return to_float, dom or (0.0, 1.0), size
 
 
-def _plain(v: Any) -> Any:
-    return tuple(v) if isinstance(v, list) else v
+def _plain(v: Any, keys: Optional[tuple] = None) -> Any:
+    """An output as dpaudit reads it: a list as a tuple; a Polars release (``OnceFrame``,
+    ``DataFrame``) collected and read by :func:`frame_values`."""
+    if isinstance(v, list):
+        return tuple(v)
+    if hasattr(v, "collect") and type(v).__name__ in ("OnceFrame", "LazyFrame"):
+        v = v.collect()
+    if type(v).__name__ == "DataFrame" and hasattr(v, "rows"):
+        return frame_values(v, keys)
+    return v
 
 
-def _batch(measurement: Any, convert: Callable) -> Callable:
+def frame_values(df: Any, keys: Optional[tuple] = None) -> Any:
+    """A released Polars frame as plain values. Without ``keys``: one row as the tuple of its
+    values (a single value as itself), several rows as a tuple of row tuples. With ``keys`` (the
+    group columns of a ``group_by(...).agg(...)``): a dict ``{key: values}`` whose keys are the
+    released partitions; when the partitions are selected privately their set varies from call to
+    call, and dpaudit reads the dict as a released-key set with its values."""
+    if not keys:
+        if df.height == 1:
+            row = df.row(0)
+            return row[0] if len(row) == 1 else tuple(row)
+        return tuple(tuple(r) for r in df.rows())
+    names = list(df.columns)
+    at = [names.index(k) for k in keys]
+    rest = [i for i in range(len(names)) if i not in at]
+    out = {}
+    for r in df.rows():
+        k = tuple(r[i] for i in at)
+        v = tuple(r[i] for i in rest)
+        out[k[0] if len(k) == 1 else k] = v[0] if len(v) == 1 else v
+    return out
+
+
+def _batch(measurement: Any, convert: Callable, keys: Optional[tuple] = None) -> Callable:
     """``f(data, rng, size=k)``: k independent draws of the measurement on ``data``."""
     import opendp.prelude as dp
 
@@ -121,11 +151,11 @@ def _batch(measurement: Any, convert: Callable) -> Callable:
     def mechanism(data, rng, size=None):
         x = convert(np.asarray(data, dtype=float))
         if size is None:
-            return _plain(measurement(x))
+            return _plain(measurement(x), keys)
         out: list = []
         while len(out) < size:
             out += draw(x, min(CHUNK, size - len(out)))
-        return [_plain(v) for v in out]
+        return [_plain(v, keys) for v in out]
 
     return mechanism
 
@@ -135,14 +165,19 @@ CURVE_PLACEHOLDER_DELTA = 1e-6
 
 
 def target(measurement: Any, *, d_in: Any = 1, delta: Optional[float] = None, size: Optional[int] = None,
-           domain: Any = None, neighbours: Any = None, name: Optional[str] = None) -> LibrarySpec:
+           domain: Any = None, neighbours: Any = None, name: Optional[str] = None,
+           convert: Optional[Callable] = None, keys: Optional[tuple] = None) -> LibrarySpec:
     """An OpenDP ``Measurement`` with its own claim, map(d_in), as a dpaudit spec.
 
     ``delta`` is the δ at which a ρ-zCDP or profile claim is audited as one (ε, δ) point; without
     it a ρ-zCDP measurement states its claim as its curve (``library["curve"]``), which
     :func:`dpaudit.curve_audit` audits over every ε and :func:`dpaudit.audit` refuses; ``size`` the number of
     records (default: the domain's size, else 10); ``domain`` where records lie (default: the atom
-    bounds); ``neighbours`` audits the claim under another relation (a misuse to catch).
+    bounds); ``neighbours`` audits the claim under another relation (a misuse to catch);
+    ``convert`` turns dpaudit's records (a 1-D float array) into the measurement's input where
+    the input domain is not a vector or an atom (a Polars ``LazyFrame``), and then ``domain`` and
+    ``size`` say where the records lie and how many there are (default [0, 1] and 10); ``keys``
+    names the group columns of a released Polars frame (:func:`frame_values`).
     """
     dp = require("opendp")
     if not isinstance(measurement, getattr(dp, "Measurement", ())):
@@ -158,7 +193,10 @@ def target(measurement: Any, *, d_in: Any = 1, delta: Optional[float] = None, si
         text = f"ρ-zCDP, ρ = {float(distance)!r} ({measurement.output_measure}), stated as its curve"
     else:
         epsilon, dlt, text = claim_for_measure(measurement.output_measure, distance, delta)
-    convert, dom, declared = _converter(measurement.input_domain, relation, scale)
+    if convert is None:
+        convert, dom, declared = _converter(measurement.input_domain, relation, scale)
+    else:
+        dom, declared = (0.0, 1.0), None
     if relation in (Neighbours.LINF, Neighbours.L1) and not hasattr(measurement.input_domain, "element_domain"):
         declared = 1
     if declared is not None and size is not None and int(size) != int(declared):
@@ -169,7 +207,7 @@ def target(measurement: Any, *, d_in: Any = 1, delta: Optional[float] = None, si
                               f"are at symmetric distance 1; use d_in=2 (one record replaced)")
     chosen = relation if neighbours is None else neighbours
     label = name or f"{measurement.input_metric} >> {measurement.output_measure} at d_in={d_in}"
-    func = _batch(measurement, convert)
+    func = _batch(measurement, convert, tuple(keys) if keys else None)
     # the measurement itself, for the replay audit (dpaudit.replay.opendp.replay_target: the
     # stability maps of its chain's transformations, checked on their outputs)
     func.__dpaudit_opendp__ = {"measurement": measurement, "d_in": d_in, "delta": delta}  # type: ignore[attr-defined]
