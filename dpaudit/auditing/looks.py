@@ -105,6 +105,12 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
                 answered[q] = best.get(q, ans)
                 if q in pending:
                     pending.remove(q)
+        # a float64 refutation that is not yet strong looks on only beside the logic: once the
+        # logic is settled, no look is run for the float64 bound's size alone
+        for q in [q for q in pending if q in best and q == sampled.FLOAT]:
+            if sampled.LOGIC in questions and sampled.LOGIC not in pending:
+                answered[q] = best[q]
+                pending.remove(q)
         if questions[0] in answered and main is None:
             main = out
         if not pending:
@@ -148,17 +154,18 @@ SATURATED_COUNT = 30
 
 
 def _settled(ans: Any, spec: MechanismSpec) -> bool:
-    """Whether a refuting answer ends its question's looks: always for the float64 question (a
-    porosity is infinite; its bound says only that it is there); for the logic when the bound is
-    strong (:data:`STRONG_EPSILON`), or for a pure claim when the event's ratio is measured
-    (:data:`SATURATED_COUNT`). The ε of an (ε, δ) claim lives in events of probability near δ,
+    """Whether a refuting answer ends its question's looks: when the bound is strong
+    (:data:`STRONG_EPSILON`; for the float64 question only then: a porosity is infinite and its
+    bound grows with the samples validated, which a later look sizes to what the question needs,
+    :func:`dpaudit.auditing.sampled.float_validation`), or, for the logic of a pure claim, when
+    the event's ratio is measured (:data:`SATURATED_COUNT`). The ε of an (ε, δ) claim lives in events of probability near δ,
     which a small look cannot see (a Gaussian mean with σ² for σ: ε ≥ 1.34 at the first look, of
     a true 3.64), so a weaker refutation goes on to the next look, and the strongest refuting look
     is reported (any rule that picks which look is reported keeps the Bonferroni bound)."""
-    if ans.question == sampled.FLOAT:
-        return True
     if ans.bound.epsilon_lb >= STRONG_EPSILON:
         return True
+    if ans.question == sampled.FLOAT:
+        return False
     counts = ans.counts
     return spec.delta == 0 and counts is not None and counts.y >= SATURATED_COUNT
 

@@ -21,8 +21,16 @@ its own event, bound and share of the error level: with both asked, the logic ge
 ``1 − FLOAT_SHARE`` of α and the float64 question :data:`FLOAT_SHARE` (Bonferroni: the two bounds
 hold together with probability ≥ 1 − α). The search and the race rank pairs by the first question
 asked (the logic, when asked); the race chooses each finalist's events of both questions on its
-one sample, and the float64 candidate is validated on :data:`FLOAT_VALIDATION` of the validation
-samples (at least :data:`FLOAT_MIN_VALIDATION`), the logic's on the rest, so neither question's samples choose the other's event. A
+one sample, and the float64 candidate is validated on samples of its own, the logic's on the rest,
+so neither question's samples choose the other's event. How many is decided on the selection
+split, before any validation sample is drawn (:func:`float_validation`): what the float64
+candidate needs for its projected bound to reach :data:`FLOAT_TARGET` (ε ≥ 5.5: a porosity
+bound grows as ln(p·n / ln(1/α)), so n = n₀·e^(target − projected at n₀)), when that is at most
+:data:`FLOAT_MOST` of what is left, else :data:`FLOAT_VALIDATION` of it (at least
+:data:`FLOAT_MIN_VALIDATION`). A float64 refutation below ε = 5 does not end its question's looks
+(:func:`dpaudit.auditing.looks._settled`): a later look, with more samples, gives it what it needs
+(the textbook float64 Laplace at claim ε = 0.1 and the default budget: ε ≥ 4.0 from the first look
+that refuted, at 20,000 validation samples; ε ≥ 5 from the look after). A
 question does not arise where the outputs hold no real numbers (integers, categories, booleans:
 :data:`NO_FLOAT_KINDS`); then the logic gets all of α.
 
@@ -63,7 +71,8 @@ from dpaudit.spec import MechanismSpec, OutputKind
 
 __all__ = ["Candidate", "Answer", "Outcome", "run", "questions_of", "share_of", "SEARCH_SHARE", "RACE",
            "MIN_RACE_SAMPLES", "RACE_PATTERNS", "MIN_SCORE_SAMPLES", "FLOAT_SHARE",
-           "FLOAT_VALIDATION", "FLOAT_MIN_VALIDATION", "NO_FLOAT_KINDS", "LOGIC", "FLOAT"]
+           "FLOAT_VALIDATION", "FLOAT_MIN_VALIDATION", "FLOAT_TARGET", "FLOAT_MOST",
+           "float_validation", "NO_FLOAT_KINDS", "LOGIC", "FLOAT"]
 
 #: the float64 question's share of the error level α when both questions are asked
 FLOAT_SHARE = 0.1
@@ -72,6 +81,10 @@ FLOAT_SHARE = 0.1
 #: of what is left, in a small look)
 FLOAT_VALIDATION = 0.05
 FLOAT_MIN_VALIDATION = 20_000
+#: ... unless its candidate needs more to reach FLOAT_TARGET: then what it needs, if that is at
+#: most FLOAT_MOST of the validation samples left (module docstring, "Two questions")
+FLOAT_TARGET = 5.5
+FLOAT_MOST = 0.5
 #: output kinds with no real number in them: the float64 question does not arise
 NO_FLOAT_KINDS = {OutputKind.DISCRETE: "outputs are integers or categories",
                   OutputKind.BOOL: "outputs are booleans", OutputKind.NONE: "outputs are always None"}
@@ -401,6 +414,19 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
     return out
 
 
+def float_validation(projected: Optional[float], lam: float, left: int) -> float:
+    """The validation samples (both datasets) of the float64 question's candidate, out of the
+    ``left`` the look has, from its projected bound ``projected`` at ``lam`` validation samples
+    per dataset (selection split only; module docstring): 2·lam·e^(FLOAT_TARGET − projected)
+    when that is at most :data:`FLOAT_MOST`·left, else the fixed share
+    max(:data:`FLOAT_VALIDATION`·left, min(:data:`FLOAT_MIN_VALIDATION`, left/2))."""
+    fixed = max(FLOAT_VALIDATION * left, min(FLOAT_MIN_VALIDATION, 0.5 * left))
+    if projected is None or not math.isfinite(projected) or projected <= 0:
+        return fixed
+    need = 2.0 * lam * math.exp(min(50.0, FLOAT_TARGET - projected))
+    return max(fixed, need) if need <= FLOAT_MOST * left else fixed
+
+
 class _NothingToAsk(Exception):
     """No question arises (the float64 question alone, asked of outputs with no real number)."""
 
@@ -431,10 +457,11 @@ def _select_and_validate(a: _Audit, out: Outcome, questions: tuple[str, ...], va
     if len(questions) > 1:
         seeds[first] = a.s_val
     left = sampler.remaining
-    other = max(FLOAT_VALIDATION * left, min(FLOAT_MIN_VALIDATION, 0.5 * left))  # per other question
+    wants = {q: float_validation(c[0].choice.projected if c else None, lam_other, left)
+             for q, c, _ in plan[1:]}  # per other question, decided before any validation sample
     for i, (q, chosen, k) in enumerate(plan):
-        rest = sum(1 for _, c, _ in plan[i + 1:] if c)  # questions still to validate after this one
-        share = 1.0 if rest == 0 else max(0.0, 1.0 - other * rest / max(1, sampler.remaining))
+        rest = sum(wants[r] for r, c, _ in plan[i + 1:] if c)  # for the questions after this one
+        share = 1.0 if rest == 0 else max(0.0, 1.0 - rest / max(1, sampler.remaining))
         ans = Answer(q, alpha=a.share(q), validated=len(chosen))
         v = validate_candidates(sampler, chosen, seeds[q], alpha=bonferroni(1.0 - ans.alpha, k),
                                 delta=spec.delta, epsilon=spec.epsilon, deadline=deadline,
