@@ -12,11 +12,14 @@ nor ``PYTHONPATH`` is on its import path then). Three levels (``dpaudit check --
       no ``chattr +i``.
     * **Landlock** (Linux ≥ 5.13; ABI 4 for TCP, ABI 6 for scopes): the child may read only the
       Python installation, the import path, the system folders, the working folder and the
-      mechanism's own folder, and of ``/proc`` only its own entry and machine-wide facts (no
-      other process's environment); it may write only its private folder (``TMPDIR``; no device
-      nodes there, no device ioctl) and ``/dev/null``; it may execute no program; it may not bind
+      mechanism's own folder, of ``/etc`` only the files :data:`ETC_READABLE` names, and of
+      ``/proc`` only its own entry and machine-wide facts (no other process's environment); it
+      may write, move, link or remove only in its private folder (``TMPDIR``; no device nodes
+      there, no device ioctl) and write ``/dev/null``; it may execute no program; it may not bind
       or connect TCP ports, nor signal or connect to processes outside its own sandbox. The kernel
       interface is called directly through ctypes (three system calls, ``landlock(7)``).
+      Landlock does not cover ``stat``, ``access``, ``chdir`` or ``readlink`` of a path: the
+      child can learn that a file exists, and its size, owner and times, not what it holds.
     * **seccomp** (x86-64 and arm64): an allow-list of the system calls CPython, numpy, scipy and
       threads use (numbers in :mod:`dpaudit.execution.syscalls`); any other call fails with
       ``ENOSYS`` (so the C library falls back, e.g. from ``clone3`` to ``clone``), and the
@@ -25,11 +28,14 @@ nor ``PYTHONPATH`` is on its import path then). Three levels (``dpaudit check --
       group that dpaudit kills), System V IPC, POSIX message queues and the kernel keyring (their
       objects outlive the child), ``perf_event_open``, ``bpf``, ``ptrace``, ``mknod``, mounts and
       namespaces, module loading, ``reboot``, ``kexec``, clock setters, ``personality``, uid and
-      capability changes and the like. Arguments are checked where a call can reach another
-      process: ``prlimit64``, ``sched_set*``/``sched_get*``, ``setpriority``/``getpriority`` and
-      ``ioprio_*`` only on the child itself (pid 0 or its own), ``clone`` without a namespace
-      flag, ``kill`` not on every process (-1), and ``ioctl`` without ``FS_IOC_SETFLAGS``,
-      ``FS_IOC_FSSETXATTR``, ``TIOCSTI`` or ``TIOCLINUX``.
+      capability changes and the like; and every change of a file's mode, times, owner or
+      extended attributes (``chmod``, ``utime``, ``chown``, ``setxattr`` and their relatives),
+      which Landlock does not cover, whatever the file (the filter cannot read a path).
+      Arguments are checked where a call can reach another process: ``prlimit64``,
+      ``sched_set*``/``sched_get*``, ``setpriority``/``getpriority`` and ``ioprio_*`` only on the
+      child itself (pid 0 or its own), ``clone`` without a namespace flag, ``kill`` not on every
+      process (-1), and ``ioctl`` without ``FS_IOC_SETFLAGS``, ``FS_IOC_FSSETXATTR``, ``TIOCSTI``
+      or ``TIOCLINUX``.
     * Of ``/dev`` only :data:`DEVICES` (no terminal, no ``/dev/shm``), with no device ioctl.
 ``process``
     A separate process in its own session with a scrubbed environment, no capabilities,

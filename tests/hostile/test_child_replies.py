@@ -224,3 +224,28 @@ def test_a_reproduce_line_from_the_child_never_reaches_a_report(arena, capfd):
     assert finding["site"]["line"] == NOISE_LINE
     assert finding["reproduce"].startswith("dpaudit.replay.replay_pair(f, [0.0, ")
     assert "curl" not in _reports_text(arena) + out
+
+
+def test_noise_drawn_in_a_helper_module_is_placed_at_the_audited_files_line(arena, capfd):
+    """The other side of the rule above: an honest mechanism whose noise call sits in a module
+    beside it is no ERROR; its finding is named at the audited file's line that called in."""
+    (arena["tmp"] / "mech").mkdir(exist_ok=True)
+    (arena["tmp"] / "mech" / "noise_helper.py").write_text(dedent("""\
+        def noisy(value, rng, scale):
+            return value + rng.laplace(scale=scale)
+        """))
+    source = dedent("""\
+        import numpy as np
+        import dpaudit
+        from noise_helper import noisy
+
+        @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=10)
+        def f(data, rng):
+            total = float(np.clip(data, 0, 1).sum())
+            return noisy(total, rng, 1.0 + total)
+        """)
+    code, rec, _ = check_in_sandbox(arena, capfd, "helper", source, *REPLAY)
+    assert rec["verdict"] != "error", rec.get("error")
+    sites = [f["site"] for f in rec["findings"] if f.get("site")]
+    assert sites and all(s["path"].endswith("hostile_helper.py") for s in sites), sites
+    assert {s["line"] for s in sites} == {8} and sites[0]["code"].startswith("return noisy(")
