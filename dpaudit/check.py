@@ -100,11 +100,13 @@ def run_check(args: argparse.Namespace) -> ExitCode:
         _write(_error_records(settings.targets, str(exc), command), reports, settings.seed, started, command)
         raise
     stop = StopOnSignals()
+    partial: dict = {}
     try:
         for target in settings.targets:
             progress.start(target)
+            partial.clear()
             try:
-                record = _check_one(target, settings, progress, deadline, cluster)
+                record = _check_one(target, settings, progress, deadline, cluster, partial)
             except (LoadError, UsageError, InvalidArgument) as exc:
                 progress.clear()
                 exc = type(exc)(clean_record(str(exc)))
@@ -134,10 +136,12 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     except KeyboardInterrupt:
         progress.clear()
         done = len(records)
-        records += _error_records(settings.targets[done:done + 1],
-                                  f"interrupted ({stop.received or 'Ctrl-C'}) before the audit "
-                                  f"finished", command)
-        records += _error_records(settings.targets[done + 1:], "not audited: interrupted", command)
+        why = stop.received or "Ctrl-C"
+        records += [_interrupted_record(t, partial, why, command) for t in settings.targets[done:done + 1]]
+        records += [_interrupted_record(t, {}, why, command, started=False)
+                    for t in settings.targets[done + 1:]]
+        if records[done:]:
+            progress.finish(records[done])  # the line of the target under way, as a report has it
         _write(records, reports, settings.seed, started, command, progress)
         raise
     finally:
@@ -265,10 +269,15 @@ def _cluster(settings: CheckSettings) -> Optional[Executor]:
 
 
 def _check_one(target: str, settings: CheckSettings, progress: Progress,
-               deadline: Optional[float], cluster: Optional[Executor] = None) -> dict:
+               deadline: Optional[float], cluster: Optional[Executor] = None,
+               partial: Optional[dict] = None) -> dict:
     """Load, audit and record one target. Load and claim errors propagate (usage errors); a
     misbehaving mechanism is an ERROR record. Sandboxed, the file is imported only in the child:
-    this process sees the mechanism through the child's description of it."""
+    this process sees the mechanism through the child's description of it. ``partial`` is filled
+    as the check goes (the name, the claim, the stage under way, the stages finished), so that a
+    stop by signal writes what was done (:func:`_interrupted_record`)."""
+    partial = {} if partial is None else partial
+    partial.update(under_way="set-up", stages=[])
     from dpaudit.loader import load_mechanism, parse_target
     from dpaudit.report.model import location
     from dpaudit.execution.sandbox import SandboxExecutor
@@ -354,8 +363,11 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
                 return _curve_record(spec, curve, settings, cluster, isolation)
             spec = MechanismSpec.from_function(loaded.func, name=name, **overrides)
         func = None if executor is not None else loaded.func
+        partial.update(name=name, claim=_claim_of(spec))
         if settings.replay is not None:
             from dpaudit.replay.command import run_replay
+
+            partial["under_way"] = "replay"
 
             return run_replay(spec, settings, name, func=func, executor=executor,
                               isolation=isolation, nonfinite=settings.replay["nonfinite"],
@@ -377,7 +389,9 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
 
             def timed(per_call: float) -> None:
                 if per_call >= slow:
-                    progress(estimate_event(spec, per_call, budget))
+                    progress(_with_replay_stage(estimate_event(spec, per_call, budget), per_call,
+                                                settings))
+                partial["seconds_per_call"] = per_call
 
             _fresh_first_calls(fresh, spec, executor, settings.seed, timed)
             if fresh.seconds_per_call is not None and fresh.seconds_per_call >= slow:
@@ -386,17 +400,24 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
         # pairs it points at are sampled first, so the sampling can confirm them
         from dpaudit.replay.command import before_sampling, run_replay
 
-        stage, spec = before_sampling(
-            spec, settings, name, lambda timeout: run_replay(spec, settings, name, func=func,
-                                                             executor=executor, timeout=timeout),
-            _left(deadline), progress)
+        partial["under_way"] = "replay stage" if settings.replay_stage else "sampling"
+        with progress.ticking(partial.get("seconds_per_call")):
+            stage, spec = before_sampling(
+                spec, settings, name, lambda timeout: run_replay(spec, settings, name, func=func,
+                                                                 executor=executor, timeout=timeout),
+                _left(deadline), progress)
+        if stage is not None:
+            partial["stages"].append(f"replay ({str(stage.get('verdict', '')).replace('_', ' ').upper()})")
+            partial["replay"] = stage
+        partial["under_way"] = "sampling"
+        partial["reproduce"] = replay()
         result: Optional[AuditResult] = None
         failed: dict = {}
         try:
             result = dpaudit.auditor.audit(
                 spec, samples=settings.samples, confidence=settings.target_confidence,
                 seed=settings.seed, executor=executor or cluster, progress=progress,
-                timeout=remaining, early_stop=settings.early_stop, context=context)
+                timeout=_left(deadline), early_stop=settings.early_stop, context=context)
         except MechanismError as exc:  # the auditor should have made it an ERROR verdict
             failed = _error_record(name, str(exc), replay(), elapsed_s=time.monotonic() - t0,
                                    location=origin.location, isolation=isolation)
@@ -413,6 +434,28 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
             executor.close()
         if fresh is not None:
             fresh.close()
+
+
+def _with_replay_stage(event: dict, per_call: float, settings: CheckSettings) -> dict:
+    """The time estimate of a sampled audit with its replay stage's calls added (at most
+    :data:`dpaudit.replay.BUDGET`, before the sampling; none with ``--no-replay``)."""
+    if not settings.replay_stage:
+        return event
+    from dpaudit.replay.search import BUDGET
+
+    out = dict(event)
+    out["replay_calls"] = BUDGET
+    out["calls"] = int(out.get("calls") or 0) + BUDGET
+    if isinstance(out.get("estimated_seconds"), (int, float)):
+        out["estimated_seconds"] = float(out["estimated_seconds"]) + BUDGET * per_call
+    return out
+
+
+def _claim_of(spec: MechanismSpec) -> dict:
+    """The claim of a spec as an ``audit`` record writes it."""
+    return {"epsilon": float(spec.epsilon), "delta": float(spec.delta),
+            "neighbours": spec.neighbours.value,
+            "domain": [float(spec.domain.lo), float(spec.domain.hi)], "size": int(spec.size)}
 
 
 def _left(deadline: Optional[float]) -> Optional[float]:
@@ -595,6 +638,32 @@ def _error_record(target: str, message: str, reproduce: str, *, elapsed_s: float
     from dpaudit.results import error_record
 
     return error_record("audit", target, message, reproduce=reproduce, elapsed_s=elapsed_s, **extra)
+
+
+def _interrupted_record(target: str, partial: Mapping[str, Any], why: str, command: str, *,
+                        started: bool = True) -> dict:
+    """The record of a target the run's stop (Ctrl-C, SIGTERM) cut: verdict INTERRUPTED (never
+    the mechanism's ERROR), with the claim when it was resolved, the stages it finished
+    (``stages_finished``; the replay stage's record under ``replay``) and what was under way."""
+    from dpaudit.results import Verdict
+
+    stages = list(partial.get("stages") or [])
+    under_way = partial.get("under_way")
+    if not started:
+        message = f"not audited: the run was interrupted ({why}) before this target"
+    else:
+        done = f"; stages finished: {', '.join(stages)}" if stages else "; no stage finished"
+        message = (f"interrupted ({why}) during the {under_way or 'set-up'} before the audit "
+                   f"finished{done}")
+    rec = _error_record(partial.get("name") or target, message, partial.get("reproduce") or command,
+                        elapsed_s=partial.get("elapsed_s", 0.0))
+    rec["verdict"] = Verdict.INTERRUPTED.value
+    if partial.get("claim") is not None:
+        rec["claim"] = dict(partial["claim"])
+    rec["stages_finished"] = stages
+    if isinstance(partial.get("replay"), dict):
+        rec["replay"] = partial["replay"]
+    return rec
 
 
 def _error_records(targets: Any, message: str, command: str) -> list[dict]:

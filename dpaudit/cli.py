@@ -280,7 +280,7 @@ def run(argv: Optional[Sequence[str]] = None) -> ExitCode:
         return ExitCode.USAGE_ERROR
     except KeyboardInterrupt:
         print("dpaudit: interrupted", file=sys.stderr)
-        return ExitCode.INTERNAL_ERROR
+        return ExitCode.INTERRUPTED
     except Exception as exc:  # a bug in dpaudit itself
         if os.environ.get("DPAUDIT_DEBUG"):
             raise

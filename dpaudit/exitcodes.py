@@ -25,9 +25,10 @@ class ExitCode(IntEnum):
     REFUTED = 1            #: at least one claim refuted
     INCONCLUSIVE = 2       #: only inconclusive results, with --fail-on-inconclusive
     USAGE_ERROR = 3        #: bad flags, an unloadable file, or a report that could not be written
-    INTERNAL_ERROR = 4     #: a bug in dpaudit, or the run was interrupted (Ctrl-C, SIGTERM)
+    INTERNAL_ERROR = 4     #: a bug in dpaudit
     NOTHING_TO_AUDIT = 5   #: no mechanism, audit or claim matched
     MECHANISM_ERROR = 6    #: the audited code failed: an ERROR verdict (raised, hung, crashed, bad output)
+    INTERRUPTED = 7        #: the run was stopped (Ctrl-C, SIGTERM, SIGHUP): an INTERRUPTED verdict
 
     @property
     def description(self) -> str:
@@ -40,10 +41,12 @@ _MEANING = {
     ExitCode.INCONCLUSIVE: "a result is inconclusive (with --fail-on-inconclusive)",
     ExitCode.USAGE_ERROR: "usage or load error (a bad flag, a file that cannot be loaded), or a "
                           "report that could not be written",
-    ExitCode.INTERNAL_ERROR: "internal error in dpaudit, or interrupted (results so far are written)",
+    ExitCode.INTERNAL_ERROR: "internal error in dpaudit",
     ExitCode.NOTHING_TO_AUDIT: "nothing to audit",
     ExitCode.MECHANISM_ERROR: "error in the audited code: a mechanism raised, hung, crashed or "
                               "returned bad output (an ERROR verdict)",
+    ExitCode.INTERRUPTED: "interrupted (Ctrl-C, SIGTERM): every report is written, the target under "
+                          "way with its claim, the stages it finished and verdict INTERRUPTED",
 }
 
 
@@ -54,13 +57,16 @@ def epilog() -> str:
 
 def exit_code(records: Iterable[Mapping[str, Any]], *, exit_zero: bool = False,
               fail_on_inconclusive: bool = False) -> ExitCode:
-    """The exit code of the worst verdict (docs/cli.md, "Exit codes"): error 6 (the audited code
-    failed), refuted 1 (0 with --exit-zero), inconclusive 2 only with --fail-on-inconclusive,
-    else 0; no records at all is 5. (A usage or load error never reaches here: it is 3.)"""
+    """The exit code of the worst verdict (docs/cli.md, "Exit codes"): interrupted 7 (the run
+    was stopped), error 6 (the audited code failed), refuted 1 (0 with --exit-zero),
+    inconclusive 2 only with --fail-on-inconclusive, else 0; no records at all is 5. (A usage or
+    load error never reaches here: it is 3.)"""
     records = list(records)
     verdicts = {r.get("verdict") for r in records}
     if not records:
         return ExitCode.NOTHING_TO_AUDIT
+    if "interrupted" in verdicts:
+        return ExitCode.INTERRUPTED
     if "error" in verdicts:
         return ExitCode.MECHANISM_ERROR
     if "refuted" in verdicts:

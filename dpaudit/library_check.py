@@ -397,7 +397,8 @@ def run_library_check(args: argparse.Namespace) -> ExitCode:
     except KeyboardInterrupt:
         progress.clear()
         done = [n for n, _ in specs][len(records):]
-        records += [_error(n, "interrupted before the audit finished", command) for n in done]
+        records += [{**_error(n, "interrupted before the audit finished", command),
+                     "verdict": "interrupted"} for n in done]  # the run's stop, not the library's ERROR
         _write(records, reports, settings.seed, started, command, progress)
         raise
     not_written = _write(records, reports, settings.seed, started, command, progress)

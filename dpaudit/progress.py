@@ -106,11 +106,19 @@ class Progress:
         if total is None or per_call is None or total < ESTIMATE_SHOWN:
             return
         calls = int(_number(event.get("calls")) or 0)
-        line = (f"{self.target}: estimate: about {duration(total)} for {calls:,} calls at "
+        stage = int(_number(event.get("replay_calls")) or 0)
+        of = f" ({stage:,} of them the replay stage, first)" if stage else ""
+        line = (f"{self.target}: estimate: about {duration(total)} for {calls:,} calls{of} at "
                 f"{per_call:.3g} s per call")
         if event.get("hint"):
             line += f"; {event['hint']}"
         self.note(line)
+
+    def ticking(self, per_call: Optional[float] = None) -> "_Ticker":
+        """A block during which the status line is redrawn every second with the time spent
+        (the replay stage runs in the sandbox child and sends no event until it is done):
+        ``f.py:f · replay · up to 200 calls (≈ 40 s at 0.2 s per call) · 12 s``."""
+        return _Ticker(self, per_call)
 
     def status_text(self) -> str:
         """The current status line (without terminal control characters)."""
@@ -119,6 +127,13 @@ class Progress:
         phase = f.get("phase")
         if phase:
             parts.append(str(phase))
+        calls = _number(f.get("calls_at_most"))
+        if calls:
+            per_call = _number(f.get("seconds_per_call"))
+            about = f" (≈ {calls * per_call:.3g} s at {per_call:.3g} s per call)" if per_call else ""
+            parts.append(f"up to {int(calls):,} calls{about}")
+        if _number(f.get("elapsed_s")) is not None:
+            parts.append(f"{_number(f['elapsed_s']):.0f} s")
         candidate, total = f.get("candidate"), f.get("candidates")
         if candidate is not None:
             parts.append(f"candidate {candidate}/{total}" if total else f"candidate {candidate}")
@@ -212,6 +227,44 @@ class Progress:
         self.clear()
         print(text, file=self.out)
         self.out.flush()
+
+
+class _Ticker:
+    """:meth:`Progress.ticking`: a daemon thread redrawing the status line with the seconds
+    spent in the block, once a second, while the main thread waits on the sandbox child."""
+
+    def __init__(self, progress: Progress, per_call: Optional[float]) -> None:
+        import threading
+
+        self.progress, self.per_call = progress, per_call
+        self.done = threading.Event()
+        self.thread: Optional[Any] = None
+        self.started = time.monotonic()
+
+    def __enter__(self) -> "_Ticker":
+        import threading
+
+        if self.per_call is not None:
+            self.progress._fields["seconds_per_call"] = self.per_call
+        if self.progress.enabled:
+            self.thread = threading.Thread(target=self._run, name="dpaudit-progress", daemon=True)
+            self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self.done.wait(1.0):
+            self.progress._fields["elapsed_s"] = time.monotonic() - self.started
+            try:
+                self.progress._draw(force=True)
+            except (OSError, ValueError):  # the terminal went away: the run goes on
+                return
+
+    def __exit__(self, *exc: Any) -> None:
+        self.done.set()
+        if self.thread is not None:
+            self.thread.join(timeout=2.0)
+        for key in ("elapsed_s", "calls_at_most", "seconds_per_call"):
+            self.progress._fields.pop(key, None)
 
 
 def _g(x: Any, digits: int = 3) -> str:

@@ -84,6 +84,7 @@ class Verdict(str, Enum):
     PROVED = "proved"
     INCONCLUSIVE = "inconclusive"
     ERROR = "error"
+    INTERRUPTED = "interrupted"
 
     @property
     def description(self) -> str:
@@ -93,6 +94,8 @@ class Verdict(str, Enum):
             "proved": "the claim holds: proved by a solver or exact arithmetic",
             "inconclusive": "the check could not decide; this is not a pass",
             "error": "the check could not run: the mechanism or its input failed",
+            "interrupted": "the run was stopped (Ctrl-C, SIGTERM) before this check finished; "
+                           "this is not a pass, and not the mechanism's error",
         }[self.value]
 
     @property
@@ -103,7 +106,8 @@ class Verdict(str, Enum):
     @property
     def severity(self) -> int:
         """Ordering for the worst verdict of a run: error > refuted > inconclusive > others."""
-        return {"proved": 0, "not_refuted": 0, "inconclusive": 1, "refuted": 2, "error": 3}[self.value]
+        return {"proved": 0, "not_refuted": 0, "inconclusive": 1, "refuted": 2, "error": 3,
+                "interrupted": 4}[self.value]
 
     def __str__(self) -> str:  # pragma: no cover - trivial
         return self.value

@@ -142,7 +142,9 @@ def before_sampling(spec: Any, settings: Any, name: str, run: Callable[[Optional
         return None, spec
     from dataclasses import replace
 
-    progress({"phase": "replay", "samples": 0, "budget": 0})
+    from dpaudit.replay.search import BUDGET
+
+    progress({"phase": "replay", "calls_at_most": BUDGET, "samples": None, "budget": None})  # calls, not samples
     timeout = None if remaining is None else STAGE_SHARE * remaining
     if timeout is not None and timeout < MIN_STAGE_SECONDS:
         stage = limited_record(name, spec, f"not run: {timeout:.2g} s of the time limit (--timeout) "

@@ -37,7 +37,7 @@ MAX_ROWS = 100
 
 #: characters that start inline markup mid-line (links need "[", so "(" and "!" are safe once it is escaped)
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-_NEEDS_ATTENTION = (Verdict.REFUTED.value, Verdict.ERROR.value, Verdict.INCONCLUSIVE.value)
+_NEEDS_ATTENTION = (Verdict.REFUTED.value, Verdict.ERROR.value, Verdict.INCONCLUSIVE.value, Verdict.INTERRUPTED.value)
 
 #: what GitHub turns into a live link in plain text, split by an invisible word joiner: ``@name``
 #: (a mention, ``@org/team``, ``a@b.example``), ``scheme://`` and ``www.`` (bare-URL autolinks)

@@ -97,7 +97,7 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
     if interrupted is not None:
         print(f"dpaudit: interrupted ({interrupted}) after {finished} of {len(records)} audits; "
               + "; ".join(f"wrote {fmt}: {path}" for fmt, path in written.items()), file=sys.stderr)
-        return ExitCode.INTERNAL_ERROR
+        return ExitCode.INTERRUPTED
     summary = run["summary"]
     bad = [r for r in records if r["verdict"] != r["expected"]]
     print(f"dpaudit audit: {summary['total']} audits, {summary['total'] - len(bad)} as expected, "

@@ -254,6 +254,7 @@ def run_suite(audits: Sequence[AuditDef], root_seed: int,
                        else "not run: interrupted")
                 out[i] = error_record(a.kind.value, a.id, why, elapsed_s=None, id=a.id,
                                       expected=a.expected.value)
+                out[i]["verdict"] = "interrupted"  # the run's stop, never the mechanism's ERROR
         raise SuiteInterrupted([r for r in out if r is not None], received, finished) from None
     finally:
         for reader, (proc, _) in running.items():

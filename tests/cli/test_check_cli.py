@@ -252,9 +252,9 @@ def test_interrupt_writes_what_was_done(bad, tmp_path):
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert "Traceback" not in stdout + stderr
-    assert proc.returncode == 4 and stderr.strip().splitlines()[-1] == "dpaudit: interrupted"
+    assert proc.returncode == 7 and stderr.strip().splitlines()[-1] == "dpaudit: interrupted"
     (rec,) = records(out)
-    assert rec["verdict"] == "error" and "interrupted" in rec["error"]
+    assert rec["verdict"] == "interrupted" and "interrupted" in rec["error"]
 
 
 @pytest.mark.slow

@@ -94,8 +94,8 @@ def test_a_sigterm_stops_the_run_wherever_it_lands(arena, hook):
             os.killpg(proc.pid, 9)
             proc.wait()
     text = (out + err).decode()
-    assert proc.returncode == 4, text
+    assert proc.returncode == 7, text
     assert "Traceback" not in text and text.strip().splitlines()[-1] == "dpaudit: interrupted"
     rec = check_reports(paths)
-    assert rec["verdict"] == "error" and "interrupted (SIGTERM)" in rec["error"]
+    assert rec["verdict"] == "interrupted" and "interrupted (SIGTERM)" in rec["error"]
     assert not wait_until_no_tagged(arena["tag"])

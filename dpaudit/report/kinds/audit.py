@@ -251,7 +251,7 @@ class PrivacyAudit(RecordKind):
         if (num(own.get("confidence")), num(own.get("samples"))) == (conf, total) or conf is None:
             return ""
         name = "float64" if own.get("question") == fnd.FLOAT else str(own.get("question") or "logic")
-        drew = f"the run drew {int(total):,} at" if total else "the run holds"
+        drew = f"the run drew {int(total):,} at" if total else "the run:"
         return f"the {name} finding's; {drew} {fmt(100 * conf, 4)}% over its findings"
 
     def finding(self) -> str:

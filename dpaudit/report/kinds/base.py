@@ -350,6 +350,8 @@ class RecordKind:
         """The evidence behind the verdict in one sentence; an ERROR record's cause."""
         if self.rec.get("verdict") == Verdict.ERROR.value:
             return f"the check could not run: {self.rec.get('error') or 'unknown error'}"
+        if self.rec.get("verdict") == Verdict.INTERRUPTED.value:
+            return f"{self.rec.get('error') or 'interrupted'}"
         return self.finding()
 
     def summary_claim(self) -> str:
@@ -366,7 +368,7 @@ class RecordKind:
         finding (after the verdict's label, :meth:`finding_blocks`)."""
         text = self.finding_text()
         meaning = verdict_meaning(self.rec.get("verdict"))
-        if self.rec.get("verdict") == Verdict.ERROR.value and self.rec.get("error"):
+        if self.rec.get("verdict") in (Verdict.ERROR.value, Verdict.INTERRUPTED.value) and self.rec.get("error"):
             return meaning + "."
         if meaning and text.startswith(meaning):
             text = text[len(meaning):].lstrip("; ")
@@ -482,6 +484,8 @@ class RecordKind:
             return JUnitOutcome("failure", f"claim refuted: {finding}", "dpaudit.Refuted")
         if verdict == Verdict.ERROR.value:
             return JUnitOutcome("error", self.rec.get("error") or "error", "dpaudit.Error")
+        if verdict == Verdict.INTERRUPTED.value:
+            return JUnitOutcome("error", f"INTERRUPTED (not a pass): {finding}", "dpaudit.Interrupted")
         if verdict == Verdict.INCONCLUSIVE.value:
             return JUnitOutcome("skipped", f"INCONCLUSIVE (not a pass): {finding}")
         return JUnitOutcome("passed")

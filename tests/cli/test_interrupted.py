@@ -1,0 +1,77 @@
+"""A stop by signal (SIGINT, SIGTERM) during ``dpaudit check`` writes every report with the target's
+claim, the stages it finished and verdict INTERRUPTED, exits with its own code (7), and is never
+the mechanism's ERROR (docs/cli.md#exit-codes). Not statistical: the stop comes once the sampling
+is under way (a marker the mechanism writes after its 500th call: the replay stage spends at most
+200)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from dpaudit.exitcodes import ExitCode, epilog, exit_code
+
+MECHANISM = '''import os
+import numpy as np
+import dpaudit
+
+CALLS = [0]
+
+
+@dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0.0, 1.0), size=10)
+def noisy_sum(data, rng):
+    CALLS[0] += 1
+    if CALLS[0] == 500:
+        open(os.environ["STARTED_MARKER"], "w").close()
+    return float(np.clip(data, 0.0, 1.0).sum() + rng.laplace(scale=1.0))
+'''
+
+
+@pytest.mark.parametrize("sig, name", [(signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "Ctrl-C")])
+def test_a_stop_writes_every_report_with_the_claim_and_the_stages_finished(tmp_path, sig, name):
+    (tmp_path / "mech.py").write_text(MECHANISM)
+    marker = tmp_path / "started"
+    paths = {fmt: tmp_path / f"r.{ext}" for fmt, ext in
+             (("json", "json"), ("markdown", "md"), ("html", "html"), ("junit", "xml"), ("sarif", "sarif"))}
+    cmd = [sys.executable, "-m", "dpaudit", "check", "mech.py", "--samples", "100000000", "--seed", "7",
+           "--isolation=process", "--pass-env=STARTED_MARKER"]
+    for fmt, path in paths.items():
+        cmd += [f"--{fmt}", str(path)]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, CI="1", STARTED_MARKER=str(marker)), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert marker.exists(), "the sampling never started"
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == ExitCode.INTERRUPTED == 7, out + err
+    assert "Traceback" not in out + err and err.strip().splitlines()[-1] == "dpaudit: interrupted"
+    assert "mech.py:noisy_sum: INTERRUPTED" in out
+    (rec,) = json.loads(paths["json"].read_text())["results"]
+    assert rec["verdict"] == "interrupted" and f"interrupted ({name}) during the sampling" in rec["error"]
+    assert rec["claim"] == {"epsilon": 1.0, "delta": 0.0, "neighbours": "add-remove", "domain": [0.0, 1.0],
+                            "size": 10}
+    assert rec["stages_finished"] and rec["stages_finished"][0].startswith("replay (")
+    assert rec["replay"]["kind"] == "replay" and rec["replay"]["verdict"] != "error"
+    assert "INTERRUPTED" in paths["markdown"].read_text() and "INTERRUPTED" in paths["html"].read_text()
+    case = ET.parse(paths["junit"]).getroot().find(".//testcase")
+    assert case.find("error") is not None and case.find("error").get("type") == "dpaudit.Interrupted"
+    assert json.loads(paths["sarif"].read_text())["version"] == "2.1.0"
+
+
+def test_the_exit_code_of_an_interrupted_run_is_its_own():
+    assert exit_code([{"verdict": "refuted"}, {"verdict": "interrupted"}]) is ExitCode.INTERRUPTED
+    assert exit_code([{"verdict": "error"}, {"verdict": "interrupted"}]) is ExitCode.INTERRUPTED
+    assert exit_code([{"verdict": "error"}]) is ExitCode.MECHANISM_ERROR
+    assert "  7  interrupted" in epilog() and "interrupted" not in ExitCode.INTERNAL_ERROR.description
