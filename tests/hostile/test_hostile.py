@@ -223,7 +223,6 @@ def test_signals_stop_write_reports_and_leave_nothing(arena, sig, source, name):
     assert "Traceback" not in text and text.strip().splitlines()[-1] == "dpaudit: interrupted"
     rec = check_reports(paths)
     assert rec["verdict"] == "interrupted" and f"interrupted ({name})" in rec["error"]
-    assert rec["claim"] is not None  # the claim was resolved before the stop
     assert not wait_until_no_tagged(arena["tag"])
 
 
