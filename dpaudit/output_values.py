@@ -116,6 +116,59 @@ def fields_of(v: Any) -> Any:
     return v
 
 
+#: outputs whose form is their type alone
+_SCALAR_TYPES = frozenset((float, int, bool, str, bytes, type(None), complex))
+#: elements of a sequence whose forms are listed one by one (beyond: the set of their forms)
+_FORM_ITEMS = 64
+
+
+def _order_key(k: Any) -> tuple:
+    if isinstance(k, (int, float)) and not isinstance(k, bool) and k == k:
+        return (0, float(k), "")
+    return (1, 0.0, f"{type(k).__name__}:{k!r}")
+
+
+def form_of(v: Any, depth: int = 0) -> Any:
+    """What an output shows beyond its values, as a hashable: its type (``3`` and ``3.0``, a numpy
+    float64 and a Python float, ``True`` and ``1``), an array's dtype and shape, a sequence's type
+    and its elements' forms (a tuple and a list), a dict's key order (the permutation from its keys
+    sorted to its keys as inserted) and its values' forms. Two outputs with the same values and
+    different forms are two releases (:mod:`dpaudit.outputs`)."""
+    t = type(v)
+    if t in _SCALAR_TYPES:
+        return t
+    if t is np.ndarray:
+        return (t, v.dtype.str, v.shape)
+    if depth >= 4:
+        return t
+    if t is tuple or t is list:
+        if len(v) > _FORM_ITEMS:
+            return (t, frozenset(form_of(x, depth + 1) for x in v[:4096]))
+        return (t, tuple(form_of(x, depth + 1) for x in v))
+    if t is dict:
+        keys = list(v)[:_FORM_ITEMS]
+        try:
+            order = tuple(sorted(range(len(keys)), key=lambda i: _order_key(keys[i])))
+        except TypeError:
+            order = ()
+        return (t, order, tuple(type(k) for k in keys),
+                tuple(form_of(v[k], depth + 1) for k in keys))
+    return t
+
+
+def form_name(form: Any) -> str:
+    """A form in a few words, for messages: ``float``, ``numpy.float64``, ``list of 2``."""
+    if isinstance(form, type):
+        return form.__name__ if form.__module__ == "builtins" else f"{form.__module__.split('.')[0]}.{form.__name__}"
+    if isinstance(form, tuple) and form and form[0] is np.ndarray:
+        return f"array {np.dtype(form[1]).name} of shape {form[2]}"
+    if isinstance(form, tuple) and form and form[0] is dict:
+        return "dict with keys in another order"
+    if isinstance(form, tuple) and form and isinstance(form[0], type):
+        return f"{form[0].__name__} of {form_name(form[1][0]) if isinstance(form[1], tuple) and form[1] else '…'}"
+    return repr(form)
+
+
 def holds_zero(v: tuple) -> bool:
     """Whether the tuple ``v`` holds an element equal to 0 (0, 0.0, −0.0 or False); an element
     that cannot be compared so (an array) counts as not zero."""

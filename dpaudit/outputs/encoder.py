@@ -15,7 +15,8 @@ from typing import Any, Hashable, Optional
 import numpy as np
 
 from dpaudit.errors import MechanismError
-from dpaudit.output_values import NEG_ZERO, element_value, holds_zero, signed_zeros, to_float
+from dpaudit.output_values import (NEG_ZERO, element_value, form_name, form_of, holds_zero,
+                                   signed_zeros, to_float)
 from dpaudit.outputs.normalise import Normaliser
 from dpaudit.outputs.schema import (EXACT_INT, MAX_POSITIONS, ElementClass, OutputSchema,
                                     kind_of as _kind_of,
@@ -50,6 +51,19 @@ class _Real:
 REAL_MARK = _Real()
 
 
+class _Typed:
+    """A category or a MIXED skeleton released in another form than the audit's first outputs
+    (``3.0`` after ints, a list after tuples): its own atom, shown with its form."""
+
+    __slots__ = ("value", "form")
+
+    def __init__(self, value: Any, form: Any) -> None:
+        self.value, self.form = value, form
+
+    def __repr__(self) -> str:
+        return f"{self.value!r} as {form_name(self.form)}"
+
+
 def _skeleton(e: Any) -> Any:
     t = type(e)
     if t is float:
@@ -72,7 +86,7 @@ class OutputEncoder(Normaliser):
     encoding of a run is a deterministic function of its outputs.
     """
 
-    def __init__(self, declared: Optional[OutputKind] = None) -> None:
+    def __init__(self, declared: Optional[OutputKind] = None, forms: bool = True) -> None:
         super().__init__(declared)
         self.declared = declared
         self.schema: Optional[OutputSchema] = None
@@ -80,6 +94,14 @@ class OutputEncoder(Normaliser):
         self._atoms: list = []
         self._skeleton_codes: dict[Any, int] = {}
         self._skeletons: list = []
+        #: whether the form of an output (its type, dtype, shape, key order) is released too
+        #: (:mod:`dpaudit.outputs`); False compares values only (one-call against batch form)
+        self.forms = forms
+        self._primary: Any = None  # the most common form of the first batch
+        self._primary_set = False
+        self._form_codes: dict[Any, int] = {}
+        self._splits: dict[tuple, int] = {}
+        self._code_form: dict[int, Any] = {}  # category or skeleton code -> the form first met
 
     # ------------------------------------------------------------------ public
     def encode(self, raw: Any, data: Any) -> np.ndarray:
@@ -87,14 +109,18 @@ class OutputEncoder(Normaliser):
         :mod:`dpaudit.outputs`): normalise, detect the kind, accept it, encode."""
         raw = self._from_table(raw)
         self._refuse_array_subclass(raw, data)
+        forms = self._forms_of(raw) if self.forms and isinstance(raw, np.ndarray) else None
+        books = (len(self._skeletons), len(self._atoms))
         raw = self._array_texts_and_times(raw)
         raw = self._array_complex(raw)
         if isinstance(raw, np.ndarray) and raw.dtype.kind in "biuf":
             self._refuse_nan_payloads(raw, data)
-            return self._encode_array(raw, data)
+            return self._formed(self._encode_array(raw, data), forms, books)
         seq = list(raw) if not isinstance(raw, list) else raw
         if not seq:
             return self._empty()
+        if self.forms:
+            forms = self._forms_of(seq)
         seq, found = self._normalise(seq, data)
         lengths = _lengths(seq) if _VEC in found or _LABELLED in found else None
         schema = _kind_of(found, data, lengths)
@@ -103,7 +129,95 @@ class OutputEncoder(Normaliser):
             # batch, often of an empty dataset's empty dicts, says nothing of how many keys come)
             schema = replace(_mixed({MAX_POSITIONS}), keyed=True)
         self._accept(schema, found, data)
-        return self._encode_list(seq, data)
+        return self._formed(self._encode_list(seq, data), forms, books)
+
+    # ------------------------------------------------------------------ forms
+    @staticmethod
+    def _forms_of(raw: Any) -> tuple:
+        """``(form, None)`` when every output of the batch has one form (a numpy batch: its dtype,
+        and each output's shape), else ``(None, [form of each output])``."""
+        if isinstance(raw, np.ndarray):
+            if raw.ndim == 1:
+                return (raw.dtype.type, None)  # what raw[k] is: the one-call form's scalar
+            return ((np.ndarray, raw.dtype.str, raw.shape[1:]), None)
+        types = set(map(type, raw))
+        if len(types) == 1:
+            (t,) = types
+            if issubclass(t, np.generic) or form_of(raw[0]) is t:  # scalars of one type
+                return (t, None)
+        return (None, [form_of(v) for v in raw])
+
+    def _formed(self, out: np.ndarray, forms: Optional[tuple], books: tuple) -> np.ndarray:
+        """The encoding ``out`` with outputs of another form made atoms of their own
+        (:mod:`dpaudit.outputs`): ordered numbers and vectors of another form than the first
+        batch's most common one as NaN; a category or a MIXED skeleton met in another form than
+        the one it was first met in as a code of its own. ``out`` itself in the common case (one
+        form throughout: one comparison per batch, or one per output of a list). ``books``: how
+        many skeletons and atoms there were before the batch."""
+        if forms is None or not len(out) or self.schema is None:
+            return out
+        one, each = forms
+        if not self._primary_set:
+            if one is None:
+                counts: dict = {}
+                for f in each:
+                    counts[f] = counts.get(f, 0) + 1
+                one = max(counts, key=counts.__getitem__) if len(counts) > 1 else each[0]
+                if len(counts) == 1:
+                    forms = (one, None)
+            self._primary, self._primary_set = one, True
+            one, each = forms
+        primary, s = self._primary, self.schema
+        ordered = s.kind in (OutputKind.REAL, OutputKind.VECTOR) or (
+            s.kind is OutputKind.DISCRETE and s.ordered)
+        if one is not None and one == primary and (ordered or not self._code_form):
+            return out
+        if each is None:
+            each = [one] * len(out)
+        if ordered:
+            mask = np.fromiter((f != primary for f in each), dtype=bool, count=len(each))
+            if not mask.any():
+                return out
+            out = np.array(out, dtype=float, copy=True)
+            if out.ndim == 1:
+                out[mask] = np.nan
+            else:
+                out[mask, :] = np.nan
+            return out
+        return self._split(np.array(out, dtype=float, copy=True), each, books)
+
+    def _split(self, out: np.ndarray, forms: list, books: tuple) -> np.ndarray:
+        """Categories and MIXED skeletons: each code keeps the form it was first met in (the
+        batch's usual form for codes met before in batches of one form); met in another, it is
+        the code of that (code, form) pair, shown as the value and its form."""
+        mixed = self.schema.kind is OutputKind.MIXED
+        col = out[:, 0] if mixed else out
+        book = self._skeletons if mixed else self._atoms
+        new_from = books[0] if mixed else books[1]
+        seen = self._code_form
+        primary = self._primary
+        split = False
+        for i, f in enumerate(forms):
+            c = int(col[i])
+            first = seen.get(c)
+            if first is None:
+                if c >= new_from:  # met first in this batch: its form is this one
+                    seen[c] = first = f
+                else:
+                    first = primary
+            if f == first:
+                continue
+            fc = self._form_codes.setdefault(f, len(self._form_codes) + 1)
+            code = self._splits.get((c, fc))
+            if code is None:
+                code = self._splits[(c, fc)] = len(book)
+                book.append(_Typed(book[c] if 0 <= c < len(book) else None, f))
+                seen[code] = f
+            col[i] = code
+            split = True
+        if split and self.schema.kind in (OutputKind.BOOL, OutputKind.NONE):  # a third atom
+            self.schema = OutputSchema(OutputKind.DISCRETE, ordered=False)
+        return out
 
     def atom(self, code: float) -> Any:
         """The output a code stands for (categories, bools and None); numbers stand for themselves."""

@@ -37,8 +37,23 @@ def test_kind_detected(raw, kind, ordered):
 
 
 def test_reals_and_integers_are_encoded_as_values():
-    y, _ = encode([1, 2.5, -3])
+    y, _ = encode([1.0, 2.5, -3.0])
     assert y.tolist() == [1.0, 2.5, -3.0]
+    y, _ = encode([1, 2, -3])
+    assert y.tolist() == [1.0, 2.0, -3.0]
+
+
+def test_an_output_of_another_type_is_another_output():
+    """The type is released with the value: 3 and 3.0 are two outputs (a mechanism returned 3 on
+    D and 3.0 on D′). Numbers of another form than the first batch's most common one are one
+    atom, NaN, the others keep their values; categories and skeletons keep their form apart."""
+    y, enc = encode([1, 2.5, -3])
+    assert y.tolist()[0::2] == [1.0, -3.0] and math.isnan(y[1])
+    y, _ = encode([3.0, np.float64(3.0)], enc)
+    assert math.isnan(y[0]) and math.isnan(y[1])
+    y, enc = encode(["a", 3, np.int64(3), 3])  # as categories, 3 and numpy's 3 were one atom
+    assert y.tolist() == [0.0, 1.0, 2.0, 1.0]
+    assert repr(enc.atom(2)) == "3 as numpy.int64"
 
 
 def test_categories_get_codes_in_order_of_first_appearance_and_decode():
@@ -60,6 +75,9 @@ def test_none_widens_to_categories_keeping_its_code():
 
 def test_integers_then_floats_stay_numeric():
     _, enc = encode([1, 2])
+    y, _ = encode([0.5], enc)
+    assert enc.schema.kind is OutputKind.REAL and math.isnan(y[0])  # a float after ints: another form
+    _, enc = encode([1, 2], OutputEncoder(forms=False))
     y, _ = encode([0.5], enc)
     assert enc.schema.kind is OutputKind.REAL and y.tolist() == [0.5]
 
@@ -161,8 +179,10 @@ def test_empty_batch():
 
 
 def test_dicts_are_tuples_of_their_values_in_sorted_key_order():
-    y, enc = encode([{"count": 3.5, "flag": True}, {"flag": False, "count": 1.0}])  # any key order
+    y, enc = encode([{"count": 3.5, "flag": True}, {"count": 1.0, "flag": False}])
     assert y.tolist() == [[3.5, 1.0], [1.0, 0.0]]
+    other, _ = encode([{"flag": False, "count": 1.0}], enc)  # the key order is released too
+    assert np.isnan(other).all()
     assert enc.schema.kind is OutputKind.VECTOR and enc.schema.names == ("count", "flag")
     assert "keys 'count', 'flag'" in enc.schema.description
     with pytest.raises(MechanismError, match=r"keys \('count'\) after dicts with keys \('count', 'flag'\)"):
@@ -194,11 +214,13 @@ def test_events_name_the_coordinates_of_dict_outputs_by_key():
 def test_a_number_or_none_is_mixed_and_encodes_as_its_one_tuple():
     y, enc = encode([None, 1.5, 2.0, None])
     assert enc.schema.kind is OutputKind.MIXED
-    y2, _ = encode([None, (1.5,), [2.0], None])
-    assert np.array_equal(y, y2, equal_nan=True)
-    later, _ = encode(np.array([4.5]), enc)  # a batch of numbers alone, after the first
-    first, _ = encode([None, (4.5,)])
-    assert np.array_equal(later, first[1:], equal_nan=True)
+    y2, _ = encode([None, (1.5,), (2.0,), None])
+    assert np.array_equal(y[:, 1:], y2[:, 1:], equal_nan=True)  # the same lengths and values...
+    y3, _ = encode([None, (1.5,), [2.0], None])  # ... but a tuple, a list and a number are apart
+    assert y3[1, 0] != y3[2, 0] and y2[1, 0] == y2[2, 0]
+    later, _ = encode(np.array([4.5]), enc)  # a batch of numbers alone, after the first: its
+    first, _ = encode([None, (4.5,)])  # values alike, its numpy float64 another form than float
+    assert np.array_equal(later[:, 1:], first[1:, 1:], equal_nan=True) and later[0, 0] != y[1, 0]
     _, enc = encode([None, 3, 4])  # integers or None stay categories
     assert enc.schema.kind is OutputKind.DISCRETE and not enc.schema.ordered
     y, _ = encode([None, math.nan, float("nan")])  # NaN is a value, None is no answer
@@ -206,10 +228,10 @@ def test_a_number_or_none_is_mixed_and_encodes_as_its_one_tuple():
 
 
 def test_complex_numbers_are_their_real_and_imaginary_parts():
-    y, enc = encode([1 + 2j, np.complex128(3 - 1j)])
+    y, enc = encode([1 + 2j, 3 - 1j])
     assert enc.schema.kind is OutputKind.VECTOR and enc.schema.length == 2
     assert y.tolist() == [[1.0, 2.0], [3.0, -1.0]]
-    batch, _ = encode(np.array([1 + 2j, 3 - 1j]))  # a batch array encodes alike
+    batch, _ = encode(np.array([1 + 2j, 3 - 1j]))  # a batch array encodes alike, on its own
     assert np.array_equal(batch, y)
     vec, enc = encode([np.array([1 + 2j, 2j])])  # a complex vector: parts interleaved
     assert vec.tolist() == [[1.0, 2.0, 0.0, 2.0]]
