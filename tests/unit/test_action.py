@@ -75,14 +75,28 @@ def action_inputs(**given: str) -> dict:
 
 
 def fake_pip(folder: Path) -> Path:
-    """A ``python`` first on PATH that records ``python -m pip ...`` and runs anything else."""
+    """A ``python`` first on PATH that records ``python [-I] -m pip ...`` (its arguments, after the
+    folder it ran in) and runs anything else. It then runs the real ``python [-I] -m pip
+    --version`` in that folder, so a ``pip/`` package planted in the folder runs if the step would
+    import it."""
     folder.mkdir()
     log = folder / "pip.log"
     shim = folder / "python"
-    shim.write_text(f"#!/bin/sh\nif [ \"$1 $2\" = \"-m pip\" ]; then shift 2; echo \"$@\" >> {shlex.quote(str(log))}; "
-                    f"exit 0; fi\nexec {shlex.quote(sys.executable)} \"$@\"\n")
+    real = shlex.quote(sys.executable)
+    shim.write_text(
+        "#!/bin/sh\n"
+        f"if [ \"$1 $2 $3\" = \"-I -m pip\" ]; then shift 3; echo \"$PWD | -I $*\" >> {shlex.quote(str(log))}; "
+        f"exec {real} -I -m pip --version >/dev/null; fi\n"
+        f"if [ \"$1 $2\" = \"-m pip\" ]; then shift 2; echo \"$PWD | $*\" >> {shlex.quote(str(log))}; "
+        f"exec {real} -m pip --version >/dev/null; fi\n"
+        f"exec {real} \"$@\"\n")
     shim.chmod(shim.stat().st_mode | stat.S_IEXEC)
     return log
+
+
+def pip_calls(log: Path) -> list[str]:
+    """What pip was asked, without the folder: ``-I install /path``."""
+    return [line.split(" | ", 1)[1] for line in log.read_text().splitlines()] if log.exists() else []
 
 
 def run_action(tmp: Path, **given: str) -> dict:
@@ -118,7 +132,7 @@ def run_action(tmp: Path, **given: str) -> dict:
         if done.returncode != 0:
             break  # the runner stops at a failing step (the uploads run on always())
     return {"inputs": inputs, "ran": ran, "used": used, "codes": codes, "logs": logs, "outputs": outputs,
-            "pip": log.read_text().splitlines() if log.exists() else []}
+            "pip": pip_calls(log)}
 
 
 def workspace(tmp: Path) -> Path:
@@ -148,19 +162,56 @@ def test_the_action_is_a_composite_action_with_documented_inputs():
     assert re.search(r"^\s*3\) .*usage error.*exit 3", verdict, re.M)
 
 
-def test_the_install_step_installs_the_actions_checkout_or_the_version(tmp_path):
+def _install(tmp_path: Path, **given: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """Run the install step in ``tmp_path`` (the workspace) with the fake pip; return the result
+    and the pip log."""
     step = next(s for s in ACTION["runs"]["steps"] if s.get("name") == "Install dpaudit")
-    for version, wanted in (("", str(ROOT)), ("0.1.0", "dpaudit==0.1.0")):
-        (tmp_path / version / "bin").parent.mkdir(parents=True, exist_ok=True)
-        log = fake_pip(tmp_path / version / "bin")
-        env = {k: substitute(v, action_inputs(version=version), {}, str(ROOT)) for k, v in step["env"].items()}
-        done = subprocess.run([*BASH, step["run"]], cwd=tmp_path, capture_output=True, text=True,
-                              env=dict(os.environ, **env, PATH=f"{tmp_path / version / 'bin'}{os.pathsep}"
-                                       f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"),
-                              timeout=60)
+    bin_dir = tmp_path / "bin"
+    log = fake_pip(bin_dir)
+    env = {k: substitute(v, action_inputs(**given), {}, str(ROOT)) for k, v in step["env"].items()}
+    done = subprocess.run([*BASH, step["run"]], cwd=tmp_path, capture_output=True, text=True,
+                          env=dict(os.environ, **env, RUNNER_TEMP=str(tmp_path.parent / f"{tmp_path.name}-runner"),
+                                   PATH=f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}"
+                                        f"{os.pathsep}{os.environ['PATH']}"), timeout=60)
+    return done, log
+
+
+def test_the_install_step_installs_the_actions_checkout_or_the_version(tmp_path):
+    from dpaudit import __version__
+
+    # empty, or the version the action's own checkout is: that checkout, which always exists
+    for version in ("", __version__):
+        work = tmp_path / f"v{version}"
+        work.mkdir()
+        (tmp_path / f"v{version}-runner").mkdir()
+        done, log = _install(work, version=version)
         assert done.returncode == 0, done.stderr
-        assert log.read_text().split() == ["install", wanted]
-        assert done.stdout.strip().startswith("dpaudit ")  # `dpaudit --version` after the install
+        assert pip_calls(log) == [f"-I install {ROOT}"]
+        assert done.stdout.strip().splitlines()[-1].startswith("dpaudit ")  # `dpaudit --version`
+    # another version: from the package index, saying what to do when it is not there
+    work = tmp_path / "other"
+    work.mkdir()
+    (tmp_path / "other-runner").mkdir()
+    done, log = _install(work, version="99.0")
+    assert pip_calls(log) == ["-I install dpaudit==99.0"]
+
+
+def test_the_install_step_runs_no_pip_package_from_the_workspace(tmp_path):
+    """A pull request that adds ``pip/__main__.py`` ran it, with the job's environment, when the
+    step ran ``python -m pip`` in the workspace: pip is run isolated (``-I``), from outside it."""
+    marker = tmp_path / "planted-pip-ran"
+    work = tmp_path / "workspace"
+    (work / "pip").mkdir(parents=True)
+    for name in ("__init__.py", "__main__.py"):
+        (work / "pip" / name).write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    (tmp_path / "workspace-runner").mkdir()
+    done, log = _install(work)
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists(), "the workspace's pip/ package ran"
+    (call,) = log.read_text().splitlines()
+    folder, args = call.split(" | ", 1)
+    assert args.startswith("-I install ")
+    assert not Path(folder).resolve().is_relative_to(work.resolve())
 
 
 def test_the_run_step_builds_the_command_from_the_inputs(tmp_path):
@@ -180,26 +231,80 @@ def test_the_run_step_builds_the_command_from_the_inputs(tmp_path):
                           env=dict(os.environ, **env, GITHUB_OUTPUT=str(out), RUNNER_TEMP=str(tmp_path),
                                    PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}"), timeout=60)
     assert done.returncode == 0, done.stderr  # the verdict is acted on by the last step
+    # the targets come last, after `--`: a file named like a flag is a target, never a flag
     assert json.loads(argv_file.read_text()) == [
-        "check", "a.py", "b.py:f", "--float", "warn", "--sarif", "dpaudit.sarif", "--junit",
-        "dpaudit-junit.xml", "--markdown", str(tmp_path / "dpaudit-summary.md"), "--samples", "1000",
-        "--seed", "3"]
+        "check", "--float", "warn", "--sarif", "dpaudit.sarif", "--junit",
+        "dpaudit-junit.xml", "--markdown", str(tmp_path / "dpaudit-summary.md"),
+        "--fail-on-inconclusive", "--samples", "1000", "--seed", "3", "--", "a.py", "b.py:f"]
     assert "exit-code=6" in out.read_text().splitlines()
+    env["DPAUDIT_TARGETS"] = "--in-process mech.py --pass-env=SECRET_TOKEN"
+    done = subprocess.run([*BASH, step["run"]], cwd=tmp_path, capture_output=True, text=True,
+                          env=dict(os.environ, **env, GITHUB_OUTPUT=str(out), RUNNER_TEMP=str(tmp_path),
+                                   PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}"), timeout=60)
+    argv = json.loads(argv_file.read_text())
+    assert argv[argv.index("--"):] == ["--", "--in-process", "mech.py", "--pass-env=SECRET_TOKEN"]
+    # an inconclusive result may pass the job only when the workflow says so
+    env["DPAUDIT_FAIL_ON_INCONCLUSIVE"] = "false"
+    done = subprocess.run([*BASH, step["run"]], cwd=tmp_path, capture_output=True, text=True,
+                          env=dict(os.environ, **env, GITHUB_OUTPUT=str(out), RUNNER_TEMP=str(tmp_path),
+                                   PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}"), timeout=60)
+    assert "--fail-on-inconclusive" not in json.loads(argv_file.read_text())
     # one target a line: a library target keeps its spaces
     env["DPAUDIT_TARGETS"] = "a.py\n  lib:diffprivlib:tools.mean(epsilon=1, bounds=(0, 1))  \n\n"
     done = subprocess.run([*BASH, step["run"]], cwd=tmp_path, capture_output=True, text=True,
                           env=dict(os.environ, **env, GITHUB_OUTPUT=str(out), RUNNER_TEMP=str(tmp_path),
                                    PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}"), timeout=60)
     assert done.returncode == 0, done.stderr
-    assert json.loads(argv_file.read_text())[:3] == [
-        "check", "a.py", "lib:diffprivlib:tools.mean(epsilon=1, bounds=(0, 1))"]
+    argv = json.loads(argv_file.read_text())
+    assert argv[argv.index("--"):] == ["--", "a.py", "lib:diffprivlib:tools.mean(epsilon=1, bounds=(0, 1))"]
+
+
+def _verdict(code: str, **given: str) -> subprocess.CompletedProcess:
+    """The Verdict step, run after dpaudit exited ``code`` (``""``: the run step never said)."""
+    step = ACTION["runs"]["steps"][-1]
+    assert step["name"] == "Verdict"
+    outputs = {"audit": {"exit-code": code}}
+    env = {k: substitute(v, action_inputs(**given), outputs, str(ROOT)) for k, v in step.get("env", {}).items()}
+    return subprocess.run([*BASH, step["run"]], env=dict(os.environ, **env), capture_output=True,
+                          text=True, timeout=30)
+
+
+def test_the_gate_fails_closed_unless_the_workflow_lets_an_undecided_audit_pass():
+    """INCONCLUSIVE (a timed-out audit) and an interrupted run decided nothing: the job fails on
+    them unless ``fail-on-inconclusive: false``; every other code but 0 fails it whatever the
+    inputs, an unknown one and a missing one too."""
+    from dpaudit.exitcodes import ExitCode
+
+    undecided = {int(ExitCode.INCONCLUSIVE)}
+    if hasattr(ExitCode, "INTERRUPTED"):
+        undecided.add(int(ExitCode.INTERRUPTED))
+    assert ACTION["inputs"]["fail-on-inconclusive"]["default"] == "true"
+    for code in [*(str(int(c)) for c in ExitCode), "9", "130", "143", "255", ""]:
+        strict = _verdict(code)
+        assert (strict.returncode == 0) == (code == "0"), (code, strict.stdout)
+        if code != "0":
+            assert "::error title=dpaudit::" in strict.stdout, (code, strict.stdout)
+        lenient = _verdict(code, fail_on_inconclusive="false")
+        passes = code == "0" or (code.isdigit() and int(code) in undecided)
+        assert (lenient.returncode == 0) == passes, (code, lenient.stdout)
+        if code.isdigit() and int(code) in undecided:
+            assert "::warning title=dpaudit::" in lenient.stdout, lenient.stdout
+    assert "inconclusive" in _verdict(str(int(ExitCode.INCONCLUSIVE))).stdout
+
+
+def test_a_refused_sarif_upload_does_not_fail_the_job():
+    """A pull request from a fork gets a read-only token: code scanning refuses its upload, and
+    the job must still end on dpaudit's verdict."""
+    (step,) = [s for s in ACTION["runs"]["steps"]
+               if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif@")]
+    assert step.get("continue-on-error") is True
 
 
 @pytest.mark.slow
 def test_the_action_audits_a_correct_mechanism_and_uploads_its_reports(tmp_path):
     got = run_action(workspace(tmp_path), targets="examples/laplace_sum.py", args="--samples 20000")
     assert got["ran"] == ["Install dpaudit", "Run dpaudit", "Verdict"], got["logs"]
-    assert got["pip"] == [f"install {ROOT}"]
+    assert got["pip"] == [f"-I install {ROOT}"]
     assert got["codes"]["Verdict"] == 0, got["logs"]
     assert "examples/laplace_sum.py:noisy_sum: NOT REFUTED" in got["logs"]["Run dpaudit"]
     assert got["outputs"]["audit"]["exit-code"] == "0"
@@ -301,7 +406,7 @@ def test_the_documented_workflow_and_hooks_use_the_shipped_inputs_and_ids():
     assert workflow["permissions"]["security-events"] == "write"  # what upload-sarif needs
     steps = [s for job in workflow["jobs"].values() for s in job["steps"]]
     snippets = [s for b in blocks if isinstance(b, list) for s in b if isinstance(s, dict) and "uses" in s]
-    ours = [s for s in steps + snippets if str(s.get("uses", "")).startswith("OWNER/dpaudit@")]
+    ours = [s for s in steps + snippets if str(s.get("uses", "")).startswith("./")]
     assert len(ours) >= 2  # the workflow's and the README's
     for step in ours:
         assert set(step["with"]) <= set(ACTION["inputs"]), step["with"]
@@ -310,3 +415,32 @@ def test_the_documented_workflow_and_hooks_use_the_shipped_inputs_and_ids():
     configs = [b for b in blocks if isinstance(b, dict) and "repos" in b]
     used = {h["id"] for c in configs for r in c["repos"] for h in r["hooks"]}
     assert used == {h["id"] for h in HOOKS}
+
+
+def test_the_documented_workflow_is_copyable_as_is():
+    """No owner to fill in: the action is checked out at a pinned ref of this repository (out of a
+    pull request's reach) and used by its path; it fails closed on an undecided audit, installs a
+    dpaudit that exists, and audits files that exist here."""
+    from dpaudit import __version__
+
+    text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    workflow = next(b for b in _yaml_blocks(ROOT / "docs" / "ci.md") if isinstance(b, dict) and "jobs" in b)
+    assert "OWNER" not in yaml.safe_dump(workflow)
+    (job,) = [j for j in workflow["jobs"].values() if any(str(s.get("uses", "")).startswith("./") for s in j["steps"])]
+    steps = job["steps"]
+    (i, audit), = [(i, s) for i, s in enumerate(steps) if str(s.get("uses", "")).startswith("./")]
+    folder = audit["uses"][2:].rstrip("/")
+    checkouts = [s for s in steps[:i] if str(s.get("uses", "")).startswith("actions/checkout@")]
+    action_checkout = [s for s in checkouts if s.get("with", {}).get("path", "").rstrip("/") == folder]
+    assert action_checkout and action_checkout[0]["with"].get("ref"), "the action at a pinned ref"
+    assert "repository" not in action_checkout[0]["with"]  # this repository: nothing to fill in
+    inputs = audit["with"]
+    assert inputs.get("fail-on-inconclusive", "true") == "true"  # the default: fails closed
+    assert inputs.get("version", "") in ("", __version__)
+    for target in str(inputs["targets"]).split():
+        assert (ROOT / target.split(":")[0]).is_file(), target
+    uploads = [s for s in steps if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif")]
+    for step in uploads:  # a fork's read-only token cannot upload: never the job's failure
+        assert step.get("continue-on-error") is True or "head.repo.full_name" in str(step.get("if", ""))
+    assert "INCONCLUSIVE" in text and "fail-on-inconclusive" in text
+    assert re.search(r"`dpaudit check [^`]*-- FILE \.\.\.`", text)  # the form for untrusted file lists
