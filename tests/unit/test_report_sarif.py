@@ -105,12 +105,12 @@ def test_one_result_per_refuted_claim_at_the_mechanism_line(tmp_path, monkeypatc
     assert validate_sarif(log)
     run = log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    # one rule per record kind (six: audit, exact, sensitivity, formal, curve, replay; and the
-    # seed claims' of mechanisms/), one per finding of an audit, then the replay audit's per finding
-    # kind (its first, DPA006, is the replay kind's own)
-    assert len(rules) == 25 and len({r["id"] for r in rules}) == 25
-    assert [r["id"] for r in rules[7:9]] == ["dpaudit/logic", "dpaudit/float64"]
-    assert [r["id"] for r in rules[9:11]] == ["DPA008", "DPA009"]
+    # one rule per record kind (seven: audit, exact, sensitivity, formal, curve, one-run, replay;
+    # and the seed claims' of mechanisms/), one per finding of an audit, then the replay audit's per
+    # finding kind (its first, DPA006, is the replay kind's own)
+    assert len(rules) == 26 and len({r["id"] for r in rules}) == 26
+    assert [r["id"] for r in rules[8:10]] == ["dpaudit/logic", "dpaudit/float64"]
+    assert [r["id"] for r in rules[10:12]] == ["DPA008", "DPA009"]
     results = run["results"]
     assert len(results) == 3
     first = results[0]["locations"][0]["physicalLocation"]
