@@ -37,6 +37,7 @@ from dpaudit.report.findings import (NOT_APPLICABLE, POLICY_MEANING, findings_of
 from dpaudit.report.kinds import RecordKind, kind_of
 from dpaudit.report.kinds.base import FindingBlock, as_json
 from dpaudit.report.model import matches_expected, summarise
+from dpaudit.report.provenance import isolation_off, settings_from_text
 from dpaudit.report.libraries import library_sections
 
 __all__ = ["render_html", "view"]
@@ -102,6 +103,8 @@ def view(rec: Mapping[str, Any], index: int, plots: bool = True) -> dict:
         "verdict_label": d.verdict_label(verdict),
         "verdict_tag": verdict_tag(rec),
         "policy": float_policy(rec) or "",
+        "isolation_off": isolation_off(rec),
+        "settings_from": settings_from_text(rec),
         "verdict_meaning": d.verdict_meaning(verdict),
         "expected": rec.get("expected"),
         "expected_label": d.verdict_label(rec["expected"]) if rec.get("expected") else "",
@@ -199,6 +202,7 @@ def render_html(run: Mapping[str, Any], *, plots: bool = True) -> str:
     return env.get_template("report.html.j2").render(
         audited_files=_audited_files(run),
         float_policies=[(p, POLICY_MEANING.get(p, "")) for p in policies(records)],
+        isolation_off=[(d.title(r), isolation_off(r)) for r in records if isolation_off(r)],
         run=run_view,
         summary=summary,
         badges=badges,

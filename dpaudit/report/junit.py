@@ -32,6 +32,7 @@ from typing import Any, Mapping
 from dpaudit.report import describe as d
 from dpaudit.report import findings as fnd
 from dpaudit.report.kinds import JUnitOutcome, kind_of
+from dpaudit.report.provenance import isolation_off
 
 __all__ = ["render_junit"]
 
@@ -172,13 +173,23 @@ def render_junit(run: Mapping[str, Any]) -> str:
         if isinstance(f, Mapping) and f.get("path"):
             ET.SubElement(props, "property", {"name": f"dpaudit.sha256:{_clean(f['path'])}",
                                               "value": _clean(f.get("sha256") or "not hashed")})
+    for rec in records:
+        if isolation_off(rec):
+            ET.SubElement(props, "property", {"name": "dpaudit.isolation_off",
+                                              "value": _clean(f"{d.title(rec)}: {isolation_off(rec)}")})
     counts = {"passed": 0, "failure": 0, "error": 0, "skipped": 0}
     total_time = 0.0
     tests = 0
     for rec in records:
+        before = len(suite)
         for status in _case(suite, rec):
             counts[status] += 1
             tests += 1
+        if isolation_off(rec):  # each of the record's test cases says it, first
+            for case in list(suite)[before:]:
+                out = case.find("system-out")
+                if out is not None:
+                    out.text = _clean(f"{isolation_off(rec)}\n{out.text or ''}")
         total_time += max(0.0, d.num(rec.get("elapsed_s")) or 0.0)
     attrs = {"tests": str(tests), "failures": str(counts["failure"]),
              "errors": str(counts["error"]), "skipped": str(counts["skipped"]), "time": f"{total_time:.3f}"}

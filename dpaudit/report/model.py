@@ -113,6 +113,10 @@ def record_of(result: Any) -> dict:
         raise InvalidArgument.bad("record verdict", rec["verdict"], f"one of {allowed}") from None
     for key, default in (("elapsed_s", None), ("reproduce", ""), ("error", None)):
         rec.setdefault(key, default)
+    from dpaudit.report.provenance import sandboxed
+
+    if sandboxed(rec) is not None:  # derived from the isolation, never taken as given
+        rec["sandboxed"] = sandboxed(rec)
     return rec
 
 

@@ -50,6 +50,7 @@ from dpaudit.report import describe as d
 from dpaudit.report import findings as fnd
 from dpaudit.report.kinds import RecordKind, SarifRule, kind_of, registered_kinds
 from dpaudit.report.model import relative_path
+from dpaudit.report.provenance import isolation_off, sandboxed
 from dpaudit.results import Verdict
 
 __all__ = ["render_sarif", "render_sarif_text", "SARIF_SCHEMA", "find_location", "FINDING_RULES"]
@@ -265,6 +266,11 @@ def render_sarif(run: Mapping[str, Any]) -> dict:
     for key, field in (("started", "startTimeUtc"), ("finished", "endTimeUtc")):
         if run.get(key):
             invocation[field] = str(run[key])
+    off = [r for r in run.get("results", []) if isolation_off(r)]
+    if off:  # code scanning shows the run's notifications with its alerts
+        invocation["toolExecutionNotifications"] = [
+            {"level": "warning", "message": {"text": f"{d.title(r)}: {isolation_off(r)}"}} for r in off]
+    said = [sandboxed(r) for r in run.get("results", []) if sandboxed(r) is not None]
     driver = {"name": "dpaudit", "rules": _rules(kinds)}
     if run.get("tool_version"):
         driver["version"] = driver["semanticVersion"] = str(run["tool_version"])
@@ -276,6 +282,7 @@ def render_sarif(run: Mapping[str, Any]) -> dict:
         "properties": {"seed": run.get("seed"), "format_version": run.get("format_version"),
                        "git_commit": run.get("git_commit"), "summary": run.get("summary"),
                        "float_policy": fnd.policies(run.get("results", [])),
+                       "sandboxed": all(said) if said else None,
                        "environment": run.get("environment")},
     }
     artifacts = _artifacts(run)
