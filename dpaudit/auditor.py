@@ -164,6 +164,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
         own = _default_executor(spec)
         executor = own or InProcessExecutor()
     estimate: Optional[dict] = None
+    checked = None
     try:
         with single_blas_thread():  # speed beside other processes, and core-count-free results
             estimate = probe_estimate(spec, executor, seed, budget, progress, context)
@@ -171,12 +172,15 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
             differ = _forms_differ(spec, executor, seed, budget)
             if differ is None:
                 executor = _independent(executor, reproducible)
-                out, looks = run_looks(spec, executor, budget=budget, confidence=confidence,
-                                       seed=seed, timeout=timeout, progress=progress,
-                                       early_stop=bool(early_stop))
+                checked = _checkpoints(spec, executor, seed, budget, reproducible, estimate)
+                out, looks = run_looks(spec, checked or executor, budget=budget,
+                                       confidence=confidence, seed=seed, timeout=timeout,
+                                       progress=progress, early_stop=bool(early_stop))
     finally:
         if own is not None:
             own.close()
+    if differ is None and checked is not None and checked.message is not None:
+        differ = (checked.message, checked.data)  # noise from elsewhere later in the run
     if differ is not None:
         return _forms_result(spec, differ, budget, confidence, seed, time.monotonic() - t0,
                              reproducible, bool(early_stop), context)
@@ -195,6 +199,24 @@ def _replays(spec: MechanismSpec, executor: Executor, seed: int,
         n = int(min(n, max(4, 10.0 / estimate["seconds_per_call"])))
     try:
         return replays(spec, executor, seed, n=n)
+    except MechanismError:
+        return None
+
+
+def _checkpoints(spec: MechanismSpec, executor: Executor, seed: int, budget: int,
+                 reproducible: Optional[bool], estimate: Optional[dict]) -> Any:
+    """The executor to sample with, wrapped in :class:`dpaudit.execution.honesty.Checkpoints`
+    (the same calls on one seed drawn again at positions spread over the run) when the
+    mechanism takes an rng and its outputs were a function of it at the start; else None."""
+    from dpaudit.execution.honesty import CHECKPOINT_CALLS, Checkpoints
+
+    if reproducible is not True or spec.call_form is CallForm.DATA:
+        return None
+    n = CHECKPOINT_CALLS
+    if estimate is not None and estimate["seconds_per_call"] > 0:
+        n = int(min(n, max(2, 2.0 / estimate["seconds_per_call"])))
+    try:
+        return Checkpoints(executor, spec, seed, budget, n=n)
     except MechanismError:
         return None
 

@@ -39,6 +39,20 @@ so a sum, a count or a mean gives different outputs on them.
 Only the sandboxed ``dpaudit check`` runs this check: an audit in process (``--in-process``,
 :func:`dpaudit.audit`) has one process, and cannot start fresh ones of the audited code.
 
+**Noise that changes source later in the run** (:class:`Checkpoints`). The comparisons above
+look at a process's first outputs. A mechanism that draws from the ``rng`` it is given for its
+first releases, then from a generator seeded with a constant (the same sequence in every process)
+passed: its first outputs are fresh noise, and later ones are sum + a number an attacker knows. A
+mechanism whose outputs are a function of its ``rng`` (``dpaudit.reproduce.replays`` found it so
+at the start) gives the same outputs for the same dataset and seed at any point of the run. So
+the sampled audit's executor is wrapped: at :data:`CHECKPOINTS` positions spread over the whole
+budget (one drawn uniformly in each of as many equal strata, from the recorded seed, so no
+position is known in advance and none is left to the end), the same :data:`CHECKPOINT_CALLS`
+calls on one dataset and seed are drawn again and compared, exactly, with their first draw. A
+difference is an ERROR naming between which releases the outputs stopped following the seed.
+Positions past where an early-stopping audit ends are not reached (what was not sampled is not
+audited); the cost is (CHECKPOINTS + 1) · CHECKPOINT_CALLS calls.
+
 **A batch form that is not the one-call form** (:func:`forms_differ`). The audit samples the batch
 form ``f(data, rng, size=k)`` (it is much faster), while users call ``f(data, rng)``. A batch form
 that adds noise beside a one-call form that returns the raw sum passed. So a sample of
@@ -65,7 +79,8 @@ from dpaudit.errors import MechanismError
 from dpaudit.execution.base import BatchTask
 
 __all__ = ["ALPHA", "FRESH_CALLS", "FORM_SAMPLES", "fresh_pair", "agreement_p", "FreshProcesses",
-           "FixedNoise", "forms_differ", "form_samples"]
+           "FixedNoise", "forms_differ", "form_samples", "Checkpoints", "CHECKPOINTS", "CHECKPOINT_CALLS",
+           "checkpoint_positions"]
 
 #: the level of both tests: a correct mechanism is flagged with probability at most this
 ALPHA = 1e-6
@@ -80,6 +95,11 @@ FRESH_SECONDS = 10.0
 FRESH_MIN_CALLS = 32
 #: one-call and batch outputs compared by :func:`forms_differ`, each
 FORM_SAMPLES = 500
+#: positions of the sampled audit's run at which :class:`Checkpoints` redraws its calls
+CHECKPOINTS = 8
+#: calls redrawn at each (fewer for a slow mechanism: at most what :func:`dpaudit.reproduce.replays`
+#: drew)
+CHECKPOINT_CALLS = 8
 
 
 def form_samples(budget: int) -> int:
@@ -360,6 +380,77 @@ def _in_batches(executor: Any, spec: Any, data: Any, seed: np.random.SeedSequenc
 def _item(outputs: Any, k: int) -> Any:
     v = outputs[k]
     return v.tolist() if isinstance(v, np.ndarray) else v.item() if isinstance(v, np.generic) else v
+
+
+# -- the same calls again, over the whole run -------------------------------------------------
+
+def checkpoint_positions(seed: int, budget: int, points: int = CHECKPOINTS) -> list[int]:
+    """The calls of a run of ``budget`` after which :class:`Checkpoints` draws its calls again:
+    one uniformly in each of ``points`` equal strata of the budget, from ``seed``."""
+    draw = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(0xC4EC, 0)))
+    step = max(1, int(budget)) / points
+    return sorted({max(1, int((k + draw.random()) * step)) for k in range(points)})
+
+
+class Checkpoints:
+    """An executor that runs every batch through ``executor`` and, once the calls it ran pass
+    each of the checkpoint positions (module docstring), draws the same ``n`` calls on a
+    mid-domain dataset and one seed again and compares them with their first draw (made when it
+    is built). :attr:`broken` is then the ``(after, before)`` releases between which they first
+    differed (None while they agree); :attr:`message` says it in a line. Every other attribute
+    is the wrapped executor's."""
+
+    def __init__(self, executor: Any, spec: Any, seed: int, budget: int,
+                 n: int = CHECKPOINT_CALLS, points: int = CHECKPOINTS) -> None:
+        from dpaudit.reproduce import _same
+
+        self._executor, self._spec, self._same = executor, spec, _same
+        size = max(1, int(spec.size))
+        self.data = tuple([0.5 * (spec.domain.lo + spec.domain.hi)] * size)
+        self.positions = checkpoint_positions(seed, budget, points)
+        self._task = BatchTask(self.data, np.random.SeedSequence(int(seed), spawn_key=(0xC4EC, 1)),
+                               max(1, int(n)))
+        (self._first,) = executor.run(spec, [self._task])  # a failure: the audit's to report
+        self.used = 0
+        self._next = 0
+        self._checked = 0
+        self.broken: Optional[tuple[int, int]] = None
+        if callable(getattr(executor, "count", None)):
+            self.count = self._count  # counting where the samples are drawn, when it can
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._executor, name)
+
+    def run(self, spec: Any, tasks: Sequence[Any]) -> list[Any]:
+        out = self._executor.run(spec, tasks)
+        self._ran(spec, sum(int(t.n) for t in tasks))
+        return out
+
+    def _count(self, spec: Any, encoder: Any, event: Any, units: Sequence[Any], keep: int = 0) -> Any:
+        out = self._executor.count(spec, encoder, event, units, keep)
+        self._ran(spec, sum(int(t.n) for u in units for t in u.tasks))
+        return out
+
+    def _ran(self, spec: Any, calls: int) -> None:
+        self.used += calls
+        while self.broken is None and self._next < len(self.positions) \
+                and self.used >= self.positions[self._next]:
+            self._next += 1
+            (again,) = self._executor.run(self._spec, [self._task])
+            if not self._same(self._first, again):
+                self.broken = (self._checked, self.used)
+            self._checked = self.used
+
+    @property
+    def message(self) -> Optional[str]:
+        if self.broken is None:
+            return None
+        after, before = self.broken
+        return (f"its outputs stopped being a function of the rng dpaudit passes between releases "
+                f"{after:,} and {before:,} of the audit: the same {self._task.n} calls on one "
+                f"dataset and seed gave other outputs than at its start, so its noise comes from "
+                f"elsewhere from then on (fixed, or a generator of its own) and what was sampled is "
+                f"not what it releases; draw every output's noise from the rng argument")
 
 
 # -- one-call form against batch form ---------------------------------------------------------
