@@ -32,9 +32,18 @@ appearance (``None`` and ``[]``, the two spellings of "no answer", share one cod
 elements: column 0 is the skeleton code, column 1 the length, column 2 + j
 element j as a number (NaN past the end). W is fixed when the kind is detected (the longest output
 of that batch, at least :data:`MIN_POSITIONS`, at most :data:`MAX_POSITIONS`); elements past W are
-left out of the columns but never out of the skeleton. A tuple and a list with the same elements
-encode alike, so the events that
-:mod:`dpaudit.estimators.joint` builds on this encoding do not depend on which one a user writes.
+left out of the columns but never out of the skeleton.
+
+**Forms.** An output's form is released with its values, and audited with them
+(:func:`dpaudit.output_values.form_of`): its type (``3`` and ``3.0``, a numpy float64 and a Python
+float, a tuple and a list), an array's dtype and shape, a dict's key order. A mechanism that
+returned ``3`` on D and ``3.0`` on D′ leaked which one it ran on, and was audited as one value.
+The first batch fixes the usual form (its most common); a number or a vector of another form
+is encoded as NaN (one atom: "a value of another form"; the usual form's values keep their
+order), and a category or a MIXED skeleton met in another form than the one it was first met in
+is a code of its own (shown as ``3 as float``). An encoding of a post-processing stays sound;
+outputs of one form throughout (every mechanism returning float64, the batch arrays) are encoded
+exactly as before, at the cost of one comparison per batch.
 
 A complex number is audited as the pair (Re z, Im z), a complex vector as (Re z₀, Im z₀, Re z₁, …)
 (as categories almost every value would be seen once, and no event could have power).
@@ -73,7 +82,7 @@ most :data:`~dpaudit.output_values.MAX_TEXT` characters, a batch's outputs at mo
 :data:`~dpaudit.output_values.MAX_BATCH_TEXT` in all (an output is a release, not a log).
 
 A dict is audited as the tuple of its values in the order of its keys, sorted (the first dict's
-keys; every later dict must have the same keys): a dict of numbers is a vector whose coordinates
+keys; every later dict must have the same keys; the order it was built in is its form): a dict of numbers is a vector whose coordinates
 events name by key (``output['count'] ≥ 3``), other dicts are what their tuples are. A dict whose
 keys vary between calls (``{key: noisy count}`` for the keys a partition selection releases) is
 ``MIXED``, each dict the tuple of its items ``(k₁, v₁, k₂, v₂, …)`` in key order (numbers by value,
@@ -91,7 +100,7 @@ matrix is coordinate i·c + j).
 
 ``NONE`` and ``BOOL`` widen to a category when a later output is another hashable scalar
 (``None`` keeps code 0, ``False``/``True`` keep 0/1), so a mechanism answering ``None`` on one
-dataset and an index on another is audited, not rejected. A REAL kind accepts ints among its floats.
+dataset and an index on another is audited, not rejected. A REAL kind accepts ints among its floats (as another form, above).
 Mixing a number with ``None`` or integers with other hashables gives categories; a float mixed
 with a non-number, or a bool mixed with a number, is a type change. Numeric sequences of several
 lengths, or with ``None``, are ``MIXED`` (declare ``output="mixed"`` when the first batch might
