@@ -130,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the file, and optionally the function (else the one decorated with "
                         "@dpaudit.mechanism, else the one named `mechanism`); several may be given; "
                         "or a library target: 'lib:diffprivlib:tools.mean(epsilon=1, bounds=(0, 1))', "
-                        "lib:FILE.py[:NAME] (docs/libraries.md)")
+                        "lib:FILE.py[:NAME] (docs/libraries.md); after --, every word is a target "
+                        "(dpaudit check --samples N -- FILE ...: the form for files you did not write)")
     c.add_argument("--epsilon", type=str, help="claimed ε (> 0)")
     c.add_argument("--delta", type=str, help="claimed δ in [0, 1) (default 0: pure DP)")
     c.add_argument("--rho", type=str, help="claimed ρ-zCDP, audited over the whole privacy curve "
@@ -154,10 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--pass-env", action="append", metavar="NAME",
                    help="let the sandboxed mechanism see this environment variable (repeatable)")
     c.add_argument("--trust-config", action="store_true",
-                   help="take settings that weaken the sandbox (isolation = \"process\" or "
-                        "\"none\") from [tool.dpaudit] of pyproject.toml; without it they are "
-                        "ignored with a note, since in a third-party checkout that file is its "
-                        "authors'")
+                   help="take settings that can weaken the audit (float, samples, confidence, "
+                        "seed, limits, isolation, [tool.dpaudit.targets] claims) from "
+                        "pyproject.toml; without it they are a usage error, since in a checkout "
+                        "you audit that file is its authors'")
     c.add_argument("--sensitivity", metavar="B", type=str,
                    help="search for a sensitivity violation of FUNCTION instead: claims "
                         "|f(D) - f(D')| <= B for neighbours D ~ D' of 0..--size records")
