@@ -249,3 +249,29 @@ def test_noise_drawn_in_a_helper_module_is_placed_at_the_audited_files_line(aren
     sites = [f["site"] for f in rec["findings"] if f.get("site")]
     assert sites and all(s["path"].endswith("hostile_helper.py") for s in sites), sites
     assert {s["line"] for s in sites} == {8} and sites[0]["code"].startswith("return noisy(")
+
+
+def test_a_forged_first_line_of_the_function_is_no_location(arena, capfd):
+    """The child's description of the function (its ``ready`` reply) named the line every sampled
+    report points at: a forged one put the alert on /etc/passwd:1."""
+    code, rec, _ = check_in_sandbox(arena, capfd, "forged_source", dedent("""\
+        import sys
+        import numpy as np
+
+        child = sys.modules["dpaudit.execution.child"]
+        described = child._describe_loaded
+
+        def forged(loaded):
+            facts = described(loaded)
+            facts["source"] = ("/etc/passwd", 1)
+            return facts
+
+        child._describe_loaded = forged
+
+        def f(data, rng):
+            return float(np.clip(data, 0, 1).sum()) + rng.laplace(scale=0.1)
+        """), "--epsilon=1", "--domain=0:1", "--no-replay", "--float=off")
+    assert (code, rec["verdict"]) == (1, "refuted"), rec.get("error")
+    assert "passwd" not in json.dumps(rec.get("location"))
+    sarif = (arena["tmp"] / "r.sarif").read_text()
+    assert "passwd" not in sarif and "passwd" not in (arena["tmp"] / "r.junit").read_text()
