@@ -247,12 +247,17 @@ def _warn_weakened_isolation(settings: CheckSettings) -> None:
 def _said_from_file(record: dict, settings: CheckSettings, target: str) -> dict:
     """``record`` with ``settings_from``: the settings of its target taken from the pyproject.toml
     with ``--trust-config`` (:func:`dpaudit.config.settings_from_file`), which the verdict line,
-    the reproduce line and the reports name as the file's (:mod:`dpaudit.report.provenance`)."""
+    the reproduce line and the reports name as the file's (:mod:`dpaudit.report.provenance`); and
+    ``float_policy_from: "declaration"`` when the audited code's own decorator relaxed the float
+    policy, so the line does not read ``--float off`` as if the user had passed it."""
     from dpaudit.config import settings_from_file
 
-    if not settings.trusted or not settings.config_path:
-        return record
-    taken = settings_from_file(settings, target, str(record.get("target") or ""))
+    taken = {} if not settings.trusted or not settings.config_path else \
+        settings_from_file(settings, target, str(record.get("target") or ""))
+    if record.get("float_policy") in ("off", "warn") and "float" not in taken \
+            and settings.origin.get("float") != "flag" and not settings.claim_for(target).get("float"):
+        # neither a flag nor the file: the mechanism's own declaration chose it
+        record = {**record, "float_policy_from": "declaration"}
     if not taken:
         return record
     return {**record, "settings_from": {"file": os.path.relpath(settings.config_path),

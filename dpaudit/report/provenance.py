@@ -80,8 +80,12 @@ def reproduce_note(rec: Mapping[str, Any]) -> str:
 
 def float_source(rec: Mapping[str, Any]) -> str:
     """Where the record's float policy came from, as the verdict line says it: ``float = 'off'
-    from pyproject.toml`` when the file set it, else ``--float off``."""
+    from pyproject.toml`` when the file set it, ``float='off' declared by the mechanism`` when
+    its decorator did, else ``--float off``."""
     where, taken = settings_from(rec)
+    policy = rec.get("float_policy") or "off"
     if "float" in taken:
         return f"float = {str(taken['float'])!r} from {where}"
-    return f"--float {rec.get('float_policy') or 'off'}"
+    if rec.get("float_policy_from") == "declaration":
+        return f"float={str(policy)!r} declared by the mechanism"
+    return f"--float {policy}"

@@ -224,3 +224,13 @@ def test_values_after_double_dash_are_not_joined_to_a_flag():
 
     assert _join_dash_values(["check", "--", "--domain", "-1:2"]) == ["check", "--", "--domain", "-1:2"]
     assert _join_dash_values(["check", "--domain", "-1:2", "--", "x.py"]) == ["check", "--domain=-1:2", "--", "x.py"]
+
+
+def test_a_float_policy_the_mechanism_declares_is_not_shown_as_the_users_flag(checkout):
+    """The decorator is the audited code's too: ``float="off"`` there is said to be its own."""
+    checkout["mech"].write_text(TEXTBOOK.replace("size=10)", "size=10, float='off')"))
+    code, out, err = _check(checkout, "mech.py", "--quiet", "--samples=2000", "--no-replay")
+    assert code == 0, out + err
+    assert "float64: not asked (float='off' declared by the mechanism)" in out and "--float off" not in out
+    code, out, err = _check(checkout, "mech.py", "--quiet", "--samples=2000", "--no-replay", "--float=off")
+    assert "float64: not asked (--float off)" in out
