@@ -382,8 +382,9 @@ def _make_hook(reads: tuple, writes: tuple, write_files: frozenset, channel: Opt
                 path = args[0]
                 if _isinstance(path, _bytes):
                     path = _decode(path, _fsenc, "surrogateescape")
-                if _isinstance(path, _str) and \
-                        not (_resolve(path, True) + "/").startswith(_writes):
+                # a removal acts on the entry itself, a truncation on the file a link leads to
+                if _isinstance(path, _str) and not (_resolve(path, True, event == "os.truncate")
+                                                    + "/").startswith(_writes):
                     text = "tried to change " + _resolve(path, False)
             elif event == "os.chmod" or event == "os.chown" or event == "os.utime" \
                     or event == "os.setxattr" or event == "os.removexattr":

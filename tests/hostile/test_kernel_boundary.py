@@ -148,6 +148,54 @@ def test_the_filter_refuses_every_metadata_change_with_eperm(machine, arch):
     assert not set(METADATA) & seccomp._ALLOW
 
 
+def test_before_landlock_abi_3_truncate_by_path_is_refused_too():
+    """Landlock covers truncate(2) from ABI 3 only: below it the filter refuses it by path."""
+    table, arch = dict(syscalls.NEWER, **syscalls.X86_64), 0xC000003E
+    default = seccomp.seccomp_program("x86_64", 4321)
+    old_kernel = seccomp.seccomp_program("x86_64", 4321, deny=("truncate",))
+    assert _run_bpf(default, table["truncate"], arch) == 0x7FFF0000
+    assert _run_bpf(old_kernel, table["truncate"], arch) == 0x00050000 | 1
+    assert _run_bpf(old_kernel, table["ftruncate"], arch) == 0x7FFF0000
+
+
+def test_the_hook_names_what_the_kernel_refuses_and_only_that(tmp_path):
+    """Mode, owner, times and attributes: named wherever they are tried, when seccomp is in force
+    (it refuses them all), never without it; a removal, move or link: when an end is outside the
+    private folder, judged on the entry itself, not where a symbolic link leads."""
+    from dpaudit.execution import isolation  # private: the hook, called as Python would
+
+    mine = tmp_path / "private"
+    mine.mkdir()
+    (mine / "link").symlink_to("/etc/hostname")
+    attempts = isolation.Attempts(["/usr"], [str(mine)], ["/dev/null"])
+    hook = attempts._hook
+
+    def said(event, *args):
+        hook(event, args)
+        return attempts.take()
+
+    assert said("os.chmod", str(mine / "f"), 0o600, None) == f"tried to change the mode of {mine}/f"
+    assert said("os.chown", "/etc/hostname", 0, 0, None) == \
+        "tried to change the owner of /etc/hostname"
+    assert said("os.utime", b"/etc/hostname", None, None, None) == \
+        "tried to change the times of /etc/hostname"
+    assert said("os.setxattr", "/x", "user.a", b"1", 0) == \
+        "tried to change the extended attributes of /x"
+    with open(mine / "f", "w") as fh:
+        assert said("os.chmod", fh.fileno(), 0o600, None) == f"tried to change the mode of {mine}/f"
+    assert said("os.remove", str(mine / "link"), None) is None
+    assert said("os.rename", str(mine / "link"), str(mine / "moved"), None, None) is None
+    assert said("os.rename", str(mine / "link"), "/tmp/x", None, None) == \
+        f"tried to move {mine}/link to /tmp/x"
+    assert said("os.link", "/etc/hostname", str(mine / "h"), None, None) == \
+        f"tried to link /etc/hostname to {mine}/h"
+    assert said("os.symlink", "/etc/hostname", str(mine / "s"), None) is None
+    assert said("os.symlink", str(mine), "/tmp/s", None) == "tried to make a symbolic link /tmp/s"
+    unfiltered = isolation.Attempts(["/usr"], [str(mine)], ["/dev/null"], metadata_refused=False)
+    unfiltered._hook("os.chmod", ("/etc/hostname", 0o600, None))
+    assert unfiltered.take() is None
+
+
 # -- escape: metadata outside the sandbox ------------------------------------------------------
 
 @needs_sandbox
