@@ -307,8 +307,9 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
             values[key], origin[key] = parse(f"--{key}", raw), "flag"
         elif key in config:
             values[key], origin[key] = parse(f"{where} [tool.dpaudit] {key}", config[key]), where
-            if not trusted and weakens(key, values[key]):
-                refused[key] = config[key]
+            in_process = key == "isolation" and getattr(args, "in_process", False)
+            if not trusted and not in_process and weakens(key, values[key]):
+                refused[key] = config[key]  # (--in-process already runs it with none)
         else:
             values[key], origin[key] = initial[key], "default"
     if refused:  # named in the file's order
