@@ -18,6 +18,7 @@ distributed = pytest.importorskip("distributed")
 
 import dpaudit  # noqa: E402
 from dpaudit.reproduce import REPLAY_CHECK_CALLS  # noqa: E402
+from dpaudit.execution.honesty import CHECKPOINT_CALLS, checkpoint_positions  # noqa: E402
 from dpaudit.auditor import ESTIMATE_BATCH  # noqa: E402
 from dpaudit.execution.honesty import form_samples  # noqa: E402
 from dpaudit.errors import MechanismError, UsageError  # noqa: E402
@@ -131,6 +132,10 @@ def test_validation_returns_counts_so_outputs_stay_bounded_whatever_the_budget(t
     # so the probe is not refined)
     n = form_samples(2_000_000)
     extra = 2 * REPLAY_CHECK_CALLS + 1 + 2 * n + ESTIMATE_BATCH
+    # and the checkpoints (dpaudit.execution.honesty.Checkpoints): their calls once at the start,
+    # then again at each position of the run reached
+    reached = sum(p <= rec["samples"] for p in checkpoint_positions(5, 2_000_000))
+    extra += (1 + reached) * CHECKPOINT_CALLS
     assert rec["samples"] + extra == spy_large.outputs + spy_large.counted
     assert rec["verdict"] == "not_refuted"
     looks = dpaudit.audit(spec, samples=4_000_000, seed=5, executor=spy_looks).to_record()
