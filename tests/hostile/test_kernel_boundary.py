@@ -230,6 +230,7 @@ def test_a_metadata_change_through_python_is_named_as_refused(arena, monkeypatch
         in rec["error"], rec["error"]
 
 
+@pytest.mark.slow  # a faster test of the same rule runs in the fast subset
 @needs_sandbox
 def test_fchmod_of_a_file_in_its_own_folder_is_refused_too(arena, monkeypatch):
     """The kernel cannot tell a descriptor of a file in the private folder from a read-only one of
@@ -278,6 +279,7 @@ def test_the_report_and_working_folders_keep_their_mode_and_every_report_is_writ
     assert f"tried to change the mode of {arena['tmp']} (blocked" in rec["error"], rec["error"]
 
 
+@pytest.mark.slow  # a faster test of the same rule runs in the fast subset
 @needs_sandbox
 def test_no_move_or_link_crosses_the_private_folder(arena, monkeypatch):
     """Landlock refuses a move or hard link into or out of the private folder (a hard link of a
@@ -371,6 +373,7 @@ def test_etc_is_readable_only_by_name(arena, monkeypatch):
     contained(code, rec)
 
 
+@pytest.mark.slow  # scipy imported by every child the check starts
 @needs_sandbox
 def test_what_python_numpy_and_scipy_need_of_etc_is_readable(arena, monkeypatch):
     """The other side of the allow-list: numpy, scipy, the time zone, OpenSSL's hashes, the user
