@@ -8,7 +8,8 @@ folder, the user's ``PYTHONPATH``) from FD_IN, sets its resource limits, enters 
 (:mod:`dpaudit.execution.isolation`) having imported only the standard library's essentials, then
 imports numpy and the rest of dpaudit, and the file with :func:`dpaudit.loader.load_mechanism`
 (the only place it is ever imported),
-answers ``("ready", pid, isolation, facts)`` (or ``load_error``), and then serves messages:
+answers ``("isolated", isolation)`` before it imports anything from the checkout, then
+``("ready", pid, facts)`` (or ``load_error``), and then serves messages:
 ``("run", call_form, batches, buffer)`` runs batches through
 :meth:`dpaudit.spec.MechanismSpec.call_batch`, exactly as the in-process executor does (a message
 carries one or more batches ``(data, seed state, n)``); ``("call", args)`` makes one plain call
@@ -229,6 +230,11 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
     limit_resources(memory, config["cpu"], config["nofile"], config["processes"])
     isolation, attempts = enter(config["isolation"], workdir=config["workdir"],
                                 readable=config["readable"], channel=config["attempts"])
+    # The isolation in force is told now, before anything from the checkout can run (the user's
+    # PYTHONPATH, numpy, the audited file): code imported later could rewrite a later message.
+    from multiprocessing.connection import Connection as _Connection
+    send = _Connection(int(sys.argv[2]), readable=False)
+    send.send_bytes(pickle.dumps(("isolated", isolation)))
     # isolated from here on: the user's PYTHONPATH, the rest of dpaudit, numpy, the audited file
     sys.path[:0] = [p for p in config["pythonpath"] if p not in sys.path]
     _import_after_isolation()
@@ -237,7 +243,6 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
     from dpaudit.spec import CallForm, MechanismSpec
 
     recv = Connection(int(sys.argv[1]), writable=False)
-    send = Connection(int(sys.argv[2]), readable=False)
     counter = _counter(config["counter"])
     writer = BufferWriter()
     if attempts is not None:
@@ -263,7 +268,7 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
         send.send_bytes(pickle.dumps(("load_error", f"{config['path']}: importing it "
                                       f"{describe_attempt(tried, isolation)}")))
         return
-    send.send_bytes(pickle.dumps(("ready", os.getpid(), isolation, _describe_loaded(loaded))))
+    send.send_bytes(pickle.dumps(("ready", os.getpid(), _describe_loaded(loaded))))
     folder = os.path.dirname(loaded.path)  # imports made inside the mechanism find its siblings
     if folder not in sys.path:
         sys.path.insert(0, folder)

@@ -241,6 +241,7 @@ class SandboxExecutor:
         self._tail = OutputTail(out_r)
         self.children_started += 1
         self._ready = False
+        self.isolation_in_force = None  # this child's own word, read in start()
         self._send = Connection(p2c_w, readable=False)
         self._recv = Connection(c2p_r, writable=False)
         os.set_blocking(c2p_r, False)  # read a piece at a time, under the time limits (_receive)
@@ -283,21 +284,32 @@ class SandboxExecutor:
         if self._ready:
             return
         try:
-            reply = self._receive(_START_GRACE + (self.call_timeout or 0.0), None,
-                                  during="importing the file", per_call=False)
+            told = self._receive(_START_GRACE, None, during="entering its isolation", per_call=False)
+            if told[0] == "isolated" and len(told) == 2 and isinstance(told[1], str) \
+                    and len(told[1]) <= 200:
+                # said before the child imported anything from the checkout: the only word on
+                # the isolation in force that the audited code could not have rewritten
+                self.isolation_in_force = told[1]
+                reply = self._receive(_START_GRACE + (self.call_timeout or 0.0), None,
+                                      during="importing the file", per_call=False)
+            else:
+                reply = told
         except MechanismError as exc:
             self._kill()
             raise LoadError(f"{self.path}: the sandbox could not import it: {exc.cause}") from None
+        if self.isolation_in_force is None:
+            self._kill()
+            raise LoadError(f"{self.path}: the sandbox child did not say which isolation it "
+                            f"entered before importing the file")
         if reply[0] == "load_error" and len(reply) == 2 and isinstance(reply[1], str):
             self._kill()
             raise LoadError(child_text(reply[1]))
-        if reply[0] != "ready" or len(reply) != 4 or not isinstance(reply[2], str) \
-                or len(reply[2]) > 200 or not isinstance(reply[3], dict):
+        if reply[0] != "ready" or len(reply) != 3 or not isinstance(reply[2], dict):
             self._kill()
             raise LoadError(f"{self.path}: the sandbox child answered "
                             f"{printable(describe_reply(reply))} instead of its description "
                             f"(the audited file tampered with dpaudit in the sandbox)")
-        self.isolation_in_force, self.facts = reply[2], dict(reply[3])
+        self.facts = dict(reply[2])
         self.facts["source"] = self._source(self.facts.get("source"))
         self._ready = True
 
