@@ -249,9 +249,10 @@ class Attempts:
     not it is named: the hook only names, the kernel enforces.
 
     It names what the kernel refuses, and only that: a read, write, removal, move or link outside
-    the folders Landlock allows, and, where seccomp is in force (``metadata_refused``), every change
-    of a file's mode, times, owner or extended attributes, whatever the file (the filter refuses
-    them all: :data:`dpaudit.execution.seccomp.METADATA`).
+    the folders Landlock allows, and, where seccomp is in force (``metadata_refused``), a change of
+    the mode, times, owner or extended attributes of a file outside the private folder (the filter
+    refuses them in that folder too, :data:`dpaudit.execution.seccomp.METADATA`, but nothing
+    outside is at stake there, and ``pathlib.Path.touch`` tries ``utime`` before it creates).
     """
 
     __slots__ = ("_kept", "_hook")  # no instance attribute to shadow a method with
@@ -393,15 +394,18 @@ def _make_hook(reads: tuple, writes: tuple, write_files: frozenset, channel: Opt
                 path = args[0]
                 if _isinstance(path, _bytes):
                     path = _decode(path, _fsenc, "surrogateescape")
+                real = ""
                 if _isinstance(path, _int):
                     try:
-                        path = _readlink(f"/proc/self/fd/{path}")
+                        path = real = _readlink(f"/proc/self/fd/{path}")
                     except _error:
                         path = f"file descriptor {path}"
                 elif _isinstance(path, _str):
-                    path = _resolve(path, False)
+                    real, path = _resolve(path, True), _resolve(path, False)
                 else:
                     path = "a file"
+                if real and (real + "/").startswith(_writes):
+                    return  # refused in its own folder too, where nothing is at stake: not named
                 for name, what in _metadata:
                     if name == event:
                         text = f"tried to change the {what} of {path}"
