@@ -128,6 +128,27 @@ def _role(module) -> str:
     return "bug" if getattr(module, "EXPECTED", None) else "not exploitable"
 
 
+def replay_alone(rows: list) -> dict:
+    """How many bugs ``dpaudit check --replay`` refutes with no sampling (a declared sensitivity
+    exceeded or an exact loss), by which kind and in what time; how many default checks the
+    replay stage decided (``decided_by = "replay"``); any control refuted by the replay."""
+    bugs = [r for r in rows if r["role"] == "bug"]
+    refuted = [r for r in bugs if r["replay"]["verdict"] == "refuted"]
+    seconds = sorted(r["replay"]["seconds"] for r in refuted)
+    kinds: dict = {}
+    for r in refuted:
+        for k in r["replay"]["violations"]:
+            kinds[k] = kinds.get(k, 0) + 1
+    return {"bugs": len(bugs), "refuted_by_replay_alone": len(refuted), "by_kind": kinds,
+            "files": [Path(r["file"]).stem for r in refuted],
+            "seconds_max": seconds[-1] if seconds else None,
+            "seconds_median": seconds[len(seconds) // 2] if seconds else None,
+            "calls_max": max((r["replay"]["calls"] for r in refuted), default=None),
+            "default_check_decided_by_replay": sum(1 for r in rows if (r.get("sampled") or {}).get("decided_by") == "replay"),
+            "controls_refuted_by_replay": [Path(r["file"]).stem for r in rows
+                                           if r["role"] == "control" and r["replay"]["verdict"] == "refuted"]}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="replay only (no sampled check)")
@@ -178,7 +199,9 @@ def main(argv=None) -> int:
         "within_200_calls": all(r["replay"]["calls"] <= CALLS for r in record["rows"]),
     }
     record["targets"] = targets
+    record["replay_alone"] = replay_alone(record["rows"])
     emit(lines)
+    emit(lines, "decided by the replay alone: " + json.dumps(record["replay_alone"]))
     emit(lines, "targets: " + json.dumps(targets))
     save("real_bugs", record, lines)
     ok = targets["at_least_10_found"] and targets["no_control_violation"] and targets["within_200_calls"] \
