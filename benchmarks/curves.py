@@ -1,4 +1,4 @@
-"""Curve claims audited over the whole curve (issue 30): the must-show list, recorded in
+"""Curve claims audited over the whole curve: the must-show list, recorded in
 ``benchmarks/results/curves.json``.
 
 1. ``calibrated``: the Gaussian mechanism with σ = 1 on a pair at distance 1 (σ calibrated to

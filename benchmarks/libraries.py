@@ -3,7 +3,7 @@
 Runs every audit of audits/libraries.py exactly as ``dpaudit audit audits/libraries.py`` does (the
 same seeds, 99.9% per audit) and records, per target: the library and version, the claim as
 audited, the verdict, ε_LB and the margin ε_LB/ε, and for each deliberate misuse its analytic true
-ε (``TRUE_EPSILON`` in the audit file) and ε_LB/true ε. Then checks the targets of issue 14:
+ε (``TRUE_EPSILON`` in the audit file) and ε_LB/true ε. Then checks its targets:
 
 * every correct target NOT REFUTED;
 * every misuse REFUTED with ε_LB ≥ 0.9 × its true ε (for a true ε = ∞, the event has no output of

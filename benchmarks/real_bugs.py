@@ -16,7 +16,7 @@ must name. For every file this script records:
   stage's violation refutes), the verdict of its replay stage (``stage``), whether its refuting
   pair is one the replay stage pointed at (``pair``), and wall time.
 
-Then checks issue 29's targets: at least 10 documented bugs found, each with the right call site
+Then checks its targets: at least 10 documented bugs found, each with the right call site
 in at most 10 s; at least 8 controls, none with a violation; every replay within 200 calls.
 
 Run::

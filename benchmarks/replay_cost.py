@@ -1,6 +1,6 @@
 """What a replay audit costs on a mechanism too slow to sample: 1 s per call.
 
-Issue 29's target: a replay audit (search included) costs at most 200 calls of the mechanism at
+The target: a replay audit (search included) costs at most 200 calls of the mechanism at
 the default budget, and a mechanism costing 1 s per call gets its replay verdict in under 5
 minutes. Two mechanisms, each sleeping 1 s per call (a stand-in for a training step or an OpenDP
 pipeline: wall time, not CPU), are audited with ``dpaudit check FILE --replay`` as a user runs

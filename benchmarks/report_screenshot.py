@@ -84,7 +84,7 @@ def synthetic_report(folder: Path) -> Path:
 
 
 def _findings_record() -> dict:
-    """A hand-built record with two findings (issue 27): porous float64 (REFUTED, deciding under
+    """A hand-built record with two findings: porous float64 (REFUTED, deciding under
     --float error) and logic NOT REFUTED, with a 20-record counterexample and hostile text."""
     import numpy as np
 

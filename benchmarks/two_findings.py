@@ -1,4 +1,4 @@
-"""Two findings per audit (issue 27): the logic and the float64 verdicts on mechanisms users write.
+"""Two findings per audit: the logic and the float64 verdicts on mechanisms users write.
 
 Every file in ``benchmarks/two_findings/`` is one mechanism in plain numpy (``rng.laplace``,
 ``rng.normal``, float64 sums and means): Laplace and Gaussian noise on sums, counts, means and
@@ -33,7 +33,7 @@ Run::
 
 Exit status: 0 when every target is met, 1 when one is missed (a check that ends in ERROR or writes
 no record misses its targets), 2 when dpaudit's record has no ``findings`` (a dpaudit that predates
-issue 27: the run stops at the first such record and writes no result file).
+two findings: the run stops at the first such record and writes no result file).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ CONSTANTS = ("TRUE_EPSILON", "CORRECT", "NOISE", "OUTPUT")
 
 
 class NoFindings(RuntimeError):
-    """dpaudit's record has no ``findings``: it predates issue 27."""
+    """dpaudit's record has no ``findings``: it predates the two findings."""
 
 
 # ------------------------------------------------------------------------------ the suite
@@ -171,7 +171,7 @@ def check(case: dict, *, samples: Optional[int], seed: Optional[int], early_stop
         return _judge(row)
     r = record["results"][0]
     if r.get("kind") in ("audit", "exact") and "findings" not in r and r.get("verdict") != "error":
-        raise NoFindings(f"{case['file']}: record has no findings: this dpaudit predates issue 27 "
+        raise NoFindings(f"{case['file']}: record has no findings: this dpaudit predates the two findings "
                          f"(dpaudit {record.get('tool_version')}, commit {record.get('git_commit')})")
     findings = r.get("findings") or {}
     row.update(verdict=r.get("verdict"), decided_by=r.get("decided_by"),

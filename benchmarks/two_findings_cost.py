@@ -1,6 +1,6 @@
 """CPU of the violation suite's rows with two findings per audit against one finding, side by side.
 
-Issue 27 made every audit answer the logic question and the float64 question apart (each with its
+Every audit answers the logic question and the float64 question apart (each with its
 own early stop). This measures what that costs on the 16 rows of ``benchmarks/violation_suite.py``:
 each row runs once on this tree and once on a BASELINE tree (a ``git worktree`` of the commit
 before the change), alternately, each run in a fresh process, and the CPU-seconds (user + system,

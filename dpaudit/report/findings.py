@@ -1,6 +1,6 @@
 """The two findings of an audit record, read for the reports: "logic" and "float" (float64).
 
-Since issue 27 every ``audit`` and ``exact`` record answers two questions with separate evidence
+Every ``audit`` and ``exact`` record answers two questions with separate evidence
 (the record contract: ``float_policy``, ``decided_by``, ``findings: {"logic": F, "float": F}``):
 
 * **logic**: is the claim right for the mechanism as a model over the reals (thresholds,

@@ -11,7 +11,7 @@ Mapping (honest by construction: nothing undecided is shown as passed):
 * NOT REFUTED / PROVED → a passing case whose ``<system-out>`` says which (``NOT REFUTED`` adds
   "this is not a proof").
 
-A privacy audit with two findings (issue 27: logic and float64) is two test cases, ``TARGET [logic]``
+A privacy audit with two findings (logic and float64) is two test cases, ``TARGET [logic]``
 and ``TARGET [float64]``, each judged by its own finding: a float64 refutation under ``--float warn``
 passes with the warning in ``<system-out>``, and a question not asked (integer outputs,
 ``--float off``) is ``<skipped>`` with the reason (nothing was checked). An ERROR record errs in both.

@@ -18,7 +18,7 @@ A kind whose rule is about a paper's statement (``SarifRule.paper``, e.g. a seed
 defect in code: refuted as its kind expects, its result is a ``note`` with the kind's accepted
 suppression and justification; refuted against that expectation it is an ``error``.
 
-A privacy audit's record with two findings (issue 27: ``findings: {"logic", "float"}``) reports
+A privacy audit's record with two findings (``findings: {"logic", "float"}``) reports
 each refuted finding on its own, under one of two more rules after the kinds' (:data:`FINDING_RULES`):
 ``dpaudit/logic`` (the claim over the reals) and ``dpaudit/float64`` (the float64 implementation's
 porosity), so a consumer tracks them apart. A float64 refutation under ``--float warn`` is level

@@ -206,7 +206,7 @@ CASES = [
         """), 6, "error", "batch form returned 3 outputs"),
 ]
 
-# -- issue 25: plain values only, bounded outputs, forged replies, threads (test_parent_limits.py) --
+# -- plain values only, bounded outputs, forged replies, threads (test_parent_limits.py) --
 _FORGED = ("import pickle, struct\n"
            "payload = pickle.dumps({reply})\n"
            "os.write(int(sys.argv[2]), struct.pack('!i', len(payload)) + payload)\n"

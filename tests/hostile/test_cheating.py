@@ -1,4 +1,4 @@
-"""Mechanisms that cheat the audit rather than escape the sandbox (issue 25, "Cheating mechanisms"):
+"""Mechanisms that cheat the audit rather than escape the sandbox:
 noise seeded with a constant at import, a batch form noisier than the one-call form users call,
 and a declaration forged in the sandbox child. Each must end REFUTED or ERROR, never NOT REFUTED,
 while the legitimate mechanisms beside them (randomized response with p = 0.99, a discrete

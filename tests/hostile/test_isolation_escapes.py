@@ -1,4 +1,4 @@
-"""The sandbox child's isolation against a hostile checkout (issue 25, escapes 1, 3, 4 and the hook).
+"""The sandbox child's isolation against a hostile checkout (the folders, the network, the environment and the audit hook).
 
 * A file in the working folder named like a standard module (``token.py``, ``random.py``,
   ``typing.py``) never runs in the child, nor a ``jinja2.py`` in ``python -m dpaudit`` itself:

@@ -1,5 +1,5 @@
 """dpaudit's own process stays within bounds whatever the sandbox child sends, and only plain
-values are audited (issue 25: escape 6, the last item of 7, the first two cheating mechanisms).
+values are audited (docs/sandbox.md: what comes back to dpaudit).
 
 The child runs the audited code, which can patch dpaudit's modules there and write any bytes to
 the reply pipe: every bound below holds in dpaudit's process (dpaudit/execution/safe_pickle.py,

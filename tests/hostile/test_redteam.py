@@ -1,4 +1,4 @@
-"""What a red-team review of the hardened sandbox found (issue 25, second round), each a regression
+"""What a red-team review of the hardened sandbox found (its second round), each a regression
 test that failed before its fix: noise fixed at import after a fresh first call, a private folder
 too deep for ``shutil.rmtree`` (dpaudit ended with an internal error and left it in /dev/shm), a
 folder made unreadable (left behind without capabilities), and /etc/shadow readable by a child of

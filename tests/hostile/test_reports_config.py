@@ -1,5 +1,5 @@
-"""Reports, configuration and the child's text against a hostile checkout (issue 25, escapes 2 and 5,
-the Markdown item of 7, and a report that fails at the end).
+"""Reports, configuration and the child's text against a hostile checkout
+(report paths, the Markdown report, and a report that fails at the end).
 
 * A report path that is a symbolic link (dangling or not) is refused with one line before any audit
   runs, by every writer (``dpaudit check``, ``dpaudit audit``'s folder, ``dpaudit report``, the

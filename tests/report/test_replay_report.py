@@ -1,4 +1,4 @@
-"""A replay audit's record in every report format (issue 29, item 5): each finding at its call site
+"""A replay audit's record in every report format: each finding at its call site
 (path:line and the line of code) with both values, the scale, the declared sensitivity and the
 excess; for data-dependent control flow and noise scale, the two runs' sequences side by side where
 they part; SARIF with one rule per finding kind and a result per finding at its call site; JUnit

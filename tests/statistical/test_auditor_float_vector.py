@@ -7,7 +7,7 @@ coordinate only.
 * ``porous``: coordinate 0 on the grid 2^5·Z, coordinate 2 a two-sided geometric on ⌊x⌋, and
   coordinate 1 the float64 x + Laplace(30), whose set of possible doubles depends on x (Mironov,
   CCS 2012, §3): not ε-DP for any finite ε. Power: its float64 finding must be REFUTED with
-  ε_LB ≥ 4 at 90% (ε_LB ≥ 5 when it had every validation sample; since issue 27 the float64
+  ε_LB ≥ 4 at 90% (ε_LB ≥ 5 when it had every validation sample; since the two findings split the validation, the float64
   question is validated on its own 5% share, at 10% of α), and the counterexample's event must
   name coordinate 1; its logic finding (the vector over the reals, ε-DP) is not refuted.
 * ``safe``: coordinates 0 and 1 are Mironov's snapping mechanism (Theorem 1: ε/3-DP on doubles)

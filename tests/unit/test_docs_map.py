@@ -103,3 +103,23 @@ def test_architecture_paths_exist(relpath):
     path = ROOT / relpath.rstrip("/")
     matches = list(ROOT.glob(relpath)) if any(c in relpath for c in "*?[") else [path]
     assert any(p.exists() for p in matches), f"docs/ARCHITECTURE.md names {relpath}, which is not in the tree"
+
+
+def test_the_repository_speaks_of_itself_only():
+    """No issue-tracker numbers in the repository: code, tests, docs and benchmarks say what a thing
+    does and cite papers or files, never the number of the tracker item that asked for it (a reader
+    of the repository has no tracker)."""
+    pattern = re.compile(r"\b[Ii]ssues? #?\d+|\b[Ii]ssue-\d+")
+    hits = []
+    for folder in ("dpaudit", "tests", "docs", "benchmarks", "mechanisms", "audits", "examples"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix not in (".py", ".md", ".j2", ".yml", ".toml", ".txt") or "results" in path.parts:
+                continue
+            for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+                if pattern.search(line):
+                    hits.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()[:100]}")
+    for name in ("README.md", "action.yml", "pyproject.toml", "mkdocs.yml"):
+        for n, line in enumerate((ROOT / name).read_text(encoding="utf-8").splitlines(), 1):
+            if pattern.search(line):
+                hits.append(f"{name}:{n}: {line.strip()[:100]}")
+    assert not hits, "issue numbers in the repository:\n" + "\n".join(hits)

@@ -1,4 +1,4 @@
-"""Two findings per audit record (issue 27): every renderer shows the logic and the float64 finding
+"""Two findings per audit record: every renderer shows the logic and the float64 finding
 apart, from records only. The records are built by hand following the record contract (both
 refuted; float-only refuted under ``--float error``; float-only under ``--float warn``; a snapped
 mechanism with float64 NOT REFUTED; integer outputs; ``--float off``; an ERROR record; an older

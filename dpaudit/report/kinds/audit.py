@@ -173,7 +173,7 @@ def plain_sentence(rec: Mapping[str, Any]) -> str:
 class PrivacyAudit(RecordKind):
     """An (ε, δ) claim checked on neighbouring pairs; ``claim`` is ``{epsilon, delta, neighbours}``.
 
-    A record with ``findings`` (issue 27) has two: the logic one and the float64 one
+    A record with ``findings`` has two: the logic one and the float64 one
     (:mod:`dpaudit.report.findings`); its top-level verdict is the overall one under its float
     policy, and its top-level bounds are those of the finding that decided it. Every method here
     reads either kind of record; :meth:`finding_blocks` shows each finding apart, the deciding one
