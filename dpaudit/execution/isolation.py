@@ -12,8 +12,9 @@ nor ``PYTHONPATH`` is on its import path then). Three levels (``dpaudit check --
       no ``chattr +i``.
     * **Landlock** (Linux ≥ 5.13; ABI 4 for TCP, ABI 6 for scopes): the child may read only the
       Python installation, the import path, the system folders, the working folder and the
-      mechanism's own folder, of ``/etc`` only the files :data:`ETC_READABLE` names, and of
-      ``/proc`` only its own entry and machine-wide facts (no other process's environment); it
+      mechanism's own folder, of ``/opt`` only what of these lies there, of ``/etc`` and ``/sys``
+      only what :data:`ETC_READABLE` and :data:`SYS_READABLE` name, and of ``/proc`` only its
+      own entry and machine-wide facts (no other process's environment); it
       may write, move, link or remove only in its private folder (``TMPDIR``; no device nodes
       there, no device ioctl) and write ``/dev/null``; it may execute no program; it may not bind
       or connect TCP ports, nor signal or connect to processes outside its own sandbox. The kernel
@@ -214,15 +215,42 @@ def _etc_entries(etc: str = "/etc") -> list[str]:
     return [os.path.join(etc, name) for name in ETC_READABLE]
 
 
+#: What of /sys the strict child may read, by name (the rest, e.g. firmware tables, block devices,
+#: power and kernel settings, answers no question a mechanism asks). Measured by tracing the
+#: child through the examples and numpy, scipy and OpenBLAS: the CPUs possible and online (the C
+#: library's CPU count, OpenBLAS's threads; their topology and caches, which hwloc and psutil read,
+#: lie in the same folder), the NUMA nodes, numpy's look at transparent huge pages, and the
+#: cgroup CPU quota that joblib (scikit-learn's ``n_jobs``), loky and dask read, which they open
+#: when it exists (an unreadable one breaks ``joblib.cpu_count``).
+SYS_READABLE = (
+    "devices/system/cpu", "devices/system/node", "kernel/mm/transparent_hugepage/enabled",
+    "fs/cgroup/cpu.max", "fs/cgroup/cpu/cpu.cfs_quota_us", "fs/cgroup/cpu/cpu.cfs_period_us",
+    "fs/cgroup/cpuacct/cpu.cfs_quota_us", "fs/cgroup/cpuacct/cpu.cfs_period_us")
+
+
+def _python_roots() -> set[str]:
+    """The Python installation and what its packages need outside the system folders: the
+    prefixes, the import path (site-packages, dist-packages and what ``.pth`` files add), and the
+    folders of ``LD_LIBRARY_PATH`` (a package's native libraries). /opt is granted only through
+    these: a self-hosted runner keeps its credentials there (``/opt/actions-runner``)."""
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    roots |= {p for p in sys.path if p}
+    roots |= {p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)
+              if os.path.isabs(p)}
+    return roots
+
+
 def read_roots(extra: Sequence[str]) -> list[str]:
-    """Folders the strict child may read: Python, the import path, system folders, ``extra``."""
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/lib", "/lib64", "/lib32",
-             "/bin", "/sbin", "/opt", "/sys", *DEVICES, *_etc_entries()}
+    """What the strict child may read: Python and its import path, the system folders (of /opt
+    only what Python needs, of /etc and /sys only what :data:`ETC_READABLE` and
+    :data:`SYS_READABLE` name), ``extra`` (the working and mechanism's folders, the user's
+    ``PYTHONPATH``)."""
+    roots = {"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", *_python_roots(), *DEVICES,
+             *_etc_entries(), *(os.path.join("/sys", name) for name in SYS_READABLE)}
     # of /proc, only this process's own folder and the machine-wide facts: not other processes
     # (a parent's environment is readable there even under Landlock's ptrace rules)
     roots |= {"/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/sys",
               "/proc/loadavg", "/proc/filesystems"}
-    roots |= {p for p in sys.path if p}
     roots |= set(extra)
     return sorted({os.path.realpath(p) for p in roots if os.path.exists(p)})
 

@@ -122,11 +122,13 @@ def _target(arena, name: str = "secret.txt", mode: int = 0o600, where: str = "ou
 
 
 def _in_sandbox(arena, monkeypatch, name: str, body: str, head: str = KERNEL, **env: str):
-    """``dpaudit check`` of a mechanism running ``body`` once in the child; (exit code, record)."""
+    """``dpaudit check`` of a mechanism running ``body`` once in the child; (exit code, record).
+    Without the replay stage: it would run ``body`` first, in the same child, and its ERROR lets
+    the sampling go on (where ``body`` does not run again), so a failed ``expect`` would pass."""
     for key, value in env.items():
         monkeypatch.setenv(key, str(value))
     source = _f(ONCE + indent(dedent(body), "    ") + LAPLACE, head)
-    return check(arena, Case(name, source, 0, "not_refuted"),
+    return check(arena, Case(name, source, 0, "not_refuted"), "--no-replay",
                  *(f"--pass-env={key}" for key in env))
 
 
@@ -442,3 +444,44 @@ def test_nothing_of_another_process_is_read_beyond_its_existence(arena, monkeypa
         expect(results, ("EACCES", "EPERM"))
         """
     contained(*_in_sandbox(arena, monkeypatch, "reads_other_process", body))
+
+
+# -- escape: /opt and /sys are readable only where Python, its packages and numpy need them -------
+
+@needs_sandbox
+@pytest.mark.skipif(not os.access("/opt", os.W_OK), reason="plants a runner's credentials in /opt")
+def test_a_runners_credentials_under_opt_are_not_readable(arena, monkeypatch):
+    """A self-hosted runner keeps its credentials under /opt (``/opt/actions-runner/.credentials``):
+    a 0600 file there, owned by the child's own user (root here, so the mode alone does not stop
+    it), does not open, nor does its folder list; of /sys, a file no CPU count needs does not open
+    either, while what numpy and OpenBLAS read of it (the CPUs online) does."""
+    folder = f"/opt/dpaudit-test-runner-{uuid.uuid4().hex[:8]}"
+    os.mkdir(folder, 0o700)
+    secret = os.path.join(folder, ".credentials")
+    with open(os.open(secret, os.O_WRONLY | os.O_CREAT, 0o600), "w") as fh:
+        fh.write('{"token": "AAAA-runner-secret"}\n')
+    denied = [secret, folder]
+    denied += [p for p in ("/sys/kernel/uevent_seqnum", "/sys/power/state", "/sys/block")
+               if os.path.exists(p)]
+    needed = [p for p in ("/sys/devices/system/cpu/online", "/sys/devices/system/cpu/possible")
+              if os.path.exists(p)]
+    assert needed
+    body = """\
+        def opens(path):
+            fd = libc.open(path.encode(), os.O_RDONLY)
+            if fd < 0:
+                return errno.errorcode.get(ctypes.get_errno(), "?")
+            os.close(fd)
+            return "succeeded"
+        expect({p: opens(p) for p in os.environ["DPAUDIT_HOSTILE_DENIED"].split(":")}, ("EACCES",))
+        expect({p: opens(p) for p in os.environ["DPAUDIT_HOSTILE_NEEDED"].split(":")},
+               ("succeeded",))
+        """
+    try:
+        code, rec = _in_sandbox(arena, monkeypatch, "reads_opt", body,
+                                DPAUDIT_HOSTILE_DENIED=":".join(denied),
+                                DPAUDIT_HOSTILE_NEEDED=":".join(needed))
+    finally:
+        os.remove(secret)
+        os.rmdir(folder)
+    contained(code, rec)
