@@ -159,6 +159,9 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     from dpaudit.auditing.looks import run as run_looks
 
     t0 = time.monotonic()
+    # the checks before the sampling count against ``timeout`` too (a slow mechanism's replay
+    # check alone took 20 s): each gets a share of what is left, the sampling the rest
+    deadline = None if timeout is None else t0 + timeout
     own = None
     if executor is None:
         own = _default_executor(spec)
@@ -168,13 +171,14 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     try:
         with single_blas_thread():  # speed beside other processes, and core-count-free results
             estimate = probe_estimate(spec, executor, seed, budget, progress, context)
-            reproducible = _replays(spec, executor, seed, estimate)
-            differ = _forms_differ(spec, executor, seed, budget)
+            reproducible = _replays(spec, executor, seed, estimate, _left(deadline))
+            differ = _forms_differ(spec, executor, seed, budget, estimate, _left(deadline))
             if differ is None:
                 executor = _independent(executor, reproducible)
-                checked = _checkpoints(spec, executor, seed, budget, reproducible, estimate)
+                checked = _checkpoints(spec, executor, seed, budget, reproducible, estimate,
+                                       _left(deadline))
                 out, looks = run_looks(spec, checked or executor, budget=budget,
-                                       confidence=confidence, seed=seed, timeout=timeout,
+                                       confidence=confidence, seed=seed, timeout=_left(deadline),
                                        progress=progress, early_stop=bool(early_stop))
     finally:
         if own is not None:
@@ -184,19 +188,38 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     if differ is not None:
         return _forms_result(spec, differ, budget, confidence, seed, time.monotonic() - t0,
                              reproducible, bool(early_stop), context)
+    limit = timeout if context is None or context.time_limit is None else context.time_limit
     return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible,
-                           looks, bool(early_stop), context, estimate=estimate, timeout=timeout)
+                           looks, bool(early_stop), context, estimate=estimate, timeout=limit)
+
+
+#: the share of the time left that each check before the sampling may take at most
+_CHECK_SHARE = 0.2
+
+
+def _left(deadline: Optional[float]) -> Optional[float]:
+    return None if deadline is None else max(0.001, deadline - time.monotonic())
+
+
+def _fitting(n: int, estimate: Optional[dict], left: Optional[float], least: int) -> int:
+    """``n`` calls, or fewer (``least`` at most) when ``n`` would take more than
+    :data:`_CHECK_SHARE` of the ``left`` seconds at the estimate's time per call."""
+    if left is None or estimate is None or not estimate["seconds_per_call"] > 0:
+        return n
+    return int(min(n, max(least, _CHECK_SHARE * left / estimate["seconds_per_call"])))
 
 
 def _replays(spec: MechanismSpec, executor: Executor, seed: int,
-             estimate: Optional[dict] = None) -> Optional[bool]:
+             estimate: Optional[dict] = None, left: Optional[float] = None) -> Optional[bool]:
     """:func:`dpaudit.reproduce.replays`, None when the mechanism fails (the audit reports it).
-    A slow mechanism is checked on fewer calls (at least 4, about 20 s of them)."""
+    A slow mechanism is checked on fewer calls (at least 4, about 20 s of them), and on fewer
+    still (at least 1) when 2·n calls would take more than a share of the ``left`` seconds."""
     from dpaudit.reproduce import REPLAY_CHECK_CALLS, replays
 
     n = REPLAY_CHECK_CALLS
     if estimate is not None and estimate["seconds_per_call"] > 0:
         n = int(min(n, max(4, 10.0 / estimate["seconds_per_call"])))
+    n = _fitting(2 * n, estimate, left, 2) // 2  # two batches of n
     try:
         return replays(spec, executor, seed, n=n)
     except MechanismError:
@@ -204,32 +227,37 @@ def _replays(spec: MechanismSpec, executor: Executor, seed: int,
 
 
 def _checkpoints(spec: MechanismSpec, executor: Executor, seed: int, budget: int,
-                 reproducible: Optional[bool], estimate: Optional[dict]) -> Any:
+                 reproducible: Optional[bool], estimate: Optional[dict],
+                 left: Optional[float] = None) -> Any:
     """The executor to sample with, wrapped in :class:`dpaudit.execution.honesty.Checkpoints`
     (the same calls on one seed drawn again at positions spread over the run) when the
-    mechanism takes an rng and its outputs were a function of it at the start; else None."""
-    from dpaudit.execution.honesty import CHECKPOINT_CALLS, Checkpoints
+    mechanism takes an rng and its outputs were a function of it at the start; else None. Its
+    (CHECKPOINTS + 1)·n calls take a share of the ``left`` seconds at most (n ≥ 2)."""
+    from dpaudit.execution.honesty import CHECKPOINT_CALLS, CHECKPOINTS, Checkpoints
 
     if reproducible is not True or spec.call_form is CallForm.DATA:
         return None
     n = CHECKPOINT_CALLS
     if estimate is not None and estimate["seconds_per_call"] > 0:
         n = int(min(n, max(2, 2.0 / estimate["seconds_per_call"])))
+    n = _fitting((CHECKPOINTS + 1) * n, estimate, left, (CHECKPOINTS + 1) * 2) // (CHECKPOINTS + 1)
     try:
         return Checkpoints(executor, spec, seed, budget, n=n)
     except MechanismError:
         return None
 
 
-def _forms_differ(spec: MechanismSpec, executor: Executor, seed: int,
-                  budget: int) -> Optional[tuple]:
+def _forms_differ(spec: MechanismSpec, executor: Executor, seed: int, budget: int,
+                  estimate: Optional[dict] = None, left: Optional[float] = None) -> Optional[tuple]:
     """:func:`dpaudit.execution.honesty.forms_differ`: whether the one-call form ``f(data, rng)``
     of a batch-form mechanism releases another law than the batch form the audit samples; None
-    when it does not, or when the mechanism fails (the audit reports it)."""
+    when it does not, or when the mechanism fails (the audit reports it). Its 2·n calls take a
+    share of the ``left`` seconds at most (at the batch form's time per call, the one known)."""
     from dpaudit.execution.honesty import form_samples, forms_differ
 
     try:
-        return forms_differ(spec, executor, seed, n=form_samples(budget))
+        return forms_differ(spec, executor, seed, n=_fitting(2 * form_samples(budget), estimate,
+                                                             left, 4) // 2)
     except MechanismError:
         return None
 

@@ -49,8 +49,10 @@ if TYPE_CHECKING:  # the audit's modules load lazily: the sandbox child boots me
 __all__ = ["CheckSettings", "resolve_settings", "read_config", "run_check", "exit_code",
            "reproduce_command"]
 
-#: Seconds the sandbox grants beyond ``--timeout`` so the auditor can stop on its own first.
-_TIMEOUT_GRACE = 5.0
+#: Seconds the sandbox grants beyond ``--timeout`` so the auditor can stop on its own first (it
+#: stops between draws; a draw of a slow mechanism, thousands of calls in one batch, is then cut by
+#: the sandbox, which stops the child: the run ends within the limit and this, plus the reports).
+_TIMEOUT_GRACE = 0.5
 #: A first call at least this slow (seconds) times the audit's estimate by itself.
 SLOW_FIRST_CALL = 0.05
 
@@ -74,6 +76,8 @@ def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbou
 def run_check(args: argparse.Namespace) -> ExitCode:
     """Run ``dpaudit check``; return its exit code (only ``dpaudit.cli.main`` exits)."""
     started = time.time()
+    # --timeout counts from the process's start (dpaudit.cli.main), else from here
+    begun = getattr(args, "started", None) or time.monotonic()
     command = shlex.join(["dpaudit", *getattr(args, "argv", sys.argv[1:])])
     reports = report_paths(args)
     targets = args.target if isinstance(args.target, (list, tuple)) else [args.target]
@@ -93,7 +97,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     progress = Progress(quiet=settings.quiet)
     records: list[dict] = []
     internal_errors = 0
-    deadline = None if settings.timeout is None else time.monotonic() + settings.timeout
+    deadline = None if settings.timeout is None else begun + settings.timeout
     try:
         cluster = _cluster(settings)
     except UsageError as exc:
@@ -385,7 +389,8 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
                                      float_policy=spec.float_policy)
 
         origin = Origin(location(spec.source), isolation)
-        context = AuditContext(reproduce=replay, family=_family(settings), origin=origin)
+        context = AuditContext(reproduce=replay, family=_family(settings), origin=origin,
+                               time_limit=settings.timeout)
         if fresh is not None:
             # a slow one-call form's first call times the audit (the estimate, now); a fast one's
             # is mostly warm-up and round trip, and a batch form's first batch too small: the
@@ -398,7 +403,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
                                                 settings))
                 partial["seconds_per_call"] = per_call
 
-            _fresh_first_calls(fresh, spec, executor, settings.seed, timed)
+            _fresh_first_calls(fresh, spec, executor, settings.seed, timed, deadline)
             if fresh.seconds_per_call is not None and fresh.seconds_per_call >= slow:
                 context = replace(context, seconds_per_call=fresh.seconds_per_call)
         # after the fresh-process check's first calls (those must be the child's first); the
@@ -427,7 +432,7 @@ def _check_one(target: str, settings: CheckSettings, progress: Progress,
             failed = _error_record(name, str(exc), replay(), elapsed_s=time.monotonic() - t0,
                                    location=origin.location, isolation=isolation)
         if fresh is not None:
-            result = _fixed_noise(result, fresh, spec, settings)
+            result = _fixed_noise(result, fresh, spec, settings, deadline)
         record = failed if result is None else result.to_record()
         if stage is None:
             return record
@@ -478,11 +483,12 @@ def _replay_of_curve(name: str, curve: Mapping[str, Any]) -> dict:
 
 
 def _fresh_first_calls(fresh: FreshProcesses, spec: MechanismSpec, executor: SandboxExecutor,
-                       seed: int, timed: Any = None) -> None:
+                       seed: int, timed: Any = None, deadline: Optional[float] = None) -> None:
     """Start the fresh-process check (:mod:`dpaudit.execution.honesty`): the first calls on D in
     the audit's own child, before any other, then D in an extra child and, only if the two agree
     beyond chance, D′ in another, while the audit runs. D and D′ are the relation's first
-    structured pair whose sums and means differ."""
+    structured pair whose sums and means differ. Its first calls take a share of the time left
+    before ``deadline`` at most (:data:`dpaudit.execution.honesty.FRESH_SHARE`)."""
     from dpaudit.execution.honesty import fresh_pair
     from dpaudit.neighbours.registry import relation
 
@@ -490,19 +496,22 @@ def _fresh_first_calls(fresh: FreshProcesses, spec: MechanismSpec, executor: San
         pair = fresh_pair(relation(spec.neighbours).patterns(spec.domain, spec.size))
     except Exception:  # noqa: BLE001 - a relation without patterns: no check, the audit runs
         return
-    fresh.first_calls(spec, executor, pair, seed, timed)
+    fresh.first_calls(spec, executor, pair, seed, timed, deadline=deadline)
 
 
 def _fixed_noise(result: Optional[AuditResult], fresh: FreshProcesses, spec: MechanismSpec,
-                 settings: CheckSettings) -> Optional[AuditResult]:
+                 settings: CheckSettings, deadline: Optional[float] = None) -> Optional[AuditResult]:
     """``result``, or a REFUTED one (ε = ∞) when the noise is the same in every fresh process and
     the first releases on D and D′ differ (an ERROR stays: the mechanism failed). Waits for the
-    fresh-process check either way."""
+    fresh-process check either way, until ``deadline`` at most (the check then says nothing)."""
     from dpaudit.execution.honesty import ALPHA
     from dpaudit.results import (FLOAT, LOGIC, AuditResult, Counterexample, Finding,
                                  FixedNoiseDetails, FixedNoiseFacts, Interval, Verdict)
 
-    found = fresh.result(timeout=fresh.wait_seconds(settings.call_timeout))
+    wait = fresh.wait_seconds(settings.call_timeout)
+    if deadline is not None:
+        wait = min(wait, max(0.0, deadline - time.monotonic()))
+    found = fresh.result(timeout=wait)
     if found is None or result is None or result.verdict is Verdict.ERROR:
         return result
     event = {"kind": "fixed-noise", "text": found.reason, "atoms": [found.first]}

@@ -260,8 +260,24 @@ def _hypothesis_storage() -> None:
     os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(cache, "dpaudit", "hypothesis")
 
 
-def run(argv: Optional[Sequence[str]] = None) -> ExitCode:
-    """Parse ``argv`` and run the subcommand; return its exit code (never exits)."""
+def _process_started() -> Optional[float]:
+    """When this process started, on the ``time.monotonic`` clock (Linux: its start time in
+    ``/proc/self/stat`` against the boot-time clock), so that ``--timeout`` counts the
+    interpreter's start and dpaudit's imports too; None where that cannot be read."""
+    import time
+
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+    return time.monotonic() - age if 0.0 <= age < 60.0 else None
+
+
+def run(argv: Optional[Sequence[str]] = None, started: Optional[float] = None) -> ExitCode:
+    """Parse ``argv`` and run the subcommand; return its exit code (never exits). ``started``:
+    when the run began (``time.monotonic``), if before this call (``--timeout`` counts from it)."""
     from dpaudit.errors import DpauditError
 
     _hypothesis_storage()
@@ -272,6 +288,7 @@ def run(argv: Optional[Sequence[str]] = None) -> ExitCode:
             build_parser().print_help(sys.stderr)
             return ExitCode.USAGE_ERROR
         args.argv = args_list  # the command line as given, for reports and reproduce lines
+        args.started = started
         module, func = _COMMANDS[args.command]
         if args.command == "check" and any(str(t).startswith("lib:") for t in args.target):
             module, func = "dpaudit.library_check", "run_library_check"  # lib:... targets
@@ -312,8 +329,9 @@ def _quiet_lost_interrupts() -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     """Console entry point: the only place that exits."""
+    started = _process_started()
     _quiet_lost_interrupts()
-    code = run(argv)
+    code = run(argv, started)
     try:
         if sys.stdout is not None:
             sys.stdout.flush()

@@ -462,6 +462,9 @@ class AuditContext:
     declared_by: Optional[str] = None
     #: the mechanism's time per call, when the command measured it (no second timing probe)
     seconds_per_call: Optional[float] = None
+    #: the run's whole time limit as the user gave it (``--timeout``), which a cut-short audit's
+    #: note names; the audit's own ``timeout`` is what was left of it when the audit began
+    time_limit: Optional[float] = None
 
 
 # -- one finding, and the audit's result ---------------------------------------------------------------

@@ -93,6 +93,11 @@ FRESH_LOOP_CALLS = 64
 #: ALPHA (p ≤ 2·exp(−m/2) for m agreements of outputs that never agree by chance)
 FRESH_SECONDS = 10.0
 FRESH_MIN_CALLS = 32
+#: ... and at most this share of the time left before the run's deadline (``--timeout``): the
+#: calls are the audit's own child's, before its replay stage and sampling. When fewer than
+#: FRESH_MIN_CALLS fit, the test could not reach ALPHA: only the timed first call is made, and
+#: the check says nothing
+FRESH_SHARE = 0.2
 #: one-call and batch outputs compared by :func:`forms_differ`, each
 FORM_SAMPLES = 500
 #: positions of the sampled audit's run at which :class:`Checkpoints` redraws its calls
@@ -252,10 +257,13 @@ class FreshProcesses:
                 pass
 
     def first_calls(self, spec: Any, executor: Any, pair: tuple, seed: int,
-                    timed: Optional[Callable[[float], None]] = None) -> None:
+                    timed: Optional[Callable[[float], None]] = None,
+                    deadline: Optional[float] = None) -> None:
         """Run the first batch on D in the audit's executor, then start the extra children's.
         ``timed(seconds_per_call)`` hears how long the first call took (the first batch, for a
-        batch form), before any other call: the audit's estimate comes from it."""
+        batch form), before any other call: the audit's estimate comes from it. A slow one-call
+        form makes no more calls than :data:`FRESH_SHARE` of the time left before ``deadline``
+        (a ``time.monotonic`` reading) allows."""
         from dpaudit.spec import CallForm
 
         self._pair = pair
@@ -278,6 +286,9 @@ class FreshProcesses:
                 if timed is not None:
                     timed(took)
                 rest = int(min(self.calls, max(FRESH_MIN_CALLS, FRESH_SECONDS / max(took, 1e-9)))) - 1
+                if deadline is not None:
+                    fit = int(FRESH_SHARE * max(0.0, deadline - time.monotonic()) / max(took, 1e-9))
+                    rest = min(rest, fit) if fit + 1 >= FRESH_MIN_CALLS else 0
                 plan = [1, rest] if rest > 0 else [1]
                 self._first = one
                 if rest > 0:
@@ -288,6 +299,8 @@ class FreshProcesses:
         except MechanismError:
             self._first = None  # the audit meets the failure again and reports it
             return
+        if self.calls < FRESH_MIN_CALLS and not batch:
+            return  # cut by the time limit: too few calls for the test to say anything
         work = [(pair[0], seeds[1]), (pair[1], seeds[2])]
 
         def run() -> None:
