@@ -574,14 +574,14 @@ def _without_curve(overrides: Mapping[str, Any]) -> dict:
 def _curve_record(spec: MechanismSpec, curve: dict, settings: CheckSettings, executor: Any,
                   isolation: str) -> dict:
     """Audit ``spec`` against its curve claim (:func:`dpaudit.curve_audit`, on the run's executor:
-    the sandbox child, or Dask) and return the record, with the ``dpaudit check`` line that
-    replays it."""
+    the sandbox child, or Dask; early stopping as ``--no-early-stop`` says) and return the record,
+    with the ``dpaudit check`` line that replays it."""
     from dpaudit.curves import curve_audit
     from dpaudit.reproduce import as_target, number
 
     result = curve_audit(spec, **curve, samples=settings.samples,
                          confidence=settings.target_confidence, seed=settings.seed,
-                         executor=executor)
+                         executor=executor, early_stop=settings.early_stop)
     rec = result.to_record()
     (key, value), = curve.items()
     stated = [f"--{key}={number(value)}"] if key in ("rho", "mu") else []
@@ -589,7 +589,7 @@ def _curve_record(spec: MechanismSpec, curve: dict, settings: CheckSettings, exe
              f"--neighbours={spec.neighbours.value}",
              f"--domain={number(spec.domain.lo)}:{number(spec.domain.hi)}", f"--size={spec.size}",
              *([f"--samples={settings.samples}"] if settings.samples else []),
-             f"--seed={settings.seed}"]
+             f"--seed={settings.seed}", *([] if settings.early_stop else ["--no-early-stop"])]
     rec["reproduce"] = shlex.join(parts)
     rec["isolation"] = isolation
     if spec.source:

@@ -54,3 +54,22 @@ def test_flags_state_the_curve_and_a_point_claim_with_it_is_refused(tmp_path):
     proc = dpaudit("check", "m.py:gaussian", "--mu", "1", "--epsilon", "1", cwd=tmp_path)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 3 and len(lines) == 1 and "state two claims" in lines[0]
+
+
+def test_no_early_stop_reaches_the_curve_audit(tmp_path):
+    """``--no-early-stop`` spends the whole budget at once in a curve audit too: no looks are
+    recorded (``details["sequential"]``), every sample is drawn, and the reproduce line says so;
+    without it the same check records its looks and stops at the first that refutes."""
+    (tmp_path / "m.py").write_text(MECH)
+    args = ("check", "m.py:too_little_noise", "--samples", "50000", "--quiet")
+    early = dpaudit(*args, "--json", "early.json", cwd=tmp_path)
+    assert early.returncode == 1, early.stdout + early.stderr
+    rec = json.loads((tmp_path / "early.json").read_text())["results"][0]
+    assert rec["details"]["sequential"]["stopped_early"] and rec["samples"] < 50000
+    whole = dpaudit(*args, "--no-early-stop", "--json", "whole.json", cwd=tmp_path)
+    assert whole.returncode == 1, whole.stdout + whole.stderr
+    rec = json.loads((tmp_path / "whole.json").read_text())["results"][0]
+    assert rec["kind"] == "curve" and rec["verdict"] == "refuted"
+    assert "sequential" not in rec["details"], rec["details"]["sequential"]
+    assert rec["samples"] >= 0.99 * 50000  # the whole budget (pairs drawn in equal halves)
+    assert "--no-early-stop" in rec["reproduce"].split()
