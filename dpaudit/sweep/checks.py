@@ -30,7 +30,7 @@ def record_audit(case: Case, result: Any) -> None:
     case.verdict = source.verdict.value
     case.bound = None if source.epsilon_lower_bound is None else float(source.epsilon_lower_bound)
     flt = findings.get("float")
-    if flt is not None:
+    if flt is not None and getattr(flt, "verdict", None) is not None:
         case.details["float64"] = {"verdict": flt.verdict.value,
                                    "epsilon_lower_bound": jsonable(flt.epsilon_lower_bound),
                                    "event": (getattr(flt.counterexample, "event", None) or {}).get("text")
@@ -44,7 +44,7 @@ def record_audit(case: Case, result: Any) -> None:
         ev.update(dataset=_list(ce.dataset), neighbour=_list(ce.neighbour),
                   event=(ce.event or {}).get("text") if isinstance(ce.event, dict) else str(ce.event),
                   event_record=jsonable(ce.event), p=ce.p, q=ce.q)
-    ev["findings"] = {k: getattr(f, "verdict", None).value if getattr(f, "verdict", None) is not None else None
+    ev["findings"] = {k: None if getattr(f, "verdict", None) is None else f.verdict.value
                       for k, f in findings.items()}
     if result.verdict.value == "error":
         case.reason = str(result.error or "the audited call failed")[:300]

@@ -95,7 +95,8 @@ def reproduction(case: Case, obj: Any = None, library: str = "opendp") -> Option
         from dpaudit.sweep.polars import FRAME_CODE
 
         head += "import polars as pl\n\n" + FRAME_CODE
-    head += ("\ndp.enable_features(\"contrib\", \"floating-point\")\n"
+    features = '"contrib", "honest-but-curious"' if "make_user_" in case.code else '"contrib"'
+    head += (f"\ndp.enable_features({features})\n"
              f"obj = {case.code}\n")
     if case.check == "stability" and obj is not None:
         pair = _inputs(case, obj)

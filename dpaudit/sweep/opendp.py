@@ -57,6 +57,9 @@ POOL = 10
 CHECKED_MEASURES = ("MaxDivergence", "Approximate(MaxDivergence)", "FixedSmoothedMaxDivergence",
                     "ZeroConcentratedDivergence", "SmoothedMaxDivergence",
                     "Approximate(ZeroConcentratedDivergence)")
+#: seconds of build attempts per constructor at most (a refusal costs 0.4 ms, or 0.1 s when Rust
+#: captures its backtrace: RUST_BACKTRACE=1 read before the sweep could turn it off)
+BUILD_SECONDS = 20.0
 #: the δ at which an approximate-zCDP claim (ρ, δ) is stated as (ε, δ + δ′)
 DELTA = 1e-6
 
@@ -201,6 +204,8 @@ class Descriptors:
                     obj = fn(**{k: v.obj for k, v in zip(need, combo)})
                 except Exception:  # noqa: BLE001 - the library refuses these element domains
                     continue
+                if not isinstance(obj, importlib.import_module("opendp.mod").Domain):
+                    break  # a text about a domain (domain_debug, domain_type…), not a domain
                 out.append(Value(obj, f"dp.{name}(" + ", ".join(f"{k}={v.code}" for k, v in zip(need, combo)) + ")"))
         return out
 
@@ -323,7 +328,12 @@ class Sweeper:
         seed = self.seed + sum(map(ord, qual))
         rng = np.random.default_rng(seed)
 
+        stop = time.monotonic() + BUILD_SECONDS
+
         def attempt(combo: dict) -> bool:
+            if time.monotonic() > stop:  # the library's refusals are slow (a captured backtrace)
+                refusals["(attempts cut short: the build time limit was reached)"] += 1
+                return False
             try:
                 obj = fn(**{k: v.obj for k, v in combo.items()})
             except Exception as exc:  # noqa: BLE001 - the library refuses the combination
