@@ -140,6 +140,12 @@ def _batch(measurement: Any, convert: Callable, keys: Optional[tuple] = None) ->
     composed: dict[int, Any] = {}
 
     def draw(x: Any, k: int) -> list:
+        if "frames" not in composed:
+            # a Polars release (OnceFrame) from make_composition segfaults OpenDP 0.16 when
+            # collected (benchmarks/results/opendp_sweep_drafts/): frames are drawn one call at a time
+            composed["frames"] = hasattr(measurement(x), "collect")
+        if composed["frames"]:
+            return [measurement(x) for _ in range(k)]
         if k not in composed:
             try:
                 composed[k] = dp.c.make_composition([measurement] * k)
