@@ -124,7 +124,8 @@ def _metric_name(metric: Any) -> str:
     """``"SymmetricDistance"`` from ``SymmetricDistance()``, ``"AbsoluteDistance"`` from
     ``AbsoluteDistance(T=f64)`` (an OpenDP Metric, its ``str`` or its type name)."""
     text = str(getattr(metric, "type", None) or metric)
-    return re.split(r"[(<]", text.strip(), maxsplit=1)[0]
+    # OpenDP names some types by their Rust path: opendp::metrics::LInfDistance<i32>
+    return re.split(r"[(<]", text.strip(), maxsplit=1)[0].split("::")[-1]
 
 
 def relation_for_metric(metric: Any, d_in: Any) -> tuple[Neighbours, float]:

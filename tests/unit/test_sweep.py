@@ -149,3 +149,13 @@ def test_a_grouped_polars_release_is_read_as_released_keys(dp):
     assert frame_values(df, ("g",)) == {0: (3, 0.5), 1: (4, 1.5)}
     assert frame_values(df.head(1).select("x")) == 0.5
     assert frame_values(df.head(1)) == (0, 3, 0.5)
+
+
+def test_a_metric_named_by_its_rust_path_is_read(dp):
+    from dpaudit.adapters import opendp
+
+    m = dp.m.make_noisy_max(dp.vector_domain(dp.atom_domain(T="i32"), size=3), dp.linf_distance(T="i32"),
+                            dp.max_divergence(), scale=1.0)
+    assert str(m.input_metric.type).startswith("opendp::metrics::LInfDistance")
+    spec = opendp.target(m)
+    assert spec.neighbours.value == "linf" and spec.size == 3 and spec.epsilon == m.map(1)
