@@ -220,7 +220,7 @@ def test_a_loadable_file_named_like_a_flag_is_audited_in_the_sandbox(checkout):
 
 
 def test_values_after_double_dash_are_not_joined_to_a_flag():
-    from dpaudit.cli import _join_dash_values
+    from dpaudit.cli import _join_dash_values  # private: the argv rewrite itself, not reachable alone through main()
 
     assert _join_dash_values(["check", "--", "--domain", "-1:2"]) == ["check", "--", "--domain", "-1:2"]
     assert _join_dash_values(["check", "--domain", "-1:2", "--", "x.py"]) == ["check", "--domain=-1:2", "--", "x.py"]

@@ -40,14 +40,16 @@ def _check(arena, capfd, name: str, source: str, *flags: str) -> tuple[int, dict
 def test_noise_fixed_after_a_fresh_first_call_is_refuted(arena, capfd):
     """The first release of a process used fresh randomness, every later one noise seeded at
     import: the fresh-process check compared first outputs only and said nothing (NOT REFUTED);
-    in real use the second release of every run was the sum plus the same number."""
+    in real use the second release of every run was the sum plus the same number. (It takes no
+    ``rng``: its own randomness is allowed by the contract, so the fresh-process check is what
+    must see it; with an ``rng`` it ignores, the replay names the generator instead.)"""
     code, rec, _ = _check(arena, capfd, "fixed_after_first", f"""\
         import os
         import numpy as np
         _g = np.random.default_rng(7)
         _n = [0]
 
-        def f(data, rng):
+        def f(data):
             _n[0] += 1
             if _n[0] == 1:
                 fresh = np.random.default_rng(int.from_bytes(os.urandom(8), "little"))
