@@ -262,12 +262,13 @@ class PrivacyAudit(RecordKind):
             return plain_sentence(rec)
         text = self.evidence_text() + self.limits_clause()
         stage = self.replay_stage()
-        if rec.get("decided_by") == fnd.REPLAY and stage is not None:
-            return f"{stage.finding()}; the sampling: {text}"
+        by_replay = rec.get("decided_by") == fnd.REPLAY and stage is not None
+        if by_replay:  # the replay's finding first; the float64 one still ends the line
+            text = f"{stage.finding()}; the sampling: {text}"
         flt = fnd.finding(rec, fnd.FLOAT)
         if flt is None or rec.get("question"):
             return text
-        if flt.decides and flt.refuted:
+        if flt.decides and flt.refuted and not by_replay:
             return f"{text}; fix: {fnd.FLOAT_FIX}"
         status = fnd.float_status(rec)
         return f"{text}; {status}" if status else text
