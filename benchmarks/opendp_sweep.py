@@ -50,7 +50,7 @@ def _controls():
     for s in (0.5, 1.0, 2.0, 4.0):
         add(f"laplace f64 scale {s}", f"dp.m.make_laplace({f64}, scale={s})", 1 / s, 1.0)
         add(f"gaussian f64 scale {s}", f"dp.m.make_gaussian({f64}, scale={s})", 1 / (2 * s * s), 1.0)
-    for s in (1.0, 2.0, 3.0):
+    for s in (1.0, 2.0, 3.0, 4.0):
         add(f"laplace i32 scale {s}", f"dp.m.make_laplace({i32}, scale={s})", 1 / s, 1)
         add(f"geometric i32 scale {s}", f"dp.m.make_geometric({i32}, scale={s})", 1 / s, 1)
         add(f"gaussian i32 scale {s}", f"dp.m.make_gaussian({i32}, scale={s})", 1 / (2 * s * s), 1)
@@ -85,8 +85,10 @@ def _controls():
     vec = "dp.vector_domain(dp.atom_domain(T='i32')), dp.symmetric_distance()"
     add("WRONG: a count whose map halves d_in", f"dp.t.make_user_transformation({vec}, dp.atom_domain(T='i32'), "
         "dp.absolute_distance(T='i32'), lambda x: len(x), lambda d: d // 2)", 0, 1, right=False)
-    add("WRONG: a clamp-free sum of i32 claiming map = d_in", f"dp.t.make_user_transformation({vec}, "
-        "dp.atom_domain(T='i32'), dp.absolute_distance(T='i32'), lambda x: sum(x), lambda d: d)", 1, 1, right=False)
+    bounded = "dp.vector_domain(dp.atom_domain(bounds=(0, 10), T='i32')), dp.symmetric_distance()"
+    add("WRONG: a sum of i32 records in [0, 10] claiming map = d_in (true 10·d_in)",
+        f"dp.t.make_user_transformation({bounded}, dp.atom_domain(T='i32'), dp.absolute_distance(T='i32'), "
+        "lambda x: sum(x), lambda d: d)", 1, 1, right=False)
     add("WRONG: Laplace(1) claiming ε = d_in / 2", f"(lambda L: dp.m.make_user_measurement({f64}, "
         f"dp.max_divergence(), lambda x: L(x), lambda d: d / 2, TO=float))(dp.m.make_laplace({f64}, scale=1.0))",
         0.5, 1.0, right=False)
