@@ -44,12 +44,17 @@ if TYPE_CHECKING:  # bound by _import_after_isolation(), once the child is isola
     from dpaudit.execution.shared_outputs import BufferWriter
     from dpaudit.rng import generator
 
-__all__ = ["main", "CallTimeout", "WATCHDOG_EXIT", "KILL_GRACE", "describe_size"]
+__all__ = ["main", "CallTimeout", "WATCHDOG_EXIT", "KILL_GRACE", "ENGINE_CALL_FLOOR", "describe_size"]
 
 #: Exit status of a child whose watchdog gave up on a call that ignored the interruption.
 WATCHDOG_EXIT = 86
 #: Seconds a call gets to react to the watchdog's interruption before the child exits.
 KILL_GRACE = 2.0
+#: While an evidence engine runs in the child, the watchdog's limit is at least this: the engine's
+#: own work between two calls of the function (comparing the runs, reading every generator's state,
+#: one call traced line by line) is dpaudit's, and under load it took longer than a tight
+#: ``--call-timeout`` and was reported as the mechanism hanging
+ENGINE_CALL_FLOOR = 5.0
 
 
 class CallTimeout(BaseException):
@@ -381,17 +386,20 @@ def _engine(name: str, original: Any, func: Any, options: dict, watchdog: Option
     engine = getattr(importlib.import_module(module), attr)  # its imports load before any call
     counted = functools.update_wrapper(watchdog.wrap(original), original) \
         if watchdog is not None else func
+    limit = watchdog.limit if watchdog is not None else None
     if watchdog is not None:
+        watchdog.limit = max(limit, ENGINE_CALL_FLOOR)
         watchdog.begin()
     try:
         return ("record", engine(counted, **options))
     except (CallTimeout, MemoryError, SystemExit) as exc:
-        return _stopped(exc, call_timeout, memory)
+        return _stopped(exc, watchdog.limit if watchdog is not None else call_timeout, memory)
     except Exception as exc:  # noqa: BLE001 - a claim the engine refuses: the target's ERROR
         return ("error", f"{type(exc).__name__}: {str(exc)[:300]}", False, 0)
     finally:
         if watchdog is not None:
             watchdog.busy = False
+            watchdog.limit = limit
 
 
 def _unpicklable(outputs: list) -> int:

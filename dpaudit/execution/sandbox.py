@@ -60,7 +60,7 @@ import numpy as np
 from dpaudit.errors import InvalidArgument, LoadError, MechanismError, TimeLimitReached
 from dpaudit.execution import safe_pickle
 from dpaudit.execution.base import BatchTask
-from dpaudit.execution.child import KILL_GRACE, WATCHDOG_EXIT
+from dpaudit.execution.child import ENGINE_CALL_FLOOR, KILL_GRACE, WATCHDOG_EXIT
 from dpaudit.execution.isolation import child_environment
 from dpaudit.execution.process import OutputTail, StopOnSignals, describe_exit, kill_tree, printable
 from dpaudit.execution.shared_outputs import OutputPool
@@ -422,7 +422,8 @@ class SandboxExecutor:
             self.start()
             self._post(pickle.dumps(("engine", str(name), dict(options)),
                                     protocol=pickle.HIGHEST_PROTOCOL), None)
-            reply = self._receive(limit, None, during="running the replay audit")
+            reply = self._receive(limit, None, during="running the replay audit",
+                                  call_floor=ENGINE_CALL_FLOOR)
             if reply[0] == "record" and len(reply) == 2 and type(reply[1]) is dict:
                 return reply[1]
             if reply[0] == "error" and error_reply(reply, 1):
@@ -498,7 +499,7 @@ class SandboxExecutor:
 
     # -- plumbing ---------------------------------------------------------------------------
     def _receive(self, limit: Optional[float], data: Any, *, during: str,
-                 per_call: bool = True) -> tuple:
+                 per_call: bool = True, call_floor: float = 0.0) -> tuple:
         """Wait for the child's next reply; ``data`` is the dataset a failure is reported on.
 
         Fails (MechanismError) when ``limit`` seconds pass, the total limit is reached, the child
@@ -510,7 +511,8 @@ class SandboxExecutor:
         stuck = None
         if per_call and self.call_timeout is not None:
             # later than the child's own watchdog would end it, so its message wins when it can
-            stuck = self.call_timeout + min(KILL_GRACE, self.call_timeout) + 0.5 + 2 * _POLL
+            per = max(self.call_timeout, call_floor)
+            stuck = per + min(KILL_GRACE, per) + 0.5 + 2 * _POLL
         seen, since = (self._call_count(), started) if self._calls is not None else (0, started)
         frame = Frame(reply_limit(self.memory))
         while True:
