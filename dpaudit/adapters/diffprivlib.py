@@ -34,7 +34,7 @@ from dpaudit.adapters.common import LibrarySpec, checked, make_spec, require
 from dpaudit.claims import Neighbours, claim_notion
 from dpaudit.errors import InvalidArgument
 
-__all__ = ["target", "wrap", "NOTIONS", "TOOLS", "MECHANISMS"]
+__all__ = ["target", "wrap", "plain_release", "NOTIONS", "TOOLS", "MECHANISMS"]
 
 #: ``tools`` functions: name -> (default notion, keyword holding the record domain or None)
 TOOLS = {
@@ -70,7 +70,7 @@ def _batch(call: Callable[[np.ndarray, Any], Any]) -> Callable:
     return mechanism
 
 
-def _plain(value: Any) -> Any:
+def plain_release(value: Any) -> Any:
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], np.ndarray):
         value = value[0]  # histogram: (counts, bin edges); the edges are public
     if isinstance(value, np.ndarray):
@@ -126,7 +126,7 @@ def _tool(lib: Any, fname: str, params: dict) -> tuple[Callable, Any]:
                               "library reads the bounds off the data (it warns that this leaks)")
 
     def call(data: np.ndarray, random_state: Any) -> Any:
-        return _plain(func(data, **params, random_state=random_state, accountant=BudgetAccountant()))
+        return plain_release(func(data, **params, random_state=random_state, accountant=BudgetAccountant()))
 
     return call, dom if dom is not None else (0.0, 1.0)
 
@@ -141,7 +141,7 @@ def _mechanism(lib: Any, cname: str, params: dict) -> Callable:
     def call(data: np.ndarray, random_state: Any) -> Any:
         x = float(data[0])
         value = lower + sens * (int(np.floor(x)) if integer else x)
-        return _plain(cls(**params, random_state=random_state).randomise(value))
+        return plain_release(cls(**params, random_state=random_state).randomise(value))
 
     return call
 
@@ -169,6 +169,6 @@ def wrap(func: Callable[[np.ndarray, Any], Any], *, epsilon: float, delta: float
     rel = claim_notion(neighbours).relation
     text = f"{'(ε, δ)' if delta else 'ε'}-DP, ε = {epsilon!r}" + (f", δ = {delta!r}" if delta else "") \
         + f" under {rel.value} (as stated by the caller)"
-    return make_spec("diffprivlib", _batch(lambda d, rs: _plain(func(d, rs))), label=label, epsilon=epsilon,
+    return make_spec("diffprivlib", _batch(lambda d, rs: plain_release(func(d, rs))), label=label, epsilon=epsilon,
                      delta=delta, neighbours=neighbours, domain=domain, size=size, claim_text=text,
                      notion=notion or rel.value, own_randomness=False)

@@ -42,21 +42,21 @@ from dpaudit.adapters.common import (LibrarySpec, claim_for_measure, make_spec, 
 from dpaudit.claims import Neighbours
 from dpaudit.errors import InvalidArgument
 
-__all__ = ["target", "CHUNK"]
+__all__ = ["target", "CHUNK", "carrier_of", "input_converter"]
 
 #: outputs drawn per composed call
 CHUNK = 1_000
 
 
-def _carrier(atom: Any) -> str:
+def carrier_of(atom: Any) -> str:
     return str(getattr(atom, "carrier_type", "f64"))
 
 
-def _converter(domain: Any, relation: Neighbours, scale: float) -> tuple[Callable, Any, Optional[int]]:
+def input_converter(domain: Any, relation: Neighbours, scale: float) -> tuple[Callable, Any, Optional[int]]:
     """(data → OpenDP input, the record domain (lo, hi) declared, the declared size or None)."""
     vector = hasattr(domain, "element_domain")
     atom = domain.element_domain if vector else domain
-    kind = _carrier(atom)
+    kind = carrier_of(atom)
     try:
         bounds = None if kind == "bool" else atom.bounds
     except Exception:  # an atom type without bounds
@@ -200,7 +200,7 @@ def target(measurement: Any, *, d_in: Any = 1, delta: Optional[float] = None, si
     else:
         epsilon, dlt, text = claim_for_measure(measurement.output_measure, distance, delta)
     if convert is None:
-        convert, dom, declared = _converter(measurement.input_domain, relation, scale)
+        convert, dom, declared = input_converter(measurement.input_domain, relation, scale)
     else:
         dom, declared = (0.0, 1.0), None
     if relation in (Neighbours.LINF, Neighbours.L1) and not hasattr(measurement.input_domain, "element_domain"):

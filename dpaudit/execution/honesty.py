@@ -468,9 +468,10 @@ class Checkpoints:
         after, before = self.broken
         return (f"its outputs stopped being a function of the rng dpaudit passes between releases "
                 f"{after:,} and {before:,} of the audit: the same {self._task.n} calls on one "
-                f"dataset and seed gave other outputs than at its start, so its noise comes from "
-                f"elsewhere from then on (fixed, or a generator of its own) and what was sampled is "
-                f"not what it releases; draw every output's noise from the rng argument")
+                f"dataset and seed gave other outputs than at its start, so from then on its "
+                f"outputs depend on more than the data and the rng (state kept across calls, fixed "
+                f"noise, or a generator of its own) and what was sampled is not what it releases; "
+                f"make each output a function of the data and the rng argument alone")
 
 
 # -- one-call form against batch form ---------------------------------------------------------

@@ -102,7 +102,7 @@ class Sweeper:
             yield self.check(case, kind, obj, kw)
 
     def check(self, case: Case, kind: str, obj: Any, kw: dict) -> Case:
-        from dpaudit.adapters.diffprivlib import NOTIONS, _plain, wrap
+        from dpaudit.adapters.diffprivlib import NOTIONS, plain_release, wrap
         from dpaudit.sweep.checks import privacy
 
         t0 = cpu_seconds()
@@ -116,7 +116,7 @@ class Sweeper:
                 call, domain = self._mechanism(obj, kw)
                 size, notion = 1, "linf"
             rs = np.random.RandomState(self.seed)
-            first = _plain(call(np.linspace(domain[0], domain[1], size), rs))
+            first = plain_release(call(np.linspace(domain[0], domain[1], size), rs))
             if not _plain_value(first):
                 case.verdict, case.reason = "skipped", f"releases a {type(first).__name__}: not a value dpaudit reads"
             else:
@@ -143,7 +143,7 @@ class Sweeper:
 
     @staticmethod
     def _mechanism(cls: Any, kw: dict) -> tuple[Callable, tuple]:
-        from dpaudit.adapters.diffprivlib import _plain
+        from dpaudit.adapters.diffprivlib import plain_release
 
         sens = float(kw.get("sensitivity", 1.0))
         lower = float(kw.get("lower", 0.0))
@@ -163,7 +163,7 @@ class Sweeper:
             value = lower + sens * (int(np.floor(x)) if integer else x)
             if integer:
                 value = int(round(value))
-            return _plain(cls(**kw, random_state=random_state).randomise(value))
+            return plain_release(cls(**kw, random_state=random_state).randomise(value))
 
         return call, domain
 

@@ -70,17 +70,17 @@ def _inputs(case: Case, obj: Any) -> Optional[tuple]:
     import numpy as np
 
     from dpaudit.adapters.common import relation_for_metric
-    from dpaudit.adapters.opendp import _converter
-    from dpaudit.replay.opendp.checker import _default_d_in
+    from dpaudit.adapters.opendp import input_converter
+    from dpaudit.replay.opendp.checker import default_d_in
 
     ev = case.evidence or {}
     if ev.get("dataset") is None:
         return None
     if "frame" in case.details:  # a Polars plan: the records go into frame_of (in the script)
         return ([float(v) for v in ev["dataset"]], [float(v) for v in ev["neighbour"]], 1)
-    d_in = _default_d_in(obj)
+    d_in = default_d_in(obj)
     relation, scale = relation_for_metric(obj.input_metric, d_in)
-    convert = _converter(obj.input_domain, relation, scale)[0]
+    convert = input_converter(obj.input_domain, relation, scale)[0]
     return (convert(np.asarray(ev["dataset"], dtype=float)), convert(np.asarray(ev["neighbour"], dtype=float)), d_in)
 
 

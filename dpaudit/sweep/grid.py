@@ -2,9 +2,9 @@
 that builds it, and the order in which combinations are tried.
 
 Nothing here names a constructor. A parameter's candidates come from its *name* and its
-*annotation* in the constructor's signature (:func:`candidates`): a ``Domain``, ``Metric`` or
+*annotation* in the constructor's signature (:meth:`dpaudit.sweep.opendp.Sweeper._candidates`): a ``Domain``, ``Metric`` or
 ``Measure`` parameter takes every descriptor the library's own descriptor constructors build
-(:class:`Descriptors`), a ``Measurement``/``Transformation``/``Odometer``/``Function`` parameter
+(:class:`dpaudit.sweep.opendp.Descriptors`), a ``Measurement``/``Transformation``/``Odometer``/``Function`` parameter
 the objects the sweep built before (the pool), a type argument (``T``, ``TO``, ``MO``…) the
 library's type names, and a plain parameter the values of :data:`VALUES` for its name (a
 ``scale``, ``bounds``, ``size``…); a parameter with a default keeps it as its first candidate.

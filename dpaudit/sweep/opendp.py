@@ -226,15 +226,15 @@ def _checkable(obj: Any) -> Optional[str]:
     """None when the sweep can hand ``obj`` data (numeric records under a metric dpaudit maps to a
     relation), else why not."""
     from dpaudit.adapters.common import relation_for_metric
-    from dpaudit.adapters.opendp import _converter
-    from dpaudit.replay.opendp.checker import _default_d_in
+    from dpaudit.adapters.opendp import input_converter
+    from dpaudit.replay.opendp.checker import default_d_in
 
     if not hasattr(obj, "input_domain"):
         return f"a {type(obj).__name__}: no input domain"
     try:
-        d_in = _default_d_in(obj)
+        d_in = default_d_in(obj)
         relation, scale = relation_for_metric(obj.input_metric, d_in)
-        _converter(obj.input_domain, relation, scale)
+        input_converter(obj.input_domain, relation, scale)
     except InvalidArgument as exc:
         return str(exc)
     except Exception as exc:  # noqa: BLE001 - a domain the converter cannot read
@@ -452,21 +452,21 @@ class Sweeper:
         return case
 
     def _stability_claim(self, obj: Any) -> str:
-        from dpaudit.replay.opendp.checker import _default_d_in
+        from dpaudit.replay.opendp.checker import default_d_in
 
         try:
-            d_in = _default_d_in(obj)
+            d_in = default_d_in(obj)
             return f"{obj.output_metric}: map({d_in!r}) = {obj.map(d_in)!r} under {obj.input_metric}"
         except Exception as exc:  # noqa: BLE001
             return f"map not computed: {_first_line(exc)}"
 
     def _privacy(self, case: Case, m: Any, why: Optional[str], convert: Any, keys: Any) -> None:
         from dpaudit.adapters.opendp import target
-        from dpaudit.replay.opendp.checker import _default_d_in
+        from dpaudit.replay.opendp.checker import default_d_in
         from dpaudit.sweep.checks import privacy, stability
 
         measure = str(m.output_measure)
-        d_in = _default_d_in(m) if convert is None else 1
+        d_in = default_d_in(m) if convert is None else 1
         try:
             value = m.map(d_in)
         except Exception as exc:  # noqa: BLE001 - a map the library cannot compute or return

@@ -37,7 +37,7 @@ def one_line(capsys) -> str:
 @pytest.mark.parametrize("argv, line", [
     (["chek", "examples/laplace_sum.py"],
      "dpaudit: error: unknown command 'chek'; did you mean 'check'? (commands: check, audit, verify, "
-     "report, list, train-audit)"),
+     "report, list, sweep, train-audit)"),
     (["check", "examples/laplace_sum.py", "--epslion", "1"],
      "dpaudit: error: unrecognized arguments: --epslion 1; did you mean --epsilon?"),
     (["check", "examples/laplace_sum.py", "--epslion=1", "--sampels=9"],
@@ -49,7 +49,7 @@ def one_line(capsys) -> str:
     (["check"], "dpaudit: error: the following arguments are required: FILE.py[:FUNCTION] (see "
                 "dpaudit check --help)"),
     (["frobnicate"], "dpaudit: error: unknown command 'frobnicate' (commands: check, audit, verify, "
-                     "report, list, train-audit)"),
+                     "report, list, sweep, train-audit)"),
     (["check", "x.py", "--zzz"], "dpaudit: error: unrecognized arguments: --zzz"),
 ])
 def test_a_usage_error_is_one_line_with_one_prefix_and_a_suggestion(capsys, argv, line):

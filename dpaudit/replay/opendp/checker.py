@@ -25,7 +25,7 @@ from dpaudit.replay.opendp.metrics import (Distance, as_fraction, as_numbers, ma
 from dpaudit.replay.sites import Site
 from dpaudit.results import jsonable
 
-__all__ = ["Checker", "PartFailed", "OutOfBudget"]
+__all__ = ["Checker", "PartFailed", "OutOfBudget", "default_d_in"]
 
 
 @dataclass
@@ -82,7 +82,7 @@ def _above(value: tuple, claim: tuple) -> bool:
     return False
 
 
-def _default_d_in(obj: Any) -> int:
+def default_d_in(obj: Any) -> int:
     domain = obj.input_domain
     sized = getattr(domain, "size", None) if hasattr(domain, "element_domain") else None
     name = metric_name(obj.input_metric)
@@ -96,14 +96,14 @@ class Checker:
                  size: Optional[int], seed: int, budget: int, examples: int,
                  deadline: Optional[float], name: str) -> None:
         from dpaudit.adapters.common import relation_for_metric
-        from dpaudit.adapters.opendp import _carrier, _converter
+        from dpaudit.adapters.opendp import carrier_of, input_converter
 
         self.obj, self.name, self.seed = obj, name, seed
-        self.d_in = _default_d_in(obj) if d_in is None else d_in
+        self.d_in = default_d_in(obj) if d_in is None else d_in
         native, scale = relation_for_metric(obj.input_metric, self.d_in)
         self.relation = native if relation is None else Neighbours.parse(relation)
         self.overridden = self.relation is not native
-        self.convert, dom, declared = _converter(obj.input_domain, native, scale)
+        self.convert, dom, declared = input_converter(obj.input_domain, native, scale)
         vector = hasattr(obj.input_domain, "element_domain")
         if native in (Neighbours.LINF, Neighbours.L1) and not vector:
             declared = 1
@@ -112,7 +112,7 @@ class Checker:
         self.size = int(declared) if declared is not None else (10 if size is None else int(size))
         self.domain = Domain.parse(domain if domain is not None else dom)
         atom = obj.input_domain.element_domain if vector else obj.input_domain
-        carrier = _carrier(atom)
+        carrier = carrier_of(atom)
         self.carrier = carrier
         self.integers = carrier.startswith(("i", "u"))
         self.floats = carrier.startswith("f")
