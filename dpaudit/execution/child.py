@@ -54,7 +54,7 @@ KILL_GRACE = 2.0
 #: own work between two calls of the function (comparing the runs, reading every generator's state,
 #: one call traced line by line) is dpaudit's, and under load it took longer than a tight
 #: ``--call-timeout`` and was reported as the mechanism hanging
-ENGINE_CALL_FLOOR = 5.0
+ENGINE_CALL_FLOOR = 2.0
 
 
 class CallTimeout(BaseException):
