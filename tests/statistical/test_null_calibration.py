@@ -23,8 +23,14 @@ import dpaudit
 
 pytestmark = [pytest.mark.statistical, pytest.mark.slow]
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import null_calibration as nc  # noqa: E402
+# benchmarks/ is on the path only for this import: it holds a distributed.py, and a Dask nanny
+# spawned later in the same worker inherits sys.path and imported it as the distributed package
+_BENCHMARKS = str(Path(__file__).resolve().parents[2] / "benchmarks")
+sys.path.insert(0, _BENCHMARKS)
+try:
+    import null_calibration as nc  # noqa: E402
+finally:
+    sys.path.remove(_BENCHMARKS)
 
 LIMIT = 12
 PER_KIND = 20
