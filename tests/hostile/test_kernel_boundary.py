@@ -104,6 +104,20 @@ SWALLOWED = "T = os.environ['DPAUDIT_HOSTILE_TARGET']\ntry:\n    {call}\nexcept 
     "    pass\n"
 
 
+
+#: the sandboxed body of the read-rule tests: every DENIED path refused (EACCES), every NEEDED one opened
+OPENS_DENIED_AND_NEEDED = """\
+    def opens(path):
+        fd = libc.open(path.encode(), os.O_RDONLY)
+        if fd < 0:
+            return errno.errorcode.get(ctypes.get_errno(), "?")
+        os.close(fd)
+        return "succeeded"
+    expect({p: opens(p) for p in os.environ["DPAUDIT_HOSTILE_DENIED"].split(":")}, ("EACCES",))
+    expect({p: opens(p) for p in os.environ["DPAUDIT_HOSTILE_NEEDED"].split(":")},
+           ("succeeded",))
+    """
+
 def _facts(path) -> tuple:
     st = os.lstat(path)
     return st.st_mode, st.st_uid, st.st_gid, st.st_mtime_ns, st.st_ctime_ns
@@ -366,17 +380,7 @@ def test_etc_is_readable_only_by_name(arena, monkeypatch):
     secret = _etc_secret()
     denied += [secret] if secret else []
     assert needed and denied
-    body = """\
-        def opens(path):
-            fd = libc.open(path.encode(), os.O_RDONLY)
-            if fd < 0:
-                return errno.errorcode.get(ctypes.get_errno(), "?")
-            os.close(fd)
-            return "succeeded"
-        expect({p: opens(p) for p in os.environ["DPAUDIT_HOSTILE_DENIED"].split(":")}, ("EACCES",))
-        expect({p: opens(p) for p in os.environ["DPAUDIT_HOSTILE_NEEDED"].split(":")},
-               ("succeeded",))
-        """
+    body = OPENS_DENIED_AND_NEEDED
     try:
         code, rec = _in_sandbox(arena, monkeypatch, "reads_etc", body,
                                 DPAUDIT_HOSTILE_DENIED=":".join(denied),
@@ -466,17 +470,7 @@ def test_a_runners_credentials_under_opt_are_not_readable(arena, monkeypatch):
     needed = [p for p in ("/sys/devices/system/cpu/online", "/sys/devices/system/cpu/possible")
               if os.path.exists(p)]
     assert needed
-    body = """\
-        def opens(path):
-            fd = libc.open(path.encode(), os.O_RDONLY)
-            if fd < 0:
-                return errno.errorcode.get(ctypes.get_errno(), "?")
-            os.close(fd)
-            return "succeeded"
-        expect({p: opens(p) for p in os.environ["DPAUDIT_HOSTILE_DENIED"].split(":")}, ("EACCES",))
-        expect({p: opens(p) for p in os.environ["DPAUDIT_HOSTILE_NEEDED"].split(":")},
-               ("succeeded",))
-        """
+    body = OPENS_DENIED_AND_NEEDED
     try:
         code, rec = _in_sandbox(arena, monkeypatch, "reads_opt", body,
                                 DPAUDIT_HOSTILE_DENIED=":".join(denied),
