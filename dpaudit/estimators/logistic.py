@@ -158,9 +158,20 @@ def _flags(v: np.ndarray) -> np.ndarray:
 
 def fit_logistic(yd: np.ndarray, yp: np.ndarray, max_rows: int = 20_000) -> Logistic:
     """Fit the score on samples of D (label 1) and D' (label 0); at most ``max_rows`` of each
-    (the first ones) enter the fit, which keeps it to a fraction of a second."""
+    (the first ones) enter the fit, which keeps it to a fraction of a second. The weights
+    minimise the mean logistic loss + ``RIDGE``·|w|² (module docstring)."""
     yd, yp = yd[:max_rows], yp[:max_rows]
     both = np.concatenate([yd, yp]).astype(float)
+    shell = _shell(both)
+    x, ones, count = _design(shell, yd, yp, both)
+    theta = _minimise(x, ones, count, both.shape[0])
+    return Logistic(shell.flags, shell.centre, shell.scale, theta[:-1], float(theta[-1]))
+
+
+def _shell(both: np.ndarray) -> Logistic:
+    """The features φ of the fit, as a score without weights: per coordinate its flagged values
+    (:func:`_flags`) and the mean and standard deviation of its other finite values (1 when
+    constant)."""
     d = both.shape[1]
     flags, centre, scale = [], np.zeros(d), np.ones(d)
     for j in range(d):
@@ -172,33 +183,42 @@ def fit_logistic(yd: np.ndarray, yp: np.ndarray, max_rows: int = 20_000) -> Logi
             centre[j], sd = _moments(rest)
             scale[j] = sd if sd > 0 else 1.0
         flags.append(fl)
-    shell = Logistic(tuple(flags), centre, scale, np.zeros(0), 0.0)
-    m = both.shape[0]
-    # rows that repeat (bits, codes) are fitted once each, weighted by how often each dataset
-    # gave them: the same loss, gradient and Hessian, summed in another order
+    return Logistic(tuple(flags), centre, scale, np.zeros(0), 0.0)
+
+
+def _design(shell: Logistic, yd: np.ndarray, yp: np.ndarray, both: np.ndarray) -> tuple:
+    """The fit's rows: (features, label-1 weights, counts). Rows that repeat (bits, codes) are
+    fitted once each, weighted by how often each dataset gave them (``ones``: times from D,
+    ``count``: times in all): the same loss, gradient and Hessian, summed in another order;
+    otherwise every row with its label (``ones`` the labels, ``count`` None)."""
+    m, d = both.shape
     if yd.dtype == yp.dtype == np.int8:  # small-integer rows as int64 keys (faster to sort)
         rows = row_keys(np.concatenate([yd, yp]))
     else:
         rows = np.ascontiguousarray(both) + 0.0
         rows = rows.view(np.dtype((np.void, rows.dtype.itemsize * d))).reshape(-1)
     distinct, inv = np.unique(rows, return_inverse=True)
-    if distinct.size * REPEATS <= m:
-        # the distinct rows in the order of their first occurrence (whatever the keys' order)
-        inv = inv.reshape(-1)
-        first = np.full(distinct.size, m, dtype=np.intp)
-        np.minimum.at(first, inv, np.arange(m))
-        order = np.argsort(first, kind="stable")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        inv, first = rank[inv], first[order]
-        x = shell.features(both[first])
-        nd = yd.shape[0]
-        ones = np.bincount(inv[:nd], minlength=distinct.size).astype(float)  # label 1 (D)
-        count = ones + np.bincount(inv[nd:], minlength=distinct.size)
-    else:
-        x = shell.features(both)
-        ones, count = np.r_[np.ones(yd.shape[0]), np.zeros(yp.shape[0])], None
-    del rows, distinct, inv
+    if distinct.size * REPEATS > m:
+        return shell.features(both), np.r_[np.ones(yd.shape[0]), np.zeros(yp.shape[0])], None
+    # the distinct rows in the order of their first occurrence (whatever the keys' order)
+    inv = inv.reshape(-1)
+    first = np.full(distinct.size, m, dtype=np.intp)
+    np.minimum.at(first, inv, np.arange(m))
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    inv, first = rank[inv], first[order]
+    x = shell.features(both[first])
+    nd = yd.shape[0]
+    ones = np.bincount(inv[:nd], minlength=distinct.size).astype(float)  # label 1 (D)
+    count = ones + np.bincount(inv[nd:], minlength=distinct.size)
+    return x, ones, count
+
+
+def _minimise(x: np.ndarray, ones: np.ndarray, count: Any, m: int) -> np.ndarray:
+    """θ = (w, b) minimising (1/m) Σ count·log(1 + e^z) − ones·z + ``RIDGE``·|w|², z = x·w + b
+    (``count`` None: every row once), by scipy's ``trust-exact`` with the exact gradient and
+    Hessian, on one BLAS thread (module docstring)."""
 
     def loss(theta: np.ndarray):
         w, b = theta[:-1], theta[-1]
@@ -236,4 +256,4 @@ def fit_logistic(yd: np.ndarray, yp: np.ndarray, max_rows: int = 20_000) -> Logi
     with _threadpools().limit(limits=1, user_api="blas"):
         res = optimize.minimize(loss, theta0, jac=True, hess=hess, method="trust-exact",
                                 options={"maxiter": 30, "gtol": 1e-6})
-    return Logistic(tuple(flags), centre, scale, res.x[:-1], float(res.x[-1]))
+    return res.x
