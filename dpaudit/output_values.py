@@ -419,38 +419,57 @@ def _plain(v: Any, walk: _Walk, depth: int) -> tuple[Any, int]:
         walk.memo[id(v)] = (v, out, walk.text - before, count)  # v kept alive: its id stays its own
         return out, count
     if t is np.ndarray:
-        kind = v.dtype.kind
-        if kind in "US" and v.dtype.itemsize // (4 if kind == "U" else 1) > MAX_TEXT:
-            raise _too_long(v)
-        if kind in _PLAIN_KINDS:
-            if kind in "US":
-                walk.text += v.size * v.dtype.itemsize // (4 if kind == "U" else 1)
-                if kind == "U":
-                    for x in v.reshape(-1).tolist():
-                        _check_precision(x)
-            why = nan_payloads(v)
-            if why is not None:
-                raise NotPlain(why, v)
-            return v, v.size
-        if kind == "O":
-            count = 0
-            for x in v.reshape(-1):
-                count += _plain(x, walk, depth + 1)[1]
-                if count > MAX_LEAVES:
-                    raise NotPlain(f"returned a nested output of more than {MAX_LEAVES:,} values", v)
-            return v, count
-        raise NotPlain(f"returned a numpy array of dtype {v.dtype}; dpaudit audits arrays of numbers, "
-                       f"texts and times only", v)
+        return _plain_array(v, walk, depth)
     if isinstance(v, np.generic):
-        kind = v.dtype.kind
-        if kind not in _PLAIN_KINDS:
-            raise NotPlain(f"returned a numpy {type(v).__name__} (dtype {v.dtype}); dpaudit audits "
-                           f"numpy numbers, texts and times only", v)
+        return _plain_numpy_scalar(v, walk)
+    return _plain_object(v, walk, depth)
+
+
+def _plain_array(v: np.ndarray, walk: _Walk, depth: int) -> tuple[Any, int]:
+    """A numpy array of numbers, texts or times as it is (its size its count: texts within
+    :data:`MAX_TEXT`, no NaN payload), of objects as it is once each element is plain."""
+    kind = v.dtype.kind
+    if kind in "US" and v.dtype.itemsize // (4 if kind == "U" else 1) > MAX_TEXT:
+        raise _too_long(v)
+    if kind in _PLAIN_KINDS:
         if kind in "US":
-            if len(v) > MAX_TEXT:
-                raise _too_long(v)
-            walk.text += len(v)
-        return v, 1
+            walk.text += v.size * v.dtype.itemsize // (4 if kind == "U" else 1)
+            if kind == "U":
+                for x in v.reshape(-1).tolist():
+                    _check_precision(x)
+        why = nan_payloads(v)
+        if why is not None:
+            raise NotPlain(why, v)
+        return v, v.size
+    if kind == "O":
+        count = 0
+        for x in v.reshape(-1):
+            count += _plain(x, walk, depth + 1)[1]
+            if count > MAX_LEAVES:
+                raise NotPlain(f"returned a nested output of more than {MAX_LEAVES:,} values", v)
+        return v, count
+    raise NotPlain(f"returned a numpy array of dtype {v.dtype}; dpaudit audits arrays of numbers, "
+                   f"texts and times only", v)
+
+
+def _plain_numpy_scalar(v: np.generic, walk: _Walk) -> tuple[Any, int]:
+    """A numpy number, text or time as it is (a text within :data:`MAX_TEXT`)."""
+    kind = v.dtype.kind
+    if kind not in _PLAIN_KINDS:
+        raise NotPlain(f"returned a numpy {type(v).__name__} (dtype {v.dtype}); dpaudit audits "
+                       f"numpy numbers, texts and times only", v)
+    if kind in "US":
+        if len(v) > MAX_TEXT:
+            raise _too_long(v)
+        walk.text += len(v)
+    return v, 1
+
+
+def _plain_object(v: Any, walk: _Walk, depth: int) -> tuple[Any, int]:
+    """Any other value: a Decimal, Fraction or time as it is; an ``OrderedDict``, a namedtuple or
+    a dataclass without attributes of their own, or a library's table or array, as the plain
+    value of what it holds (:func:`plain_outputs`); else :class:`NotPlain`."""
+    t = type(v)
     if t in _PLAIN_OTHERS or t is Fraction:
         _check_precision(v)
         tz = getattr(v, "tzinfo", None)
