@@ -276,16 +276,32 @@ def scan(payload: bytes) -> None:
     :data:`MAX_CONTAINERS` or :data:`MAX_NESTING`, make a cycle, change a container after it was
     used, write or read the memo out of order, or use an opcode protocols 4 and 5 do not write
     for plain values (the rest is checked again when it is built)."""
-    b = memoryview(payload).cast("B")
-    end = len(b)
-    stack: list = []
-    marks: list = []
-    memo: list = []
-    boxes = 0
-    i = 0
-    unpack_from = struct.unpack_from
+    reading = _Scan(payload)
+    try:
+        reading.walk()
+    except (IndexError, struct.error):
+        raise _refuse("a reply whose opcodes do not fit together") from None
 
-    def grow(box: _Box, items: list) -> None:
+
+class _Scan:
+    """What :func:`scan` has read of one payload: the unpickler's stack and memo as weights (an
+    int for a number or text: the values it counts for; a :class:`_Box` for a container), its
+    marks, and how many containers were built. An opcode that does not fit (a pop of an empty
+    stack, a memo index never written) raises IndexError or struct.error, which :func:`scan`
+    reports as such."""
+
+    __slots__ = ("payload", "b", "end", "stack", "marks", "memo", "boxes")
+
+    def __init__(self, payload: bytes) -> None:
+        self.payload = payload
+        self.b = memoryview(payload).cast("B")
+        self.end = len(self.b)
+        self.stack: list = []
+        self.marks: list = []
+        self.memo: list = []
+        self.boxes = 0
+
+    def grow(self, box: _Box, items: list) -> None:
         if type(box) is not _Box or box.used:
             raise _refuse("a container changed after it was put into another one")
         w, d = _fold(items, box)
@@ -298,23 +314,29 @@ def scan(payload: bytes) -> None:
         if box.depth > MAX_NESTING:
             raise _refuse(f"a reply nested more than {MAX_NESTING} levels deep")
 
-    def built(items: list, used: bool) -> _Box:
-        nonlocal boxes
-        boxes += 1
-        if boxes > MAX_CONTAINERS:
+    def built(self, items: list, used: bool) -> _Box:
+        self.boxes += 1
+        if self.boxes > MAX_CONTAINERS:
             raise _refuse(f"a reply of more than {MAX_CONTAINERS:,} containers")
         box = _Box(1, 1, False)
-        grow(box, items)
+        self.grow(box, items)
         box.used = used
         return box
 
-    def text(n: int, at: int) -> int:
-        if n < 0 or at + n > end:
+    def text(self, n: int, at: int) -> int:
+        if n < 0 or at + n > self.end:
             raise _refuse("a reply cut short")
-        stack.append(1 + (n >> 3))
+        self.stack.append(1 + (n >> 3))
         return at + n
 
-    try:
+    def walk(self) -> None:
+        """Read the opcodes up to STOP. The values and containers a reply is made of are read in
+        this loop, at the speed of a local branch; the rest, rare in a reply, by :meth:`other`."""
+        b, end, payload = self.b, self.end, self.payload
+        stack, marks, memo = self.stack, self.marks, self.memo
+        grow, built, text = self.grow, self.built, self.text
+        unpack_from = struct.unpack_from
+        i = 0
         while True:
             if i >= end:
                 raise _refuse("a reply cut short")
@@ -356,12 +378,6 @@ def scan(payload: bytes) -> None:
             elif op == 0x4A:                    # J BININT
                 i += 4
                 stack.append(1)
-            elif op == 0x8A or op == 0x8B:      # LONG1, LONG4
-                n = b[i] if op == 0x8A else unpack_from("<i", b, i)[0]
-                i += 1 if op == 0x8A else 4
-                if not 0 <= n <= MAX_INT_BYTES:
-                    raise _refuse(f"an integer of more than {MAX_INT_BYTES:,} bytes")
-                i = text(n, i)
             elif op in (0x5D, 0x7D, 0x8F):      # ] EMPTY_LIST, } EMPTY_DICT, EMPTY_SET
                 stack.append(built([], False))
             elif op == 0x29:                    # ) EMPTY_TUPLE
@@ -383,42 +399,55 @@ def scan(payload: bytes) -> None:
                 value = stack.pop()
                 key = stack.pop()
                 grow(stack[-1], [key, value])
-            elif op == 0x93:                    # STACK_GLOBAL: a name, checked by find_class
-                del stack[-2:]
-                stack.append(0)
-            elif op == 0x52:                    # R REDUCE: a checked constructor of its arguments
-                args = stack.pop()
-                stack.pop()
-                stack.append(built([args], True))
-            elif op == 0x71 or op == 0x72:      # q BINPUT, r LONG_BINPUT
-                k = b[i] if op == 0x71 else unpack_from("<I", b, i)[0]
-                i += 1 if op == 0x71 else 4
-                if k > len(memo):
-                    raise _refuse(f"a memo index {k:,} beyond the {len(memo):,} written (the "
-                                  f"unpickler would allocate up to it)")
-                if k == len(memo):
-                    memo.append(stack[-1])
-                else:
-                    memo[k] = stack[-1]
-            elif op == 0x30:                    # 0 POP
-                stack.pop()
-            elif op == 0x31:                    # 1 POP_MARK
-                del stack[marks.pop():]
-            elif op == 0x32:                    # 2 DUP
-                stack.append(stack[-1])
-            elif op == 0x80:                    # PROTO
-                i += 1
-            elif op == 0x95:                    # FRAME
-                i += 8
             elif op == 0x2E:                    # . STOP
                 if len(stack) != 1 or marks:
                     raise _refuse("a reply that is not one value")
                 return
             else:
-                name = getattr(pickletools.code2op.get(chr(op)), "name", f"0x{op:02x}")
-                raise _refuse(f"a reply with the opcode {name}, which dpaudit does not read")
-    except (IndexError, struct.error):
-        raise _refuse("a reply whose opcodes do not fit together") from None
+                i = self.other(op, i)
+
+    def other(self, op: int, i: int) -> int:
+        """Read the opcode ``op`` whose argument starts at ``i`` (big integers, names and
+        constructors, memo writes, stack moves, framing) or refuse it; the offset after it."""
+        b, stack, marks, memo = self.b, self.stack, self.marks, self.memo
+        unpack_from = struct.unpack_from
+        if op == 0x8A or op == 0x8B:            # LONG1, LONG4
+            n = b[i] if op == 0x8A else unpack_from("<i", b, i)[0]
+            i += 1 if op == 0x8A else 4
+            if not 0 <= n <= MAX_INT_BYTES:
+                raise _refuse(f"an integer of more than {MAX_INT_BYTES:,} bytes")
+            i = self.text(n, i)
+        elif op == 0x93:                        # STACK_GLOBAL: a name, checked by find_class
+            del stack[-2:]
+            stack.append(0)
+        elif op == 0x52:                        # R REDUCE: a checked constructor of its arguments
+            args = stack.pop()
+            stack.pop()
+            stack.append(self.built([args], True))
+        elif op == 0x71 or op == 0x72:          # q BINPUT, r LONG_BINPUT
+            k = b[i] if op == 0x71 else unpack_from("<I", b, i)[0]
+            i += 1 if op == 0x71 else 4
+            if k > len(memo):
+                raise _refuse(f"a memo index {k:,} beyond the {len(memo):,} written (the "
+                              f"unpickler would allocate up to it)")
+            if k == len(memo):
+                memo.append(stack[-1])
+            else:
+                memo[k] = stack[-1]
+        elif op == 0x30:                        # 0 POP
+            stack.pop()
+        elif op == 0x31:                        # 1 POP_MARK
+            del stack[marks.pop():]
+        elif op == 0x32:                        # 2 DUP
+            stack.append(stack[-1])
+        elif op == 0x80:                        # PROTO
+            i += 1
+        elif op == 0x95:                        # FRAME
+            i += 8
+        else:
+            name = getattr(pickletools.code2op.get(chr(op)), "name", f"0x{op:02x}")
+            raise _refuse(f"a reply with the opcode {name}, which dpaudit does not read")
+        return i
 
 
 # -- the child's side ---------------------------------------------------------------------------
