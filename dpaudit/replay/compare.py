@@ -338,6 +338,16 @@ def _declared_row(a: Call, b: Call, claim_eps: float, issues: list, declared_spe
                    None if eps is None or s is None or eps == 0 else s * claim_eps / eps)
 
 
+@dataclass
+class _Spent:
+    """What the accounted calls of one pair support, for :func:`compose`: the ε of each Laplace
+    or categorical call, the μ of each Gaussian call, the (ε, δ) of each declared primitive."""
+
+    laplace: list = field(default_factory=list)
+    mus: list = field(default_factory=list)
+    declared: list = field(default_factory=list)
+
+
 def compare(rec: Run, rep: Run, out_d: Any, out_dp: Any, dataset: np.ndarray,
             neighbour: np.ndarray, label: str, epsilon: float, delta: float) -> PairReport:
     """Compare the record on ``dataset`` with the replay on ``neighbour`` (module docstring)."""
@@ -351,74 +361,109 @@ def compare(rec: Run, rep: Run, out_d: Any, out_dp: Any, dataset: np.ndarray,
     deltas: dict = {}
     observed: set = set()
     _operations(rec, rep, n_events, deltas, observed, issues, rep.align)
+    _reuse_issue(rec, rep, n_calls, n_events, issues)
+    spent = _Spent()
+    rows, unobserved = _call_rows(rec, rep, n_calls, deltas, observed, epsilon, issues, spent)
+    add_call_sequences(rec, rep, issues)
+    unnoised: list = []
+    if not diverged:
+        unnoised, unobserved = _output(out_d, out_dp, unobserved, epsilon, rows, spent)
+    _unobserved(unobserved, diverged, rows, notes)
+    comp = compose(spent.laplace, spent.mus, spent.declared, delta) \
+        if (spent.laplace or spent.mus or spent.declared) else None
+    _composition_note(comp, rows, issues, epsilon, delta, notes)
+    _unaccounted_note(rec.calls[:n_calls], notes)
+    return PairReport(dataset, neighbour, label, issues + notes, rows, comp,
+                      _score(comp, rows, epsilon), unnoised, out_d, out_dp, diverged)
+
+
+def _reuse_issue(rec: Run, rep: Run, n_calls: int, n_events: int, issues: list) -> None:
+    """A draw added to two values whose difference follows the data (:func:`_reuse`)."""
     reuse = _reuse(rec, rep, n_calls, n_events)
-    if reuse is not None:
-        origin, e1, e2 = reuse
-        c = rec.calls[origin]
-        issues.append(Issue("noise_reuse", e2.site,
-                            f"noise reused: the draw of call #{origin + 1} ({c.method} at {c.site.short()}) "
-                            f"is added to two values (at {e1.site.short()} and {e2.site.short()}) whose "
-                            f"difference follows the data: that difference is released without noise",
-                            {"call": origin, "first": e1.site.to_record(), "again": e2.site.to_record()}))
+    if reuse is None:
+        return
+    origin, e1, e2 = reuse
+    c = rec.calls[origin]
+    issues.append(Issue("noise_reuse", e2.site,
+                        f"noise reused: the draw of call #{origin + 1} ({c.method} at {c.site.short()}) "
+                        f"is added to two values (at {e1.site.short()} and {e2.site.short()}) whose "
+                        f"difference follows the data: that difference is released without noise",
+                        {"call": origin, "first": e1.site.to_record(), "again": e2.site.to_record()}))
+
+
+def _call_rows(rec: Run, rep: Run, n_calls: int, deltas: dict, observed: set, epsilon: float,
+               issues: list, spent: _Spent) -> tuple[list, list]:
+    """A row for each call both runs made, with what it supports added to ``spent``; and the
+    numpy calls of an accounted distribution whose input was not observed (no row yet)."""
     rows: list = []
-    laplace: list = []
-    mus: list = []
-    declared_spent: list = []
     unobserved: list = []
     for a, b in zip(rec.calls[:n_calls], rep.calls[:n_calls]):
         if a.source != "numpy":
-            rows.append(_declared_row(a, b, epsilon, issues, declared_spent))
+            rows.append(_declared_row(a, b, epsilon, issues, spent.declared))
             continue
         if a.distribution == "categorical" and a.has_input:
             e = categorical_epsilon(a.input, b.input)
-            laplace.append(e)
+            spent.laplace.append(e)
             rows.append(CallRow(a.index, a.source, a.method, a.site, "categorical", None, "argument",
                                 a.input, b.input, None, "max log-ratio", epsilon=e))
             continue
-        if a.distribution not in ACCOUNTED:
+        if a.distribution not in ACCOUNTED or b.fresh or tuple(a.shape) != tuple(b.shape):
             rows.append(CallRow(a.index, a.source, a.method, a.site, a.distribution, a.scale, None,
                                 None, None, None, "-"))
             continue
-        if b.fresh or tuple(a.shape) != tuple(b.shape):
-            rows.append(CallRow(a.index, a.source, a.method, a.site, a.distribution, a.scale, None,
-                                None, None, None, "-"))
-            continue
-        slot = deltas.get(a.index)
-        va = None if slot is None else slot["a"]
-        vb = None if slot is None else slot["b"]
-        how = "arithmetic" if a.index in observed else None
-        if a.has_input:
-            with np.errstate(all="ignore"):
-                la = np.broadcast_to(np.asarray(a.input, dtype=float), a.shape).reshape(-1)
-                lb = np.broadcast_to(np.asarray(b.input, dtype=float), a.shape).reshape(-1)
-            va = la if va is None else va + la
-            vb = lb if vb is None else vb + lb
-            how = "argument" if how is None else how
+        va, vb, how = _numpy_input(a, b, deltas.get(a.index), a.index in observed)
         if how is None or va is None:
             unobserved.append(a)
             continue
         shift = _shift(va, vb)
         _zero_scale(a, shift, va, vb, issues)
-        rows.append(_numpy_row(a, shift, how, epsilon, laplace, mus, va, vb))
-    add_call_sequences(rec, rep, issues)
-    unnoised: list = []
-    if not diverged:
-        fa, fb = flat_output(out_d), flat_output(out_dp)
-        if fa is not None and fb is not None and fa.shape == fb.shape:
-            differ = np.flatnonzero(~(np.isclose(fa, fb, rtol=0, atol=0) | (np.isnan(fa) & np.isnan(fb))))
-            if differ.size and unobserved:
-                total = sum(c.size for c in unobserved)
-                if total == fa.size:
-                    at = 0
-                    for c in unobserved:
-                        xa, xb = fa[at:at + c.size], fb[at:at + c.size]
-                        at += c.size
-                        rows.append(_numpy_row(c, _shift(xa, xb), "output", epsilon, laplace, mus, xa, xb))
-                    unobserved = []
-            elif differ.size:
-                unnoised = [int(i) for i in differ]
-        elif not same(out_d, out_dp) and not unobserved:
-            unnoised = [-1]
+        rows.append(_numpy_row(a, shift, how, epsilon, spent.laplace, spent.mus, va, vb))
+    return rows, unobserved
+
+
+def _numpy_input(a: Call, b: Call, slot: Optional[dict], seen: bool) -> tuple:
+    """A numpy draw's input on D and on D′ (the additions observed, ``slot``, plus the call's own
+    argument) and how it was observed: "arithmetic", "argument", or None (not observed)."""
+    va = None if slot is None else slot["a"]
+    vb = None if slot is None else slot["b"]
+    how = "arithmetic" if seen else None
+    if a.has_input:
+        with np.errstate(all="ignore"):
+            la = np.broadcast_to(np.asarray(a.input, dtype=float), a.shape).reshape(-1)
+            lb = np.broadcast_to(np.asarray(b.input, dtype=float), a.shape).reshape(-1)
+        va = la if va is None else va + la
+        vb = lb if vb is None else vb + lb
+        how = "argument" if how is None else how
+    return va, vb, how
+
+
+def _output(out_d: Any, out_dp: Any, unobserved: list, epsilon: float, rows: list,
+            spent: _Spent) -> tuple[list, list]:
+    """With every noisy value frozen, what the outputs still show: where they differ and the
+    unobserved calls fill the output, those calls' inputs (Δ output = Δ input for additive
+    noise; their rows added); where they differ and no call is unobserved, the elements of an
+    unnoised release ([-1]: the outputs as a whole). Returns (unnoised, calls still unobserved)."""
+    fa, fb = flat_output(out_d), flat_output(out_dp)
+    if fa is None or fb is None or fa.shape != fb.shape:
+        return ([-1] if not same(out_d, out_dp) and not unobserved else []), unobserved
+    differ = np.flatnonzero(~(np.isclose(fa, fb, rtol=0, atol=0) | (np.isnan(fa) & np.isnan(fb))))
+    if not differ.size:
+        return [], unobserved
+    if not unobserved:
+        return [int(i) for i in differ], unobserved
+    if sum(c.size for c in unobserved) != fa.size:
+        return [], unobserved
+    at = 0
+    for c in unobserved:
+        xa, xb = fa[at:at + c.size], fb[at:at + c.size]
+        at += c.size
+        rows.append(_numpy_row(c, _shift(xa, xb), "output", epsilon, spent.laplace, spent.mus, xa, xb))
+    return [], []
+
+
+def _unobserved(unobserved: list, diverged: bool, rows: list, notes: list) -> None:
+    """A row without accounting for each call whose input was not observed, and (runs that did not
+    diverge) a note saying so."""
     for c in unobserved:
         rows.append(CallRow(c.index, c.source, c.method, c.site, c.distribution, c.scale, None,
                             None, None, None, "-"))
@@ -428,37 +473,52 @@ def compare(rec: Run, rep: Run, out_d: Any, out_dp: Any, dataset: np.ndarray,
                            f"the input of {c.method} at {c.site.short()} was not observed (its draw "
                            f"left numpy's arithmetic, and the output does not show it alone): that "
                            f"call is not accounted", {"call": c.index}))
-    comp = compose(laplace, mus, declared_spent, delta) if (laplace or mus or declared_spent) else None
+
+
+def _composition_note(comp: Optional[Composition], rows: list, issues: list, epsilon: float,
+                      delta: float, notes: list) -> None:
+    """A note where composition over the accounted calls supports more than the claimed (ε, δ)
+    and the pair shows no violation: composition is an upper bound, not an ε lower bound."""
     violated = any(i.kind in ("sensitivity_exceeded", "unnoised_release") for i in issues)
-    if comp is not None and not violated and (comp.epsilon > epsilon * (1 + RTOL) + ATOL
-                                              or comp.delta > delta * (1 + RTOL) + 1e-15):
-        top = max((r for r in rows if r.epsilon is not None or r.mu is not None),
-                  key=lambda r: (r.epsilon or 0.0) + (r.mu or 0.0), default=None)
-        k = sum(1 for r in rows if r.epsilon is not None or r.mu is not None)
-        dtext = f", δ = {comp.delta:.3g}" if comp.delta > 0 else ""
-        notes.append(Issue(
-            "composition_excess", None if top is None else top.site,
-            f"by composition over its {k} accounted noise call(s) the code's own noise supports "
-            f"ε = {comp.epsilon:.6g}{dtext} on this pair, above the claimed ε = {epsilon:g}: an "
-            f"accounting note, not an ε lower bound (composition is an upper bound; a sparse vector "
-            f"or a report-noisy-max is private for reasons per-call composition does not see)",
-            {"epsilon_supported": comp.epsilon, "delta_supported": comp.delta,
-             "epsilon_claimed": epsilon, "delta_claimed": delta, "calls": k}))
-    unaccounted = [c for c in rec.calls[:n_calls] if c.source == "numpy"
+    if comp is None or violated or not (comp.epsilon > epsilon * (1 + RTOL) + ATOL
+                                        or comp.delta > delta * (1 + RTOL) + 1e-15):
+        return
+    top = max((r for r in rows if r.epsilon is not None or r.mu is not None),
+              key=lambda r: (r.epsilon or 0.0) + (r.mu or 0.0), default=None)
+    k = sum(1 for r in rows if r.epsilon is not None or r.mu is not None)
+    dtext = f", δ = {comp.delta:.3g}" if comp.delta > 0 else ""
+    notes.append(Issue(
+        "composition_excess", None if top is None else top.site,
+        f"by composition over its {k} accounted noise call(s) the code's own noise supports "
+        f"ε = {comp.epsilon:.6g}{dtext} on this pair, above the claimed ε = {epsilon:g}: an "
+        f"accounting note, not an ε lower bound (composition is an upper bound; a sparse vector "
+        f"or a report-noisy-max is private for reasons per-call composition does not see)",
+        {"epsilon_supported": comp.epsilon, "delta_supported": comp.delta,
+         "epsilon_claimed": epsilon, "delta_claimed": delta, "calls": k}))
+
+
+def _unaccounted_note(calls: list, notes: list) -> None:
+    """A note naming the numpy draws of distributions with no per-call accounting."""
+    unaccounted = [c for c in calls if c.source == "numpy"
                    and c.distribution not in ACCOUNTED and c.distribution != "categorical"]
-    if unaccounted:
-        sites = sorted({f"{c.method} at {c.site.short()}" for c in unaccounted})
-        notes.append(Issue("unaccounted_noise", unaccounted[0].site,
-                           f"{len(unaccounted)} draw(s) of distributions with no per-call accounting "
-                           f"({', '.join(sites[:4])}{' …' if len(sites) > 4 else ''}): composition does "
-                           f"not cover them; they are frozen and their parameters compared",
-                           {"calls": [c.index for c in unaccounted]}))
+    if not unaccounted:
+        return
+    sites = sorted({f"{c.method} at {c.site.short()}" for c in unaccounted})
+    notes.append(Issue("unaccounted_noise", unaccounted[0].site,
+                       f"{len(unaccounted)} draw(s) of distributions with no per-call accounting "
+                       f"({', '.join(sites[:4])}{' …' if len(sites) > 4 else ''}): composition does "
+                       f"not cover them; they are frozen and their parameters compared",
+                       {"calls": [c.index for c in unaccounted]}))
+
+
+def _score(comp: Optional[Composition], rows: list, epsilon: float) -> float:
+    """How far the pair goes toward a violation: the largest of the composed ε over the claim and
+    the calls' ratios Δ/sensitivity, at most 1e6 (NaN and inf as 1e6)."""
     ratios = [r.ratio for r in rows if r.ratio is not None]
     score = max([(comp.epsilon / epsilon) if comp is not None else 0.0] + ratios + [0.0])
     if math.isnan(score) or math.isinf(score):
         score = 1e6
-    return PairReport(dataset, neighbour, label, issues + notes, rows, comp, min(score, 1e6),
-                      unnoised, out_d, out_dp, diverged)
+    return min(score, 1e6)
 
 
 def _zero_scale(c: Call, shift: np.ndarray, va: Any, vb: Any, issues: list) -> None:
