@@ -1,18 +1,22 @@
-"""The sampled audit run as a group-sequential test: complete audits at geometric looks, stopping
-at the first that refutes the claim (the schedule and why its confidence holds:
-:mod:`dpaudit.auditing.schedule`).
+"""The group-sequential run: complete audits at geometric looks, stopping at the first that
+settles the question (the schedule and why its confidence holds: :mod:`dpaudit.auditing.schedule`).
 
-Every look is :func:`dpaudit.auditing.sampled.run` on its own seed, derived from the recorded root
-seed and the look's number, so a run replays exactly from its seed; the final look runs on the
-root seed itself, so an audit with no early look (a budget below 12.5·``min_look``) is the plain
-audit, sample for sample.
+One driver, :func:`drive`, runs the looks of any audit objective (:class:`Objective`): the point ε
+of the sampled audit (:class:`PointLooks`, each look :func:`dpaudit.auditing.sampled.run`) and the
+curve gap of the curve audit (:class:`dpaudit.curves.audit.CurveObjective`). Every look is a
+complete audit on its own seed, derived from the recorded root seed and the look's number, so a
+run replays exactly from its seed; the final look runs on the root seed itself, so an audit with no
+early look (a budget below 12.5·``min_look``) is the plain audit, sample for sample. Look j's bound
+holds at level α_j on its own samples (selection split, then validation split), so whatever rule
+stops the run, P(some reported bound is wrong) ≤ Σ_j α_j = α (Bonferroni over the looks; Lan and
+DeMets 1983).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
-from typing import Any, Callable, Optional
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Optional, Protocol
 
 import numpy as np
 
@@ -20,7 +24,7 @@ from dpaudit.auditing.schedule import Schedule, schedule
 from dpaudit.auditing import sampled
 from dpaudit.spec import MechanismSpec
 
-__all__ = ["run", "look_seed"]
+__all__ = ["run", "look_seed", "drive", "Objective", "Looks", "PointLooks"]
 
 #: a fixed word that keeps the looks' seeds apart from any other use of the root seed
 _LOOK_WORD = 0x5E0_1005
@@ -30,6 +34,42 @@ def look_seed(seed: int, j: int) -> int:
     """The seed of early look ``j`` (0-based) of a run with root ``seed``."""
     state = np.random.SeedSequence([int(seed), _LOOK_WORD, int(j)]).generate_state(1, np.uint64)
     return int(state[0] >> np.uint64(1))
+
+
+class Objective(Protocol):
+    """An audit's side of the group-sequential run: what one look is and what ends the run.
+
+    A look's result has ``samples`` (the mechanism calls it made) and ``error`` (None, or the
+    mechanism's failure)."""
+
+    def look(self, j: int, budget: int, confidence: float, seed: int, timeout: Optional[float],
+             progress: Optional[Callable]) -> Any:
+        """Look ``j`` (0-based; −1 is the final look, and the only one of a plain audit): a
+        complete audit of ``budget`` samples whose bounds hold at ``confidence``."""
+
+    def settles(self, j: int, result: Any) -> bool:
+        """Take look ``j``'s result into account; whether the run ends there (read for the early
+        looks only)."""
+
+    def entry(self, number: int, budget: int, result: Any, alpha: float) -> dict:
+        """The look's line in the record."""
+
+
+@dataclass(slots=True)
+class Looks:
+    """What :func:`drive` ran: every look's result in order, their samples, the record of the
+    stopping rule (None for a plain audit), and how the run ended: at an early look that settled
+    it (``early``), or with the time limit spent before its final look (``timed_out``)."""
+
+    results: list
+    samples: int
+    record: Optional[dict]
+    early: bool = False
+    timed_out: bool = False
+
+    @property
+    def last(self) -> Any:
+        return self.results[-1]
 
 
 def _offset(progress: Optional[Callable[[dict], None]], used: int, budget: int,
@@ -48,91 +88,145 @@ def _offset(progress: Optional[Callable[[dict], None]], used: int, budget: int,
     return report
 
 
+def _left(deadline: Optional[float]) -> Optional[float]:
+    return None if deadline is None else deadline - time.monotonic()
+
+
+def drive(objective: Objective, plan: Optional[Schedule], *, budget: int, confidence: float,
+          seed: int, timeout: Optional[float] = None,
+          progress: Optional[Callable] = None) -> Looks:
+    """Run ``objective``'s looks under ``plan`` (module docstring): the early looks at
+    ``plan.budgets`` and α_j, each on :func:`look_seed` and, under a time limit, on its share of
+    the time left in proportion to its samples, stopping at the first that
+    :meth:`~Objective.settles` the run; then the final look on the root seed with the rest of the
+    budget and α. With no plan (or no early look) one look: the plain audit at ``budget`` and
+    ``confidence``."""
+    if plan is None or not plan.budgets:
+        out = objective.look(-1, budget, confidence, seed, timeout, progress)
+        objective.settles(-1, out)
+        return Looks([out], out.samples, None)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    used, results, entries = 0, [], []
+    for j, n in enumerate(plan.budgets):
+        left = _left(deadline)
+        if left is not None and left <= 0:
+            break
+        share = None if left is None else left * n / max(1, budget - used)
+        out = objective.look(j, n, plan.confidence(j), look_seed(seed, j), share,
+                             _offset(progress, used, budget, j))
+        used += out.samples
+        results.append(out)
+        entries.append(objective.entry(j + 1, n, out, plan.alphas[j]))
+        if objective.settles(j, out):
+            return Looks(results, used, _record(plan, entries, stopped=j + 1, early=True), early=True)
+    left = _left(deadline)
+    if left is not None and left <= 0 and results:
+        return Looks(results, used, _record(plan, entries, stopped=len(entries), early=False),
+                     timed_out=True)
+    rest = budget - used
+    out = objective.look(-1, rest, plan.confidence(-1), seed, left, _offset(progress, used, budget, -1))
+    entries.append(objective.entry(len(entries) + 1, rest, out, plan.final_alpha))
+    objective.settles(-1, out)
+    results.append(out)
+    return Looks(results, used + out.samples, _record(plan, entries, stopped=len(entries), early=False))
+
+
+def _record(plan: Schedule, looks: list[dict], *, stopped: int, early: bool) -> dict:
+    rec = plan.to_record()
+    rec.update({"looks": looks, "stopped_at_look": stopped, "stopped_early": early})
+    return rec
+
+
+# ------------------------------------------------------------------------ the point-ε objective
+
 def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, seed: int,
         timeout: Optional[float] = None, progress: Optional[Callable] = None,
         early_stop: bool = True, min_look: Optional[int] = None,
         plan: Optional[Schedule] = None,
         questions: Optional[tuple[str, ...]] = None) -> tuple[sampled.Outcome, Optional[dict]]:
-    """Run the audit (module docstring); return the reported outcome (``samples`` counts every
-    look) and the record of the stopping rule (None with ``early_stop=False`` or a budget too
-    small for an early look: the plain audit at full budget and α).
-
-    Each question (:func:`dpaudit.auditing.sampled.questions_of`) stops on its own: a question
-    refuted at a look (the logic: refuted strongly or with a measured ratio, :func:`_settled`)
-    keeps that look's answer and is not asked again, the others go on to the next look, and the
-    run ends when none is left or at the final look; a question refuted weakly is reported from
-    its strongest refuting look. So a float64 finding at the
-    first look neither stops nor masks the logic audit, which keeps its own schedule. Every look
-    splits its α_j between the questions it asks (:data:`~dpaudit.auditing.sampled.FLOAT_SHARE`),
-    so Σ over looks and questions stays α. The outcome's phases are those of the look that
-    answered the first question."""
+    """Run the sampled audit's looks (:func:`drive` with :class:`PointLooks`); return the reported
+    outcome (``samples`` counts every look) and the record of the stopping rule (None with
+    ``early_stop=False`` or a budget too small for an early look: the plain audit at full budget
+    and α)."""
     questions = tuple(questions or sampled.questions_of(spec))
     if plan is None and early_stop:
         plan = schedule(budget, confidence) if min_look is None else schedule(budget, confidence, min_look)
-    if not early_stop or not plan.budgets:
-        out = sampled.run(spec, executor, budget=budget, confidence=confidence, seed=seed,
-                         timeout=timeout, progress=progress, questions=questions)
-        return out, None
-    deadline = None if timeout is None else time.monotonic() + timeout
-    used = 0
-    looks: list[dict] = []
-    pending = list(questions)
-    answered: dict[str, Any] = {}  # question -> the Answer that settled it
-    best: dict[str, Any] = {}  # question -> its refuting Answer with the largest bound so far
-    spent: dict[str, float] = {}  # question -> the α of every look that asked it
-    main: Optional[sampled.Outcome] = None  # the look that answered the first question
-    out = None
-    for j, n in enumerate(plan.budgets):
-        left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left <= 0:
-            break
-        # an early look may take its share of the time left, in proportion to its samples
-        share = None if left is None else left * n / max(1, budget - used)
-        out = sampled.run(spec, executor, budget=n, confidence=plan.confidence(j),
-                         seed=look_seed(seed, j), timeout=share,
-                         progress=_offset(progress, used, budget, j), questions=tuple(pending))
-        used += out.samples
-        looks.append(_look(j + 1, n, out, plan.alphas[j]))
-        _spend(spent, out)
-        if out.error is not None:
-            return (_merged(out, answered, questions, used, spent),
-                    _record(plan, looks, stopped=j + 1, early=True))
+    point = PointLooks(spec, executor, questions)
+    looks = drive(point, plan if early_stop else None, budget=budget, confidence=confidence,
+                  seed=seed, timeout=timeout, progress=progress)
+    return point.outcome(looks), looks.record
+
+
+class PointLooks:
+    """The point-ε objective's looks (:class:`Objective`). Each question
+    (:func:`dpaudit.auditing.sampled.questions_of`) stops on its own: a question refuted at a look
+    (the logic: refuted strongly or with a measured ratio, :func:`_settled`) keeps that look's
+    answer and is not asked again, the others go on to the next look, and the run ends when none
+    is left or at the final look; a question refuted weakly is reported from its strongest
+    refuting look. So a float64 finding at the first look neither stops nor masks the logic
+    audit, which keeps its own schedule. Every look splits its α_j between the questions it asks
+    (:data:`~dpaudit.auditing.sampled.FLOAT_SHARE`), so Σ over looks and questions stays α. The
+    outcome's phases are those of the look that answered the first question."""
+
+    def __init__(self, spec: MechanismSpec, executor: Any, questions: tuple[str, ...]) -> None:
+        self.spec, self.executor, self.questions = spec, executor, questions
+        self.pending = list(questions)
+        self.answered: dict[str, Any] = {}  # question -> the Answer that settled it
+        self.best: dict[str, Any] = {}  # question -> its refuting Answer with the largest bound so far
+        self.spent: dict[str, float] = {}  # question -> the α of every look that asked it
+        self.main: Optional[sampled.Outcome] = None  # the look that answered the first question
+
+    def look(self, j: int, budget: int, confidence: float, seed: int, timeout: Optional[float],
+             progress: Optional[Callable]) -> sampled.Outcome:
+        return sampled.run(self.spec, self.executor, budget=budget, confidence=confidence,
+                           seed=seed, timeout=timeout, progress=progress,
+                           questions=tuple(self.pending))
+
+    def entry(self, number: int, budget: int, out: sampled.Outcome, alpha: float) -> dict:
+        return _look(number, budget, out, alpha)
+
+    def settles(self, j: int, out: sampled.Outcome) -> bool:
+        _spend(self.spent, out)
+        if j < 0 or out.error is not None:
+            return True
+        spec, best = self.spec, self.best
         for q, ans in out.answers.items():
             if _refutes(ans, spec) and (q not in best or ans.bound.epsilon_lb > best[q].bound.epsilon_lb):
                 best[q] = ans
             if ans.absent is not None or _nothing_to_test(ans) or \
                     (_refutes(ans, spec) and _settled(ans, spec)):
-                answered[q] = best.get(q, ans)
-                if q in pending:
-                    pending.remove(q)
+                self.answered[q] = best.get(q, ans)
+                if q in self.pending:
+                    self.pending.remove(q)
         # a float64 refutation that is not yet strong looks on only beside the logic: once the
         # logic is settled, no look is run for the float64 bound's size alone
-        for q in [q for q in pending if q in best and q == sampled.FLOAT]:
-            if sampled.LOGIC in questions and sampled.LOGIC not in pending:
-                answered[q] = best[q]
-                pending.remove(q)
-        if questions[0] in answered and main is None:
-            main = out
-        if not pending:
-            return (_merged(main or out, answered, questions, used, spent),
-                    _record(plan, looks, stopped=j + 1, early=True))
-    left = None if deadline is None else deadline - time.monotonic()
-    if left is not None and left <= 0 and out is not None:
-        merged = _merged(main or out, {**out.answers, **best, **answered}, questions, used, spent)
-        merged.timed_out = True
-        return merged, _record(plan, looks, stopped=len(looks), early=False)
-    rest = budget - used
-    out = sampled.run(spec, executor, budget=rest, confidence=plan.confidence(-1), seed=seed,
-                     timeout=left, progress=_offset(progress, used, budget, -1),
-                     questions=tuple(pending))
-    looks.append(_look(len(looks) + 1, rest, out, plan.final_alpha))
-    used += out.samples
-    _spend(spent, out)
-    final = {q: a for q, a in out.answers.items()
-             if q not in best or (a.bound is not None and a.bound.epsilon_lb >= best[q].bound.epsilon_lb)}
-    return (_merged(main or out, {**best, **final, **answered}, questions, used, spent,
-                    error=out.error),
-            _record(plan, looks, stopped=len(looks), early=False))
+        for q in [q for q in self.pending if q in best and q == sampled.FLOAT]:
+            if sampled.LOGIC in self.questions and sampled.LOGIC not in self.pending:
+                self.answered[q] = best[q]
+                self.pending.remove(q)
+        if self.questions[0] in self.answered and self.main is None:
+            self.main = out
+        return not self.pending
+
+    def outcome(self, looks: Looks) -> sampled.Outcome:
+        """The reported outcome of the run :func:`drive` made (class docstring)."""
+        out, qs, used, spent = looks.last, self.questions, looks.samples, self.spent
+        if looks.record is None:
+            return out
+        if looks.early and out.error is not None:
+            return _merged(out, self.answered, qs, used, spent)
+        if looks.early:
+            return _merged(self.main or out, self.answered, qs, used, spent)
+        if looks.timed_out:
+            merged = _merged(self.main or out, {**out.answers, **self.best, **self.answered}, qs,
+                             used, spent)
+            merged.timed_out = True
+            return merged
+        best = self.best
+        final = {q: a for q, a in out.answers.items()
+                 if q not in best or (a.bound is not None and a.bound.epsilon_lb >= best[q].bound.epsilon_lb)}
+        return _merged(self.main or out, {**best, **final, **self.answered}, qs, used, spent,
+                       error=out.error)
 
 
 def _spend(spent: dict, out: sampled.Outcome) -> None:
@@ -201,7 +295,3 @@ def _merged(out: sampled.Outcome, answers: dict, questions: tuple[str, ...], use
     return out
 
 
-def _record(plan: Schedule, looks: list[dict], *, stopped: int, early: bool) -> dict:
-    rec = plan.to_record()
-    rec.update({"looks": looks, "stopped_at_look": stopped, "stopped_early": early})
-    return rec
