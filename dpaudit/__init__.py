@@ -70,6 +70,8 @@ _EXPORTS: dict[str, str] = {
     "load_mechanism": "dpaudit.loader",
     "SandboxExecutor": "dpaudit.execution.sandbox",
     # statistical and exact privacy audits (dpaudit/auditor.py)
+    "check": "dpaudit.pipeline.api",
+    "CheckResult": "dpaudit.pipeline.result",
     "audit": "dpaudit.auditor",
     "exact_audit": "dpaudit.auditor",
     "curve_audit": "dpaudit.curves",

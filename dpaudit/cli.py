@@ -7,7 +7,7 @@ verdict in the results, never a dpaudit traceback, and exits 6; an unexpected bu
 itself prints one line (and the traceback only with ``DPAUDIT_DEBUG=1``) and exits 4.
 
 Subcommand bodies live with the code they drive and are imported lazily, so ``dpaudit --help``
-stays fast: ``check`` → :mod:`dpaudit.check`, ``audit``/``list`` → :mod:`dpaudit.suite.commands`,
+stays fast: ``check`` → :mod:`dpaudit.commands.check`, ``audit``/``list`` → :mod:`dpaudit.suite.commands`,
 ``verify`` → :mod:`dpaudit.formal.cli`, ``report`` → :mod:`dpaudit.report.cli`.
 """
 
@@ -221,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     _sweep_arguments(sub.add_parser("sweep", help="build and check every constructor of a DP library"))
 
     t = sub.add_parser("train-audit", help="one-run canary audit of a DP training run (docs/training.md)")
-    from dpaudit.train_audit import add_arguments
+    from dpaudit.commands.train_audit import add_arguments
 
     add_arguments(t)
     _report_flags(t)
@@ -236,13 +236,13 @@ def _report_flags(p: argparse.ArgumentParser) -> None:
 
 
 _COMMANDS = {
-    "check": ("dpaudit.check", "run_check"),
+    "check": ("dpaudit.commands.check", "run_check"),
     "audit": ("dpaudit.suite.commands", "run_audit"),
     "list": ("dpaudit.suite.commands", "run_list"),
     "verify": ("dpaudit.formal.cli", "run_verify"),
     "report": ("dpaudit.report.cli", "run_report"),
     "sweep": ("dpaudit.sweep.command", "run_sweep"),
-    "train-audit": ("dpaudit.train_audit", "run_train_audit"),
+    "train-audit": ("dpaudit.commands.train_audit", "run_train_audit"),
 }
 
 
@@ -291,7 +291,7 @@ def run(argv: Optional[Sequence[str]] = None, started: Optional[float] = None) -
         args.started = started
         module, func = _COMMANDS[args.command]
         if args.command == "check" and any(str(t).startswith("lib:") for t in args.target):
-            module, func = "dpaudit.library_check", "run_library_check"  # lib:... targets
+            module, func = "dpaudit.commands.library_check", "run_library_check"  # lib:... targets
         return ExitCode(getattr(importlib.import_module(module), func)(args))
     except DpauditError as exc:
         print(f"dpaudit: error: {exc}", file=sys.stderr)

@@ -155,7 +155,7 @@ class CheckSettings:
     in_process: bool = False
     isolation: str = "strict"
     pass_env: tuple[str, ...] = ()
-    sensitivity: Optional[Mapping[str, Any]] = None  # --sensitivity (dpaudit.sensitivity_check)
+    sensitivity: Optional[Mapping[str, Any]] = None  # --sensitivity (dpaudit.sensitivity.stage)
     replay: Optional[Mapping[str, Any]] = None  # --replay (dpaudit.replay.command)
     #: the replay stage before a sampled audit (``--no-replay`` turns it off;
     #: :func:`dpaudit.replay.command.replay_stage`)

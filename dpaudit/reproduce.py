@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from dpaudit.execution.base import Executor
     from dpaudit.spec import MechanismSpec
 
-__all__ = ["number", "as_target", "project_path", "ROOT", "check_command", "sensitivity_command", "audit_command",
+__all__ = ["number", "as_target", "project_path", "ROOT", "claim_flags", "check_line", "check_command", "sensitivity_command", "sensitivity_flags", "audit_command",
            "verify_command", "python_call", "replay_pair_call", "for_spec", "replays",
            "OWN_RANDOMNESS_NOTE"]
 
@@ -72,31 +72,47 @@ def as_target(target: str) -> str:
     return f"./{target}" if target.startswith("-") else target
 
 
-def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any, domain: Any,
-                  size: int, seed: int, samples: Optional[int] = None,
-                  confidence: Optional[float] = None, call_timeout: Optional[float] = None,
-                  memory: Optional[int] = None, own_randomness: bool = False,
-                  early_stop: bool = True, float_policy: Optional[str] = None,
-                  replay_stage: bool = True) -> str:
-    """The ``dpaudit check`` line that replays one target's audit from anywhere: the claim as
-    audited and every setting that changes the numbers (``samples``, ``confidence``, ``seed``,
-    the float policy, which a decorator or a pyproject.toml could set otherwise at replay) or an
-    ERROR (non-default sandbox limits ``call_timeout``, ``memory``). Settings equal to their
-    default (:func:`dpaudit.config.defaults`) are left out; ``None`` means "not given"."""
+def claim_flags(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
+                neighbours: Any = None, domain: Any = None, size: Optional[int] = None) -> list[str]:
+    """The claim as ``dpaudit check`` flags, each field given (``None``: left out; δ = 0 too)."""
     from dpaudit.claims import Neighbours
+
+    parts = [] if epsilon is None else [f"--epsilon={number(epsilon)}"]
+    if delta:
+        parts.append(f"--delta={number(delta)}")
+    if neighbours is not None:
+        parts.append(f"--neighbours={Neighbours.parse(neighbours).value}")
+    if domain is not None:
+        parts.append(f"--domain={number(domain.lo)}:{number(domain.hi)}")
+    if size is not None:
+        parts.append(f"--size={int(size)}")
+    return parts
+
+
+def check_line(target: str, engine_flags: Sequence[str] = (), *, seed: int,
+               samples: Optional[int] = None, confidence: Optional[float] = None,
+               in_process: bool = False, call_timeout: Optional[float] = None,
+               memory: Optional[int] = None, early_stop: bool = True,
+               float_policy: Optional[str] = None, replay_stage: bool = True,
+               own_randomness: bool = False) -> str:
+    """The one builder of ``dpaudit check`` reproduce lines: the target, the flags its engine
+    gives (its mode, ``--replay`` or ``--sensitivity=B`` or ``--rho=R``, then the claim and its
+    own options: the ``flags`` of the engine's stage), then every run setting that changes the
+    numbers (``samples``, ``confidence``, ``seed``, the float policy, which a decorator or a
+    pyproject.toml could set otherwise at replay) or an ERROR (non-default sandbox limits),
+    always in this order. Settings equal to their default (:func:`dpaudit.config.defaults`) are
+    left out; ``None`` means "not given"."""
     from dpaudit.config import defaults
 
     default = defaults()
-    parts = ["dpaudit", "check", as_target(target), f"--epsilon={number(epsilon)}"]
-    if delta:
-        parts.append(f"--delta={number(delta)}")
-    parts += [f"--neighbours={Neighbours.parse(neighbours).value}",
-              f"--domain={number(domain.lo)}:{number(domain.hi)}", f"--size={int(size)}"]
+    parts = ["dpaudit", "check", as_target(target), *engine_flags]
     if samples is not None:
         parts.append(f"--samples={int(samples)}")
     if confidence is not None and confidence != default["confidence"]:
         parts.append(f"--confidence={number(confidence)}")
     parts.append(f"--seed={int(seed)}")
+    if in_process:
+        parts.append("--in-process")
     if call_timeout is not None and call_timeout != default["call-timeout"]:
         parts.append(f"--call-timeout={number(call_timeout)}")  # replays a hang the same way
     if memory is not None and memory != default["memory"]:
@@ -110,22 +126,40 @@ def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any,
     return _note(shlex.join(parts), own_randomness)
 
 
-def sensitivity_command(target: str, *, bound: float, neighbours: Any, domain: Any, size: int,
-                        examples: int, seed: int, individual: Optional[Sequence[float]] = None,
-                        norm: Optional[str] = None) -> str:
-    """The ``dpaudit check --sensitivity`` line that replays a whole sensitivity search,
-    counterexample included (:mod:`dpaudit.sensitivity_check`)."""
-    from dpaudit.claims import Neighbours
+def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any, domain: Any,
+                  size: int, seed: int, samples: Optional[int] = None,
+                  confidence: Optional[float] = None, call_timeout: Optional[float] = None,
+                  memory: Optional[int] = None, own_randomness: bool = False,
+                  early_stop: bool = True, float_policy: Optional[str] = None,
+                  replay_stage: bool = True) -> str:
+    """The ``dpaudit check`` line that replays one target's sampled audit from anywhere: the
+    claim as audited (:func:`claim_flags`) and the run's settings (:func:`check_line`)."""
+    flags = claim_flags(epsilon=epsilon, delta=delta, neighbours=neighbours, domain=domain,
+                        size=size)
+    return check_line(target, flags, seed=seed, samples=samples, confidence=confidence,
+                      call_timeout=call_timeout, memory=memory, own_randomness=own_randomness,
+                      early_stop=early_stop, float_policy=float_policy, replay_stage=replay_stage)
 
-    parts = ["dpaudit", "check", as_target(target), f"--sensitivity={bound:g}",
-             f"--neighbours={Neighbours.parse(neighbours).value}",
-             f"--domain={domain.lo:g}:{domain.hi:g}", f"--size={size}",
-             f"--examples={examples}", f"--seed={seed}"]
+
+def sensitivity_command(target: str, *, seed: int, **search: Any) -> str:
+    """The ``dpaudit check --sensitivity`` line that replays a whole sensitivity search,
+    counterexample included (:mod:`dpaudit.sensitivity.stage`)."""
+    return check_line(target, sensitivity_flags(**search), seed=seed)
+
+
+def sensitivity_flags(*, bound: float, neighbours: Any, domain: Any, size: int, examples: int,
+                      individual: Optional[Sequence[float]] = None,
+                      norm: Optional[str] = None) -> list[str]:
+    """The sensitivity search's flags in a reproduce line: the bound, the relation, the datasets
+    it searched, how many pairs, and the individual bounds and norm when given."""
+    flags = [f"--sensitivity={number(bound)}",
+             *claim_flags(neighbours=neighbours, domain=domain, size=size),
+             f"--examples={int(examples)}"]
     if individual is not None:
-        parts.append("--individual=" + ",".join(f"{d:g}" for d in individual))
+        flags.append("--individual=" + ",".join(number(d) for d in individual))
     if norm is not None:
-        parts.append(f"--norm={norm}")
-    return shlex.join(parts)
+        flags.append(f"--norm={norm}")
+    return flags
 
 
 def audit_command(file: Optional[str], audit_id: str, seed: int) -> str:

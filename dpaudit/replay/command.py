@@ -12,7 +12,7 @@ verdict recomputed from the findings' severities, every call site at a line of t
 this process read it, every "replay this pair" line built here from the claim. A record refused
 (or a reply of the wrong shape or size, :class:`dpaudit.execution.wire.ForgedReply`) is the
 mechanism's ERROR: the audited code replaced dpaudit's functions in the child or wrote to its pipe.
-As a first stage, that makes the target's verdict ERROR (:func:`with_replay_stage`), the sampled
+As a first stage, that makes the target's verdict ERROR (:func:`dpaudit.replay.stage.verdict_of_stage`), the sampled
 audit's numbers kept beside it.
 
 As a first stage (:func:`before_sampling`) the replay costs at most :data:`dpaudit.replay.BUDGET`
@@ -26,7 +26,6 @@ the sampled audit's samples, so its selection and validation stay as sound as be
 from __future__ import annotations
 
 import math
-import shlex
 import time
 from typing import Any, Callable, Optional
 
@@ -37,7 +36,7 @@ from dpaudit.replay.result import KINDS, RECORD_KIND, SEVERITIES
 from dpaudit.results import Verdict, error_record
 
 __all__ = ["run_replay", "before_sampling", "limited_record", "record_from_child", "first_pairs", "stage_text",
-           "with_replay_stage", "first_site", "refused",
+           "first_site", "refused",
            "STAGE_SHARE", "MAX_FIRST_PAIRS"]
 
 #: the share of a run's remaining time limit (``--timeout``) the replay stage may take
@@ -64,31 +63,36 @@ def _claim(spec: Any) -> dict:
             "domain": [float(spec.domain.lo), float(spec.domain.hi)], "size": int(spec.size)}
 
 
+def flags(spec: Any, *, nonfinite: bool = False, claim: Optional[list] = None) -> list[str]:
+    """The replay engine's flags in a reproduce line (:func:`dpaudit.reproduce.check_line`):
+    ``--replay``, the claim (``claim``: a library target's own flags), ``--nonfinite``."""
+    from dpaudit.reproduce import claim_flags
+
+    if claim is None:
+        claim = claim_flags(epsilon=spec.epsilon, delta=spec.delta, neighbours=spec.neighbours,
+                            domain=spec.domain, size=spec.size)
+    return ["--replay", *claim, *(["--nonfinite"] if nonfinite else [])]
+
+
 def reproduce_line(name: str, spec: Any, settings: Any, *, nonfinite: bool = False) -> str:
     """The ``dpaudit check --replay`` line that replays a replay audit."""
-    from dpaudit.reproduce import as_target, number
+    from dpaudit.reproduce import check_line
 
-    parts = ["dpaudit", "check", as_target(name), "--replay", f"--epsilon={number(spec.epsilon)}"]
-    if spec.delta:
-        parts.append(f"--delta={number(spec.delta)}")
-    parts += [f"--neighbours={spec.neighbours.value}",
-              f"--domain={number(spec.domain.lo)}:{number(spec.domain.hi)}",
-              f"--size={int(spec.size)}", f"--seed={int(settings.seed)}"]
-    if nonfinite:
-        parts.append("--nonfinite")
-    return shlex.join(parts)
+    return check_line(name, flags(spec, nonfinite=nonfinite), seed=int(settings.seed))
 
 
 def run_replay(spec: Any, settings: Any, name: str, *, func: Optional[Callable] = None,
                executor: Any = None, nonfinite: bool = False, timeout: Optional[float] = None,
-               isolation: Optional[str] = None) -> dict:
+               isolation: Optional[str] = None, reproduce: Optional[str] = None) -> dict:
     """The replay record of the target: run here on ``func`` (in process) or in the sandbox
-    child of ``executor``; an ERROR record when the mechanism or the child fails."""
+    child of ``executor``; an ERROR record when the mechanism or the child fails. ``reproduce``
+    is the line that replays it (default: :func:`reproduce_line`)."""
     from dpaudit.errors import DpauditError, MechanismError, TimeLimitReached
     from dpaudit.execution.sandbox import SandboxFailure
 
     options = _options(spec, settings, name, nonfinite=nonfinite, timeout=timeout)
-    reproduce = reproduce_line(name, spec, settings, nonfinite=nonfinite)
+    if reproduce is None:
+        reproduce = reproduce_line(name, spec, settings, nonfinite=nonfinite)
     started = time.monotonic()
     try:
         if func is not None:
@@ -239,51 +243,6 @@ def refused(rec: Any) -> bool:
     malformed record or reply): the mechanism's ERROR, never a note."""
     details = rec.get("details") if isinstance(rec, dict) else None
     return isinstance(details, dict) and details.get("refused") is True
-
-
-def with_replay_stage(record: dict, stage: dict) -> dict:
-    """The sampled audit's record with its replay stage (:mod:`dpaudit.replay.command`) under
-    ``"replay"``. A declared sensitivity exceeded at a call site (the replay's REFUTED) refutes the
-    target even where the sampling did not confirm it: the verdict becomes REFUTED with
-    ``decided_by = "replay"``, and the ε lower bound stays the sampling's (the replay gives
-    none). An exact privacy loss above the claim (``exact_loss_exceeded``,
-    :mod:`dpaudit.replay.exact`) decides the verdict even where the sampling refutes too: it is
-    deterministic, and its ε is in the stage's finding (``values.epsilon_exact``). The replay's
-    other findings are reported beside the verdict, never in it. A stage record refused from
-    the child (:func:`refused`) makes the verdict ERROR (``decided_by = "replay"``), the sampled
-    audit's numbers kept, and so does a stage ERROR for noise drawn from a generator dpaudit did
-    not hand over (:mod:`dpaudit.replay.outside`)."""
-    from dpaudit.results import Verdict
-
-    out = dict(record)
-    out["replay"] = stage
-    if refused(stage) and record.get("verdict") != Verdict.ERROR.value:
-        sampled = str(record.get("verdict") or "no verdict").replace("_", " ").upper()
-        out["verdict"] = Verdict.ERROR.value
-        out["decided_by"] = "replay"
-        out["error"] = f"the replay stage was refused: {stage.get('error')} (the sampling alone: {sampled})"
-        return out
-    from dpaudit.replay.outside import MARK
-
-    if stage.get("verdict") == Verdict.ERROR.value and MARK in str(stage.get("error") or "") \
-            and record.get("verdict") != Verdict.ERROR.value:
-        # noise from a generator dpaudit did not hand over: what the sampling saw is not what
-        # the mechanism releases (dpaudit.replay.outside), whatever it concluded
-        out["verdict"] = Verdict.ERROR.value
-        out["decided_by"] = "replay"
-        out["error"] = str(stage.get("error"))
-        return out
-    exact = stage.get("verdict") == Verdict.REFUTED.value and any(
-        isinstance(f, dict) and f.get("kind") == "exact_loss_exceeded" for f in stage.get("findings") or ())
-    if stage.get("verdict") == Verdict.REFUTED.value and (record.get("verdict") in (
-            Verdict.NOT_REFUTED.value, Verdict.INCONCLUSIVE.value) or (
-            exact and record.get("verdict") == Verdict.REFUTED.value)):
-        # an exact loss is the stronger evidence: it decides even where the sampling refutes too
-        out["verdict"] = Verdict.REFUTED.value
-        out["decided_by"] = "replay"
-        if stage.get("location") and (exact or not out.get("location")):
-            out["location"] = stage["location"]
-    return out
 
 
 def _at(site: Any) -> str:

@@ -40,7 +40,7 @@ NOT_APPLICABLE = "not_applicable"
 #: the questions in the order every report shows them
 QUESTIONS = (LOGIC, FLOAT)
 #: ``decided_by`` of an audit whose replay stage alone refutes (a declared sensitivity exceeded
-#: that the sampling did not confirm: :func:`dpaudit.check.with_replay_stage`)
+#: that the sampling did not confirm: :func:`dpaudit.replay.stage.verdict_of_stage`)
 REPLAY = "replay"
 
 #: what to do about a porous float64 implementation (Mironov 2012, the snapping mechanism)

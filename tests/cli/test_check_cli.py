@@ -327,7 +327,7 @@ def test_a_pyproject_that_weakens_the_sandbox_is_said_on_stderr(tmp_path):
 def test_the_function_name_the_sandbox_reports_is_checked():
     """The child runs the audited code: a name it reports is taken only as asked for, or as a
     dotted identifier (a forged 'mechanism ' dodged the project's claim for FILE:mechanism)."""
-    from dpaudit.check import _function_named  # private: the check on the child's reported name
+    from dpaudit.pipeline.target import function_named as _function_named  #: the check on the child's reported name
     from dpaudit.errors import LoadError
 
     assert _function_named({"function": "mechanism"}, None) == "mechanism"

@@ -151,7 +151,7 @@ def test_a_reproduce_line_names_a_file_below_the_root_relative_to_it(tmp_path):
 
 def test_library_targets_parse_into_a_name_and_literal_keywords():
     from dpaudit.errors import InvalidArgument
-    from dpaudit.library_check import parse_library_target
+    from dpaudit.commands.library_check import parse_library_target
 
     assert parse_library_target("lib:diffprivlib:tools.mean(epsilon=1, bounds=(0, 1))") == (
         "library", "tools.mean", {"epsilon": 1, "bounds": (0, 1)})

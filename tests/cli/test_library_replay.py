@@ -1,5 +1,5 @@
 """``dpaudit check 'lib:diffprivlib:…' --replay``: a diffprivlib target audited by record and
-replay with no code of the user's (dpaudit/library_check.py, dpaudit/replay/libraries.py).
+replay with no code of the user's (dpaudit/commands/library_check.py, dpaudit/replay/libraries.py).
 
 The record is the ``"replay"`` kind that ``dpaudit check FILE.py --replay`` writes; the library
 form needs no ``--in-process`` (library code is trusted and runs in process; the file form still

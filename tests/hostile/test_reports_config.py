@@ -236,7 +236,7 @@ def test_child_text_never_starts_a_line_in_any_report(hostile, name):
 
 
 def test_the_child_facts_are_cleaned_in_dpaudit():
-    from dpaudit.check import clean_facts
+    from dpaudit.pipeline.target import clean_facts
 
     facts = {"function": "f", "path": "/p\nimport os", "found_by": "x\u2028y\tz",
              "call_form_error": "a\rb\x1b[2J\u202e", "source": ("/s\nimport os", 3),
@@ -336,7 +336,7 @@ def test_a_file_size_limit_loses_no_verdict_and_no_other_report(hostile):
 
 
 def test_a_report_folder_replaced_after_the_precheck_loses_no_verdict(hostile, monkeypatch):
-    import dpaudit.check  # private: _precheck, wrapped to replace the folder right after it
+    import dpaudit.commands.check  # private: _precheck, wrapped to replace the folder right after it
 
     tmp = hostile["tmp"]
     path = tmp / "mech" / "ok.py"
@@ -344,14 +344,14 @@ def test_a_report_folder_replaced_after_the_precheck_loses_no_verdict(hostile, m
     path.write_text("def f(data, rng):\n    return " + LAPLACE.removeprefix("return ") + "\n")
     gone = tmp / "gone"
     gone.mkdir()
-    precheck = dpaudit.check._precheck
+    precheck = dpaudit.commands.check._precheck
 
     def then_replace(*args, **kwargs):
         precheck(*args, **kwargs)
         gone.rmdir()
         gone.write_text("")  # the folder is now a file: nothing can be written under it
 
-    monkeypatch.setattr(dpaudit.check, "_precheck", then_replace)
+    monkeypatch.setattr(dpaudit.commands.check, "_precheck", then_replace)
     report = tmp / "r.json"
     code, out, err = _check(hostile, f"{path}:f", *FLAGS, f"--json={report}",
                             f"--html={gone / 'r.html'}")

@@ -1,10 +1,10 @@
-"""dpaudit.check: flags over [tool.dpaudit] over defaults, one-line validation errors, exit codes."""
+"""dpaudit.commands.check: flags over [tool.dpaudit] over defaults, one-line validation errors, exit codes."""
 
 import json
 
 import pytest
 
-from dpaudit.check import exit_code, read_config, reproduce_command, resolve_settings
+from dpaudit.commands.check import exit_code, read_config, reproduce_command, resolve_settings
 from dpaudit.claims import Domain, Neighbours, privacy_claim
 from dpaudit.cli import ExitCode, _join_dash_values, build_parser, run  # private: the argv step before parsing
 from dpaudit.errors import InvalidArgument, UsageError
@@ -207,6 +207,6 @@ def test_exit_codes_are_importable_without_the_command_line():
     import subprocess
     import sys
 
-    code = ("import sys, dpaudit.exitcodes, dpaudit.config, dpaudit.reproduce, dpaudit.check, "
+    code = ("import sys, dpaudit.exitcodes, dpaudit.config, dpaudit.reproduce, dpaudit.commands.check, "
             "dpaudit.suite; assert 'dpaudit.cli' not in sys.modules, 'dpaudit.cli was imported'")
     subprocess.run([sys.executable, "-c", code], check=True)

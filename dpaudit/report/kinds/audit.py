@@ -370,7 +370,7 @@ class PrivacyAudit(RecordKind):
 
     def replay_stage(self) -> Optional[RecordKind]:
         """The replay stage that ran before the sampling (``rec["replay"]``, a replay record:
-        :func:`dpaudit.replay.command.with_replay_stage`), as its record kind; None without one."""
+        :func:`dpaudit.replay.stage.verdict_of_stage`), as its record kind; None without one."""
         stage = self.rec.get("replay")
         if not isinstance(stage, Mapping) or stage.get("kind") != "replay":
             return None

@@ -1,6 +1,7 @@
 """``dpaudit check FILE.py:f --sensitivity B``: the sensitivity search on third-party code.
 
-The flags are those of ``dpaudit check`` (``--neighbours``, ``--domain``, ``--size`` for datasets
+The engine of the check pipeline (:mod:`dpaudit.pipeline`) when ``--sensitivity`` is given
+(:class:`SensitivitySearch`). The flags are those of ``dpaudit check`` (``--neighbours``, ``--domain``, ``--size`` for datasets
 of 0..N records, ``--seed``, ``--timeout``, ``--call-timeout``, ``--memory``, ``--isolation``, the
 four report flags) plus ``--sensitivity B`` (the claimed bound Δ: ‖f(D) − f(D')‖ ≤ Δ for
 neighbours D ~ D'), ``--individual D0,D1,...`` (individual sensitivities, docs/math.md#individual-model), ``--norm``
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from dpaudit.config import CheckSettings
     from dpaudit.execution.sandbox import SandboxExecutor
 
-__all__ = ["check_sensitivity_of"]
+__all__ = ["check_sensitivity_of", "SensitivitySearch"]
 
 
 def _claim(settings: CheckSettings, facts: Optional[Mapping[str, Any]], func: Optional[Callable]) -> dict:
@@ -45,15 +46,39 @@ def _claim(settings: CheckSettings, facts: Optional[Mapping[str, Any]], func: Op
             "size": 10 if pick["size"] is None else int(pick["size"])}
 
 
-def reproduce_line(name: str, settings: CheckSettings, claim: Mapping[str, Any]) -> str:
-    """The command that replays the search (:func:`dpaudit.reproduce.sensitivity_command`)."""
-    from dpaudit.reproduce import sensitivity_command
+class SensitivitySearch:
+    """The engine of ``--sensitivity B``: the search's record is the target's."""
+
+    name = "sensitivity"
+
+    @classmethod
+    def wanted(cls, settings: Any, target: Any) -> bool:
+        return settings.sensitivity is not None
+
+    def flags(self, run: Any) -> list[str]:
+        return _flags(run.settings, _claim(run.settings, run.target.facts, run.target.func))
+
+    def run(self, run: Any) -> None:
+        run.begin("sensitivity search")
+        t = run.target
+        run.outcomes[self.name] = check_sensitivity_of(
+            t.name, run.settings, t.executor, t.facts, t.func, run.left(), isolation=t.isolation)
+
+
+def _flags(settings: CheckSettings, claim: Mapping[str, Any]) -> list[str]:
+    from dpaudit.reproduce import sensitivity_flags
 
     s = settings.sensitivity or {}
-    return sensitivity_command(name, bound=s["bound"], neighbours=claim["neighbours"],
-                               domain=claim["domain"], size=claim["size"],
-                               examples=s["examples"], seed=settings.seed,
-                               individual=s["individual"], norm=s["norm"])
+    return sensitivity_flags(bound=s["bound"], neighbours=claim["neighbours"],
+                             domain=claim["domain"], size=claim["size"], examples=s["examples"],
+                             individual=s["individual"], norm=s["norm"])
+
+
+def reproduce_line(name: str, settings: CheckSettings, claim: Mapping[str, Any]) -> str:
+    """The command that replays the search (:func:`dpaudit.reproduce.check_line`)."""
+    from dpaudit.reproduce import check_line
+
+    return check_line(name, _flags(settings, claim), seed=settings.seed)
 
 
 def check_sensitivity_of(name: str, settings: CheckSettings, executor: Optional[SandboxExecutor],

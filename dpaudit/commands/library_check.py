@@ -19,7 +19,7 @@ A library's code is trusted and runs in process (python-dp must: its generator's
 copied by ``fork()``). ``--neighbours``, ``--domain`` and ``--size`` reach the adapter
 (the library form only); ``--epsilon``/``--delta`` are refused: the claim is the library's. Every
 report format, the reproduce line, the family-wise confidence over the targets and the exit code
-are those of ``dpaudit check`` (:mod:`dpaudit.check`); a target that cannot be built is a usage
+are those of ``dpaudit check`` (:mod:`dpaudit.commands.check`); a target that cannot be built is a usage
 error (exit 3), a library call that fails an ERROR verdict (exit 6).
 
 ``--replay`` audits each target by record and replay instead (a record of kind ``"replay"``, as
@@ -44,6 +44,7 @@ from typing import Any, Mapping, Optional
 
 from dpaudit.errors import DpauditError, InvalidArgument, UsageError
 from dpaudit.exitcodes import ExitCode, exit_code
+from dpaudit.report.registry import report_paths
 
 __all__ = ["PREFIX", "LIBRARIES", "is_library_target", "parse_library_target", "library_spec",
            "run_library_check"]
@@ -194,67 +195,6 @@ def _claim_flags(settings: Any) -> list[str]:
     return parts
 
 
-def _reproduce(target: str, settings: Any, budget: int, own_randomness: bool,
-               float_policy: Optional[str] = None) -> str:
-    from dpaudit.config import defaults
-    from dpaudit.reproduce import OWN_RANDOMNESS_NOTE, number
-
-    parts = ["dpaudit", "check", target, *_claim_flags(settings)]
-    parts.append(f"--samples={int(budget)}")
-    if settings.target_confidence != defaults()["confidence"]:
-        parts.append(f"--confidence={number(settings.target_confidence)}")
-    parts.append(f"--seed={int(settings.seed)}")
-    if target[len(PREFIX):].partition(":")[0] not in LIBRARIES:
-        parts.append("--in-process")
-    if not settings.early_stop:
-        parts.append("--no-early-stop")
-    if float_policy is not None:  # spelled out, as dpaudit check does: a pyproject could differ at replay
-        parts.append(f"--float={float_policy}")
-    if not getattr(settings, "replay_stage", True):
-        parts.append("--no-replay")  # the replay stage's pairs are sampled first
-    line = shlex.join(parts)
-    return f"{line}  # {OWN_RANDOMNESS_NOTE}" if own_randomness else line
-
-
-def _replay_reproduce(target: str, settings: Any, nonfinite: bool) -> str:
-    """The ``dpaudit check`` line that replays a library target's replay audit."""
-    parts = ["dpaudit", "check", target, "--replay", *_claim_flags(settings)]
-    if nonfinite:
-        parts.append("--nonfinite")
-    parts.append(f"--seed={int(settings.seed)}")
-    if target[len(PREFIX):].partition(":")[0] not in LIBRARIES:
-        parts.append("--in-process")
-    return shlex.join(parts)
-
-
-def _replay_record(name: str, spec: Any, settings: Any, nonfinite: bool,
-                   remaining: Optional[float]) -> dict:
-    """The replay record of one library target (kind ``"replay"``): an OpenDP target by
-    :func:`dpaudit.replay.opendp.replay_target`, any other by :func:`dpaudit.replay_audit` on the
-    adapter's function (diffprivlib's mechanisms are intercepted), under the library's claim."""
-    from dpaudit.replay.audit import replay_audit
-    from dpaudit.replay.command import first_site
-    from dpaudit.replay.opendp import opendp_of, replay_target
-
-    timeout = {} if remaining is None else {"timeout": max(remaining, 0.001)}
-    label = getattr(spec, "name", None) or name  # as the sampled audit names it
-    if opendp_of(spec) is not None:
-        result = replay_target(spec, seed=settings.seed, name=label, **timeout)
-    else:
-        result = replay_audit(spec.func, epsilon=spec.epsilon, delta=spec.delta,
-                              neighbours=spec.neighbours, domain=spec.domain, size=spec.size,
-                              seed=settings.seed, nonfinite=nonfinite, name=label, **timeout)
-    rec = result.to_record()
-    rec["reproduce"] = _replay_reproduce(name, settings, nonfinite)
-    rec["isolation"] = "none (in process)"
-    site = first_site(rec)
-    if site is not None:  # where a report (SARIF, HTML) points: the call site of the finding
-        from dpaudit.report.model import relative_path
-
-        rec["location"] = {"path": relative_path(str(site["path"])), "line": int(site["line"])}
-    return rec
-
-
 def _replay_flags(args: argparse.Namespace) -> tuple[argparse.Namespace, Optional[dict]]:
     """``--replay`` (with ``--nonfinite``) for library targets, taken here: a library's code is
     trusted and runs in process, so the library form needs no ``--in-process`` (the file form
@@ -296,15 +236,47 @@ def _error(target: str, message: str, reproduce: str = "", kind: str = "audit") 
 
 def run_library_check(args: argparse.Namespace) -> ExitCode:
     """``dpaudit check`` when its targets are library targets; return its exit code."""
-    from dpaudit.check import clean_record
-    from dpaudit.config import read_config, resolve_settings
-    from dpaudit.report.json_io import check_report_paths
-    from dpaudit.report.registry import report_paths
-
     started = time.time()
     command = shlex.join(["dpaudit", *getattr(args, "argv", sys.argv[1:])])
     reports = report_paths(args)
     targets = list(args.target if isinstance(args.target, (list, tuple)) else [args.target])
+    settings = _settings(args, targets, reports, (started, command))
+    from dpaudit.pipeline.run import library_runs
+    from dpaudit.progress import Progress
+
+    progress = Progress(quiet=settings.quiet)
+    specs: list[tuple[str, Any]] = []
+    for i, target in enumerate(targets):
+        try:
+            specs += library_spec(target, {k: settings.claim.get(k) for k in ("neighbours", "domain", "size")},
+                                  in_process=settings.in_process)
+        except DpauditError as exc:
+            records = [_error(t, str(exc) if j == i else "not audited: another target could not be "
+                              "built", command) for j, t in enumerate(targets)]
+            _write(records, reports, settings.seed, started, command)
+            raise UsageError(str(exc)) from None
+    runs = library_runs(specs, settings, progress, _claim_flags(settings),
+                        lambda name: name[len(PREFIX):].partition(":")[0] not in LIBRARIES)
+    records = _check_all(runs, progress, reports, (started, command))
+    not_written = _write(records, reports, settings.seed, started, command, progress)
+    progress.reproduce(records)
+    if not_written:
+        return ExitCode.USAGE_ERROR
+    return exit_code(records, exit_zero=settings.exit_zero,
+                     fail_on_inconclusive=settings.fail_on_inconclusive)
+
+
+def _settings(args: argparse.Namespace, targets: list, reports: Mapping[str, Optional[str]],
+              run: tuple) -> Any:
+    """The run's settings, with ``--replay`` taken here (library code runs in process); a flag
+    that does not apply to a library target, or a file target among them, is a usage error (every
+    report still written, an ERROR record per target)."""
+    from dataclasses import replace
+
+    from dpaudit.config import read_config, resolve_settings
+    from dpaudit.report.json_io import check_report_paths
+
+    started, command = run
     try:
         files = [t for t in targets if not is_library_target(t)]
         if files:
@@ -321,104 +293,51 @@ def run_library_check(args: argparse.Namespace) -> ExitCode:
     except DpauditError as exc:
         _write([_error(t, str(exc), command) for t in targets], reports, None, started, command)
         raise UsageError(str(exc)) from None
+    return replace(settings, replay=replay_option)
 
-    import dpaudit.auditor
-    from dpaudit.progress import Progress
-    from dpaudit.results import AuditContext, Family, Origin
 
-    progress = Progress(quiet=settings.quiet)
-    specs: list[tuple[str, Any]] = []
-    for i, target in enumerate(targets):
-        try:
-            specs += library_spec(target, {k: settings.claim.get(k) for k in ("neighbours", "domain", "size")},
-                                  in_process=settings.in_process)
-        except DpauditError as exc:
-            records = [_error(t, str(exc) if j == i else "not audited: another target could not be "
-                              "built", command) for j, t in enumerate(targets)]
-            _write(records, reports, settings.seed, started, command)
-            raise UsageError(str(exc)) from None
-    family = None if len(specs) < 2 else Family(targets=len(specs), confidence=settings.confidence)
-    confidence = settings.confidence if len(specs) < 2 else \
-        1.0 - (1.0 - settings.confidence) / len(specs)
-    settings_for = _Settings(settings, confidence)
-    deadline = None if settings.timeout is None else time.monotonic() + settings.timeout
+def _check_all(runs: list, progress: Any, reports: Mapping[str, Optional[str]],
+               run: tuple) -> list[dict]:
+    """Each library target through the pipeline (:func:`dpaudit.pipeline.run.run_opened`); the
+    library refusing a call is the target's ERROR; a stop writes what was done and re-raises."""
+    from dpaudit.pipeline.run import run_opened
+
+    started, command = run
     records: list[dict] = []
     try:
-        for name, spec in specs:
+        for one in runs:
+            name = one.target.name
             progress.start(name)
-            budget = settings.samples or dpaudit.auditor.default_samples(spec)
-            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-
-            policy = settings.float_policy or getattr(spec, "float_policy", None) or "error"
-
-            def replay(own: bool = False, name: str = name, budget: int = budget,
-                       policy: Optional[str] = policy) -> str:
-                return _reproduce(name, settings_for, budget, own, policy)
-
-            context = AuditContext(reproduce=replay, family=family,
-                                   origin=Origin(None, "none (in process)"))
             try:
-                library = getattr(spec, "library", None)
-                if replay_option is not None:  # --replay: the replay audit alone
-                    record = _replay_record(name, spec, settings, replay_option["nonfinite"],
-                                            remaining)
-                elif isinstance(library, Mapping) and library.get("curve"):
-                    # a claim stated as a curve (an OpenDP ρ-zCDP measurement): the curve audit
-                    from dpaudit.curves import curve_audit
-
-                    record = curve_audit(spec, samples=settings.samples, confidence=confidence,
-                                         seed=settings.seed).to_record()
-                    record["reproduce"] = replay()
-                else:
-                    from dpaudit.replay.command import before_sampling
-
-                    stage, audited = before_sampling(
-                        spec, settings, name,
-                        lambda timeout, spec=spec, name=name: _replay_record(
-                            name, spec, settings, False, timeout), remaining, progress)
-                    result = dpaudit.auditor.audit(audited, samples=settings.samples,
-                                                   confidence=confidence, seed=settings.seed,
-                                                   progress=progress, timeout=remaining,
-                                                   early_stop=settings.early_stop, context=context,
-                                                   **_float_keyword(settings))
-                    record = result.to_record()
-                    if stage is not None:
-                        from dpaudit.replay.command import with_replay_stage
-
-                        record = with_replay_stage(record, stage)
+                record = run_opened(one).to_record()
             except DpauditError as exc:  # the library refused: an ERROR of the target
-                record = _error(name, str(exc), replay()) if replay_option is None else \
-                    _error(name, str(exc), _replay_reproduce(name, settings, False), kind="replay")
-            library = getattr(spec, "library", None)  # name, version, its claim (as the suite's)
-            if isinstance(library, Mapping) and library:
-                record["library"] = dict(library)
-            records.append(clean_record(record))
+                record = _refused(one, exc)
+            records.append(record)
             progress.finish(records[-1])
     except KeyboardInterrupt:
         progress.clear()
-        done = [n for n, _ in specs][len(records):]
+        done = [r.target.name for r in runs][len(records):]
         records += [{**_error(n, "interrupted before the audit finished", command),
                      "verdict": "interrupted"} for n in done]  # the run's stop, not the library's ERROR
-        _write(records, reports, settings.seed, started, command, progress)
+        _write(records, reports, runs[0].settings.seed if runs else None, started, command, progress)
         raise
-    not_written = _write(records, reports, settings.seed, started, command, progress)
-    progress.reproduce(records)
-    if not_written:
-        return ExitCode.USAGE_ERROR
-    return exit_code(records, exit_zero=settings.exit_zero,
-                     fail_on_inconclusive=settings.fail_on_inconclusive)
+    return records
 
 
-def _float_keyword(settings: Any) -> dict:
-    """``float=`` for :func:`dpaudit.audit` when the run states a float policy (``--float``,
-    ``[tool.dpaudit] float``): it comes before the target's own (docs/floating-point.md)."""
-    return {} if settings.float_policy is None else {"float": settings.float_policy}
+def _refused(run: Any, exc: Exception) -> dict:
+    """The ERROR record of a library target whose library refused a call (with the line that
+    replays it, and the library it names)."""
+    from dpaudit.pipeline.plan import plan_for
+    from dpaudit.pipeline.target import clean_record
+    from dpaudit.reproduce import check_line
 
-
-class _Settings:
-    """``settings`` as :func:`_reproduce` reads them, with the per-target confidence."""
-
-    def __init__(self, settings: Any, confidence: float) -> None:
-        self.claim, self.seed, self.early_stop = settings.claim, settings.seed, settings.early_stop
-        self.replay_stage = settings.replay_stage
-        self.target_confidence = confidence
+    engine = plan_for(run.settings, run.target).engine
+    if run.spec is None:
+        run.spec = run.target.spec()
+    line = check_line(run.target.name, engine.flags(run), seed=run.settings.seed,
+                      in_process=run.target.in_process_flag)
+    kind = "replay" if engine.name == "replay" else "audit"
+    rec = _error(run.target.name, str(exc), line, kind=kind)
+    if run.target.library:
+        rec["library"] = dict(run.target.library)
+    return clean_record(rec)

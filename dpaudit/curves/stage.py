@@ -1,0 +1,53 @@
+"""The curve audit in the check pipeline (:mod:`dpaudit.pipeline`): the engine of a target whose
+claim is a privacy curve (``--rho``, ``--mu``, or a decorator's ``rho=``/``mu=``/``renyi=``/
+``profile=``; an OpenDP measurement whose map is ρ-zCDP), audited by
+:func:`dpaudit.curves.curve_audit` on the run's executor (the sandbox child, or Dask, or this
+process).
+
+It is the worked example of adding an engine (docs/ARCHITECTURE.md, "To add X"): this module,
+plus one line in :data:`dpaudit.pipeline.plan.ENGINES`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["CurveAudit"]
+
+
+class CurveAudit:
+    """The engine for a claim stated as a curve: ``wanted`` when the target states one."""
+
+    name = "curve"
+
+    @classmethod
+    def wanted(cls, settings: Any, target: Any) -> bool:
+        return bool(target.curve)
+
+    def flags(self, run: Any) -> list[str]:
+        from dpaudit.reproduce import number
+
+        curve = run.target.curve
+        stated = [f"--{k}={number(v)}" for k, v in curve.items() if k in ("rho", "mu")]
+        return [*stated, *run.target.claim_flags(run.spec, point=False)]
+
+    def run(self, run: Any) -> None:
+        from dpaudit.curves import curve_audit
+        from dpaudit.reproduce import check_line
+
+        run.begin("curve")
+        s, target = run.settings, run.target
+        curve = {k: v for k, v in target.curve.items() if k != "library"}
+        result = curve_audit(run.spec, **curve, samples=s.samples, confidence=run.confidence,
+                             seed=s.seed, executor=target.executor or run.cluster,
+                             early_stop=s.early_stop)
+        rec = result.to_record()
+        rec["reproduce"] = check_line(target.name, self.flags(run), seed=s.seed,
+                                      samples=s.samples, in_process=target.in_process_flag,
+                                      early_stop=s.early_stop)
+        rec["isolation"] = target.isolation
+        if run.spec.source:
+            from dpaudit.report.model import location
+
+            rec["location"] = location(run.spec.source)
+        run.outcomes[self.name] = rec

@@ -1,0 +1,214 @@
+"""The stages of a check, behind one small protocol, and the state they share.
+
+A stage is an object with a ``name`` and ``run(run)``: it reads what it needs from the
+:class:`Run` (the opened target, the settings, the spec, what earlier stages found) and leaves
+its outcome in ``run.outcomes[name]``. An *engine* is the stage that gives the target its
+verdict, and says when it is the one to run (``wanted(settings, target)``) and which flags
+replay it (``flags(run)``, for :func:`dpaudit.reproduce.check_line`). Engines live in their own
+folders (:mod:`dpaudit.curves.stage`, :mod:`dpaudit.sensitivity.stage`,
+:mod:`dpaudit.replay.stage`) and are named in :data:`dpaudit.pipeline.plan.ENGINES`; the sampled
+audit, the default, is here, with the two halves of the fresh-process check
+(:mod:`dpaudit.execution.honesty`) that surround it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Protocol, runtime_checkable
+
+__all__ = ["Run", "Stage", "Engine", "SampledAudit", "FreshStart", "FreshVerdict",
+           "SLOW_FIRST_CALL", "family", "claim_of", "outcome_record"]
+
+#: A first call at least this slow (seconds) times the audit's estimate by itself.
+SLOW_FIRST_CALL = 0.05
+
+
+@runtime_checkable
+class Stage(Protocol):
+    """One step of a check: ``run`` leaves its outcome in ``run.outcomes[self.name]``."""
+
+    name: str
+
+    def run(self, run: "Run") -> None: ...
+
+
+@runtime_checkable
+class Engine(Stage, Protocol):
+    """The stage that gives a target its verdict. Its outcome is a record (a dict) or a result
+    with ``to_record()``."""
+
+    @classmethod
+    def wanted(cls, settings: Any, target: Any) -> bool: ...
+
+    def flags(self, run: "Run") -> list[str]: ...
+
+
+@dataclass
+class Run:
+    """What the stages of one target share while it is checked. ``partial`` is what a stop by
+    signal writes (the name, the claim, the stage under way, the stages finished)."""
+
+    target: Any
+    settings: Any
+    progress: Any
+    deadline: Optional[float] = None
+    cluster: Any = None
+    partial: dict = field(default_factory=dict)
+    spec: Any = None
+    #: the confidence this target is audited at, and the targets sharing the run's (Bonferroni)
+    confidence: float = 0.95
+    family: Any = None
+    outcomes: dict = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+
+    def left(self) -> Optional[float]:
+        """Seconds left of the run's time limit (at least a millisecond), None without one."""
+        return None if self.deadline is None else max(0.001, self.deadline - time.monotonic())
+
+    def begin(self, stage: str) -> None:
+        self.partial["under_way"] = stage
+
+    def finished(self, stage: str, verdict: Any = None) -> None:
+        said = f" ({str(verdict).replace('_', ' ').upper()})" if verdict else ""
+        self.partial.setdefault("stages", []).append(f"{stage}{said}")
+
+
+def claim_of(spec: Any) -> dict:
+    """The claim of a spec as an ``audit`` record writes it."""
+    return {"epsilon": float(spec.epsilon), "delta": float(spec.delta),
+            "neighbours": spec.neighbours.value,
+            "domain": [float(spec.domain.lo), float(spec.domain.hi)], "size": int(spec.size)}
+
+
+class FreshStart:
+    """The fresh-process check's first calls (:mod:`dpaudit.execution.honesty`): on D in the
+    audit's own child, before any other call, then D in an extra child and, only if the two agree
+    beyond chance, D′ in another, while the audit runs. D and D′ are the relation's first
+    structured pair whose sums and means differ. A slow first call times the audit: its estimate
+    (with the replay stage's calls) is shown now."""
+
+    name = "fresh processes"
+
+    def run(self, run: Run) -> None:
+        from dpaudit.auditing.estimate import estimate_event
+        from dpaudit.execution.honesty import fresh_pair
+        from dpaudit.neighbours.registry import relation
+        from dpaudit.spec import CallForm
+
+        fresh, spec = run.target.fresh, run.spec
+        budget = run.outcomes["budget"]
+        slow = SLOW_FIRST_CALL if spec.call_form is not CallForm.BATCH else float("inf")
+
+        def timed(per_call: float) -> None:
+            if per_call >= slow:
+                run.progress(_with_replay_calls(estimate_event(spec, per_call, budget), per_call,
+                                                run.settings))
+            run.partial["seconds_per_call"] = per_call
+
+        try:
+            pair = fresh_pair(relation(spec.neighbours).patterns(spec.domain, spec.size))
+        except Exception:  # noqa: BLE001 - a relation without patterns: no check, the audit runs
+            run.outcomes[self.name] = None
+            return
+        fresh.first_calls(spec, run.target.executor, pair, run.settings.seed, timed,
+                          deadline=run.deadline)
+        per_call = fresh.seconds_per_call
+        run.outcomes[self.name] = per_call if per_call is not None and per_call >= slow else None
+
+
+def _with_replay_calls(event: dict, per_call: float, settings: Any) -> dict:
+    """The time estimate of a sampled audit with its replay stage's calls added (at most
+    :data:`dpaudit.replay.search.BUDGET`, before the sampling; none with ``--no-replay``)."""
+    if not settings.replay_stage:
+        return event
+    from dpaudit.replay.search import BUDGET
+
+    out = dict(event)
+    out["replay_calls"] = BUDGET
+    out["calls"] = int(out.get("calls") or 0) + BUDGET
+    if isinstance(out.get("estimated_seconds"), (int, float)):
+        out["estimated_seconds"] = float(out["estimated_seconds"]) + BUDGET * per_call
+    return out
+
+
+class FreshVerdict:
+    """The fresh-process check's answer, waited for (until the time limit at most: the check then
+    says nothing): :class:`~dpaudit.execution.honesty.FixedNoise` or None."""
+
+    name = "fresh verdict"
+
+    def run(self, run: Run) -> None:
+        fresh = run.target.fresh
+        wait = fresh.wait_seconds(run.settings.call_timeout)
+        if run.deadline is not None:
+            wait = min(wait, max(0.0, run.deadline - time.monotonic()))
+        run.outcomes[self.name] = fresh.result(timeout=wait)
+
+
+class SampledAudit:
+    """The sampled audit (:func:`dpaudit.audit`): the default engine, on the sandbox child (or
+    Dask, or in process), with what the check knows handed in as its
+    :class:`~dpaudit.results.AuditContext`."""
+
+    name = "sampling"
+
+    @classmethod
+    def wanted(cls, settings: Any, target: Any) -> bool:
+        return True
+
+    def flags(self, run: Run) -> list[str]:
+        return run.target.claim_flags(run.spec)
+
+    def reproduce(self, run: Run, own_randomness: bool = False) -> str:
+        from dpaudit.reproduce import check_line
+
+        s = run.settings
+        return check_line(run.target.name, self.flags(run), seed=s.seed,
+                          samples=run.outcomes["budget"], confidence=run.confidence,
+                          in_process=run.target.in_process_flag,
+                          call_timeout=s.call_timeout, memory=s.memory,
+                          own_randomness=own_randomness, early_stop=s.early_stop,
+                          float_policy=run.spec.float_policy, replay_stage=s.replay_stage)
+
+    def run(self, run: Run) -> None:
+        import dpaudit.auditor
+        from dpaudit.errors import MechanismError
+        from dpaudit.report.model import location
+        from dpaudit.results import AuditContext, Origin, error_record
+
+        s, spec = run.settings, run.spec
+        run.begin("sampling")
+        origin = Origin(location(spec.source), run.target.isolation)
+        context = AuditContext(reproduce=lambda own=False: self.reproduce(run, own),
+                               family=run.family, origin=origin, time_limit=s.timeout,
+                               seconds_per_call=run.outcomes.get(FreshStart.name))
+        run.partial["reproduce"] = self.reproduce(run)
+        try:
+            run.outcomes[self.name] = dpaudit.auditor.audit(
+                spec, samples=s.samples, confidence=run.confidence, seed=s.seed,
+                executor=run.target.executor or run.cluster, progress=run.progress,
+                timeout=run.left(), early_stop=s.early_stop, context=context)
+        except MechanismError as exc:  # the auditor should have made it an ERROR verdict
+            run.outcomes[self.name] = error_record(
+                "audit", run.target.name, str(exc), reproduce=self.reproduce(run),
+                elapsed_s=time.monotonic() - run.started, location=origin.location,
+                isolation=run.target.isolation)
+
+
+def family(settings: Any, targets: Optional[int] = None) -> Any:
+    """The targets sharing the run's family-wise confidence (Bonferroni), when there are several:
+    each is audited at 1 − (1 − confidence)/targets, and its p-value for the run is
+    :meth:`dpaudit.results.Strength.family` (the smallest run-level 1 − confidence at which it is
+    refuted)."""
+    from dpaudit.results import Family
+
+    count = settings.family if targets is None else targets
+    if count < 2:
+        return None
+    return Family(targets=count, confidence=settings.confidence)
+
+
+def outcome_record(outcome: Any) -> Mapping[str, Any]:
+    """An engine's outcome as a record: a record already, or its result's ``to_record()``."""
+    return outcome if isinstance(outcome, Mapping) else outcome.to_record()

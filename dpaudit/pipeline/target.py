@@ -1,0 +1,304 @@
+"""The target of a check, opened: the function to audit, where it runs and the claim it states.
+
+A file target (``FILE.py[:FUNCTION]``) is opened in the sandbox child
+(:class:`~dpaudit.execution.sandbox.SandboxExecutor`: the file is imported only there, and this
+process sees the function through the child's description of it) or, with ``--in-process``, by
+:func:`dpaudit.loader.load_mechanism`. A function given to :func:`dpaudit.check` is opened as it
+is. Either way the claim is resolved here once: the command line's fields over
+``[tool.dpaudit.targets]`` over the declaration (in the sandbox, the declaration as the file's
+source states it, :func:`dpaudit.execution.declared.read_declaration`: the child's word is the
+audited code's, which can patch dpaudit there).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional
+
+from dpaudit.errors import LoadError
+from dpaudit.execution.process import printable
+
+__all__ = ["Target", "LibraryTarget", "open_file", "open_function", "CURVE_KEYS", "clean_record", "clean_facts",
+           "function_named", "refuse_unchecked"]
+
+#: Seconds the sandbox grants beyond ``--timeout`` so the auditor can stop on its own first (it
+#: stops between draws; a draw of a slow mechanism, thousands of calls in one batch, is then cut by
+#: the sandbox, which stops the child: the run ends within the limit and this, plus the reports).
+TIMEOUT_GRACE = 0.5
+#: the claim stated as a privacy curve (dpaudit.curves): a decorator keyword or a flag
+CURVE_KEYS = ("rho", "mu", "renyi", "profile")
+#: the flag that states each claim field on the command line
+_CLAIM_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "neighbours": "--neighbours",
+                "domain": "--domain", "size": "--size"}
+#: a function as the sandbox child may name it: a dotted Python identifier
+_FUNCTION_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+@dataclass
+class Target:
+    """One opened target. ``func`` is the function itself (in process) or None (sandboxed:
+    ``executor`` runs it and ``facts`` describe it); ``fresh`` the extra children of the
+    fresh-process check (sandboxed sampled audits only); ``overrides`` the claim fields the run
+    states (flags over the target's table); ``declared`` the declaration to audit."""
+
+    given: str
+    name: str
+    path: Optional[str]
+    isolation: str
+    func: Optional[Callable] = None
+    executor: Any = None
+    fresh: Any = None
+    facts: Optional[Mapping[str, Any]] = None
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    declared: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def curve(self) -> dict:
+        """The target's curve claim: ``--rho``/``--mu`` (or a ``[tool.dpaudit.targets]`` table)
+        over the declaration's; a point claim given on the command line (``--epsilon``) replaces
+        a declared curve, as any flag replaces the field it states."""
+        flagged = {k: self.overrides[k] for k in CURVE_KEYS if self.overrides.get(k) is not None}
+        if flagged:
+            return flagged
+        if self.overrides.get("epsilon") is not None:
+            return {}
+        return {k: self.declared[k] for k in CURVE_KEYS if self.declared.get(k) is not None}
+
+    def spec(self, *, curve: bool = False) -> Any:
+        """The :class:`~dpaudit.spec.MechanismSpec` to audit; for a curve claim, the spec with a
+        placeholder ε (the curve audit reads the curve, never ε)."""
+        from dpaudit.spec import MechanismSpec
+
+        overrides = dict(self.overrides)
+        extra: dict = {}
+        if curve:
+            overrides = {k: v for k, v in overrides.items()
+                         if k not in CURVE_KEYS and k not in ("epsilon", "delta")}
+            extra = {"epsilon": 1.0}
+        if self.func is not None:
+            return MechanismSpec.from_function(self.func, name=self.name, **extra, **overrides)
+        from dpaudit.execution.described import remote_spec
+
+        declaration = {k: v for k, v in self.declared.items() if not curve or k not in CURVE_KEYS}
+        return remote_spec(self.facts or {}, name=self.name, declaration=declaration, **extra,
+                           **overrides)
+
+    #: a reproduce line of this target needs ``--in-process`` (a library's module by path)
+    in_process_flag: bool = False
+    #: a library target's library (name, version, its claim), as its record names it
+    library: Optional[Mapping[str, Any]] = None
+
+    def claim_flags(self, spec: Any, *, point: bool = True) -> list[str]:
+        """The claim flags of a reproduce line: the whole claim as audited (``point=False``:
+        without ε and δ, for a curve claim, whose flag its engine gives)."""
+        from dpaudit.reproduce import claim_flags
+
+        return claim_flags(epsilon=spec.epsilon if point else None,
+                           delta=spec.delta if point else None, neighbours=spec.neighbours,
+                           domain=spec.domain, size=spec.size)
+
+    def close(self) -> None:
+        for part in (self.executor, self.fresh):
+            if part is not None:
+                part.close()
+
+
+@dataclass
+class LibraryTarget(Target):
+    """A library target (``lib:opendp:...``): its spec is the adapter's, its claim the library's
+    own, so a reproduce line names only the claim flags the run gave."""
+
+    given_flags: tuple = ()
+    built: Any = None
+
+    def claim_flags(self, spec: Any, *, point: bool = True) -> list[str]:
+        return list(self.given_flags)
+
+    def spec(self, *, curve: bool = False) -> Any:
+        return self.built
+
+    @property
+    def curve(self) -> dict:
+        library = self.library or {}
+        return {"library": library["curve"]} if library.get("curve") else {}
+
+
+def open_function(func: Callable, settings: Any) -> Target:
+    """A function given to :func:`dpaudit.check`, audited in this process under the name a
+    ``dpaudit check --in-process`` run of its file gives it (``path/to/file.py:name``)."""
+    from dpaudit.spec import declaration_of
+
+    name = _function_name(func)
+    target = Target(given=name, name=name, path=None, isolation="none (in process)", func=func)
+    target.overrides = settings.claim_for(name, name)
+    decl = declaration_of(func)
+    target.declared = dict(decl.curve or {}) if decl is not None else {}
+    return target
+
+
+def _function_name(func: Callable) -> str:
+    """``FILE.py:QUALNAME`` for a function defined in a file (the path relative to the working
+    folder when below it, as :attr:`dpaudit.loader.LoadedMechanism.target`), else its name."""
+    import inspect
+
+    from dpaudit.report.model import relative_path
+
+    qual = getattr(func, "__qualname__", None) or getattr(func, "__name__", "mechanism")
+    try:
+        path = inspect.getsourcefile(func)
+    except TypeError:
+        path = None
+    if path is None or "<" in qual:
+        return qual
+    return f"{relative_path(str(Path(path).resolve()))}:{qual}"
+
+
+def open_file(given: str, settings: Any, remaining: Optional[float], *, fresh: bool,
+              warm: Callable[[], None]) -> Target:
+    """Open a file target: the sandbox child spawned (and the fresh-process check's children when
+    ``fresh``), ``warm()`` run while they boot, the file imported in the child (a crash there is a
+    load error); or, with ``--in-process``, the file loaded here."""
+    from dpaudit.loader import load_mechanism, parse_target
+
+    path, function = parse_target(given)
+    if settings.in_process:
+        warm()
+        loaded = load_mechanism(path, function)
+        target = Target(given=given, name=loaded.target, path=path,
+                        isolation="none (in process)", func=loaded.func)
+        from dpaudit.spec import declaration_of
+
+        target.overrides = settings.claim_for(given, target.name)
+        decl = declaration_of(loaded.func)
+        target.declared = dict(decl.curve or {}) if decl is not None else {}
+        return target
+    target = _sandboxed(given, path, function, settings, remaining, fresh)
+    try:
+        target.executor.spawn()  # the child boots while this process imports the auditor
+        if target.fresh is not None:
+            target.fresh.spawn()
+        warm()
+        target.executor.start()  # the child imports the file: a crash there is a load error
+        _describe(target, function, settings)
+    except BaseException:
+        target.close()
+        raise
+    return target
+
+
+def _sandboxed(given: str, path: str, function: Optional[str], settings: Any,
+               remaining: Optional[float], fresh: bool) -> Target:
+    from dpaudit.execution.sandbox import SandboxExecutor
+
+    def sandbox() -> SandboxExecutor:
+        return SandboxExecutor(path, function, call_timeout=settings.call_timeout,
+                               memory=settings.memory, isolation=settings.isolation,
+                               pass_env=settings.pass_env,
+                               total_timeout=None if remaining is None else remaining + TIMEOUT_GRACE,
+                               stated_timeout=settings.timeout)
+
+    checker = None
+    if fresh:
+        from dpaudit.execution.honesty import FreshProcesses
+
+        checker = FreshProcesses(sandbox)  # fresh children: is the noise fixed at import?
+    return Target(given=given, name=given, path=path, isolation="", executor=sandbox(),
+                  fresh=checker)
+
+
+def _describe(target: Target, function: Optional[str], settings: Any) -> None:
+    """Name the sandboxed function from the child's facts and resolve its declaration."""
+    from dpaudit.execution.declared import read_declaration, reconcile
+    from dpaudit.report.model import relative_path
+
+    facts = clean_facts(target.executor.facts)
+    target.facts = facts
+    target.name = (f"{relative_path(str(Path(target.path).expanduser().resolve()))}:"
+                   f"{function_named(facts, function)}")
+    target.isolation = target.executor.isolation_in_force
+    if settings.sensitivity is not None:
+        return  # the search reads neighbours, domain and size itself
+    # the declaration as the file's source states it, read here: the child's is the word of the
+    # audited code, which can patch dpaudit in the sandbox
+    overrides = settings.claim_for(target.given, target.name)
+    declared, unchecked = reconcile(read_declaration(target.path, target.name.rsplit(":", 1)[1]),
+                                    facts.get("declaration"), path=target.path)
+    unchecked = tuple(k for k in unchecked if overrides.get(k) is None)
+    target.declared = refuse_unchecked(declared, unchecked, target.path, target.name)
+    target.overrides = overrides
+
+
+def clean_record(value: Any) -> Any:
+    """``value`` with control characters and line breaks in every string escaped as visible text
+    (:func:`~dpaudit.execution.process.one_line`): what the audited code wrote reaches neither
+    the terminal nor a report raw, and no field of a record spans two lines (a message carrying
+    ``"\\nimport os; ..."`` written to a ``.pth`` file would run at the next Python start)."""
+    from dpaudit.execution.process import one_line
+
+    if isinstance(value, str):
+        return one_line(value)
+    if isinstance(value, dict):
+        return {clean_record(k): clean_record(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(clean_record(v) for v in value)
+    return value
+
+
+def clean_facts(facts: Any) -> dict:
+    """The sandbox child's description of the mechanism (its ``"ready"`` reply: function, path,
+    found_by, call_form_error, source, declaration) with every string made one line. The child
+    runs the audited code, which can patch dpaudit's modules there, so each text it sends is
+    cleaned here, in dpaudit's process, before it names anything, reaches an error message or a
+    report; a reply that is not a table is an empty one (its absent fields are load errors)."""
+    return clean_record(facts) if isinstance(facts, dict) else {}
+
+
+def function_named(facts: Mapping[str, Any], asked: Optional[str]) -> str:
+    """The audited function's name. The child reports it (it found the decorated one), but the
+    child runs the audited code, which can patch dpaudit's modules there: the name is taken only
+    when it is the one asked for, or a dotted identifier when none was (a forged ``"mechanism "``
+    dodged the project's claim for ``FILE:mechanism``; a forged newline reached the terminal)."""
+    got = facts.get("function")
+    if asked is not None:
+        if got != asked:
+            raise LoadError(f"the sandbox child reported function {printable(repr(got))[:80]}, "
+                            f"not {asked!r} (the audited file tampered with dpaudit in the sandbox)")
+        return asked
+    if not isinstance(got, str) or not _FUNCTION_NAME.fullmatch(got):
+        raise LoadError(f"the sandbox child reported a function name that is none: "
+                        f"{printable(repr(got))[:80]} (the audited file tampered with dpaudit in "
+                        f"the sandbox)")
+    return got
+
+
+def refuse_unchecked(declared: dict, unchecked: tuple, path: str, name: str) -> dict:
+    """The declaration to audit, when no claim field is taken on the sandboxed code's word alone.
+
+    A field the source does not spell as a literal (``delta=compute()``, or a declaration made
+    as ``f = dpaudit.mechanism(...)(f)``) is known only from the child, which runs the audited
+    code and can patch dpaudit there: a leaky sum whose child reported δ = 0.999 was NOT
+    REFUTED. Such a field is a usage error naming the flag that states it (module-level
+    constants, ``EPSILON = 0.5``, are read from the source). The output kind is a hint, not a
+    claim: taken from the child it could only hide the outputs, so it is dropped and detected."""
+    refused = [k for k in unchecked if k in _CLAIM_FLAGS]
+    if refused:
+        said = ", ".join(f"{k} = {_claim_text(declared.get(k))}" for k in refused)
+        flags = " and ".join(_CLAIM_FLAGS[k] for k in refused)
+        raise LoadError(f"{name}: its declaration of {', '.join(refused)} is not readable from the "
+                        f"source (not a literal, or not an @dpaudit.mechanism(...) decorator on "
+                        f"the def); dpaudit does not take a claim on the sandboxed code's word "
+                        f"(it reported {said}): give {flags}")
+    return {k: v for k, v in declared.items() if k not in unchecked}
+
+
+def _claim_text(value: Any) -> str:
+    text = repr(tuple(value)) if isinstance(value, list) else repr(value)
+    return printable(text)[:60]
+
+
+def left(deadline: Optional[float]) -> Optional[float]:
+    """Seconds left before ``deadline`` (a monotonic time), at least a millisecond; None: none."""
+    return None if deadline is None else max(0.001, deadline - time.monotonic())
