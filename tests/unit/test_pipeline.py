@@ -1,0 +1,148 @@
+"""The check pipeline (dpaudit/pipeline/): ``dpaudit.check()`` writes the record ``dpaudit check
+--in-process`` writes, the plan picks one engine per target from ENGINES, engines plug in with
+their own module plus one registration line, and the result is frozen."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import dpaudit
+from dpaudit.pipeline.plan import ENGINES, _load, plan_for
+from dpaudit.pipeline.stages import Engine, Stage
+from dpaudit.report import make_run
+
+ROOT = Path(__file__).resolve().parents[2]
+#: fields that measure time, not the audit: they differ between any two runs
+TIMINGS = {"elapsed_s", "seconds", "wall_s", "cpu_s", "estimated_seconds", "seconds_per_call",
+           "started", "finished"}
+
+LEAKY = '''
+import numpy as np
+
+import dpaudit
+
+@dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 4), size=5)
+def total(data, rng):
+    return np.sum(data) + rng.laplace(scale=1.0)  # records up to 4, noise for 1
+'''
+
+
+def _timeless(value):
+    if isinstance(value, dict):
+        return {k: _timeless(v) for k, v in value.items() if k not in TIMINGS}
+    if isinstance(value, list):
+        return [_timeless(v) for v in value]
+    return value
+
+
+def _as_written(record: dict) -> dict:
+    """A record as the JSON report writes it (make_run adds what a report adds)."""
+    return make_run([record], seed=0, started=0.0, finished=1.0, command="x", git=False)["results"][0]
+
+
+def _cli_record(tmp_path: Path, target: str, *flags: str) -> dict:
+    out = tmp_path / "out.json"
+    done = subprocess.run([sys.executable, "-m", "dpaudit", "check", target, "--in-process",
+                           "--quiet", "--json", str(out), *flags], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert out.exists(), done.stderr
+    return json.loads(out.read_text())["results"][0]
+
+
+def test_dpaudit_check_gives_the_record_the_command_writes(tmp_path, monkeypatch):
+    """Same target, same seed: the Python entry and ``dpaudit check --in-process`` give one record
+    (the replay stage, which decides this leaky sum's verdict exactly, included)."""
+    (tmp_path / "leaky.py").write_text(LEAKY)
+    cli = _cli_record(tmp_path, "leaky.py:total", "--seed=5", "--samples=6000")
+    monkeypatch.chdir(tmp_path)
+    result = dpaudit.check("leaky.py:total", seed=5, samples=6000)
+    py = _as_written(result.to_record())
+    assert cli["verdict"] == "refuted" and cli["decided_by"] == "replay" and "replay" in cli
+    assert _timeless(py) == _timeless(cli)
+    assert result.verdict is dpaudit.Verdict.REFUTED and result.kind == "audit"
+    assert result.stages == ("replay stage", "sampling")
+    assert isinstance(result.result, dpaudit.AuditResult)
+    assert result.reproduce == cli["reproduce"]
+
+
+def test_a_function_is_checked_under_the_name_its_file_gives_it(tmp_path, monkeypatch):
+    (tmp_path / "leaky.py").write_text(LEAKY)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import leaky  # noqa: E402 - the file written just above
+
+    by_function = dpaudit.check(leaky.total, seed=5, samples=3000, replay_stage=False)
+    by_name = dpaudit.check("leaky.py:total", seed=5, samples=3000, replay_stage=False)
+    assert by_function.target == by_name.target == "leaky.py:total"
+    assert _timeless(by_function.to_record()) == _timeless(by_name.to_record())
+
+
+def test_a_check_result_is_frozen_and_its_record_a_copy():
+    result = dpaudit.CheckResult(record={"kind": "audit", "verdict": "error", "target": "t"})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.record = {}  # type: ignore[misc]
+    rec = result.to_record()
+    rec["verdict"] = "refuted"
+    assert result.verdict is dpaudit.Verdict.ERROR
+
+
+def test_an_unknown_keyword_is_one_clear_error():
+    with pytest.raises(dpaudit.InvalidArgument, match="unknown keyword 'epsilom'"):
+        dpaudit.check("x.py", epsilom=1)
+
+
+class _Settings:
+    def __init__(self, **kw):
+        self.sensitivity = kw.get("sensitivity")
+        self.replay = kw.get("replay")
+        self.replay_stage = kw.get("replay_stage", True)
+        self.seed, self.samples = 1, None
+
+
+class _Target:
+    def __init__(self, curve=None, fresh=None):
+        self.curve, self.fresh = curve or {}, fresh
+
+
+@pytest.mark.parametrize("settings, target, engine, stages", [
+    (_Settings(sensitivity={"bound": 1}), _Target(), "sensitivity", ("sensitivity",)),
+    (_Settings(replay={"nonfinite": False}), _Target(), "replay", ("replay",)),
+    (_Settings(), _Target(curve={"rho": 0.5}), "curve", ("curve",)),
+    (_Settings(), _Target(), "sampling", ("replay stage", "sampling")),
+    (_Settings(), _Target(fresh=object()), "sampling",
+     ("fresh processes", "replay stage", "sampling", "fresh verdict")),
+])
+def test_the_plan_picks_the_first_engine_that_wants_the_target(settings, target, engine, stages):
+    plan = plan_for(settings, target)
+    assert plan.engine.name == engine and plan.names == stages
+
+
+def test_every_engine_has_the_protocol_and_lives_in_its_own_folder():
+    for path in ENGINES:
+        cls = _load(path)
+        assert isinstance(cls(), Engine) and isinstance(cls(), Stage), path
+        module = path.partition(":")[0]
+        # an engine's stage is in its engine's package (the sampled audit's is the pipeline's own)
+        assert module.endswith(".stage") or module == "dpaudit.pipeline.stages", path
+
+
+def test_the_curve_engine_is_registered_by_one_line():
+    """Adding an engine touches its own folder plus registration lines: the curve engine's class
+    is named in dpaudit/ only by its module and one line of ENGINES."""
+    uses = []
+    for path in (ROOT / "dpaudit").rglob("*.py"):
+        if path.parent.name == "curves" and path.name == "stage.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and "CurveAudit" in node.value:
+                uses.append(str(path.relative_to(ROOT)))
+            elif isinstance(node, ast.Name) and node.id == "CurveAudit":
+                uses.append(str(path.relative_to(ROOT)))
+    assert uses == ["dpaudit/pipeline/plan.py"]
