@@ -38,7 +38,7 @@ from typing import Any, Callable, Mapping, Optional
 import numpy as np
 from scipy.special import ndtri
 
-from dpaudit.auditing.looks import look_seed
+from dpaudit.auditing.looks import drive
 from dpaudit.auditing.sampler import Exhausted, Sampler
 from dpaudit.auditing.schedule import schedule
 from dpaudit.claims import Neighbours
@@ -395,9 +395,10 @@ def _reproduce(spec: MechanismSpec, claim: CurveClaim, samples: int, confidence:
 @dataclass(slots=True)
 class _Look:
     """What one look of a curve audit saw (its run, the chosen pair, score and projection, the
-    validated events, the validation size) and decided."""
+    validated events, the validation size) and decided; ``k`` the thresholds it validated at most."""
 
     run: "_Run"
+    k: int = THRESHOLDS
     pair: Optional[Pair] = None
     score: Any = None
     proj: Optional[Projection] = None
@@ -407,6 +408,11 @@ class _Look:
     nan_seen: bool = False
     error: Optional[MechanismError] = None
     points: list = dc_field(default_factory=list)
+
+    @property
+    def samples(self) -> int:
+        """The mechanism calls of this look (the group-sequential driver adds them up)."""
+        return self.run.sampler.used
 
     @property
     def refuted(self) -> bool:
@@ -434,7 +440,7 @@ def _one_look(spec: MechanismSpec, claim: CurveClaim, eps: np.ndarray, executor:
     """One complete curve audit (search, select, validate on its own samples) at ``budget`` and
     ``confidence``, validating at most ``k`` (threshold, orientation) pairs."""
     run = _Run(spec, claim, eps, executor, budget, confidence, seed, band, k)
-    look = _Look(run)
+    look = _Look(run, k)
     try:
         run.search_pairs()
         chosen = run.select()
@@ -450,12 +456,77 @@ def _one_look(spec: MechanismSpec, claim: CurveClaim, eps: np.ndarray, executor:
     return look
 
 
-def _look_record(number: int, budget: int, look: _Look, alpha: float, k: int) -> dict:
-    best = max((v - c for _, c, v, _, _ in look.points), default=None)
-    mu = look.ev.mu_lb()[0] if look.ev is not None and look.ev.size else None
-    return {"look": number, "budget": budget, "samples": look.run.sampler.used, "alpha": alpha,
-            "thresholds": k, "refuted": look.refuted, "largest_gap": best, "mu_lower_bound": mu,
-            "focus": look.focus}
+class CurveObjective:
+    """The curve gap as an objective of the group-sequential run
+    (:class:`dpaudit.auditing.looks.Objective`, driven by :func:`dpaudit.auditing.looks.drive`):
+    a look is one complete curve audit on its own samples (:func:`_one_look`: the pair and the
+    score chosen on the selection split by the projected max_ε δ_LB(ε)/δ_claim(ε), the band from
+    the validation counts at the look's α_j), and it settles the run when the validated lower
+    curve crosses the claimed one, max_ε δ_LB(ε) − δ_claim(ε) > 0, or the mechanism failed. The
+    early looks validate at most :data:`EARLY_THRESHOLDS` events (a smaller K, a larger
+    α_j/(2K) each), the final look ``k``. The curve audit has no time limit: ``timeout`` and
+    ``progress`` are not used."""
+
+    def __init__(self, spec: MechanismSpec, claim: CurveClaim, eps: np.ndarray, executor: Any,
+                 band: str, k: int) -> None:
+        self.spec, self.claim, self.eps, self.executor, self.band, self.k = spec, claim, eps, executor, band, k
+
+    def look(self, j: int, budget: int, confidence: float, seed: int, timeout: Optional[float],
+             progress: Optional[Callable]) -> _Look:
+        k = self.k if j < 0 else min(self.k, EARLY_THRESHOLDS)
+        return _one_look(self.spec, self.claim, self.eps, self.executor, budget, confidence, seed,
+                         self.band, k)
+
+    def settles(self, j: int, look: _Look) -> bool:
+        return look.error is not None or look.refuted
+
+    def entry(self, number: int, budget: int, look: _Look, alpha: float) -> dict:
+        best = max((v - c for _, c, v, _, _ in look.points), default=None)
+        mu = look.ev.mu_lb()[0] if look.ev is not None and look.ev.size else None
+        return {"look": number, "budget": budget, "samples": look.samples, "alpha": alpha,
+                "thresholds": look.k, "refuted": look.refuted, "largest_gap": best,
+                "mu_lower_bound": mu, "focus": look.focus}
+
+
+@dataclass(frozen=True, slots=True)
+class _Args:
+    """The curve audit's checked arguments."""
+
+    spec: MechanismSpec
+    claim: CurveClaim
+    eps: np.ndarray
+    given_grid: Optional[np.ndarray]
+    band: str
+    k: int
+    budget: int
+    confidence: float
+    seed: int
+    early_stop: bool
+    executor: Any
+
+
+def _arguments(f: Any, claim_args: dict, where: dict, samples: Optional[int], confidence: float,
+               seed: Optional[int], grid: Any, band: str, thresholds: int, executor: Any,
+               early_stop: bool) -> _Args:
+    """Check :func:`curve_audit`'s arguments (raising InvalidArgument) and fill the defaults."""
+    if all(v is None for v in claim_args.values()):
+        stated = _declared_curve(f)  # the claim @dpaudit.mechanism(mu=…) declares, if any
+        claim_args = {k: stated.get(k) for k in ("rho", "mu", "renyi", "profile")}
+    claim = curve_claim(**claim_args)
+    spec = _spec(f, where)
+    confidence = check_confidence(confidence)
+    seed = check_seed(seed)
+    check_records(spec.size, spec.neighbours)
+    check_executor(executor)
+    k = check_count(thresholds, "thresholds")
+    if band not in BANDS:
+        raise InvalidArgument.bad("band", band, "one of " + ", ".join(BANDS))
+    budget = check_samples(samples) or (DEFAULT_SAMPLES_BATCH if spec.call_form is CallForm.BATCH
+                                        else DEFAULT_SAMPLES_LOOP)
+    given_grid = None if grid is None else check_grid(grid)
+    eps = default_grid(claim) if given_grid is None else given_grid
+    return _Args(spec, claim, eps, given_grid, band, k, budget, confidence, seed, bool(early_stop),
+                 executor or InProcessExecutor())
 
 
 def curve_audit(f: Any, *, rho: Any = None, mu: Any = None, renyi: Any = None, profile: Any = None,
@@ -478,102 +549,86 @@ def curve_audit(f: Any, *, rho: Any = None, mu: Any = None, renyi: Any = None, p
     where the claimed δ falls below 10⁻⁶), ``band`` ``"cp"`` or ``"dkw"``
     (:mod:`dpaudit.curves.band`), ``thresholds`` the K of ``cp``, ``executor`` runs the batches
     (default: in process). ``early_stop`` (default) runs the audit as a group-sequential test
-    (the looks of :mod:`dpaudit.auditing.schedule`, each a complete curve audit on its own
-    samples at its share of α, stopping at the first that refutes; the early looks validate
-    :data:`EARLY_THRESHOLDS` events chosen where the curves are easiest to separate); False
-    spends the whole budget at once. A mechanism that fails gives an ERROR result, never an
-    exception; invalid arguments raise :class:`~dpaudit.errors.InvalidArgument`.
+    (the looks of :mod:`dpaudit.auditing.schedule`, driven by :func:`dpaudit.auditing.looks.drive`
+    with :class:`CurveObjective`: each a complete curve audit on its own samples at its share of
+    α, stopping at the first that refutes; the early looks validate :data:`EARLY_THRESHOLDS`
+    events chosen where the curves are easiest to separate); False spends the whole budget at
+    once. A mechanism that fails gives an ERROR result, never an exception; invalid arguments
+    raise :class:`~dpaudit.errors.InvalidArgument`.
     """
-    if rho is None and mu is None and renyi is None and profile is None:
-        stated = _declared_curve(f)  # the claim @dpaudit.mechanism(mu=…) declares, if any
-        rho, mu, renyi, profile = (stated.get(k) for k in ("rho", "mu", "renyi", "profile"))
-    claim = curve_claim(rho=rho, mu=mu, renyi=renyi, profile=profile)
-    spec = _spec(f, {"neighbours": neighbours, "domain": domain, "size": size})
-    confidence = check_confidence(confidence)
-    seed = check_seed(seed)
-    check_records(spec.size, spec.neighbours)
-    check_executor(executor)
-    k = check_count(thresholds, "thresholds")
-    if band not in BANDS:
-        raise InvalidArgument.bad("band", band, "one of " + ", ".join(BANDS))
-    budget = check_samples(samples) or (DEFAULT_SAMPLES_BATCH if spec.call_form is CallForm.BATCH
-                                        else DEFAULT_SAMPLES_LOOP)
-    given_grid = None if grid is None else check_grid(grid)
-    eps = default_grid(claim) if given_grid is None else given_grid
-    executor = executor or InProcessExecutor()
+    a = _arguments(f, {"rho": rho, "mu": mu, "renyi": renyi, "profile": profile},
+                   {"neighbours": neighbours, "domain": domain, "size": size}, samples, confidence,
+                   seed, grid, band, thresholds, executor, early_stop)
     t0 = time.monotonic()
-    plan = schedule(budget, confidence) if early_stop else None
-    looks: list[dict] = []
-    used = 0
-    look: Optional[_Look] = None
-    stopped = False
-    for j, n in enumerate(plan.budgets if plan is not None else ()):
-        k_j = min(k, EARLY_THRESHOLDS)
-        look = _one_look(spec, claim, eps, executor, n, plan.confidence(j), look_seed(seed, j), band, k_j)
-        used += look.run.sampler.used
-        looks.append(_look_record(j + 1, n, look, plan.alphas[j], k_j))
-        if look.error is not None or look.refuted:
-            stopped = True
-            break
-    if not stopped:
-        final = budget - used
-        level = confidence if plan is None or not plan.budgets else plan.confidence(-1)
-        look = _one_look(spec, claim, eps, executor, final, level, seed, band, k)
-        used += look.run.sampler.used
-        if plan is not None and plan.budgets:
-            looks.append(_look_record(len(looks) + 1, final, look, plan.final_alpha, k))
-    sequential = None
-    if plan is not None and plan.budgets:
-        sequential = plan.to_record()
-        sequential.update({"looks": looks, "stopped_at_look": len(looks), "stopped_early": stopped,
-                           "early_thresholds": min(k, EARLY_THRESHOLDS)})
+    plan = schedule(a.budget, a.confidence) if a.early_stop else None
+    looks = drive(CurveObjective(a.spec, a.claim, a.eps, a.executor, a.band, a.k), plan,
+                  budget=a.budget, confidence=a.confidence, seed=a.seed)
+    sequential = looks.record
+    if sequential is not None:
+        sequential["early_thresholds"] = min(a.k, EARLY_THRESHOLDS)
+    return _result(a, looks.last, looks.samples, sequential, t0)
+
+
+def _result(a: _Args, look: _Look, used: int, sequential: Optional[dict], t0: float) -> CurveResult:
+    """The frozen result of the look that ended the run: ERROR, NOT REFUTED with nothing
+    validated, or the verdict of its validated lower curve."""
     run = look.run
-    common = dict(target=spec.name, claim=claim, neighbours=spec.neighbours, confidence=confidence,
-                  epsilons=tuple(float(e) for e in eps), delta_claim=tuple(float(d) for d in run.dclaim),
-                  reproduce=_reproduce(spec, claim, budget, confidence, seed, band, given_grid, k,
-                                       early_stop),
-                  seed=seed, domain=spec.domain, size=spec.size)
+    common = dict(target=a.spec.name, claim=a.claim, neighbours=a.spec.neighbours,
+                  confidence=a.confidence, epsilons=tuple(float(e) for e in a.eps),
+                  delta_claim=tuple(float(d) for d in run.dclaim),
+                  reproduce=_reproduce(a.spec, a.claim, a.budget, a.confidence, a.seed, a.band,
+                                       a.given_grid, a.k, a.early_stop),
+                  seed=a.seed, domain=a.spec.domain, size=a.spec.size)
     seen = dict(phases=run.phases, sequential=sequential, focus=look.focus)
-    pair, score, proj, ev, n, nan_seen = look.pair, look.score, look.proj, look.ev, look.n, look.nan_seen
     if look.error is not None:
         exc = look.error
-        details = CurveDetails(band=band, level=0.0, thresholds=0, pair_label="", score="",
+        details = CurveDetails(band=a.band, level=0.0, thresholds=0, pair_label="", score="",
                                score_record={}, validation={}, projected_ratio=None,
                                error_dataset=None if exc.dataset is None else np.asarray(exc.dataset).tolist(),
                                **seen)
         return CurveResult(verdict=Verdict.ERROR, samples=used, point=None,
-                           delta_lower_bound=tuple(0.0 for _ in eps), mu_lower_bound=None,
+                           delta_lower_bound=tuple(0.0 for _ in a.eps), mu_lower_bound=None,
                            rho_lower_bound=None, elapsed_s=time.monotonic() - t0, error=str(exc),
                            details=details, **common)
     schema = run.encoder.schema
-    if ev is None or ev.size == 0 or n == 0:
-        details = CurveDetails(band=band, level=0.0, thresholds=0, pair_label="" if pair is None else pair.label,
+    output_kind = None if schema is None else schema.description
+    if look.ev is None or look.ev.size == 0 or look.n == 0:
+        pair, score, n = look.pair, look.score, look.n
+        details = CurveDetails(band=a.band, level=0.0, thresholds=0, pair_label="" if pair is None else pair.label,
                                score="" if score is None else score.describe(),
                                score_record={} if score is None else score.to_record(),
                                validation={"n_D": n, "n_D_prime": n}, projected_ratio=None,
-                               output_kind=None if schema is None else schema.description, **seen)
+                               output_kind=output_kind, **seen)
         return CurveResult(verdict=Verdict.NOT_REFUTED, samples=used, point=None,
-                           delta_lower_bound=tuple(0.0 for _ in eps), mu_lower_bound=0.0,
+                           delta_lower_bound=tuple(0.0 for _ in a.eps), mu_lower_bound=0.0,
                            rho_lower_bound=0.0, elapsed_s=time.monotonic() - t0,
-                           margin=tuple(math.nan for _ in eps), details=details, **common)
-    lb, idx = ev.delta_lb(eps)
-    pts = look.points
+                           margin=tuple(math.nan for _ in a.eps), details=details, **common)
+    return _validated_result(a, look, used, t0, common, seen, output_kind)
+
+
+def _validated_result(a: _Args, look: _Look, used: int, t0: float, common: dict, seen: dict,
+                      output_kind: Optional[str]) -> CurveResult:
+    """REFUTED when δ_LB(ε) > δ_claim(ε) at some ε evaluated (its point the largest gap), else
+    NOT REFUTED with the closest approach (the largest δ_LB/δ_claim) as its point."""
+    ev, pair, score, n, pts = look.ev, look.pair, look.score, look.n, look.points
+    lb, idx = ev.delta_lb(a.eps)
     best = max(pts, key=lambda p: p[2] - p[1])
     refuted = best[2] - best[1] > 0
     if not refuted:  # the closest approach: the largest δ_LB/δ_claim (the gap is largest where both vanish)
         best = max(pts, key=lambda p: (p[2] / p[1] if p[1] > 0 else (math.inf if p[2] > 0 else -1.0), p[2]))
     e, c, v, i, on_grid = best
-    cx = None if i < 0 else _counterexample(pair, score, ev, i, run.encoder.atom, nan_seen)
+    cx = None if i < 0 else _counterexample(pair, score, ev, i, look.run.encoder.atom, look.nan_seen)
     mu_lb, _ = ev.mu_lb()
     level = ev.level
-    details = CurveDetails(band=band, level=level, thresholds=len(look.picks) if band == "cp" else ev.size // 2,
+    details = CurveDetails(band=a.band, level=level,
+                           thresholds=len(look.picks) if a.band == "cp" else ev.size // 2,
                            pair_label=pair.label, score=score.describe(), score_record=score.to_record(),
-                           validation={"n_D": n, "n_D_prime": n}, projected_ratio=proj.objective,
-                           events=ev.to_record() if band == "cp" else None,
-                           output_kind=None if schema is None else schema.description, **seen)
+                           validation={"n_D": n, "n_D_prime": n}, projected_ratio=look.proj.objective,
+                           events=ev.to_record() if a.band == "cp" else None,
+                           output_kind=output_kind, **seen)
     return CurveResult(verdict=Verdict.REFUTED if refuted else Verdict.NOT_REFUTED,
                        samples=used, delta_lower_bound=tuple(float(x) for x in lb),
                        point=CurvePoint(e, c, v, cx, on_grid), mu_lower_bound=mu_lb,
                        rho_lower_bound=_rho_lb(pts), elapsed_s=time.monotonic() - t0,
-                       margin=tuple(float(m) for m in ev.margin(eps, idx)), details=details,
-                       limits=curve_limits(n, level if band == "cp" else level), **common)
+                       margin=tuple(float(m) for m in ev.margin(a.eps, idx)), details=details,
+                       limits=curve_limits(n, level), **common)
