@@ -17,7 +17,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from dpaudit.exitcodes import ExitCode, epilog
 
@@ -124,8 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
                 epilog=epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"dpaudit {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _check_flags(sub.add_parser("check", help="audit a mechanism in a Python file"))
+    _other_commands(sub)
+    return p
 
-    c = sub.add_parser("check", help="audit a mechanism in a Python file")
+
+def _check_flags(c: argparse.ArgumentParser) -> None:
+    """The flags of ``dpaudit check``: the target, its claim, the run, the engines, the reports."""
     c.add_argument("target", metavar="FILE.py[:FUNCTION]", nargs="+",
                    help="the file, and optionally the function (else the one decorated with "
                         "@dpaudit.mechanism, else the one named `mechanism`); several may be given; "
@@ -168,6 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --sensitivity: norm for vector outputs (default l1)")
     c.add_argument("--examples", metavar="N", type=str,
                    help="with --sensitivity: neighbouring pairs to try (default 1000)")
+    _engine_flags(c)
+
+
+def _engine_flags(c: argparse.ArgumentParser) -> None:
+    """``dpaudit check``'s flags that choose an engine or set one: sensitivity, Dask, replay,
+    the float policy, early stopping; and the reports and exit-code flags."""
     c.add_argument("--executor", metavar="dask|tcp://HOST:PORT",
                    help="sample on Dask: a LocalCluster on this host, or an existing scheduler "
                         "(trusted code only: needs --in-process; pip install 'dpaudit[dask]')")
@@ -193,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="spend the whole budget even when an early look refutes the claim "
                         "(tightest bound; default: stop at the first refuting look)")
 
+
+def _other_commands(sub: Any) -> None:
+    """``audit``, ``verify``, ``report``, ``list``, ``sweep`` and ``train-audit``."""
     a = sub.add_parser("audit", help="run audit definitions and write reports/")
     a.add_argument("paths", nargs="*", metavar="PATH", help="audit files or folders (default audits/)")
     a.add_argument("--id", dest="ids", action="append", metavar="ID", help="only this audit id (repeatable)")
@@ -225,7 +239,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(t)
     _report_flags(t)
-    return p
 
 
 def _report_flags(p: argparse.ArgumentParser) -> None:
