@@ -13,7 +13,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Optional
 
-__all__ = ["ENGINES", "Plan", "plan_for"]
+__all__ = ["ENGINES", "Plan", "plan_for", "load"]
 
 ENGINES: tuple[str, ...] = (
     "dpaudit.sensitivity.stage:SensitivitySearch",  # --sensitivity B
@@ -23,7 +23,8 @@ ENGINES: tuple[str, ...] = (
 )
 
 
-def _load(path: str) -> Any:
+def load(path: str) -> Any:
+    """The engine class an ENGINES entry (``"module:Class"``) names."""
     module, _, name = path.partition(":")
     return getattr(importlib.import_module(module), name)
 
@@ -57,7 +58,7 @@ def plan_for(settings: Any, target: Any) -> Plan:
     audited code) and the replay stage (``--no-replay`` skips it)."""
     from dpaudit.pipeline.stages import FreshStart, FreshVerdict, SampledAudit
 
-    engine = next(cls for cls in map(_load, ENGINES) if cls.wanted(settings, target))()
+    engine = next(cls for cls in map(load, ENGINES) if cls.wanted(settings, target))()
     if not isinstance(engine, SampledAudit):
         return Plan(engine=engine, seed=settings.seed, samples=settings.samples)
     from dpaudit.execution.honesty import FRESH_SHARE

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import dpaudit
-from dpaudit.pipeline.plan import ENGINES, _load, plan_for
+from dpaudit.pipeline.plan import ENGINES, load, plan_for
 from dpaudit.pipeline.stages import Engine, Stage
 from dpaudit.report import make_run
 
@@ -126,7 +126,7 @@ def test_the_plan_picks_the_first_engine_that_wants_the_target(settings, target,
 
 def test_every_engine_has_the_protocol_and_lives_in_its_own_folder():
     for path in ENGINES:
-        cls = _load(path)
+        cls = load(path)
         assert isinstance(cls(), Engine) and isinstance(cls(), Stage), path
         module = path.partition(":")[0]
         # an engine's stage is in its engine's package (the sampled audit's is the pipeline's own)
