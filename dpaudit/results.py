@@ -35,13 +35,14 @@ from collections.abc import Mapping as _MappingABC
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from types import MappingProxyType
-from typing import Any, Callable, Iterator, Mapping, Optional, Union
+from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Union, runtime_checkable
 
 import numpy as np
 
 from dpaudit.claims import Domain, Neighbours, PrivacyClaim
 
 __all__ = [
+    "Result",
     "FORMAT_VERSION",
     "Verdict",
     "Interval",
@@ -693,6 +694,30 @@ class AuditResult:
             rec.update(jsonable(self.graded))
         rec["reproducible"] = self.reproducible
         return rec
+
+
+@runtime_checkable
+class Result(Protocol):
+    """The one protocol of every result dpaudit returns (:class:`AuditResult`,
+    :class:`dpaudit.curves.CurveResult`, :class:`dpaudit.replay.ReplayResult`, the sensitivity
+    search's, the formal claims', the one-run audit's, a sweep's, and the check pipeline's
+    :class:`dpaudit.pipeline.result.CheckResult`): its record ``kind``, its ``verdict``, the
+    ``target`` it is about, the ``reproduce`` line that replays it, and ``to_record()``, the
+    record every report renders."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def verdict(self) -> Any: ...
+
+    @property
+    def target(self) -> str: ...
+
+    @property
+    def reproduce(self) -> Any: ...
+
+    def to_record(self) -> dict: ...
 
 
 def error_record(kind: str, target: str, error: str, *, reproduce: str = "",

@@ -123,6 +123,13 @@ class FormalResult:
     mechanisms: tuple[str, ...] = ()
     control_of: Optional[str] = None
 
+    #: the record kind (the result protocol of :class:`dpaudit.results.Result`)
+    kind = "formal"
+
+    @property
+    def target(self) -> str:
+        return self.name
+
     @property
     def matches_expected(self) -> bool:
         return self.status is self.expected

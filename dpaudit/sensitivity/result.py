@@ -103,6 +103,9 @@ class SensitivityResult:
     profile: str = "ci"
     details: Mapping[str, Any] = field(default_factory=dict)
 
+    #: the record kind (the result protocol of :class:`dpaudit.results.Result`)
+    kind = "sensitivity"
+
     @property
     def refuted(self) -> bool:
         return self.verdict is Verdict.REFUTED

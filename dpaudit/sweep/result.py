@@ -77,6 +77,27 @@ class SweepResult:
     elapsed_s: float = 0.0
     skipped_constructors: dict = field(default_factory=dict)
 
+    #: the record kind (the result protocol of :class:`dpaudit.results.Result`)
+    kind = "sweep"
+
+    @property
+    def target(self) -> str:
+        return self.library
+
+    @property
+    def verdict(self) -> str:
+        """The worst verdict of the cases (refuted over error over inconclusive over not refuted;
+        ``"skipped"`` when every case was skipped)."""
+        n = self.counts()
+        return next((v for v in VERDICTS if n[v]), "skipped")
+
+    @property
+    def reproduce(self) -> str:
+        """The command that runs the sweep again with its seed."""
+        import shlex
+
+        return shlex.join(["dpaudit", "sweep", self.library, "--seed", str(int(self.seed))])
+
     @property
     def refutations(self) -> list:
         return [c for c in self.cases if c.verdict == "refuted"]

@@ -146,3 +146,16 @@ def test_the_curve_engine_is_registered_by_one_line():
             elif isinstance(node, ast.Name) and node.id == "CurveAudit":
                 uses.append(str(path.relative_to(ROOT)))
     assert uses == ["dpaudit/pipeline/plan.py"]
+
+
+@pytest.mark.parametrize("where", [
+    "dpaudit.results:AuditResult", "dpaudit.curves.result:CurveResult",
+    "dpaudit.sensitivity.result:SensitivityResult", "dpaudit.formal.result:FormalResult",
+    "dpaudit.sweep.result:SweepResult", "dpaudit.onerun.result:OneRunResult",
+    "dpaudit.replay.result:ReplayResult", "dpaudit.pipeline.result:CheckResult"])
+def test_every_result_class_has_the_one_result_protocol(where):
+    """kind, verdict, target, reproduce and to_record: as a field or an attribute of the class."""
+    cls = load(where)
+    names = {f.name for f in dataclasses.fields(cls)}
+    for attr in ("kind", "verdict", "target", "reproduce", "to_record"):
+        assert attr in names or hasattr(cls, attr), f"{where} has no {attr}"
