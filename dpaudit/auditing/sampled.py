@@ -12,7 +12,9 @@
    family-wise level (:func:`dpaudit.auditing.validate.validate`). No validation sample is
    ever used to choose anything.
 
-Phases 1-4 are the pair-search pipeline shared with the exact audit (:mod:`dpaudit.search.pipeline`).
+Phases 1-4 are the pair-search pipeline shared with the exact audit (:mod:`dpaudit.search.pipeline`),
+run by the sampled core (:mod:`dpaudit.auditing.core`) that the curve audit shares: a look's
+state, seeds, budget split and search are the core's, its objective (the point ε) is :class:`_Audit`'s.
 
 **Two questions, two findings.** An audit answers :data:`LOGIC` (is the claim right for the
 mechanism as a model over the reals: events on values) and :data:`FLOAT` (is the float64
@@ -53,20 +55,20 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+# the search's constants live in the sampled core; the names the sampled audit always had stay
+from dpaudit.auditing.core import (DRAW_AHEAD_BYTES, LEVEL_SHARE, MAX_SCORE_SAMPLES,  # noqa: F401
+                                  MIN_SEARCH_SAMPLES, SCORE_BYTES, SEARCH_SHARE, Core,
+                                  search_pairs)
 from dpaudit.auditing.race import (MIN_RACE_SAMPLES, MIN_SCORE_SAMPLES, RACE, RACE_PATTERNS,
                                   Candidate, select)
-from dpaudit.auditing.sampler import Exhausted, Sampler
+from dpaudit.auditing.sampler import Sampler
 from dpaudit.auditing.validate import validate as validate_candidates
-from dpaudit.claims import Neighbours
 from dpaudit.errors import MechanismError
 from dpaudit.estimators.bounds import Bound, Counts, bonferroni
 from dpaudit.estimators.selection import FLOAT, LOGIC, QUESTION_FAMILIES, choose_event
 from dpaudit.neighbours.patterns import structured_pairs
 from dpaudit.neighbours.relations import Pair
 from dpaudit.outputs import OutputEncoder
-from dpaudit.rng import generator, root_sequence
-from dpaudit.search.levels import LEVEL_RELATIONS
-from dpaudit.search.pipeline import PairSearch
 from dpaudit.spec import MechanismSpec, OutputKind
 
 __all__ = ["Candidate", "Answer", "Outcome", "run", "questions_of", "share_of", "SEARCH_SHARE", "RACE",
@@ -89,19 +91,6 @@ FLOAT_MOST = 0.5
 NO_FLOAT_KINDS = {OutputKind.DISCRETE: "outputs are integers or categories",
                   OutputKind.BOOL: "outputs are booleans", OutputKind.NONE: "outputs are always None"}
 
-SEARCH_SHARE = 0.125
-#: the targeted search and refinement run only when each pair's score uses at least this many
-#: samples (below it, climbing would chase the noise of the scores)
-MIN_SEARCH_SAMPLES = 400
-MAX_SCORE_SAMPLES = 50_000
-#: ... and at most this many bytes of encoded outputs per dataset (wide outputs score on fewer)
-SCORE_BYTES = 64 << 20
-#: the pattern scoring samples drawn ahead (one executor call for many pairs) hold at most about
-#: this many bytes; later pairs are drawn when they are scored (the same outputs)
-DRAW_AHEAD_BYTES = 128 << 20
-#: the level search's share of the search budget (``linf`` / ``l1``; the hypothesis search and
-#: the refinement share what the patterns leave)
-LEVEL_SHARE = 0.25
 
 
 @dataclass(slots=True)
@@ -174,36 +163,36 @@ def share_of(question: str, questions: tuple[str, ...], level: float) -> float:
     return level * (FLOAT_SHARE if question == FLOAT else 1.0 - FLOAT_SHARE)
 
 
-class _Audit:
-    """State shared by the phases of one audit."""
+class _Audit(Core):
+    """One look of the sampled audit on the sampled core (:class:`~dpaudit.auditing.core.Core`),
+    its objective the point ε: a pair scores the projected ε_LB of its best event of the first
+    question (:func:`~dpaudit.estimators.selection.choose_event`, honest, at the validation size
+    ``lam`` and the question's α/k), the race (:data:`RACE`) selects, Clopper-Pearson (or the
+    chosen bound method) bounds the validated counts."""
 
     def __init__(self, spec: MechanismSpec, sampler: Sampler, confidence: float, k: int,
                  seed: int, deadline: Optional[float], progress: Optional[Callable],
                  questions: tuple[str, ...] = (LOGIC,)) -> None:
-        self.spec = spec
-        self.sampler = sampler
-        self.root = root_sequence(seed)
-        self.s_score, self.s_hyp, self.s_refine, self.s_select, self.s_val = self.root.spawn(5)
-        self.seed = seed
+        super().__init__(spec, sampler, seed, select_share=sum(share for _, share in RACE),
+                         deadline=deadline, progress=progress)
         self.k = k
         self.level = 1.0 - confidence
         self.questions = questions
         self.alpha = bonferroni(1.0 - self.share(questions[0]), k)
-        self.deadline = deadline
-        self.t0 = time.monotonic()
-        self.progress = progress
-        self.cache: dict = {}
         self.other_scores: dict = {}  # question -> [(score, pair)] of the patterns (evaluate)
-        self.drawn: dict = {}  # scoring samples drawn ahead (pattern scoring), by pair key
-        self.n_score = MIN_SCORE_SAMPLES
-        budget = sampler.budget
-        base = sampler.selection_base  # the budget, capped: the rest goes to validation (counts only)
-        self.search_budget = int(SEARCH_SHARE * base)
-        self.select_budget = int(sum(share for _, share in RACE) * base)
-        self.lam = max(1.0, (budget - self.search_budget - self.select_budget) / (2.0 * k))
-        self.best_estimate = -math.inf
-        self.search = PairSearch(self.evaluate, spec.neighbours, spec.domain, spec.size)
-        self.phases = self.search.phases
+        self.lam = max(1.0, (sampler.budget - self.search_budget - self.select_budget) / (2.0 * k))
+
+    # -------------------------------------------------------------- the objective
+    def score(self, yd: np.ndarray, yp: np.ndarray) -> float:
+        """Projected ε_LB of the pair's best event of the first question on the scoring sample."""
+        return self._projected(yd, yp, self.questions[0], self.alpha)
+
+    def also(self, yd: np.ndarray, yp: np.ndarray, pair: Pair) -> None:
+        """The other questions' best events scored on a structured pattern's sample too
+        (:attr:`other_scores`): the pair where the bits part (a signed zero on either side of
+        0.5) need not be the logic's worst."""
+        for q in self.questions[1:]:
+            self.other_scores.setdefault(q, []).append((self._projected(yd, yp, q, self.share(q)), pair))
 
     # -------------------------------------------------------------- helpers
     def share(self, question: str) -> float:
@@ -215,37 +204,6 @@ class _Audit:
         self.questions = questions
         self.alpha = bonferroni(1.0 - self.share(questions[0]), self.k)
 
-    def phase_deadline(self, share: float) -> Optional[float]:
-        if self.deadline is None:
-            return None
-        return self.t0 + share * (self.deadline - self.t0)
-
-    def report(self, phase: str, **kw: Any) -> None:
-        if self.progress is not None:
-            info = {"phase": phase, "samples": self.sampler.used, "budget": self.sampler.budget,
-                    "estimate": None if not np.isfinite(self.best_estimate) else self.best_estimate}
-            info.update(kw)
-            self.progress(info)
-
-    def evaluate(self, pair: Pair, deadline: Optional[float] = None, others: bool = False) -> float:
-        """Projected ε_LB of the pair's best event of the first question on the scoring sample
-        (cached; deterministic). With ``others`` (the structured patterns), the other questions'
-        best events are scored on the same sample too (:attr:`other_scores`): the pair where
-        the bits part (a signed zero on either side of 0.5) need not be the logic's worst."""
-        hit = self.cache.get(pair.key)
-        if hit is not None:
-            return hit
-        drawn = self.drawn.pop(pair.key, None)
-        yd, yp = drawn if drawn is not None else self.sampler.draw_pair(pair, self.s_score, self.n_score, deadline)
-        v = self._projected(yd, yp, self.questions[0], self.alpha)
-        if others:
-            for q in self.questions[1:]:
-                self.other_scores.setdefault(q, []).append((self._projected(yd, yp, q, self.share(q)), pair))
-        self.cache[pair.key] = v
-        if v > self.best_estimate:
-            self.best_estimate = v
-        return v
-
     def _projected(self, yd: np.ndarray, yp: np.ndarray, question: str, alpha: float) -> float:
         choice = choose_event(yd, yp, self.sampler.encoder.schema, n_val=self.lam, alpha=alpha,
                               delta=self.spec.delta, paired=True, quick=True, honest=True,
@@ -254,109 +212,12 @@ class _Audit:
 
     def best_for_others(self, top: int = 2) -> list[Pair]:
         """The ``top`` best structured patterns of each question after the first (by their scores
-        in :meth:`evaluate`), for the race's first stage."""
+        in :meth:`also`), for the race's first stage."""
         out: list[Pair] = []
         for scored in self.other_scores.values():
             ranked = sorted((x for x in scored if np.isfinite(x[0])), key=lambda x: -x[0])
             out += [p for _, p in ranked[:top] if p not in out]
         return out
-
-    def ranked(self) -> list[tuple[Pair, float]]:
-        return self.search.ranked()
-
-    def climber(self, phase: str, label: Callable[[Pair], str],
-                share: float = 0.25) -> tuple[Callable, Callable]:
-        """``(budget_left, evaluate)`` for a search phase: ``share`` of the search budget, stopping
-        at 35% of any time limit; ``evaluate`` scores a pair (−∞ once samples run out)."""
-        deadline = self.phase_deadline(0.35)
-        per = 2 * self.n_score
-        limit = self.sampler.used + int(share * self.search_budget)
-
-        def budget_left() -> bool:
-            return (self.sampler.used + per <= limit and self.sampler.remaining >= per
-                    and (deadline is None or time.monotonic() < deadline))
-
-        def evaluate(pair: Pair) -> float:
-            try:
-                v = self.evaluate(pair, deadline)
-            except Exhausted:
-                return -math.inf
-            self.report(phase, candidate=label(pair))
-            return v
-
-        return budget_left, evaluate
-
-
-# ----------------------------------------------------------------------------------- phases
-
-def _score_patterns(a: _Audit, patterns: list[Pair]) -> None:
-    # half the search budget, but enough to score every pattern once on a small budget
-    budget = int(max(a.search_budget // 2,
-                     min(0.3 * a.sampler.selection_base, 2 * len(patterns) * MIN_SCORE_SAMPLES)))
-    most = min(MAX_SCORE_SAMPLES, max(MIN_SCORE_SAMPLES, a.sampler.rows_within(SCORE_BYTES)))
-    a.n_score = int(np.clip(budget / (2 * max(1, len(patterns))), MIN_SCORE_SAMPLES, most))
-    deadline = a.phase_deadline(0.35)
-    # as many patterns as the budget scores at 2·n_score samples each (at least one)
-    todo = patterns[: max(budget, 2 * a.n_score) // (2 * a.n_score)]
-    _draw_ahead(a, todo, deadline)
-    a.search.patterns(todo, lambda p: a.evaluate(p, deadline, others=True), stop=(Exhausted,),
-                      each=lambda p: a.report("patterns", candidate=p.label))
-    a.phases["patterns"] = {"pairs": len(a.search.pairs), "samples_per_pair": a.n_score}
-
-
-def _draw_ahead(a: _Audit, pairs: list[Pair], deadline: Optional[float]) -> None:
-    """Draw the scoring samples of ``pairs`` a chunk at a time, one executor call per chunk (a
-    sandboxed mechanism pays one round trip per call: 89 of an audit's 144 went to scoring the
-    patterns one by one). A chunk holds about one batch of samples, so a time limit is checked as
-    often as in the other phases. The outputs are the ones :meth:`evaluate` would draw pair by
-    pair (same seeds, same order); a chunk that would overrun the budget or the time limit is left
-    to the pair-by-pair path, which stops where it always did, and so are the pairs after the
-    first :data:`DRAW_AHEAD_BYTES` drawn (wide outputs: 60 patterns of a 2,000-coordinate vector
-    held at once were 900 MB)."""
-    chunk = max(1, a.sampler.batch_size // (2 * a.n_score))
-    held = 0
-    for i in range(0, len(pairs), chunk):
-        part = [p for p in pairs[i:i + chunk] if p.key not in a.cache and p.key not in a.drawn]
-        if held >= DRAW_AHEAD_BYTES:
-            return
-        try:
-            drawn = a.sampler.draw_pairs(part, a.s_score, a.n_score, deadline) if part else []
-        except Exhausted:
-            return
-        a.drawn.update((p.key, d) for p, d in zip(part, drawn))
-        held += sum(y.nbytes for d in drawn for y in d)
-
-
-def _goal(a: _Audit) -> float:
-    """What a searched pair must score to count as a find: the best so far plus a margin."""
-    ranked = a.ranked()
-    best = ranked[0][1] if ranked else -math.inf
-    return best + 0.02 + 0.05 * abs(best) if np.isfinite(best) else 0.0
-
-
-def _levels(a: _Audit) -> None:
-    """The level search from the best pairs, on :data:`LEVEL_SHARE` of the search budget; only
-    pairs that beat the patterns by the search's margin (:func:`_goal`) enter the race."""
-    evals = int(LEVEL_SHARE * a.search_budget) // (2 * a.n_score)
-    starts = [pv for pv in a.ranked() if np.isfinite(pv[1])]
-    budget_left, evaluate = a.climber("levels", lambda pair: pair.label, share=LEVEL_SHARE)
-    a.search.levels(evaluate, starts, evals=evals, budget_left=budget_left, goal=_goal(a))
-
-
-def _search(a: _Audit, strategy: Any, share: float = 0.25) -> None:
-    examples = int(min(100, int(share * a.search_budget) // (2 * a.n_score)))
-    goal = _goal(a)
-    budget_left, evaluate = a.climber("search", lambda pair: "hypothesis", share=share)
-    a.search.targeted(evaluate, strategy, goal=goal, examples=examples,
-                      seed=int(a.s_hyp.generate_state(1)[0]), budget_left=budget_left,
-                      label="hypothesis search")
-
-
-def _refine(a: _Audit, share: float = 0.25) -> None:
-    evals = int(share * a.search_budget) // (2 * a.n_score)
-    starts = [pv for pv in a.ranked()[:3] if np.isfinite(pv[1])]
-    budget_left, evaluate = a.climber("refine", lambda pair: pair.label, share=share)
-    a.search.refine(evaluate, starts, evals=evals, rng=generator(a.s_refine), budget_left=budget_left)
 
 
 # ----------------------------------------------------------------------------------- run
@@ -388,17 +249,7 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
             if not questions:
                 raise _NothingToAsk
             a.ask_only(questions)
-        _score_patterns(a, patterns)
-        searching = LOGIC in questions
-        if searching and sampler.remaining and a.ranked() and a.n_score >= MIN_SEARCH_SAMPLES:
-            share = 0.25  # of the search budget, to each of the phases after the patterns
-            if Neighbours.parse(spec.neighbours) in LEVEL_RELATIONS:
-                _levels(a)
-                share = (0.5 - LEVEL_SHARE) / 2
-            _search(a, strategy, share)
-            _refine(a, share)
-        elif searching and a.ranked():
-            a.phases["search"] = {"skipped": f"scoring samples below {MIN_SEARCH_SAMPLES} per pair"}
+        search_pairs(a, patterns, strategy, searching=LOGIC in questions, level_share=LEVEL_SHARE)
         _select_and_validate(a, out, questions, validate, deadline)
     except MechanismError as exc:
         out.error = exc

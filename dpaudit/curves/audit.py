@@ -1,10 +1,15 @@
 """The curve audit: a lower confidence curve of a black-box mechanism's privacy profile δ(ε),
 simultaneous over every ε, against a claimed curve (zCDP, GDP, RDP or a profile).
 
-:func:`curve_audit` runs three phases on three disjoint sets of samples:
+:func:`curve_audit` is the sampled core of :mod:`dpaudit.auditing` with the curve gap as its
+objective: the looks of the group-sequential run (:func:`dpaudit.auditing.looks.drive`, the
+schedule and α spending of :mod:`dpaudit.auditing.schedule`, :class:`CurveObjective`), the draws,
+budget and common random numbers of :class:`~dpaudit.auditing.sampler.Sampler`, and a look's
+seeds, budget split and pair search (:class:`dpaudit.auditing.core.Core`, :class:`_Run`) are the
+sampled audit's. Each look runs three phases on three disjoint sets of samples:
 
-1. **search** (:data:`SEARCH_SHARE` of the budget): the pair search of the sampled audit
-   (:class:`dpaudit.search.pipeline.PairSearch`: structured patterns, levels for ``linf`` /
+1. **search** (:data:`SEARCH_SHARE` of the budget): the pair search of the sampled core
+   (:func:`dpaudit.auditing.core.search_pairs`: structured patterns, levels for ``linf`` /
    ``l1``, hypothesis-targeted search, refinement) ranks neighbouring pairs by the projected
    largest ratio max_ε δ_LB(ε)/δ_claim(ε) (above 1: a refutation) of their best score on a small
    sample drawn on common seeds (:func:`dpaudit.curves.band.project`);
@@ -38,10 +43,10 @@ from typing import Any, Callable, Mapping, Optional
 import numpy as np
 from scipy.special import ndtri
 
+from dpaudit.auditing.core import SEARCH_SHARE, Core, search_pairs
 from dpaudit.auditing.looks import drive
 from dpaudit.auditing.sampler import Exhausted, Sampler
 from dpaudit.auditing.schedule import schedule
-from dpaudit.claims import Neighbours
 from dpaudit.curves.band import BANDS, Events, Projection, cp_events, dkw_events, ge_counts, low, project
 from dpaudit.curves.claims import (CurveClaim, GaussianDP, binding_order, check_grid, curve_claim,
                                    default_grid, rho_for_delta)
@@ -56,9 +61,6 @@ from dpaudit.neighbours.pair import Pair
 from dpaudit.neighbours.patterns import structured_pairs
 from dpaudit.outputs import OutputEncoder
 from dpaudit.results import Counterexample, Interval, Verdict
-from dpaudit.rng import generator, root_sequence
-from dpaudit.search.levels import LEVEL_RELATIONS
-from dpaudit.search.pipeline import PairSearch
 from dpaudit.spec import CallForm, MechanismSpec, declaration_of
 from dpaudit.spec import OutputKind
 from dpaudit.validation import (check_confidence, check_count, check_executor, check_records,
@@ -67,11 +69,10 @@ from dpaudit.validation import (check_confidence, check_count, check_executor, c
 __all__ = ["curve_audit", "EARLY_THRESHOLDS", "SEARCH_SHARE", "SELECT_SHARE", "SELECT_PAIRS", "THRESHOLDS",
            "DEFAULT_SAMPLES_BATCH", "DEFAULT_SAMPLES_LOOP"]
 
-#: the shares of the budget (of at most :data:`SELECTION_BASE` samples) the search and the
-#: selection spend; validation gets the rest
-SEARCH_SHARE = 0.125
+#: the selection's share of the budget (of at most
+#: :data:`~dpaudit.auditing.sampler.SELECTION_BASE` samples; the search's is the core's
+#: :data:`~dpaudit.auditing.core.SEARCH_SHARE`); validation gets the rest
 SELECT_SHARE = 0.15
-SELECTION_BASE = 20_000_000
 #: pairs compared on fresh samples at selection
 SELECT_PAIRS = 3
 #: (threshold, orientation) pairs validated at most (``cp``): K in α/(2K)
@@ -83,11 +84,11 @@ EARLY_THRESHOLDS = 2
 #: the default budgets, as the sampled audit's (:func:`dpaudit.auditor.default_samples`)
 DEFAULT_SAMPLES_BATCH = 4_000_000
 DEFAULT_SAMPLES_LOOP = 400_000
-#: per-pair scoring samples of the search, per dataset
+#: per-pair scoring samples of the search, per dataset (the core's are 50 and 50,000: a curve
+#: projection thresholds hundreds of events on the sample, so it scores on more, and on fewer
+#: at most, than a point ε's single event)
 MIN_SCORE_SAMPLES = 200
 MAX_SCORE_SAMPLES = 20_000
-#: the targeted search and refinement run only with at least this many scoring samples per pair
-MIN_SEARCH_SAMPLES = 400
 #: a selection sample of one dataset, and a validation chunk, hold at most these many bytes
 SELECT_BYTES = 256 << 20
 CHUNK_BYTES = 64 << 20
@@ -138,28 +139,37 @@ def _families(yd: np.ndarray, yp: np.ndarray, schema: Any, quick: bool):
             yield sc, sc(yd[h:]), sc(yp[h:]), False
 
 
-class _Run:
-    """State shared by the phases of one curve audit."""
+class _Run(Core):
+    """One look of the curve audit on the sampled core (:class:`~dpaudit.auditing.core.Core`:
+    the look's seeds, budget split and pair search), its objective the curve gap: a pair scores
+    the projected largest ratio max_ε δ_LB(ε)/δ_claim(ε) of its best score family
+    (:func:`dpaudit.curves.band.project`, at the validation size ``n_val`` and α/(2K)); the
+    selection (:meth:`select`) and the simultaneous band on the validation counts
+    (:meth:`validate`) are the curve's own."""
+
+    min_score = MIN_SCORE_SAMPLES
+    max_score = MAX_SCORE_SAMPLES
 
     def __init__(self, spec: MechanismSpec, claim: CurveClaim, grid: np.ndarray, executor: Any,
                  budget: int, confidence: float, seed: int, band: str, k: int) -> None:
-        self.spec, self.claim, self.grid = spec, claim, grid
-        self.dclaim = claim.delta(grid)
         self.encoder = OutputEncoder(spec.output)
-        self.sampler = Sampler(spec, executor, self.encoder, budget)
-        self.s_score, self.s_hyp, self.s_refine, self.s_select, self.s_val = root_sequence(seed).spawn(5)
-        self.seed, self.band, self.k = seed, band, k
+        super().__init__(spec, Sampler(spec, executor, self.encoder, budget), seed,
+                         select_share=SELECT_SHARE)
+        self.claim, self.grid = claim, grid
+        self.dclaim = claim.delta(grid)
+        self.band, self.k = band, k
         self.alpha = 1.0 - confidence
-        base = min(budget, SELECTION_BASE)
-        self.search_budget = int(SEARCH_SHARE * base)
-        self.select_budget = int(SELECT_SHARE * base)
         self.n_val = max(1.0, (budget - self.search_budget - self.select_budget) / 2.0)
-        self.n_score = MIN_SCORE_SAMPLES
-        self.cache: dict = {}
-        self.search = PairSearch(self.evaluate, spec.neighbours, spec.domain, spec.size)
-        self.phases = self.search.phases
 
-    # ---------------------------------------------------------------- projection
+    # ---------------------------------------------------------------- the objective
+    def score(self, yd: np.ndarray, yp: np.ndarray) -> float:
+        """The pair's projected largest ratio δ_LB/δ_claim on its scoring sample."""
+        return float(self.best_family(yd, yp, quick=True)[0])
+
+    def beyond(self, best: float) -> float:
+        """A ratio δ_LB/δ_claim: a find beats the best by 2% of it."""
+        return best + 0.02 * abs(best) + 1e-9
+
     def project(self, sd: np.ndarray, sp: np.ndarray, quick: bool) -> Projection:
         return project(sd, sp, n_val=self.n_val, eps=self.grid, dclaim=self.dclaim, band=self.band,
                        alpha_each=self.alpha / (2 * self.k), alpha=self.alpha,
@@ -177,75 +187,16 @@ class _Run:
                 best = (proj.objective, sc, proj)
         return best
 
-    def evaluate(self, pair: Pair, deadline: Optional[float] = None) -> float:
-        """The pair's projected largest ratio δ_LB/δ_claim on its scoring sample (common seeds;
-        cached)."""
-        hit = self.cache.get(pair.key)
-        if hit is not None:
-            return hit
-        yd, yp = self.sampler.draw_pair(pair, self.s_score, self.n_score, deadline)
-        v = float(self.best_family(yd, yp, quick=True)[0])
-        self.cache[pair.key] = v
-        return v
-
-    def climber(self, share: float) -> tuple[Callable, Callable]:
-        per = 2 * self.n_score
-        limit = self.sampler.used + int(share * self.search_budget)
-
-        def budget_left() -> bool:
-            return self.sampler.used + per <= limit and self.sampler.remaining >= per
-
-        def evaluate(pair: Pair) -> float:
-            try:
-                return self.evaluate(pair)
-            except Exhausted:
-                return -math.inf
-
-        return budget_left, evaluate
-
     # ---------------------------------------------------------------- phases
     def search_pairs(self) -> None:
+        """Phases 1-4 of the core (:func:`dpaudit.auditing.core.search_pairs`) on the
+        relation's structured patterns."""
         patterns = structured_pairs(self.spec.neighbours, self.spec.domain, self.spec.size,
                                     both_orders=False)
         if not patterns:
             return
         self.sampler.probe_width(patterns[0].dataset, self.seed)
-        # half the search budget, but enough to score every pattern once on the smallest sample
-        # (a small look, whose half scored the two smallest moves only and never the full one)
-        half = max(self.search_budget // 2,
-                   min(int(0.3 * min(self.sampler.budget, SELECTION_BASE)),
-                       2 * len(patterns) * MIN_SCORE_SAMPLES))
-        self.n_score = int(np.clip(half / (2 * len(patterns)), MIN_SCORE_SAMPLES,
-                                   min(MAX_SCORE_SAMPLES, max(MIN_SCORE_SAMPLES,
-                                                              self.sampler.rows_within(SELECT_BYTES // 4)))))
-        todo = patterns[: max(1, max(half, 2 * self.n_score) // (2 * self.n_score))]
-        self.search.patterns(todo, self.evaluate, stop=(Exhausted,))
-        self.phases["patterns"] = {"pairs": len(self.search.pairs), "samples_per_pair": self.n_score}
-        if not self.search.ranked() or self.n_score < MIN_SEARCH_SAMPLES or not self.sampler.remaining:
-            if self.search.ranked():
-                self.phases["search"] = {"skipped": f"scoring samples below {MIN_SEARCH_SAMPLES} per pair"}
-            return
-        share = 0.25
-        if Neighbours.parse(self.spec.neighbours) in LEVEL_RELATIONS:
-            budget_left, evaluate = self.climber(0.25)
-            starts = [pv for pv in self.search.ranked() if np.isfinite(pv[1])]
-            self.search.levels(evaluate, starts, evals=int(0.25 * self.search_budget) // (2 * self.n_score),
-                               budget_left=budget_left, goal=self._goal())
-            share = 0.125
-        budget_left, evaluate = self.climber(share)
-        examples = int(min(100, int(share * self.search_budget) // (2 * self.n_score)))
-        self.search.targeted(evaluate, None, goal=self._goal(), examples=examples,
-                             seed=int(self.s_hyp.generate_state(1)[0]), budget_left=budget_left,
-                             label="hypothesis search")
-        budget_left, evaluate = self.climber(share)
-        starts = [pv for pv in self.search.ranked()[:3] if np.isfinite(pv[1])]
-        self.search.refine(evaluate, starts, evals=int(share * self.search_budget) // (2 * self.n_score),
-                           rng=generator(self.s_refine), budget_left=budget_left)
-
-    def _goal(self) -> float:
-        ranked = self.search.ranked()
-        best = ranked[0][1] if ranked else -math.inf
-        return best + 0.02 * abs(best) + 1e-9 if np.isfinite(best) else 0.0
+        search_pairs(self, patterns)
 
     def select(self) -> Optional[tuple]:
         """(pair, score, projection) of the best pair and score on fresh samples, or None."""
