@@ -359,28 +359,173 @@ def _resolve(path: str, follow: bool, last: bool = True, _getcwd: Callable = os.
     return done or "/"
 
 
+# -- the audit hook's pieces: each returns the attempt an event names ("" for none). Like the hook,
+# each binds every name it uses in its positional defaults (no module global, closure cell or
+# builtin looked up at run time) and, defined in this file, is guarded by the hook against a new
+# code or defaults; the hook holds them in its own defaults, so rebinding a name here changes
+# nothing. What an event is judged against (the folders, the channel) comes from the hook.
+
+_FSENC = sys.getfilesystemencoding()
+
+
+def _named_open(args: tuple, _reads: tuple, _writes: tuple, _files: frozenset,
+                _resolve: Callable = _resolve, _decode: Callable = bytes.decode,
+                _fsenc: str = _FSENC, _str: type = str, _bytes: type = bytes, _int: type = int,
+                _isinstance: Callable = isinstance, _flags: int = _WRITE_FLAGS) -> str:
+    """``open``: a write outside the writable folders and files, a read outside the readable
+    and writable folders."""
+    path, mode, flags = args
+    if _isinstance(path, _bytes):
+        path = _decode(path, _fsenc, "surrogateescape")
+    if not _isinstance(path, _str):
+        return ""
+    writes = (_isinstance(mode, _str) and ("w" in mode or "a" in mode or "x" in mode
+                                           or "+" in mode)) \
+        or (_isinstance(flags, _int) and flags & _flags)
+    real = _resolve(path, True)
+    if writes and not (real in _files or (real + "/").startswith(_writes)):
+        return "tried to write " + _resolve(path, False)
+    elif not writes and not (real + "/").startswith(_reads + _writes):
+        return "tried to read " + _resolve(path, False)
+    return ""
+
+
+def _named_change(event: str, args: tuple, _writes: tuple, _resolve: Callable = _resolve,
+                  _decode: Callable = bytes.decode, _fsenc: str = _FSENC, _str: type = str,
+                  _bytes: type = bytes, _isinstance: Callable = isinstance) -> str:
+    """A removal, a new folder or a truncation outside the private folder."""
+    path = args[0]
+    if _isinstance(path, _bytes):
+        path = _decode(path, _fsenc, "surrogateescape")
+    # a removal acts on the entry itself, a truncation on the file a link leads to
+    if _isinstance(path, _str) and not (_resolve(path, True, event == "os.truncate")
+                                        + "/").startswith(_writes):
+        return "tried to change " + _resolve(path, False)
+    return ""
+
+
+def _named_metadata(event: str, args: tuple, _writes: tuple, _metadata: tuple = _METADATA,
+                    _readlink: Callable = os.readlink, _resolve: Callable = _resolve,
+                    _decode: Callable = bytes.decode, _fsenc: str = _FSENC, _str: type = str,
+                    _bytes: type = bytes, _int: type = int, _isinstance: Callable = isinstance,
+                    _error: type = Exception) -> str:
+    """A change of the mode, owner, times or extended attributes of a file (by path or by file
+    descriptor) outside the private folder."""
+    path = args[0]
+    if _isinstance(path, _bytes):
+        path = _decode(path, _fsenc, "surrogateescape")
+    real = ""
+    if _isinstance(path, _int):
+        try:
+            path = real = _readlink(f"/proc/self/fd/{path}")
+        except _error:
+            path = f"file descriptor {path}"
+    elif _isinstance(path, _str):
+        real, path = _resolve(path, True), _resolve(path, False)
+    else:
+        path = "a file"
+    if real and (real + "/").startswith(_writes):
+        return ""  # refused in its own folder too, where nothing is at stake: not named
+    text = ""
+    for name, what in _metadata:
+        if name == event:
+            text = f"tried to change the {what} of {path}"
+    return text
+
+
+def _named_move(event: str, args: tuple, _writes: tuple, _move: tuple = _MOVE,
+                _resolve: Callable = _resolve, _decode: Callable = bytes.decode,
+                _fsenc: str = _FSENC, _str: type = str, _bytes: type = bytes,
+                _isinstance: Callable = isinstance) -> str:
+    """A move, link or symbolic link with an end outside the private folder."""
+    ends = [args[0], args[1]]
+    for i in (0, 1):
+        if _isinstance(ends[i], _bytes):
+            ends[i] = _decode(ends[i], _fsenc, "surrogateescape")
+    src, dst = ends
+    if not _isinstance(dst, _str) or not _isinstance(src, _str):
+        return ""
+    dst = _resolve(dst, True, False)
+    inside = (dst + "/").startswith(_writes)
+    if event != "os.symlink":  # a symbolic link's target is only text
+        src = _resolve(src, True, event == "os.link")
+        inside = inside and (src + "/").startswith(_writes)
+    if inside:
+        return ""
+    text = ""
+    for name, verb in _move:
+        if name == event:
+            text = f"tried to {verb} {src} to {dst}" if event != "os.symlink" \
+                else f"tried to {verb} {dst}"
+    return text
+
+
+def _named_network(event: str, args: tuple, _host: list, _tuple: tuple = (tuple, list),
+                   _isinstance: Callable = isinstance, _len: Callable = len) -> str:
+    """A socket, a connection, a bind or a datagram; a host looked up is kept in ``_host`` (not
+    named) for the socket that follows."""
+    if event == "socket.getaddrinfo":
+        _host[0] = f"{args[0]}:{args[1]}" if args[1] is not None else f"{args[0]}"
+        return ""
+    if event == "socket.__new__":
+        return "tried to open a network socket" + \
+            (f" (to reach {_host[0]})" if _host[0] else "")
+    address = args[-1]
+    if _isinstance(address, _tuple) and _len(address) >= 2:
+        address = f"{address[0]}:{address[1]}"
+    verb = "listen on" if event == "socket.bind" else \
+        "send to" if event == "socket.sendto" else "connect to"
+    return f"tried to {verb} {address}"
+
+
+def _named_run(args: tuple, _decode: Callable = bytes.decode, _fsenc: str = _FSENC,
+               _bytes: type = bytes, _tuple: tuple = (tuple, list),
+               _isinstance: Callable = isinstance) -> str:
+    """A program started."""
+    what = args[0] if args else "a program"
+    if _isinstance(what, _tuple):
+        what = what[0] if what else "a program"
+    if _isinstance(what, _bytes):
+        what = _decode(what, _fsenc, "surrogateescape")
+    return f"tried to run {what}"
+
+
+def _tell(text: str, _kept: list, _channel: Optional[int], _isolation: str,
+          _write: Callable = os.write, _encode: Callable = str.encode,
+          _len: Callable = len) -> None:
+    """Keep the first few attempts for the child's own messages and write each, as one line, to
+    the pipe dpaudit reads."""
+    text = text[:1000]
+    if _len(_kept) < 4:
+        _kept.append(text)
+    if _channel is not None:
+        line = f"{text} (blocked by the sandbox: {_isolation})"
+        line = line.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+        _write(_channel, _encode(line + "\n", "utf-8", "backslashreplace"))
+
+
 def _make_hook(reads: tuple, writes: tuple, write_files: frozenset, channel: Optional[int],
                isolation: str, kept: list, owner: Optional[type] = None,
                metadata_refused: bool = True) -> Callable[[str, tuple], None]:
     """The audit hook; see :class:`Attempts`. Everything it uses is bound in its positional
-    defaults (a tuple: keyword-only defaults would sit in a dict the audited code could edit)."""
+    defaults (a tuple: keyword-only defaults would sit in a dict the audited code could edit),
+    the pieces that name each kind of attempt (``_named_*``, :func:`_tell`) included: they are
+    given the hook's rules as arguments and bind the rest in their own positional defaults."""
     host = [""]  # the last looked-up host, named with the socket that follows
 
     def hook(event: str, args: tuple, _events: frozenset = _EVENTS, _run: frozenset = _RUN,
              _change: frozenset = _CHANGE, _socket: frozenset = _SOCKET,
-             _metadata: tuple = _METADATA, _move: tuple = _MOVE,
-             _refuses_metadata: bool = metadata_refused, _readlink: Callable = os.readlink,
+             _refuses_metadata: bool = metadata_refused,
              _guarded: tuple = ("__code__", "__defaults__", "__kwdefaults__"),
              _file: str = __file__, _reads: tuple = reads, _writes: tuple = writes,
              _files: frozenset = write_files, _channel: Optional[int] = channel,
              _isolation: str = isolation, _kept: list = kept, _host: list = host,
-             _resolve: Callable = _resolve, _write: Callable = os.write,
-             _decode: Callable = bytes.decode,
-             _encode: Callable = str.encode, _fsenc: str = sys.getfilesystemencoding(),
-             _str: type = str, _bytes: type = bytes, _int: type = int, _tuple: tuple = (tuple, list),
-             _isinstance: Callable = isinstance, _getattr: Callable = getattr, _len: Callable = len,
+             _open: Callable = _named_open, _changed: Callable = _named_change,
+             _metadata: Callable = _named_metadata, _moved: Callable = _named_move,
+             _network: Callable = _named_network, _started: Callable = _named_run,
+             _tell: Callable = _tell, _getattr: Callable = getattr, _len: Callable = len,
              _error: type = Exception, _refused: type = RuntimeError,
-             _flags: int = _WRITE_FLAGS, _owner: Optional[type] = owner) -> None:
+             _owner: Optional[type] = owner) -> None:
         if event not in _events:
             return
         if event == "object.__setattr__" or event == "object.__delattr__":
@@ -394,97 +539,23 @@ def _make_hook(reads: tuple, writes: tuple, write_files: frozenset, channel: Opt
         try:
             text = ""
             if event == "open":
-                path, mode, flags = args
-                if _isinstance(path, _bytes):
-                    path = _decode(path, _fsenc, "surrogateescape")
-                if not _isinstance(path, _str):
-                    return
-                writes = (_isinstance(mode, _str) and ("w" in mode or "a" in mode or "x" in mode
-                                                       or "+" in mode)) \
-                    or (_isinstance(flags, _int) and flags & _flags)
-                real = _resolve(path, True)
-                if writes and not (real in _files or (real + "/").startswith(_writes)):
-                    text = "tried to write " + _resolve(path, False)
-                elif not writes and not (real + "/").startswith(_reads + _writes):
-                    text = "tried to read " + _resolve(path, False)
+                text = _open(args, _reads, _writes, _files)
             elif event in _change:
-                path = args[0]
-                if _isinstance(path, _bytes):
-                    path = _decode(path, _fsenc, "surrogateescape")
-                # a removal acts on the entry itself, a truncation on the file a link leads to
-                if _isinstance(path, _str) and not (_resolve(path, True, event == "os.truncate")
-                                                    + "/").startswith(_writes):
-                    text = "tried to change " + _resolve(path, False)
+                text = _changed(event, args, _writes)
             elif event == "os.chmod" or event == "os.chown" or event == "os.utime" \
                     or event == "os.setxattr" or event == "os.removexattr":
                 if not _refuses_metadata:
                     return
-                path = args[0]
-                if _isinstance(path, _bytes):
-                    path = _decode(path, _fsenc, "surrogateescape")
-                real = ""
-                if _isinstance(path, _int):
-                    try:
-                        path = real = _readlink(f"/proc/self/fd/{path}")
-                    except _error:
-                        path = f"file descriptor {path}"
-                elif _isinstance(path, _str):
-                    real, path = _resolve(path, True), _resolve(path, False)
-                else:
-                    path = "a file"
-                if real and (real + "/").startswith(_writes):
-                    return  # refused in its own folder too, where nothing is at stake: not named
-                for name, what in _metadata:
-                    if name == event:
-                        text = f"tried to change the {what} of {path}"
+                text = _metadata(event, args, _writes)
             elif event == "os.rename" or event == "os.link" or event == "os.symlink":
-                ends = [args[0], args[1]]
-                for i in (0, 1):
-                    if _isinstance(ends[i], _bytes):
-                        ends[i] = _decode(ends[i], _fsenc, "surrogateescape")
-                src, dst = ends
-                if not _isinstance(dst, _str) or not _isinstance(src, _str):
-                    return
-                dst = _resolve(dst, True, False)
-                inside = (dst + "/").startswith(_writes)
-                if event != "os.symlink":  # a symbolic link's target is only text
-                    src = _resolve(src, True, event == "os.link")
-                    inside = inside and (src + "/").startswith(_writes)
-                if inside:
-                    return
-                for name, verb in _move:
-                    if name == event:
-                        text = f"tried to {verb} {src} to {dst}" if event != "os.symlink" \
-                            else f"tried to {verb} {dst}"
-            elif event == "socket.getaddrinfo":
-                _host[0] = f"{args[0]}:{args[1]}" if args[1] is not None else f"{args[0]}"
-                return
-            elif event == "socket.__new__":
-                text = "tried to open a network socket" + \
-                    (f" (to reach {_host[0]})" if _host[0] else "")
-            elif event in _socket:
-                address = args[-1]
-                if _isinstance(address, _tuple) and _len(address) >= 2:
-                    address = f"{address[0]}:{address[1]}"
-                verb = "listen on" if event == "socket.bind" else \
-                    "send to" if event == "socket.sendto" else "connect to"
-                text = f"tried to {verb} {address}"
+                text = _moved(event, args, _writes)
+            elif event == "socket.getaddrinfo" or event == "socket.__new__" or event in _socket:
+                text = _network(event, args, _host)
             elif event in _run:
-                what = args[0] if args else "a program"
-                if _isinstance(what, _tuple):
-                    what = what[0] if what else "a program"
-                if _isinstance(what, _bytes):
-                    what = _decode(what, _fsenc, "surrogateescape")
-                text = f"tried to run {what}"
+                text = _started(args)
             if not text:
                 return
-            text = text[:1000]
-            if _len(_kept) < 4:
-                _kept.append(text)
-            if _channel is not None:
-                line = f"{text} (blocked by the sandbox: {_isolation})"
-                line = line.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
-                _write(_channel, _encode(line + "\n", "utf-8", "backslashreplace"))
+            _tell(text, _kept, _channel, _isolation)
         except _error:  # naming is best effort; the kernel enforces
             pass
 
