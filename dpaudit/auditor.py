@@ -132,8 +132,8 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     ``mechanism`` is a :class:`MechanismSpec` or a (decorated) function; ``claim_overrides`` are
     the :func:`dpaudit.mechanism` keywords (epsilon, delta, neighbours, domain, size, output, …).
     ``samples`` is the total number of mechanism calls (default: 4·10⁶ with a batch form, 4·10⁵
-    without; the replay check, :func:`dpaudit.reproduce.replays`, adds 2·64 calls outside it, and
-    the output-width probe, :meth:`dpaudit.auditing.sampler.Sampler.probe_width`, one per look);
+    without; the rerun check, :func:`dpaudit.reproduce.reruns_alike`, adds 2·64 calls outside it,
+    and the output-width probe, :meth:`dpaudit.auditing.sampler.Sampler.probe_width`, one per look);
     ``confidence`` is family-wise; ``seed`` (recorded) makes the run reproducible;
     ``executor`` runs the batches (default: in process, or all cores for a mechanism without a
     batch form); ``progress(dict)`` receives ``phase``, ``candidate``, ``samples``, ``budget``,
@@ -159,7 +159,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     from dpaudit.auditing.looks import run as run_looks
 
     t0 = time.monotonic()
-    # the checks before the sampling count against ``timeout`` too (a slow mechanism's replay
+    # the checks before the sampling count against ``timeout`` too (a slow mechanism's rerun
     # check alone took 20 s): each gets a share of what is left, the sampling the rest
     deadline = None if timeout is None else t0 + timeout
     own = None
@@ -171,7 +171,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     try:
         with single_blas_thread():  # speed beside other processes, and core-count-free results
             estimate = probe_estimate(spec, executor, seed, budget, progress, context)
-            reproducible = _replays(spec, executor, seed, estimate, _left(deadline))
+            reproducible = _reruns_alike(spec, executor, seed, estimate, _left(deadline))
             differ = _forms_differ(spec, executor, seed, budget, estimate, _left(deadline))
             if differ is None:
                 executor = _independent(executor, reproducible)
@@ -209,19 +209,20 @@ def _fitting(n: int, estimate: Optional[dict], left: Optional[float], least: int
     return int(min(n, max(least, _CHECK_SHARE * left / estimate["seconds_per_call"])))
 
 
-def _replays(spec: MechanismSpec, executor: Executor, seed: int,
-             estimate: Optional[dict] = None, left: Optional[float] = None) -> Optional[bool]:
-    """:func:`dpaudit.reproduce.replays`, None when the mechanism fails (the audit reports it).
-    A slow mechanism is checked on fewer calls (at least 4, about 20 s of them), and on fewer
-    still (at least 1) when 2·n calls would take more than a share of the ``left`` seconds."""
-    from dpaudit.reproduce import REPLAY_CHECK_CALLS, replays
+def _reruns_alike(spec: MechanismSpec, executor: Executor, seed: int,
+                  estimate: Optional[dict] = None, left: Optional[float] = None) -> Optional[bool]:
+    """:func:`dpaudit.reproduce.reruns_alike` (the rerun check), None when the mechanism fails
+    (the audit reports it). A slow mechanism is checked on fewer calls (at least 4, about 20 s of
+    them), and on fewer still (at least 1) when 2·n calls would take more than a share of the
+    ``left`` seconds."""
+    from dpaudit.reproduce import RERUN_CHECK_CALLS, reruns_alike
 
-    n = REPLAY_CHECK_CALLS
+    n = RERUN_CHECK_CALLS
     if estimate is not None and estimate["seconds_per_call"] > 0:
         n = int(min(n, max(4, 10.0 / estimate["seconds_per_call"])))
     n = _fitting(2 * n, estimate, left, 2) // 2  # two batches of n
     try:
-        return replays(spec, executor, seed, n=n)
+        return reruns_alike(spec, executor, seed, n=n)
     except MechanismError:
         return None
 

@@ -15,7 +15,7 @@ set and ``--quiet`` was not given, so logs and pipes stay clean.
 Whatever the mode, each finished target gets one summary line on stdout
 (:func:`dpaudit.report.describe.one_line`, then :func:`strength_text`: the claim's p-value and
 margin, MARGINAL with how to confirm it, what the budget could have seen, and a warning when the
-mechanism draws its own randomness), and the run ends with the command that replays each
+mechanism draws its own randomness), and the run ends with the command that reproduces each
 result, so a CI log always shows the verdict and how to reproduce it.
 """
 
@@ -215,7 +215,7 @@ class Progress:
         self.note(line)
 
     def reproduce(self, records: Sequence[Mapping[str, Any]]) -> None:
-        """At the end of the run: the command that replays each target's result."""
+        """At the end of the run: the command that reproduces each target's result."""
         for record in records:
             if record.get("reproduce"):
                 from dpaudit.report.provenance import reproduce_note
@@ -313,7 +313,7 @@ def strength_text(record: Mapping[str, Any]) -> str:
             text += "; this budget could not refute any ε on this event"
         parts.append(text)
     if record.get("reproducible") is False:
-        parts.append("the mechanism draws its own randomness: a replay gives other numbers")
+        parts.append("the mechanism draws its own randomness: a rerun gives other numbers")
     return "; ".join(parts)
 
 

@@ -1,6 +1,6 @@
-"""Reproduce lines: the one command (or Python call) that replays a result.
+"""Reproduce lines: the one command (or Python call) that reproduces a result.
 
-Every finding prints a one-line command that replays it. The command lines are built here, and
+Every finding prints a one-line command that reproduces it. The command lines are built here, and
 only here: ``dpaudit check`` for a mechanism in a file (:func:`check_command`) and for a
 sensitivity search (:func:`sensitivity_command`), ``dpaudit audit --id`` for a suite audit
 (:func:`audit_command`), ``dpaudit verify --claim`` for a z3 claim (:func:`verify_command`), and a
@@ -11,11 +11,12 @@ recomputes one sensitivity counterexample is :mod:`dpaudit.sensitivity.reproduce
 Numbers are written so that they read back *exactly* (:func:`number`): ``repr`` of the float,
 which is the shortest string that round-trips (Steele & White 1990 / Gay 1990, the algorithm of
 Python's float repr), with a trailing ``.0`` dropped for integral values. ``--epsilon=1.000000009``
-and ``--epsilon=1.0986122886681098`` (ln 3) therefore replay the claim that was audited, never a
+and ``--epsilon=1.0986122886681098`` (ln 3) therefore rerun the claim that was audited, never a
 rounded one.
 
-A mechanism that draws its own randomness (it ignores the rng it is given) cannot be replayed
-number for number: its line ends with a shell comment saying so (:data:`OWN_RANDOMNESS_NOTE`).
+A mechanism that draws its own randomness (it ignores the rng it is given) cannot be reproduced
+number for number: its line ends with a shell comment saying so (:data:`OWN_RANDOMNESS_NOTE`);
+:func:`reruns_alike` is the rerun check that finds such a mechanism.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ if TYPE_CHECKING:
     from dpaudit.spec import MechanismSpec
 
 __all__ = ["number", "as_target", "project_path", "ROOT", "claim_flags", "check_line", "check_command", "sensitivity_command", "sensitivity_flags", "audit_command",
-           "verify_command", "python_call", "replay_pair_call", "for_spec", "replays",
-           "OWN_RANDOMNESS_NOTE"]
+           "verify_command", "python_call", "replay_pair_call", "for_spec", "reruns_alike",
+           "RERUN_CHECK_CALLS", "OWN_RANDOMNESS_NOTE"]
 
 #: Appended (as a shell comment) to the reproduce line of a mechanism that ignores its rng.
-OWN_RANDOMNESS_NOTE = ("the mechanism draws its own randomness: a replay gives other numbers "
+OWN_RANDOMNESS_NOTE = ("the mechanism draws its own randomness: a rerun gives other numbers "
                        "(the bound stays valid)")
 
 
@@ -49,7 +50,7 @@ def number(x: Any) -> str:
 
 #: The folder a reproduce line names files relative to (the project root: the pytest plugin sets it
 #: to pytest's rootdir around a ``dpaudit_audit`` call); None means the working folder. A file
-#: outside it keeps its absolute path, so a line written on a CI machine replays from a checkout.
+#: outside it keeps its absolute path, so a line written on a CI machine reruns from a checkout.
 ROOT: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar("dpaudit_reproduce_root",
                                                                      default=None)
 
@@ -99,7 +100,7 @@ def check_line(target: str, engine_flags: Sequence[str] = (), *, seed: int,
     gives (its mode, ``--replay`` or ``--sensitivity=B`` or ``--rho=R``, then the claim and its
     own options: the ``flags`` of the engine's stage), then every run setting that changes the
     numbers (``samples``, ``confidence``, ``seed``, the float policy, which a decorator or a
-    pyproject.toml could set otherwise at replay) or an ERROR (non-default sandbox limits),
+    pyproject.toml could set otherwise at the rerun) or an ERROR (non-default sandbox limits),
     always in this order. Settings equal to their default (:func:`dpaudit.config.defaults`) are
     left out; ``None`` means "not given"."""
     from dpaudit.config import defaults
@@ -114,7 +115,7 @@ def check_line(target: str, engine_flags: Sequence[str] = (), *, seed: int,
     if in_process:
         parts.append("--in-process")
     if call_timeout is not None and call_timeout != default["call-timeout"]:
-        parts.append(f"--call-timeout={number(call_timeout)}")  # replays a hang the same way
+        parts.append(f"--call-timeout={number(call_timeout)}")  # reruns a hang the same way
     if memory is not None and memory != default["memory"]:
         parts.append(f"--memory={int(memory)}")
     if not early_stop:
@@ -132,7 +133,7 @@ def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any,
                   memory: Optional[int] = None, own_randomness: bool = False,
                   early_stop: bool = True, float_policy: Optional[str] = None,
                   replay_stage: bool = True) -> str:
-    """The ``dpaudit check`` line that replays one target's sampled audit from anywhere: the
+    """The ``dpaudit check`` line that reruns one target's sampled audit from anywhere: the
     claim as audited (:func:`claim_flags`) and the run's settings (:func:`check_line`)."""
     flags = claim_flags(epsilon=epsilon, delta=delta, neighbours=neighbours, domain=domain,
                         size=size)
@@ -142,7 +143,7 @@ def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any,
 
 
 def sensitivity_command(target: str, *, seed: int, **search: Any) -> str:
-    """The ``dpaudit check --sensitivity`` line that replays a whole sensitivity search,
+    """The ``dpaudit check --sensitivity`` line that reruns a whole sensitivity search,
     counterexample included (:mod:`dpaudit.sensitivity.stage`)."""
     return check_line(target, sensitivity_flags(**search), seed=seed)
 
@@ -163,7 +164,7 @@ def sensitivity_flags(*, bound: float, neighbours: Any, domain: Any, size: int, 
 
 
 def audit_command(file: Optional[str], audit_id: str, seed: int) -> str:
-    """``dpaudit audit FILE --id ID --seed S``: one suite audit, replayed alone with the seed it
+    """``dpaudit audit FILE --id ID --seed S``: one suite audit, rerun alone with the seed it
     had in the full run (its own seed derives from the root seed and the id only)."""
     return shlex.join(["dpaudit", "audit", file or "audits", "--id", audit_id, "--seed", str(int(seed))])
 
@@ -177,7 +178,7 @@ def python_call(function: str, *, epsilon: float, delta: float, neighbours: Any,
                 size: int, seed: int, samples: Optional[int] = None, exact: bool = False,
                 confidence: Optional[float] = None, own_randomness: bool = False,
                 early_stop: bool = True, float_policy: Optional[str] = None) -> str:
-    """``import dpaudit; dpaudit.audit(f, epsilon=..., ...)``: the call that replays an audit of a
+    """``import dpaudit; dpaudit.audit(f, epsilon=..., ...)``: the call that reruns an audit of a
     function that lives in no file (floats as ``repr``, exact)."""
     from dpaudit.claims import Neighbours
 
@@ -199,7 +200,7 @@ def python_call(function: str, *, epsilon: float, delta: float, neighbours: Any,
 def replay_pair_call(target: str, dataset: Sequence[float], neighbour: Sequence[float], *,
                      epsilon: float, delta: float, neighbours: str, domain: Sequence[float],
                      size: int, seed: int) -> str:
-    """``dpaudit.replay.replay_pair(f, D, D′, ...)``: the Python call that replays one pair of a
+    """``dpaudit.replay.replay_pair(f, D, D′, ...)``: the Python call that reruns one pair of a
     replay audit, with the whole claim (the function by its own name: ``file.py:f`` and
     ``module.f`` are called as ``f``). Built by dpaudit's process from the claim, the seed and
     the pair's numbers: a sandbox child's own line is never shown (one once ended in
@@ -238,17 +239,18 @@ def for_spec(spec: MechanismSpec, *, samples: int, seed: int, exact: bool = Fals
     return python_call(func, samples=samples, exact=exact, confidence=confidence, **claim)
 
 
-#: Outputs drawn twice on one seed by :func:`replays`.
-REPLAY_CHECK_CALLS = 64
+#: Outputs drawn twice on one seed by :func:`reruns_alike` (the rerun check).
+RERUN_CHECK_CALLS = 64
 
 
-def replays(spec: MechanismSpec, executor: Executor, seed: int, n: int = REPLAY_CHECK_CALLS) -> bool:
-    """Whether the mechanism's outputs are a function of the seed: one batch of ``n`` calls on a
-    mid-domain dataset, drawn twice through ``executor`` with generators on the same
-    ``SeedSequence``, compared output by output (NaN equal to NaN). False means the mechanism
+def reruns_alike(spec: MechanismSpec, executor: Executor, seed: int,
+                 n: int = RERUN_CHECK_CALLS) -> bool:
+    """The rerun check: whether the mechanism's outputs are a function of the seed: one batch of
+    ``n`` calls on a mid-domain dataset, drawn twice through ``executor`` with generators on the
+    same ``SeedSequence``, compared output by output (NaN equal to NaN). False means the mechanism
     draws its own randomness: the audit's bound stays valid (its samples are still independent
     draws, as long as no two processes start from one copied state: see
-    :func:`dpaudit.auditor.audit`), but a replay gives other numbers. The two batches are two
+    :func:`dpaudit.auditor.audit`), but a rerun gives other numbers. The two batches are two
     executor calls, one after the other: a fork pool runs a single batch in the calling process,
     so the second call sees the state the first left. Drawn together, two freshly forked workers
     would both start from the parent's copy of a global or library-internal generator and agree

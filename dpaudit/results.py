@@ -160,7 +160,7 @@ class Interval:
 
 @dataclass(frozen=True, slots=True)
 class Counterexample:
-    """A replayable witness: neighbouring datasets D, D', an event S, and P[M(D)∈S], P[M(D')∈S].
+    """A reproducible witness: neighbouring datasets D, D', an event S, and P[M(D)∈S], P[M(D')∈S].
 
     ``p``/``q`` are the validation-split frequencies; ``p_interval``/``q_interval`` the
     Clopper-Pearson intervals at the run's (corrected) confidence. ``event`` is a JSON-ready dict
@@ -452,7 +452,7 @@ class Origin:
 class AuditContext:
     """What the command that asks for an audit knows and the auditor does not, handed to
     :func:`dpaudit.audit` so that the result is built once, whole: ``reproduce(own_randomness)``
-    writes the command's replay line (the auditor tells whether the mechanism draws its own
+    writes the command's reproduce line (the auditor tells whether the mechanism draws its own
     randomness), ``family`` the targets sharing the confidence, ``origin`` where the function
     lives and how it was confined, ``declared_by`` which claim fields only the sandboxed code
     reported."""
@@ -702,7 +702,7 @@ class Result(Protocol):
     :class:`dpaudit.curves.CurveResult`, :class:`dpaudit.replay.ReplayResult`, the sensitivity
     search's, the formal claims', the one-run audit's, a sweep's, and the check pipeline's
     :class:`dpaudit.pipeline.result.CheckResult`): its record ``kind``, its ``verdict``, the
-    ``target`` it is about, the ``reproduce`` line that replays it, and ``to_record()``, the
+    ``target`` it is about, the ``reproduce`` line that reruns it, and ``to_record()``, the
     record every report renders."""
 
     @property

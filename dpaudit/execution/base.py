@@ -72,8 +72,8 @@ class Executor(Protocol):
     ``run`` is the whole contract (:class:`InProcessExecutor`, :class:`~dpaudit.execution.fork.ForkExecutor`,
     :class:`~dpaudit.execution.sandbox.SandboxExecutor`, :class:`~dpaudit.execution.dask.DaskExecutor`).
     Two methods are optional and looked up by name: ``run_twice(spec, task)``, one worker drawing
-    a task twice in turn (a pool, for :func:`dpaudit.reproduce.replays`), and ``close()``, for an
-    executor that holds processes."""
+    a task twice in turn (a pool, for the rerun check, :func:`dpaudit.reproduce.reruns_alike`),
+    and ``close()``, for an executor that holds processes."""
 
     def run(self, spec: MechanismSpec, tasks: Sequence[BatchTask]) -> list[Any]:
         ...

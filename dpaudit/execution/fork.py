@@ -151,8 +151,8 @@ class ForkExecutor:
                 future.cancel()
 
     def run_twice(self, spec: MechanismSpec, task: BatchTask) -> tuple[Any, Any]:
-        """``task`` drawn twice, one draw after the other in one worker (the replay check,
-        :func:`dpaudit.reproduce.replays`): two workers forked from one parent would start from
+        """``task`` drawn twice, one draw after the other in one worker (the rerun check,
+        :func:`dpaudit.reproduce.reruns_alike`): two workers forked from one parent would start from
         one copy of any global generator and agree, and drawing in this process would let a
         mechanism that ends its process (``os._exit``) end dpaudit's."""
         if self.workers == 1 or not self.available():

@@ -43,15 +43,16 @@ Only the sandboxed ``dpaudit check`` runs this check: an audit in process (``--i
 look at a process's first outputs. A mechanism that draws from the ``rng`` it is given for its
 first releases, then from a generator seeded with a constant (the same sequence in every process)
 passed: its first outputs are fresh noise, and later ones are sum + a number an attacker knows. A
-mechanism whose outputs are a function of its ``rng`` (``dpaudit.reproduce.replays`` found it so
-at the start) gives the same outputs for the same dataset and seed at any point of the run. So
-the sampled audit's executor is wrapped: at :data:`CHECKPOINTS` positions spread over the whole
-budget (one drawn uniformly in each of as many equal strata, from the recorded seed, so no
-position is known in advance and none is left to the end), the same :data:`CHECKPOINT_CALLS`
-calls on one dataset and seed are drawn again and compared, exactly, with their first draw. A
-difference is an ERROR naming between which releases the outputs stopped following the seed.
-Positions past where an early-stopping audit ends are not reached (what was not sampled is not
-audited); the cost is (CHECKPOINTS + 1) · CHECKPOINT_CALLS calls.
+mechanism whose outputs are a function of its ``rng`` (the rerun check,
+``dpaudit.reproduce.reruns_alike``, found it so at the start) gives the same outputs for the same
+dataset and seed at any point of the run. So the sampled audit's executor is wrapped: at
+:data:`CHECKPOINTS` positions spread over the whole budget (one drawn uniformly in each of as many
+equal strata, from the recorded seed, so no position is known in advance and none is left to the
+end), the same :data:`CHECKPOINT_CALLS` calls on one dataset and seed are drawn again and
+compared, exactly, with their first draw. A difference is an ERROR naming between which releases
+the outputs stopped following the seed. Positions past where an early-stopping audit ends are not
+reached (what was not sampled is not audited); the cost is (CHECKPOINTS + 1) · CHECKPOINT_CALLS
+calls.
 
 **A batch form that is not the one-call form** (:func:`forms_differ`). The audit samples the batch
 form ``f(data, rng, size=k)`` (it is much faster), while users call ``f(data, rng)``. A batch form
@@ -102,8 +103,8 @@ FRESH_SHARE = 0.2
 FORM_SAMPLES = 500
 #: positions of the sampled audit's run at which :class:`Checkpoints` redraws its calls
 CHECKPOINTS = 8
-#: calls redrawn at each (fewer for a slow mechanism: at most what :func:`dpaudit.reproduce.replays`
-#: drew)
+#: calls redrawn at each (fewer for a slow mechanism: at most what the rerun check,
+#: :func:`dpaudit.reproduce.reruns_alike`, drew)
 CHECKPOINT_CALLS = 8
 
 

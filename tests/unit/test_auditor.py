@@ -1,4 +1,4 @@
-"""The public audits (dpaudit/auditor.py): verdicts, counterexamples, errors, arguments, replay."""
+"""The public audits (dpaudit/auditor.py): verdicts, counterexamples, errors, arguments, reruns."""
 
 import math
 import time
@@ -33,14 +33,14 @@ def test_correct_mechanism_not_refuted_and_bound_is_sensible():
     assert r.details["output_kind"] == "real scalar"
 
 
-def test_buggy_mechanism_refuted_with_a_replayable_counterexample():
+def test_buggy_mechanism_refuted_with_a_reproducible_counterexample():
     r = dpaudit.audit(laplace_sum(0.25), samples=SMALL, seed=4)  # true ε = 4
     assert r.verdict is Verdict.REFUTED and r.epsilon_lower_bound > 2.0
     cx = r.counterexample
     assert are_neighbours("add-remove", cx.dataset, cx.neighbour, (0, 1), 5)
     assert cx.event["kind"] in ("threshold", "interval") and cx.event["text"]
     assert cx.p_interval.lo <= cx.p <= cx.p_interval.hi and cx.q <= cx.p
-    # replay the event on fresh samples: it separates D from D' as reported
+    # rerun the event on fresh samples: it separates D from D' as reported
     f = laplace_sum(0.25)
     rng = np.random.default_rng(0)
     y1 = f(np.array(cx.dataset), rng, size=200_000)

@@ -17,7 +17,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import dpaudit  # noqa: E402
-from dpaudit.reproduce import REPLAY_CHECK_CALLS  # noqa: E402
+from dpaudit.reproduce import RERUN_CHECK_CALLS  # noqa: E402
 from dpaudit.execution.honesty import CHECKPOINT_CALLS, checkpoint_positions  # noqa: E402
 from dpaudit.auditor import ESTIMATE_BATCH  # noqa: E402
 from dpaudit.execution.honesty import form_samples  # noqa: E402
@@ -125,13 +125,13 @@ def test_validation_returns_counts_so_outputs_stay_bounded_whatever_the_budget(t
     rec = dpaudit.audit(spec, samples=2_000_000, seed=5, executor=spy_large, early_stop=False).to_record()
     assert spy_large.outputs == spy_small.outputs <= 0.5 * 100_000
     assert spy_large.counted > 1_900_000 - spy_large.outputs
-    # the replay check (dpaudit.reproduce.replays) draws its batch twice outside the budget, and
+    # the rerun check (dpaudit.reproduce.reruns_alike) draws its batch twice outside the budget, and
     # the output-width probe (Sampler.probe_width) one output, and the check that the batch form
     # releases the one-call form's law (dpaudit.execution.honesty.forms_differ) n outputs of each,
     # and the timing probe of the estimate (dpaudit.auditor, one batch: this audit is seconds long,
     # so the probe is not refined)
     n = form_samples(2_000_000)
-    extra = 2 * REPLAY_CHECK_CALLS + 1 + 2 * n + ESTIMATE_BATCH
+    extra = 2 * RERUN_CHECK_CALLS + 1 + 2 * n + ESTIMATE_BATCH
     # and the checkpoints (dpaudit.execution.honesty.Checkpoints): their calls once at the start,
     # then again at each position of the run reached
     reached = sum(p <= rec["samples"] for p in checkpoint_positions(5, 2_000_000))

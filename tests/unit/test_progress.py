@@ -106,6 +106,6 @@ def test_strength_text_tells_a_marginal_refutation_from_a_gross_one():
     assert strength_text(passed) == ("p = 0.4; this budget would refute ε ≥ 1.31 or δ ≥ 0.0021 "
                                      "at ε = 1 with probability 0.9")
     own = dict(passed, reproducible=False)
-    assert strength_text(own).endswith("the mechanism draws its own randomness: a replay gives "
+    assert strength_text(own).endswith("the mechanism draws its own randomness: a rerun gives "
                                        "other numbers")
     assert strength_text({"kind": "formal", "verdict": "proved"}) == ""

@@ -6,7 +6,7 @@ import pytest
 
 import dpaudit
 from dpaudit.execution.base import InProcessExecutor
-from dpaudit.reproduce import OWN_RANDOMNESS_NOTE, replays
+from dpaudit.reproduce import OWN_RANDOMNESS_NOTE, reruns_alike
 
 
 def _own(scale):
@@ -34,28 +34,28 @@ def test_a_mechanism_ignoring_its_rng_is_reported_and_keeps_its_verdict():
             assert r["reproduce"].endswith(f"# {OWN_RANDOMNESS_NOTE}")
 
 
-def test_a_seeded_mechanism_replays_exactly():
+def test_a_seeded_mechanism_reruns_exactly():
     a, b = (dpaudit.audit(seeded, samples=20_000, seed=5, executor=InProcessExecutor()) for _ in range(2))
     assert a.reproducible is True and "#" not in a.reproduce
     assert a.to_record()["epsilon_lower_bound"] == b.to_record()["epsilon_lower_bound"]
 
 
-def test_replays_compares_every_kind_of_output():
+def test_the_rerun_check_compares_every_kind_of_output():
     def spec_of(f):
         return dpaudit.MechanismSpec.from_function(f, epsilon=1.0)
 
     ex = InProcessExecutor()
-    assert replays(spec_of(lambda d, rng: ("a" if rng.random() < 0.5 else "b", 1)), ex, 1)
-    assert replays(spec_of(lambda d, rng: float("nan")), ex, 1)  # NaN is an output like any other
-    assert replays(spec_of(lambda d, rng: rng.normal(size=3)), ex, 1)
-    assert not replays(spec_of(lambda d, rng: str(np.random.default_rng().integers(1 << 30))), ex, 1)
-    assert not replays(spec_of(lambda d, rng: np.random.default_rng().normal(size=3)), ex, 1)
+    assert reruns_alike(spec_of(lambda d, rng: ("a" if rng.random() < 0.5 else "b", 1)), ex, 1)
+    assert reruns_alike(spec_of(lambda d, rng: float("nan")), ex, 1)  # NaN is an output like any other
+    assert reruns_alike(spec_of(lambda d, rng: rng.normal(size=3)), ex, 1)
+    assert not reruns_alike(spec_of(lambda d, rng: str(np.random.default_rng().integers(1 << 30))), ex, 1)
+    assert not reruns_alike(spec_of(lambda d, rng: np.random.default_rng().normal(size=3)), ex, 1)
 
 
 @pytest.mark.slow
 def test_own_randomness_is_seen_through_a_fork_pool_and_sampled_in_one_process():
     """Forked workers start from one copy of a global generator's state. Drawn in two fresh
-    workers, the two replay batches agreed (the mechanism passed as reproducible), and the
+    workers, the two rerun-check batches agreed (the mechanism passed as reproducible), and the
     audit's workers repeated each other's noise (samples that are not independent draws)."""
     from dpaudit.auditor import _independent  # private: the auditor's check of its workers' noise
     from dpaudit.execution.fork import ForkExecutor
@@ -71,7 +71,7 @@ def test_own_randomness_is_seen_through_a_fork_pool_and_sampled_in_one_process()
         return y
 
     with ForkExecutor(2) as ex:
-        assert not replays(dpaudit.MechanismSpec.from_function(global_noise), ex, 1)
+        assert not reruns_alike(dpaudit.MechanismSpec.from_function(global_noise), ex, 1)
         assert isinstance(_independent(ex, False), InProcessExecutor)
         assert _independent(ex, True) is ex and _independent(ex, None) is ex
         drawn.clear()

@@ -466,7 +466,7 @@ class SampledAudit(PrivacyAudit):
 
     def own_facts(self) -> list[tuple[str, str]]:
         """The shared facts, then how strong the verdict is (p-value, margin, MARGINAL, power),
-        whether the mechanism replays from its seed, and the family the confidence covers."""
+        whether the mechanism reruns alike from its seed, and the family the confidence covers."""
         return self.evidence_facts() + self.stat_facts() + self.strength_facts()
 
     def evidence_facts(self) -> list[tuple[str, str]]:
@@ -478,7 +478,7 @@ class SampledAudit(PrivacyAudit):
         if rec.get("reproducible") is not None:
             facts.append(("reproducible from the seed", "yes" if rec["reproducible"] else
                           "no: the mechanism draws its own randomness (the bound stays valid; a "
-                          "replay gives other numbers)"))
+                          "rerun gives other numbers)"))
         return facts
 
     def stat_facts(self) -> list[tuple[str, str]]:
