@@ -6,7 +6,7 @@ Dong (2020)'s "range = sensitivity", the EM-for-medians notes (2020) eq (2.2) un
 expected REFUTED with a model; and the registry's negative controls (a claim restated with a
 planted error: dimension 3, radius 0.9, a wrong constant) are expected REFUTED too, which shows the
 encodings can fail. INCONCLUSIVE never counts as PROVED. Each record carries the SMT-LIB2 text of
-its queries, replayable with any z3.
+its queries, which any z3 solves again.
 """
 
 from __future__ import annotations

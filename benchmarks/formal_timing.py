@@ -4,14 +4,15 @@
    the median wall and solver seconds and the number of queries; the slowest queries.
 2. The negative controls, once.
 3. ``dpaudit verify`` end to end in a subprocess (interpreter start, z3 import, table).
-4. (full mode) every dumped SMT-LIB2 query replayed by a fresh z3 process, sequentially.
+4. (full mode) every dumped SMT-LIB2 query solved again by a fresh z3 process, sequentially
+   (the independence check, :mod:`dpaudit.formal.independence`).
 
 Wall times on a loaded machine are noisy; CPU seconds of this process are recorded beside them.
 Results go to ``benchmarks/results/formal_timing.json`` and ``formal_timing.txt`` with the machine
 (platform, CPU count, load average), the date and the z3 version.
 
     python benchmarks/formal_timing.py            # full run (the recorded figures)
-    python benchmarks/formal_timing.py --quick    # smoke run: one pass, no replay
+    python benchmarks/formal_timing.py --quick    # smoke run: one pass, no fresh solves
 """
 
 from __future__ import annotations
@@ -92,9 +93,9 @@ def time_cli() -> dict:
             "exit_code": proc.returncode, "summary": proc.stdout.strip().splitlines()[-1:]}
 
 
-def time_replay(results: list) -> dict:
+def time_fresh_solves(results: list) -> dict:
     from dpaudit.formal.cli import write_smt2
-    from dpaudit.formal.replay import replay
+    from dpaudit.formal.independence import solve_fresh
 
     with tempfile.TemporaryDirectory() as folder:
         write_smt2(results, folder)
@@ -103,20 +104,20 @@ def time_replay(results: list) -> dict:
         for r in results:
             for i, q in enumerate(r.queries, start=1):
                 n += 1
-                agree += replay(os.path.join(folder, r.name, f"{i:02d}-{q.name}.smt2")) == q.answer
+                agree += solve_fresh(os.path.join(folder, r.name, f"{i:02d}-{q.name}.smt2")) == q.answer
         return {"files": n, "agree": agree, "wall_s": time.perf_counter() - t0}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="one pass, no replay (smoke run)")
+    ap.add_argument("--quick", action="store_true", help="one pass, no fresh solves (smoke run)")
     args = ap.parse_args(argv)
     out = {"machine": machine(), "mode": "quick" if args.quick else "full"}
     out["claims"], results = time_claims(1 if args.quick else 5)
     out["controls"], controls = time_controls()
     out["cli"] = time_cli()
     if not args.quick:
-        out["replay"] = time_replay(results + controls)
+        out["fresh_solve"] = time_fresh_solves(results + controls)
     _record.finish(out["machine"])
     suffix = "_quick" if args.quick else ""
     os.makedirs(RESULTS, exist_ok=True)
@@ -134,9 +135,9 @@ def main(argv=None) -> int:
         f"all refuted: {out['controls']['all_refuted']}",
         f"dpaudit verify (subprocess): {out['cli']['wall_s']:.2f} s, exit {out['cli']['exit_code']}",
     ]
-    if "replay" in out:
-        rp = out["replay"]
-        lines.append(f"replay in fresh z3 processes: {rp['agree']}/{rp['files']} agree, "
+    if "fresh_solve" in out:
+        rp = out["fresh_solve"]
+        lines.append(f"solved again in fresh z3 processes: {rp['agree']}/{rp['files']} agree, "
                      f"{rp['wall_s']:.2f} s")
     lines.append("slowest queries: " + "; ".join(
         f"{s['claim']}/{s['query']} {s['seconds']:.3f} s" for s in c["slowest_queries"][:5]))

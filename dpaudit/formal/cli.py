@@ -5,7 +5,8 @@ seconds it took; a REFUTED claim also prints its counterexample. The exit code i
 ``ExitCode.REFUTED`` (1) when any observed status differs from the expected one (an INCONCLUSIVE
 claim that should be PROVED is a difference: it is never a pass), else ``ExitCode.OK``.
 ``--json F`` writes the canonical run (:func:`dpaudit.report.model.make_run`); ``--smt2-dir DIR``
-writes every query as ``DIR/CLAIM/NN-QUERY.smt2``, replayable with ``z3 FILE``.
+writes every query as ``DIR/CLAIM/NN-QUERY.smt2``, which ``z3 FILE`` solves
+again in a fresh process (:mod:`dpaudit.formal.independence`).
 """
 
 from __future__ import annotations

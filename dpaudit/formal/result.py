@@ -58,7 +58,7 @@ class QueryRecord:
     ``model`` maps each constant (and each derived quantity the encoding names) to a readable
     number (int, float or bool); ``model_exact`` gives the same values exactly (``"1/3"``, or a
     ``root-obj`` for an algebraic number). ``smt2`` is the standalone SMT-LIB2 text of the query,
-    replayable with ``z3 FILE``.
+    which ``z3 FILE`` solves again in a fresh process.
     """
 
     name: str

@@ -6,7 +6,8 @@ point on any machine) and a wall-clock ``timeout`` (a safety net on loaded machi
 :class:`Query` is a list of assertions and the answer the claim needs. :func:`solve` checks it in a
 fresh solver and returns a frozen :class:`~dpaudit.formal.result.QueryRecord` with the answer, the
 seconds, a readable model and the query's standalone SMT-LIB2 text, which carries the same seeds
-and limits as ``set-option`` commands, so ``z3 FILE`` in a fresh process replays it.
+and limits as ``set-option`` commands, so ``z3 FILE`` in a fresh process solves it
+again (:mod:`dpaudit.formal.independence`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Independence: every dumped SMT-LIB2 query, replayed by a fresh z3 process, gives the answer
+"""Independence: every dumped SMT-LIB2 query, solved again by a fresh z3 process, gives the answer
 the in-process run recorded (and so the same claim status)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from dpaudit.formal.replay import replay, z3_command
+from dpaudit.formal.independence import solve_fresh, z3_command
 from dpaudit.formal.runner import combine
 
 
@@ -19,20 +19,20 @@ def _paths(folder, results):
 
 
 @pytest.mark.slow
-def test_every_dumped_query_replays_to_the_same_answer(dumped_smt2):
+def test_every_dumped_query_solved_fresh_gives_the_same_answer(dumped_smt2):
     folder, results = dumped_smt2
     jobs = list(_paths(folder, results))
     assert len(jobs) > 150
     with ThreadPoolExecutor(max_workers=2) as pool:
-        answers = list(pool.map(lambda job: replay(str(job[2])), jobs))
+        answers = list(pool.map(lambda job: solve_fresh(str(job[2])), jobs))
     differ = [(r.name, q.name, q.answer, a) for (r, q, _), a in zip(jobs, answers) if a != q.answer]
     assert not differ
-    # the replayed answers decide every claim exactly as the in-process run did
-    replayed: dict[str, list] = {}
+    # the fresh answers decide every claim exactly as the in-process run did
+    fresh: dict[str, list] = {}
     for (r, q, _), a in zip(jobs, answers):
-        replayed.setdefault(r.name, []).append((q, a))
+        fresh.setdefault(r.name, []).append((q, a))
     for r in results:
-        fake = [type(q)(q.name, q.description, q.needs, a, 0.0, "") for q, a in replayed[r.name]]
+        fake = [type(q)(q.name, q.description, q.needs, a, 0.0, "") for q, a in fresh[r.name]]
         assert combine(fake)[0] is r.status
 
 
@@ -43,13 +43,13 @@ def test_dumped_text_is_what_the_run_recorded(dumped_smt2):
         assert q.smt2.startswith(f"; dpaudit formal claim: {r.name}\n")
 
 
-def test_python_fallback_replay_agrees(dumped_smt2):
-    """The replay without the z3 binary (a fresh Python process) agrees too."""
+def test_python_fallback_fresh_solve_agrees(dumped_smt2):
+    """The fresh solve without the z3 binary (a fresh Python process) agrees too."""
     folder, results = dumped_smt2
     cmd = [sys.executable, "-c", "import sys, z3; s = z3.Solver(); s.from_file(sys.argv[1]); "
            "print(s.check())"]
     picked = [job for job in _paths(folder, results) if job[0].name == "l2-2d-counterexample"]
     assert {q.answer for _, q, _ in picked} == {"sat", "unsat"}
     for _, q, path in picked:
-        assert replay(str(path), command=cmd) == q.answer
+        assert solve_fresh(str(path), command=cmd) == q.answer
     assert z3_command()
