@@ -2,7 +2,7 @@
 
 For each OpenDP 0.16 transformation below (sums over float and integer carriers, sized and not,
 sequential and pairwise, ordered and not; means, variances, counts, histograms, clamps, casts,
-a float multiplication, quantile scores, a resize) :func:`dpaudit.replay.opendp.check_stability`
+a float multiplication, quantile scores, a resize) :func:`dpaudit.stability.check_stability`
 searches neighbouring pairs at the input metric's d_in (the relation's patterns, the float-rounding
 patterns of Casacuberta, Shoemate, Vadhan and Wagaman, CCS 2022, then a hypothesis search), with
 the default budget of 200 evaluations (one per dataset) and, for the float sums, again with 2,000,
@@ -14,7 +14,7 @@ OpenDP's map leaves above it (map(d_in) − the real-number sensitivity: the rel
 for rounding, plus, for a sum without a size over mixed signs, the gap between d_in·(U − L), which
 its map uses, and the tighter d_in·max(|L|, U)).
 
-Then the replay audit of five OpenDP measurements built on these chains (the measurement's map at
+Then the stability check of five OpenDP measurements built on these chains (the measurement's map at
 the distance observed at its input), two misuses (records beyond the declared bounds; the map of
 one record added claimed for one replaced), and three deliberately wrong user transformations
 (``make_user_transformation`` with the "honest-but-curious" feature: a pure-Python sequential
@@ -179,7 +179,7 @@ def controls():
 
 
 def measurements():
-    """(name, build, keywords of replay_opendp, expected verdict)."""
+    """(name, build, keywords of check_measurement, expected verdict)."""
     dp = _dp()
     t, m = dp.t, dp.m
     return [
@@ -245,7 +245,7 @@ def _compact_measurement(m):
 
 
 def _check(name, what, build, kw, budget, ideal=None, expected=None) -> dict:
-    from dpaudit.replay.opendp import check_stability
+    from dpaudit.stability import check_stability
 
     row = {"name": name, "what": what, "budget": budget, "keywords": {k: v for k, v in kw.items()}}
     try:
@@ -281,12 +281,12 @@ def _check(name, what, build, kw, budget, ideal=None, expected=None) -> dict:
     return row
 
 
-def _replay(name, build, kw, expected) -> dict:
-    from dpaudit.replay.opendp import replay_opendp
+def _measurement(name, build, kw, expected) -> dict:
+    from dpaudit.stability import check_measurement
 
     obj = build()
     started = time.perf_counter()
-    r = replay_opendp(obj, seed=SEED, **kw)
+    r = check_measurement(obj, seed=SEED, **kw)
     rec = r.to_record()
     return {"name": name, "keywords": kw, "verdict": rec["verdict"], "expected": expected,
             "as_expected": rec["verdict"] == expected, "seconds": round(time.perf_counter() - started, 3),
@@ -344,9 +344,9 @@ def main(argv=None) -> int:
             emit(lines, f"    pair: D = {_short(row['violation']['dataset'], 110)}, "
                         f"D′ = {_short(row['violation']['neighbour'], 110)}")
     emit(lines)
-    emit(lines, "measurements audited by replay (dpaudit.replay.opendp.replay_opendp):")
+    emit(lines, "measurements checked (dpaudit.stability.check_measurement):")
     for name, build, kw, expected in measurements():
-        row = _replay(name, build, kw, expected)
+        row = _measurement(name, build, kw, expected)
         record["measurements"].append(row)
         top = next((f for f in row["findings"] if f["severity"] == "violation"), None)
         m = row["measurement"] or {}

@@ -27,7 +27,7 @@ times on the same input (independent draws of M(x)), about 4x faster than k Pyth
 
 The spec's function keeps the measurement and d_in (``__dpaudit_opendp__``), so that
 ``dpaudit check 'lib:FILE.py' --replay`` can check the stability maps of its chain
-(:func:`dpaudit.replay.opendp.replay_target`).
+(:func:`dpaudit.stability.check_target`).
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def target(measurement: Any, *, d_in: Any = 1, delta: Optional[float] = None, si
     chosen = relation if neighbours is None else neighbours
     label = name or f"{measurement.input_metric} >> {measurement.output_measure} at d_in={d_in}"
     func = _batch(measurement, convert, tuple(keys) if keys else None)
-    # the measurement itself, for the replay audit (dpaudit.replay.opendp.replay_target: the
+    # the measurement itself, for the stability check (dpaudit.stability.check_target: the
     # stability maps of its chain's transformations, checked on their outputs)
     func.__dpaudit_opendp__ = {"measurement": measurement, "d_in": d_in, "delta": delta}  # type: ignore[attr-defined]
     spec = make_spec("opendp", func, label=label, epsilon=epsilon, delta=dlt,

@@ -4,7 +4,7 @@ target (``--replay``: :class:`ReplayAudit`) and as the stage before a sampled au
 
 Both run :func:`dpaudit.replay.command.run_replay` where the mechanism runs (the sandbox child or
 this process); a library target is replayed by :func:`library_replay` (an OpenDP chain by
-:func:`dpaudit.replay.opendp.replay_target`, any other by :func:`dpaudit.replay_audit` on the
+:func:`dpaudit.stability.check_target`, any other by :func:`dpaudit.replay_audit` on the
 adapter's function). What the stage's record says about the target's verdict is
 :func:`verdict_of_stage`, which the pipeline applies once when it decides the verdict.
 """
@@ -102,17 +102,17 @@ class ReplayStage:
 def library_replay(spec: Any, seed: int, name: str, nonfinite: bool, remaining: Optional[float],
                    reproduce: str) -> dict:
     """The replay record of one library target (kind ``"replay"``): an OpenDP target by
-    :func:`dpaudit.replay.opendp.replay_target`, any other by :func:`dpaudit.replay_audit` on the
+    :func:`dpaudit.stability.check_target`, any other by :func:`dpaudit.replay_audit` on the
     adapter's function (diffprivlib's mechanisms are intercepted), under the library's claim."""
     from dpaudit.errors import DpauditError
     from dpaudit.replay.audit import replay_audit
-    from dpaudit.replay.opendp import opendp_of, replay_target
+    from dpaudit.stability import check_target, opendp_of
 
     timeout = {} if remaining is None else {"timeout": max(remaining, 0.001)}
     label = getattr(spec, "name", None) or name  # as the sampled audit names it
     try:
         if opendp_of(spec) is not None:
-            result = replay_target(spec, seed=seed, name=label, **timeout)
+            result = check_target(spec, seed=seed, name=label, **timeout)
         else:
             result = replay_audit(spec.func, epsilon=spec.epsilon, delta=spec.delta,
                                   neighbours=spec.neighbours, domain=spec.domain, size=spec.size,

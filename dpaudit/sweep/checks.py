@@ -1,7 +1,7 @@
 """The checks a sweep runs on a built object, whatever its library: a privacy claim by sampling
 (:func:`privacy`: the sampled audit for ε and (ε, δ), the curve audit for ρ-zCDP and a privacy
 profile) and, for OpenDP, a stability map by exact distances (:func:`stability`, the checker of
-:mod:`dpaudit.replay.opendp`). Each fills a :class:`~dpaudit.sweep.result.Case`.
+:mod:`dpaudit.stability`). Each fills a :class:`~dpaudit.sweep.result.Case`.
 """
 
 from __future__ import annotations
@@ -94,9 +94,9 @@ def privacy(case: Case, spec: Any, *, curve: Optional[dict], samples: int, confi
 
 def stability(case: Case, obj: Any, *, seed: int, budget: int, timeout: Optional[float]) -> Any:
     """The stability maps of an OpenDP transformation (or of a measurement's chain) on searched
-    neighbouring pairs, exactly (:func:`dpaudit.replay.opendp.check_stability`); returns the
+    neighbouring pairs, exactly (:func:`dpaudit.stability.check_stability`); returns the
     report."""
-    from dpaudit.replay.opendp import check_stability
+    from dpaudit.stability import check_stability
 
     case.check = "stability"
     report = check_stability(obj, seed=seed, budget=budget, timeout=timeout)

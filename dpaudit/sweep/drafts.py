@@ -71,7 +71,7 @@ def _inputs(case: Case, obj: Any) -> Optional[tuple]:
 
     from dpaudit.adapters.common import relation_for_metric
     from dpaudit.adapters.opendp import input_converter
-    from dpaudit.replay.opendp.checker import default_d_in
+    from dpaudit.stability.checker import default_d_in
 
     ev = case.evidence or {}
     if ev.get("dataset") is None:

@@ -227,7 +227,7 @@ def _checkable(obj: Any) -> Optional[str]:
     relation), else why not."""
     from dpaudit.adapters.common import relation_for_metric
     from dpaudit.adapters.opendp import input_converter
-    from dpaudit.replay.opendp.checker import default_d_in
+    from dpaudit.stability.checker import default_d_in
 
     if not hasattr(obj, "input_domain"):
         return f"a {type(obj).__name__}: no input domain"
@@ -452,7 +452,7 @@ class Sweeper:
         return case
 
     def _stability_claim(self, obj: Any) -> str:
-        from dpaudit.replay.opendp.checker import default_d_in
+        from dpaudit.stability.checker import default_d_in
 
         try:
             d_in = default_d_in(obj)
@@ -462,7 +462,7 @@ class Sweeper:
 
     def _privacy(self, case: Case, m: Any, why: Optional[str], convert: Any, keys: Any) -> None:
         from dpaudit.adapters.opendp import target
-        from dpaudit.replay.opendp.checker import default_d_in
+        from dpaudit.stability.checker import default_d_in
         from dpaudit.sweep.checks import privacy, stability
 
         measure = str(m.output_measure)
@@ -498,7 +498,7 @@ class Sweeper:
         privacy(case, spec, curve=curve, samples=self.samples, confidence=self.case_confidence,
                        seed=self.seed, timeout=self.timeout)
         if case.verdict in ("not_refuted", "inconclusive") and convert is None:
-            from dpaudit.replay.opendp.chains import decompose
+            from dpaudit.stability.chains import decompose
 
             parts, _ = decompose(m)
             if parts:  # a chain: its transformations' maps too

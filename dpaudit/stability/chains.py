@@ -40,12 +40,12 @@ class Built:
 
 
 def _skipped() -> tuple[str, ...]:
-    """Folders that are never the user's code: OpenDP's and dpaudit's adapters'."""
-    folders = []
+    """Folders that are never the user's code: OpenDP's, dpaudit's adapters' and this package's."""
+    folders = [folder_of(__file__)]
     opendp = sys.modules.get("opendp")
     if opendp is not None:
         folders.append(folder_of(getattr(opendp, "__file__", None)))
-    dpaudit_folder = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    dpaudit_folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     folders.append(folder_of(os.path.join(dpaudit_folder, "adapters", "opendp.py")))
     return tuple(f for f in folders if f)
 

@@ -1,4 +1,4 @@
-"""The OpenDP stability-map check and OpenDP targets audited by replay (dpaudit/replay/opendp/).
+"""The stability check of OpenDP's stability maps, and OpenDP targets under --replay (dpaudit/stability/).
 
 A deliberately wrong stability map (a user transformation, OpenDP's "honest-but-curious"
 feature) is caught with both numbers stated exactly; OpenDP's own make_sum passes; a chain built
@@ -20,7 +20,7 @@ import pytest
 
 dp = pytest.importorskip("opendp.prelude")
 
-from dpaudit.replay import opendp as od  # noqa: E402
+from dpaudit import stability as od  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 L, U = 2.0 ** 50, 2.0 ** 50 + 1.0
@@ -55,7 +55,7 @@ def test_a_wrong_stability_map_is_a_violation_with_both_numbers_exact():
     assert v.kind == "sensitivity_exceeded" and v.severity == "violation"
     assert "d_out = 2 " in v.message and "above map(d_in) = 1.0" in v.message, v.message
     assert v.values["observed"] == "2" and v.values["map"] == "1.0"
-    # the pair is a real counterexample: replayed alone it gives the same violation
+    # the pair is a real counterexample: checked alone it gives the same violation
     again = od.check_pair(_sequential_sum_with_the_real_number_map(), v.dataset, v.neighbour, d_in=2)
     assert again.refuted and again.violations[0].values["observed"] == "2"
     assert report.invocations <= 200
@@ -132,16 +132,16 @@ def test_a_randomised_transformation_is_said_unchecked_not_blamed():
     assert any("randomised" in f.message for f in report.notes)
 
 
-def test_an_opendp_target_by_replay_checks_its_chain_and_says_the_noise_is_native():
+def test_an_opendp_target_checks_its_chain_and_says_the_noise_is_native():
     with od.recording():
         line = sys._getframe().f_lineno + 1
         measurement = _floats() >> dp.t.then_sum() >> dp.m.then_laplace(scale=1.0)
-    ok = od.replay_opendp(measurement, seed=5)
+    ok = od.check_measurement(measurement, seed=5)
     assert ok.verdict.value == "inconclusive" and ok.kind == "replay" and not ok.noise_intercepted
     assert [f.kind for f in ok.findings] == ["no_noise_intercepted"]
     assert ok.calls <= 200 and ok.accounting["measurement"]["checked"] > 0
     # records in [0, 2] fed to a sum declared over [0, 1]: OpenDP does not check its input domain
-    bad = od.replay_opendp(measurement, domain=(0, 2), seed=5)
+    bad = od.check_measurement(measurement, domain=(0, 2), seed=5)
     assert bad.verdict.value == "refuted"
     top = bad.findings[0]
     assert top.kind == "sensitivity_exceeded" and top.site.path == __file__ and top.site.line == line
@@ -159,7 +159,7 @@ unclamped = opendp.target(space >> dp.t.then_sum() >> dp.m.then_laplace(scale=1.
 """
 
 
-def test_the_cli_audits_a_file_of_opendp_targets_by_replay(tmp_path):
+def test_the_cli_checks_a_file_of_opendp_targets_with_the_replay_flag(tmp_path):
     (tmp_path / "targets.py").write_text(TARGETS)
     proc = subprocess.run([sys.executable, "-m", "dpaudit", "check", "lib:targets.py", "--in-process",
                            "--replay", "--json", "r.json"], cwd=tmp_path, capture_output=True, text=True,

@@ -1,9 +1,11 @@
-"""An OpenDP target audited by replay: the adapter-facing entry points.
+"""An OpenDP target's stability check: the adapter-facing entry points.
 
 :func:`opendp_of` finds the measurement behind a spec of ``dpaudit.adapters.opendp``;
-:func:`replay_target` runs the stability check on its chain and states the result as a
+:func:`check_target` runs the stability check on its chain and states the result as a
 :class:`~dpaudit.replay.result.ReplayResult` (with the ``no_noise_intercepted`` limit: OpenDP's
-noise is drawn in native code); :func:`replay_opendp` does both from a bare measurement.
+noise is drawn in native code); :func:`check_measurement` does both from a bare measurement.
+``dpaudit check --replay`` runs :func:`check_target` on an OpenDP target
+(:func:`dpaudit.replay.stage.library_replay`), so its record has the replay engine's kind.
 """
 
 from __future__ import annotations
@@ -12,13 +14,13 @@ import time
 from typing import Any, Optional
 
 from dpaudit.errors import InvalidArgument
-from dpaudit.replay.opendp.chains import label_of
-from dpaudit.replay.opendp.check import notes_of, run_check, violation_finding
-from dpaudit.replay.opendp.metrics import show
+from dpaudit.stability.chains import label_of
+from dpaudit.stability.check import notes_of, run_check, violation_finding
+from dpaudit.stability.metrics import show
 from dpaudit.replay.result import KINDS, SEVERITIES, ReplayFinding, ReplayResult
 from dpaudit.results import Verdict, jsonable
 
-__all__ = ["opendp_of", "replay_target", "replay_opendp", "TARGET_ATTRIBUTE"]
+__all__ = ["opendp_of", "check_target", "check_measurement", "TARGET_ATTRIBUTE"]
 
 #: the attribute of an adapter's mechanism function holding its OpenDP measurement
 TARGET_ATTRIBUTE = "__dpaudit_opendp__"
@@ -31,10 +33,10 @@ def opendp_of(spec: Any) -> Optional[dict]:
     return info if isinstance(info, dict) and "measurement" in info else None
 
 
-def replay_target(spec: Any, *, seed: Any = None, budget: Any = None, examples: Any = None,
-                  timeout: Any = None, name: Optional[str] = None) -> ReplayResult:
-    """The replay audit of an OpenDP target (``dpaudit.adapters.opendp.target``): the stability
-    check of each transformation prefix of its chain, the measurement's privacy map at the
+def check_target(spec: Any, *, seed: Any = None, budget: Any = None, examples: Any = None,
+                 timeout: Any = None, name: Optional[str] = None) -> ReplayResult:
+    """The stability check of an OpenDP target (``dpaudit.adapters.opendp.target``): the stability
+    maps of each transformation prefix of its chain, the measurement's privacy map at the
     distance observed at its input against the claim, and the ``no_noise_intercepted`` limit
     (OpenDP's noise is native code). REFUTED on a violation; else INCONCLUSIVE (the noise itself
     was not seen: audit it by sampling); ERROR when a transformation raised."""
@@ -91,20 +93,21 @@ def replay_target(spec: Any, *, seed: Any = None, budget: Any = None, examples: 
         neighbours=spec.neighbours, domain=spec.domain, size=spec.size, findings=tuple(findings),
         accounting=accounting, calls=c.invocations, pairs=c.pairs,
         elapsed_s=time.perf_counter() - started, seed=c.seed,
-        reproduce=(f"dpaudit.replay.opendp.replay_target(<the target {label}>, seed={c.seed})"),
+        reproduce=(f"dpaudit.stability.check_target(<the target {label}>, seed={c.seed})"),
         budget=c.budget, phases=phases, noise_intercepted=False,
         error=None if failed is None else f"{label} {failed.message}",
         failed_on=None if failed is None else tuple(failed.data.tolist()), libraries=("opendp",),
         details=details)
 
 
-def replay_opendp(measurement: Any, *, d_in: Any = 1, delta: Optional[float] = None, size: Any = None,
-                  domain: Any = None, neighbours: Any = None, seed: Any = None, budget: Any = None,
-                  examples: Any = None, timeout: Any = None, name: Optional[str] = None) -> ReplayResult:
-    """:func:`replay_target` of ``dpaudit.adapters.opendp.target(measurement, d_in=…, …)``."""
+def check_measurement(measurement: Any, *, d_in: Any = 1, delta: Optional[float] = None,
+                      size: Any = None, domain: Any = None, neighbours: Any = None,
+                      seed: Any = None, budget: Any = None, examples: Any = None,
+                      timeout: Any = None, name: Optional[str] = None) -> ReplayResult:
+    """:func:`check_target` of ``dpaudit.adapters.opendp.target(measurement, d_in=…, …)``."""
     from dpaudit.adapters.opendp import target
 
     spec = target(measurement, d_in=d_in, delta=delta, size=size, domain=domain,
                   neighbours=neighbours, name=name)
-    return replay_target(spec, seed=seed, budget=budget, examples=examples, timeout=timeout,
-                         name=name or spec.name)
+    return check_target(spec, seed=seed, budget=budget, examples=examples, timeout=timeout,
+                        name=name or spec.name)

@@ -1,8 +1,8 @@
 """The stability check itself: :func:`check_stability` and :func:`check_pair`, what they report
 (:class:`StabilityReport`) and the findings they state.
 
-A check builds a :class:`~dpaudit.replay.opendp.checker.Checker`, spends its budget on the pairs
-of :func:`~dpaudit.replay.opendp.pairs.search_pairs` (or on one given pair) and states a
+A check builds a :class:`~dpaudit.stability.checker.Checker`, spends its budget on the pairs
+of :func:`~dpaudit.stability.pairs.search_pairs` (or on one given pair) and states a
 violation as a ``sensitivity_exceeded`` finding (:func:`violation_finding`, with the line that
 reproduces it) and what it could not check as notes (:func:`notes_of`).
 """
@@ -19,10 +19,10 @@ import numpy as np
 from dpaudit.claims import Domain, Neighbours
 from dpaudit.errors import InvalidArgument
 from dpaudit.neighbours.pair import Pair
-from dpaudit.replay.opendp.chains import label_of
-from dpaudit.replay.opendp.checker import Checker, PartFailed
-from dpaudit.replay.opendp.metrics import Distance, as_fraction, as_numbers, map_argument, show
-from dpaudit.replay.opendp.pairs import search_pairs
+from dpaudit.stability.chains import label_of
+from dpaudit.stability.checker import Checker, PartFailed
+from dpaudit.stability.metrics import Distance, as_fraction, as_numbers, map_argument, show
+from dpaudit.stability.pairs import search_pairs
 from dpaudit.replay.result import ReplayFinding
 from dpaudit.results import jsonable
 from dpaudit.rng import check_seed
@@ -145,7 +145,7 @@ def violation_finding(c: Checker, v: dict) -> ReplayFinding:
                   "input_distance": v["input"].text(), "check": v["how"], "excess": excess}
     return ReplayFinding("sensitivity_exceeded", part.site, msg, tuple(pair.dataset.tolist()),
                          tuple(pair.neighbour.tolist()), pair.label or "", values,
-                         f"dpaudit.replay.opendp.check_pair({c.name}, {_floats(pair.dataset)}, "
+                         f"dpaudit.stability.check_pair({c.name}, {_floats(pair.dataset)}, "
                          f"{_floats(pair.neighbour)}, d_in={c.d_in!r})")
 
 
@@ -220,7 +220,7 @@ def check_stability(obj: Any, *, d_in: Any = None, neighbours: Any = None, domai
                     timeout: Any = None, name: Optional[str] = None) -> StabilityReport:
     """Check the stability maps of an OpenDP Transformation (or of the transformations of a
     Measurement chain, and the measurement's map at the distance observed at its input) on
-    neighbouring pairs (the docstring of :mod:`dpaudit.replay.opendp`).
+    neighbouring pairs (the docstring of :mod:`dpaudit.stability`).
 
     ``d_in``: the input distance (default 1, or 2 for a sized dataset under the symmetric
     distance: one record replaced); ``neighbours`` pairs of another relation than the metric's

@@ -19,8 +19,8 @@ import numpy as np
 from dpaudit.claims import Domain, Neighbours
 from dpaudit.errors import InvalidArgument
 from dpaudit.neighbours.pair import Pair
-from dpaudit.replay.opendp.chains import decompose
-from dpaudit.replay.opendp.metrics import (Distance, as_fraction, as_numbers, map_argument,
+from dpaudit.stability.chains import decompose
+from dpaudit.stability.metrics import (Distance, as_fraction, as_numbers, map_argument,
                                            metric_distance, metric_name, same, show)
 from dpaudit.replay.sites import Site
 from dpaudit.results import jsonable

@@ -1,7 +1,7 @@
 """The pairs a stability check tries: the relation's patterns, float-rounding patterns, then a
 hypothesis search steered toward d_out / map(d_in).
 
-:func:`search_pairs` spends the :class:`~dpaudit.replay.opendp.checker.Checker`'s budget on
+:func:`search_pairs` spends the :class:`~dpaudit.stability.checker.Checker`'s budget on
 them, :data:`PATTERN_SHARE` of it at most on the patterns, and stops at the first violation
 (shrunk by hypothesis). Deterministic from the checker's seed.
 """
@@ -15,7 +15,7 @@ import numpy as np
 
 from dpaudit.claims import Neighbours
 from dpaudit.neighbours.pair import Pair
-from dpaudit.replay.opendp.checker import Checker, OutOfBudget
+from dpaudit.stability.checker import Checker, OutOfBudget
 
 __all__ = ["search_pairs", "PATTERN_SHARE"]
 
