@@ -425,8 +425,8 @@ def run_targeted(pairs: Any, probe: Callable[[Pair], None], *, examples: int, se
     """Run ``probe`` on the pairs hypothesis draws from ``pairs`` (generate, then
     ``hypothesis.target``'s steering, then shrinking), deterministic from ``seed``, with no
     database and no deadline; returns when ``examples`` are spent, when ``probe`` raises one of
-    ``stops``, or when hypothesis gives up. The replay's search and the OpenDP stability
-    search share it."""
+    ``stops``, or when hypothesis gives up. The replay's search and the stability check's
+    (:mod:`dpaudit.stability`) share it."""
     test = settings(max_examples=examples, database=None, derandomize=False, deadline=None,
                     verbosity=Verbosity.quiet, print_blob=False, report_multiple_bugs=False,
                     suppress_health_check=list(HealthCheck),
