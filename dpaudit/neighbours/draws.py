@@ -149,8 +149,8 @@ def draw_values(draw, c: Codec, m: int) -> np.ndarray:
     Every call makes the same choices in the same order (shape, :data:`HEAD` values, a count, a
     width, a seed, a flag), whatever the shape and m, and each shape uses the ones it needs. A
     fixed-length choice sequence keeps hypothesis's hill climber and shrinker aligned: changing one
-    choice never changes how many follow (otherwise its target phase burns most calls on replays
-    that overrun).
+    choice never changes how many follow (otherwise its target phase burns most calls on
+    re-executions that overrun).
     """
     shape = draw(_SHAPE)
     head = np.array([c.draw(draw) for _ in range(HEAD)], dtype=float)

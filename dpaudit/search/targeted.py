@@ -94,7 +94,7 @@ def targeted_search(evaluate: Callable[[Pair], float], strategy: Any, *, goal: f
             raise _Stop
         pair = _as_pair(x)
         v = memo.get(pair.key)
-        if v is None:  # a pair seen before keeps its answer (hypothesis replays examples)
+        if v is None:  # a pair seen before keeps its answer (hypothesis re-executes examples)
             if held or not budget_left():
                 return False
             try:

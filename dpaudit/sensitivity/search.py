@@ -133,7 +133,7 @@ class _OutOfBudget(BaseException):
 
 #: A run may draw at most this many inputs per example asked for (overruns included), plus
 #: _SHRINK_DRAWS once a failure is being shrunk. Hypothesis's target phase can otherwise spin on
-#: overrunning replays for minutes (seen with max_examples >= 1000 on a flat target).
+#: overrunning re-executions for minutes (seen with max_examples >= 1000 on a flat target).
 _DRAWS_PER_EXAMPLE = 2
 _SHRINK_DRAWS = 20_000
 #: Examples per hypothesis run. Hypothesis interleaves its target phase with generation from
