@@ -3,7 +3,7 @@
 A mechanism is any of (docs/ARCHITECTURE.md#a-mechanism):
 
 * ``f(data, rng)``: ``data`` a 1-D float ``numpy`` array, ``rng`` a ``numpy.random.Generator``;
-* ``f(data)``: the mechanism brings its own randomness (then runs cannot be replayed exactly);
+* ``f(data)``: the mechanism brings its own randomness (then a rerun gives other numbers);
 * ``f(data, rng, size=k)``: the batch form, returning ``k`` outputs at once (much faster audits).
 
 Its claim is declared with :func:`mechanism` on the function, or given as overrides (CLI flags win

@@ -34,7 +34,7 @@ __all__ = [
     "parse_bound", "parse_interval", "parse_choice",
 ]
 
-#: The seed used when none is given. It is always recorded in results, so runs replay.
+#: The seed used when none is given. It is always recorded in results, so runs can be rerun.
 DEFAULT_SEED = 20261122
 #: The smallest sample budget (mechanism calls) an audit takes.
 MIN_SAMPLES = 1_000

@@ -2,7 +2,7 @@
 
 * :class:`LibrarySpec`: a :class:`~dpaudit.spec.MechanismSpec` that also records the library,
   its version, the claim as the library states it, and whether the library draws its own
-  randomness (then a run cannot be replayed exactly from the seed; the bound stays valid).
+  randomness (then a rerun from the seed gives other numbers; the bound stays valid).
 * :func:`require`: import a library lazily, or fail with one line naming the install command.
 * :func:`relation_for_metric` and :func:`claim_for_measure`: OpenDP's input metrics and output
   measures, by name, as dpaudit neighbour relations and (ε, δ) claims.

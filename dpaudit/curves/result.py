@@ -73,7 +73,7 @@ class CurveDetails(Details):
     thresholds: int
     #: how the pair was found (``"one above"``, ``"hypothesis search"``, …)
     pair_label: str
-    #: the score the events threshold, in words, and as a record that replays it
+    #: the score the events threshold, in words, and as a record that recomputes it
     score: str
     score_record: Mapping[str, Any]
     #: validation samples per dataset (D, D')

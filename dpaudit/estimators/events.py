@@ -9,7 +9,7 @@ used when an event is chosen and when it is counted on the validation split.
 :meth:`Event.to_record` is the ``event`` of a counterexample: a JSON-ready dict with ``kind``
 (``threshold`` | ``interval`` | ``atoms`` | ``patterns`` | ``float-structure`` | ``score``), a
 human ``text``, and the
-numbers needed to replay it: ``side`` and ``threshold`` (thresholds), ``lo`` and ``hi``
+numbers needed to recompute it: ``side`` and ``threshold`` (thresholds), ``lo`` and ``hi``
 (intervals), ``atoms`` / ``patterns`` (sets), ``family``, ``cells`` (in words) and ``cell_codes``
 (float-structure, :mod:`dpaudit.estimators.floats`; ``reason`` names why such an event can
 separate D from D': ``porosity``), ``score`` (the fitted score model, for ``score``).

@@ -47,7 +47,7 @@ def log_ratio(cd: np.ndarray, cp: np.ndarray) -> np.ndarray:
 
 class Score(Protocol):
     """What every score is: a map from encoded outputs to one real number each (module docstring),
-    which says in words what it measures and records how to replay it. The score classes of this
+    which says in words what it measures and records how to recompute it. The score classes of this
     module, :class:`~dpaudit.estimators.floats.FloatCellRatio`,
     :class:`~dpaudit.estimators.logistic.Logistic` and those of :mod:`dpaudit.estimators.joint`
     have these methods; an :class:`~dpaudit.estimators.events.Event` is a level set of one."""
@@ -62,7 +62,7 @@ class Score(Protocol):
         ...
 
     def to_record(self) -> dict:
-        """A JSON-ready dict: ``kind`` and the fitted numbers that replay the score."""
+        """A JSON-ready dict: ``kind`` and the fitted numbers that recompute the score."""
         ...
 
 

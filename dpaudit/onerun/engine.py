@@ -77,7 +77,7 @@ class OneRunSpec:
 class OneRunSettings:
     """How to audit: the family-wise ``confidence``, the recorded ``seed``, and ``guesser`` (None:
     the default family; a :class:`~dpaudit.onerun.guesses.Guesser` fixed in advance: that one
-    alone at the full α share); ``reproduce`` the line that replays the run (the command that
+    alone at the full α share); ``reproduce`` the line that reruns the run (the command that
     asked for it knows it); ``peer`` a function ``peer(scores_in, scores_out, alpha, delta) ->
     dict`` run on the same scores (another auditor, side by side; it decides nothing)."""
 

@@ -44,7 +44,7 @@ def explanation(rec: Mapping[str, Any]) -> str:
     if rec.get("description"):
         parts.append(f"Why: {rec['description']}.")
     if rec.get("reproduce"):
-        parts.append(f"Replay: {rec['reproduce']}")
+        parts.append(f"Reproduce: {rec['reproduce']}")
     return " ".join(parts)
 
 

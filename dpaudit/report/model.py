@@ -42,7 +42,7 @@ __all__ = ["make_run", "record_of", "summarise", "environment", "git_commit", "t
 VOLATILE_KEYS = frozenset({"started", "finished", "elapsed_s", "environment", "git_commit",
                            "tool_version", "command", "solver_time_s", "time_s", "seconds"})
 
-#: Distributions whose versions a reviewer needs to replay a run (import name -> distribution).
+#: Distributions whose versions a reviewer needs to rerun a run (import name -> distribution).
 _PACKAGES = {"numpy": "numpy", "scipy": "scipy", "statsmodels": "statsmodels",
              "hypothesis": "hypothesis", "z3": "z3-solver"}
 

@@ -70,7 +70,7 @@ def settings_from_text(rec: Mapping[str, Any]) -> str:
 
 def reproduce_note(rec: Mapping[str, Any]) -> str:
     """A shell comment for the end of the reproduce line naming the flags whose values came from
-    the file (the line spells them out, so it replays the run anywhere): ``  # --samples,
+    the file (the line spells them out, so it reruns the run anywhere): ``  # --samples,
     --seed: from pyproject.toml``; ``""`` when none did."""
     where, taken = settings_from(rec)
     if not taken:

@@ -100,7 +100,7 @@ def _rules(kinds: tuple) -> list[dict]:
             "name": r.name,
             "shortDescription": {"text": r.short},
             "fullDescription": {"text": r.full},
-            "help": {"text": f"{r.full} Re-run the reproduce command in the message to replay it."},
+            "help": {"text": f"{r.full} Run the reproduce command in the message to reproduce it."},
             "defaultConfiguration": {"level": level},
             "properties": {"tags": ["differential-privacy", "privacy", description],
                            "precision": "very-high",

@@ -1,7 +1,7 @@
 """Hypothesis search for sensitivity violations, global and individual (Cummings and Durfee (2020)).
 
 ``dpaudit.check_sensitivity(f, bound, neighbours=..., domain=..., sizes=...)`` returns a frozen
-:class:`SensitivityResult`: REFUTED with a shrunk, replayable counterexample, NOT_REFUTED after
+:class:`SensitivityResult`: REFUTED with a shrunk, reproducible counterexample, NOT_REFUTED after
 N examples (never "proved"), or ERROR when ``f`` fails on an in-domain input.
 """
 

@@ -1,4 +1,4 @@
-"""A Python snippet that replays a sensitivity counterexample exactly.
+"""A Python snippet that recomputes a sensitivity counterexample exactly.
 
 Values are written with ``repr`` (the shortest string that round-trips a float), so running the
 snippet recomputes the very gap that was reported. When ``f`` can be imported by its module and

@@ -318,7 +318,7 @@ def check_sensitivity(f: Callable, bound: Any = None, *, neighbours: Any, domain
       :mod:`dpaudit.sensitivity.problem`). ``simplify_pairs=False`` skips the post-shrink pass.
 
     Returns a frozen :class:`SensitivityResult`: REFUTED with a shrunk counterexample and a
-    Python snippet that replays it, NOT_REFUTED after ``examples`` pairs (never "proved"), or
+    Python snippet that recomputes it, NOT_REFUTED after ``examples`` pairs (never "proved"), or
     ERROR. Bad arguments raise :class:`~dpaudit.errors.InvalidArgument`.
     """
     started = time.perf_counter()

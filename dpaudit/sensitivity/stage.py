@@ -75,7 +75,7 @@ def _flags(settings: CheckSettings, claim: Mapping[str, Any]) -> list[str]:
 
 
 def reproduce_line(name: str, settings: CheckSettings, claim: Mapping[str, Any]) -> str:
-    """The command that replays the search (:func:`dpaudit.reproduce.check_line`)."""
+    """The command that reruns the search (:func:`dpaudit.reproduce.check_line`)."""
     from dpaudit.reproduce import check_line
 
     return check_line(name, _flags(settings, claim), seed=settings.seed)
@@ -110,7 +110,7 @@ def check_sensitivity_of(name: str, settings: CheckSettings, executor: Optional[
                 "max_gap": None, "ratio": None, "counterexample": None, "tightest": None,
                 "examples": 0, "seed": settings.seed, **_isolation(isolation)}
     record = result.to_record()
-    record["reproduce"] = reproduce  # the command replays the whole search, counterexample included
+    record["reproduce"] = reproduce  # the command reruns the whole search, counterexample included
     return {**record, **_isolation(isolation)}
 
 

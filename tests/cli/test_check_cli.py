@@ -124,9 +124,9 @@ def test_two_targets_correct_and_buggy_with_every_report(tmp_path):
     junit = files["junit"].read_text()
     # two findings per target, and the replay stage's case beside them
     assert junit.count("<testcase") == 6 and junit.count(" [replay]") == 2
-    # the printed command replays the same bound; --exit-zero keeps the verdict but exits 0
-    replay = dpaudit(*reproduce[1].split()[2:], "--exit-zero", "--json", tmp_path / "again.json")
-    assert replay.returncode == 0 and "REFUTED" in replay.stdout
+    # the printed command reruns to the same bound; --exit-zero keeps the verdict but exits 0
+    rerun = dpaudit(*reproduce[1].split()[2:], "--exit-zero", "--json", tmp_path / "again.json")
+    assert rerun.returncode == 0 and "REFUTED" in rerun.stdout
     assert records(tmp_path / "again.json")[0]["epsilon_lower_bound"] == buggy["epsilon_lower_bound"]
 
 

@@ -1,6 +1,6 @@
 """``dpaudit check`` on a claim stated as a privacy curve (docs/curves.md): the decorator's
 ``mu=`` / ``rho=`` or ``--mu`` / ``--rho`` route the target to the curve audit, sandboxed, with a
-reproduce line that replays it. α: the refuted mechanism is 2-GDP against a 1-GDP claim (refuted
+reproduce line that reruns it. α: the refuted mechanism is 2-GDP against a 1-GDP claim (refuted
 far beyond the 5% at 20,000 samples in every seed tried); the correct one is exactly 1-GDP and
 NOT REFUTED with probability ≥ 0.95 by design (fixed seed, no retry)."""
 
@@ -34,7 +34,7 @@ def dpaudit(*args, cwd):
     return proc
 
 
-def test_a_declared_curve_is_audited_over_the_curve_and_replays(tmp_path):
+def test_a_declared_curve_is_audited_over_the_curve_and_reruns(tmp_path):
     (tmp_path / "m.py").write_text(MECH)
     proc = dpaudit("check", "m.py:too_little_noise", "--samples", "20000", "--json", "r.json", cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -196,8 +196,8 @@ def test_a_library_target_is_checked_from_the_command_line_with_every_report(tmp
     assert all(f.stat().st_size > 0 for f in files.values())
     (rec,) = json.loads(files["json"].read_text())["results"]
     assert rec["library"]["name"] == "diffprivlib" and rec["verdict"] in ("refuted", "not_refuted")
-    replay = shlex.split(lines[-1].removeprefix("reproduce: "))[1:]  # the line, as a shell reads it
-    again = dpaudit(*replay, "--json", tmp_path / "again.json", cwd=tmp_path)
+    rerun = shlex.split(lines[-1].removeprefix("reproduce: "))[1:]  # the line, as a shell reads it
+    again = dpaudit(*rerun, "--json", tmp_path / "again.json", cwd=tmp_path)
     (rec2,) = json.loads((tmp_path / "again.json").read_text())["results"]
     assert again.returncode == proc.returncode and rec2["epsilon_lower_bound"] == rec["epsilon_lower_bound"]
 

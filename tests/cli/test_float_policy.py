@@ -128,13 +128,13 @@ def test_precedence_flag_over_pyproject_over_decorator(project):
 
 
 @pytest.mark.slow
-def test_the_reproduce_line_replays_the_policy(project):
+def test_the_reproduce_line_reruns_the_policy(project):
     _, rec = check(project, "declared_warn", "--float", "off")
     line = rec["reproduce"].split("  #")[0].split()
     assert line[:2] == ["dpaudit", "check"] and "--float=off" in line
-    replay = project / "replay.json"
-    proc = dpaudit(*line[1:], "--quiet", "--json", replay, cwd=project)
-    again = json.loads(replay.read_text())["results"][0]
+    rerun = project / "rerun.json"
+    proc = dpaudit(*line[1:], "--quiet", "--json", rerun, cwd=project)
+    again = json.loads(rerun.read_text())["results"][0]
     assert proc.returncode == 0
     assert (again["float_policy"], again["epsilon_lower_bound"]) == ("off", rec["epsilon_lower_bound"])
 

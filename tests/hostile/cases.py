@@ -192,7 +192,7 @@ CASES = [
                                        + "signal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
                                        "time.sleep(1000)"), 6, "error", "hung"),
     # a list of the same list repeated: 30**8 values in a few hundred pickled bytes; walking it
-    # (np.asarray in the replay check, a plain repr in a message) hung dpaudit
+    # (np.asarray in the rerun check, a plain repr in a message) hung dpaudit
     Case("nested_bomb", _f("x = [0.5]\nfor _ in range(8):\n    x = [x] * 30\nreturn x"), 6, "error",
          "nested output of more than"),
     Case("nested_too_deep", _f("x = [0.5]\nfor _ in range(100000):\n    x = [x]\nreturn x"), 6,

@@ -1,4 +1,4 @@
-"""Reproduce lines replay the claim that was audited, exactly: every float written into a
+"""Reproduce lines rerun the claim that was audited, exactly: every float written into a
 ``dpaudit check`` line (or a ``dpaudit.audit(...)`` call) reads back to the same float."""
 
 import ast
@@ -18,7 +18,7 @@ delta = st.floats(min_value=0.0, max_value=1.0, exclude_max=True, allow_nan=Fals
 finite = st.floats(min_value=-1e300, max_value=1e300, allow_nan=False, allow_infinity=False)
 
 
-def _replay(line: str):
+def _settings_of(line: str):
     argv = shlex.split(line, comments=True)
     assert argv[:2] == ["dpaudit", "check"]
     return resolve_settings(build_parser().parse_args(_join_dash_values(argv[1:])))
@@ -36,7 +36,7 @@ def test_check_line_round_trips_every_claim_exactly(epsilon, delta, lo, width, c
     line = reproduce.check_command("m.py:f", epsilon=epsilon, delta=delta, neighbours="replace",
                                    domain=Domain(lo, hi), size=7, seed=seed, samples=4000,
                                    confidence=confidence, own_randomness=seed % 2 == 1)
-    s = _replay(line)
+    s = _settings_of(line)
     assert s.claim["epsilon"] == epsilon
     assert s.claim.get("delta", 0.0) == delta
     assert s.claim["domain"] == Domain(lo, hi)

@@ -89,7 +89,7 @@ def test_zcdp_focus_names_the_renyi_order():
     assert r.details["focus"]["renyi_order"] >= 1.0
 
 
-def test_no_early_stop_is_one_look_and_is_replayed_as_such():
+def test_no_early_stop_is_one_look_and_is_rerun_as_such():
     r = curve_audit(gauss, mu=1.0, neighbours="linf", domain=(0, 1), size=1, samples=100_000,
                     seed=3, early_stop=False)
     assert r.details.get("sequential") is None and "early_stop=False" in r.reproduce

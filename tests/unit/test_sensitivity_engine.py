@@ -32,7 +32,7 @@ def pair_of_sums(x):
     return (s, s)
 
 
-def _replay(result: SensitivityResult, f) -> float:
+def _run_snippet(result: SensitivityResult, f) -> float:
     """Run the reproduce snippet with ``f`` supplied and return the gap it computes."""
     ns = {"f": f}
     code = result.reproduce.replace("print(", "_printed = (")
@@ -40,7 +40,7 @@ def _replay(result: SensitivityResult, f) -> float:
     return float(ns["gap"])
 
 
-def test_unclipped_sum_is_refuted_with_a_tiny_replayable_counterexample():
+def test_unclipped_sum_is_refuted_with_a_tiny_reproducible_counterexample():
     r = dpaudit.check_sensitivity(unclipped_sum, 1.0, neighbours="add-remove", domain=(0, 10),
                                   sizes=20, examples=300, seed=3)
     assert r.verdict is Verdict.REFUTED
@@ -49,7 +49,7 @@ def test_unclipped_sum_is_refuted_with_a_tiny_replayable_counterexample():
     assert abs(unclipped_sum(np.array(c.dataset)) - unclipped_sum(np.array(c.neighbour))) > 1.0
     assert c.gap > 1.0 and r.ratio >= c.gap / 1.0 and r.max_gap >= c.gap
     assert abs(len(c.dataset) - len(c.neighbour)) == 1
-    assert _replay(r, unclipped_sum) == pytest.approx(c.gap, rel=0, abs=0)
+    assert _run_snippet(r, unclipped_sum) == pytest.approx(c.gap, rel=0, abs=0)
 
 
 @pytest.mark.slow
@@ -119,7 +119,7 @@ def test_individual_bounds_name_the_individual():
     assert 3 in (c.ids + c.neighbour_ids) and abs(len(c.ids) - len(c.neighbour_ids)) == 1
     assert c.gap == pytest.approx(abs(weighted(np.array(c.dataset), np.array(c.ids, dtype=int))
                                       - weighted(np.array(c.neighbour), np.array(c.neighbour_ids, dtype=int))))
-    assert "ids" in r.reproduce and _replay(r, weighted) == pytest.approx(c.gap)
+    assert "ids" in r.reproduce and _run_snippet(r, weighted) == pytest.approx(c.gap)
 
 
 @pytest.mark.slow
@@ -135,7 +135,7 @@ def test_utilities_searched_over_r_and_over_a_grid():
     assert r.counterexample.output is not None and "r" not in r.to_record()["claim"]
     g = dpaudit.check_sensitivity(u, 0.5, output_grid=np.linspace(0, 1, 11), **kw)
     assert g.verdict is Verdict.REFUTED and g.counterexample.output in set(np.linspace(0, 1, 11))
-    assert _replay(g, u) == pytest.approx(g.counterexample.gap)
+    assert _run_snippet(g, u) == pytest.approx(g.counterexample.gap)
 
 
 @pytest.mark.slow
@@ -265,7 +265,7 @@ def test_invalid_arguments_name_themselves(kwargs, name):
 
 
 @pytest.mark.slow
-def test_reproduce_snippet_imports_an_importable_function_and_replays_standalone():
+def test_reproduce_snippet_imports_an_importable_function_and_reruns_standalone():
     r = dpaudit.check_sensitivity(np.sum, 1.0, neighbours="replace", domain=(0, 5), sizes=(1, 6),
                                   examples=200, seed=1)
     assert r.verdict is Verdict.REFUTED

@@ -60,7 +60,7 @@ def test_gross_violation_stops_at_the_first_look_and_says_so():
 def test_no_early_stop_spends_the_budget_and_has_no_record():
     r = dpaudit.audit(laplace_sum(0.25), samples=400_000, seed=4, early_stop=False)
     assert "early_stop" not in r.details and r.samples > 390_000
-    assert "early_stop=False" in r.reproduce  # the replay keeps the stopping rule
+    assert "early_stop=False" in r.reproduce  # the rerun keeps the stopping rule
 
 
 @pytest.mark.slow

@@ -37,7 +37,7 @@ def test_density_matches_the_corrected_formula(eps, delta):
     assert m.expected_abs() == pytest.approx(delta / eps, rel=1e-15)
 
 
-def test_sampler_shapes_types_and_replay():
+def test_sampler_shapes_types_and_same_draws_on_one_seed():
     m = Laplace(0.5)
     x = m.sample(3.0, np.random.default_rng(7), 1000)
     assert x.shape == (1000,) and x.dtype == float
