@@ -32,7 +32,7 @@ import struct
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 if TYPE_CHECKING:  # bound by _import_after_isolation(), once the child is isolated
     from multiprocessing.connection import Connection
@@ -252,6 +252,49 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
     writer = BufferWriter()
     if attempts is not None:
         attempts.install()  # from here on, what the audited code tries is named
+    loaded = _import_mechanism(load_mechanism, config, attempts, isolation, describe_attempt, send)
+    if loaded is None:
+        return
+
+    from dpaudit.execution.safe_pickle import pack
+
+    broken = None
+    try:
+        watchdog = _Watchdog(call_timeout, counter) if call_timeout is not None else None
+    except RuntimeError as exc:  # no thread left to start: the file started too many
+        watchdog, broken = None, (f"left no thread for dpaudit's watchdog ({exc}; the file "
+                                  f"started too many threads)")
+    func = watchdog.wrap(loaded.func) if watchdog is not None else loaded.func
+    specs: dict[str, MechanismSpec] = {}
+
+    def spec_of(form: str) -> MechanismSpec:
+        spec = specs.get(form)
+        if spec is None:
+            spec = specs[form] = MechanismSpec(func=func, claim=PureDP(1.0),
+                                               call_form=CallForm(form), name=loaded.function)
+        return spec
+
+    while True:
+        try:
+            message = pickle.loads(recv.recv_bytes())
+        except EOFError:
+            return
+        if broken is not None:
+            reply = ("error", broken, True, 0)
+        else:
+            reply = _answer(message, loaded, func, spec_of, writer, watchdog, call_timeout, memory)
+            if reply is None:
+                return
+        send.send_bytes(_reply_bytes(reply, attempts, isolation, describe_attempt, pack))
+
+
+def _import_mechanism(load_mechanism: Callable, config: dict, attempts: Any, isolation: str,
+                      describe_attempt: Callable,
+                      send: Any) -> Any:  # pragma: no cover - in the child
+    """Import the mechanism's file (the only place it is ever imported) and answer ``ready`` with
+    what the parent needs to know of it, its folder put on the import path; or answer
+    ``load_error`` (what the import raised, or what it tried that the sandbox denied) and return
+    None."""
     # the file by its absolute path (the child's folder is its private one), named as the user
     # gave it
     shown, target = config["path"], config["target"]
@@ -267,71 +310,60 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
         if tried:
             message += f" ({describe_attempt(tried, isolation)})"
         send.send_bytes(pickle.dumps(("load_error", message)))
-        return
+        return None
     tried = attempts.take() if attempts is not None else None
     if tried:
         send.send_bytes(pickle.dumps(("load_error", f"{config['path']}: importing it "
                                       f"{describe_attempt(tried, isolation)}")))
-        return
+        return None
     send.send_bytes(pickle.dumps(("ready", os.getpid(), _describe_loaded(loaded))))
     folder = os.path.dirname(loaded.path)  # imports made inside the mechanism find its siblings
     if folder not in sys.path:
         sys.path.insert(0, folder)
+    return loaded
 
-    from dpaudit.execution.safe_pickle import pack
 
-    broken = None
+def _answer(message: tuple, loaded: Any, func: Any, spec_of: Callable, writer: BufferWriter,
+            watchdog: Optional[_Watchdog], call_timeout: Optional[float],
+            memory: Optional[int]) -> Optional[tuple]:  # pragma: no cover - in the child
+    """The reply to one message of dpaudit's process (module docstring), or None for a message
+    it does not send (the child then ends). ``spec_of(form)`` is the function's spec for a call
+    form, made once."""
+    if message[0] == "call":
+        return _call(func, message[1], watchdog, call_timeout, memory)
+    if message[0] == "engine" and len(message) == 3 and isinstance(message[2], dict):
+        return _engine(message[1], loaded.func, func, message[2], watchdog, call_timeout, memory)
+    if message[0] != "run":
+        return None
+    _, form, items, buffer = message
+    writer.open(buffer)  # at once: the parent unlinks a new buffer's name when we reply
+    spec = spec_of(form)
+    outputs: list = []
+    for index, (data, (entropy, key, pool, spawned), n) in enumerate(items):
+        seed = np.random.SeedSequence(entropy, spawn_key=key, pool_size=pool,
+                                      n_children_spawned=spawned)
+        cause = _run_batch(spec, watchdog, data, seed, n, outputs, call_timeout, memory)
+        if cause is not None:
+            return ("error", cause, True, index)
+    return writer.put(outputs[0], buffer) if len(items) == 1 else ("ok", outputs)
+
+
+def _reply_bytes(reply: tuple, attempts: Any, isolation: str, describe_attempt: Callable,
+                 pack: Callable) -> bytes:  # pragma: no cover - in the child
+    """``reply`` as the bytes sent back: an error instead when the audit hook named a denied
+    attempt, numpy values in the form dpaudit's process reads (:func:`pack`), and an error
+    naming the first output that does not pickle."""
+    tried = attempts.take() if attempts is not None else None
+    if tried:  # denied by the kernel; named here even when the mechanism swallowed the error
+        reply = ("error", describe_attempt(tried, isolation), False, 0)
+    if reply[0] in ("ok", "value", "record"):  # numpy values as dpaudit's process reads them
+        reply = (reply[0], pack(reply[1]))
     try:
-        watchdog = _Watchdog(call_timeout, counter) if call_timeout is not None else None
-    except RuntimeError as exc:  # no thread left to start: the file started too many
-        watchdog, broken = None, (f"left no thread for dpaudit's watchdog ({exc}; the file "
-                                  f"started too many threads)")
-    func = watchdog.wrap(loaded.func) if watchdog is not None else loaded.func
-    specs: dict[str, MechanismSpec] = {}
-    while True:
-        try:
-            message = pickle.loads(recv.recv_bytes())
-        except EOFError:
-            return
-        if broken is not None:
-            reply = ("error", broken, True, 0)
-        elif message[0] == "call":
-            reply = _call(func, message[1], watchdog, call_timeout, memory)
-        elif message[0] == "engine" and len(message) == 3 and isinstance(message[2], dict):
-            reply = _engine(message[1], loaded.func, func, message[2], watchdog, call_timeout,
-                            memory)
-        elif message[0] == "run":
-            _, form, items, buffer = message
-            writer.open(buffer)  # at once: the parent unlinks a new buffer's name when we reply
-            spec = specs.get(form)
-            if spec is None:
-                spec = specs[form] = MechanismSpec(func=func, claim=PureDP(1.0),
-                                                   call_form=CallForm(form), name=loaded.function)
-            outputs: list = []
-            reply = ()
-            for index, (data, (entropy, key, pool, spawned), n) in enumerate(items):
-                seed = np.random.SeedSequence(entropy, spawn_key=key, pool_size=pool,
-                                              n_children_spawned=spawned)
-                cause = _run_batch(spec, watchdog, data, seed, n, outputs, call_timeout, memory)
-                if cause is not None:
-                    reply = ("error", cause, True, index)
-                    break
-            if not reply:
-                reply = writer.put(outputs[0], buffer) if len(items) == 1 else ("ok", outputs)
-        else:
-            return
-        tried = attempts.take() if attempts is not None else None
-        if tried:  # denied by the kernel; named here even when the mechanism swallowed the error
-            reply = ("error", describe_attempt(tried, isolation), False, 0)
-        if reply[0] in ("ok", "value", "record"):  # numpy values as dpaudit's process reads them
-            reply = (reply[0], pack(reply[1]))
-        try:
-            payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:
-            payload = pickle.dumps(("error", f"returned an output that cannot be sent back "
-                                    f"({type(exc).__name__}: {str(exc)[:120]})", False,
-                                    _unpicklable(reply[1] if reply[0] in ("ok", "value") else [])))
-        send.send_bytes(payload)
+        return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:
+        return pickle.dumps(("error", f"returned an output that cannot be sent back "
+                             f"({type(exc).__name__}: {str(exc)[:120]})", False,
+                             _unpicklable(reply[1] if reply[0] in ("ok", "value") else [])))
 
 
 def _call(func: Any, args: tuple, watchdog: Optional[_Watchdog], call_timeout: Optional[float],
