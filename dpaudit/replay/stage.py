@@ -3,9 +3,9 @@ target (``--replay``: :class:`ReplayAudit`) and as the stage before a sampled au
 (:class:`ReplayStage`, the default; ``--no-replay`` skips it).
 
 Both run :func:`dpaudit.replay.command.run_replay` where the mechanism runs (the sandbox child or
-this process); a library target is replayed by :func:`library_replay` (an OpenDP chain by
-:func:`dpaudit.stability.check_target`, any other by :func:`dpaudit.replay_audit` on the
-adapter's function). What the stage's record says about the target's verdict is
+this process); a library target goes through :func:`library_replay` (an OpenDP chain to the
+stability check, :func:`dpaudit.stability.check_target`, any other to
+:func:`dpaudit.replay_audit` on the adapter's function). What the stage's record says about the target's verdict is
 :func:`verdict_of_stage`, which the pipeline applies once when it decides the verdict.
 """
 
@@ -101,9 +101,10 @@ class ReplayStage:
 
 def library_replay(spec: Any, seed: int, name: str, nonfinite: bool, remaining: Optional[float],
                    reproduce: str) -> dict:
-    """The replay record of one library target (kind ``"replay"``): an OpenDP target by
-    :func:`dpaudit.stability.check_target`, any other by :func:`dpaudit.replay_audit` on the
-    adapter's function (diffprivlib's mechanisms are intercepted), under the library's claim."""
+    """The replay record of one library target (kind ``"replay"``): an OpenDP target by the
+    stability check, :func:`dpaudit.stability.check_target`, any other by
+    :func:`dpaudit.replay_audit` on the adapter's function (diffprivlib's mechanisms are
+    intercepted), under the library's claim."""
     from dpaudit.errors import DpauditError
     from dpaudit.replay.audit import replay_audit
     from dpaudit.stability import check_target, opendp_of

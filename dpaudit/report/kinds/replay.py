@@ -277,7 +277,7 @@ class ReplayRecord(RecordKind):
             facts.append(("noise intercepted", "no"))
         libs = rec.get("libraries")
         if isinstance(libs, list) and libs:
-            facts.append(("libraries replayed", ", ".join(map(str, libs))))
+            facts.append(("libraries", ", ".join(map(str, libs))))
         return facts + self.tail_facts()
 
     def finding_blocks(self, salt: str, plots: bool = True) -> list[FindingBlock]:
