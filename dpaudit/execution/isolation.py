@@ -326,7 +326,8 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 def _resolve(path: str, follow: bool, last: bool = True, _getcwd: Callable = os.getcwd,
              _lstat: Callable = os.lstat, _readlink: Callable = os.readlink,
-             _islink: Callable = stat.S_ISLNK, _error: type = OSError) -> str:
+             _islink: Callable = stat.S_ISLNK, _error: type = OSError,
+             _reversed: Callable = reversed) -> str:
     """``path`` made absolute and normalised; with ``follow``, symbolic links resolved (what
     ``os.path.realpath`` does, from built-in functions bound here, out of the audited code's
     reach), the last one only with ``last`` (a move or a link acts on the entry itself)."""
@@ -353,7 +354,7 @@ def _resolve(path: str, follow: bool, last: bool = True, _getcwd: Callable = os.
                 target = _readlink(step)
                 if target.startswith("/"):
                     done = ""
-                todo.extend(reversed(target.split("/")))
+                todo.extend(_reversed(target.split("/")))
                 continue
         done = step
     return done or "/"
