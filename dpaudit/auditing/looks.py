@@ -5,7 +5,7 @@ One driver, :func:`drive`, runs the looks of any audit objective (:class:`Object
 of the sampled audit (:class:`PointLooks`, each look :func:`dpaudit.auditing.sampled.run`) and the
 curve gap of the curve audit (:class:`dpaudit.curves.audit.CurveObjective`). Every look is a
 complete audit on its own seed, derived from the recorded root seed and the look's number, so a
-run replays exactly from its seed; the final look runs on the root seed itself, so an audit with no
+run reruns exactly from its seed; the final look runs on the root seed itself, so an audit with no
 early look (a budget below 12.5·``min_look``) is the plain audit, sample for sample. Look j's bound
 holds at level α_j on its own samples (selection split, then validation split), so whatever rule
 stops the run, P(some reported bound is wrong) ≤ Σ_j α_j = α (Bonferroni over the looks; Lan and

@@ -39,7 +39,7 @@ __all__ = ["CheckSettings", "resolve_settings", "read_config", "run_check", "exi
 def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbours: Any,
                       domain: Any, size: int, samples: Optional[int] = None,
                       own_randomness: bool = False, float_policy: Optional[str] = None) -> str:
-    """The ``dpaudit check`` line that replays one target's audit under ``settings``
+    """The ``dpaudit check`` line that reruns one target's audit under ``settings``
     (:func:`dpaudit.reproduce.check_command`; pyproject values spelled out)."""
     return _reproduce.check_command(
         target, epsilon=claim.epsilon, delta=claim.delta, neighbours=neighbours, domain=domain,

@@ -26,7 +26,7 @@ error (exit 3), a library call that fails an ERROR verdict (exit 6).
 ``dpaudit check FILE.py --replay`` gives; docs/replay.md, "Libraries without edits"): a
 diffprivlib target through its intercepted mechanisms (:mod:`dpaudit.replay.libraries`), an
 OpenDP target by the stability maps of its chain's transformations
-(:func:`dpaudit.replay.opendp.replay_target`; the chains of a ``lib:FILE.py`` remember their parts
+(:func:`dpaudit.stability.check_target`; the chains of a ``lib:FILE.py`` remember their parts
 and lines while the file is imported). Library code is trusted, so ``lib:LIBRARY:NAME`` needs no
 ``--in-process`` for it; ``lib:FILE.py`` still does.
 """
@@ -162,7 +162,7 @@ def library_spec(target: str, claim: Optional[Mapping[str, Any]] = None,
 
 def _recording_chains(path: str) -> Any:
     """While a file that mentions OpenDP is imported, its chains remember their parts and the
-    line that built them (:func:`dpaudit.replay.opendp.recording`); a file that does not costs no
+    line that built them (:func:`dpaudit.stability.recording`); a file that does not costs no
     import of OpenDP."""
     import contextlib
     import importlib.util
@@ -174,7 +174,7 @@ def _recording_chains(path: str) -> Any:
         mentions = False
     if not mentions or importlib.util.find_spec("opendp") is None:
         return contextlib.nullcontext()
-    from dpaudit.replay.opendp import recording
+    from dpaudit.stability import recording
 
     return recording()
 
@@ -326,7 +326,7 @@ def _check_all(runs: list, progress: Any, reports: Mapping[str, Optional[str]],
 
 def _refused(run: Any, exc: Exception) -> dict:
     """The ERROR record of a library target whose library refused a call (with the line that
-    replays it, and the library it names)."""
+    reruns it, and the library it names)."""
     from dpaudit.pipeline.plan import plan_for
     from dpaudit.pipeline.target import clean_record
     from dpaudit.reproduce import check_line

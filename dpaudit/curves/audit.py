@@ -315,7 +315,7 @@ def _rho_lb(points: list) -> float:
 
 def _reproduce(spec: MechanismSpec, claim: CurveClaim, samples: int, confidence: float, seed: int,
                band: str, grid: Optional[np.ndarray], k: int, early_stop: bool = True) -> str:
-    """The Python call that replays the audit (floats written to read back exactly)."""
+    """The Python call that reruns the audit (floats written to read back exactly)."""
     from dpaudit.reproduce import number
 
     f = spec.func

@@ -351,7 +351,7 @@ def _answer(message: tuple, loaded: Any, func: Any, spec_of: Callable, writer: B
 def _reply_bytes(reply: tuple, attempts: Any, isolation: str, describe_attempt: Callable,
                  pack: Callable) -> bytes:  # pragma: no cover - in the child
     """``reply`` as the bytes sent back: an error instead when the audit hook named a denied
-    attempt, numpy values in the form dpaudit's process reads (:func:`pack`), and an error
+    attempt, numpy values in the form dpaudit's process reads (:func:`dpaudit.execution.safe_pickle.pack`), and an error
     naming the first output that does not pickle."""
     tried = attempts.take() if attempts is not None else None
     if tried:  # denied by the kernel; named here even when the mechanism swallowed the error
