@@ -51,7 +51,7 @@ from dpaudit.curves.band import BANDS, Events, Projection, cp_events, dkw_events
 from dpaudit.curves.claims import (CurveClaim, GaussianDP, binding_order, check_grid, curve_claim,
                                    default_grid, rho_for_delta)
 from dpaudit.curves.result import CurveDetails, CurvePoint, CurveResult
-from dpaudit.errors import InvalidArgument, MechanismError
+from dpaudit.errors import InvalidArgument, MechanismError, TimeLimitReached
 from dpaudit.estimators.events import Event
 from dpaudit.estimators.limits import curve_limits
 from dpaudit.estimators.scores import fit_discriminant
@@ -64,7 +64,7 @@ from dpaudit.results import Counterexample, Interval, Verdict
 from dpaudit.spec import CallForm, MechanismSpec, declaration_of
 from dpaudit.spec import OutputKind
 from dpaudit.validation import (check_confidence, check_count, check_executor, check_records,
-                                check_samples, check_seed)
+                                check_samples, check_seconds, check_seed)
 
 __all__ = ["curve_audit", "EARLY_THRESHOLDS", "SEARCH_SHARE", "SELECT_SHARE", "SELECT_PAIRS", "THRESHOLDS",
            "DEFAULT_SAMPLES_BATCH", "DEFAULT_SAMPLES_LOOP"]
@@ -92,6 +92,12 @@ MAX_SCORE_SAMPLES = 20_000
 #: a selection sample of one dataset, and a validation chunk, hold at most these many bytes
 SELECT_BYTES = 256 << 20
 CHUNK_BYTES = 64 << 20
+#: under a time limit a validation chunk is at most this many batches (the limit is checked
+#: between chunks; the counts are the same whatever the chunks)
+CHUNK_BATCHES = 4
+#: under a time limit the search stops at 35% of a look's time (the core's), the selection at
+#: this share; validation has the rest
+SELECT_TIME = 0.5
 #: thresholds tried per score when ranking pairs (selection tries :data:`band.THRESHOLDS`)
 QUICK_THRESHOLDS = 200
 
@@ -151,10 +157,11 @@ class _Run(Core):
     max_score = MAX_SCORE_SAMPLES
 
     def __init__(self, spec: MechanismSpec, claim: CurveClaim, grid: np.ndarray, executor: Any,
-                 budget: int, confidence: float, seed: int, band: str, k: int) -> None:
+                 budget: int, confidence: float, seed: int, band: str, k: int,
+                 deadline: Optional[float] = None) -> None:
         self.encoder = OutputEncoder(spec.output)
         super().__init__(spec, Sampler(spec, executor, self.encoder, budget), seed,
-                         select_share=SELECT_SHARE)
+                         select_share=SELECT_SHARE, deadline=deadline)
         self.claim, self.grid = claim, grid
         self.dclaim = claim.delta(grid)
         self.band, self.k = band, k
@@ -212,8 +219,9 @@ class _Run(Core):
         record = []
         for pair, seed in zip(pool, self.s_select.spawn(len(pool))):
             try:
-                yd, yp = self.sampler.draw_pair(pair, seed, n)
-            except Exhausted:
+                yd, yp = self.sampler.draw_pair(pair, seed, n, self.phase_deadline(SELECT_TIME))
+            except (Exhausted, TimeLimitReached) as exc:
+                self.cut_by(exc)
                 break
             value, sc, proj = self.best_family(yd, yp, quick=False)
             record.append({"pair": pair.label, "score": None if sc is None else sc.describe(),
@@ -223,12 +231,20 @@ class _Run(Core):
         self.phases["select"] = {"samples_per_pair": n, "candidates": record}
         return None if best is None else best[1:]
 
+    def cut_by(self, exc: BaseException) -> None:
+        """A draw stopped by the samples or the time: the sandbox's hard limit
+        (TimeLimitReached, the run's own, not the mechanism's fault) is a time cut too."""
+        if isinstance(exc, TimeLimitReached):
+            self.sampler.time_cut = True
+
     def validate(self, pair: Pair, score: Any, picks: list) -> tuple[Events, int, bool]:
         """Count the chosen thresholds (``cp``) or keep the score values (``dkw``) on fresh
         samples of the pair, a chunk at a time; the events with their simultaneous bounds, the
         samples per dataset, and whether any score was NaN (an unseen atom)."""
         n = int(max(1, (self.sampler.remaining - 2) // 2))
         chunk = max(1, min(n, self.sampler.rows_within(CHUNK_BYTES)))
+        if self.deadline is not None:  # a time limit is checked between chunks: a few batches each
+            chunk = min(chunk, CHUNK_BATCHES * self.sampler.batch_size)
         t = np.asarray([p[0] for p in picks], dtype=float)
         o = np.asarray([p[1] for p in picks], dtype=int)
         x_d, x_p = np.zeros(t.size), np.zeros(t.size)
@@ -238,8 +254,9 @@ class _Run(Core):
         for start in range(0, n, chunk):
             stop = min(n, start + chunk)
             try:
-                yd, yp = self.sampler.draw_pair_rows(pair, self.s_val, n, start, stop)
-            except Exhausted:
+                yd, yp = self.sampler.draw_pair_rows(pair, self.s_val, n, start, stop, self.deadline)
+            except (Exhausted, TimeLimitReached) as exc:
+                self.cut_by(exc)
                 break
             sd, sp = np.asarray(score(yd), dtype=float), np.asarray(score(yp), dtype=float)
             nan_seen = nan_seen or bool(np.isnan(sd).any() or np.isnan(sp).any())
@@ -370,6 +387,16 @@ class _Look:
         return any(v - c > 0 for _, c, v, _, _ in self.points)
 
     @property
+    def timed_out(self) -> bool:
+        """Whether the look's time ran out before it drew all it would have."""
+        return self.run.sampler.time_cut
+
+    @property
+    def validated(self) -> bool:
+        """Whether the look has a lower curve from validation samples."""
+        return self.ev is not None and self.ev.size > 0 and self.n > 0
+
+    @property
     def focus(self) -> Optional[dict]:
         """Where the claimed and the observed curves are easiest to separate, as the selection
         split saw it: the ε of the largest projected ratio δ_LB/δ_claim (and, for a zCDP or RDP
@@ -387,10 +414,13 @@ class _Look:
 
 
 def _one_look(spec: MechanismSpec, claim: CurveClaim, eps: np.ndarray, executor: Any, budget: int,
-              confidence: float, seed: int, band: str, k: int) -> _Look:
+              confidence: float, seed: int, band: str, k: int,
+              deadline: Optional[float] = None) -> _Look:
     """One complete curve audit (search, select, validate on its own samples) at ``budget`` and
-    ``confidence``, validating at most ``k`` (threshold, orientation) pairs."""
-    run = _Run(spec, claim, eps, executor, budget, confidence, seed, band, k)
+    ``confidence``, validating at most ``k`` (threshold, orientation) pairs; under a ``deadline``
+    it stops drawing when its time is spent (the search at 35% of it, the selection at
+    :data:`SELECT_TIME`), and its lower curve is that of the validation samples drawn by then."""
+    run = _Run(spec, claim, eps, executor, budget, confidence, seed, band, k, deadline)
     look = _Look(run, k)
     try:
         run.search_pairs()
@@ -399,10 +429,13 @@ def _one_look(spec: MechanismSpec, claim: CurveClaim, eps: np.ndarray, executor:
             look.pair, look.score, look.proj = chosen
             look.picks = look.proj.choose(k, mu_first=isinstance(claim, GaussianDP)) if band == "cp" else []
             look.ev, look.n, look.nan_seen = run.validate(look.pair, look.score, look.picks)
+    except TimeLimitReached:  # the sandbox's hard limit, before any validation sample
+        run.sampler.time_cut = True
+        return look
     except MechanismError as exc:
         look.error = exc
         return look
-    if look.ev is not None and look.ev.size and look.n:
+    if look.validated:
         look.points = _points(claim, eps, run.dclaim, look.ev)
     return look
 
@@ -415,8 +448,9 @@ class CurveObjective:
     the validation counts at the look's α_j), and it settles the run when the validated lower
     curve crosses the claimed one, max_ε δ_LB(ε) − δ_claim(ε) > 0, or the mechanism failed. The
     early looks validate at most :data:`EARLY_THRESHOLDS` events (a smaller K, a larger
-    α_j/(2K) each), the final look ``k``. The curve audit has no time limit: ``timeout`` and
-    ``progress`` are not used."""
+    α_j/(2K) each), the final look ``k``. A look given a ``timeout`` (its share of the run's time,
+    from the driver) stops drawing when it is spent (:func:`_one_look`); ``progress`` is not
+    used."""
 
     def __init__(self, spec: MechanismSpec, claim: CurveClaim, eps: np.ndarray, executor: Any,
                  band: str, k: int) -> None:
@@ -425,8 +459,9 @@ class CurveObjective:
     def look(self, j: int, budget: int, confidence: float, seed: int, timeout: Optional[float],
              progress: Optional[Callable]) -> _Look:
         k = self.k if j < 0 else min(self.k, EARLY_THRESHOLDS)
+        deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
         return _one_look(self.spec, self.claim, self.eps, self.executor, budget, confidence, seed,
-                         self.band, k)
+                         self.band, k, deadline)
 
     def settles(self, j: int, look: _Look) -> bool:
         return look.error is not None or look.refuted
@@ -454,11 +489,13 @@ class _Args:
     seed: int
     early_stop: bool
     executor: Any
+    timeout: Optional[float] = None
+    stated_timeout: Optional[float] = None
 
 
 def _arguments(f: Any, claim_args: dict, where: dict, samples: Optional[int], confidence: float,
                seed: Optional[int], grid: Any, band: str, thresholds: int, executor: Any,
-               early_stop: bool) -> _Args:
+               early_stop: bool, timeout: Any = None, stated_timeout: Any = None) -> _Args:
     """Check :func:`curve_audit`'s arguments (raising InvalidArgument) and fill the defaults."""
     if all(v is None for v in claim_args.values()):
         stated = _declared_curve(f)  # the claim @dpaudit.mechanism(mu=…) declares, if any
@@ -477,14 +514,16 @@ def _arguments(f: Any, claim_args: dict, where: dict, samples: Optional[int], co
     given_grid = None if grid is None else check_grid(grid)
     eps = default_grid(claim) if given_grid is None else given_grid
     return _Args(spec, claim, eps, given_grid, band, k, budget, confidence, seed, bool(early_stop),
-                 executor or InProcessExecutor())
+                 executor or InProcessExecutor(), check_seconds(timeout, "timeout"),
+                 check_seconds(stated_timeout, "stated_timeout"))
 
 
 def curve_audit(f: Any, *, rho: Any = None, mu: Any = None, renyi: Any = None, profile: Any = None,
                 neighbours: Any = None, domain: Any = None, size: Any = None,
                 samples: Optional[int] = None, confidence: float = 0.95, seed: Optional[int] = None,
                 grid: Any = None, band: str = "cp", thresholds: int = THRESHOLDS,
-                executor: Any = None, early_stop: bool = True) -> CurveResult:
+                executor: Any = None, early_stop: bool = True, timeout: Optional[float] = None,
+                stated_timeout: Optional[float] = None) -> CurveResult:
     """Audit the mechanism ``f``'s privacy curve against one curve claim; return a frozen
     :class:`~dpaudit.curves.result.CurveResult` (module docstring).
 
@@ -504,25 +543,53 @@ def curve_audit(f: Any, *, rho: Any = None, mu: Any = None, renyi: Any = None, p
     with :class:`CurveObjective`: each a complete curve audit on its own samples at its share of
     α, stopping at the first that refutes; the early looks validate :data:`EARLY_THRESHOLDS`
     events chosen where the curves are easiest to separate); False spends the whole budget at
-    once. A mechanism that fails gives an ERROR result, never an exception; invalid arguments
-    raise :class:`~dpaudit.errors.InvalidArgument`.
+    once. ``timeout`` (seconds) bounds the run: each look gets its share of it and stops drawing
+    when that is spent (between batches: a batch under way finishes), and a run cut short reports
+    the lower curve of the validation samples it drew (from the last look that drew any), or is
+    INCONCLUSIVE when it drew none, with a note naming the limit (``details["note"]``;
+    ``stated_timeout``: the whole limit as the user gave it, ``--timeout``, when ``timeout`` is
+    what is left of it). A mechanism that fails gives an ERROR result, never an exception;
+    invalid arguments raise :class:`~dpaudit.errors.InvalidArgument`.
     """
     a = _arguments(f, {"rho": rho, "mu": mu, "renyi": renyi, "profile": profile},
                    {"neighbours": neighbours, "domain": domain, "size": size}, samples, confidence,
-                   seed, grid, band, thresholds, executor, early_stop)
+                   seed, grid, band, thresholds, executor, early_stop, timeout, stated_timeout)
     t0 = time.monotonic()
     plan = schedule(a.budget, a.confidence) if a.early_stop else None
     looks = drive(CurveObjective(a.spec, a.claim, a.eps, a.executor, a.band, a.k), plan,
-                  budget=a.budget, confidence=a.confidence, seed=a.seed)
+                  budget=a.budget, confidence=a.confidence, seed=a.seed, timeout=a.timeout)
     sequential = looks.record
     if sequential is not None:
         sequential["early_thresholds"] = min(a.k, EARLY_THRESHOLDS)
-    return _result(a, looks.last, looks.samples, sequential, t0)
+    look = looks.last
+    cut = None
+    if (looks.timed_out or look.timed_out) and look.error is None:
+        # the last look that drew validation samples is reported (each look's bounds hold at
+        # its own α_j, so which one is reported keeps the family-wise level)
+        look = next((x for x in reversed(looks.results) if x.validated and x.error is None), look)
+        cut = _time_note(a, look, looks.samples)
+    return _result(a, look, looks.samples, sequential, t0, cut)
 
 
-def _result(a: _Args, look: _Look, used: int, sequential: Optional[dict], t0: float) -> CurveResult:
+def _time_note(a: _Args, look: _Look, used: int) -> str:
+    """What a run cut short by its time limit says: the limit as given, what it had drawn."""
+    from dpaudit.reproduce import number
+
+    limit = (f"--timeout {number(a.stated_timeout)}" if a.stated_timeout is not None
+             else f"timeout={number(a.timeout)}")
+    head = f"the time limit ({limit} s) was reached after {used:,} of {a.budget:,} samples"
+    if not look.validated:
+        return (f"{head}, before any validation sample: no lower curve (a longer time limit or "
+                f"fewer samples would let it finish)")
+    return f"{head}: the lower curve is from the {look.n:,} validation samples per dataset drawn by then"
+
+
+
+def _result(a: _Args, look: _Look, used: int, sequential: Optional[dict], t0: float,
+            cut: Optional[str] = None) -> CurveResult:
     """The frozen result of the look that ended the run: ERROR, NOT REFUTED with nothing
-    validated, or the verdict of its validated lower curve."""
+    validated (INCONCLUSIVE when the time limit, ``cut`` its note, left nothing validated), or the
+    verdict of its validated lower curve."""
     run = look.run
     common = dict(target=a.spec.name, claim=a.claim, neighbours=a.spec.neighbours,
                   confidence=a.confidence, epsilons=tuple(float(e) for e in a.eps),
@@ -530,7 +597,8 @@ def _result(a: _Args, look: _Look, used: int, sequential: Optional[dict], t0: fl
                   reproduce=_reproduce(a.spec, a.claim, a.budget, a.confidence, a.seed, a.band,
                                        a.given_grid, a.k, a.early_stop),
                   seed=a.seed, domain=a.spec.domain, size=a.spec.size)
-    seen = dict(phases=run.phases, sequential=sequential, focus=look.focus)
+    seen = dict(phases=run.phases, sequential=sequential, focus=look.focus,
+                timed_out=True if cut is not None else None, note=cut)
     if look.error is not None:
         exc = look.error
         details = CurveDetails(band=a.band, level=0.0, thresholds=0, pair_label="", score="",
@@ -543,14 +611,15 @@ def _result(a: _Args, look: _Look, used: int, sequential: Optional[dict], t0: fl
                            details=details, **common)
     schema = run.encoder.schema
     output_kind = None if schema is None else schema.description
-    if look.ev is None or look.ev.size == 0 or look.n == 0:
+    if not look.validated:
         pair, score, n = look.pair, look.score, look.n
         details = CurveDetails(band=a.band, level=0.0, thresholds=0, pair_label="" if pair is None else pair.label,
                                score="" if score is None else score.describe(),
                                score_record={} if score is None else score.to_record(),
                                validation={"n_D": n, "n_D_prime": n}, projected_ratio=None,
                                output_kind=output_kind, **seen)
-        return CurveResult(verdict=Verdict.NOT_REFUTED, samples=used, point=None,
+        return CurveResult(verdict=Verdict.NOT_REFUTED if cut is None else Verdict.INCONCLUSIVE,
+                           samples=used, point=None,
                            delta_lower_bound=tuple(0.0 for _ in a.eps), mu_lower_bound=0.0,
                            rho_lower_bound=0.0, elapsed_s=time.monotonic() - t0,
                            margin=tuple(math.nan for _ in a.eps), details=details, **common)

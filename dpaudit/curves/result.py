@@ -95,6 +95,9 @@ class CurveDetails(Details):
     output_kind: Optional[str] = field(default=None, metadata={"omit_none": True})
     #: where the mechanism failed (an ERROR)
     error_dataset: Optional[list] = field(default=None, metadata={"omit_none": True})
+    #: True when the time limit cut the run short, with ``note`` saying what it had drawn by then
+    timed_out: Optional[bool] = field(default=None, metadata={"omit_none": True})
+    note: Optional[str] = field(default=None, metadata={"omit_none": True})
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,9 @@
 claim is a privacy curve (``--rho``, ``--mu``, or a decorator's ``rho=``/``mu=``/``renyi=``/
 ``profile=``; an OpenDP measurement whose map is ρ-zCDP), audited by
 :func:`dpaudit.curves.curve_audit` on the run's executor (the sandbox child, or Dask, or this
-process).
+process), within what is left of ``--timeout`` (:meth:`~dpaudit.pipeline.stages.Run.left`:
+it stops drawing when that is spent, before the sandbox's own limit, TIMEOUT_GRACE later, would
+stop the child).
 
 It is the worked example of adding an engine (docs/ARCHITECTURE.md, "To add X"): this module,
 plus one line in :data:`dpaudit.pipeline.plan.ENGINES`.
@@ -40,7 +42,7 @@ class CurveAudit:
         curve = {k: v for k, v in target.curve.items() if k != "library"}
         result = curve_audit(run.spec, **curve, samples=s.samples, confidence=run.confidence,
                              seed=s.seed, executor=target.executor or run.cluster,
-                             early_stop=s.early_stop)
+                             early_stop=s.early_stop, timeout=run.left(), stated_timeout=s.timeout)
         rec = result.to_record()
         rec["reproduce"] = check_line(target.name, self.flags(run), seed=s.seed,
                                       samples=s.samples, in_process=target.in_process_flag,

@@ -53,13 +53,15 @@ class CurveRecord(RecordKind):
         at = f" at {100 * conf:.4g}% confidence" if conf is not None else ""
         bounds = "; ".join(f"{name} ≥ {fmt(rec[key])}" for key, name in
                            (("mu_lower_bound", "μ"), ("rho_lower_bound", "ρ")) if num(rec.get(key)) is not None)
+        details = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}
+        cut = " (cut short by the time limit)" if details.get("timed_out") else ""
         if not isinstance(point, Mapping):
-            return f"no point of the lower curve{at}" + (f" ({bounds})" if bounds else "")
+            return f"no point of the lower curve{at}" + (f" ({bounds})" if bounds else "") + cut
         eps, lb, claim = (num(point.get(k)) for k in ("epsilon", "delta_lower_bound", "delta_claim"))
         rel = "above" if rec.get("verdict") == "refuted" else "closest to"
         text = (f"the mechanism's δ(ε) ≥ {fmt(lb)} at ε = {fmt(eps)}{at}, {rel} the claimed "
                 f"δ(ε) = {fmt(claim)}")
-        return text + (f"; {bounds}" if bounds else "")
+        return text + (f"; {bounds}" if bounds else "") + cut
 
     def counterexample(self) -> Optional[CounterexampleView]:
         point = self.rec.get("refuting_point") or self.rec.get("point")
