@@ -12,7 +12,13 @@ utility ``sup_r |u(D, r) − u(D', r)| ≤ Δu`` (MT07; docs/math.md#em-range). 
    gap / bound, so its hill climber pushes each drawn value toward larger gaps;
 3. stops at the first violation (gap above the bound, see :mod:`dpaudit.sensitivity.problem`) or
    the first failure of ``f`` (raise, NaN, ±inf, None, shape change), lets hypothesis shrink it,
-   then simplifies the concrete pair (:mod:`dpaudit.sensitivity.simplify`).
+   then simplifies the concrete pair (:mod:`dpaudit.sensitivity.simplify`, with the shared pair
+   search's :func:`dpaudit.search.pairs.shrink`: the fewest records, then simpler values);
+4. when hypothesis found nothing, scores the shared pair search's numeric corners
+   (:func:`dpaudit.search.pairs.corners`: sums crossing 2^50 and 2^53, float32 and float64
+   limits and subnormals, ties at a threshold, odd and even sizes; at most ``examples`` of them,
+   counted in ``evaluations`` and ``details["corner_pairs"]``, not in ``examples``), then
+   simplifies a failure as in step 3.
 
 The run is deterministic: hypothesis is seeded from ``seed`` (``hypothesis.seed``), with no
 example database, no deadline, health checks off and its output silenced; the counterexample is
@@ -37,11 +43,11 @@ from dpaudit.neighbours.pair import Pair
 from dpaudit.neighbours.strategies import elements, neighbouring_pairs
 from dpaudit.results import Verdict
 from dpaudit.rng import check_seed
-from dpaudit.validation import check_seconds
+from dpaudit.search.pairs import corners
 from dpaudit.sensitivity.orders import reorder
 from dpaudit.sensitivity.problem import BadOutput, OutOfDomain, Problem, make_problem
 from dpaudit.sensitivity.reproduce import reproduce_snippet
-from dpaudit.sensitivity.result import SensitivityExample, SensitivityResult, time_limit_note
+from dpaudit.sensitivity.result import SensitivityExample, SensitivityResult
 from dpaudit.sensitivity.simplify import Case, simplify
 
 __all__ = ["Profile", "PROFILES", "check_sensitivity"]
@@ -160,17 +166,7 @@ class _State:
         self.draws = 0
         self.draw_cap = 0
         self.rounds = 0
-        self.deadline: Optional[float] = None  # time.monotonic() of the time limit, if any
-        self.timed_out = False
-        self.slowest = 0.0  # the longest evaluation so far (seconds)
-
-
-def _out_of_time(state: _State) -> bool:
-    """Whether the next evaluation would end past the time limit (the longest so far predicts
-    it); once true, it stays true."""
-    if state.deadline is not None and time.monotonic() + state.slowest >= state.deadline:
-        state.timed_out = True
-    return state.timed_out
+        self.corners = 0
 
 
 def _example(p: Problem, case: Case, gap: Optional[float], fa: Any, fb: Any,
@@ -185,15 +181,9 @@ def _example(p: Problem, case: Case, gap: Optional[float], fa: Any, fb: Any,
         output=r)
 
 
-def _evaluate(p: Problem, case: Case,
-              state: Optional[_State] = None) -> tuple[float, Any, Any, Optional[float]]:
+def _evaluate(p: Problem, case: Case) -> tuple[float, Any, Any, Optional[float]]:
     pair = case.pair
-    t0 = time.monotonic()
-    try:
-        return p.gap(pair.dataset, pair.neighbour, pair.dataset_ids, pair.neighbour_ids, case.r)
-    finally:
-        if state is not None:
-            state.slowest = max(state.slowest, time.monotonic() - t0)
+    return p.gap(pair.dataset, pair.neighbour, pair.dataset_ids, pair.neighbour_ids, case.r)
 
 
 def _ratio(gap: float, allowed: float) -> float:
@@ -202,7 +192,7 @@ def _ratio(gap: float, allowed: float) -> float:
     return gap / allowed
 
 
-def _search(p: Problem, examples: int, seed: int, deadline: Optional[float] = None) -> _State:
+def _search(p: Problem, examples: int, seed: int) -> _State:
     """Run hypothesis until ``examples`` pairs were evaluated or a failure was found.
 
     The search is a sequence of hypothesis runs (rounds) of at most :data:`_CHUNK` examples, each
@@ -211,14 +201,11 @@ def _search(p: Problem, examples: int, seed: int, deadline: Optional[float] = No
     only, never on time.
     """
     state = _State()
-    state.deadline = deadline
 
     def probe(case: Case) -> None:
-        if _out_of_time(state):
-            raise _OutOfBudget()
         state.evaluations += 1
         try:
-            gap, fa, fb, r = _evaluate(p, case, state)
+            gap, fa, fb, r = _evaluate(p, case)
         except OutOfDomain:
             state.skipped += 1
             reject()
@@ -250,7 +237,7 @@ def _search(p: Problem, examples: int, seed: int, deadline: Optional[float] = No
 
     for rnd in range(-(-examples // _CHUNK) + _EXTRA_ROUNDS):
         chunk = min(examples - state.examples, _CHUNK)
-        if chunk <= 0 or state.found or state.timed_out:
+        if chunk <= 0 or state.found:
             break
         before = state.examples
         state.rounds += 1
@@ -275,6 +262,38 @@ def _search(p: Problem, examples: int, seed: int, deadline: Optional[float] = No
     return state
 
 
+def _corners(p: Problem, state: _State, seed: int, cap: int) -> None:
+    """Step 4 of the module docstring: the shared pair search's numeric corners
+    (:func:`dpaudit.search.pairs.corners`), at most ``cap`` of them, each scored like a drawn
+    pair; the first violation or failure of ``f`` is kept for simplifying. Not for the individual
+    model, records in domain^k or a searched utility argument (the corners are plain records)."""
+    if p.individual is not None or p.dim is not None or p.outputs is not None:
+        return
+    pairs = corners(p.neighbours, p.domain, p.sizes.hi, seed, sizes=(p.sizes.lo, p.sizes.hi),
+                    integers=p.integers)[:cap]
+    for pair in pairs:
+        case = Case(pair)
+        state.evaluations += 1
+        state.corners += 1
+        try:
+            gap, fa, fb, r = _evaluate(p, case)
+        except OutOfDomain:
+            state.skipped += 1
+            continue
+        except BadOutput as bad:
+            state.found, state.last = True, (case, bad)
+            return
+        allowed = p.allowed(None)
+        ratio = _ratio(gap, allowed)
+        state.max_gap = max(state.max_gap, gap)
+        if ratio > state.max_ratio or state.tightest is None:
+            state.max_ratio = max(ratio, state.max_ratio)
+            state.tightest = _example(p, case, gap, fa, fb, r)
+        if p.violates(gap, allowed, fa, fb):
+            state.found, state.last = True, (case, (gap, fa, fb, r))
+            return
+
+
 def _mark_found(state: _State) -> None:
     if not state.found:
         state.found = True
@@ -288,12 +307,10 @@ def _round_seed(seed: int, rnd: int) -> int:
     return int(np.random.SeedSequence([seed, rnd]).generate_state(1)[0])
 
 
-def _still_fails(p: Problem, kind: str, state: Optional[_State] = None) -> Callable[[Case], bool]:
+def _still_fails(p: Problem, kind: str) -> Callable[[Case], bool]:
     def fails(case: Case) -> bool:
-        if state is not None and _out_of_time(state):
-            return False  # the time limit: simpler pairs are not tried
         try:
-            gap, fa, fb, _ = _evaluate(p, case, state)
+            gap, fa, fb, _ = _evaluate(p, case)
         except OutOfDomain:
             return False
         except BadOutput as bad:
@@ -313,9 +330,7 @@ def check_sensitivity(f: Callable, bound: Any = None, *, neighbours: Any, domain
                       profile: Union[str, Profile] = "ci", outputs: Any = None,
                       output_grid: Any = None, out_of_domain: Any = None, ids: Optional[bool] = None,
                       integers: bool = False, dim: Optional[int] = None, rtol: float = 1e-9,
-                      target: Optional[str] = None, simplify_pairs: bool = True,
-                      timeout: Optional[float] = None,
-                      stated_timeout: Optional[float] = None) -> SensitivityResult:
+                      target: Optional[str] = None, simplify_pairs: bool = True) -> SensitivityResult:
     """Search for neighbouring datasets on which ``f`` breaks its declared sensitivity bound.
 
     The claim is ``‖f(D) − f(D')‖ ≤ bound`` for neighbours D ~ D' under ``neighbours``
@@ -341,11 +356,6 @@ def check_sensitivity(f: Callable, bound: Any = None, *, neighbours: Any, domain
     * ``integers=True`` draws integer records; ``dim=k`` draws records in domain^k.
     * ``rtol``: relative tolerance for floating-point rounding (see
       :mod:`dpaudit.sensitivity.problem`). ``simplify_pairs=False`` skips the post-shrink pass.
-    * ``timeout`` (seconds): no new pair is tried once the next evaluation would end past it
-      (the slowest so far predicts it); what was found by then is the result (a counterexample
-      is kept as shrunk by then), NOT_REFUTED after the examples tried, or INCONCLUSIVE when
-      none was, with ``details["note"]`` naming the limit (``stated_timeout``: the whole limit
-      as the user gave it, ``--timeout``, when ``timeout`` is what is left of it).
 
     Returns a frozen :class:`SensitivityResult`: REFUTED with a shrunk counterexample and a
     Python snippet that recomputes it, NOT_REFUTED after ``examples`` pairs (never "proved"), or
@@ -362,10 +372,6 @@ def check_sensitivity(f: Callable, bound: Any = None, *, neighbours: Any, domain
     if isinstance(examples, bool) or not isinstance(examples, int) or examples < 1:
         raise InvalidArgument.bad("examples", examples, "an integer >= 1")
     run_seed = check_seed(seed)
-    timeout, stated = check_seconds(timeout), check_seconds(stated_timeout, "stated_timeout")
-    limit = None if timeout is None else (
-        f"--timeout {stated:g}" if stated is not None else f"timeout={timeout:g}",
-        time.monotonic() + timeout)
     # validates the sizes against the relation before any search starts
     _cases(p)
 
@@ -373,14 +379,16 @@ def check_sensitivity(f: Callable, bound: Any = None, *, neighbours: Any, domain
         # numpy's RuntimeWarnings from f (0/0, overflow) would repeat for every example; what
         # they signal (NaN, inf) is reported as an ERROR verdict instead.
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _check(p, prof, examples, run_seed, started, simplify_pairs, limit)
+        return _check(p, prof, examples, run_seed, started, simplify_pairs)
 
 
 def _check(p: Problem, prof: Profile, examples: int, run_seed: int, started: float,
-           simplify_pairs: bool, limit: Optional[tuple] = None) -> SensitivityResult:
-    state = _search(p, examples, run_seed, None if limit is None else limit[1])
+           simplify_pairs: bool) -> SensitivityResult:
+    state = _search(p, examples, run_seed)
+    if state.last is None and state.examples:
+        _corners(p, state, run_seed, examples)
     details: dict[str, Any] = {"skipped_out_of_domain": state.skipped, "examples_asked": examples,
-                               "rounds": state.rounds}
+                               "rounds": state.rounds, "corner_pairs": state.corners}
     if p.outputs is not None:
         details["outputs"] = f"searched over {p.outputs}"
     elif p.output_grid is not None:
@@ -388,9 +396,6 @@ def _check(p: Problem, prof: Profile, examples: int, run_seed: int, started: flo
 
     def result(verdict: Verdict, cex: Optional[SensitivityExample], reproduce: str,
                error: Optional[str] = None, evaluations: int = 0) -> SensitivityResult:
-        if state.timed_out:
-            details.update(timed_out=True, note=time_limit_note(limit[0], state.examples, examples,
-                                                                state.last is not None))
         return SensitivityResult(
             target=p.name, verdict=verdict, bound=p.bound, neighbours=p.neighbours, norm=p.norm,
             max_gap=state.max_gap, ratio=state.max_ratio, counterexample=cex,
@@ -400,8 +405,6 @@ def _check(p: Problem, prof: Profile, examples: int, run_seed: int, started: flo
             details=details)
 
     if state.last is None:
-        if state.examples == 0 and state.timed_out:  # no pair tried: nothing is known
-            return result(Verdict.INCONCLUSIVE, None, "")
         if state.examples == 0:
             return result(Verdict.ERROR, None, "", error=(
                 f"no example could be evaluated: all {state.skipped} inputs drawn were out of domain"))
@@ -411,8 +414,8 @@ def _check(p: Problem, prof: Profile, examples: int, run_seed: int, started: flo
     if isinstance(outcome, BadOutput):
         kind = outcome.message.split(":")[0]
         extra = 0
-        if simplify_pairs and not state.timed_out:
-            case, extra = _simplify(p, case, kind, prof, state)
+        if simplify_pairs:
+            case, extra = _simplify(p, case, kind, prof)
             outcome = _error_of(p, case) or outcome
         message = f"f {outcome.message} on the {outcome.which}"
         cex = _example(p, case, None, None, None, case.r)
@@ -420,10 +423,9 @@ def _check(p: Problem, prof: Profile, examples: int, run_seed: int, started: flo
                       evaluations=extra)
 
     extra = 0
-    if simplify_pairs and not state.timed_out:
-        case, extra = _simplify(p, case, "violation", prof, state)
-    # cut by the time limit before any simplification: the values found, not called again
-    gap, fa, fb, r = outcome if state.timed_out and case is state.last[0] else _evaluate(p, case)
+    if simplify_pairs:
+        case, extra = _simplify(p, case, "violation", prof)
+    gap, fa, fb, r = _evaluate(p, case)
     if r is not None and case.r is None:  # output grid: the r attaining the sup
         case = Case(case.pair, r)
     cex = _example(p, case, gap, fa, fb, r)
@@ -432,9 +434,8 @@ def _check(p: Problem, prof: Profile, examples: int, run_seed: int, started: flo
     return result(Verdict.REFUTED, cex, reproduce_snippet(p, case), evaluations=extra)
 
 
-def _simplify(p: Problem, case: Case, kind: str, prof: Profile,
-              state: Optional[_State] = None) -> tuple[Case, int]:
-    fails = _still_fails(p, kind, state)
+def _simplify(p: Problem, case: Case, kind: str, prof: Profile) -> tuple[Case, int]:
+    fails = _still_fails(p, kind)
     if not fails(case):  # not reproducible (f is not deterministic): keep it as found
         return case, 1
     out = p.outputs

@@ -12,17 +12,19 @@ that way, so this pass finishes the job on the concrete pair, in the spirit of d
 keeping a change only when the pair still fails in the same way (still violates the bound, or
 ``f`` still fails with the same exception type). Every step strictly decreases (records, total
 length of the values' reprs), so the pass terminates; it also stops after ``max_evals`` pairs.
+Steps 1 and 2 are the shared pair search's :func:`dpaudit.search.pairs.shrink` (the replay and
+the stability check shrink their counterexamples with it too); this pass adds the utility's r.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, Optional
+from typing import Callable, Optional
 
 
 from dpaudit.neighbours._common import simpler as _simpler
 from dpaudit.neighbours.pair import Pair
-from dpaudit.neighbours.registry import relation
+from dpaudit.search.pairs import shrink
 
 __all__ = ["Case", "simplify"]
 
@@ -35,39 +37,28 @@ class Case:
     r: Optional[float] = None
 
 
-def _deletions(pair: Pair, min_size: int) -> Iterator[Pair]:
-    """Pairs with one shared record removed from both datasets (the relation's rule)."""
-    return relation(pair.relation).deletions(pair, min_size)
-
-
-def _value_changes(pair: Pair, lo: float, hi: float, integers: bool) -> Iterator[Pair]:
-    """Pairs with one value made simpler, the pair staying neighbours (the relation's rule)."""
-    return relation(pair.relation).value_changes(pair, lo, hi, integers)
-
-
 def simplify(case: Case, fails: Callable[[Case], bool], *, lo: float, hi: float, min_size: int,
              integers: bool = False, output_lo: Optional[float] = None,
              output_hi: Optional[float] = None, max_evals: int = 500) -> tuple[Case, int]:
     """The simplest case reachable greedily from ``case`` on which ``fails`` stays true, and the
-    number of cases tried. ``fails(case)`` must be true on entry."""
+    number of cases tried: the pair shrunk by the shared pair search
+    (:func:`dpaudit.search.pairs.shrink`: the fewest records, then simpler values), then the
+    utility argument r made simpler, again while r changed. ``fails(case)`` must be true on
+    entry."""
     evals = 0
     improved = True
     while improved and evals < max_evals:
         improved = False
-        for stage in (_deletions(case.pair, min_size), _value_changes(case.pair, lo, hi, integers)):
-            for cand in stage:
-                evals += 1
-                if fails(replace(case, pair=cand)):
-                    case, improved = replace(case, pair=cand), True
-                    break
-                if evals >= max_evals:
-                    return case, evals
-            if improved:
+        current = case
+        pair, used = shrink(case.pair, lambda q: fails(replace(current, pair=q)), domain=(lo, hi),
+                            min_size=min_size, integers=integers, max_evals=max_evals - evals)
+        evals += used
+        case = replace(case, pair=pair)
+        if evals >= max_evals or case.r is None or output_lo is None:
+            break
+        for c in _simpler(case.r, output_lo, output_hi, False):
+            evals += 1
+            if fails(replace(case, r=c)):
+                case, improved = replace(case, r=c), True
                 break
-        if not improved and case.r is not None and output_lo is not None:
-            for c in _simpler(case.r, output_lo, output_hi, False):
-                evals += 1
-                if fails(replace(case, r=c)):
-                    case, improved = replace(case, r=c), True
-                    break
     return case, evals
