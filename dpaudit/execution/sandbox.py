@@ -127,12 +127,15 @@ class SandboxFailure(BaseException):
     """A plain call (:meth:`SandboxExecutor.call`) failed in a way that ends the search: the
     child crashed, hung, ran out of time or tripped its isolation. A BaseException, so that the
     search's handling of the function's own exceptions lets it through. ``forged``: the child sent
-    a reply no honest child sends (:class:`~dpaudit.execution.wire.ForgedReply`)."""
+    a reply no honest child sends (:class:`~dpaudit.execution.wire.ForgedReply`); ``time_limit``:
+    the run's total time limit stopped the call (TimeLimitReached: the user's limit, not a fault
+    of the function)."""
 
-    def __init__(self, cause: str, forged: bool = False) -> None:
+    def __init__(self, cause: str, forged: bool = False, time_limit: bool = False) -> None:
         super().__init__(cause)
         self.cause = cause
         self.forged = forged
+        self.time_limit = time_limit
 
 
 class SandboxExecutor:
@@ -407,7 +410,8 @@ class SandboxExecutor:
             raise ForgedReply(malformed(reply), data)
         except MechanismError as exc:
             self._kill()
-            raise SandboxFailure(exc.cause, isinstance(exc, ForgedReply)) from None
+            raise SandboxFailure(exc.cause, isinstance(exc, ForgedReply),
+                                 isinstance(exc, TimeLimitReached)) from None
 
     def run_engine(self, name: str, options: dict, limit: Optional[float] = None) -> dict:
         """Run the evidence engine ``name`` (``"dpaudit.MODULE:FUNCTION"``, e.g. the replay audit's

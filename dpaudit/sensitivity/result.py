@@ -13,7 +13,18 @@ from typing import Any, Mapping, Optional
 from dpaudit.claims import Neighbours
 from dpaudit.results import Verdict, jsonable
 
-__all__ = ["SensitivityExample", "SensitivityResult"]
+__all__ = ["SensitivityExample", "SensitivityResult", "time_limit_note"]
+
+
+def time_limit_note(limit: str, examples: int, asked: int, found: bool) -> str:
+    """What a search cut short by its time limit says (``details["note"]``): the limit as it was
+    given (``limit``: ``--timeout 3`` or ``timeout=3``) and what the search had done by then."""
+    head = f"the time limit ({limit} s) was reached after {examples:,} of the {asked:,} examples asked"
+    if found:
+        return head + ": the counterexample is the one found by then, shrunk no further"
+    if examples == 0:
+        return head + ": no pair was tried, nothing is known of the bound"
+    return head + ": no violation among them (a longer time limit tries more)"
 
 
 @dataclass(frozen=True, slots=True)

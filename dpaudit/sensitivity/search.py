@@ -43,11 +43,12 @@ from dpaudit.neighbours.pair import Pair
 from dpaudit.neighbours.strategies import elements, neighbouring_pairs
 from dpaudit.results import Verdict
 from dpaudit.rng import check_seed
+from dpaudit.validation import check_seconds
 from dpaudit.search.pairs import corners
 from dpaudit.sensitivity.orders import reorder
 from dpaudit.sensitivity.problem import BadOutput, OutOfDomain, Problem, make_problem
 from dpaudit.sensitivity.reproduce import reproduce_snippet
-from dpaudit.sensitivity.result import SensitivityExample, SensitivityResult
+from dpaudit.sensitivity.result import SensitivityExample, SensitivityResult, time_limit_note
 from dpaudit.sensitivity.simplify import Case, simplify
 
 __all__ = ["Profile", "PROFILES", "check_sensitivity"]
@@ -167,6 +168,17 @@ class _State:
         self.draw_cap = 0
         self.rounds = 0
         self.corners = 0
+        self.deadline: Optional[float] = None  # time.monotonic() of the time limit, if any
+        self.timed_out = False
+        self.slowest = 0.0  # the longest evaluation so far (seconds)
+
+
+def _out_of_time(state: _State) -> bool:
+    """Whether the next evaluation would end past the time limit (the longest so far predicts
+    it); once true, it stays true."""
+    if state.deadline is not None and time.monotonic() + state.slowest >= state.deadline:
+        state.timed_out = True
+    return state.timed_out
 
 
 def _example(p: Problem, case: Case, gap: Optional[float], fa: Any, fb: Any,
@@ -181,9 +193,15 @@ def _example(p: Problem, case: Case, gap: Optional[float], fa: Any, fb: Any,
         output=r)
 
 
-def _evaluate(p: Problem, case: Case) -> tuple[float, Any, Any, Optional[float]]:
+def _evaluate(p: Problem, case: Case,
+              state: Optional[_State] = None) -> tuple[float, Any, Any, Optional[float]]:
     pair = case.pair
-    return p.gap(pair.dataset, pair.neighbour, pair.dataset_ids, pair.neighbour_ids, case.r)
+    t0 = time.monotonic()
+    try:
+        return p.gap(pair.dataset, pair.neighbour, pair.dataset_ids, pair.neighbour_ids, case.r)
+    finally:
+        if state is not None:
+            state.slowest = max(state.slowest, time.monotonic() - t0)
 
 
 def _ratio(gap: float, allowed: float) -> float:
@@ -192,7 +210,7 @@ def _ratio(gap: float, allowed: float) -> float:
     return gap / allowed
 
 
-def _search(p: Problem, examples: int, seed: int) -> _State:
+def _search(p: Problem, examples: int, seed: int, deadline: Optional[float] = None) -> _State:
     """Run hypothesis until ``examples`` pairs were evaluated or a failure was found.
 
     The search is a sequence of hypothesis runs (rounds) of at most :data:`_CHUNK` examples, each
@@ -201,11 +219,14 @@ def _search(p: Problem, examples: int, seed: int) -> _State:
     only, never on time.
     """
     state = _State()
+    state.deadline = deadline
 
     def probe(case: Case) -> None:
+        if _out_of_time(state):
+            raise _OutOfBudget()
         state.evaluations += 1
         try:
-            gap, fa, fb, r = _evaluate(p, case)
+            gap, fa, fb, r = _evaluate(p, case, state)
         except OutOfDomain:
             state.skipped += 1
             reject()
@@ -237,7 +258,7 @@ def _search(p: Problem, examples: int, seed: int) -> _State:
 
     for rnd in range(-(-examples // _CHUNK) + _EXTRA_ROUNDS):
         chunk = min(examples - state.examples, _CHUNK)
-        if chunk <= 0 or state.found:
+        if chunk <= 0 or state.found or state.timed_out:
             break
         before = state.examples
         state.rounds += 1
@@ -272,11 +293,13 @@ def _corners(p: Problem, state: _State, seed: int, cap: int) -> None:
     pairs = corners(p.neighbours, p.domain, p.sizes.hi, seed, sizes=(p.sizes.lo, p.sizes.hi),
                     integers=p.integers)[:cap]
     for pair in pairs:
+        if _out_of_time(state):
+            return
         case = Case(pair)
         state.evaluations += 1
         state.corners += 1
         try:
-            gap, fa, fb, r = _evaluate(p, case)
+            gap, fa, fb, r = _evaluate(p, case, state)
         except OutOfDomain:
             state.skipped += 1
             continue
@@ -307,10 +330,12 @@ def _round_seed(seed: int, rnd: int) -> int:
     return int(np.random.SeedSequence([seed, rnd]).generate_state(1)[0])
 
 
-def _still_fails(p: Problem, kind: str) -> Callable[[Case], bool]:
+def _still_fails(p: Problem, kind: str, state: Optional[_State] = None) -> Callable[[Case], bool]:
     def fails(case: Case) -> bool:
+        if state is not None and _out_of_time(state):
+            return False  # the time limit: simpler pairs are not tried
         try:
-            gap, fa, fb, _ = _evaluate(p, case)
+            gap, fa, fb, _ = _evaluate(p, case, state)
         except OutOfDomain:
             return False
         except BadOutput as bad:
@@ -330,7 +355,9 @@ def check_sensitivity(f: Callable, bound: Any = None, *, neighbours: Any, domain
                       profile: Union[str, Profile] = "ci", outputs: Any = None,
                       output_grid: Any = None, out_of_domain: Any = None, ids: Optional[bool] = None,
                       integers: bool = False, dim: Optional[int] = None, rtol: float = 1e-9,
-                      target: Optional[str] = None, simplify_pairs: bool = True) -> SensitivityResult:
+                      target: Optional[str] = None, simplify_pairs: bool = True,
+                      timeout: Optional[float] = None,
+                      stated_timeout: Optional[float] = None) -> SensitivityResult:
     """Search for neighbouring datasets on which ``f`` breaks its declared sensitivity bound.
 
     The claim is ``‖f(D) − f(D')‖ ≤ bound`` for neighbours D ~ D' under ``neighbours``
@@ -356,6 +383,11 @@ def check_sensitivity(f: Callable, bound: Any = None, *, neighbours: Any, domain
     * ``integers=True`` draws integer records; ``dim=k`` draws records in domain^k.
     * ``rtol``: relative tolerance for floating-point rounding (see
       :mod:`dpaudit.sensitivity.problem`). ``simplify_pairs=False`` skips the post-shrink pass.
+    * ``timeout`` (seconds): no new pair is tried once the next evaluation would end past it
+      (the slowest so far predicts it); what was found by then is the result (a counterexample
+      is kept as shrunk by then), NOT_REFUTED after the examples tried, or INCONCLUSIVE when
+      none was, with ``details["note"]`` naming the limit (``stated_timeout``: the whole limit
+      as the user gave it, ``--timeout``, when ``timeout`` is what is left of it).
 
     Returns a frozen :class:`SensitivityResult`: REFUTED with a shrunk counterexample and a
     Python snippet that recomputes it, NOT_REFUTED after ``examples`` pairs (never "proved"), or
@@ -372,6 +404,10 @@ def check_sensitivity(f: Callable, bound: Any = None, *, neighbours: Any, domain
     if isinstance(examples, bool) or not isinstance(examples, int) or examples < 1:
         raise InvalidArgument.bad("examples", examples, "an integer >= 1")
     run_seed = check_seed(seed)
+    timeout, stated = check_seconds(timeout), check_seconds(stated_timeout, "stated_timeout")
+    limit = None if timeout is None else (
+        f"--timeout {stated:g}" if stated is not None else f"timeout={timeout:g}",
+        time.monotonic() + timeout)
     # validates the sizes against the relation before any search starts
     _cases(p)
 
@@ -379,12 +415,12 @@ def check_sensitivity(f: Callable, bound: Any = None, *, neighbours: Any, domain
         # numpy's RuntimeWarnings from f (0/0, overflow) would repeat for every example; what
         # they signal (NaN, inf) is reported as an ERROR verdict instead.
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _check(p, prof, examples, run_seed, started, simplify_pairs)
+        return _check(p, prof, examples, run_seed, started, simplify_pairs, limit)
 
 
 def _check(p: Problem, prof: Profile, examples: int, run_seed: int, started: float,
-           simplify_pairs: bool) -> SensitivityResult:
-    state = _search(p, examples, run_seed)
+           simplify_pairs: bool, limit: Optional[tuple] = None) -> SensitivityResult:
+    state = _search(p, examples, run_seed, None if limit is None else limit[1])
     if state.last is None and state.examples:
         _corners(p, state, run_seed, examples)
     details: dict[str, Any] = {"skipped_out_of_domain": state.skipped, "examples_asked": examples,
@@ -396,6 +432,9 @@ def _check(p: Problem, prof: Profile, examples: int, run_seed: int, started: flo
 
     def result(verdict: Verdict, cex: Optional[SensitivityExample], reproduce: str,
                error: Optional[str] = None, evaluations: int = 0) -> SensitivityResult:
+        if state.timed_out:
+            details.update(timed_out=True, note=time_limit_note(limit[0], state.examples, examples,
+                                                                state.last is not None))
         return SensitivityResult(
             target=p.name, verdict=verdict, bound=p.bound, neighbours=p.neighbours, norm=p.norm,
             max_gap=state.max_gap, ratio=state.max_ratio, counterexample=cex,
@@ -405,6 +444,8 @@ def _check(p: Problem, prof: Profile, examples: int, run_seed: int, started: flo
             details=details)
 
     if state.last is None:
+        if state.examples == 0 and state.timed_out:  # no pair tried: nothing is known
+            return result(Verdict.INCONCLUSIVE, None, "")
         if state.examples == 0:
             return result(Verdict.ERROR, None, "", error=(
                 f"no example could be evaluated: all {state.skipped} inputs drawn were out of domain"))
@@ -414,8 +455,8 @@ def _check(p: Problem, prof: Profile, examples: int, run_seed: int, started: flo
     if isinstance(outcome, BadOutput):
         kind = outcome.message.split(":")[0]
         extra = 0
-        if simplify_pairs:
-            case, extra = _simplify(p, case, kind, prof)
+        if simplify_pairs and not state.timed_out:
+            case, extra = _simplify(p, case, kind, prof, state)
             outcome = _error_of(p, case) or outcome
         message = f"f {outcome.message} on the {outcome.which}"
         cex = _example(p, case, None, None, None, case.r)
@@ -423,9 +464,10 @@ def _check(p: Problem, prof: Profile, examples: int, run_seed: int, started: flo
                       evaluations=extra)
 
     extra = 0
-    if simplify_pairs:
-        case, extra = _simplify(p, case, "violation", prof)
-    gap, fa, fb, r = _evaluate(p, case)
+    if simplify_pairs and not state.timed_out:
+        case, extra = _simplify(p, case, "violation", prof, state)
+    # cut by the time limit before any simplification: the values found, not called again
+    gap, fa, fb, r = outcome if state.timed_out and case is state.last[0] else _evaluate(p, case)
     if r is not None and case.r is None:  # output grid: the r attaining the sup
         case = Case(case.pair, r)
     cex = _example(p, case, gap, fa, fb, r)
@@ -434,8 +476,9 @@ def _check(p: Problem, prof: Profile, examples: int, run_seed: int, started: flo
     return result(Verdict.REFUTED, cex, reproduce_snippet(p, case), evaluations=extra)
 
 
-def _simplify(p: Problem, case: Case, kind: str, prof: Profile) -> tuple[Case, int]:
-    fails = _still_fails(p, kind)
+def _simplify(p: Problem, case: Case, kind: str, prof: Profile,
+              state: Optional[_State] = None) -> tuple[Case, int]:
+    fails = _still_fails(p, kind, state)
     if not fails(case):  # not reproducible (f is not deterministic): keep it as found
         return case, 1
     out = p.outputs

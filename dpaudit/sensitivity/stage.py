@@ -8,9 +8,12 @@ neighbours D ~ D'), ``--individual D0,D1,...`` (individual sensitivities, docs/m
 (``l1 | l2 | linf`` for vector outputs) and ``--examples N`` (pairs to try, default 1,000).
 
 ``f`` runs in the sandbox child like a mechanism: each evaluation is one call there, under the
-per-call limit, and the whole search under ``--timeout``. What ``f`` raises is the search's ERROR
-verdict with that input (as in process); a crash, hang, time-out or isolation trip stops the search
-and is the target's ERROR verdict, naming the cause. The record is the search's own
+per-call limit, and the whole search under ``--timeout``: the search stops trying pairs when what
+is left of it is spent (before the sandbox's own limit, TIMEOUT_GRACE later), NOT REFUTED after
+the pairs tried (REFUTED if it had found a counterexample), with a note naming the limit; a call
+the sandbox's limit cuts makes it INCONCLUSIVE, never an ERROR. What ``f`` raises is the search's
+ERROR verdict with that input (as in process); a crash, hang, per-call time-out or isolation trip
+stops the search and is the target's ERROR verdict, naming the cause. The record is the search's own
 (:meth:`dpaudit.sensitivity.SensitivityResult.to_record`), so the four report formats render it.
 """
 
@@ -99,19 +102,30 @@ def check_sensitivity_of(name: str, settings: CheckSettings, executor: Optional[
         result = check_sensitivity(f, s["bound"], neighbours=claim["neighbours"],
                                    domain=claim["domain"], sizes=claim["size"],
                                    individual=s["individual"], norm=s["norm"],
-                                   examples=s["examples"], seed=settings.seed, target=name)
+                                   examples=s["examples"], seed=settings.seed, target=name,
+                                   timeout=remaining, stated_timeout=settings.timeout)
     except SandboxFailure as exc:
-        return {"kind": "sensitivity", "target": name, "verdict": "error",
+        cut = exc.time_limit  # the run's own limit stopped a call: not the function's fault
+        return {"kind": "sensitivity", "target": name, "verdict": "inconclusive" if cut else "error",
                 "elapsed_s": time.monotonic() - t0, "reproduce": reproduce,
-                "error": exc.cause,
+                "error": None if cut else exc.cause,
                 "claim": {"bound": s["bound"], "individual": None if s["individual"] is None
                           else list(s["individual"]), "neighbours": claim["neighbours"].value,
                           "norm": s["norm"] or "l1"},
                 "max_gap": None, "ratio": None, "counterexample": None, "tightest": None,
-                "examples": 0, "seed": settings.seed, **_isolation(isolation)}
+                "examples": 0, "seed": settings.seed, **_isolation(isolation),
+                **({"details": {"timed_out": True, "note": _cut_note(settings, exc.cause)}}
+                   if cut else {})}
     record = result.to_record()
     record["reproduce"] = reproduce  # the command reruns the whole search, counterexample included
     return {**record, **_isolation(isolation)}
+
+
+def _cut_note(settings: CheckSettings, cause: str) -> str:
+    """The note of a search whose call the sandbox's total limit stopped (its count is lost)."""
+    limit = "the time limit" if settings.timeout is None else \
+        f"the time limit (--timeout {settings.timeout:g} s)"
+    return f"{limit} stopped a call under way ({cause}): nothing is known of the bound"
 
 
 def _isolation(isolation: Optional[str]) -> dict:

@@ -29,6 +29,12 @@ def _value(x: Any) -> str:
     return fmt(x) if num(x) is not None else short(x, 40)
 
 
+def _cut(rec: Mapping[str, Any]) -> str:
+    """`` (cut short by the time limit)`` when it was (``details["timed_out"]``), else ``""``."""
+    details = rec.get("details")
+    return " (cut short by the time limit)" if isinstance(details, Mapping) and details.get("timed_out") else ""
+
+
 class SensitivitySearch(RecordKind):
     """A declared (global or individual) sensitivity bound, refuted by a concrete pair or not."""
 
@@ -62,7 +68,7 @@ class SensitivitySearch(RecordKind):
             text += f" (ratio {fmt(rec['ratio'])})"
         if rec.get("examples"):
             text += f" over {int(num(rec['examples']) or 0):,} examples"
-        return text + refuting_pair(rec)
+        return text + refuting_pair(rec) + _cut(rec)
 
     def figure(self) -> str:
         return f"gap/bound {fmt(self.rec['ratio'])}" if num(self.rec.get("ratio")) is not None else ""
@@ -92,7 +98,7 @@ class SensitivitySearch(RecordKind):
                     f"declared bound is too small for this function.")
         if verdict == Verdict.NOT_REFUTED.value:
             tried = f" over {int(num(rec.get('examples')) or 0):,} pairs tried" if rec.get("examples") else ""
-            return (f"No pair of neighbours moved the output by more than the declared {fmt(bound)}{tried}: "
+            return (f"No pair of neighbours moved the output by more than the declared {fmt(bound)}{tried}{_cut(rec)}: "
                     f"the largest gap was {fmt(rec.get('max_gap'))}. This is not a proof.")
         return super().lead()
 
