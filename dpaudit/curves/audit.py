@@ -52,6 +52,7 @@ from dpaudit.curves.claims import (CurveClaim, GaussianDP, binding_order, check_
                                    default_grid, rho_for_delta)
 from dpaudit.curves.result import CurveDetails, CurvePoint, CurveResult
 from dpaudit.errors import InvalidArgument, MechanismError, TimeLimitReached
+from dpaudit.estimators.bounds import cp_lower
 from dpaudit.estimators.events import Event
 from dpaudit.estimators.limits import curve_limits
 from dpaudit.estimators.scores import fit_discriminant
@@ -94,7 +95,7 @@ SELECT_BYTES = 256 << 20
 CHUNK_BYTES = 64 << 20
 #: under a time limit a validation chunk is at most this many batches (the limit is checked
 #: between chunks; the counts are the same whatever the chunks)
-CHUNK_BATCHES = 4
+CHUNK_BATCHES = 1
 #: under a time limit the search stops at 35% of a look's time (the core's), the selection at
 #: this share; validation has the rest
 SELECT_TIME = 0.5
@@ -251,10 +252,13 @@ class _Run(Core):
         keep_d, keep_p = [], []
         nan_seen = False
         done = 0
+        took = 0.0  # the last chunk's seconds: a chunk is begun only when one as long ends in time
         for start in range(0, n, chunk):
             stop = min(n, start + chunk)
+            began = time.monotonic()
             try:
-                yd, yp = self.sampler.draw_pair_rows(pair, self.s_val, n, start, stop, self.deadline)
+                yd, yp = self.sampler.draw_pair_rows(
+                    pair, self.s_val, n, start, stop, None if self.deadline is None else self.deadline - took)
             except (Exhausted, TimeLimitReached) as exc:
                 self.cut_by(exc)
                 break
@@ -268,6 +272,7 @@ class _Run(Core):
                 x_d += ge_counts(np.sort(sd), t)
                 x_p += ge_counts(np.sort(sp), t)
             done = stop
+            took = time.monotonic() - began
         if self.band == "dkw":
             sd = np.concatenate(keep_d) if keep_d else np.zeros(0)
             sp = np.concatenate(keep_p) if keep_p else np.zeros(0)
@@ -555,9 +560,15 @@ def curve_audit(f: Any, *, rho: Any = None, mu: Any = None, renyi: Any = None, p
                    {"neighbours": neighbours, "domain": domain, "size": size}, samples, confidence,
                    seed, grid, band, thresholds, executor, early_stop, timeout, stated_timeout)
     t0 = time.monotonic()
+    left = a.timeout
+    if left is not None:
+        # the bounds' first use imports statsmodels (seconds on a busy machine): done now, on
+        # the clock, so the looks' shares of the time are of what is left after it
+        cp_lower(0, 1, 0.5)
+        left = max(0.001, left - (time.monotonic() - t0))
     plan = schedule(a.budget, a.confidence) if a.early_stop else None
     looks = drive(CurveObjective(a.spec, a.claim, a.eps, a.executor, a.band, a.k), plan,
-                  budget=a.budget, confidence=a.confidence, seed=a.seed, timeout=a.timeout)
+                  budget=a.budget, confidence=a.confidence, seed=a.seed, timeout=left)
     sequential = looks.record
     if sequential is not None:
         sequential["early_thresholds"] = min(a.k, EARLY_THRESHOLDS)
