@@ -9,10 +9,12 @@ Every neighbouring pair costs two calls (the record on D, the replay on D′;
    pair), and the first dataset replayed on itself: a replay that does not reproduce its record
    means randomness outside the recording generator (a note; the outputs are then not used as
    evidence);
-2. **patterns**: the relation's structured pairs
-   (:func:`dpaudit.neighbours.patterns.structured_pairs`, extreme pairs first), at most
+2. **patterns**: the shared pair search's candidates (:func:`dpaudit.search.pairs.candidates`:
+   the relation's structured pairs, float-rounding patterns and numeric corners in turn), at most
    :data:`PATTERN_SHARE` of the budget; with ``nonfinite=True`` also pairs that add or change a
    NaN, +inf or −inf record (a mechanism that clamps its inputs claims privacy for any input);
+   a violation among them is shrunk to the fewest records (:func:`dpaudit.search.pairs.shrink`,
+   at most :data:`SHRINK_PAIRS` pairs);
 3. **targeted search**: pairs drawn by the relation's hypothesis strategy
    (:func:`dpaudit.neighbours.strategies.neighbouring_pairs`), the records in the order drawn,
    sorted or reversed (a float sum's rounding depends on it), steered with ``hypothesis.target``
@@ -42,16 +44,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import numpy as np
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings, target
-from hypothesis import seed as hypothesis_seed
-from hypothesis import strategies as st
-from hypothesis.errors import HypothesisException
+from hypothesis import target
 
 from dpaudit.claims import Domain, Neighbours
 from dpaudit.neighbours.pair import Pair
-from dpaudit.neighbours.patterns import structured_pairs
 from dpaudit.neighbours.relations import allowed_sizes
-from dpaudit.neighbours.strategies import neighbouring_pairs
 from dpaudit.replay.compare import PairReport, compare
 from dpaudit.replay.exact import exact_issue, layout
 from dpaudit.replay.generator import RecordingGenerator
@@ -60,6 +57,7 @@ from dpaudit.replay.session import MechanismFailed, Run, active
 from dpaudit.replay.sites import Site
 from dpaudit.replay.tracked import plain_output
 from dpaudit.replay.values import flat_output, same
+from dpaudit.search.pairs import candidates, drawn, ordered, run_targeted, shrink
 from dpaudit.spec import CallForm
 
 __all__ = ["BUDGET", "EXAMPLES", "PATTERN_SHARE", "CONFIRM_PAIRS", "Problem", "MechanismFailed",
@@ -73,6 +71,8 @@ EXAMPLES = 60
 PATTERN_SHARE = 0.4
 #: pairs whose unnoised output is confirmed by a perturbed replay (2 calls each)
 CONFIRM_PAIRS = 3
+#: smaller pairs tried when shrinking a pattern's violation (2 calls each, within the budget)
+SHRINK_PAIRS = 20
 #: the relative move of every frozen value in the confirming replay: noise-dependent values move
 #: by about 1e-6 of themselves, far above float rounding, while a comparison of noisy values
 #: flips only when one lies within that distance of the other (probability ~1e-6)
@@ -285,24 +285,6 @@ class _returns:
             sys.setprofile(self.previous)
 
 
-def _nonfinite_pairs(p: Problem) -> list[Pair]:
-    """Pairs that add (add-remove) or put (replace, linf, l1) a NaN, +inf or −inf record."""
-    lo, hi = p.domain.lo, p.domain.hi
-    mid = 0.5 * (lo + hi)
-    n = max(p.size, 2)
-    base = np.array([lo, hi, mid][: max(1, min(3, n - 1))] if p.neighbours is Neighbours.ADD_REMOVE
-                    else ([mid] * n), dtype=float)
-    out = []
-    for bad in (np.nan, np.inf, -np.inf):
-        if p.neighbours is Neighbours.ADD_REMOVE:
-            out.append(Pair(base, np.append(base, bad), f"a {bad} record added", p.neighbours))
-        else:
-            other = base.copy()
-            other[0] = bad
-            out.append(Pair(base, other, f"one record changed to {bad}", p.neighbours))
-    return out
-
-
 def _keep(out: Outcome, report: PairReport) -> None:
     """Keep a report when it shows something or supports more ε than the best so far."""
     if report.issues or report.unnoised:
@@ -331,9 +313,7 @@ def search(engine: Engine) -> Outcome:
 
 def _run(engine: Engine, out: Outcome) -> None:
     p = engine.p
-    patterns = structured_pairs(p.neighbours, p.domain, p.size, both_orders=False)
-    if p.nonfinite:
-        patterns = _nonfinite_pairs(p)[:1] + patterns + _nonfinite_pairs(p)[1:]
+    patterns = list(candidates(p.neighbours, p.domain, p.size, p.seed, nonfinite=p.nonfinite))
     first = patterns[0] if patterns else None
     if first is None:
         return
@@ -358,7 +338,7 @@ def _run(engine: Engine, out: Outcome) -> None:
         out.intercepted = out.intercepted or report.intercepted  # type: ignore[attr-defined]
         _keep(out, report)
         if report.violates():
-            out.violation = report
+            out.violation = _shrunk(engine, report, 10 + k)
             break
     out.phases["patterns"] = {"pairs": seen, "of": len(patterns)}
     # 3-4. targeted search, shrinking
@@ -370,38 +350,39 @@ def _run(engine: Engine, out: Outcome) -> None:
         _confirm(engine, out)
 
 
-def ordered(draw: Any, pair: Pair) -> Pair:
-    """The pair with its records in the order drawn, sorted ascending, or descending (both
-    datasets, so that they stay neighbours position by position)."""
-    kind = draw(st.integers(0, 2))
-    if kind == 0 or pair.dataset.ndim != 1:
-        return pair
-    a, b = pair.dataset, pair.neighbour
-    if len(a) == len(b):
-        order = np.argsort(a, kind="stable")
-        if kind == 2:
-            order = order[::-1]
-        return Pair(a[order], b[order], pair.label, pair.relation)
-    big, small = (a, b) if len(a) > len(b) else (b, a)
-    order = np.argsort(big, kind="stable")
-    if kind == 2:
-        order = order[::-1]
-    big2 = big[order]
-    small2 = np.sort(small)[::-1] if kind == 2 else np.sort(small)
-    return Pair(big2, small2, pair.label, pair.relation) if len(a) > len(b) else Pair(small2, big2, pair.label, pair.relation)
+def _shrunk(engine: Engine, report: PairReport, seed: int) -> PairReport:
+    """A pattern's violation shrunk to the fewest records and simpler values while it still
+    exceeds a declared sensitivity (:func:`dpaudit.search.pairs.shrink`, 2 calls a try, within
+    what is left of the budget; hypothesis shrinks the targeted search's own)."""
+    p = engine.p
+    last = [report]
+
+    def still_fails(pair: Pair) -> bool:
+        if engine.left() < 2 + 2 * CONFIRM_PAIRS:
+            raise _OutOfBudget()
+        try:
+            again = engine.evaluate(pair.relabelled(report.label), seed)
+        except MechanismFailed:  # a smaller pair the mechanism refuses: not the same failure
+            return False
+        if again.violates():
+            last[0] = again
+            return True
+        return False
+
+    start = Pair(report.dataset, report.neighbour, report.label, p.neighbours)
+    lo, _ = allowed_sizes(p.neighbours, p.size)
+    shrink(start, still_fails, domain=p.domain, min_size=lo, max_evals=SHRINK_PAIRS,
+           stop=(_OutOfBudget,))
+    return last[0]
 
 
 def _targeted(engine: Engine, out: Outcome, reserve: int) -> None:
     p = engine.p
-    lo, hi = allowed_sizes(p.neighbours, p.size)
-    strategy = neighbouring_pairs(p.neighbours, p.domain, (lo, hi))
     state = {"last": None, "examples": 0}
 
-    @st.composite
-    def pairs(draw: Any) -> Pair:
+    def before() -> None:
         if engine.left() < reserve + 2:
             raise _OutOfBudget()
-        return ordered(draw, draw(strategy)).relabelled("hypothesis search")
 
     def probe(pair: Pair) -> None:
         if engine.left() < 2:
@@ -414,27 +395,11 @@ def _targeted(engine: Engine, out: Outcome, reserve: int) -> None:
             state["last"] = report
             raise _Found()
 
-    run_targeted(pairs(), probe, examples=p.examples, seed=p.seed, stops=(_Found, _OutOfBudget))
+    run_targeted(drawn(p.neighbours, p.domain, p.size, before=before), probe,
+                 examples=p.examples, seed=p.seed, stops=(_Found, _OutOfBudget))
     if state["last"] is not None:
         out.violation = state["last"]
     out.phases["search"] = {"pairs": state["examples"], "examples_asked": p.examples}
-
-
-def run_targeted(pairs: Any, probe: Callable[[Pair], None], *, examples: int, seed: int,
-                 stops: tuple = ()) -> None:
-    """Run ``probe`` on the pairs hypothesis draws from ``pairs`` (generate, then
-    ``hypothesis.target``'s steering, then shrinking), deterministic from ``seed``, with no
-    database and no deadline; returns when ``examples`` are spent, when ``probe`` raises one of
-    ``stops``, or when hypothesis gives up. The replay's search and the stability check's
-    (:mod:`dpaudit.stability`) share it."""
-    test = settings(max_examples=examples, database=None, derandomize=False, deadline=None,
-                    verbosity=Verbosity.quiet, print_blob=False, report_multiple_bugs=False,
-                    suppress_health_check=list(HealthCheck),
-                    phases=(Phase.generate, Phase.target, Phase.shrink))(given(pairs)(probe))
-    try:
-        hypothesis_seed(seed)(test)()
-    except (*stops, HypothesisException):
-        pass
 
 
 def _confirm(engine: Engine, out: Outcome) -> None:
