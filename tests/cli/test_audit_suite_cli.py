@@ -74,6 +74,7 @@ def test_mismatch_exits_1_and_writes_the_report(folder):
     assert dpaudit("audit", "--out", "rep", "--exit-zero", cwd=folder).returncode == 0
 
 
+@pytest.mark.slow
 def test_all_as_expected_exits_0_and_reruns_one_audit_without_touching_reports(folder):
     (folder / "audits" / "crashy.py").write_text(ONLY_CONTROL)
     out = dpaudit("audit", cwd=folder)

@@ -210,6 +210,7 @@ def test_bad_flags(tmp_path, flags, expected):
 
 # -- misbehaving mechanisms: an ERROR verdict, exit 6, the cause and the dataset ------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("function,flags,cause", [
     ("raises", [], "raised ZeroDivisionError: division by zero"),
     pytest.param("hangs", ["--call-timeout", "0.5"], "hung: one call ran longer than the per-call limit",

@@ -34,6 +34,7 @@ def dpaudit(*args, cwd):
     return proc
 
 
+@pytest.mark.slow
 def test_a_declared_curve_is_audited_over_the_curve_and_reruns(tmp_path):
     (tmp_path / "m.py").write_text(MECH)
     proc = dpaudit("check", "m.py:too_little_noise", "--samples", "20000", "--json", "r.json", cwd=tmp_path)
@@ -56,6 +57,7 @@ def test_flags_state_the_curve_and_a_point_claim_with_it_is_refused(tmp_path):
     assert proc.returncode == 3 and len(lines) == 1 and "state two claims" in lines[0]
 
 
+@pytest.mark.slow
 def test_no_early_stop_reaches_the_curve_audit(tmp_path):
     """``--no-early-stop`` spends the whole budget at once in a curve audit too: no looks are
     recorded (``details["sequential"]``), every sample is drawn, and the reproduce line says so;

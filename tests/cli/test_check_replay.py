@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUG = "benchmarks/real_bugs/smartnoise_622_covariance.py"
 CONTROL = "benchmarks/real_bugs/control_laplace_sum.py"
@@ -37,6 +39,7 @@ def test_a_declared_sensitivity_exceeded_is_refuted_at_its_call_site(tmp_path):
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 58
 
 
+@pytest.mark.slow
 def test_in_the_sandbox_the_replay_gives_the_in_process_record(tmp_path):
     sandboxed = dpaudit("check", BUG, "--replay", "--json", tmp_path / "s.json")
     trusted = dpaudit("check", BUG, "--replay", "--in-process", "--json", tmp_path / "p.json")
@@ -72,6 +75,7 @@ def total(data, rng):
 """
 
 
+@pytest.mark.slow
 def test_the_replay_stage_reports_beside_the_sampling_and_its_pair_is_sampled_first(tmp_path):
     (tmp_path / "bug.py").write_text(PRIMITIVE_BUG.replace("float=False", "float='off'"))
     proc = dpaudit("check", tmp_path / "bug.py", "--json", tmp_path / "r.json")
@@ -91,6 +95,7 @@ def test_the_replay_stage_reports_beside_the_sampling_and_its_pair_is_sampled_fi
     assert "replay" not in plain and "--no-replay" in plain["reproduce"]
 
 
+@pytest.mark.slow
 def test_a_violation_the_sampling_cannot_see_still_refutes_decided_by_the_replay(tmp_path):
     # 0.5% over the declared sensitivity: true ε = 1.005 against the claimed 1, far below what
     # 10^5 samples resolve (the sampled audit, α = 0.05 at this fixed seed, does not refute)
@@ -129,6 +134,7 @@ def total(data, rng):
 """
 
 
+@pytest.mark.slow
 def test_a_forged_replay_record_from_the_child_is_the_mechanisms_error_and_the_sampling_is_kept(tmp_path):
     (tmp_path / "forger.py").write_text(FORGER)
     proc = dpaudit("check", tmp_path / "forger.py", "--samples", "20000", "--json", tmp_path / "r.json")

@@ -36,6 +36,7 @@ def _records(path):
     return {r["target"].split(":")[-1]: r for r in json.loads(path.read_text())["results"]}
 
 
+@pytest.mark.slow
 def test_each_target_gets_its_own_claim_and_the_run_one_confidence(project, capsys):
     (project / "pyproject.toml").write_text(
         '[tool.dpaudit.targets."mechs.py:histogram_like"]\n'
@@ -66,6 +67,7 @@ def test_each_target_gets_its_own_claim_and_the_run_one_confidence(project, caps
     assert "p = " in out_text and "ε_LB/ε = " in out_text
 
 
+@pytest.mark.slow
 def test_flags_override_the_target_table(project):
     (project / "pyproject.toml").write_text(
         '[tool.dpaudit.targets."mechs.py"]\nepsilon = 0.5\nsize = 4\n')

@@ -69,6 +69,7 @@ def check(project, target, *flags):
     return proc, json.loads(out.read_text())["results"][0]
 
 
+@pytest.mark.slow
 def test_error_is_the_default_and_refutes_a_porous_mechanism_through_its_float_finding(project):
     proc, rec = check(project, "correct")
     assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -29,6 +29,7 @@ def dpaudit(*args, cwd=ROOT):
     return proc
 
 
+@pytest.mark.slow
 def test_a_diffprivlib_target_is_audited_by_replay_and_names_the_mechanism_call(tmp_path):
     # tools.sum clamps its output to [lower·n, upper·n]: under add-remove n is data, and the
     # replay sees the mechanism's declared bounds follow it
@@ -53,6 +54,7 @@ def test_a_diffprivlib_target_is_audited_by_replay_and_names_the_mechanism_call(
     assert strict.returncode == 2, strict.stdout + strict.stderr
 
 
+@pytest.mark.slow
 def test_a_correct_diffprivlib_target_has_no_finding_and_exits_0(tmp_path):
     proc = dpaudit("check", MEAN, "--replay", "--seed", "7", "--json", tmp_path / "r.json")
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -31,6 +31,7 @@ def png_size(data: bytes) -> tuple[int, int]:
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
+@pytest.mark.slow
 def test_report_loads_clean_and_hostile_names_are_inert(tmp_path):
     """The synthetic report (every verdict, plots, a formal proof, a record with two findings whose
     float64 one decides it, hostile names) loads in Chromium at 1400 px without a console line."""
@@ -41,6 +42,7 @@ def test_report_loads_clean_and_hostile_names_are_inert(tmp_path):
     assert png_size(png)[0] == 1400 and len(png) > 10_000
 
 
+@pytest.mark.slow
 def test_the_check_catches_console_errors(tmp_path):
     page = tmp_path / "bad.html"
     page.write_text('<!DOCTYPE html><html><body><main><script>console.error("boom")</script></main></body></html>')

@@ -86,6 +86,7 @@ def test_the_matcher_allows_rounding_and_wildcards_but_not_other_numbers():
     assert not doc_blocks.lines_match(["a", "b"], ["a", "b", "c"])
 
 
+@pytest.mark.slow
 def test_a_pytest_block_whose_test_fails_is_reported(tmp_path):
     block = doc_blocks.Block("x.md", 1, 4, "python", ["def test_it():", "    assert 1 == 2"],
                              {"pytest": True})

@@ -40,6 +40,7 @@ def exact(result_or_query, name: str) -> Fraction:
     return Fraction(result_or_query.model_exact[name])
 
 
+@pytest.mark.slow
 def test_every_claim_reports_its_expected_status(formal_results):
     differ = [(r.name, r.expected.value, r.status.value, r.decided_by, r.error)
               for r in formal_results if not r.matches_expected]

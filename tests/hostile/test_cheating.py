@@ -60,6 +60,7 @@ SEEDED = _module("""\
     """, head="np.random.seed(7)")
 
 
+@pytest.mark.slow
 def test_noise_seeded_at_import_is_refuted_with_the_reason(arena, capfd):
     """Every fresh process releases sum + the same number: the data in the clear (was NOT
     REFUTED, with a note that the mechanism draws its own randomness)."""
@@ -78,6 +79,7 @@ def test_noise_seeded_at_import_is_refuted_with_the_reason(arena, capfd):
                             "domain": [0.0, 1.0], "size": 10}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,source,eps", [
     # randomized response on a bool with p = 0.99 (ε = ln 99): 98% of outputs agree by chance
     ("randomized_response", """\
@@ -144,6 +146,7 @@ HONEST_FORMS = _module("""\
     """)
 
 
+@pytest.mark.slow
 def test_raw_one_call_form_beside_a_noisy_batch_form_is_an_error(arena, capfd):
     """dpaudit audited only the batch form; the raw sum users call passed (was NOT REFUTED)."""
     code, rec, out = _check(arena, capfd, "raw_one_call", RAW_ONE_CALL)
@@ -165,6 +168,7 @@ def test_raw_one_call_form_is_an_error_in_python_too():
     assert r.verdict.value == "error" and "one-call form and its batch form" in r.error
 
 
+@pytest.mark.slow
 def test_correct_batch_and_one_call_forms_are_not_refuted(arena, capfd):
     code, rec, out = _check(arena, capfd, "honest_forms", HONEST_FORMS)
     assert (code, rec["verdict"]) == (0, "not_refuted"), rec.get("error")
@@ -196,6 +200,7 @@ def test_forged_declaration_is_an_error(arena, capfd):
             "audited file tampered with dpaudit in the sandbox)") in rec["error"]
 
 
+@pytest.mark.slow
 def test_a_module_constant_in_the_declaration_is_read_from_the_source(arena, capfd):
     source = ("import numpy as np\nimport dpaudit\n\nEPS = 1.0\n\n"
               "@dpaudit.mechanism(epsilon=EPS, neighbours='add-remove', domain=(0, 1), size=10)\n"
@@ -206,6 +211,7 @@ def test_a_module_constant_in_the_declaration_is_read_from_the_source(arena, cap
     assert "size 10;" in out
 
 
+@pytest.mark.slow
 def test_a_declaration_that_is_not_literal_needs_its_flag(arena, capfd):
     """A claim field the source does not spell as a literal is known only from the sandboxed
     code: a usage error naming the flag (it was taken on the child's word, marked as such), and

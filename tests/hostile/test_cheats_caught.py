@@ -95,6 +95,7 @@ def _write(name: str, source: str):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["pid", "numpy_global"])
 def test_noise_from_a_generator_not_handed_over_is_an_error_of_dpaudit_check(arena, capfd, name):
     """The replay stage runs before the sampling: its ERROR makes the target ERROR (exit 6), whatever
@@ -217,6 +218,7 @@ LATE_FIXED = _module("""\
     """)
 
 
+@pytest.mark.slow
 def test_noise_fixed_after_the_first_releases_is_an_error(arena, capfd):
     """The first outputs compared between processes were the first 64 to 128: noise that changes
     source after them passed (NOT REFUTED). The reproducibility of the outputs on the seed is now
@@ -307,6 +309,7 @@ def test_membership_released_in_the_type_is_refuted(name):
     assert r.verdict.value == "refuted", (r.verdict, r.error)
 
 
+@pytest.mark.slow
 def test_membership_released_in_the_type_is_refuted_by_dpaudit_check(arena, capfd):
     code, rec, _ = _check(arena, capfd, "type_leak", _module("", TYPE_LEAKS["int_or_float"]),
                           "--samples=20000")

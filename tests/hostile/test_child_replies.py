@@ -169,6 +169,7 @@ def test_a_forged_record_nested_by_reference_is_refused_before_it_is_walked(aren
     assert grew < 500 << 20, f"dpaudit's process grew by {grew:,} bytes"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("record, cause", [
     ("{'kind': 'replay', 'verdict': 'not_refuted', 'findings': [{'kind': 'made_up'}]}",
      "unknown kind"),
@@ -228,6 +229,7 @@ def test_a_reproduce_line_from_the_child_never_reaches_a_report(arena, capfd):
     assert "curl" not in _reports_text(arena) + out
 
 
+@pytest.mark.slow
 def test_noise_drawn_in_a_helper_module_is_placed_at_the_audited_files_line(arena, capfd):
     """The other side of the rule above: an honest mechanism whose noise call sits in a module
     beside it is no ERROR; its finding is named at the audited file's line that called in."""

@@ -124,7 +124,8 @@ SLOW_CASES = {"native_hang_batch_form", "reply_length_then_stall", "nested_too_d
               "zero_d_array_output", "memory_bomb", "raises_keyboard_interrupt", "recursion", "ansi_escape_in_error",
               "deletes_a_file", "import_thread_never_ends", "import_exits", "sysv_ipc_and_keyring", "writes_its_tmpdir",
               "setsid_escape", "lists_terminals_or_shm", "popen_sleep_process_mode", "swallows_denied_write", "sends_udp",
-              "reads_parent_environment", "sees_passed_env"}
+              "reads_parent_environment", "sees_passed_env", "import_prints", "control_characters_as_categories",
+              "writes_working_folder", "connects_tcp", "kills_dpaudit", "sees_no_secret_env"}
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow) if c.name in SLOW_CASES else c for c in CASES],

@@ -91,6 +91,7 @@ def contained(code: int, rec: dict) -> None:
 
 # -- escape 1: the working folder --------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["token", "random", "typing"])
 def test_a_module_planted_in_the_working_folder_never_runs_in_the_child(arena, name):
     marker = arena["tmp"] / f"planted-{name}-ran"
@@ -148,6 +149,7 @@ def test_before_isolation_the_child_imports_the_standard_library_only(tmp_path):
     assert not foreign, f"imported before isolation from outside the standard library: {foreign}"
 
 
+@pytest.mark.slow
 def test_the_child_runs_isolated_from_the_working_folder_without_privileges(arena):
     body = ONCE + indent(dedent("""\
         import sys
@@ -256,6 +258,7 @@ def refusing(name: str, call: str) -> Case:
     return Case(f"refused_{name}", _f(body, REFUSED), 0, "not_refuted")
 
 
+@pytest.mark.slow
 @needs_seccomp
 @pytest.mark.parametrize("name", [n if n in ("bpf", "unshare_user_namespace", "prlimit_parent")  # one of each kind fast
                                   else pytest.param(n, marks=pytest.mark.slow) for n in sorted(KERNEL)])
@@ -304,6 +307,7 @@ SILENCE_THE_HOOK = dedent("""\
     """)
 
 
+@pytest.mark.slow
 def test_the_hook_that_names_blocked_attempts_cannot_be_switched_off(arena):
     target = f"/tmp/dpaudit-hostile-hook-{arena['tag'][:8]}"
     # silenced before the write, and once more after it (the child's own copy of what it tried)
@@ -320,6 +324,7 @@ def test_the_hook_that_names_blocked_attempts_cannot_be_switched_off(arena):
     assert f"tried to write {target} (blocked by the sandbox" in rec["error"], rec["error"]
 
 
+@pytest.mark.slow
 def test_closing_the_hooks_pipe_is_an_error(arena):
     if ABI < 1:
         pytest.skip("the kernel has no Landlock: the child has no audit hook")

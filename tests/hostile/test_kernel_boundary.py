@@ -221,6 +221,7 @@ def test_the_hook_names_what_the_kernel_refuses_and_only_that(tmp_path):
 
 # -- escape: metadata outside the sandbox ------------------------------------------------------
 
+@pytest.mark.slow
 @needs_sandbox
 def test_no_system_call_changes_a_files_mode_times_owner_or_attributes(arena, monkeypatch):
     targets = [_target(arena, "setup.py", 0o644, "work"), _target(arena)]
@@ -422,6 +423,7 @@ def test_the_read_roots_hold_no_other_entry_of_etc():
 
 # -- metadata probes: other processes ---------------------------------------------------------
 
+@pytest.mark.slow
 @needs_sandbox
 def test_nothing_of_another_process_is_read_beyond_its_existence(arena, monkeypatch):
     """Of ``/proc/N`` (dpaudit's own process here) no file opens, no link reads (its working
@@ -452,6 +454,7 @@ def test_nothing_of_another_process_is_read_beyond_its_existence(arena, monkeypa
 
 # -- escape: /opt and /sys are readable only where Python, its packages and numpy need them -------
 
+@pytest.mark.slow
 @needs_sandbox
 @pytest.mark.skipif(not os.access("/opt", os.W_OK), reason="plants a runner's credentials in /opt")
 def test_a_runners_credentials_under_opt_are_not_readable(arena, monkeypatch):

@@ -132,6 +132,7 @@ def test_the_reply_cap_follows_the_memory_cap(arena):
 
 # -- forged replies ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reply", [
     '("ok", 5)', '("ok", [[0.0], [0.0]])', '("error",)', *[pytest.param(r, marks=pytest.mark.slow) for r in (
         '("ok",)', '("ready", 1, "landlock", {})', '("error", None, True, 0)', '("error", 5, True, 0)',
@@ -172,6 +173,7 @@ def test_a_thread_bomb_at_import_is_the_mechanisms_error(arena, capfd):
 
 # -- texts and post-call work ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_long_text_output_is_an_error_in_the_sandbox_and_in_process(arena, capfd):
     source = "def f(data, rng):\n    return f'{data.sum() + rng.laplace():.3f}' + 'y' * 20000\n"
     for flags in ((), ("--in-process",)):
@@ -194,6 +196,7 @@ def test_the_text_of_a_batch_is_bounded(arena, capfd):
     assert "characters of text in one batch" in rec["error"], rec["error"]
 
 
+@pytest.mark.slow
 def test_a_50_mb_repr_does_not_run_past_the_per_call_limit(arena, capfd):
     t0 = time.monotonic()
     code, rec = _check(arena, dedent("""\
@@ -259,6 +262,7 @@ FLOAT_CARRIES_THE_SUM = dedent("""\
     """)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source,said", [
     pytest.param(REPR_HIDES_THE_SUM, "Release object, not a plain value", marks=pytest.mark.slow),
     (FLOAT_CARRIES_THE_SUM, "FloatWithExact, a subclass of float carrying more than its "
@@ -290,6 +294,7 @@ def test_a_cheating_output_is_an_error_never_not_refuted(arena, capfd, source, s
 
 # -- outputs near ±1e308 -----------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("body,exit_code", [
     ("return 1e308 if rng.random() < 0.5 else -1e308", 0),
     pytest.param("return (1e308 if rng.random() < 0.5 else -1e308, float(data.sum()))", 1, marks=pytest.mark.slow),

@@ -33,6 +33,7 @@ def _check(tmp_path, source: str) -> tuple[int, str]:
     return int(code), rec
 
 
+@pytest.mark.slow
 def test_a_crafted_reply_written_to_the_pipe_is_refused(tmp_path):
     marker = tmp_path / "escaped"
     code, rec = _check(tmp_path, dedent(f"""\
@@ -58,6 +59,7 @@ def test_a_crafted_reply_written_to_the_pipe_is_refused(tmp_path):
     assert "refused" in rec["error"] and "system" in rec["error"], rec["error"]
 
 
+@pytest.mark.slow
 def test_an_object_whose_reduce_names_a_command_never_runs_it(tmp_path):
     marker = tmp_path / "escaped"
     code, rec = _check(tmp_path, dedent(f"""\

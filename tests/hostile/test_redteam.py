@@ -37,6 +37,7 @@ def _check(arena, capfd, name: str, source: str, *flags: str) -> tuple[int, dict
     return code, rec, out
 
 
+@pytest.mark.slow
 def test_noise_fixed_after_a_fresh_first_call_is_refuted(arena, capfd):
     """The first release of a process used fresh randomness, every later one noise seeded at
     import: the fresh-process check compared first outputs only and said nothing (NOT REFUTED);
@@ -121,6 +122,7 @@ def test_a_folder_made_unreadable_is_removed_without_capabilities(arena):
     # the arena's teardown asserts that nothing is left in the sandbox root
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(landlock_abi() < 1, reason="the kernel has no Landlock: files are not restricted")
 @pytest.mark.skipif(not os.path.exists("/etc/shadow"), reason="this system has no /etc/shadow")
 def test_password_hashes_are_not_readable_from_the_child(arena, capfd):
@@ -179,6 +181,7 @@ def test_numbers_that_are_doubles_stay_plain(value):
     assert plain_outputs([v])[0] is v
 
 
+@pytest.mark.slow
 def test_a_one_call_form_honest_on_one_dataset_size_only_is_an_error(arena, capfd):
     """The batch form is honest; the one-call form releases the raw sum unless the dataset has 10
     records, the one size the check looked at (NOT REFUTED)."""

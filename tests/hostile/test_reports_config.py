@@ -131,6 +131,7 @@ def test_a_symlinked_report_path_is_refused_before_any_audit_and_runs_nothing(ho
     assert victim.read_text() == "keep me\n"
 
 
+@pytest.mark.slow
 def test_a_symlinked_folder_in_the_checkout_is_refused_and_devices_are_still_written(hostile):
     outside = hostile["tmp"] / "outside"
     outside.mkdir()
@@ -152,6 +153,7 @@ def test_a_symlinked_folder_in_the_checkout_is_refused_and_devices_are_still_wri
     assert (outside / "r.html").is_file()
 
 
+@pytest.mark.slow
 def test_every_writer_refuses_a_symlinked_report_path(hostile, tmp_path):
     """``dpaudit report``, ``dpaudit audit``'s report folder and the pytest plugin's reports."""
     from dpaudit.cli import run
@@ -250,6 +252,7 @@ def test_the_child_facts_are_cleaned_in_dpaudit():
 
 # -- Markdown: nothing from the audited code is live in a PR comment ------------------------------
 
+@pytest.mark.slow
 def test_markdown_text_from_the_audited_code_is_inert(hostile):
     message = "ping @octocat see https://evil.example/x <img src=x> | ` www.evil.example a@b.example"
     folder = hostile["tmp"] / "mech"
@@ -280,6 +283,7 @@ def test_markdown_text_from_the_audited_code_is_inert(hostile):
 
 # -- escape 5: pyproject.toml cannot turn the sandbox off -----------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("level", ["none", "process"])
 def test_isolation_from_pyproject_needs_trust_config(hostile, level):
     (hostile["work"] / "pyproject.toml").write_text(f'[tool.dpaudit]\nisolation = "{level}"\n')
@@ -335,6 +339,7 @@ def test_a_file_size_limit_loses_no_verdict_and_no_other_report(hostile):
     assert sorted(p.name for p in out_dir.iterdir()) == ["r.json", "r.markdown"]  # no temporary
 
 
+@pytest.mark.slow
 def test_a_report_folder_replaced_after_the_precheck_loses_no_verdict(hostile, monkeypatch):
     import dpaudit.commands.check  # private: _precheck, wrapped to replace the folder right after it
 

@@ -109,6 +109,7 @@ def test_median_chain_equals_quadratic_dp_on_larger_data(seed, n, delta, centre)
 RECORDS = st.floats(-100.0, 100.0, allow_nan=False, allow_infinity=False)
 
 
+@pytest.mark.slow
 @given(data=st.lists(RECORDS, max_size=25), z=RECORDS, delta=st.floats(0.0, 5.0),
        centre=st.floats(-50.0, 50.0))
 @settings(max_examples=budget(150))
@@ -125,6 +126,7 @@ def test_every_efficient_preprocessing_keeps_sensitivity_delta(data, z, delta, c
 
 # --- Theorem 1.6 (median exactness) and Lemma 5.5 (no overshoot) ----------------------------
 
+@pytest.mark.slow
 def test_theorem_1_6_exactness_and_no_overshoot_on_thousands_of_cases():
     root = np.random.SeedSequence(1606)
     cases = exact_claimed = violations = overshoot = 0

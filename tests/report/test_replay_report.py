@@ -95,6 +95,7 @@ def _section(html: str, index: int) -> str:
 
 # -- the records ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_mechanisms_give_the_three_findings_at_their_lines(records):
     prim = _one(records["primitive"], "sensitivity_exceeded")
     assert records["primitive"]["verdict"] == "refuted" and prim["site"]["line"] == _line("primitive")

@@ -176,6 +176,7 @@ def _install(tmp_path: Path, **given: str) -> tuple[subprocess.CompletedProcess,
     return done, log
 
 
+@pytest.mark.slow
 def test_the_install_step_installs_the_actions_checkout_or_the_version(tmp_path):
     from dpaudit import __version__
 

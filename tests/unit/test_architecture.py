@@ -254,6 +254,7 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found.values())
 
 
+@pytest.mark.slow
 def test_no_module_of_the_harness_imports_itself_through_others():
     """No cycle of modules in dpaudit/, however the import is spelled or hidden in a function
     (import-linter's layers see only module-level contracts between layers, not a cycle inside

@@ -82,6 +82,7 @@ def _references():
                     yield path, match.group(2)
 
 
+@pytest.mark.slow
 def test_every_docstring_reference_resolves():
     unresolved = []
     for path, name in _references():

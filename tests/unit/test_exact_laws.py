@@ -19,6 +19,7 @@ def test_laplace_shift_by_sensitivity_has_loss_epsilon(eps):
     assert hockey_stick(p, q, eps) == pytest.approx(0.0, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_laplace_hockey_stick_closed_form():
     # For Lap(0,b) vs Lap(1,b) and 0 <= e < 1/b: δ(e) = 1 − exp((e − 1/b)/2)  (Balle et al. 2018 style).
     b, e = 1 / 0.7, 0.3

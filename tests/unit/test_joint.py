@@ -66,6 +66,7 @@ def test_mixed_rows_get_joint_length_and_position_families():
     assert c.projected > 0.5
 
 
+@pytest.mark.slow
 @pytest.mark.statistical
 def test_no_leak_no_bound_on_fresh_samples():
     """Size: D and D' with one law; the event is chosen on one sample and counted on another.

@@ -36,6 +36,7 @@ def _record():
     return rec
 
 
+@pytest.mark.slow
 def test_every_format_gives_the_finding_its_own_confidence_and_samples():
     rec = _record()
     run = _run(rec)

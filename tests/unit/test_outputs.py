@@ -425,6 +425,7 @@ def test_dataclasses_are_the_dicts_of_their_fields():
     assert y.tolist() == [[3.0, 1.5], [4.0, 2.5]]
 
 
+@pytest.mark.slow
 def test_a_nested_output_too_large_to_walk_is_one_line():
     x = [0.5]
     for _ in range(8):

@@ -191,6 +191,7 @@ SMALL = [0.0] * 5 + [9.0] * 4
 BIG = SMALL + [4.5]
 
 
+@pytest.mark.slow
 @pytest.mark.statistical
 @pytest.mark.parametrize("form", ["dict", "pairs", "none"])
 def test_presence_events_see_a_new_key(form):
@@ -215,6 +216,7 @@ def test_presence_events_see_a_new_key(form):
     json.dumps(c.event.to_record())
 
 
+@pytest.mark.slow
 @pytest.mark.statistical
 def test_released_coordinates_of_nan_vectors():
     """Fixed seeds, no retry; the rate within 7 standard errors (α < 10⁻¹¹)."""

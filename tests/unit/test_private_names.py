@@ -18,6 +18,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "dpaudit"
 LIMIT = 5
@@ -141,6 +143,7 @@ def _harness_files():
     return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 
 
+@pytest.mark.slow
 def test_few_private_names_cross_a_module_boundary_in_the_harness():
     offenders = [f"{path.relative_to(ROOT).as_posix()}:{line}: {source}.{name}"
                  for path in _harness_files() for line, source, name, _ in private_imports(path)]
@@ -150,6 +153,7 @@ def test_few_private_names_cross_a_module_boundary_in_the_harness():
         "is used:\n" + "\n".join(offenders))
 
 
+@pytest.mark.slow
 def test_tests_say_why_they_import_a_private_name():
     """The comment sits on the import statement the private name is reached through (any of its
     lines): the ``from dpaudit.x import _name``, or the import of the module whose ``_name`` the

@@ -58,6 +58,7 @@ def test_a_declared_sensitivity_exceeded_refutes_at_the_call_site():
     assert "declared sensitivity exceeded" in f.message and "excess" in f.message
 
 
+@pytest.mark.slow
 def test_data_dependent_control_flow_names_where_the_runs_part():
     def branchy(data, rng):
         if len(data) > 3:
@@ -74,6 +75,7 @@ def test_data_dependent_control_flow_names_where_the_runs_part():
     assert "data-dependent control flow" in f.message
 
 
+@pytest.mark.slow
 def test_a_data_dependent_noise_scale_is_a_finding_of_its_own():
     def mean_with_own_n(data, rng):
         n = max(len(data), 1)
@@ -86,6 +88,7 @@ def test_a_data_dependent_noise_scale_is_a_finding_of_its_own():
     assert "scale" in f.values["parameters"]
 
 
+@pytest.mark.slow
 def test_a_noisy_value_rescaled_by_the_data_is_a_noise_scale_finding():
     def divided_after_noise(data, rng):
         noisy = np.clip(data, 0, 1).sum() + rng.laplace(scale=1.0)
@@ -97,6 +100,7 @@ def test_a_noisy_value_rescaled_by_the_data_is_a_noise_scale_finding():
     assert f.values["operation"] in ("divide", "true_divide") and "divided by" in f.message
 
 
+@pytest.mark.slow
 def test_an_accounting_excess_by_composition_is_a_note_only():
     def double_spend(data, rng):
         s = np.clip(data, 0, 1).sum()
@@ -138,6 +142,7 @@ def test_a_correct_laplace_sum_has_no_finding():
     assert row["distribution"] == "laplace" and row["input_observed"] == "arithmetic"
 
 
+@pytest.mark.slow
 def test_a_correct_gaussian_mean_has_no_finding():
     sigma = math.sqrt(2 * math.log(1.25 / 1e-5)) / 1.0
 
@@ -152,6 +157,7 @@ def test_a_correct_gaussian_mean_has_no_finding():
     assert comp["rho"] == pytest.approx(comp["mu"] ** 2 / 2)
 
 
+@pytest.mark.slow
 def test_data_released_without_noise_is_confirmed_by_a_perturbed_replay():
     def half_noised(data, rng):
         out = np.clip(np.asarray(data, dtype=float), -1.0, 1.0)
@@ -164,6 +170,7 @@ def test_data_released_without_noise_is_confirmed_by_a_perturbed_replay():
     assert all(c["coordinate"] >= 3 for c in f.values["coordinates"])
 
 
+@pytest.mark.slow
 def test_noise_of_scale_zero_is_a_release_without_noise():
     def zero_noise(data, rng):
         return np.clip(data, 0, 1).sum() + rng.laplace(scale=0.0)   # site: zero
@@ -172,6 +179,7 @@ def test_noise_of_scale_zero_is_a_release_without_noise():
     assert f.site.line == _line("zero") and f.values["scale"] == 0.0
 
 
+@pytest.mark.slow
 def test_one_draw_added_to_two_moving_values_is_noise_reuse():
     def reused(data, rng):
         z = rng.laplace(scale=2.0)
@@ -181,6 +189,7 @@ def test_one_draw_added_to_two_moving_values_is_noise_reuse():
     assert f.site.line == _line("reuse")
 
 
+@pytest.mark.slow
 def test_a_public_constant_added_twice_to_one_draw_is_not_reuse():
     def threshold_twice(data, rng):
         rho = rng.laplace(scale=2.0)
@@ -192,6 +201,7 @@ def test_a_public_constant_added_twice_to_one_draw_is_not_reuse():
     assert not _audit(threshold_twice).of("noise_reuse")
 
 
+@pytest.mark.slow
 def test_a_nan_through_a_clamp_is_found_with_nonfinite_records():
     def nan_clamp(data, rng):
         total = 0.0
@@ -215,6 +225,7 @@ def test_noise_the_replay_cannot_see_is_a_limit():
     assert not r.noise_intercepted
 
 
+@pytest.mark.slow
 def test_the_exponential_mechanism_is_accounted_exactly():
     def exponential(data, rng):
         u = np.array([np.sum(np.clip(data, 0, 1) >= t) for t in (0.0, 0.5)], dtype=float)
@@ -227,6 +238,7 @@ def test_the_exponential_mechanism_is_accounted_exactly():
     assert 0.0 < r.accounting["composition"]["epsilon"] <= 1.0
 
 
+@pytest.mark.slow
 def test_poisson_subsampling_is_frozen_record_by_record():
     def dpsgd(data, rng):
         batch = np.clip(data[rng.random(len(data)) < 0.5], 0, 1)
@@ -238,6 +250,7 @@ def test_poisson_subsampling_is_frozen_record_by_record():
     assert r.accounting["composition"]["mu"] <= 1.0 + 1e-12
 
 
+@pytest.mark.slow
 def test_a_sparse_vector_is_not_refuted():
     def above_threshold(data, rng):
         rho = rng.laplace(scale=2.0)
@@ -253,6 +266,7 @@ def test_a_sparse_vector_is_not_refuted():
 
 # -- cost, errors, records ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_default_budget_bounds_the_calls_at_200():
     calls = {"n": 0}
 
@@ -294,6 +308,7 @@ def test_the_record_has_the_common_keys_and_is_json():
     assert rec["reproduce"].startswith("dpaudit.replay_audit(") and f"seed={SEED}" in rec["reproduce"]
 
 
+@pytest.mark.slow
 def test_a_finding_record_names_the_pair_and_a_line_that_replays_it():
     def mean_with_own_n(data, rng):
         n = max(len(data), 1)
@@ -308,6 +323,7 @@ def test_a_finding_record_names_the_pair_and_a_line_that_replays_it():
     assert f.to_record()["site"]["line"] == f.site.line
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_audit():
     def laplace_mean(data, rng):
         return float(np.clip(data, 0, 1).sum() / 6.0 + rng.laplace(scale=0.1))
@@ -361,6 +377,7 @@ def test_diffprivlib_mechanisms_are_recorded_without_edits():
     assert Laplace.randomise.__name__ == "randomise" and not hasattr(Laplace.randomise, "__wrapped__")
 
 
+@pytest.mark.slow
 def test_the_check_command_helper_writes_a_replay_record_or_an_error_record():
     from types import SimpleNamespace
 

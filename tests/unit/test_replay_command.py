@@ -127,6 +127,7 @@ def test_a_stage_without_time_says_so_and_is_no_error():
     assert stage_text({"verdict": "inconclusive", "replay": rec}) == "replay: cut short by the time limit"
 
 
+@pytest.mark.slow
 def test_a_failing_replay_names_the_dataset_and_a_runnable_pair_line():
     def raises(data, rng):
         if len(data) == 0:

@@ -72,6 +72,7 @@ def test_an_unclipped_sum_is_refuted_with_its_exact_epsilon_at_its_line():
     assert not r.of("composition_excess")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism", [sparse_vector, report_noisy_max])
 @pytest.mark.parametrize("seed", range(5))
 def test_a_sparse_vector_and_a_report_noisy_max_are_never_refuted_this_way(mechanism, seed):
@@ -80,6 +81,7 @@ def test_a_sparse_vector_and_a_report_noisy_max_are_never_refuted_this_way(mecha
     assert not r.of("exact_loss_exceeded")
 
 
+@pytest.mark.slow
 def test_composition_is_loose_on_them_and_stays_a_note():
     # a pair where a record moves every count: composition adds up 4 × 1/2 = 2 > 1
     r = _audit(report_noisy_max)
@@ -117,6 +119,7 @@ def _ratio(data, rng):
     return (np.sum(data) + rng.laplace(scale=1.0)) / (len(data) + rng.laplace(scale=1.0))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism", [_sorted, _overwritten, _clipped_after, _sum_of_two, _escaped, _ratio])
 def test_a_release_not_shown_injective_is_left_to_the_sampling(mechanism):
     r = _audit(mechanism)
@@ -143,6 +146,7 @@ def test_gaussian_noise_gives_its_exact_profile_and_no_finite_pure_epsilon():
     assert math.isinf(g.values["epsilon_exact"]) and "no finite ε" in g.message
 
 
+@pytest.mark.slow
 def test_a_correct_gaussian_sum_is_not_refuted():
     sigma = math.sqrt(2 * math.log(1.25 / 1e-5))  # Dwork and Roth 2014, Theorem A.1, Δ = ε = 1
 
@@ -187,6 +191,7 @@ def noisy_sum(data, rng):
 '''
 
 
+@pytest.mark.slow
 def test_check_replay_and_the_default_stage_refute_the_unclipped_sum_at_its_line(tmp_path):
     mech = tmp_path / "unclipped.py"
     mech.write_text(UNCLIPPED)

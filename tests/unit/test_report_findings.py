@@ -10,6 +10,7 @@ import io
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import pytest
 
 from dpaudit.exitcodes import ExitCode, exit_code
 from dpaudit.progress import Progress
@@ -244,6 +245,7 @@ def test_html_shows_the_two_findings_apart_and_states_the_policy():
     assert "candidates validated (family-wise)" in html.split('<details class="stats">')[1]
 
 
+@pytest.mark.slow
 def test_html_marks_the_differing_record_and_shows_datasets_whole():
     html = render_html(run_of(record("old")))
     sec = sections(html)["r1"]
@@ -260,6 +262,7 @@ def test_html_marks_the_differing_record_and_shows_datasets_whole():
     assert "… 237 records …" in html and "400 records" in html
 
 
+@pytest.mark.slow
 def test_html_plots_every_event_kind_that_has_a_picture():
     # porosity: the cells of S and the bit patterns, from the samples' doubles
     html = render_html(run_of(record("float_only")))
@@ -301,6 +304,7 @@ def test_the_bound_curve_is_clipped_at_zero_and_says_what_it_shows():
     assert "clipped at 0" in caption and "against the claimed ε" in caption
 
 
+@pytest.mark.slow
 def test_plots_span_the_content_width():
     """Figures are drawn 11 inches wide (over 1,000 px) and the page lets them fill the 1,180 px column:
     at a 1,400 px window each plot is wider than 900 px."""

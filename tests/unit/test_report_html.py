@@ -4,6 +4,7 @@ import datetime as dt
 from html.parser import HTMLParser
 
 import numpy as np
+import pytest
 
 from dpaudit.claims import Neighbours, PureDP
 from dpaudit.report import make_run, render_html
@@ -115,6 +116,7 @@ def test_result_section_shows_claim_bound_counterexample_plots_and_reproduce():
     assert "the ε lower bound each candidate threshold would give" in text and "clipped at 0" in text
 
 
+@pytest.mark.slow
 def test_missing_or_malformed_plot_data_degrades_to_no_plot():
     """Malformed histograms and curves are left out (no crash); what remains is the picture every
     counterexample has: P[M(D) ∈ S] against P[M(D′) ∈ S] with their intervals."""

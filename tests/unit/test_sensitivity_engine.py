@@ -168,6 +168,7 @@ def test_raise_nan_and_declared_out_of_domain_inputs():
     assert r.verdict is Verdict.ERROR and "out of domain" in r.error
 
 
+@pytest.mark.slow
 def test_bad_outputs_are_errors_not_tracebacks():
     cases = [(lambda x: None, "None"), (lambda x: "a", "not a number"),
              (lambda x: np.inf, "inf"), (lambda x: np.zeros(len(x)), "shapes"),

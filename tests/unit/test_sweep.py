@@ -90,6 +90,7 @@ def dp():
     return prelude
 
 
+@pytest.mark.slow
 def test_the_constructors_come_from_the_library_itself(dp):
     from dpaudit.sweep.opendp import Descriptors, constructors
 
@@ -103,6 +104,7 @@ def test_the_constructors_come_from_the_library_itself(dp):
     assert "dp.approximate(dp.max_divergence())" in {m.code for m in desc.measures}
 
 
+@pytest.mark.slow
 def test_a_sweep_of_right_maps_refutes_nothing(dp):
     import dpaudit
 
@@ -113,6 +115,7 @@ def test_a_sweep_of_right_maps_refutes_nothing(dp):
     assert all(c.check == "stability" and c.bound <= 1.0 for c in checked)
 
 
+@pytest.mark.slow
 def test_a_wrong_stability_map_is_refuted_and_reproduced_with_opendp_alone(dp):
     from dpaudit.sweep.drafts import draft
     from dpaudit.sweep.opendp import Sweeper
