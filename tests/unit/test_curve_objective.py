@@ -9,7 +9,7 @@ import pytest
 
 from dpaudit.auditing import core, looks
 from dpaudit.auditing.schedule import schedule
-from dpaudit.curves import audit as engine
+from dpaudit.curves import audit as engine  # private: _Run, to show the curve audit subclasses the shared core
 from dpaudit.curves import curve_audit
 
 GAUSS = dict(neighbours="linf", domain=(0, 1), size=1)
