@@ -96,8 +96,9 @@ CHUNK_BYTES = 64 << 20
 #: under a time limit a validation chunk is at most this many batches (the limit is checked
 #: between chunks; the counts are the same whatever the chunks)
 CHUNK_BATCHES = 1
-#: under a time limit the search stops at 35% of a look's time (the core's), the selection at
-#: this share; validation has the rest
+#: under a time limit the search stops at this share of a look's time (the core's), the
+#: selection at the next; validation has the rest
+SEARCH_TIME = 0.35
 SELECT_TIME = 0.5
 #: thresholds tried per score when ranking pairs (selection tries :data:`band.THRESHOLDS`)
 QUICK_THRESHOLDS = 200
@@ -171,7 +172,13 @@ class _Run(Core):
 
     # ---------------------------------------------------------------- the objective
     def score(self, yd: np.ndarray, yp: np.ndarray) -> float:
-        """The pair's projected largest ratio δ_LB/δ_claim on its scoring sample."""
+        """The pair's projected largest ratio δ_LB/δ_claim on its scoring sample. Scoring is
+        work of its own (every family projected; samples drawn ahead need no draw), so the
+        search's share of a time limit is checked here too (Exhausted stops the search)."""
+        end = self.phase_deadline(SEARCH_TIME)
+        if end is not None and time.monotonic() > end:
+            self.sampler.time_cut = True
+            raise Exhausted("time")
         return float(self.best_family(yd, yp, quick=True)[0])
 
     def beyond(self, best: float) -> float:
@@ -220,7 +227,7 @@ class _Run(Core):
         record = []
         for pair, seed in zip(pool, self.s_select.spawn(len(pool))):
             try:
-                yd, yp = self.sampler.draw_pair(pair, seed, n, self.phase_deadline(SELECT_TIME))
+                yd, yp = self.draw_selection(pair, seed, n)
             except (Exhausted, TimeLimitReached) as exc:
                 self.cut_by(exc)
                 break
@@ -231,6 +238,26 @@ class _Run(Core):
                 best = (value, pair, sc, proj)
         self.phases["select"] = {"samples_per_pair": n, "candidates": record}
         return None if best is None else best[1:]
+
+    def draw_selection(self, pair: Pair, seed: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The selection sample of a pair: ``draw_pair(pair, seed, n)``; under a time limit the
+        same rows a few batches at a time, ending with those drawn when the selection's time is
+        spent (a shorter sample only chooses less well: no bound is read from it)."""
+        deadline = self.phase_deadline(SELECT_TIME)
+        if deadline is None:
+            return self.sampler.draw_pair(pair, seed, n)
+        step = CHUNK_BATCHES * self.sampler.batch_size
+        parts: list = []
+        for start in range(0, n, step):
+            try:
+                parts.append(self.sampler.draw_pair_rows(pair, seed, n, start, min(n, start + step),
+                                                         deadline))
+            except (Exhausted, TimeLimitReached) as exc:
+                if not parts:
+                    raise
+                self.cut_by(exc)
+                break
+        return np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])
 
     def cut_by(self, exc: BaseException) -> None:
         """A draw stopped by the samples or the time: the sandbox's hard limit
