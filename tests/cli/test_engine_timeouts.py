@@ -59,6 +59,7 @@ def check(mech, *args):
     return int(code), rec, took
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", [["--in-process"], []], ids=["in-process", "sandboxed"])
 def test_the_curve_engine_stops_at_the_time_limit(mech, where):
     code, rec, took = check(mech, "m.py:slow_gaussian", "--timeout=3", *where)
@@ -71,6 +72,7 @@ def test_the_curve_engine_stops_at_the_time_limit(mech, where):
         assert rec["verdict"] in ("not_refuted", "refuted") and "validation samples" in rec["details"]["note"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", [["--in-process"], []], ids=["in-process", "sandboxed"])
 def test_the_sensitivity_search_stops_at_the_time_limit(mech, where):
     code, rec, took = check(mech, "m.py:slow_sum", "--sensitivity=1", "--examples=100000",
@@ -87,6 +89,7 @@ def _slow_gaussian(data, rng, size=None):
     return data[0] + rng.normal(0.0, 1.0, size=size)
 
 
+@pytest.mark.slow
 def test_curve_audit_takes_a_timeout():
     from dpaudit.curves import curve_audit
 
