@@ -113,7 +113,7 @@ def library_replay(spec: Any, seed: int, name: str, nonfinite: bool, remaining: 
     label = getattr(spec, "name", None) or name  # as the sampled audit names it
     try:
         if opendp_of(spec) is not None:
-            result = check_target(spec, seed=seed, name=label, **timeout)
+            result = check_target(spec, seed=seed, name=label, nonfinite=nonfinite, **timeout)
         else:
             result = replay_audit(spec.func, epsilon=spec.epsilon, delta=spec.delta,
                                   neighbours=spec.neighbours, domain=spec.domain, size=spec.size,

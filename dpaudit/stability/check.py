@@ -173,7 +173,8 @@ def notes_of(c: Checker) -> list[ReplayFinding]:
 
 
 def _make_checker(obj: Any, *, d_in: Any, neighbours: Any, domain: Any, size: Any, seed: Any,
-                  budget: Any, examples: Any, timeout: Any, name: Optional[str]) -> Checker:
+                  budget: Any, examples: Any, timeout: Any, name: Optional[str],
+                  nonfinite: bool = False) -> Checker:
     from dpaudit.validation import check_count
 
     dp = importlib.import_module("opendp.mod")
@@ -184,7 +185,7 @@ def _make_checker(obj: Any, *, d_in: Any, neighbours: Any, domain: Any, size: An
                    domain=domain, size=size, seed=check_seed(seed),
                    budget=check_count(BUDGET if budget is None else budget, "budget", minimum=4),
                    examples=check_count(EXAMPLES if examples is None else examples, "examples"),
-                   deadline=deadline, name=name or label_of(obj))
+                   deadline=deadline, name=name or label_of(obj), nonfinite=nonfinite)
 
 
 def run_check(obj: Any, **kw: Any) -> tuple[Checker, dict, Optional[PartFailed], float]:
@@ -217,7 +218,8 @@ def _report(c: Checker, phases: dict, failed: Optional[PartFailed], started: flo
 
 def check_stability(obj: Any, *, d_in: Any = None, neighbours: Any = None, domain: Any = None,
                     size: Any = None, seed: Any = 0, budget: Any = None, examples: Any = None,
-                    timeout: Any = None, name: Optional[str] = None) -> StabilityReport:
+                    timeout: Any = None, name: Optional[str] = None,
+                    nonfinite: bool = False) -> StabilityReport:
     """Check the stability maps of an OpenDP Transformation (or of the transformations of a
     Measurement chain, and the measurement's map at the distance observed at its input) on
     neighbouring pairs (the docstring of :mod:`dpaudit.stability`).
@@ -227,11 +229,12 @@ def check_stability(obj: Any, *, d_in: Any = None, neighbours: Any = None, domai
     (the claim map(d_in) stated for them); ``domain`` where records lie (default: the atom
     bounds, else [0, 1]); ``size`` records (default: the domain's size, else 10); ``budget`` the
     evaluations (one per dataset, 200), ``examples`` the hypothesis pairs at most (60);
-    ``timeout`` seconds. Deterministic from ``seed``.
+    ``timeout`` seconds; ``nonfinite`` tries NaN and ±inf records too (float records only: OpenDP's
+    domain says whether it takes them). Deterministic from ``seed``.
     """
     c, phases, failed, started = run_check(obj, d_in=d_in, neighbours=neighbours, domain=domain,
                                            size=size, seed=seed, budget=budget, examples=examples,
-                                           timeout=timeout, name=name)
+                                           timeout=timeout, name=name, nonfinite=nonfinite)
     return _report(c, phases, failed, started)
 
 

@@ -94,7 +94,7 @@ class Checker:
 
     def __init__(self, obj: Any, *, d_in: Any, relation: Optional[Neighbours], domain: Any,
                  size: Optional[int], seed: int, budget: int, examples: int,
-                 deadline: Optional[float], name: str) -> None:
+                 deadline: Optional[float], name: str, nonfinite: bool = False) -> None:
         from dpaudit.adapters.common import relation_for_metric
         from dpaudit.adapters.opendp import carrier_of, input_converter
 
@@ -117,6 +117,9 @@ class Checker:
         self.integers = carrier.startswith(("i", "u"))
         self.floats = carrier.startswith("f")
         self.budget, self.examples, self.deadline = budget, examples, deadline
+        #: NaN and ±inf records tried too (``--nonfinite``): only where the input domain admits
+        #: NaN (``atom_domain(T=float, nan=False)`` does not, and OpenDP refuses it when invoked)
+        self.nonfinite = bool(nonfinite) and self.floats and _admits_nan(atom)
         self.parts, self.measurement = decompose(obj)
         self.invocations = 0
         self.pairs = 0
@@ -288,3 +291,12 @@ class Checker:
 
     def score(self) -> float:
         return max((s.max_ratio for s in self.stages), default=0.0)
+
+
+def _admits_nan(atom: Any) -> bool:
+    """Whether an OpenDP atom domain has NaN as a member (its own ``member``; False when it
+    cannot say)."""
+    try:
+        return bool(atom.member(float("nan")))
+    except Exception:  # noqa: BLE001 - a domain that cannot test membership: no NaN tried
+        return False

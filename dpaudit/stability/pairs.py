@@ -53,7 +53,7 @@ def search_pairs(c: Checker) -> dict:
 
     phases: dict = {}
     patterns = list(candidates(c.relation, c.domain, c.size, c.seed, integers=c.integers,
-                               floats=c.floats, carrier=c.carrier))
+                               floats=c.floats, carrier=c.carrier, nonfinite=c.nonfinite))
     if not patterns:
         return phases
     try:

@@ -34,7 +34,8 @@ def opendp_of(spec: Any) -> Optional[dict]:
 
 
 def check_target(spec: Any, *, seed: Any = None, budget: Any = None, examples: Any = None,
-                 timeout: Any = None, name: Optional[str] = None) -> ReplayResult:
+                 timeout: Any = None, name: Optional[str] = None,
+                 nonfinite: bool = False) -> ReplayResult:
     """The stability check of an OpenDP target (``dpaudit.adapters.opendp.target``): the stability
     maps of each transformation prefix of its chain, the measurement's privacy map at the
     distance observed at its input against the claim, and the ``no_noise_intercepted`` limit
@@ -48,7 +49,7 @@ def check_target(spec: Any, *, seed: Any = None, budget: Any = None, examples: A
     c, phases, failed, started = run_check(m, d_in=info["d_in"], neighbours=spec.neighbours,
                                            domain=spec.domain, size=spec.size, seed=seed,
                                            budget=budget, examples=examples, timeout=timeout,
-                                           name="measurement")
+                                           name="measurement", nonfinite=nonfinite)
     findings: list[ReplayFinding] = []
     if c.violation is not None:
         findings.append(violation_finding(c, c.violation))

@@ -171,3 +171,20 @@ def test_the_cli_checks_a_file_of_opendp_targets_with_the_replay_flag(tmp_path):
     assert rec["location"]["line"] == 7 and rec["location"]["path"].endswith("targets.py")
     assert rec["library"]["name"] == "opendp"
     assert "reproduce: dpaudit check lib:targets.py:unclamped --replay --seed=" in proc.stdout
+
+
+def test_nonfinite_records_are_tried_only_where_the_input_domain_admits_nan():
+    """``--nonfinite`` on an OpenDP target: NaN records go only to a domain that has NaN as a
+    member (OpenDP refuses them when invoked otherwise, which is no finding of the chain's)."""
+    from dpaudit.stability.check import run_check
+
+    no_nan = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()) \
+        >> dp.t.then_clamp((0.0, 1.0)) >> dp.t.then_sum()
+    c, _, failed, _ = run_check(no_nan, d_in=1, neighbours=None, domain=None, size=None, seed=1,
+                                budget=None, examples=None, timeout=None, name=None, nonfinite=True)
+    assert c.nonfinite is False and failed is None and c.violation is None
+    with_nan = (dp.vector_domain(dp.atom_domain(T=float, nan=True)), dp.symmetric_distance()) \
+        >> dp.t.then_impute_constant(0.0) >> dp.t.then_clamp((0.0, 1.0)) >> dp.t.then_sum()
+    c, _, failed, _ = run_check(with_nan, d_in=1, neighbours=None, domain=None, size=None, seed=1,
+                                budget=None, examples=None, timeout=None, name=None, nonfinite=True)
+    assert c.nonfinite is True and failed is None and c.violation is None
