@@ -243,35 +243,6 @@ def _reproduce_root(config: Any) -> Any:
 
 _CLAIM_KEYS = ("epsilon", "delta", "neighbours", "domain", "size", "log_prob", "distribution", "output",
                "float", "float_events", "rho", "mu", "renyi", "profile")
-#: the keywords of a claim stated as a privacy curve (dpaudit.curve_audit)
-_CURVE = ("rho", "mu", "renyi", "profile")
-
-
-def _curve_of(mechanism: Any, claim: dict) -> dict:
-    """The curve claim to audit: the keywords' (``mu=``, ``rho=``, …), else the declaration's
-    when no point claim (``epsilon=``) is given; {} for a point claim."""
-    given = {k: claim[k] for k in _CURVE if claim.get(k) is not None}
-    if given or claim.get("epsilon") is not None:
-        return given
-    from dpaudit.spec import MechanismSpec, declaration_of
-
-    func = mechanism.func if isinstance(mechanism, MechanismSpec) else mechanism
-    decl = declaration_of(func) if callable(func) else None
-    if decl is None or not decl.curve or decl.epsilon is not None:
-        return {}
-    return dict(decl.curve)
-
-
-def _spec_or_none(mechanism: Any) -> Any:
-    """A spec of ``mechanism`` for its source location, or None (a curve-only declaration has no
-    point claim to build one from)."""
-    from dpaudit.errors import DpauditError
-    from dpaudit.spec import MechanismSpec
-
-    try:
-        return MechanismSpec.from_function(mechanism, epsilon=1.0)
-    except DpauditError:
-        return None
 
 
 def _project_float(config: Any) -> Optional[str]:
@@ -289,79 +260,86 @@ def _project_float(config: Any) -> Optional[str]:
         return None  # a broken pyproject is dpaudit check's to report
 
 
+def _check(mechanism: Any, claim: dict, keywords: dict, seed: Any, exact: bool,
+           replay_stage: bool, config: Any) -> tuple:
+    """The fixture's mechanism through the check pipeline (:mod:`dpaudit.pipeline`): settings
+    from the keywords, an in-memory target (:func:`~dpaudit.pipeline.target.open_spec`), the
+    plan's engine (the sampled audit, the exact audit with ``exact=True``, the curve audit for a
+    curve claim) and the stages around it. Returns the
+    :class:`~dpaudit.pipeline.result.CheckResult` and the spec audited."""
+    from dpaudit.pipeline.api import settings_for
+    from dpaudit.pipeline.run import run_opened
+    from dpaudit.pipeline.stages import Run
+    from dpaudit.pipeline.target import open_spec
+
+    origin = "flag"
+    if "float" not in claim and "float_events" not in claim:
+        project = _project_float(config)
+        if project is not None:
+            claim["float"], origin = project, "pyproject.toml"
+    name = str(getattr(mechanism, "name", None) or getattr(mechanism, "__name__", "mechanism"))
+    settings = settings_for(name, seed=seed, samples=keywords.get("samples"),
+                            confidence=keywords.get("confidence", 0.95),
+                            timeout=keywords.get("timeout"),
+                            early_stop=keywords.get("early_stop", True), replay_stage=replay_stage,
+                            float_policy=claim.get("float"), float_origin=origin)
+    target = open_spec(mechanism, settings, claim=claim, keywords=keywords, exact=exact)
+    progress = keywords.get("progress") or (lambda event: None)
+    run = Run(target=target, settings=settings, progress=progress,
+              confidence=settings.target_confidence)
+    return run_opened(run), run.spec
+
+
 @pytest.fixture
 def dpaudit_audit(request):
     """Audit a mechanism inside a test; the test fails, with a readable report, when the verdict
     is not the expected one (default: NOT REFUTED).
 
-    ``dpaudit_audit(mechanism, *, expect="not_refuted", exact=False, seed=None, **kw)``:
-    ``mechanism`` is a function (declared with ``@dpaudit.mechanism`` or not) or a MechanismSpec;
-    claim keywords (``epsilon``, ``delta``, ``neighbours``, ``domain``, ``size``, ``float``, ...)
-    override the declaration (the float policy: ``float=``, else ``[tool.dpaudit] float`` of the
-    rootdir's pyproject.toml, else the decorator's or the spec's), the others (``samples``, ``confidence``, ...) go to :func:`dpaudit.audit` (or
-    :func:`dpaudit.exact_audit` with ``exact=True``). ``seed`` defaults to ``--dpaudit-seed``, else
-    dpaudit's fixed seed. Returns the frozen result.
+    ``dpaudit_audit(mechanism, *, expect="not_refuted", exact=False, seed=None,
+    replay_stage=False, **kw)``: ``mechanism`` is a function (declared with
+    ``@dpaudit.mechanism`` or not) or a MechanismSpec; claim keywords (``epsilon``, ``delta``,
+    ``neighbours``, ``domain``, ``size``, ``float``, ...) override the declaration (the float
+    policy: ``float=``, else ``[tool.dpaudit] float`` of the rootdir's pyproject.toml, else the
+    decorator's or the spec's), the others (``samples``, ``confidence``, ...) go to the engine
+    the check pipeline's plan chooses: :func:`dpaudit.audit`, :func:`dpaudit.curve_audit` for a
+    curve claim, :func:`dpaudit.exact_audit` with ``exact=True``. The replay stage of
+    ``dpaudit check`` runs before a sampled audit only with ``replay_stage=True``. ``seed``
+    defaults to ``--dpaudit-seed``, else dpaudit's fixed seed. Returns the engine's frozen
+    result.
     """
     config = request.config
 
     def audit(mechanism: Any, *, expect: str = "not_refuted", exact: bool = False,
-              seed: Optional[int] = None, **kwargs: Any):
-        import dpaudit
-        from dpaudit.report.model import location, record_of, relative_path
-        from dpaudit.results import Verdict
-        from dpaudit.spec import MechanismSpec
-
+              seed: Optional[int] = None, replay_stage: bool = False, **kwargs: Any):
         from dpaudit.errors import DpauditError
+        from dpaudit.report.model import location, relative_path
+        from dpaudit.results import Verdict
 
         expected = Verdict(expect)
         claim = {k: kwargs.pop(k) for k in _CLAIM_KEYS if k in kwargs}
-        if "float" not in claim and "float_events" not in claim:
-            project = _project_float(config)
-            if project is not None:
-                claim["float"] = project
         problem = None
-        curve = _curve_of(mechanism, claim) if not exact else {}
         try:
-            if curve:  # a claim stated as a privacy curve: the curve audit (docs/curves.md)
-                spec = mechanism if isinstance(mechanism, MechanismSpec) else None
-                root = _root_seed(config) if seed is None else seed
-                for key in ("float", "float_events"):
-                    claim.pop(key, None)  # the curve audit asks the logic question only
-                with _reproduce_root(config):
-                    result = dpaudit.curve_audit(mechanism, **curve, seed=root, **{
-                        k: v for k, v in claim.items() if k not in _CURVE}, **kwargs)
-                spec = spec or _spec_or_none(mechanism)
-            elif isinstance(mechanism, MechanismSpec):
-                # every field of the spec carries over, the keywords' over them
-                spec = MechanismSpec.from_function(mechanism.func, name=mechanism.name, **{
-                    "epsilon": mechanism.epsilon, "delta": mechanism.delta, "neighbours": mechanism.neighbours,
-                    "domain": mechanism.domain, "size": mechanism.size, "log_prob": mechanism.log_prob,
-                    "distribution": mechanism.distribution, "output": mechanism.output,
-                    **({} if "float_events" in claim else {"float": mechanism.float_policy}),
-                    **claim}) if claim else mechanism
-            else:
-                spec = MechanismSpec.from_function(mechanism, **claim)
-            if not curve:
-                root = _root_seed(config) if seed is None else seed
-                engine = dpaudit.exact_audit if exact else dpaudit.audit
-                with _reproduce_root(config):  # reproduce lines name files from the rootdir
-                    result = engine(spec, seed=root, **kwargs)
+            with _reproduce_root(config):  # reproduce lines name files from the rootdir
+                checked, spec = _check(mechanism, claim, kwargs,
+                                       _root_seed(config) if seed is None else seed, exact,
+                                       replay_stage, config)
         except DpauditError as exc:  # a bad claim or argument: one readable line, no traceback
             problem = f"dpaudit: {exc}"
         if problem is not None:
             _exit_code_property(request.node, "usage_error")
             pytest.fail(problem, pytrace=False)
-        rec = dict(record_of(result), expected=expected.value, id=request.node.nodeid)
+        rec = dict(checked.to_record(), expected=expected.value, id=request.node.nodeid)
         if spec is not None and spec.source:
             rec["location"] = location(spec.source)
             rec["location"]["path"] = relative_path(str(spec.source[0]), str(config.rootpath))
         config.stash[_RECORDS].append(rec)
         _exit_code_property(request.node, rec["verdict"], expected.value)
         if rec["verdict"] != expected.value:
-            pytest.fail(explain(rec, f"dpaudit: {spec.name}: expected {expected.label}, "
+            named = spec.name if spec is not None else checked.target
+            pytest.fail(explain(rec, f"dpaudit: {named}: expected {expected.label}, "
                                      f"got {Verdict(rec['verdict']).label}"
                                      + _ERROR_NOTE * (rec["verdict"] == "error")), pytrace=False)
-        return result
+        return checked.result if checked.result is not None else checked
 
     return audit
 

@@ -11,12 +11,12 @@ included (its timings aside).
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 from dpaudit.errors import InvalidArgument
 from dpaudit.pipeline.result import CheckResult
 
-__all__ = ["check"]
+__all__ = ["check", "settings_for"]
 
 #: keywords taken as flags with a value (the text ``dpaudit check`` would be given)
 _VALUED = ("epsilon", "delta", "rho", "mu", "neighbours", "domain", "size", "samples",
@@ -98,3 +98,22 @@ def _progress(progress: Any, settings: Any) -> Any:
     from dpaudit.progress import Progress
 
     return Progress(quiet=not progress)
+
+
+def settings_for(name: str, *, seed: Any, samples: Any = None, confidence: Any = 0.95,
+                 timeout: Any = None, early_stop: Any = True, replay_stage: bool = False,
+                 float_policy: Optional[str] = None, float_origin: str = "flag") -> Any:
+    """The :class:`~dpaudit.config.CheckSettings` of one in-memory target named ``name`` (the
+    pytest fixture's, an audit of the suite), built as they are given: no pyproject.toml read,
+    nothing validated (the engine validates what it is given, as when called directly), the
+    defaults those of ``dpaudit check --in-process`` (confidence 0.95, the sandbox's limits
+    unset: nothing runs in a sandbox). ``float_policy``: a float policy the caller stated
+    (``float_origin`` says where). Nothing is imported: an in-memory audit runs in the state its
+    caller left (the suite's records depend on it, :mod:`dpaudit.suite.run`)."""
+    from dpaudit.config import CheckSettings
+
+    origin = {} if float_policy is None else {"float": float_origin}
+    return CheckSettings(targets=(name,), claim={}, samples=samples, confidence=confidence,
+                         seed=seed, timeout=timeout, call_timeout=None, memory=None,
+                         in_process=True, isolation="none", replay_stage=bool(replay_stage),
+                         early_stop=bool(early_stop), float_policy=float_policy, origin=origin)

@@ -18,6 +18,8 @@ __all__ = ["ENGINES", "Plan", "plan_for", "load"]
 ENGINES: tuple[str, ...] = (
     "dpaudit.sensitivity.stage:SensitivitySearch",  # --sensitivity B
     "dpaudit.replay.stage:ReplayAudit",  # --replay
+    "dpaudit.pipeline.stages:ExactAudit",  # an in-memory target asking for the exact audit
+    "dpaudit.pipeline.stages:InMemoryCurve",  # an in-memory target's curve claim
     "dpaudit.curves.stage:CurveAudit",  # a claim stated as a privacy curve
     "dpaudit.pipeline.stages:SampledAudit",  # the default: the sampled audit
 )

@@ -8,7 +8,9 @@ replay it (``flags(run)``, for :func:`dpaudit.reproduce.check_line`). Engines li
 folders (:mod:`dpaudit.curves.stage`, :mod:`dpaudit.sensitivity.stage`,
 :mod:`dpaudit.replay.stage`) and are named in :data:`dpaudit.pipeline.plan.ENGINES`; the sampled
 audit, the default, is here, with the two halves of the fresh-process check
-(:mod:`dpaudit.execution.honesty`) that surround it.
+(:mod:`dpaudit.execution.honesty`) that surround it, and the two engines only in-memory targets
+ask for (:class:`~dpaudit.pipeline.target.SpecTarget`: the pytest fixture's mechanism, an audit
+of the suite): the exact audit and the curve audit that keeps its result object.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Protocol, runtime_checkable
 
-__all__ = ["Run", "Stage", "Engine", "SampledAudit", "FreshStart", "FreshVerdict",
-           "SLOW_FIRST_CALL", "family", "claim_of", "outcome_record"]
+__all__ = ["Run", "Stage", "Engine", "SampledAudit", "ExactAudit", "InMemoryCurve", "FreshStart",
+           "FreshVerdict", "SLOW_FIRST_CALL", "family", "claim_of", "outcome_record", "handed"]
 
 #: A first call at least this slow (seconds) times the audit's estimate by itself.
 SLOW_FIRST_CALL = 0.05
@@ -149,7 +151,9 @@ class FreshVerdict:
 class SampledAudit:
     """The sampled audit (:func:`dpaudit.audit`): the default engine, on the sandbox child (or
     Dask, or in process), with what the check knows handed in as its
-    :class:`~dpaudit.results.AuditContext`."""
+    :class:`~dpaudit.results.AuditContext`. An in-memory target
+    (:class:`~dpaudit.pipeline.target.SpecTarget`) is audited with its own keywords, and with
+    the context only where a ``dpaudit check`` line reruns it."""
 
     name = "sampling"
 
@@ -183,8 +187,15 @@ class SampledAudit:
         context = AuditContext(reproduce=lambda own=False: self.reproduce(run, own),
                                family=run.family, origin=origin, time_limit=s.timeout,
                                seconds_per_call=run.outcomes.get(FreshStart.name))
-        run.partial["reproduce"] = self.reproduce(run)
+        keywords = getattr(run.target, "keywords", None)
+        if keywords is None or run.target.rerunnable:
+            run.partial["reproduce"] = self.reproduce(run)
         try:
+            if keywords is not None:  # an in-memory target (SpecTarget): its own keywords
+                run.outcomes[self.name] = dpaudit.auditor.audit(
+                    handed(run), seed=s.seed, **keywords,
+                    **({"context": context} if run.target.rerunnable else {}))
+                return
             run.outcomes[self.name] = dpaudit.auditor.audit(
                 spec, samples=s.samples, confidence=run.confidence, seed=s.seed,
                 executor=run.target.executor or run.cluster, progress=run.progress,
@@ -194,6 +205,70 @@ class SampledAudit:
                 "audit", run.target.name, str(exc), reproduce=self.reproduce(run),
                 elapsed_s=time.monotonic() - run.started, location=origin.location,
                 isolation=run.target.isolation)
+
+
+def handed(run: Run) -> Any:
+    """What an in-memory target's engine is given: the target's mechanism as it was given (the
+    suite's target, with its claim fields among the keywords), else the run's spec (a spec
+    given, or built from a function; the replay stage may have added pairs to it)."""
+    from dpaudit.spec import MechanismSpec
+
+    given = run.target.mechanism
+    return run.spec if given is None or isinstance(given, MechanismSpec) else given
+
+
+class ExactAudit:
+    """The exact audit (:func:`dpaudit.exact_audit`): the exact privacy loss of a spec with its
+    output law over searched pairs, for an in-memory target that asks for it (the pytest
+    fixture's ``exact=True``, the suite's ``exact(...)``), with the target's keywords; its
+    reproduce line is the engine's own (``dpaudit check`` has no exact audit)."""
+
+    name = "exact"
+
+    @classmethod
+    def wanted(cls, settings: Any, target: Any) -> bool:
+        return bool(getattr(target, "exact", False))
+
+    def flags(self, run: Run) -> list[str]:
+        return run.target.claim_flags(run.spec)
+
+    def run(self, run: Run) -> None:
+        import dpaudit.auditor
+
+        run.begin("exact")
+        run.outcomes[self.name] = dpaudit.auditor.exact_audit(
+            handed(run), seed=run.settings.seed, **run.target.keywords)
+
+
+#: claim fields the curve audit does not take (it asks the logic question only)
+_NOT_CURVE = ("float", "float_events", "rho", "mu", "renyi", "profile")
+
+
+class InMemoryCurve:
+    """The curve audit (:func:`dpaudit.curve_audit`) of an in-memory target whose claim is a
+    curve (the pytest fixture's): its outcome is the :class:`~dpaudit.curves.CurveResult`
+    itself, with the engine's own reproduce line (the fixture returns it), and the target's
+    keywords (``samples=``, ``grid=``, ``band=``, ...) go to the engine. A file or library
+    target's curve claim is :mod:`dpaudit.curves.stage`'s."""
+
+    name = "curve"
+
+    @classmethod
+    def wanted(cls, settings: Any, target: Any) -> bool:
+        return getattr(target, "keywords", None) is not None and bool(target.curve)
+
+    def flags(self, run: Run) -> list[str]:
+        return run.target.claim_flags(run.spec, point=False)
+
+    def run(self, run: Run) -> None:
+        from dpaudit.curves import curve_audit
+
+        run.begin("curve")
+        target = run.target
+        claim = {k: v for k, v in target.overrides.items() if k not in _NOT_CURVE}
+        given = target.func if target.mechanism is None else target.mechanism
+        run.outcomes[self.name] = curve_audit(given, **target.curve, seed=run.settings.seed,
+                                              **claim, **target.keywords)
 
 
 def family(settings: Any, targets: Optional[int] = None) -> Any:

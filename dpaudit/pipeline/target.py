@@ -21,8 +21,8 @@ from typing import Any, Callable, Mapping, Optional
 from dpaudit.errors import LoadError
 from dpaudit.execution.process import printable
 
-__all__ = ["Target", "LibraryTarget", "open_file", "open_function", "CURVE_KEYS", "clean_record", "clean_facts",
-           "function_named", "refuse_unchecked"]
+__all__ = ["Target", "LibraryTarget", "SpecTarget", "open_file", "open_function", "open_spec",
+           "CURVE_KEYS", "clean_record", "clean_facts", "function_named", "refuse_unchecked"]
 
 #: Seconds the sandbox grants beyond ``--timeout`` so the auditor can stop on its own first (it
 #: stops between draws; a draw of a slow mechanism, thousands of calls in one batch, is then cut by
@@ -124,6 +124,105 @@ class LibraryTarget(Target):
     def curve(self) -> dict:
         library = self.library or {}
         return {"library": library["curve"]} if library.get("curve") else {}
+
+
+@dataclass
+class SpecTarget(Target):
+    """An in-memory target (the pytest fixture's mechanism, an audit of the suite): a function or
+    a :class:`~dpaudit.spec.MechanismSpec`, audited in this process. ``keywords`` are the
+    engine's own keywords as the caller gave them (``samples=``, ``confidence=``, ``examples=``,
+    ``grid=``, ...): the engine is called with them and the run's seed. ``exact`` asks for the
+    exact engine; ``claim_curve`` is the curve claim to audit ({}: a point claim); ``mechanism``
+    is what the engine is handed as it is (a spec, or the suite's target, whose keywords
+    may carry claim fields), None when the engine audits :meth:`spec` (a function, named and
+    claimed as :func:`open_function` does: a ``dpaudit check`` line reruns it)."""
+
+    keywords: Mapping[str, Any] = field(default_factory=dict)
+    exact: bool = False
+    claim_curve: Mapping[str, Any] = field(default_factory=dict)
+    mechanism: Any = None
+
+    @property
+    def curve(self) -> dict:
+        return {} if self.exact else dict(self.claim_curve)
+
+    @property
+    def rerunnable(self) -> bool:
+        """Whether a ``dpaudit check`` line reruns the target (the check's context then goes to
+        the engine); an in-memory spec's engine writes its own line."""
+        return self.mechanism is None
+
+    def spec(self, *, curve: bool = False) -> Any:
+        from dpaudit.spec import MechanismSpec
+
+        if self.mechanism is None:
+            return super().spec(curve=curve)
+        if isinstance(self.mechanism, MechanismSpec):
+            return self.mechanism
+        # the suite's function: its claim fields are among the keywords (as the engine reads them)
+        claim = {k: v for k, v in self.keywords.items() if k in _DECLARATION}
+        return MechanismSpec.from_function(self.mechanism, **claim)
+
+
+#: the claim fields of a declaration (:func:`dpaudit.mechanism`'s keywords)
+_DECLARATION = ("epsilon", "delta", "neighbours", "domain", "size", "log_prob", "distribution",
+                "output", "float_events", "float", "rho", "mu", "renyi", "profile")
+
+
+def open_spec(mechanism: Any, settings: Any, *, claim: Optional[Mapping[str, Any]] = None,
+              keywords: Optional[Mapping[str, Any]] = None, exact: bool = False,
+              as_given: bool = False) -> SpecTarget:
+    """An in-memory target: ``mechanism`` (a function or a MechanismSpec) with the ``claim``
+    fields over its declaration or its spec's fields, audited by the engine the plan chooses
+    with ``keywords``. A function is named and claimed as :func:`open_function` does (its record
+    is the one :func:`dpaudit.check` gives it); a spec, or anything with ``as_given``, is handed
+    to the engine as it is (its claim fields already in it, or among ``keywords``); ``as_given``
+    (the audit suite's, whose definition names its engine) states no curve of its own."""
+    from dpaudit.spec import MechanismSpec
+
+    claim = dict(claim or {})
+    keywords = dict(keywords or {})
+    if not isinstance(mechanism, MechanismSpec) and not as_given:
+        base = open_function(mechanism, settings)
+        return SpecTarget(given=base.name, name=base.name, path=None, isolation=base.isolation,
+                          func=mechanism, in_process_flag=base.in_process_flag, overrides={**base.overrides, **claim},
+                          declared=base.declared, keywords=keywords, exact=exact,
+                          claim_curve={} if exact else _curve_claim(mechanism, claim))
+    func = getattr(mechanism, "func", mechanism)
+    curve = {} if exact or as_given else _curve_claim(func, claim)
+    # a point claim's fields go into the spec; a curve's reach the curve audit as keywords
+    given = _with_claim(mechanism, claim) if claim and not curve else mechanism
+    name = str(getattr(given, "name", None) or _function_name(given))
+    return SpecTarget(given=name, name=name, path=None, isolation="none (in process)", func=func,
+                      overrides=claim, keywords=keywords, exact=exact, claim_curve=curve,
+                      mechanism=given)
+
+
+def _with_claim(spec: Any, claim: Mapping[str, Any]) -> Any:
+    """``spec`` with the ``claim`` fields over its own (every field carries over, the claim's
+    float policy or float events over the spec's policy)."""
+    from dpaudit.spec import MechanismSpec
+
+    fields = {"epsilon": spec.epsilon, "delta": spec.delta, "neighbours": spec.neighbours,
+              "domain": spec.domain, "size": spec.size, "log_prob": spec.log_prob,
+              "distribution": spec.distribution, "output": spec.output}
+    if "float_events" not in claim:
+        fields["float"] = spec.float_policy
+    return MechanismSpec.from_function(spec.func, name=spec.name, **{**fields, **claim})
+
+
+def _curve_claim(func: Any, claim: Mapping[str, Any]) -> dict:
+    """The curve claim to audit: the ``claim``'s (``mu=``, ``rho=``, ...), else the
+    declaration's when the claim states no ε; {} for a point claim."""
+    from dpaudit.spec import declaration_of
+
+    given = {k: claim[k] for k in CURVE_KEYS if claim.get(k) is not None}
+    if given or claim.get("epsilon") is not None:
+        return given
+    decl = declaration_of(func) if callable(func) else None
+    if decl is None or not decl.curve or decl.epsilon is not None:
+        return {}
+    return dict(decl.curve)
 
 
 def open_function(func: Callable, settings: Any) -> Target:

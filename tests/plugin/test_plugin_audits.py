@@ -80,9 +80,10 @@ def test_fixture_audits_a_users_mechanism(pytester):
     out = result.stdout.str()
     assert "test_private PASSED" in out and "test_leaky_is_caught PASSED" in out
     result.stdout.fnmatch_lines([
-        "*dpaudit: leaky_sum: expected NOT REFUTED, got REFUTED*",
+        # named as dpaudit check names it (the fixture runs the check pipeline)
+        "*dpaudit: test_user.py:leaky_sum: expected NOT REFUTED, got REFUTED*",
         "*finding:   ε ≥ * at *% confidence (claimed ε = 1) from * samples (the logic finding's; the run drew * at 95% over its findings)*",
-        "*dpaudit: leaky_sum: no privacy claim: add --epsilon E*",
+        "*dpaudit: test_user.py:leaky_sum: no privacy claim: add --epsilon E*",
     ])
     assert "Traceback" not in out
     import json
@@ -163,3 +164,54 @@ def test_the_fixture_audits_a_curve_claim(pytester):
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*too_little_noise: expected NOT REFUTED, got REFUTED*",
                                  "*finding:   the mechanism's δ(ε) ≥ * μ ≥ *"])
+
+
+SAME_RECORD_TESTS = textwrap.dedent('''\
+    import json
+
+    import dpaudit
+
+    def leaky_sum(data, rng, size=None):
+        return data.clip(0, 1).sum() + rng.laplace(scale=0.5, size=size)
+
+    CLAIM = dict(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=3, samples=20_000, seed=7)
+
+    def test_the_fixture(dpaudit_audit):
+        dpaudit_audit(leaky_sum, expect="refuted", **CLAIM)
+
+    def test_dpaudit_check():
+        checked = dpaudit.check(leaky_sum, replay_stage=False, **CLAIM)
+        with open("check.json", "w", encoding="utf-8") as f:
+            json.dump(checked.to_record(), f)
+''')
+
+
+def _timeless(value):
+    """A record without its timings (seconds spent, per call, estimated)."""
+    if isinstance(value, dict):
+        return {k: _timeless(v) for k, v in value.items()
+                if not k.endswith("_s") and "seconds" not in k}
+    if isinstance(value, list):
+        return [_timeless(v) for v in value]
+    return value
+
+
+@pytest.mark.slow
+def test_the_fixture_writes_the_record_dpaudit_check_writes(pytester):
+    # the fixture runs the check pipeline: for a function and a seed its record is dpaudit.check's
+    # with the replay stage off in both (the fixture's default), timings aside; both as a report
+    # writes them (record_of: the fields every report reads)
+    import json
+
+    from dpaudit.report.model import record_of
+
+    pytester.makepyfile(test_same=SAME_RECORD_TESTS)
+    result = pytester.runpytest_subprocess("-v", "--dpaudit-json", "fixture.json")
+    result.assert_outcomes(passed=2)
+    fixture = json.loads((pytester.path / "fixture.json").read_text(encoding="utf-8"))["results"]
+    assert len(fixture) == 1 and fixture[0].pop("expected") == "refuted"
+    assert fixture[0].pop("id") == "test_same.py::test_the_fixture"
+    check = json.loads((pytester.path / "check.json").read_text(encoding="utf-8"))
+    assert check["verdict"] == "refuted" and "replay" not in check
+    assert check["target"] == "test_same.py:leaky_sum" and "--no-replay" in check["reproduce"]
+    assert _timeless(fixture[0]) == _timeless(record_of(check))
