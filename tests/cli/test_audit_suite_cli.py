@@ -97,6 +97,7 @@ def test_bad_selection_is_one_line(folder, args, code, message):
     assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
 
+@pytest.mark.slow
 def test_duplicate_ids_broken_files_and_empty_folders(folder):
     (folder / "audits" / "copy.py").write_text(CRASHY)
     out = dpaudit("audit", cwd=folder)

@@ -62,6 +62,7 @@ def test_a_violation_is_refuted_the_same_in_the_sandbox_and_in_process(mech, iso
     assert rec["isolation"].startswith("none" if isolation == "none" else ("landlock", "process"))
 
 
+@pytest.mark.slow
 def test_a_correct_bound_is_not_refuted(mech):
     code, rec = check(mech, "clipped_total", "--sensitivity=1", "--examples=200")
     assert (code, rec["verdict"]) == (0, "not_refuted")

@@ -32,6 +32,7 @@ def noisy_sum(data, rng):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, name", [(signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "Ctrl-C")])
 def test_a_stop_writes_every_report_with_the_claim_and_the_stages_finished(tmp_path, sig, name):
     (tmp_path / "mech.py").write_text(MECHANISM)

@@ -48,6 +48,7 @@ def test_every_claim_reports_its_expected_status(formal_results):
     assert len(formal_results) >= 25
 
 
+@pytest.mark.slow
 def test_all_claims_together_within_60_seconds(formal_run):
     results, wall = formal_run
     assert wall <= 60.0, f"all claims took {wall:.1f} s"

@@ -187,6 +187,7 @@ def test_own_randomness_seeded_from_the_pid_is_an_error():
     assert r.verdict.value == "error" and "process id" in r.error, (r.verdict, r.error)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", [
     "lib:diffprivlib:tools.mean(epsilon=1, bounds=(0, 1))",
     "lib:diffprivlib:mechanisms.Laplace(epsilon=1, sensitivity=1)",
@@ -296,7 +297,8 @@ TYPE_LEAKS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(TYPE_LEAKS))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in ("dict_key_order", "dtype", "shape") else n
+                                  for n in sorted(TYPE_LEAKS)])
 def test_membership_released_in_the_type_is_refuted(name):
     """The value is noisier than the claim needs (scale 50); only its type tells D from D′ (was NOT
     REFUTED: 3 and 3.0 were one value)."""

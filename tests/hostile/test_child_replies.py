@@ -115,6 +115,7 @@ def test_a_batch_reply_nested_by_reference_is_the_mechanisms_error(arena, capfd)
     assert "values" in rec["error"] and "refused before it was read" in rec["error"]
 
 
+@pytest.mark.slow
 def test_an_error_reply_of_megabytes_is_cut_to_a_line(arena, capfd):
     code, rec, out = check_in_sandbox(arena, capfd, "long_error", SEND + dedent("""\
         def f(data, rng):
@@ -255,6 +256,7 @@ def test_noise_drawn_in_a_helper_module_is_placed_at_the_audited_files_line(aren
     assert {s["line"] for s in sites} == {8} and sites[0]["code"].startswith("return noisy(")
 
 
+@pytest.mark.slow
 def test_a_forged_first_line_of_the_function_is_no_location(arena, capfd):
     """The child's description of the function (its ``ready`` reply) named the line every sampled
     report points at: a forged one put the alert on /etc/passwd:1."""

@@ -370,6 +370,7 @@ def _etc_secret():
     return path
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_etc_is_readable_only_by_name(arena, monkeypatch):
     """What Python needs of /etc opens; the rest does not, a planted root-only runner config

@@ -139,6 +139,7 @@ def test_password_hashes_are_not_readable_from_the_child(arena, capfd):
     assert "root:" not in rec["error"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,body,said", [
     ("decimal", "from decimal import Decimal\n"
                 "def f(data, rng):\n"

@@ -216,7 +216,7 @@ def test_every_writer_refuses_a_symlinked_report_path(hostile, tmp_path):
 
 # -- the child's text: no line break in any report ------------------------------------------------
 
-@pytest.mark.parametrize("name", list(HOSTILE))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "facts_source" else n for n in HOSTILE])
 def test_child_text_never_starts_a_line_in_any_report(hostile, name):
     tmp = hostile["tmp"]
     path = mechanism_file(hostile, Case(name, HOSTILE[name], 3, "error"))

@@ -106,6 +106,7 @@ def test_the_mechanisms_give_the_three_findings_at_their_lines(records):
     assert branch["site"]["line"] in (_line("big"), _line("small"))
 
 
+@pytest.mark.slow
 def test_a_control_flow_finding_carries_both_runs_calls_around_where_they_part(records):
     seq = _one(records["branch"], "data_dependent_control_flow")["values"]["sequence"]
     assert seq["of"] == "calls" and seq["parted_at"] == 12
