@@ -35,6 +35,7 @@ def complex_release(re_scale: float, im_scale: float):
     return mech
 
 
+@pytest.mark.slow
 def test_a_leak_in_the_imaginary_part_is_refuted():
     r = dpaudit.audit(complex_release(2.0, 0.2), confidence=0.95, seed=31, **CLAIM)
     assert r.verdict.value == "refuted" and r.epsilon_lower_bound >= 1.0, r

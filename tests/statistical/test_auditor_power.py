@@ -43,7 +43,7 @@ def biased_coin(data, rng, size=None):
     # a model over the reals: on float64 it is porous and refuted far above 2 (test_auditor_float.py)
     (half_noise_sum, dict(neighbours="add-remove", domain=(0, 1), size=4, float_events=False), 2.0),
     (biased_coin, dict(neighbours="replace", domain=(0, 1), size=1), math.log(9)),
-    (leaky_svt, dict(neighbours="linf", domain=(-5, 5), size=3), math.inf),
+    pytest.param(leaky_svt, dict(neighbours="linf", domain=(-5, 5), size=3), math.inf, marks=pytest.mark.slow),
 ])
 def test_broken_mechanisms_are_refuted(func, kw, truth):
     r = dpaudit.audit(func, epsilon=1.0, samples=200_000, seed=7, **kw)

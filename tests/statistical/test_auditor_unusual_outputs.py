@@ -67,6 +67,7 @@ def noisy_sum(scale: float, write):
     return mech
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", [pytest.param(h, marks=pytest.mark.slow) if h not in ("text", "decimal", "time") else h
                                  for h in sorted(WRITE)])
 def test_a_number_released_as_text_json_or_decimal_is_refuted(how, monkeypatch):
@@ -80,6 +81,7 @@ def test_a_number_released_as_text_json_or_decimal_is_refuted(how, monkeypatch):
     assert r.verdict.value == "refuted" and r.epsilon_lower_bound >= 2.0, r
 
 
+@pytest.mark.slow
 def test_a_sound_number_released_as_text_is_not_refuted():
     r = dpaudit.audit(noisy_sum(2.0, WRITE["text"]), confidence=0.999, seed=42, **CLAIM)
     assert r.verdict.value == "not_refuted", r

@@ -38,6 +38,7 @@ def value_or_none(value_scale: float):
     return mech
 
 
+@pytest.mark.slow
 def test_a_value_with_too_little_noise_behind_a_none_is_refuted():
     r = dpaudit.audit(value_or_none(0.5), confidence=0.95, seed=21, **CLAIM)
     assert r.verdict.value == "refuted" and r.epsilon_lower_bound >= 1.0, r

@@ -56,12 +56,14 @@ def _null_refutations(n: int, m: int, guesser=None) -> int:
     return refuted
 
 
+@pytest.mark.slow
 def test_null_scores_never_refute_beyond_alpha():
     assert _null_refutations(300, 500) <= MAX_REFUTED_300
     # a single guesser fixed in advance gets the whole α: the tightest family, still within α
     assert _null_refutations(300, 500, Guesser("score", 1, 50, 50)) <= MAX_REFUTED_300
 
 
+@pytest.mark.slow
 def test_reverse_separated_randomized_response_is_not_refuted_at_its_epsilon():
     eps, m = 1.0, 500
     p = np.exp(eps) / (1 + np.exp(eps))

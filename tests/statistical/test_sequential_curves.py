@@ -3,14 +3,18 @@ sound under the stopping rule, and refuting a wrong claim at an early look.
 
 α of the soundness test: each audit of a correct mechanism at 95% confidence refutes it with
 probability at most 0.05 under the stopping rule (Bonferroni over the looks: docs/math.md,
-"Sequential audits"), so among 100 independent seeded audits the number of refutations is
-stochastically at most Bin(100, 0.05), and P(Bin(100, 0.05) > 10) = 0.0115: a sound auditor fails
-it with probability below 1.2%. Fixed seeds, no retries. The mechanism is the Gaussian mechanism
+"Sequential audits"), so among 20 independent seeded audits the number of refutations is
+stochastically at most Bin(20, 0.05), and P(Bin(20, 0.05) > 3) = 0.0159: a sound auditor fails
+it with probability below 1.6%. Fixed seeds, no retries. The 100-audit version of both tests
+(limit 10, α = 0.0115) runs in ``benchmarks/size_and_power.py``, which imports them from here. The mechanism is the Gaussian mechanism
 with σ = 1 against its own exact curve (1-GDP), tight at every ε; the budget (400,000) gives
 three early looks (2,000, 8,000 and 32,000 samples) before the final one.
 
 The test can fail: the same audits with a schedule that spends no α (every look at the full α/2
-one-sided level 0.5, i.e. bounds without confidence) are refuted far more than 10 times.
+one-sided level 0.5, i.e. bounds without confidence) are refuted more than 10 times in the
+benchmark's 100 (``sequential_curves.naive``), but only 3 times in these 20, too few to show here;
+the spending itself, the looks' α and the final α adding up to the audit's α, is checked on every
+audit of ``test_a_wrong_gdp_claim_is_refuted_at_an_early_look_and_says_where``.
 """
 
 import pytest
@@ -22,8 +26,8 @@ from dpaudit.estimators.limits import curve_limits
 
 pytestmark = [pytest.mark.statistical, pytest.mark.slow]
 
-LIMIT = 10
-SEEDS = range(2000, 2100)
+LIMIT = 3
+SEEDS = range(2000, 2020)
 SAMPLES = 400_000
 
 
@@ -37,10 +41,10 @@ def too_narrow(data, rng, size=None):
     return data[0] + rng.normal(0.0, 0.8, size=size)
 
 
-def refutations(f=gauss) -> tuple[int, int]:
+def refutations(f=gauss, seeds=SEEDS) -> tuple[int, int]:
     """(refuted audits, audits that stopped at an early look) among the seeded audits."""
     refuted = early = 0
-    for s in SEEDS:
+    for s in seeds:
         r = curve_audit(f, mu=1.0, neighbours="linf", domain=(0, 1), size=1, samples=SAMPLES,
                         confidence=0.95, seed=s)
         assert r.error is None
@@ -51,20 +55,18 @@ def refutations(f=gauss) -> tuple[int, int]:
     return refuted, early
 
 
-def test_correct_gaussian_refuted_at_most_10_of_100_with_early_stopping():
+def test_correct_gaussian_refuted_at_most_3_of_20_with_early_stopping():
     refuted, early = refutations()
     assert refuted <= LIMIT
     assert early == refuted  # a correct claim stops early only by a (false) refutation
 
 
-def test_the_test_catches_looks_without_alpha_spending(monkeypatch):
+def break_schedule(monkeypatch) -> None:
     def naive(budget, confidence):  # BROKEN: every look at level 0.5, no confidence at all
         s = schedule(budget, confidence)
         return Schedule(s.budget, 0.05, s.budgets, (0.5,) * len(s.budgets), 0.5)
 
     monkeypatch.setattr(engine, "schedule", naive)
-    refuted, _ = refutations()
-    assert refuted > LIMIT
 
 
 @pytest.mark.parametrize("seed", range(5))
