@@ -131,6 +131,10 @@ class CurveResult:
     #: the ε ceiling and δ floor of the reported look's band
     #: (:func:`dpaudit.estimators.limits.curve_limits`), None where nothing was validated
     limits: Any = None
+    #: where the audited function lives and how it was confined, as the check pipeline knows
+    #: them (``isolation``, ``location``); None from a plain :func:`dpaudit.curve_audit`
+    isolation: Optional[str] = None
+    location: Optional[dict] = None
 
     @property
     def kind(self) -> str:
@@ -203,4 +207,6 @@ class CurveResult:
             "elapsed_s": jsonable(self.elapsed_s),
             "error": self.error,
             "details": jsonable(self.details),
+            **({} if self.isolation is None else {"isolation": self.isolation}),
+            **({} if self.location is None else {"location": dict(self.location)}),
         }

@@ -34,7 +34,10 @@ class CurveAudit:
         return [*stated, *run.target.claim_flags(run.spec, point=False)]
 
     def run(self, run: Any) -> None:
+        from dataclasses import replace
+
         from dpaudit.curves import curve_audit
+        from dpaudit.report.model import location
         from dpaudit.reproduce import check_line
 
         run.begin("curve")
@@ -43,13 +46,11 @@ class CurveAudit:
         result = curve_audit(run.spec, **curve, samples=s.samples, confidence=run.confidence,
                              seed=s.seed, executor=target.executor or run.cluster,
                              early_stop=s.early_stop, timeout=run.left(), stated_timeout=s.timeout)
-        rec = result.to_record()
-        rec["reproduce"] = check_line(target.name, self.flags(run), seed=s.seed,
-                                      samples=s.samples, in_process=target.in_process_flag,
-                                      early_stop=s.early_stop)
-        rec["isolation"] = target.isolation
-        if run.spec.source:
-            from dpaudit.report.model import location
-
-            rec["location"] = location(run.spec.source)
-        run.outcomes[self.name] = rec
+        # what the pipeline knows, built into the result: its record is never patched
+        run.outcomes[self.name] = replace(
+            result, reproduce=check_line(target.name, self.flags(run), seed=s.seed,
+                                         samples=s.samples, confidence=run.confidence,
+                                         in_process=target.in_process_flag,
+                                         early_stop=s.early_stop),
+            isolation=target.isolation,
+            location=location(run.spec.source) if run.spec.source else None)

@@ -114,6 +114,10 @@ class SensitivityResult:
     profile: str = "ci"
     details: Mapping[str, Any] = field(default_factory=dict)
 
+    #: how the searched function was confined, as the check pipeline knows it (None from a
+    #: plain :func:`dpaudit.check_sensitivity`)
+    isolation: Optional[str] = None
+
     #: the record kind (the result protocol of :class:`dpaudit.results.Result`)
     kind = "sensitivity"
 
@@ -154,4 +158,5 @@ class SensitivityResult:
             "seed": self.seed,
             "profile": self.profile,
             "details": jsonable(dict(self.details)),
+            **({} if self.isolation is None else {"isolation": self.isolation}),
         }

@@ -86,9 +86,10 @@ def reproduce_line(name: str, settings: CheckSettings, claim: Mapping[str, Any])
 
 def check_sensitivity_of(name: str, settings: CheckSettings, executor: Optional[SandboxExecutor],
                          facts: Optional[Mapping[str, Any]], func: Optional[Callable],
-                         remaining: Optional[float], isolation: Optional[str] = None) -> dict:
-    """Run the search on the target (in the sandbox when ``executor`` is given); its record, with
-    the ``isolation`` it ran under when given."""
+                         remaining: Optional[float], isolation: Optional[str] = None) -> Any:
+    """Run the search on the target (in the sandbox when ``executor`` is given): its
+    :class:`~dpaudit.sensitivity.result.SensitivityResult`, with its reproduce line and the
+    ``isolation`` it ran under, or the record of a search the sandbox stopped."""
     from dpaudit.execution.described import remote_function
     from dpaudit.execution.sandbox import SandboxFailure
     from dpaudit.sensitivity import check_sensitivity
@@ -116,9 +117,10 @@ def check_sensitivity_of(name: str, settings: CheckSettings, executor: Optional[
                 "examples": 0, "seed": settings.seed, **_isolation(isolation),
                 **({"details": {"timed_out": True, "note": _cut_note(settings, exc.cause)}}
                    if cut else {})}
-    record = result.to_record()
-    record["reproduce"] = reproduce  # the command reruns the whole search, counterexample included
-    return {**record, **_isolation(isolation)}
+    # the command reruns the whole search, counterexample included; built into the result
+    from dataclasses import replace
+
+    return replace(result, reproduce=reproduce, isolation=isolation)
 
 
 def _cut_note(settings: CheckSettings, cause: str) -> str:
