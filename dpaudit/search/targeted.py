@@ -11,8 +11,10 @@ Every pair evaluated on the way (exploration and shrinking) is recorded, so noth
 lost when no pair beats the goal.
 
 The estimate must be a deterministic function of the pair (the auditor evaluates every pair on the
-same seeds), so shrinking is meaningful. A mechanism error inside the search is held and re-raised
-after hypothesis returns, not shrunk by it. A search nested inside a running hypothesis test
+same seeds), so shrinking is meaningful. The draws are a function of ``seed`` only: hypothesis
+takes no constants from the source of the modules the process imported
+(:mod:`dpaudit.search.seeded`). A mechanism error inside the search is held and re-raised after
+hypothesis returns, not shrunk by it. A search nested inside a running hypothesis test
 (``@given``) is skipped, since hypothesis forbids nesting.
 """
 
@@ -26,6 +28,7 @@ import numpy as np
 
 from dpaudit.errors import MechanismError
 from dpaudit.neighbours.relations import Pair
+from dpaudit.search.seeded import seed_only
 
 __all__ = ["TargetedOutcome", "targeted_search", "default_strategy"]
 
@@ -112,7 +115,8 @@ def targeted_search(evaluate: Callable[[Pair], float], strategy: Any, *, goal: f
                    phases=(Phase.generate, Phase.target, Phase.shrink),
                    suppress_health_check=list(HealthCheck))
     try:
-        found = find(strategy, condition, settings=cfg, random=random.Random(seed))
+        with seed_only():  # the draws depend on the seed only, not on the modules imported
+            found = find(strategy, condition, settings=cfg, random=random.Random(seed))
         pair = _as_pair(found)
         value = next((v for p, v in reversed(out.evaluated) if p.key == pair.key), None)
         if value is not None:

@@ -21,7 +21,8 @@ utility ``sup_r |u(D, r) − u(D', r)| ≤ Δu`` (MT07; docs/math.md#em-range). 
    simplifies a failure as in step 3.
 
 The run is deterministic: hypothesis is seeded from ``seed`` (``hypothesis.seed``), with no
-example database, no deadline, health checks off and its output silenced; the counterexample is
+example database, no deadline, no constants drawn from the source of imported modules
+(:mod:`dpaudit.search.seeded`), health checks off and its output silenced; the counterexample is
 captured by the search itself. A ``"thorough"`` profile runs 20 times more examples.
 """
 
@@ -45,6 +46,7 @@ from dpaudit.results import Verdict
 from dpaudit.rng import check_seed
 from dpaudit.validation import check_seconds
 from dpaudit.search.pairs import corners
+from dpaudit.search.seeded import seed_only
 from dpaudit.sensitivity.orders import reorder
 from dpaudit.sensitivity.problem import BadOutput, OutOfDomain, Problem, make_problem
 from dpaudit.sensitivity.reproduce import reproduce_snippet
@@ -271,7 +273,8 @@ def _search(p: Problem, examples: int, seed: int, deadline: Optional[float] = No
         )(given(_cases(p, state))(probe))
         test = hypothesis_seed(_round_seed(seed, rnd))(test)
         try:
-            test()
+            with seed_only():  # the draws depend on the seed only, not on the modules imported
+                test()
         except (_Found, _OutOfBudget):
             pass
         except HypothesisException:

@@ -80,9 +80,9 @@ def _checked(kind: AuditKind, target: Any, params: Mapping[str, Any], seed: int)
     from dpaudit.pipeline.stages import Run
     from dpaudit.pipeline.target import open_spec
 
-    # nothing heavier is imported before the engine runs: the exact search's record for a fixed
-    # seed has been seen to shift with the process's memory layout (importing one more module of
-    # plain dicts moved geometric.exact from 133 to 136 pairs), and reports/ must stay as it is
+    # a record depends on the seed only, whatever this process imported: hypothesis drew
+    # constants from the source of every imported local module (one more module of dicts moved
+    # geometric.exact from 133 to 136 pairs) until dpaudit.search.seeded turned that off
     settings = settings_for(_name(target, None), seed=seed)
     opened = open_spec(target, settings, keywords=params, exact=kind is AuditKind.EXACT,
                        as_given=True)
