@@ -143,7 +143,11 @@ def test_leaves_nothing_in_the_working_directory(tmp_path):
                           cwd=work, capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert list(work.iterdir()) == []
-    assert (tmp_path / "cache" / "dpaudit" / "hypothesis").is_dir()  # the search did run
+    assert "NOT REFUTED" in proc.stdout  # the audit, its pair search included, did run
+    # what hypothesis stores (it collects nothing from the source while dpaudit searches:
+    # dpaudit.search.seeded) goes to the user's cache, never to the working folder
+    stored = tmp_path / "cache" / "dpaudit" / "hypothesis"
+    assert not stored.exists() or stored.is_dir()
 
 
 @pytest.mark.slow

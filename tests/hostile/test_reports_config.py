@@ -312,7 +312,7 @@ def test_isolation_from_pyproject_needs_trust_config(hostile, level):
 
 def _limit_file_size() -> None:  # in the child, before exec: a file-size limit dpaudit runs under
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
 
 
 @pytest.mark.slow
@@ -323,7 +323,7 @@ def test_a_file_size_limit_loses_no_verdict_and_no_other_report(hostile):
     # outputs as floats through the pipe (a shared output buffer is a file the limit covers too)
     path.write_text("def f(data, rng):\n    return " + LAPLACE.removeprefix("return ") + "\n")
     out_dir = tmp / "out"
-    paths = {k: out_dir / f"r.{k}" for k in ("json", "markdown", "html")}  # the HTML is > 16 kB
+    paths = {k: out_dir / f"r.{k}" for k in ("json", "markdown", "html")}  # the HTML is > 64 kB
     done = subprocess.run([sys.executable, "-m", "dpaudit", "check", f"{path}:f", "--epsilon=1",
                            "--samples=1000", *[f"--{k}={v}" for k, v in paths.items()]],
                           preexec_fn=_limit_file_size, cwd=hostile["work"], capture_output=True,
