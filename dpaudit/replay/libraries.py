@@ -85,13 +85,15 @@ def _site(folder: str, mechanisms_folder: str) -> Any:
     return site
 
 
-def _wrapper(original: Any, mechanisms: Any, folder: str) -> Any:
+def _wrapper(original: Any, mechanisms: Any, folder: str, called: list) -> Any:
     mechanisms_folder = folder_of(getattr(mechanisms, "__file__", None)) or ""
 
     def randomise(self: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
         run = current()
         if run is None or run.depth > 0:
             return original(self, value, *args, **kwargs)
+        if "diffprivlib" not in called:
+            called.append("diffprivlib")  # the record names the libraries whose calls it saw
         cls = type(self)
         distribution, norm = _kind(cls, mechanisms)
         sensitivity = _number(getattr(self, "sensitivity", None))
@@ -118,7 +120,9 @@ def _wrapper(original: Any, mechanisms: Any, folder: str) -> Any:
 @contextmanager
 def intercepting() -> Iterator[list[str]]:
     """Record diffprivlib's ``randomise`` calls for the duration of the block (module
-    docstring). Yields the names of the libraries patched (empty when none is imported)."""
+    docstring). Yields the names of the libraries whose intercepted mechanisms the audited code
+    called (filled as the calls come; empty when none was): what the process happened to import,
+    but the mechanism never used, is not named, so a record does not depend on it."""
     patched: list[tuple[type, Any]] = []
     names: list[str] = []
     if "diffprivlib" in sys.modules:
@@ -134,8 +138,7 @@ def intercepting() -> Iterator[list[str]]:
                 if original is None or getattr(original, "__wrapped__", None) is not None:
                     continue
                 patched.append((cls, original))
-                setattr(cls, "randomise", _wrapper(original, mechanisms, folder))
-            names.append("diffprivlib")
+                setattr(cls, "randomise", _wrapper(original, mechanisms, folder, names))
     try:
         yield names
     finally:

@@ -42,6 +42,15 @@ def _timeless(value):
     return value
 
 
+def _differences(a, b, path: str = "") -> list[str]:
+    """Where two records differ, as paths (the assertion's message)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b), key=str) for d in _differences(a.get(k), b.get(k), f"{path}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, f"{path}[{i}]")]
+    return [] if a == b else [f"{path}: {str(a)[:120]} != {str(b)[:120]}"]
+
+
 def _as_written(record: dict) -> dict:
     """A record as the JSON report writes it (make_run adds what a report adds)."""
     return make_run([record], seed=0, started=0.0, finished=1.0, command="x", git=False)["results"][0]
@@ -65,7 +74,7 @@ def test_dpaudit_check_gives_the_record_the_command_writes(tmp_path, monkeypatch
     result = dpaudit.check("leaky.py:total", seed=5, samples=6000)
     py = _as_written(result.to_record())
     assert cli["verdict"] == "refuted" and cli["decided_by"] == "replay" and "replay" in cli
-    assert _timeless(py) == _timeless(cli)
+    assert _timeless(py) == _timeless(cli), _differences(_timeless(py), _timeless(cli))
     assert result.verdict is dpaudit.Verdict.REFUTED and result.kind == "audit"
     assert result.stages == ("replay stage", "sampling")
     assert isinstance(result.result, dpaudit.AuditResult)
@@ -159,3 +168,19 @@ def test_every_result_class_has_the_one_result_protocol(where):
     names = {f.name for f in dataclasses.fields(cls)}
     for attr in ("kind", "verdict", "target", "reproduce", "to_record"):
         assert attr in names or hasattr(cls, attr), f"{where} has no {attr}"
+
+
+def test_a_replay_record_names_only_the_libraries_the_mechanism_called():
+    """A DP library imported by the process (here by an earlier import) but never called by the
+    mechanism is not named: a record does not depend on what else the process loaded."""
+    pytest.importorskip("diffprivlib")
+    import numpy as np
+
+    from dpaudit.replay import replay_audit
+
+    def plain(data, rng):
+        return float(np.sum(data) + rng.laplace(scale=1.0))
+
+    rec = replay_audit(plain, epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=3,
+                       seed=1).to_record()
+    assert rec["libraries"] == []
