@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from dpaudit.execution.base import Executor
 
 __all__ = ["CheckSettings", "resolve_settings", "read_config", "run_check", "exit_code",
-           "reproduce_command"]
+           "reproduce_command", "write_reports"]
 
 
 def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbours: Any,
@@ -64,7 +64,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
         config, config_path = read_config()
         settings = resolve_settings(args, config, config_path)
     except DpauditError as exc:
-        _write(_error_records(targets, str(exc), command), reports, None, started, command)
+        write_reports(_error_records(targets, str(exc), command), reports, None, started, command)
         raise UsageError(str(exc)) from None
     from dpaudit.progress import Progress
 
@@ -75,7 +75,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     try:
         cluster = _cluster(settings)
     except UsageError as exc:
-        _write(_error_records(settings.targets, str(exc), command), reports, settings.seed, started, command)
+        write_reports(_error_records(settings.targets, str(exc), command), reports, settings.seed, started, command)
         raise
     deadline = None if settings.timeout is None else begun + settings.timeout
     try:
@@ -84,7 +84,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     finally:
         if cluster is not None:
             cluster.close()
-    not_written = _write(records, reports, settings.seed, started, command, progress)
+    not_written = write_reports(records, reports, settings.seed, started, command, progress)
     progress.reproduce(records)
     if internal_errors:
         return ExitCode.INTERNAL_ERROR
@@ -121,7 +121,7 @@ def _check_all(settings: CheckSettings, progress: Any, deadline: Optional[float]
                 records += _error_records(settings.targets[len(records):],
                                           "not audited: an earlier target could not be loaded",
                                           command)
-                _write(records, reports, settings.seed, started, command)
+                write_reports(records, reports, settings.seed, started, command)
                 raise UsageError(str(exc)) from None
             except Exception as exc:  # a bug in dpaudit: keep what is done, say so, go on
                 record = _internal_error(target, exc, stop, command)
@@ -135,7 +135,7 @@ def _check_all(settings: CheckSettings, progress: Any, deadline: Optional[float]
         done = _interrupted(records, settings.targets, partial, stop.received or "Ctrl-C", command)
         if records[done:]:
             progress.finish(records[done])  # the line of the target under way, as a report has it
-        _write(records, reports, settings.seed, started, command, progress)
+        write_reports(records, reports, settings.seed, started, command, progress)
         raise
     finally:
         stop.restore()
@@ -184,7 +184,7 @@ def _precheck(targets: tuple[str, ...], reports: Mapping[str, Optional[str]], se
             records = [_error_record(t, str(exc) if t == target else
                                      "not audited: another target could not be loaded", command)
                        for t in targets]
-            _write(records, reports, seed, started, command)
+            write_reports(records, reports, seed, started, command)
             raise UsageError(str(exc)) from None
 
 
@@ -252,7 +252,7 @@ def _error_records(targets: Any, message: str, command: str) -> list[dict]:
     return [_error_record(t, message, command) for t in targets]
 
 
-def _write(records: list[dict], reports: Mapping[str, Optional[str]], seed: Optional[int],
+def write_reports(records: list[dict], reports: Mapping[str, Optional[str]], seed: Optional[int],
            started: float, command: str, progress: Any = None) -> list[str]:
     """Write the requested reports of ``records`` (nothing when none was asked for); return the
     formats that could not be written, each said in one line on stderr. It never raises: a report

@@ -44,6 +44,7 @@ from typing import Any, Mapping, Optional
 
 from dpaudit.errors import DpauditError, InvalidArgument, UsageError
 from dpaudit.exitcodes import ExitCode, exit_code
+from dpaudit.commands.check import write_reports as _write
 from dpaudit.report.registry import report_paths
 
 __all__ = ["PREFIX", "LIBRARIES", "is_library_target", "parse_library_target", "library_spec",
@@ -208,23 +209,6 @@ def _replay_flags(args: argparse.Namespace) -> tuple[argparse.Namespace, Optiona
         raise UsageError("--replay and --no-replay contradict each other: give one")
     option = {"nonfinite": bool(getattr(args, "nonfinite", False))}
     return argparse.Namespace(**{**vars(args), "replay": False, "nonfinite": False}), option
-
-
-def _write(records: list, reports: Mapping[str, Optional[str]], seed: Optional[int],
-           started: float, command: str, progress: Any = None) -> list:
-    """Write the requested reports (as ``dpaudit check`` does); return the formats not written."""
-    if not any(reports.values()):
-        return []
-    from dpaudit.report import make_run, write_each
-
-    run = make_run(records, seed=seed, started=started, finished=time.time(), command=command)
-    written, failed = write_each(run, **reports)
-    for fmt, path in written.items():
-        if progress is not None:
-            progress.note(f"wrote {fmt}: {path}")
-    for fmt, why in failed.items():
-        print(f"dpaudit: error: the {fmt} report was not written: {why}", file=sys.stderr)
-    return list(failed)
 
 
 def _error(target: str, message: str, reproduce: str = "", kind: str = "audit") -> dict:

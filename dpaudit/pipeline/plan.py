@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 __all__ = ["ENGINES", "Plan", "plan_for", "load"]
 
@@ -34,16 +34,13 @@ def load(path: str) -> Any:
 @dataclass(frozen=True)
 class Plan:
     """What will run for one target, in order: ``before`` stages, the ``engine``, ``after``
-    stages; with the budget and the shares of the time limit they may take (the replay stage:
+    stages. The stages take their own shares of the time limit (the replay stage:
     :data:`dpaudit.replay.command.STAGE_SHARE`; the fresh-process check's first calls:
     :data:`dpaudit.execution.honesty.FRESH_SHARE`)."""
 
     engine: Any
     before: tuple = ()
     after: tuple = ()
-    samples: Optional[int] = None
-    seed: int = 0
-    shares: tuple = ()
 
     @property
     def stages(self) -> tuple:
@@ -62,14 +59,9 @@ def plan_for(settings: Any, target: Any) -> Plan:
 
     engine = next(cls for cls in map(load, ENGINES) if cls.wanted(settings, target))()
     if not isinstance(engine, SampledAudit):
-        return Plan(engine=engine, seed=settings.seed, samples=settings.samples)
-    from dpaudit.execution.honesty import FRESH_SHARE
-    from dpaudit.replay.command import STAGE_SHARE
+        return Plan(engine=engine)
     from dpaudit.replay.stage import ReplayStage
 
     fresh = target.fresh is not None
     before = (*((FreshStart(),) if fresh else ()), ReplayStage())
-    shares = ((("fresh processes", FRESH_SHARE),) if fresh else ()) + \
-        ((("replay stage", STAGE_SHARE),) if settings.replay_stage else ())
-    return Plan(engine=engine, before=before, after=(FreshVerdict(),) if fresh else (),
-                seed=settings.seed, samples=settings.samples, shares=shares)
+    return Plan(engine=engine, before=before, after=(FreshVerdict(),) if fresh else ())

@@ -17,7 +17,7 @@ the fresh-process check's answer and the replay stage's record) and builds the
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
@@ -37,7 +37,6 @@ class CheckResult:
     record: Mapping[str, Any]
     result: Any = None
     stages: tuple[str, ...] = ()
-    plan: tuple[str, ...] = field(default=())
 
     @property
     def kind(self) -> str:

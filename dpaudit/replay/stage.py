@@ -11,6 +11,7 @@ stability check, :func:`dpaudit.stability.check_target`, any other to
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any, Optional
 
 from dpaudit.replay.command import before_sampling, first_site, flags, refused, run_replay
@@ -86,13 +87,9 @@ class ReplayStage:
         def replay(timeout: Optional[float]) -> dict:
             return _replay(run, False, timeout, engine=False)
 
-        if ticking is None:
+        with nullcontext() if ticking is None else ticking(per_call):
             stage, run.spec = before_sampling(spec, run.settings, run.target.name, replay,
                                               run.left(), run.progress)
-        else:
-            with ticking(per_call):
-                stage, run.spec = before_sampling(spec, run.settings, run.target.name, replay,
-                                                  run.left(), run.progress)
         run.outcomes[self.name] = stage
         if stage is not None:
             run.finished("replay", stage.get("verdict"))
