@@ -69,7 +69,7 @@ def special_values(domain: Any, *, integers: bool = False) -> tuple[float, ...]:
     # rounding changes, e.g. float sums; Casacuberta et al. CCS 2022)
     top = max(abs(d.lo), abs(d.hi))
     if 0 < top < np.inf:
-        p2 = float(2.0 ** np.floor(np.log2(top)))
+        p2 = math.ldexp(1.0, math.frexp(top)[1] - 1)  # exact (log2 of the float64 maximum rounds to 1024)
         for v in (p2, float(np.nextafter(p2, 0.0)), float(np.nextafter(p2, np.inf)), -p2):
             cand.append(v)
     out = []

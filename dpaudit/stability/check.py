@@ -227,8 +227,9 @@ def check_stability(obj: Any, *, d_in: Any = None, neighbours: Any = None, domai
     ``d_in``: the input distance (default 1, or 2 for a sized dataset under the symmetric
     distance: one record replaced); ``neighbours`` pairs of another relation than the metric's
     (the claim map(d_in) stated for them); ``domain`` where records lie (default: the atom
-    bounds, else [0, 1]); ``size`` records (default: the domain's size, else 10); ``budget`` the
-    evaluations (one per dataset, 200), ``examples`` the hypothesis pairs at most (60);
+    bounds, else the whole range of its type, :func:`~dpaudit.stability.checker.carrier_range`:
+    the map is claimed for every member); ``size`` records (default: the domain's size, else 10);
+    ``budget`` the evaluations (one per dataset, 200), ``examples`` the hypothesis pairs at most (60);
     ``timeout`` seconds; ``nonfinite`` tries NaN and ±inf records too (float records only: OpenDP's
     domain says whether it takes them). Deterministic from ``seed``.
     """

@@ -10,6 +10,7 @@ deadline), raises :class:`PartFailed` when a part raises, and keeps per part wha
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -25,7 +26,7 @@ from dpaudit.stability.metrics import (Distance, as_fraction, as_numbers, map_ar
 from dpaudit.replay.sites import Site
 from dpaudit.results import jsonable
 
-__all__ = ["Checker", "PartFailed", "OutOfBudget", "default_d_in"]
+__all__ = ["Checker", "PartFailed", "OutOfBudget", "default_d_in", "carrier_range"]
 
 
 @dataclass
@@ -110,9 +111,11 @@ class Checker:
         if declared is not None and size is not None and int(size) != int(declared):
             raise InvalidArgument(f"size={size} but the input domain holds {declared} records")
         self.size = int(declared) if declared is not None else (10 if size is None else int(size))
-        self.domain = Domain.parse(domain if domain is not None else dom)
         atom = obj.input_domain.element_domain if vector else obj.input_domain
         carrier = carrier_of(atom)
+        if domain is None and not _bounded(atom):
+            dom = carrier_range(carrier, scale) or dom
+        self.domain = Domain.parse(domain if domain is not None else dom)
         self.carrier = carrier
         self.integers = carrier.startswith(("i", "u"))
         self.floats = carrier.startswith("f")
@@ -291,6 +294,47 @@ class Checker:
 
     def score(self) -> float:
         return max((s.max_ratio for s in self.stages), default=0.0)
+
+
+#: the numpy type of each integer carrier OpenDP names
+_INTEGER_CARRIERS = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+                     "isize": np.int64, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32,
+                     "u64": np.uint64, "usize": np.uint64}
+#: the largest record the input converter carries into an int64 exactly (2^63 − 1024, the
+#: largest double below 2^63)
+_INT64_CAP = float(np.nextafter(2.0 ** 63, 0.0))
+
+
+def carrier_range(carrier: str, scale: float = 1.0) -> Optional[tuple[float, float]]:
+    """The records an unbounded OpenDP atom domain of type ``carrier`` holds, as dpaudit's record
+    domain (divided by the metric's ``scale``, as the input converter multiplies by it): the
+    integer type's [min, max] (within int64, which the converter carries), or ±the float type's
+    largest finite value; None for another carrier (bool, strings). A stability map is claimed
+    for every member of the input domain, so the pairs are drawn there: records in [0, 1] alone
+    hide a map that is right only for small records (a clamp-free sum whose map is d_in)."""
+    if carrier in _INTEGER_CARRIERS:
+        info = np.iinfo(_INTEGER_CARRIERS[carrier])
+        lo, hi = max(float(info.min), -2.0 ** 63), min(float(info.max), _INT64_CAP)
+    elif carrier in ("f32", "f64"):
+        hi = float(np.finfo(np.float32 if carrier == "f32" else np.float64).max)
+        lo = -hi
+    else:
+        return None
+    s = abs(float(scale)) or 1.0
+    if s != 1.0 and carrier in _INTEGER_CARRIERS:
+        # whole records once multiplied by the scale, inside the carrier's range
+        lo, hi = math.ceil(lo / s), math.floor(hi / s)
+    elif s != 1.0:
+        lo, hi = lo / s, hi / s
+    return float(lo), float(hi)
+
+
+def _bounded(atom: Any) -> bool:
+    """Whether an OpenDP atom domain states bounds (``atom_domain(bounds=…)``)."""
+    try:
+        return atom.bounds is not None
+    except Exception:  # noqa: BLE001 - an atom type without bounds
+        return False
 
 
 def _admits_nan(atom: Any) -> bool:

@@ -73,6 +73,24 @@ def test_a_count_whose_map_halves_d_in_is_caught_on_the_first_pairs():
     assert not od.check_stability(honest, seed=2).refuted
 
 
+def test_an_unbounded_input_domain_is_searched_over_its_whole_type():
+    """A map claimed for every i32 record (no bounds in the domain) is checked on records from
+    the whole type: a clamp-free sum whose map is d_in holds on records in [0, 1], not on i32."""
+    from dpaudit.stability.checker import carrier_range
+
+    ints = dp.vector_domain(dp.atom_domain(T="i32")), dp.symmetric_distance()
+    unclamped = dp.t.make_user_transformation(*ints, dp.atom_domain(T="i32"), dp.absolute_distance(T="i32"),
+                                              lambda x: sum(x), lambda d: d)
+    report = od.check_stability(unclamped, seed=0)
+    assert report.domain.lo == -2.0 ** 31 and report.domain.hi == 2.0 ** 31 - 1
+    assert report.refuted and "above map(d_in) = 1 " in report.violations[0].message
+    # the same transformation on records stated to lie in [0, 1]: its map holds there
+    assert not od.check_stability(unclamped, seed=0, domain=(0, 1)).refuted
+    assert carrier_range("f64") == (-1.7976931348623157e308, 1.7976931348623157e308)
+    assert carrier_range("u64") == (0.0, 2.0 ** 63 - 1024) and carrier_range("String") is None
+    assert carrier_range("i32", 2.0) == (-2.0 ** 30, 2.0 ** 30 - 1)
+
+
 def test_opendp_make_sum_passes_and_its_rounding_stays_under_its_map():
     report = od.check_stability(_floats() >> dp.t.then_sum(), seed=3)
     assert not report.refuted and report.error is None
