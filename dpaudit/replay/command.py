@@ -32,10 +32,10 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from dpaudit.execution.wire import AuditedFile
-from dpaudit.replay.result import KINDS, RECORD_KIND, SEVERITIES
+from dpaudit.replay.result import KINDS, RECORD_KIND, SEVERITIES, ReplayFinding, ReplayResult
 from dpaudit.results import Verdict, error_record
 
-__all__ = ["run_replay", "before_sampling", "limited_record", "record_from_child", "first_pairs", "stage_text",
+__all__ = ["run_replay", "finished", "location", "limited", "before_sampling", "limited_record", "record_from_child", "first_pairs", "stage_text",
            "first_site", "refused",
            "STAGE_SHARE", "MAX_FIRST_PAIRS"]
 
@@ -83,56 +83,79 @@ def reproduce_line(name: str, spec: Any, settings: Any, *, nonfinite: bool = Fal
 
 def run_replay(spec: Any, settings: Any, name: str, *, func: Optional[Callable] = None,
                executor: Any = None, nonfinite: bool = False, timeout: Optional[float] = None,
-               isolation: Optional[str] = None, reproduce: Optional[str] = None) -> dict:
-    """The replay record of the target: run here on ``func`` (in process) or in the sandbox
-    child of ``executor``; an ERROR record when the mechanism or the child fails. ``reproduce``
-    is the line that replays it (default: :func:`reproduce_line`)."""
+               isolation: Optional[str] = None, reproduce: Optional[str] = None) -> ReplayResult:
+    """The replay result of the target, built once with its reproduce line, isolation and
+    location: run here on ``func`` (in process) or in the sandbox child of ``executor``; an ERROR
+    result when the mechanism or the child fails. ``reproduce`` is the line that replays it
+    (default: :func:`reproduce_line`)."""
     from dpaudit.errors import DpauditError, MechanismError, TimeLimitReached
     from dpaudit.execution.sandbox import SandboxFailure
 
     options = _options(spec, settings, name, nonfinite=nonfinite, timeout=timeout)
-    if reproduce is None:
-        reproduce = reproduce_line(name, spec, settings, nonfinite=nonfinite)
+    done = {"reproduce": reproduce_line(name, spec, settings, nonfinite=nonfinite)
+            if reproduce is None else reproduce, "isolation": isolation}
     started = time.monotonic()
+
+    def failed(message: str, refused: bool = False) -> ReplayResult:
+        return _failed(spec, settings, name, message, time.monotonic() - started,
+                       details={"ran_in": "the sandbox child", "refused": True} if refused else {},
+                       **done)
+
     try:
         if func is not None:
             from dpaudit.replay.audit import replay_audit
 
-            rec = replay_audit(func, **options).to_record()
-        else:
-            limit = None if timeout is None else timeout + 30.0  # the child stops itself first
-            audited = getattr(executor, "audited", None)
-            raw = executor.run_engine("dpaudit.replay.audit:replay_record",
-                                      {**options, "sites_in": getattr(audited, "path", None)}, limit)
-            rec = record_from_child(raw, name=name, claim=_claim(spec), audited=audited,
-                                    seed=int(settings.seed))
-            rec["details"] = {**rec.get("details", {}), "ran_in": "the sandbox child"}
+            return finished(replay_audit(func, **options), **done)
+        limit = None if timeout is None else timeout + 30.0  # the child stops itself first
+        audited = getattr(executor, "audited", None)
+        raw = executor.run_engine("dpaudit.replay.audit:replay_record",
+                                  {**options, "sites_in": getattr(audited, "path", None)}, limit)
+        rec = record_from_child(raw, name=name, claim=_claim(spec), audited=audited,
+                                seed=int(settings.seed))
+        return finished(ReplayResult.from_record(
+            rec, details={**rec.get("details", {}), "ran_in": "the sandbox child"}), **done)
     except TimeLimitReached:  # the run's own limit, not the mechanism's fault
-        rec = limited_record(name, spec, "the run's time limit (--timeout) was reached during the "
-                             "replay: its pairs are untested")
+        return limited(name, spec, "the run's time limit (--timeout) was reached during the "
+                       "replay: its pairs are untested", **done)
     except SandboxFailure as exc:
-        rec = error_record(RECORD_KIND, name, f"{name} {exc.cause}", reproduce=reproduce,
-                           claim=_claim(spec))
-        if exc.forged:
-            rec["details"] = {"ran_in": "the sandbox child", "refused": True}
+        return failed(f"{name} {exc.cause}", refused=bool(exc.forged))
     except (MechanismError, DpauditError) as exc:
-        rec = error_record(RECORD_KIND, name, f"{type(exc).__name__}: {exc}", reproduce=reproduce,
-                           claim=_claim(spec))
+        return failed(f"{type(exc).__name__}: {exc}")
     except ValueError as exc:  # a record no honest child sends: the mechanism's ERROR
-        rec = error_record(RECORD_KIND, name, f"{name} sent back a replay record dpaudit refused "
-                           f"({exc}; the audited code replaced dpaudit's functions in the sandbox)",
-                           reproduce=reproduce, claim=_claim(spec))
-        rec["details"] = {"ran_in": "the sandbox child", "refused": True}
-    rec["reproduce"] = reproduce
-    rec.setdefault("elapsed_s", time.monotonic() - started)
-    if isolation is not None:
-        rec["isolation"] = isolation
-    site = first_site(rec)
-    if site is not None:  # where a report (SARIF, HTML) points: the call site of the finding
-        from dpaudit.report.model import relative_path
+        return failed(f"{name} sent back a replay record dpaudit refused ({exc}; the audited code "
+                      f"replaced dpaudit's functions in the sandbox)", refused=True)
 
-        rec["location"] = {"path": relative_path(str(site["path"])), "line": int(site["line"])}
-    return rec
+
+def finished(result: ReplayResult, **fields: Any) -> ReplayResult:
+    """``result`` with ``fields`` (its reproduce line, isolation) and its :func:`location`: a new
+    frozen result, the one whose record is written."""
+    from dataclasses import replace
+
+    return replace(result, **fields, location=location(result))
+
+
+def location(result: ReplayResult) -> Optional[dict]:
+    """Where a report (SARIF, HTML) points: the call site of the strongest finding (a violation
+    first) that names one, its path relative to the working folder; None when none does."""
+    from dpaudit.report.model import relative_path
+
+    order = {severity: i for i, severity in enumerate(SEVERITIES)}
+    placed = [f for f in result.findings if f.site is not None and f.site.path and f.site.line]
+    if not placed:
+        return None
+    site = min(placed, key=lambda f: order.get(f.severity, 9)).site
+    return {"path": relative_path(str(site.path)), "line": int(site.line)}
+
+
+def _failed(spec: Any, settings: Any, name: str, message: str, elapsed: float, *,
+            details: dict, **fields: Any) -> ReplayResult:
+    """An ERROR result of the replay: the mechanism (or the sandbox child) failed, ``message``
+    says how; no finding."""
+    return ReplayResult(target=name, verdict=Verdict.ERROR, epsilon=float(spec.epsilon),
+                        delta=float(spec.delta), neighbours=spec.neighbours, domain=spec.domain,
+                        size=int(spec.size), findings=(), accounting={}, calls=0, pairs=0,
+                        elapsed_s=elapsed, seed=int(settings.seed), budget=0, error=message,
+                        details=details, **fields)
 
 
 def before_sampling(spec: Any, settings: Any, name: str, run: Callable[[Optional[float]], dict],
@@ -159,18 +182,19 @@ def before_sampling(spec: Any, settings: Any, name: str, run: Callable[[Optional
     return stage, (replace(spec, first_pairs=pairs) if pairs else spec)
 
 
-def limited_record(name: str, spec: Any, why: str) -> dict:
-    """A replay record cut short by the run's time limit before it could say anything: one
+def limited(name: str, spec: Any, why: str, **fields: Any) -> ReplayResult:
+    """A replay cut short by the run's time limit before it could say anything: one
     ``time_limit`` limit, INCONCLUSIVE (never an ERROR: the mechanism did nothing wrong)."""
-    severity, title = KINDS["time_limit"]
-    return {"kind": RECORD_KIND, "target": name, "verdict": Verdict.INCONCLUSIVE.value,
-            "elapsed_s": None, "reproduce": "", "error": None, "method": "replay",
-            "claim": _claim(spec), "calls": 0, "budget": 0, "pairs": 0, "phases": {},
-            "accounting": {}, "noise_intercepted": True, "libraries": [], "failed_on": None,
-            "details": {}, "findings": [{"kind": "time_limit", "severity": severity, "title": title,
-                                         "message": why, "site": None, "dataset": None,
-                                         "neighbour": None, "pair_label": "", "values": {},
-                                         "reproduce": ""}]}
+    return ReplayResult(target=name, verdict=Verdict.INCONCLUSIVE, epsilon=float(spec.epsilon),
+                        delta=float(spec.delta), neighbours=spec.neighbours, domain=spec.domain,
+                        size=int(spec.size), findings=(ReplayFinding("time_limit", None, why),),
+                        accounting={}, calls=0, pairs=0, elapsed_s=None, seed=None,
+                        budget=0, **{"reproduce": "", **fields})
+
+
+def limited_record(name: str, spec: Any, why: str) -> dict:
+    """The record of :func:`limited`."""
+    return limited(name, spec, why).to_record()
 
 
 def first_pairs(rec: dict, spec: Any) -> tuple:

@@ -32,6 +32,7 @@ The record has the common keys of every dpaudit record (``kind``, ``target``, ``
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
@@ -131,8 +132,50 @@ class ReplayResult:
     failed_on: Optional[tuple] = None
     libraries: tuple = ()
     details: Mapping[str, Any] = field(default_factory=dict)
+    #: how the target ran (``"none (in process)"``, the sandbox's name): where ``dpaudit check``
+    #: ran it as the target's engine; None elsewhere (no key in the record)
+    isolation: Optional[str] = None
+    #: where a report (SARIF, HTML) points: ``{"path", "line"}`` of the strongest finding's call
+    #: site, relative to the working folder; None when no finding names one (no key)
+    location: Optional[Mapping[str, Any]] = None
 
     method = "replay"
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any], **fields: Any) -> "ReplayResult":
+        """The frozen result of a replay record already checked (the sandbox child's, read by
+        :func:`dpaudit.replay.command.record_from_child`), with ``fields`` given here
+        (``reproduce``, ``isolation``, ``location``, ``details``, ...) instead of set on the
+        record afterwards."""
+        claim = rec.get("claim") or {}
+        lo, hi = claim.get("domain") or (0.0, 1.0)
+
+        def pair(x: Any) -> Optional[tuple]:
+            return None if x is None else tuple(x)
+
+        findings = tuple(
+            ReplayFinding(kind=f["kind"], message=f.get("message") or KINDS[f["kind"]][1],
+                          site=None if f.get("site") is None else Site(
+                              str(f["site"].get("path")), int(f["site"].get("line") or 0),
+                              str(f["site"].get("function") or ""), str(f["site"].get("code") or "")),
+                          dataset=pair(f.get("dataset")), neighbour=pair(f.get("neighbour")),
+                          pair_label=f.get("pair_label") or "", values=dict(f.get("values") or {}),
+                          reproduce=f.get("reproduce") or "")
+            for f in rec.get("findings") or ())
+        values = dict(
+            target=rec["target"], verdict=Verdict(rec["verdict"]),
+            epsilon=float(claim.get("epsilon", math.nan)), delta=float(claim.get("delta", 0.0)),
+            neighbours=Neighbours(claim.get("neighbours", Neighbours.ADD_REMOVE.value)),
+            domain=Domain(lo, hi), size=int(claim.get("size", 0)), findings=findings,
+            accounting=dict(rec.get("accounting") or {}), calls=int(rec.get("calls") or 0),
+            pairs=int(rec.get("pairs") or 0), elapsed_s=rec.get("elapsed_s"),
+            seed=rec.get("seed"), reproduce=rec.get("reproduce") or "",
+            budget=int(rec.get("budget") or 0), phases=dict(rec.get("phases") or {}),
+            noise_intercepted=bool(rec.get("noise_intercepted", True)), error=rec.get("error"),
+            failed_on=pair(rec.get("failed_on")), libraries=tuple(rec.get("libraries") or ()),
+            details=dict(rec.get("details") or {}))
+        values.update(fields)
+        return cls(**values)
 
     @property
     def kind(self) -> str:
@@ -202,4 +245,6 @@ class ReplayResult:
             "libraries": list(self.libraries),
             "failed_on": jsonable(self.failed_on),
             "details": jsonable(dict(self.details)),
+            **({} if self.isolation is None else {"isolation": self.isolation}),
+            **({} if self.location is None else {"location": dict(self.location)}),
         }

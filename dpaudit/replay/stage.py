@@ -14,7 +14,7 @@ from __future__ import annotations
 from contextlib import nullcontext
 from typing import Any, Optional
 
-from dpaudit.replay.command import before_sampling, first_site, flags, refused, run_replay
+from dpaudit.replay.command import before_sampling, finished, flags, refused, run_replay
 from dpaudit.replay.result import RECORD_KIND
 from dpaudit.results import Verdict, error_record
 
@@ -38,7 +38,8 @@ def _replay(run: Any, nonfinite: bool, timeout: Optional[float], *, engine: bool
                               reproduce)
     return run_replay(run.spec, run.settings, target.name, func=target.func,
                       executor=target.executor, nonfinite=nonfinite, timeout=timeout,
-                      isolation=target.isolation if engine else None, reproduce=reproduce)
+                      isolation=target.isolation if engine else None,
+                      reproduce=reproduce).to_record()
 
 
 class ReplayAudit:
@@ -118,15 +119,7 @@ def library_replay(spec: Any, seed: int, name: str, nonfinite: bool, remaining: 
     except DpauditError as exc:  # the library refused: an ERROR of the target
         return error_record(RECORD_KIND, name, str(exc), reproduce=reproduce,
                             isolation="none (in process)")
-    rec = result.to_record()
-    rec["reproduce"] = reproduce
-    rec["isolation"] = "none (in process)"
-    site = first_site(rec)
-    if site is not None:  # where a report (SARIF, HTML) points: the call site of the finding
-        from dpaudit.report.model import relative_path
-
-        rec["location"] = {"path": relative_path(str(site["path"])), "line": int(site["line"])}
-    return rec
+    return finished(result, reproduce=reproduce, isolation="none (in process)").to_record()
 
 
 def verdict_of_stage(sampled: dict, stage: dict) -> Optional[dict]:
