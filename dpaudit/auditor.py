@@ -93,11 +93,14 @@ def _refuse_curve(spec: MechanismSpec, overrides: dict) -> None:
 
 def _reproduce(spec: MechanismSpec, samples: int, seed: int, exact: bool = False,
                own_randomness: bool = False, early_stop: bool = True,
-               context: Optional[AuditContext] = None) -> str:
+               context: Optional[AuditContext] = None, fitted: bool = False) -> str:
     """The context's line when the calling command writes one, else a command line when the
     mechanism lives in a file, else a Python call (:func:`dpaudit.reproduce.for_spec`; the
-    claim's floats round-trip exactly)."""
+    claim's floats round-trip exactly). A budget ``fitted`` to the time limit is passed to the
+    context's line as ``samples`` (the command's own budget is the default it replaced)."""
     if context is not None and context.reproduce is not None:
+        if fitted:
+            return context.reproduce(own_randomness, samples)
         return context.reproduce(own_randomness)
     from dpaudit.reproduce import for_spec
 
@@ -138,7 +141,10 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     ``executor`` runs the batches (default: in process, or all cores for a mechanism without a
     batch form); ``progress(dict)`` receives ``phase``, ``candidate``, ``samples``, ``budget``,
     ``estimate`` (best projected bound so far) and, once validated, ``epsilon_lb``; ``timeout`` is a
-    wall budget in seconds after which the best valid statement so far is returned.
+    wall budget in seconds after which the best valid statement so far is returned (calls in
+    process stop at it too, :func:`dpaudit.execution.base.time_limit`); with ``samples`` None, a
+    default budget that would not fit in it at the measured time per call is reduced to one that
+    does before any sample is drawn (:func:`_fitted_budget`; ``details["budget_fitted"]``).
     ``early_stop`` (default) runs the audit as a group-sequential test that stops at the first
     look refuting the claim, the confidence holding under that stopping rule
     (:mod:`dpaudit.auditing.schedule`; ``details["early_stop"]`` records the looks); False
@@ -155,6 +161,7 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     check_callable("progress", progress)
     check_records(spec.size, spec.neighbours)
     check_executor(executor)
+    from dpaudit.execution.base import time_limit
     from dpaudit.execution.blas import single_blas_thread
     from dpaudit.auditing.looks import run as run_looks
 
@@ -167,13 +174,19 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
         own = _default_executor(spec)
         executor = own or InProcessExecutor()
     estimate: Optional[dict] = None
-    checked = None
+    checked = fitted = None
     try:
-        with single_blas_thread():  # speed beside other processes, and core-count-free results
+        stated = timeout if context is None or context.time_limit is None else context.time_limit
+        # in process, calls stop at the deadline too (between calls of a one-call form or of a
+        # library's; dpaudit.execution.base.time_limit): --timeout holds within one call
+        with single_blas_thread(), time_limit(deadline, stated):
             estimate = probe_estimate(spec, executor, seed, budget, progress, context)
             reproducible = _reruns_alike(spec, executor, seed, estimate, _left(deadline))
             differ = _forms_differ(spec, executor, seed, budget, estimate, _left(deadline))
             if differ is None:
+                fitted = _fitted_budget(budget, samples, estimate, _left(deadline))
+                if fitted is not None:
+                    budget = fitted["budget"]
                 executor = _independent(executor, reproducible)
                 checked = _checkpoints(spec, executor, seed, budget, reproducible, estimate,
                                        _left(deadline))
@@ -190,7 +203,8 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
                              reproducible, bool(early_stop), context)
     limit = timeout if context is None or context.time_limit is None else context.time_limit
     return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible,
-                           looks, bool(early_stop), context, estimate=estimate, timeout=limit)
+                           looks, bool(early_stop), context, estimate=estimate, timeout=limit,
+                           fitted=fitted)
 
 
 #: the share of the time left that each check before the sampling may take at most
@@ -207,6 +221,51 @@ def _fitting(n: int, estimate: Optional[dict], left: Optional[float], least: int
     if left is None or estimate is None or not estimate["seconds_per_call"] > 0:
         return n
     return int(min(n, max(least, _CHECK_SHARE * left / estimate["seconds_per_call"])))
+
+
+#: the share of the time left for sampling that a budget sized to the time per call fills
+#: (:func:`_fitted_budget`); the rest is dpaudit's own work between the draws (the search, the
+#: race, counting the validation samples, the checkpoints' calls) and the estimate's error
+FIT_SHARE = 0.6
+
+
+def _fitted_budget(budget: int, given: Optional[int], estimate: Optional[dict],
+                   left: Optional[float]) -> Optional[dict]:
+    """The default budget sized to the time limit, or None when it is kept.
+
+    When no budget was given (``given`` is None) and the estimate says the default budget would
+    take more than :data:`FIT_SHARE` of the ``left`` seconds, the budget becomes
+    n = ⌊FIT_SHARE · left / t⌋ calls (t the estimate's seconds per call over the executor's
+    workers), rounded down to a multiple of 1,000: a budget the time limit can hold, so the audit
+    ends with a verdict on what it could test (the NOT REFUTED line says what that budget could
+    refute, :class:`dpaudit.estimators.limits.Limits`) rather than INCONCLUSIVE at the limit.
+    It is chosen from the timing probe alone, before any sample of the audit is drawn, and the
+    look schedule (:func:`dpaudit.auditing.schedule.schedule`) is that of the fitted budget,
+    fixed in advance like any other: the outcomes choose nothing, so the family-wise confidence
+    holds as for a budget the user gave. The reproduce line carries the fitted budget
+    (``--samples n``), so the run reruns exactly from its seed whatever the machine's speed.
+    A fit below :data:`dpaudit.validation.MIN_SAMPLES` calls is not made (an audit that small
+    tells nothing): the audit runs to the limit and is INCONCLUSIVE with the estimate."""
+    from dpaudit.validation import MIN_SAMPLES
+
+    if given is not None or left is None or estimate is None:
+        return None
+    took = float(estimate.get("estimated_seconds") or 0.0)
+    if not took > FIT_SHARE * left:
+        return None
+    n = int(budget * FIT_SHARE * left / took) // 1000 * 1000
+    if n < MIN_SAMPLES or n >= budget:
+        return None
+    return {"default": int(budget), "budget": n, "seconds_per_call": estimate["seconds_per_call"],
+            "seconds_left": round(float(left), 3), "estimated_seconds": took}
+
+
+def _fitted_note(fitted: dict, timeout: Optional[float]) -> str:
+    """What an audit on a fitted budget says after its verdict."""
+    limit = "the time limit" if timeout is None else f"the time limit of {timeout:.3g} s"
+    return (f"budget reduced to {fitted['budget']:,} calls to fit {limit} (the default "
+            f"{fitted['default']:,} would take about {duration(fitted['estimated_seconds'])} at "
+            f"{fitted['seconds_per_call']:.3g} s per call); --samples N sets it")
 
 
 def _reruns_alike(spec: MechanismSpec, executor: Executor, seed: int,
@@ -402,7 +461,8 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
                     elapsed: float, reproducible: Optional[bool] = None,
                     looks: Optional[dict] = None, early_stop: bool = True,
                     context: Optional[AuditContext] = None, estimate: Optional[dict] = None,
-                    timeout: Optional[float] = None) -> AuditResult:
+                    timeout: Optional[float] = None,
+                    fitted: Optional[dict] = None) -> AuditResult:
     from dpaudit.auditing.sampled import Answer, questions_of, share_of
 
     cut = None
@@ -413,11 +473,15 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
         for q in asked:
             if q not in out.answers:
                 out.answers[q] = Answer(q, alpha=share_of(q, asked, 1.0 - confidence), timed_out=True)
+    note = cut
+    if fitted is not None:
+        note = _fitted_note(fitted, timeout) + (f"; {cut}" if cut else "")
     seen = dict(phases=out.phases, timed_out=bool(out.timed_out),
                 candidates_validated=out.validated, early_stop=looks,
-                output_kind=None if out.schema is None else out.schema.description, note=cut)
+                output_kind=None if out.schema is None else out.schema.description, note=note,
+                budget_fitted=fitted)
     reproduce = _reproduce(spec, budget, seed, own_randomness=reproducible is False,
-                           early_stop=early_stop, context=context)
+                           early_stop=early_stop, context=context, fitted=fitted is not None)
     common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours,
                   confidence=confidence, samples=int(out.samples), reproduce=reproduce,
                   elapsed_s=elapsed, seed=seed, reproducible=reproducible, domain=spec.domain,

@@ -369,6 +369,9 @@ class SampledDetails(Details):
     output_kind: Optional[str] = _omitted_when_none()
     #: what stopped the audit short of a verdict, and what would help (a ``--timeout`` reached)
     note: Optional[str] = _omitted_when_none()
+    #: the default budget sized to the time limit from the time per call, before any sample
+    #: (``default``, ``budget``, ``seconds_per_call``, ``seconds_left``, ``estimated_seconds``)
+    budget_fitted: Optional[Mapping[str, Any]] = _omitted_when_none()
     #: where the mechanism failed (an ERROR)
     failure: Optional[MechanismFailure] = _spread()
     #: the validated event (a verdict with a bound)
@@ -453,11 +456,12 @@ class AuditContext:
     """What the command that asks for an audit knows and the auditor does not, handed to
     :func:`dpaudit.audit` so that the result is built once, whole: ``reproduce(own_randomness)``
     writes the command's reproduce line (the auditor tells whether the mechanism draws its own
-    randomness), ``family`` the targets sharing the confidence, ``origin`` where the function
+    randomness; ``reproduce(own_randomness, samples)`` when it fitted the default budget to the
+    time limit), ``family`` the targets sharing the confidence, ``origin`` where the function
     lives and how it was confined, ``declared_by`` which claim fields only the sandboxed code
     reported."""
 
-    reproduce: Optional[Callable[[bool], str]] = None
+    reproduce: Optional[Callable[..., str]] = None
     family: Optional[Family] = None
     origin: Optional[Origin] = None
     declared_by: Optional[str] = None

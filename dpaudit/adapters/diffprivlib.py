@@ -33,6 +33,7 @@ import numpy as np
 from dpaudit.adapters.common import LibrarySpec, checked, make_spec, require
 from dpaudit.claims import Neighbours, claim_notion
 from dpaudit.errors import InvalidArgument
+from dpaudit.execution.base import check_time_limit, time_limit_in_force
 
 __all__ = ["target", "wrap", "plain_release", "NOTIONS", "TOOLS", "MECHANISMS"]
 
@@ -65,7 +66,13 @@ def _batch(call: Callable[[np.ndarray, Any], Any]) -> Callable:
         random_state = np.random.RandomState(rng.bit_generator)
         if size is None:
             return call(data, random_state)
-        return [call(data, random_state) for _ in range(size)]
+        if time_limit_in_force() is None:
+            return [call(data, random_state) for _ in range(size)]
+        out = []
+        for _ in range(size):  # under an in-process time limit: checked between library calls
+            check_time_limit(data)
+            out.append(call(data, random_state))
+        return out
 
     return mechanism
 

@@ -32,6 +32,7 @@ The spec's function keeps the measurement and d_in (``__dpaudit_opendp__``), so 
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Any, Callable, Optional
 
@@ -41,11 +42,14 @@ from dpaudit.adapters.common import (LibrarySpec, claim_for_measure, make_spec, 
                                      require, zcdp_epsilon)
 from dpaudit.claims import Neighbours
 from dpaudit.errors import InvalidArgument
+from dpaudit.execution.base import check_time_limit, time_limit_in_force
 
 __all__ = ["target", "CHUNK", "carrier_of", "input_converter"]
 
 #: outputs drawn per composed call
 CHUNK = 1_000
+#: under an in-process time limit, the seconds a chunk of composed calls should take at most
+LIMITED_CHUNK_SECONDS = 0.25
 
 
 def carrier_of(atom: Any) -> str:
@@ -139,28 +143,53 @@ def _batch(measurement: Any, convert: Callable, keys: Optional[tuple] = None) ->
 
     composed: dict[int, Any] = {}
 
-    def draw(x: Any, k: int) -> list:
+    def draw(x: Any, k: int, limited: bool) -> list:
         if "frames" not in composed:
             # a Polars release (OnceFrame) from make_composition segfaults OpenDP 0.16 when
             # collected (benchmarks/results/opendp_sweep_drafts/): frames are drawn one call at a time
             composed["frames"] = hasattr(measurement(x), "collect")
-        if composed["frames"]:
-            return [measurement(x) for _ in range(k)]
+        if composed["frames"] or (limited and k == 1):
+            return _calls(x, k, limited)
         if k not in composed:
             try:
                 composed[k] = dp.c.make_composition([measurement] * k)
             except Exception:  # a measure without composition: call it k times
                 composed[k] = None
         m = composed[k]
-        return list(m(x)) if m is not None else [measurement(x) for _ in range(k)]
+        return list(m(x)) if m is not None else _calls(x, k, limited)
+
+    def _calls(x: Any, k: int, limited: bool) -> list:
+        out = []
+        for _ in range(k):
+            if limited:
+                check_time_limit()
+            out.append(measurement(x))
+        return out
 
     def mechanism(data, rng, size=None):
         x = convert(np.asarray(data, dtype=float))
         if size is None:
             return _plain(measurement(x), keys)
+        # under an in-process time limit (dpaudit.execution.base.time_limit) the limit is checked
+        # between chunks, and the chunks start at one call and grow 4-fold while they take less
+        # than LIMITED_CHUNK_SECONDS / 4 (shrinking when one took longer): a slow measurement is
+        # cut within about one call, a fast one still composed 1,000 at a time. OpenDP draws
+        # from its own generator: the chunking changes no stream of dpaudit's
+        limited = time_limit_in_force() is not None
         out: list = []
+        chunk = 1 if limited else CHUNK
         while len(out) < size:
-            out += draw(x, min(CHUNK, size - len(out)))
+            k = min(chunk, size - len(out))
+            if limited:
+                check_time_limit(data)
+            started = time.monotonic()
+            out += draw(x, k, limited)
+            if limited:
+                took = time.monotonic() - started
+                if took < LIMITED_CHUNK_SECONDS / 4:
+                    chunk = min(CHUNK, 4 * k)
+                elif took > LIMITED_CHUNK_SECONDS:
+                    chunk = max(1, k // 4)
         return [_plain(v, keys) for v in out]
 
     return mechanism

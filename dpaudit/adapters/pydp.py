@@ -28,6 +28,7 @@ import numpy as np
 from dpaudit.adapters.common import LibrarySpec, checked, make_spec, require
 from dpaudit.claims import Neighbours, claim_notion
 from dpaudit.errors import InvalidArgument
+from dpaudit.execution.base import check_time_limit, time_limit_in_force
 
 __all__ = ["target", "wrap", "ALGORITHMS", "MECHANISMS"]
 
@@ -45,7 +46,13 @@ def _batch(call: Callable[[np.ndarray], Any]) -> Callable:
     def mechanism(data, rng, size=None):
         if size is None:
             return call(data)
-        return [call(data) for _ in range(size)]
+        if time_limit_in_force() is None:
+            return [call(data) for _ in range(size)]
+        out = []
+        for _ in range(size):  # under an in-process time limit: checked between library calls
+            check_time_limit(data)
+            out.append(call(data))
+        return out
 
     return mechanism
 

@@ -1,6 +1,9 @@
 """How long an audit will take, told before it starts: a timed probe of the mechanism and the
 ``"estimate"`` progress event (:func:`dpaudit.audit` reports it; ``dpaudit check`` prints it when an
-audit would take a minute or more, with what would shorten one of more than ten minutes).
+audit would take a minute or more, with what would shorten one of more than ten minutes, and, for
+a one-call form slower than :data:`SLOW_CALL`, where such a call's time often goes: work that does
+not depend on the data rebuilt at each call, an OpenDP Polars query released (its plan compiled)
+at each call above all, :func:`slow_call_advice`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ import numpy as np
 from dpaudit.errors import MechanismError
 from dpaudit.spec import CallForm, MechanismSpec
 
-__all__ = ["probe_estimate", "estimate_event", "duration", "LONG_AUDIT", "ESTIMATE_BATCH"]
+__all__ = ["probe_estimate", "estimate_event", "duration", "LONG_AUDIT", "ESTIMATE_BATCH", "SLOW_CALL",
+           "slow_call_advice", "releases_polars_query"]
 
 #: an audit estimated to take longer than this (seconds) says what would shorten it
 LONG_AUDIT = 600.0
@@ -26,7 +30,7 @@ _ESTIMATE_WORD = 0xE57_1A7E
 def probe_estimate(spec: MechanismSpec, executor: Any, seed: int, budget: int,
               progress: Optional[Callable[[dict], None]],
               context: Any = None) -> Optional[dict]:
-    """Time the mechanism before sampling: one call, or one batch of 1,000 for a batch form (then
+    """Time the mechanism before sampling: one call (a library target's too), or one batch of 1,000 for a batch form (then
     larger batches while the probe is short and its estimate long: the round trip to a sandbox
     and a first call's warm-up must not make a fast mechanism look slow; a first probe that is
     long is made once more, warm, so a child's start is not timed), on a mid-domain dataset
@@ -43,7 +47,9 @@ def probe_estimate(spec: MechanismSpec, executor: Any, seed: int, budget: int,
     data = tuple([0.5 * (spec.domain.lo + spec.domain.hi)] * max(1, int(spec.size)))
     seq = np.random.SeedSequence([int(seed), _ESTIMATE_WORD])
     per_call = None
-    n = ESTIMATE_BATCH if spec.call_form is CallForm.BATCH else 1
+    # a library target's batch form is a loop over the library's calls (0.1 ms to seconds each):
+    # timed from one call, as a one-call form is
+    n = ESTIMATE_BATCH if spec.call_form is CallForm.BATCH and not getattr(spec, "library", None) else 1
     warm = False
     while True:
         started = time.monotonic()
@@ -74,7 +80,8 @@ def probe_estimate(spec: MechanismSpec, executor: Any, seed: int, budget: int,
 def estimate_event(spec: MechanismSpec, per_call: float, budget: int, workers: int = 1) -> dict:
     """The ``"estimate"`` progress event: ``seconds_per_call``, ``estimated_seconds`` (the budget
     times the time per call, over the executor's workers), ``calls`` and ``hint``, what would
-    shorten an audit longer than :data:`LONG_AUDIT` seconds."""
+    shorten an audit longer than :data:`LONG_AUDIT` seconds (led, for a one-call form of at
+    least :data:`SLOW_CALL` seconds a call, by :func:`slow_call_advice`)."""
     total = per_call * budget / max(1, workers)
     hint = None
     if total > LONG_AUDIT:
@@ -83,8 +90,63 @@ def estimate_event(spec: MechanismSpec, per_call: float, budget: int, workers: i
             ways.append("a batch form f(data, rng, size=None) returning size releases at once")
         ways.append("--executor to spread the calls over more cores or machines")
         hint = "to shorten it, give " + "; or ".join(ways)
+        if per_call >= SLOW_CALL and spec.call_form is not CallForm.BATCH:
+            hint = f"{slow_call_advice(spec)}; {hint}"
     return {"phase": "estimate", "samples": 0, "budget": budget, "seconds_per_call": per_call,
             "estimated_seconds": total, "calls": budget, "hint": hint}
+
+
+#: a one-call form this slow (seconds a call) is told where a call's time often goes
+SLOW_CALL = 0.01
+#: what a slow call is told (:func:`slow_call_advice`)
+SLOW_CALL_ADVICE = ("if each call builds something that does not depend on the data (a library's "
+                    "measurement or query plan, a model, a table), build it once at import and "
+                    "only invoke it in the function")
+#: ... and a function that releases an OpenDP Polars query per call: OpenDP compiles the query's
+#: plan (the whole measurement) at each ``release()``, about a second, while invoking the
+#: measurement once built takes about a millisecond (benchmarks/results/call_overhead.json)
+POLARS_RELEASE_ADVICE = ("the function calls .release() on an OpenDP Polars query, which compiles "
+                         "the query's plan at every call: build the measurement once at import, "
+                         "m = query.resolve(), and return m(data).collect() in the function (a "
+                         "call then takes milliseconds)")
+
+
+def slow_call_advice(spec: MechanismSpec) -> str:
+    """What a slow one-call form is told: :data:`POLARS_RELEASE_ADVICE` when its file uses
+    OpenDP's Polars API and calls ``.release()`` (:func:`releases_polars_query`), else
+    :data:`SLOW_CALL_ADVICE`."""
+    source = getattr(spec, "source", None)
+    path = source[0] if isinstance(source, tuple) and source else None
+    return POLARS_RELEASE_ADVICE if path and releases_polars_query(path) else SLOW_CALL_ADVICE
+
+
+def releases_polars_query(path: str) -> bool:
+    """Whether the Python file at ``path`` (its text, parsed here and never run) imports OpenDP
+    and Polars (or reaches OpenDP's Polars API, ``Context.compositor``/``.query()``) and calls
+    ``.release()`` with no argument: a release of an OpenDP ``LazyFrameQuery``, made at each
+    call when it is in the audited function. False when the file cannot be read or parsed."""
+    import ast
+
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(1 << 20)
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, ValueError):
+        return False
+    imported: set = set()
+    released = compositor = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            attr = node.func.attr
+            if attr == "release" and not node.args and not node.keywords:
+                released = True
+            elif attr in ("compositor", "query"):
+                compositor = True
+    return released and "opendp" in imported and ("polars" in imported or compositor)
 
 
 def duration(seconds: float) -> str:

@@ -13,15 +13,20 @@ the parent process.
 
 from __future__ import annotations
 
+import contextvars
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterator, Optional, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from dpaudit.errors import TimeLimitReached
 from dpaudit.rng import generator
-from dpaudit.spec import MechanismSpec
+from dpaudit.spec import CallForm, MechanismSpec
 
-__all__ = ["BATCH_SIZE", "BatchTask", "Executor", "InProcessExecutor", "iter_batches", "plan_batches"]
+__all__ = ["BATCH_SIZE", "BatchTask", "Executor", "InProcessExecutor", "iter_batches", "plan_batches",
+           "time_limit", "check_time_limit", "time_limit_in_force"]
 
 #: Samples per batch: big enough to amortise a batch call, small enough to spread over cores.
 BATCH_SIZE = 50_000
@@ -79,8 +84,78 @@ class Executor(Protocol):
         ...
 
 
+# -- the run's time limit, in this process ---------------------------------------------------------
+
+#: (deadline on ``time.monotonic()``, the limit as the user gave it) of the audit under way here
+_LIMIT: contextvars.ContextVar[Optional[tuple[float, Optional[float]]]] = \
+    contextvars.ContextVar("dpaudit_time_limit", default=None)
+
+
+@contextmanager
+def time_limit(deadline: Optional[float], stated: Optional[float] = None) -> Iterator[None]:
+    """While the block runs, mechanism calls made in this process stop at ``deadline``
+    (:func:`check_time_limit`): :class:`InProcessExecutor` between calls of a one-call form,
+    the library adapters between their library calls (:mod:`dpaudit.adapters`). A sandbox child
+    has its own limit (the parent ends it); this is the in-process one, so that ``--timeout``
+    holds there too, within one call. ``stated`` is the limit as the user gave it (messages)."""
+    token = _LIMIT.set(None if deadline is None else (float(deadline), stated))
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
+
+
+def time_limit_in_force() -> Optional[float]:
+    """The deadline (``time.monotonic()``) of the :func:`time_limit` block under way, or None."""
+    limit = _LIMIT.get()
+    return None if limit is None else limit[0]
+
+
+def check_time_limit(data: Any = None) -> None:
+    """Raise :class:`~dpaudit.errors.TimeLimitReached` (the user's limit, not the mechanism's
+    fault: the audit keeps what it validated and is INCONCLUSIVE without it) once the deadline
+    of the :func:`time_limit` block under way has passed; nothing without one."""
+    limit = _LIMIT.get()
+    if limit is not None and time.monotonic() >= limit[0]:
+        said = "the total time limit" if limit[1] is None else f"the total time limit of {limit[1]:g} s"
+        raise TimeLimitReached(f"exceeded {said}",
+                               None if data is None else np.asarray(data, dtype=float))
+
+
+#: under a time limit, a one-call form runs in pieces of about this many seconds (the limit is
+#: checked between pieces)
+PIECE_SECONDS = 0.05
+
+
 class InProcessExecutor:
-    """Run every batch here, one after another (trusted code; the default for reference mechanisms)."""
+    """Run every batch here, one after another (trusted code; the default for reference mechanisms).
+
+    Under a :func:`time_limit`, the limit is checked before each batch and, for a one-call form
+    (no batch form: ``spec.call_batch`` is a loop of calls), within the batch: the loop runs in
+    pieces of one call, then of as many as take about :data:`PIECE_SECONDS`, all on the batch's
+    one generator, so the outputs are those of the whole batch drawn at once (the same calls on
+    the same stream, in order) and a limit is overrun by at most one call."""
 
     def run(self, spec: MechanismSpec, tasks: Sequence[BatchTask]) -> list[Any]:
-        return [spec.call_batch(np.asarray(t.data, dtype=float), generator(t.seed), t.n) for t in tasks]
+        if _LIMIT.get() is None:
+            return [spec.call_batch(np.asarray(t.data, dtype=float), generator(t.seed), t.n)
+                    for t in tasks]
+        return [self._limited(spec, t) for t in tasks]
+
+    @staticmethod
+    def _limited(spec: MechanismSpec, task: BatchTask) -> Any:
+        data = np.asarray(task.data, dtype=float)
+        check_time_limit(data)
+        rng = generator(task.seed)
+        if spec.call_form is CallForm.BATCH:
+            return spec.call_batch(data, rng, task.n)
+        out: list = []
+        piece = 1
+        while len(out) < task.n:
+            k = min(piece, task.n - len(out))
+            started = time.monotonic()
+            out.extend(spec.call_batch(data, rng, k))
+            took = time.monotonic() - started
+            check_time_limit(data)
+            piece = max(1, min(4 * k, int(k * PIECE_SECONDS / took) if took > 0 else 4 * k))
+        return out

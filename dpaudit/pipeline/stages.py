@@ -164,12 +164,15 @@ class SampledAudit:
     def flags(self, run: Run) -> list[str]:
         return run.target.claim_flags(run.spec)
 
-    def reproduce(self, run: Run, own_randomness: bool = False) -> str:
+    def reproduce(self, run: Run, own_randomness: bool = False,
+                  samples: Optional[int] = None) -> str:
+        """The check line that reruns this audit; ``samples``: the budget the auditor fitted
+        to the time limit, in place of the run's."""
         from dpaudit.reproduce import check_line
 
         s = run.settings
         return check_line(run.target.name, self.flags(run), seed=s.seed,
-                          samples=run.outcomes["budget"], confidence=run.confidence,
+                          samples=samples or run.outcomes["budget"], confidence=run.confidence,
                           in_process=run.target.in_process_flag,
                           call_timeout=s.call_timeout, memory=s.memory,
                           own_randomness=own_randomness, early_stop=s.early_stop,
@@ -184,7 +187,7 @@ class SampledAudit:
         s, spec = run.settings, run.spec
         run.begin("sampling")
         origin = Origin(location(spec.source), run.target.isolation)
-        context = AuditContext(reproduce=lambda own=False: self.reproduce(run, own),
+        context = AuditContext(reproduce=lambda own=False, n=None: self.reproduce(run, own, n),
                                family=run.family, origin=origin, time_limit=s.timeout,
                                seconds_per_call=run.outcomes.get(FreshStart.name))
         keywords = getattr(run.target, "keywords", None)

@@ -1,0 +1,230 @@
+"""Audits that finish within the time asked: the default budget sized to the time per call, the
+in-process time limit (between calls of a one-call form and of a library's calls), and the
+advice a slow call is given."""
+
+import time
+
+import numpy as np
+import pytest
+
+import dpaudit
+from dpaudit.auditing.estimate import (POLARS_RELEASE_ADVICE, SLOW_CALL_ADVICE, estimate_event,
+                                       releases_polars_query)
+from dpaudit.auditor import FIT_SHARE, _fitted_budget, _fitted_note
+from dpaudit.errors import TimeLimitReached
+from dpaudit.execution.base import InProcessExecutor, plan_batches, time_limit
+from dpaudit.spec import MechanismSpec
+
+
+# -- the budget sized to the time per call ---------------------------------------------------------
+
+def _estimate(per_call, budget=400_000):
+    return {"seconds_per_call": per_call, "estimated_seconds": per_call * budget, "calls": budget}
+
+
+def test_a_default_budget_that_does_not_fit_is_sized_to_the_time_left():
+    fitted = _fitted_budget(400_000, None, _estimate(0.001), 60.0)
+    # 0.6 · 60 s / 1 ms = 36,000 calls, in thousands
+    assert fitted["budget"] == int(FIT_SHARE * 60.0 / 0.001) // 1000 * 1000 == 36_000
+    assert fitted["default"] == 400_000 and fitted["seconds_per_call"] == 0.001
+    note = _fitted_note(fitted, 60.0)
+    assert note.startswith("budget reduced to 36,000 calls to fit the time limit of 60 s")
+    assert "400,000" in note and "--samples" in note
+
+
+@pytest.mark.parametrize("given, estimate, left", [
+    (400_000, _estimate(0.001), 60.0),   # a budget the user gave is kept (INCONCLUSIVE at the limit)
+    (None, _estimate(0.001), None),       # no time limit
+    (None, None, 60.0),                   # no timing (the mechanism failed its probe)
+    (None, _estimate(1e-5), 60.0),        # fits: 4 s of calls
+    (None, _estimate(0.2), 15.0),         # 45 calls fit: too few for an audit (< 1,000)
+])
+def test_the_budget_is_kept_otherwise(given, estimate, left):
+    assert _fitted_budget(400_000, given, estimate, left) is None
+
+
+def _timed(seconds):
+    def busy(data, rng):
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+        return float(np.sum(data) + rng.laplace(scale=1.0))
+    return busy
+
+
+@pytest.mark.slow
+def test_a_one_ms_call_gets_a_verdict_within_the_time_limit():
+    """1 ms a call in process at timeout=8: the default 400,000 calls (7 minutes) cannot fit, the
+    audit runs on a fitted budget and ends within the limit (10% and a call) with a verdict, the
+    record saying how the budget was chosen, the reproduce line carrying it."""
+    spec = MechanismSpec.from_function(_timed(0.001), epsilon=1.0, size=5, domain=(0.0, 1.0),
+                                       neighbours="add-remove")
+    started = time.monotonic()
+    result = dpaudit.audit(spec, timeout=8.0, seed=7, executor=InProcessExecutor())
+    took = time.monotonic() - started
+    assert took <= 8.0 * 1.1 + 0.01, took
+    assert result.verdict.value != "inconclusive", result.to_record()["details"].get("note")
+    details = result.to_record()["details"]
+    fitted = details["budget_fitted"]
+    assert 1_000 <= fitted["budget"] < 400_000 and result.samples <= fitted["budget"]
+    assert details["note"].startswith(f"budget reduced to {fitted['budget']:,} calls")
+    assert f"samples={fitted['budget']}" in result.reproduce
+
+
+ONE_MS = """
+import time
+import dpaudit
+
+@dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=5)
+def halved(data, rng):
+    end = time.perf_counter() + 0.001
+    while time.perf_counter() < end:
+        pass
+    return float(data.sum() + rng.laplace(scale=0.5))
+"""
+
+
+@pytest.mark.slow
+def test_the_check_line_says_the_budget_was_reduced_and_reruns_it(tmp_path):
+    """``dpaudit check`` of a 1 ms call (its noise scale halved: 2-DP, claimed 1) at
+    ``--timeout 20``: the sandboxed audit ends with a verdict within the limit, its line says
+    the budget was reduced, and its reproduce line names the fitted budget."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "m.py").write_text(ONE_MS)
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "dpaudit", "check", "m.py", "--timeout", "20",
+                           "--json", "r.json"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, CI="1"))
+    took = time.monotonic() - started
+    assert "Traceback" not in done.stderr, done.stderr
+    assert took <= 20 * 1.1 + 2.0, (took, done.stdout)  # 10%, and the interpreter's start
+    rec = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    fitted = rec["details"]["budget_fitted"]
+    assert rec["verdict"] != "inconclusive" and 1_000 <= fitted["budget"] < 400_000, done.stdout
+    line = next(l for l in done.stdout.splitlines() if l.startswith("m.py:halved:"))
+    assert f"budget reduced to {fitted['budget']:,} calls to fit the time limit of 20 s" in line
+    assert f"--samples={fitted['budget']}" in rec["reproduce"]
+
+
+# -- the in-process time limit -------------------------------------------------------------------
+
+def test_in_process_pieces_give_the_outputs_of_the_whole_batch():
+    """Under a time limit a one-call form runs in pieces on the batch's one generator: the same
+    outputs as without one (same seed, same samples)."""
+    spec = MechanismSpec.from_function(lambda data, rng: float(data.sum() + rng.laplace()),
+                                       epsilon=1.0, size=3)
+    tasks = plan_batches(np.full(3, 0.5), np.random.SeedSequence(11), 5_000, 2_000)
+    plain = InProcessExecutor().run(spec, tasks)
+    with time_limit(time.monotonic() + 600.0, 600.0):
+        pieces = InProcessExecutor().run(spec, tasks)
+    assert [list(p) for p in pieces] == [list(p) for p in plain]
+
+
+def test_an_in_process_batch_stops_at_the_limit_within_a_call():
+    calls = []
+
+    def slow(data, rng):
+        calls.append(1)
+        time.sleep(0.02)
+        return float(rng.random())
+
+    spec = MechanismSpec.from_function(slow, epsilon=1.0, size=3)
+    tasks = plan_batches(np.zeros(3), np.random.SeedSequence(1), 2_000, 2_000)  # 40 s of calls
+    started = time.monotonic()
+    with pytest.raises(TimeLimitReached, match="total time limit of 0.3 s"):
+        with time_limit(started + 0.3, 0.3):
+            InProcessExecutor().run(spec, tasks)
+    took = time.monotonic() - started
+    assert took <= 0.3 * 1.1 + 0.02 + 0.05, took  # 10%, one call, and a scheduling slice
+    assert len(calls) < 100
+
+
+@pytest.mark.slow
+def test_an_opendp_library_batch_stops_at_the_limit_within_a_call():
+    """A library target's batch form is a loop over the library's calls (composed 1,000 at a
+    time without a limit): under one, chunks start at one call, so a slow measurement is cut."""
+    dp = pytest.importorskip("opendp.prelude")
+    from dpaudit.adapters import opendp as adapter
+
+    dp.enable_features("contrib", "honest-but-curious")
+    space = dp.vector_domain(dp.atom_domain(bounds=(0.0, 1.0))), dp.symmetric_distance()
+    inner = space >> dp.t.then_sum() >> dp.m.then_laplace(scale=1.0)
+
+    def slow(x):
+        time.sleep(0.02)
+        return inner(x)
+
+    spec = adapter.target(dp.m.make_user_measurement(*space, dp.max_divergence(), slow,
+                                                     lambda d_in: inner.map(d_in)))
+    data = np.full(spec.size, 0.5)
+    assert len(spec.call_batch(data, np.random.default_rng(0), 3)) == 3
+    started = time.monotonic()
+    with pytest.raises(TimeLimitReached):
+        with time_limit(started + 0.3, 0.3):
+            spec.call_batch(data, np.random.default_rng(0), 50_000)  # 1,000 s of calls
+    took = time.monotonic() - started
+    assert took <= 0.3 * 1.1 + 0.02 + 0.05, took
+
+
+def test_a_diffprivlib_library_batch_stops_at_the_limit():
+    pytest.importorskip("diffprivlib")
+    from dpaudit.adapters import diffprivlib as adapter
+
+    spec = adapter.target("mechanisms.Laplace", epsilon=1.0, sensitivity=1.0)
+    data = np.full(spec.size, 0.5)
+    with pytest.raises(TimeLimitReached):
+        with time_limit(time.monotonic() - 1.0, 1.0):  # spent already: not one call is made
+            spec.call_batch(data, np.random.default_rng(0), 50_000)
+    assert len(spec.call_batch(data, np.random.default_rng(0), 5)) == 5  # no limit: no check
+
+
+# -- the advice a slow call is given ---------------------------------------------------------------
+
+RELEASED = """
+import polars as pl
+import opendp.prelude as dp
+
+def f(data):
+    q = dp.Context.compositor(data=pl.LazyFrame({"x": list(data)}), privacy_unit=None,
+                              privacy_loss=None).query().select(pl.len().dp.noise())
+    return q.release().collect().item()
+"""
+RESOLVED = RELEASED.replace("q.release().collect()", "q.resolve()(pl.LazyFrame()).collect()")
+NO_POLARS = """
+import opendp.prelude as dp
+m = dp.m.make_laplace(dp.atom_domain(T=float), dp.absolute_distance(T=float), scale=1.0)
+def f(data):
+    return m(float(data.sum()))
+"""
+
+
+@pytest.mark.parametrize("text, expected", [
+    (RELEASED, True),
+    (RESOLVED, False),                               # the fast form: no release per call
+    (NO_POLARS, False),                               # OpenDP without its Polars API
+    (RELEASED.replace("import opendp.prelude as dp\n", ""), False),  # no OpenDP
+    ("def f(:\n", False),                             # not Python
+])
+def test_an_opendp_polars_release_is_recognised_from_the_source(tmp_path, text, expected):
+    path = tmp_path / "m.py"
+    path.write_text(text)
+    assert releases_polars_query(str(path)) is expected
+    assert releases_polars_query(str(tmp_path / "absent.py")) is False
+
+
+def test_a_slow_call_is_told_where_its_time_goes(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(RELEASED)
+    spec = MechanismSpec.from_function(lambda data: 0.0, epsilon=1.0, size=3)
+    polars = spec.__class__(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
+                               "source": (str(path), 5)})
+    hint = estimate_event(polars, 4.5, 400_000)["hint"]
+    assert hint.startswith(POLARS_RELEASE_ADVICE)
+    assert "m = query.resolve()" in hint and "--samples" in hint
+    assert estimate_event(spec, 0.5, 400_000)["hint"].startswith(SLOW_CALL_ADVICE)
+    assert SLOW_CALL_ADVICE not in estimate_event(spec, 0.005, 400_000)["hint"]  # not slow a call
+    assert estimate_event(spec, 1e-5, 400_000)["hint"] is None  # 4 s: nothing to say
