@@ -589,7 +589,7 @@ def curve_audit(f: Any, *, rho: Any = None, mu: Any = None, renyi: Any = None, p
     t0 = time.monotonic()
     left = a.timeout
     if left is not None:
-        # the bounds' first use imports statsmodels (seconds on a busy machine): done now, on
+        # the bounds' first use imports scipy.special (seconds on a busy machine): done now, on
         # the clock, so the looks' shares of the time are of what is left after it
         cp_lower(0, 1, 0.5)
         left = max(0.001, left - (time.monotonic() - t0))

@@ -20,7 +20,7 @@ __all__ = ["run_target", "run_opened", "library_runs", "warm_imports"]
 
 
 def warm_imports() -> None:
-    """Import what :func:`dpaudit.audit` imports lazily (scipy, statsmodels, hypothesis through the
+    """Import what :func:`dpaudit.audit` imports lazily (scipy, hypothesis through the
     search engine) now, overlapping the sandbox child's start-up. Only a warm-up: never fails."""
     try:
         importlib.import_module("dpaudit.auditor")

@@ -85,3 +85,20 @@ def test_the_report_shows_the_strength_of_a_sampled_verdict():
         "ε ≥ 1.31 or δ ≥ 0.002 at the claimed ε"
     html = render_html(make_run([rec], seed=1, started=0.0, finished=1.0, command="dpaudit check"))
     assert "MARGINAL (above 0.001)" in html
+
+
+def test_the_power_lines_binomial_quantile_is_scipys():
+    """The power statement's 5% / 95% binomial quantiles come from a bisection on scipy.special's
+    CDF (a check need not import scipy.stats): they must be the integers binom.ppf gives, at
+    p = 0, p = 1, tiny p and counts up to 10^7 (seeded draws)."""
+    import numpy as np
+    from scipy.stats import binom
+
+    from dpaudit.estimators.strength import _binom_quantile
+
+    rng = np.random.default_rng(20261205)
+    ns = np.concatenate([rng.integers(1, 60, 100), rng.integers(1, 10**7, 100)])
+    ps = np.concatenate([[0.0, 1.0], rng.random(98), 10 ** rng.uniform(-9, 0, 100)])
+    for n, p in zip(ns.tolist(), ps.tolist()):
+        for level in (0.05, 0.95):
+            assert _binom_quantile(level, n, p) == int(binom.ppf(level, n, p)), (level, n, p)
