@@ -25,8 +25,6 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from scipy import optimize
-from scipy.linalg.blas import dsyrk
 from scipy.special import expit
 from threadpoolctl import ThreadpoolController
 
@@ -219,6 +217,10 @@ def _minimise(x: np.ndarray, ones: np.ndarray, count: Any, m: int) -> np.ndarray
     """θ = (w, b) minimising (1/m) Σ count·log(1 + e^z) − ones·z + ``RIDGE``·|w|², z = x·w + b
     (``count`` None: every row once), by scipy's ``trust-exact`` with the exact gradient and
     Hessian, on one BLAS thread (module docstring)."""
+    # imported here, before the thread pools are inspected: scipy.optimize (with scipy.linalg and
+    # scipy.fft) costs every `dpaudit check` about half a second, and most never fit a score
+    from scipy import optimize
+    from scipy.linalg.blas import dsyrk
 
     def loss(theta: np.ndarray):
         w, b = theta[:-1], theta[-1]
