@@ -328,10 +328,9 @@ def dpaudit_audit(request):
         if problem is not None:
             _exit_code_property(request.node, "usage_error")
             pytest.fail(problem, pytrace=False)
-        rec = dict(checked.to_record(), expected=expected.value, id=request.node.nodeid)
-        if spec is not None and spec.source:
-            rec["location"] = location(spec.source)
-            rec["location"]["path"] = relative_path(str(spec.source[0]), str(config.rootpath))
+        placed = {} if spec is None or not spec.source else {"location": {
+            **location(spec.source), "path": relative_path(str(spec.source[0]), str(config.rootpath))}}
+        rec = dict(checked.to_record(), expected=expected.value, id=request.node.nodeid, **placed)
         config.stash[_RECORDS].append(rec)
         _exit_code_property(request.node, rec["verdict"], expected.value)
         if rec["verdict"] != expected.value:

@@ -357,9 +357,8 @@ def record_from_child(raw: Any, *, name: str, claim: dict, audited: Optional[Aud
     site = _site_in(audited)
     if raw.get("verdict") == Verdict.ERROR.value:
         message = _text(raw.get("error") or "failed during the replay")
-        rec = error_record(RECORD_KIND, name, message, claim=dict(claim))
-        rec["failed_on"] = _numbers(raw.get("failed_on"))
-        return rec
+        return error_record(RECORD_KIND, name, message, claim=dict(claim),
+                            failed_on=_numbers(raw.get("failed_on")))
     items = raw.get("findings")
     if not isinstance(items, list) or len(items) > _MAX_FINDINGS:
         raise ValueError("findings that are not a short list")

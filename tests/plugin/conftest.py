@@ -10,6 +10,10 @@ from, and an inner run would see two MechanismSpec classes.)
 """
 
 import dpaudit.auditor  # noqa: F401
+import dpaudit.estimators.strength  # noqa: F401  (scipy.special, and numpy.fft through it)
+import dpaudit.pipeline.run  # noqa: F401
+import dpaudit.progress  # noqa: F401
+import dpaudit.replay.audit  # noqa: F401
 import dpaudit.report.html  # noqa: F401
 import dpaudit.report.plots  # noqa: F401
 import dpaudit.spec  # noqa: F401
@@ -17,3 +21,6 @@ import dpaudit.suite  # noqa: F401
 import matplotlib.backends.backend_svg  # noqa: F401
 import matplotlib.figure  # noqa: F401
 import numpy  # noqa: F401
+import numpy.fft  # noqa: F401
+import scipy.special  # noqa: F401
+import scipy.stats  # noqa: F401
