@@ -226,7 +226,7 @@ def _fitting(n: int, estimate: Optional[dict], left: Optional[float], least: int
 #: the share of the time left for sampling that a budget sized to the time per call fills
 #: (:func:`_fitted_budget`); the rest is dpaudit's own work between the draws (the search, the
 #: race, counting the validation samples, the checkpoints' calls) and the estimate's error
-FIT_SHARE = 0.6
+FIT_SHARE = 0.5
 
 
 def _fitted_budget(budget: int, given: Optional[int], estimate: Optional[dict],

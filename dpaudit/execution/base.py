@@ -26,7 +26,7 @@ from dpaudit.rng import generator
 from dpaudit.spec import CallForm, MechanismSpec
 
 __all__ = ["BATCH_SIZE", "BatchTask", "Executor", "InProcessExecutor", "iter_batches", "plan_batches",
-           "time_limit", "check_time_limit", "time_limit_in_force"]
+           "time_limit", "check_time_limit", "time_limit_in_force", "forget_time_limit"]
 
 #: Samples per batch: big enough to amortise a batch call, small enough to spread over cores.
 BATCH_SIZE = 50_000
@@ -103,6 +103,12 @@ def time_limit(deadline: Optional[float], stated: Optional[float] = None) -> Ite
         yield
     finally:
         _LIMIT.reset(token)
+
+
+def forget_time_limit() -> None:
+    """No :func:`time_limit` in this process from now on (a forked worker: the parent that forked
+    it keeps the limit, and ends the worker when it is reached)."""
+    _LIMIT.set(None)
 
 
 def time_limit_in_force() -> Optional[float]:

@@ -18,7 +18,16 @@ kills a worker at once. An inherited handler turned that SIGTERM into an excepti
 worker, which could print a traceback and leave the pool's queue lock held (a hang in ``close``).
 
 Use it for trusted code in process; untrusted code goes through ``dpaudit check``'s sandbox.
-On platforms without ``fork`` it runs the batches in process.
+On platforms without ``fork`` it runs the batches in process, and so it does while a library
+of :data:`FORK_UNSAFE` is loaded in this process: Polars runs a thread pool whose locks a forked
+child inherits held, so a worker that calls Polars waits forever (an OpenDP Polars mechanism
+audited ``--in-process`` hung past its ``--timeout``; Polars' own documentation asks for
+``spawn`` instead of ``fork``).
+
+**Time limit.** Under :func:`dpaudit.execution.base.time_limit` the parent waits for each answer
+until the deadline at most, then stops the workers and raises
+:class:`~dpaudit.errors.TimeLimitReached` (the workers themselves forget the limit: a pool may
+outlive the audit that started it).
 
 **Counts where the samples are.** Once the event is fixed, :meth:`ForkExecutor.count` runs
 :func:`dpaudit.execution.counting.count_unit` in the workers, which return a few integers per batch
@@ -31,21 +40,32 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
-from dpaudit.errors import InvalidArgument, MechanismError
+from dpaudit.errors import InvalidArgument, MechanismError, TimeLimitReached
 from dpaudit.execution.blas import cap_worker
 from dpaudit.rng import generator
-from dpaudit.execution.base import BatchTask
+from dpaudit.execution.base import (BatchTask, InProcessExecutor, check_time_limit,
+                                    forget_time_limit, time_limit_in_force)
 from dpaudit.execution.counting import CountUnit, UnitCounts, count_unit, reply, unwrap
 from dpaudit.execution.process import worker_signals
 from dpaudit.spec import MechanismSpec
 
-__all__ = ["ForkExecutor", "default_workers"]
+__all__ = ["ForkExecutor", "default_workers", "FORK_UNSAFE", "fork_unsafe"]
+
+#: modules whose threads make ``fork`` unsafe once loaded (module docstring)
+FORK_UNSAFE = ("polars",)
+
+
+def fork_unsafe() -> Optional[str]:
+    """The first module of :data:`FORK_UNSAFE` loaded in this process, or None."""
+    return next((name for name in FORK_UNSAFE if name in sys.modules), None)
 
 _SPEC: Optional[MechanismSpec] = None  # the spec the forked workers inherit
 
@@ -59,9 +79,11 @@ def default_workers() -> int:
 
 
 def _init_worker() -> None:
-    """Pool initializer: default signal dispositions (module docstring), one BLAS thread."""
+    """Pool initializer: default signal dispositions (module docstring), one BLAS thread, and
+    no time limit of the parent's (the parent enforces it)."""
     worker_signals()
     cap_worker()
+    forget_time_limit()
 
 
 def _work(task: BatchTask) -> tuple:
@@ -118,7 +140,9 @@ class ForkExecutor:
 
     @staticmethod
     def available() -> bool:
-        return "fork" in multiprocessing.get_all_start_methods()
+        """Whether batches are forked: the platform has ``fork`` and no module of
+        :data:`FORK_UNSAFE` is loaded here (else they run in process)."""
+        return "fork" in multiprocessing.get_all_start_methods() and fork_unsafe() is None
 
     def _ensure_pool(self, spec: MechanismSpec):
         global _SPEC
@@ -138,10 +162,16 @@ class ForkExecutor:
         is rebuilt on the next call (``multiprocessing.Pool`` instead waited forever for it)."""
         pool = self._ensure_pool(spec)
         futures = [pool.submit(work, job) for job in jobs]
+        deadline = time_limit_in_force()
         try:
             for job, future in zip(jobs, futures):
                 try:
-                    yield future.result()
+                    yield future.result(None if deadline is None
+                                        else max(0.0, deadline - time.monotonic()))
+                except TimeoutError:  # the time limit: the workers stop, their batches are lost
+                    self.close()
+                    check_time_limit(data_of(job))
+                    raise TimeLimitReached("exceeded the total time limit", data_of(job)) from None
                 except BrokenProcessPool:
                     self.close()
                     raise MechanismError("exited without an answer (os._exit, a signal or a crash "
@@ -156,7 +186,7 @@ class ForkExecutor:
         one copy of any global generator and agree, and drawing in this process would let a
         mechanism that ends its process (``os._exit``) end dpaudit's."""
         if self.workers == 1 or not self.available():
-            return tuple(self.run(spec, [task]) + self.run(spec, [task]))
+            return tuple(InProcessExecutor().run(spec, [task]) + InProcessExecutor().run(spec, [task]))
         (answer,) = self._answers(spec, _work_twice, [task], _data_of)
         if answer[0] == "error":
             raise MechanismError(answer[1], answer[2])
@@ -165,8 +195,7 @@ class ForkExecutor:
     def run(self, spec: MechanismSpec, tasks: Sequence[BatchTask]) -> list[Any]:
         tasks = list(tasks)
         if self.workers == 1 or not tasks or not self.available():
-            return [spec.call_batch(np.asarray(t.data, dtype=float), generator(t.seed), t.n)
-                    for t in tasks]
+            return InProcessExecutor().run(spec, tasks)
         out = []
         for answer in self._answers(spec, _work, tasks, _data_of):
             if answer[0] == "error":
@@ -184,11 +213,12 @@ class ForkExecutor:
         except (pickle.PicklingError, TypeError, AttributeError):
             payload = None
         if self.workers == 1 or len(units) <= 1 or not self.available() or payload is None:
-            if payload is None and self.workers > 1 and self.available():
-                from dpaudit.execution.counting import count_units
+            from dpaudit.execution.counting import count_units
 
+            if payload is None and self.workers > 1 and self.available():
                 return count_units(_Drawer(self), spec, encoder, event, units, keep)
-            return [count_unit(spec, encoder, event, u, keep) for u in units]
+            # in process: drawn through InProcessExecutor (its time limit), counted here
+            return count_units(InProcessExecutor(), spec, encoder, event, units, keep)
         jobs, cur, n = [], [], 0
         for u in units:
             cur.append(u)

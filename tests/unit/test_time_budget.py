@@ -2,6 +2,7 @@
 in-process time limit (between calls of a one-call form and of a library's calls), and the
 advice a slow call is given."""
 
+import sys
 import time
 
 import numpy as np
@@ -12,7 +13,8 @@ from dpaudit.auditing.estimate import (POLARS_RELEASE_ADVICE, SLOW_CALL_ADVICE, 
                                        releases_polars_query)
 from dpaudit.auditor import FIT_SHARE, _fitted_budget, _fitted_note
 from dpaudit.errors import TimeLimitReached
-from dpaudit.execution.base import InProcessExecutor, plan_batches, time_limit
+from dpaudit.execution.base import InProcessExecutor, check_time_limit, plan_batches, time_limit
+from dpaudit.execution.fork import ForkExecutor, fork_unsafe
 from dpaudit.spec import MechanismSpec
 
 
@@ -24,11 +26,11 @@ def _estimate(per_call, budget=400_000):
 
 def test_a_default_budget_that_does_not_fit_is_sized_to_the_time_left():
     fitted = _fitted_budget(400_000, None, _estimate(0.001), 60.0)
-    # 0.6 · 60 s / 1 ms = 36,000 calls, in thousands
-    assert fitted["budget"] == int(FIT_SHARE * 60.0 / 0.001) // 1000 * 1000 == 36_000
+    # 0.5 · 60 s / 1 ms = 30,000 calls, in thousands
+    assert fitted["budget"] == int(FIT_SHARE * 60.0 / 0.001) // 1000 * 1000 == 30_000
     assert fitted["default"] == 400_000 and fitted["seconds_per_call"] == 0.001
     note = _fitted_note(fitted, 60.0)
-    assert note.startswith("budget reduced to 36,000 calls to fit the time limit of 60 s")
+    assert note.startswith("budget reduced to 30,000 calls to fit the time limit of 60 s")
     assert "400,000" in note and "--samples" in note
 
 
@@ -54,17 +56,19 @@ def _timed(seconds):
 
 @pytest.mark.slow
 def test_a_one_ms_call_gets_a_verdict_within_the_time_limit():
-    """1 ms a call in process at timeout=8: the default 400,000 calls (7 minutes) cannot fit, the
-    audit runs on a fitted budget and ends within the limit (10% and a call) with a verdict, the
-    record saying how the budget was chosen, the reproduce line carrying it."""
+    """1 ms a call in process at timeout=20: the default 400,000 calls (7 minutes) cannot fit, the
+    audit runs on a fitted budget and ends within the limit (10%, and a second for a call and
+    the result's own work on a loaded machine) with a verdict, the record saying how the budget
+    was chosen, the reproduce line carrying it. (20 s, not less: on a machine shared by many
+    processes a 1 ms call took up to 4 ms, and a fit below 1,000 calls is not made.)"""
     spec = MechanismSpec.from_function(_timed(0.001), epsilon=1.0, size=5, domain=(0.0, 1.0),
                                        neighbours="add-remove")
     started = time.monotonic()
-    result = dpaudit.audit(spec, timeout=8.0, seed=7, executor=InProcessExecutor())
+    result = dpaudit.audit(spec, timeout=20.0, seed=7, executor=InProcessExecutor())
     took = time.monotonic() - started
-    assert took <= 8.0 * 1.1 + 0.01, took
-    assert result.verdict.value != "inconclusive", result.to_record()["details"].get("note")
+    assert took <= 20.0 * 1.1 + 1.0, took
     details = result.to_record()["details"]
+    assert result.verdict.value != "inconclusive", details.get("note")
     fitted = details["budget_fitted"]
     assert 1_000 <= fitted["budget"] < 400_000 and result.samples <= fitted["budget"]
     assert details["note"].startswith(f"budget reduced to {fitted['budget']:,} calls")
@@ -170,6 +174,7 @@ def test_an_opendp_library_batch_stops_at_the_limit_within_a_call():
     assert took <= 0.3 * 1.1 + 0.02 + 0.05, took
 
 
+@pytest.mark.slow
 def test_a_diffprivlib_library_batch_stops_at_the_limit():
     pytest.importorskip("diffprivlib")
     from dpaudit.adapters import diffprivlib as adapter
@@ -180,6 +185,56 @@ def test_a_diffprivlib_library_batch_stops_at_the_limit():
         with time_limit(time.monotonic() - 1.0, 1.0):  # spent already: not one call is made
             spec.call_batch(data, np.random.default_rng(0), 50_000)
     assert len(spec.call_batch(data, np.random.default_rng(0), 5)) == 5  # no limit: no check
+
+
+def _counting_slow(data, rng):
+    time.sleep(0.05)
+    return float(rng.random())
+
+
+@pytest.mark.skipif(not ForkExecutor.available(), reason="no fork on this platform")
+def test_a_fork_pool_stops_at_the_limit():
+    spec = MechanismSpec.from_function(_counting_slow, epsilon=1.0, size=3)
+    tasks = plan_batches(np.zeros(3), np.random.SeedSequence(2), 4_000, 2_000)  # 100 s a worker
+    with ForkExecutor(workers=2) as pool:
+        started = time.monotonic()
+        with pytest.raises(TimeLimitReached):
+            with time_limit(started + 0.5, 0.5):
+                pool.run(spec, tasks)
+        took = time.monotonic() - started
+    assert took <= 0.5 * 1.1 + 0.05 + 0.5, took  # 10%, one call, stopping the workers
+
+
+def _checks_the_limit(data, rng):
+    check_time_limit()  # as a library adapter does between the library's calls
+    return float(rng.random())
+
+
+@pytest.mark.skipif(not ForkExecutor.available(), reason="no fork on this platform")
+def test_fork_workers_forget_the_limit_of_the_audit_that_started_them():
+    """A pool forked under one audit's limit serves a later audit without one: its workers do
+    not carry the old deadline (the parent enforces a limit)."""
+    spec = MechanismSpec.from_function(_checks_the_limit, epsilon=1.0, size=3)
+    tasks = plan_batches(np.zeros(3), np.random.SeedSequence(3), 4, 2)
+    with ForkExecutor(workers=2) as pool:
+        with time_limit(time.monotonic() + 0.3, 0.3):
+            first = pool.run(spec, tasks)
+        time.sleep(0.4)
+        assert pool.run(spec, tasks) == first  # the same seeds, no TimeLimitReached
+
+
+def test_no_pool_is_forked_while_polars_is_loaded(monkeypatch):
+    """Polars' thread pool makes a forked worker that calls it wait forever: with Polars loaded,
+    the batches run in process (the same outputs)."""
+    import types
+
+    spec = MechanismSpec.from_function(lambda data, rng: float(rng.random()), epsilon=1.0, size=3)
+    tasks = plan_batches(np.zeros(3), np.random.SeedSequence(4), 10, 5)
+    expected = InProcessExecutor().run(spec, tasks)
+    monkeypatch.setitem(sys.modules, "polars", types.ModuleType("polars"))
+    assert fork_unsafe() == "polars" and not ForkExecutor.available()
+    with ForkExecutor(workers=2) as pool:
+        assert pool.run(spec, tasks) == expected and pool._pool is None
 
 
 # -- the advice a slow call is given ---------------------------------------------------------------
