@@ -15,7 +15,25 @@ the true ε, or μ, is the claimed one times 1.05, 1.1, 1.25 and 2), side by sid
   total sample count 2n (n per dataset) at which a single test on that event refutes with
   probability ≥ 1/2 (its median samples to refute), estimated from ``ORACLE_DRAWS`` binomial
   draws per n on a grid of ratio 1.03. The event is the best threshold (or atom) of the
-  likelihood ratio for the worst pair, chosen by the same criterion on a grid.
+  likelihood ratio for the worst pair, chosen by the same criterion on a grid. The same oracle at
+  α/10 (``oracle_median_samples_at_look_alpha``: the error level of one early look,
+  :data:`dpaudit.auditing.schedule.SPEND`) says how much of the gap the looks' α spending alone
+  makes.
+
+With ``--single-look`` a row also records ``single_look_samples``: the smallest budget, on a
+grid of ratio 2^(1/4) from an eighth of the oracle at α/10 (at least 1,000 samples, the audit's
+smallest; a pure-ε look counts paired outputs, which can need fewer samples than the oracle's
+two marginal counts), at which one look alone (the audit with ``early_stop=False`` at confidence
+1 − α/10, and for the curve audit with the early looks'
+:data:`~dpaudit.curves.audit.EARLY_THRESHOLDS` thresholds) refutes in at least 3 of the 5 seeds.
+So a row's ratio splits into three measured factors: the α spending (oracle at α/10 over oracle
+at α), the look's own search and selection split (single look over oracle at α/10), and the
+schedule (dpaudit's median over the single look: the looks before the refuting one, and how far
+the refuting look's budget is above what was needed). Its audits are not in ``cpu_seconds``.
+
+Each row also checks its bounds against the mechanism's true value (``true_value``: ε = 1 + error
+for the pure rows, μ = 1 + error for the μ-GDP row, and for the (ε, δ₁) row the ε at which the
+true Gaussian's δ_μ(ε) equals δ₁): ``sound`` is whether no seed's reported bound is above it.
 
 Families: ``laplace`` (pure ε = 1, a sum plus Laplace noise, add-remove), ``gaussian_mu`` (1-GDP,
 one value plus Gaussian noise, linf), ``gaussian_dp`` ((1, δ₁) with δ₁ = δ(1) of the σ = 1
@@ -29,6 +47,10 @@ Run::
 
     nice -n 10 python benchmarks/oracle_gap.py                 # results/oracle_gap.json (+ .txt)
     nice -n 10 python benchmarks/oracle_gap.py --only laplace --errors 0.1
+    nice -n 10 python benchmarks/oracle_gap.py --only histogram --merge   # replace those rows only
+
+``--merge`` keeps the rows of the results file that this run does not redo (a family at a time
+on a shared machine); the record's ``runs_merged`` lists the commands and dates that made it.
 """
 
 from __future__ import annotations
@@ -39,15 +61,19 @@ import math
 import statistics
 import sys
 import time
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Optional
 
 import numpy as np
+from scipy.optimize import brentq
 from scipy.special import ndtri
 from scipy.stats import laplace as laplace_law, norm
 
-from _record import RESULTS, finish, machine, write_json
+from _record import RESULTS, finish, header, machine, write_json
 
 import dpaudit
+from dpaudit.auditing.schedule import SPEND
+from dpaudit.curves.audit import EARLY_THRESHOLDS
 from dpaudit.curves.claims import gdp_delta_formula
 from dpaudit.estimators.bounds import cp_lower, cp_upper
 
@@ -130,8 +156,8 @@ def _n_median(kind: str, p: float, q: float, alpha: float, claim: float) -> floa
     lo, hi = 10, 10 ** 9
     if not ok(hi):
         return math.inf
-    while hi / lo > 1.01:
-        mid = int(math.sqrt(lo * hi))
+    while hi / lo > 1.01 and hi - lo > 1:  # integer n: stop at adjacent n (lo = 10, hi = 11 looped)
+        mid = max(lo + 1, min(hi - 1, int(math.sqrt(lo * hi))))
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return float(hi)
 
@@ -218,10 +244,43 @@ def family(name: str, err: float) -> dict:
 FAMILIES = ("laplace", "gaussian_mu", "gaussian_dp", "randomized_response", "histogram")
 
 
-def run_row(name: str, err: float) -> dict:
+def true_value(name: str, err: float) -> float:
+    """The mechanism's true ε (μ for ``gaussian_mu``; for ``gaussian_dp`` the ε at which the
+    μ = 1 + err Gaussian's δ_μ(ε) equals the claimed δ₁, δ_μ decreasing in ε): no sound lower
+    bound is above it."""
+    s = 1.0 + err
+    if name != "gaussian_dp":
+        return s
+    return float(brentq(lambda e: float(gdp_delta_formula(s, [e])[0]) - DP_DELTA, 0.0, 50.0, xtol=1e-12))
+
+
+def single_look(fam: dict, start: float) -> Optional[int]:
+    """The smallest budget on a ratio-2^(1/4) grid from ``start`` (at least 1,000, the smallest
+    the audit takes) at which one look at α/10 refutes in ≥ 3 of the 5 seeds (module docstring);
+    None if none up to 64·start does."""
+    confidence = 1.0 - SPEND * (1.0 - CONFIDENCE)
+    for i in range(25):
+        n = int(max(1000, start) * 2.0 ** (i / 4))
+        hits = 0
+        for seed in SEEDS:
+            if fam["audit"] == "curve":
+                r = dpaudit.curve_audit(fam["mech"], confidence=confidence, seed=seed, samples=n,
+                                        early_stop=False, thresholds=EARLY_THRESHOLDS)
+            else:
+                r = dpaudit.audit(fam["mech"], confidence=confidence, seed=seed, samples=n,
+                                  early_stop=False, float="off")
+            hits += bool(r.refuted)
+        if hits >= 3:
+            return n
+    return None
+
+
+def run_row(name: str, err: float, look: bool = False) -> dict:
     fam = family(name, err)
     n_scr, p, q = fam["event"]
     oracle_samples = oracle(fam["kind"], p, q, 1.0 - CONFIDENCE, fam["claim"])
+    at_look = oracle(fam["kind"], p, q, SPEND * (1.0 - CONFIDENCE), fam["claim"])
+    truth = true_value(name, err)
     runs = []
     for seed in SEEDS:
         t0 = time.process_time()
@@ -239,16 +298,37 @@ def run_row(name: str, err: float) -> dict:
     med = statistics.median([x["samples_to_refute"] if x["samples_to_refute"] is not None else math.inf
                              for x in runs])
     finite = math.isfinite(med) and math.isfinite(oracle_samples)
+    bounds = [x["bound"] for x in runs if x["bound"] is not None]
     row = {"family": name, "scale_error": err, "claim": fam["kind"],
            "oracle_event": {"p": p, "q": q},
            "oracle_median_samples": oracle_samples if math.isfinite(oracle_samples) else None,
            "dpaudit_median_samples": med if math.isfinite(med) else None,
            "ratio": med / oracle_samples if finite else None,
+           "oracle_median_samples_at_look_alpha": at_look if math.isfinite(at_look) else None,
+           "single_look_samples": (single_look(fam, at_look / 8) if look and math.isfinite(at_look)
+                                   else None),
+           "true_value": truth, "largest_bound": max(bounds, default=None),
+           "sound": all(b <= truth for b in bounds),
            "cpu_seconds": round(sum(x["cpu_seconds"] for x in runs), 2), "runs": runs}
-    print(f"{name:<20} {err:>5.2f}  oracle {oracle_samples:>10,.0f}  dpaudit {med:>12,.0f}  "
-          f"ratio {row['ratio'] if finite else math.inf:6.2f}  cpu {row['cpu_seconds']:7.1f} s",
-          flush=True)
+    print(line(row), flush=True)
     return row
+
+
+def line(row: dict) -> str:
+    """One row as a line of the text table."""
+    inf = lambda v: math.inf if v is None else v  # noqa: E731
+    verdict = {True: "sound", False: "NOT SOUND"}.get(row.get("sound"), "unchecked")
+    return (f"{row['family']:<20} {row['scale_error']:>5.2f}"
+            f"  oracle {inf(row['oracle_median_samples']):>10,.0f}"
+            f"  dpaudit {inf(row['dpaudit_median_samples']):>12,.0f}  ratio {inf(row['ratio']):6.2f}"
+            f"  oracle@alpha/10 {inf(row.get('oracle_median_samples_at_look_alpha')):>9,.0f}"
+            f"  one look {inf(row.get('single_look_samples')):>9,.0f}"
+            f"  bound {inf(row.get('largest_bound')):6.3f}"
+            f" <= true {row.get('true_value', math.nan):6.3f}: {verdict}  cpu {row['cpu_seconds']:6.1f} s")
+
+
+def _order(row: dict) -> tuple:
+    return (FAMILIES.index(row["family"]), row["scale_error"])
 
 
 def main(argv=None) -> int:
@@ -256,20 +336,35 @@ def main(argv=None) -> int:
     ap.add_argument("--only", action="append", choices=FAMILIES)
     ap.add_argument("--errors", type=float, nargs="*", default=list(ERRORS))
     ap.add_argument("--out", default=str(RESULTS / "oracle_gap.json"))
+    ap.add_argument("--single-look", action="store_true",
+                    help="also find the smallest single look that refutes (module docstring)")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows of --out that this run does not redo (module docstring)")
     args = ap.parse_args(argv)
     started = machine()
     t0 = time.process_time()
-    rows = []
-    record = {"benchmark": "oracle_gap", "machine": started, "command": " ".join(sys.argv),
+    command = " ".join(sys.argv)
+    old = json.loads(Path(args.out).read_text()) if args.merge and Path(args.out).exists() else {}
+    rows = list(old.get("rows", []))
+    merged = old.get("runs_merged") or ([{"command": old["command"], "date": old["machine"]["date"]}]
+                                        if old else [])
+    record = {"benchmark": "oracle_gap", "machine": started, "command": command,
               "confidence": CONFIDENCE, "seeds": list(SEEDS), "budget": "default",
               "gaussian_dp_claim": [DP_EPSILON, DP_DELTA], "rows": rows}
+    if args.merge:
+        record["runs_merged"] = merged + [{"command": command, "date": started["date"]}]
     for name in args.only or FAMILIES:
         for err in args.errors:
-            rows.append(run_row(name, err))
-            record["cpu_seconds"] = round(time.process_time() - t0, 1)
+            row = run_row(name, err, args.single_look)
+            rows[:] = sorted([r for r in rows if (r["family"], r["scale_error"]) != (name, err)] + [row],
+                             key=_order)
+            record["cpu_seconds"] = round(sum(r.get("cpu_seconds", 0.0) for r in rows), 1)
             write_json(args.out, record)  # after every row: nothing is lost
     record["machine"] = finish(started)
-    record["cpu_seconds"] = round(time.process_time() - t0, 1)
+    record["cpu_seconds"] = round(sum(r.get("cpu_seconds", 0.0) for r in rows), 1)
+    record["sound"] = all(r.get("sound", False) for r in rows)
+    ratios = [r["ratio"] for r in rows if r["ratio"] is not None]
+    record["within_3x"] = sum(1 for x in ratios if x <= 3.0)
     must = {("laplace", 0.10): 25_000, ("gaussian_mu", 0.10): 50_000}
     record["must_show"] = [{"family": f, "scale_error": e, "limit": lim,
                             "median": next(r["dpaudit_median_samples"] for r in rows
@@ -279,7 +374,12 @@ def main(argv=None) -> int:
     for m in record["must_show"]:
         m["met"] = m["median"] is not None and m["median"] <= m["limit"]
     write_json(args.out, record)
+    Path(args.out).with_suffix(".txt").write_text(
+        "\n".join([header("oracle_gap", started), f"# {command}", *map(line, rows)]) + "\n",
+        encoding="utf-8")
     print(json.dumps(record["must_show"]))
+    print(f"{record['within_3x']} of {len(rows)} rows within 3x of the oracle; "
+          f"every bound at most its true value: {record['sound']}")
     return 0
 
 
