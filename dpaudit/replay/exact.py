@@ -37,9 +37,9 @@ import numpy as np
 
 from dpaudit.replay.accounting import gdp_delta, gdp_epsilon, laplace_delta, laplace_epsilon_at
 from dpaudit.replay.tracked import Noisy, NoisyScalar, trace_of
-from dpaudit.replay.values import Issue, flat_output
+from dpaudit.replay.values import Issue, flat_output, same
 
-__all__ = ["KIND", "layout", "exact_issue", "exact_loss", "RTOL"]
+__all__ = ["KIND", "layout", "exact_issue", "exact_loss", "loss_of", "revealed", "RTOL"]
 
 #: the finding kind of an exact loss above the claim
 KIND = "exact_loss_exceeded"
@@ -49,6 +49,13 @@ ATOL = 1e-12
 #: a revealed coordinate matches m·(draw + input) within this share of its magnitude
 _MATCH = 1e-9
 _METHODS = ("laplace", "normal", "standard_normal")
+#: the pair's findings the premise allows: an accounting note, and a noise scale that follows the
+#: data (its loss is then the exact profile of two laws of different scales)
+_ALLOWED = ("composition_excess", "data_dependent_noise_scale")
+#: the parameters of a draw that may differ between D and D′ (what else moves breaks the premise)
+_MAY_MOVE = ("scale", "loc")
+#: two scales this close (relative) are one scale, not a scale that follows the data
+_SAME_SCALE = 1e-9
 
 
 def layout(out: Any) -> Optional[tuple]:
@@ -122,48 +129,99 @@ def exact_loss(parts: list, epsilon: float, delta: float) -> dict:
             "delta_at_claim": max([laplace_delta(epsilon, a) for a in lap] + [gdp_delta(epsilon, mu) if mu else 0.0])}
 
 
+def _scale_of(call: Any) -> np.ndarray:
+    return np.broadcast_to(np.abs(np.asarray(call.scale, dtype=float)), call.shape).reshape(-1) \
+        if np.ndim(call.scale) else np.full(call.size, abs(float(call.scale)))
+
+
+def _loc_of(call: Any) -> np.ndarray:
+    if not call.has_input:
+        return np.zeros(call.size)
+    return np.broadcast_to(np.asarray(call.input, dtype=float), call.shape).reshape(-1) \
+        if np.ndim(call.input) else np.full(call.size, float(call.input))
+
+
+def _unequal(e: dict) -> bool:
+    """Whether a revealed element's two laws differ in scale (beyond rounding): its loss is
+    then the exact profile of :mod:`dpaudit.replay.profiles`, not |Δ|/b."""
+    s, s2 = e["law"][2], e["law_prime"][2]
+    return not abs(s - s2) <= _SAME_SCALE * max(s, s2)
+
+
+def loss_of(found: list, epsilon: float, delta: float) -> dict:
+    """The loss of the revealed elements ``found`` (:func:`revealed`) at the claimed δ: the
+    elements whose two laws have one scale by :func:`exact_loss`; each one whose scale follows
+    the data by its exact profile (:func:`dpaudit.replay.profiles.profile_epsilon`, a projection
+    of the release, so a lower bound), the larger of the two. Exact where one element is
+    revealed, or where the loss is unbounded at δ = 0."""
+    from dpaudit.replay.profiles import profile_delta, profile_epsilon
+
+    equal = [e for e in found if not _unequal(e)]
+    other = [e for e in found if _unequal(e)]
+    loss = exact_loss([(e["distribution"], e["a"]) for e in equal], epsilon, delta)
+    if not other:
+        return loss
+    eps = max([loss["epsilon"]] + [profile_epsilon(e["law"], e["law_prime"], delta) for e in other])
+    at_claim = max([loss["delta_at_claim"]]
+                   + [profile_delta(e["law"], e["law_prime"], epsilon) for e in other])
+    return {**loss, "epsilon": eps, "delta_at_claim": at_claim, "elements": len(found),
+            "exact": bool(len(found) == 1 or (math.isinf(eps) and delta <= 0)),
+            "scale_follows_data": len(other)}
+
+
 def exact_issue(rec: Any, rep: Any, report: Any, epsilon: float, delta: float) -> Optional[Issue]:
     """The ``exact_loss_exceeded`` violation of one pair when its release reveals every noised
     value and their exact loss exceeds the claim (module docstring), else None."""
     found = revealed(rec, rep, report)
     if found is None:
         return None
-    parts = [(e["distribution"], e["a"]) for e in found]
-    loss = exact_loss(parts, epsilon, delta)
+    loss = loss_of(found, epsilon, delta)
     eps = loss["epsilon"]
     if not eps > epsilon * (1 + RTOL) + ATOL:
         return None
-    top = max(found, key=lambda e: abs(e["a"]))
+    top = max(found, key=lambda e: (_unequal(e), abs(e["a"]) if e["a"] is not None else 0.0))
     site = rec.calls[top["call"]].site
     shown = [{"coordinate": e["coordinate"], "call": e["call"], "element": e["element"],
               "distribution": e["distribution"], "D": e["D"], "D_prime": e["D_prime"],
-              "scale": e["scale"], "loss": abs(e["a"])} for e in found[:8]]
-    each = "|Δ|/b" if all(e["distribution"] == "laplace" for e in found) else "the exact profile"
+              "scale": e["scale"], "scale_prime": e["scale_prime"],
+              "law": list(e["law"]), "law_prime": list(e["law_prime"]),
+              "loss": None if e["a"] is None else abs(e["a"])} for e in found[:8]]
+    if any(_unequal(e) for e in found):
+        each = "the exact profile of two laws whose scale follows the data"
+    else:
+        each = "|Δ|/b" if all(e["distribution"] == "laplace" for e in found) else "the exact profile"
     claim = f"ε = {epsilon:g}" + (f", δ = {delta:g}" if delta else "")
     value = "no finite ε" if math.isinf(eps) else f"ε = {eps:.6g}"
     word = "exactly" if loss["exact"] else "at least"
+    scale = (f"scale {top['law'][2]:.6g} on D, {top['law_prime'][2]:.6g} on D′" if _unequal(top)
+             else f"scale {top['scale']:.6g}")
     msg = (f"privacy loss above the claim at {site.short()} ({rec.calls[top['call']].method}): the "
            f"release reveals {'the' if len(found) == 1 else 'each of the ' + str(len(found))} noised "
            f"value{'' if len(found) == 1 else 's'} (input {top['D']:.6g} on D, {top['D_prime']:.6g} on D′, "
-           f"scale {top['scale']:.6g}), so the loss on this pair is {word} {value} ({each}; exact, no "
+           f"{scale}), so the loss on this pair is {word} {value} ({each}; exact, no "
            f"sampling) > the claimed {claim}")
     values = {"epsilon_exact": eps, "exact": loss["exact"], "epsilon_laplace": loss["laplace"],
               "mu": loss["mu"], "elements": loss["elements"], "delta_at_claim": loss["delta_at_claim"],
               "epsilon_claimed": epsilon, "delta_claimed": delta, "call": top["call"],
               "method": rec.calls[top["call"]].method, "D": top["D"], "D_prime": top["D_prime"],
-              "scale": top["scale"], "revealed": shown}
+              "scale": top["scale"], "scale_prime": top["scale_prime"], "revealed": shown}
     return Issue(KIND, site, msg, values)
 
 
 def revealed(rec: Any, rep: Any, report: Any) -> Optional[list]:
     """The revealed noised elements of one pair, each with its call, element, output coordinate,
-    inputs on D and D′, scale and a = |Δ|/b (Laplace) or Δ/σ (Gaussian); None unless the pair
-    shows the premise of the module docstring."""
-    if report.diverged or any(i.kind != "composition_excess" for i in report.issues):
+    inputs on D and D′, scales, the law of its coordinate on each side (``law``, ``law_prime``:
+    (distribution, centre, scale)) and, where the two laws have one scale, a = |Δ|/b (Laplace)
+    or Δ/σ (Gaussian); None unless the pair shows the premise of the module docstring."""
+    if report.diverged or any(i.kind not in _ALLOWED for i in report.issues):
         return None
     lay_a, lay_b = getattr(rec, "revealed", None), getattr(rep, "revealed", None)
-    if lay_a is None or lay_a != lay_b or not rec.calls or len(rec.calls) != len(rep.calls):
+    if lay_a is None or lay_b is None or len(lay_a) != len(lay_b) or not rec.calls \
+            or len(rec.calls) != len(rep.calls):
         return None
+    if any((x is None) != (y is None) or (x is not None and x[:2] != y[:2])
+           for x, y in zip(lay_a, lay_b)):
+        return None  # the two runs reveal different draws (or one does not)
     if rec.reuses or rep.reuses or rep.divergence is not None:
         return None
     for run in (rec, rep):
@@ -173,20 +231,24 @@ def revealed(rec: Any, rep: Any, report: Any) -> Optional[list]:
         if a.source != "numpy" or a.method not in _METHODS or b.fresh or a.key != b.key \
                 or tuple(a.shape) != tuple(b.shape):
             return None
+        if any(not same(a.params.get(k), b.params.get(k))
+               for k in set(a.params) | set(b.params) if k not in _MAY_MOVE):
+            return None  # a parameter other than the scale and the centre follows the data
     rows = {r.index: r for r in report.rows}
-    out = flat_output(report.output_d)
-    if out is None or out.size != len(lay_a):
+    out_a, out_b = flat_output(report.output_d), flat_output(report.output_d_prime)
+    if out_a is None or out_b is None or out_a.size != len(lay_a) or out_b.size != len(lay_b):
         return None
     where: dict = {}
-    for j, item in enumerate(lay_a):
+    for j, (item, other) in enumerate(zip(lay_a, lay_b)):
         if item is None:
             continue
         c, e, m = item
-        if m == 0 or not math.isfinite(m) or c >= len(rec.calls):
+        m2 = other[2]
+        if m == 0 or m2 == 0 or not (math.isfinite(m) and math.isfinite(m2)) or c >= len(rec.calls):
             continue
-        where.setdefault((c, e), (j, m))
+        where.setdefault((c, e), (j, m, m2))
     found = []
-    for call in rec.calls:
+    for call, twin in zip(rec.calls, rep.calls):
         row = rows.get(call.index)
         if row is None or row.observed not in ("arithmetic", "argument"):
             return None
@@ -194,27 +256,30 @@ def revealed(rec: Any, rep: Any, report: Any) -> Optional[list]:
         if io is None:
             return None
         ia, ib = io
-        scale = np.broadcast_to(np.abs(np.asarray(call.scale, dtype=float)), call.shape).reshape(-1) \
-            if np.ndim(call.scale) else np.full(call.size, abs(float(call.scale)))
-        raw = np.asarray(call.value, dtype=float).reshape(-1)
-        loc = np.zeros(call.size)
-        if call.has_input:
-            loc = np.broadcast_to(np.asarray(call.input, dtype=float), call.shape).reshape(-1) \
-                if np.ndim(call.input) else np.full(call.size, float(call.input))
+        scale, scale2 = _scale_of(call), _scale_of(twin)
+        raw, loc = np.asarray(call.value, dtype=float).reshape(-1), _loc_of(call)
+        dist = "laplace" if call.method == "laplace" else "gaussian"
         for e in range(call.size):
             if (call.index, e) not in where:
                 return None  # noise that is not revealed: what the code did with it is unseen
-            j, m = where[(call.index, e)]
-            s = float(scale[e])
-            if not (math.isfinite(s) and s > 0 and math.isfinite(ia[e]) and math.isfinite(ib[e])):
+            j, m, m2 = where[(call.index, e)]
+            s, s2 = float(scale[e]), float(scale2[e])
+            if not all(math.isfinite(v) for v in (s, s2, ia[e], ib[e])) or not (s > 0 and s2 > 0):
                 return None
-            expected = m * (raw[e] - loc[e] + ia[e])
-            size = abs(out[j]) + abs(m) * (abs(raw[e]) + abs(loc[e]) + abs(ia[e]))
-            if not abs(out[j] - expected) <= _MATCH * size + 1e-300:
-                return None  # the coordinate is not the noised value (rearranged, overwritten)
-            shift = float(ib[e] - ia[e])
-            dist = "laplace" if call.method == "laplace" else "gaussian"
-            found.append({"call": call.index, "element": e, "coordinate": j, "distribution": dist,
-                          "D": float(ia[e]), "D_prime": float(ib[e]), "scale": s,
-                          "a": abs(shift) / s if dist == "laplace" else shift / s})
+            # the replay answers D′ with D's noised value y = draw − centre + input, so the
+            # coordinate is m·y on D and m′·y on D′
+            y = raw[e] - loc[e] + ia[e]
+            for out, mm in ((out_a, m), (out_b, m2)):
+                expected = mm * y
+                size = abs(out[j]) + abs(mm) * (abs(raw[e]) + abs(loc[e]) + abs(ia[e]))
+                if not abs(out[j] - expected) <= _MATCH * size + 1e-300:
+                    return None  # the coordinate is not the noised value (rearranged, overwritten)
+            law = (dist, float(m * ia[e]), float(abs(m) * s))
+            law2 = (dist, float(m2 * ib[e]), float(abs(m2) * s2))
+            one = m == m2 and s == s2
+            a = (float(ib[e] - ia[e]) / s if one else (law2[1] - law[1]) / law[2])
+            item = {"call": call.index, "element": e, "coordinate": j, "distribution": dist,
+                    "D": float(ia[e]), "D_prime": float(ib[e]), "scale": s, "scale_prime": s2,
+                    "law": law, "law_prime": law2, "a": abs(a) if dist == "laplace" else a}
+            found.append(item)
     return found or None

@@ -205,3 +205,92 @@ def test_check_replay_and_the_default_stage_refute_the_unclipped_sum_at_its_line
     assert rec["location"]["line"] == 8
     line = staged.stdout.splitlines()[0]
     assert "exact privacy loss ε = 5" in line and line.index("unclipped.py:8") < line.index("the sampling:")
+
+
+# -- a noise scale that follows the data: the exact profile of two laws ------------------------
+
+def mean_scaled_by_size(data, rng):
+    """smartnoise-core#356's shape: a mean with Laplace noise of scale 1/n, n of this dataset."""
+    x = np.clip(np.asarray(data, dtype=float), 0.0, 5.0)
+    n = max(len(x), 1)
+    return float(np.sum(x)) / n + rng.laplace(scale=5.0 / n)  # site: scaled
+
+
+def gaussian_scaled_by_size(data, rng):
+    """A sum with Gaussian noise enough for (1, 1e-5) on its own (σ = 30 > 5·√(2 ln 1.25e5)),
+    divided by the dataset's size: the noise of the release is rescaled by the data."""
+    x = np.clip(np.asarray(data, dtype=float), 0.0, 5.0)
+    n = max(len(x), 1)
+    return (np.sum(x) + rng.normal(scale=30.0)) / n
+
+
+def smooth_laplace_median(data, rng):
+    """The smooth-sensitivity median with Laplace noise (Nissim, Raskhodnikova and Smith 2007,
+    Corollary 2.5 / Lemma 2.9, β from the corrected rule): (1, 1e-3)-DP with a noise scale that
+    follows the data."""
+    from mechanisms.smooth_mechanisms import SmoothLaplaceMedian
+
+    m = SmoothLaplaceMedian(epsilon=1.0, delta=1e-3)
+    return m.target(data) + m.noise_scale(data) * rng.laplace()
+
+
+def test_a_laplace_scale_that_follows_the_data_has_no_finite_pure_epsilon():
+    r = _audit(mean_scaled_by_size)
+    assert r.verdict is Verdict.REFUTED
+    (f,) = r.of("exact_loss_exceeded")
+    assert f.site.line == _line("scaled")
+    assert math.isinf(f.values["epsilon_exact"]) and f.values["exact"] is True
+    assert f.values["scale"] != f.values["scale_prime"]
+    assert "no finite ε" in f.message and "on D′" in f.message
+
+
+def test_a_gaussian_rescaled_by_the_data_gets_the_exact_profile_of_its_two_laws():
+    from dpaudit.replay.profiles import profile_epsilon
+
+    r = _audit(gaussian_scaled_by_size, epsilon=1.0, delta=1e-5)
+    assert r.verdict is Verdict.REFUTED
+    (f,) = r.of("exact_loss_exceeded")
+    (e,) = f.values["revealed"]
+    p, q = tuple(e["law"]), tuple(e["law_prime"])
+    assert p[2] != q[2]  # σ/n on each side
+    assert f.values["epsilon_exact"] == pytest.approx(profile_epsilon(p, q, 1e-5), rel=1e-9)
+    assert f.values["epsilon_exact"] > 1.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_correct_smooth_sensitivity_median_is_never_refuted_this_way(seed, monkeypatch):
+    # exact, no sampling: on every pair the search tries, the two laws' exact profile at the
+    # claimed ε is within the claimed δ, because the mechanism is (ε, δ)-DP on every pair
+    import sys
+    import os
+
+    monkeypatch.syspath_prepend(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    sys.modules.pop("mechanisms", None)
+    r = _audit(smooth_laplace_median, seed=seed, epsilon=1.0, delta=1e-3, neighbours="replace",
+               domain=(0.0, 1.0), size=9)
+    assert r.verdict is not Verdict.REFUTED, r
+    assert not r.of("exact_loss_exceeded")
+
+
+def test_the_profile_of_two_laws_is_the_hockey_stick_divergence():
+    from scipy.integrate import quad
+    from scipy.stats import laplace, norm
+
+    from dpaudit.replay.profiles import profile_delta, profile_epsilon
+
+    # one scale: the closed forms of Dwork and Roth (Laplace) and Balle and Wang (Gaussian)
+    for a in (0.3, 1.0, 2.5):
+        for eps in (0.0, 0.2, 0.9, 2.0):
+            assert profile_delta(("laplace", 0.0, 1.0), ("laplace", a, 1.0), eps) == pytest.approx(
+                laplace_delta(eps, a), rel=1e-9, abs=1e-15)
+    assert profile_epsilon(("gaussian", 0.0, 1.0), ("gaussian", 1.0, 1.0), 1e-5) == pytest.approx(
+        gdp_epsilon(1.0, 1e-5), rel=1e-9)
+    # two scales: against numerical integration of (p − e^ε q)₊ in both directions
+    for law, d in (("laplace", laplace), ("gaussian", norm)):
+        p, q = (law, 0.0, 1.0), (law, 0.5, 0.7)
+        for eps in (0.0, 0.3, 1.0):
+            def h(a, b):
+                return quad(lambda y: max(d.pdf(y, a[1], a[2]) - math.exp(eps) * d.pdf(y, b[1], b[2]), 0.0),
+                            -60, 60, limit=500, points=[-1.0, 0.0, 0.5, 1.0])[0]
+            assert profile_delta(p, q, eps) == pytest.approx(max(h(p, q), h(q, p)), abs=1e-7)
+        assert math.isinf(profile_epsilon(p, q, 0.0))
