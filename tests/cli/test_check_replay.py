@@ -25,6 +25,7 @@ def dpaudit(*args):
     return proc
 
 
+@pytest.mark.slow
 def test_a_declared_sensitivity_exceeded_is_refuted_at_its_call_site(tmp_path):
     proc = dpaudit("check", BUG, CONTROL, "--replay", "--in-process", "--json", tmp_path / "r.json",
                    "--sarif", tmp_path / "r.sarif")

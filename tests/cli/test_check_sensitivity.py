@@ -51,7 +51,7 @@ def check(mech, target, *flags):
     return int(code), rec
 
 
-@pytest.mark.parametrize("isolation", ["strict", "none"])
+@pytest.mark.parametrize("isolation", [pytest.param("strict", marks=pytest.mark.slow), "none"])
 def test_a_violation_is_refuted_the_same_in_the_sandbox_and_in_process(mech, isolation):
     code, rec = check(mech, "total", "--sensitivity=0.5", "--examples=200",
                       f"--isolation={isolation}")

@@ -55,6 +55,7 @@ def test_all_claims_together_within_60_seconds(formal_run):
     assert sum(r.elapsed_s for r in results) <= wall + 1e-6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,status", sorted(REQUIRED.items()))
 def test_issue_claims_have_their_status(by_name, name, status):
     r = by_name[name]
@@ -81,6 +82,7 @@ def _query_names(result: FormalResult) -> set[str]:
     return {q.name for q in result.queries}
 
 
+@pytest.mark.slow
 def test_l1_helly_2d_covers_every_k(by_name):
     r = by_name["l1-helly-2d"]
     names = _query_names(r)
@@ -95,6 +97,7 @@ def test_l1_helly_2d_covers_every_k(by_name):
     assert "Composing" in r.statement and "any k" in r.statement
 
 
+@pytest.mark.slow
 def test_interval_helly_1d_covers_every_k(by_name):
     r = by_name["interval-helly-1d"]
     names = _query_names(r)
@@ -103,6 +106,7 @@ def test_interval_helly_1d_covers_every_k(by_name):
     assert all(q.holds for q in r.queries)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["em-range-le-2sens", "em-monotone-range-le-sens"])
 def test_em_range_claims_cover_output_sets_of_any_size(by_name, name):
     r = by_name[name]
@@ -112,6 +116,7 @@ def test_em_range_claims_cover_output_sets_of_any_size(by_name, name):
     assert "(declare-sort Output" in sort_decl
 
 
+@pytest.mark.slow
 def test_l1_3d_counterexample_padded_up_to_d8(by_name):
     r = by_name["l1-3d-counterexample"]
     for d in range(3, 9):
@@ -120,6 +125,7 @@ def test_l1_3d_counterexample_padded_up_to_d8(by_name):
         assert next(q for q in r.queries if q.name == f"d{d}-no-common-point").answer == "unsat"
 
 
+@pytest.mark.slow
 def test_l1_3d_pair_witnesses_check_out_exactly(by_name):
     """Independent check of z3's witness points with exact fractions."""
     centres = [(1, 0, 0), (0, 1, 0), (0, 0, 1), (Fraction(1, 2),) * 3]
@@ -135,6 +141,7 @@ def test_l1_3d_pair_witnesses_check_out_exactly(by_name):
             assert sum(abs(a - b) for a, b in zip(p, c)) <= 1
 
 
+@pytest.mark.slow
 def test_l2_touching_points_check_out(by_name):
     centres = [(0.0, 0.0), (2.0, 0.0), (1.0, 3 ** 0.5)]
     for q in by_name["l2-2d-counterexample"].queries:
@@ -145,6 +152,7 @@ def test_l2_touching_points_check_out(by_name):
                 assert np.hypot(*(p - centres[k])) <= 1 + 1e-12
 
 
+@pytest.mark.slow
 def test_eq22_counterexample_is_a_real_dataset(by_name):
     """Rebuild the datasets from the counterexample and recompute eq (2.2) directly."""
     r = by_name["quantile-utility-eq22-add-remove"]
@@ -163,6 +171,7 @@ def test_eq22_counterexample_is_a_real_dataset(by_name):
     assert abs(u22(S2) - u22(S)) <= 2 * max(q, 1 - q)
 
 
+@pytest.mark.slow
 def test_monotone_range_counterexample_checks_out(by_name):
     r = by_name["em-monotone-range-eq-sens"]
     d = [exact(r, "u_S2_y1") - exact(r, "u_S_y1"), exact(r, "u_S2_y2") - exact(r, "u_S_y2")]
@@ -170,6 +179,7 @@ def test_monotone_range_counterexample_checks_out(by_name):
     assert max(d) - min(d) != max(abs(x) for x in d)
 
 
+@pytest.mark.slow
 def test_seed_normalisation_counterexamples_check_out(by_name):
     rho = exact(by_name["geometric-s1-eq7-normalisation"], "rho")
     assert 0 < rho < 1 and ((1 + rho) / (1 - rho)) ** 2 != 1
@@ -177,6 +187,7 @@ def test_seed_normalisation_counterexamples_check_out(by_name):
     assert eps > 0 and 1 / eps != 1
 
 
+@pytest.mark.slow
 def test_s0_delta_counterexample_checks_out(by_name):
     r = by_name["ss-laplace-s0-delta"]
     E, delta = exact(r, "E"), exact(r, "delta")
@@ -186,6 +197,7 @@ def test_s0_delta_counterexample_checks_out(by_name):
     assert p > E * E * p2 + delta
 
 
+@pytest.mark.slow
 def test_refuted_models_are_readable_numbers(formal_results):
     for r in formal_results:
         if r.status is Status.REFUTED:
@@ -195,6 +207,7 @@ def test_refuted_models_are_readable_numbers(formal_results):
             assert r.model is None
 
 
+@pytest.mark.slow
 def test_no_proof_is_vacuous():
     """Every unsat query's hypotheses (all assertions but the negated conclusion) are
     satisfiable, so no claim is proved from contradictory assumptions."""
@@ -208,6 +221,7 @@ def test_no_proof_is_vacuous():
             assert s.check() == z3.sat, (claim.name, q.name)
 
 
+@pytest.mark.slow
 def test_results_are_frozen_and_recorded(by_name):
     r = by_name["quantile-utility-eq22-add-remove"]
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -230,6 +244,7 @@ def test_public_exports():
     assert dpaudit.verify is verify and dpaudit.FormalResult is FormalResult
 
 
+@pytest.mark.slow
 def test_runs_are_reproducible(by_name):
     again = verify(["quantile-utility-eq22-add-remove"])[0]
     first = by_name["quantile-utility-eq22-add-remove"]

@@ -7,11 +7,13 @@ import itertools
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from scipy.optimize import linprog
 
 from dpaudit.formal import Status, list_claims
 
 
+@pytest.mark.slow
 def test_controls_are_refuted(control_results, by_name):
     assert {r.name for r in control_results} >= {"control-l1-helly-3d", "control-l2-radius-0.9",
                                                    "control-quantile-change-one-max",

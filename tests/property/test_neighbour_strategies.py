@@ -108,6 +108,7 @@ def test_individual_model_pairs():
     check()
 
 
+@pytest.mark.slow
 def test_corner_cases_are_reached():
     """Within a modest budget the strategy produces domain ends, duplicates, the smallest and the
     largest size, values at the float limits, and sizes 0 and N."""

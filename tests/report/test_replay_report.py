@@ -123,6 +123,7 @@ def test_a_control_flow_finding_carries_both_runs_calls_around_where_they_part(r
     assert len(json.dumps(seq)) < 3000          # small enough for every format
 
 
+@pytest.mark.slow
 def test_a_noise_scale_finding_carries_the_calls_with_the_parameter_that_differs(records):
     f = _one(records["scale"], "data_dependent_noise_scale")
     seq = f["values"]["sequence"]

@@ -53,6 +53,7 @@ def refutations(mechanism, seeds) -> int:
     return count
 
 
+@pytest.mark.slow
 def test_snapping_is_refuted_at_most_3_of_20():
     assert refutations(snapped, range(5000, 5000 + AUDITS)) <= LIMIT
 

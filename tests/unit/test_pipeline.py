@@ -65,6 +65,7 @@ def _cli_record(tmp_path: Path, target: str, *flags: str) -> dict:
     return json.loads(out.read_text())["results"][0]
 
 
+@pytest.mark.slow
 def test_dpaudit_check_gives_the_record_the_command_writes(tmp_path, monkeypatch):
     """Same target, same seed: the Python entry and ``dpaudit check --in-process`` give one record
     (the replay stage, which decides this leaky sum's verdict exactly, included)."""
@@ -142,6 +143,7 @@ def test_every_engine_has_the_protocol_and_lives_in_its_own_folder():
         assert module.endswith(".stage") or module == "dpaudit.pipeline.stages", path
 
 
+@pytest.mark.slow
 def test_the_curve_engine_is_registered_by_one_line():
     """Adding an engine touches its own folder plus registration lines: the curve engine's class
     is named in dpaudit/ only by its module and one line of ENGINES."""

@@ -145,6 +145,7 @@ def test_formal_proof_text_and_run_metadata_are_shown():
     assert "expected PROVED" in text and "EXPECTED VERDICTS MET" in text
 
 
+@pytest.mark.slow
 def test_rendering_is_deterministic():
     run = run_of(sampled(details=_plot_details()))
     assert render_html(run) == render_html(run)

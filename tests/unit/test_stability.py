@@ -177,6 +177,7 @@ unclamped = opendp.target(space >> dp.t.then_sum() >> dp.m.then_laplace(scale=1.
 """
 
 
+@pytest.mark.slow
 def test_the_cli_checks_a_file_of_opendp_targets_with_the_replay_flag(tmp_path):
     (tmp_path / "targets.py").write_text(TARGETS)
     proc = subprocess.run([sys.executable, "-m", "dpaudit", "check", "lib:targets.py", "--in-process",
