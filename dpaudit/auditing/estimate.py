@@ -103,8 +103,8 @@ SLOW_CALL_ADVICE = ("if each call builds something that does not depend on the d
                     "measurement or query plan, a model, a table), build it once at import and "
                     "only invoke it in the function")
 #: ... and a function that releases an OpenDP Polars query per call: OpenDP compiles the query's
-#: plan (the whole measurement) at each ``release()``, about a second, while invoking the
-#: measurement once built takes about a millisecond (benchmarks/results/call_overhead.json)
+#: plan (the whole measurement) at each ``release()``, 0.83 CPU-seconds, while invoking the
+#: measurement once built takes 1.3 ms (benchmarks/results/call_overhead.json, ``polars``)
 POLARS_RELEASE_ADVICE = ("the function calls .release() on an OpenDP Polars query, which compiles "
                          "the query's plan at every call: build the measurement once at import, "
                          "m = query.resolve(), and return m(data).collect() in the function (a "
