@@ -7,7 +7,7 @@
    CPU seconds per constructor (the budget: at most 120 s on 2 cores) and a bug-report draft per
    refutation (``results/opendp_sweep_drafts/``), its reproduction run against the library alone.
 2. **Controls with hand-checked maps** (``--controls``): OpenDP objects whose maps are derived
-   here by hand (ε = d_in / scale for Laplace, ρ = d_in² / (2σ²) for Gaussian, ln(p / (1 − p)) for
+   here by hand (ε = d_in / scale for Laplace, ρ = d_in² / (2σ²) for Gaussian, ln(p·(k − 1) / (1 − p)) for
    randomized response, the sum's d_in·max(|L|, U)…); the map the library computes is compared
    with the hand value, then the object goes through the sweep's own check. A right map must not
    be refuted. Beside them, deliberately wrong maps (``make_user_transformation`` /
@@ -18,6 +18,7 @@ Run::
     nice -n 10 python benchmarks/opendp_sweep.py                # the sweeps and the controls
     nice -n 10 python benchmarks/opendp_sweep.py --controls     # the controls only
     nice -n 10 python benchmarks/opendp_sweep.py --library diffprivlib
+    nice -n 10 python benchmarks/opendp_sweep.py --library opendp --no-controls
 """
 
 from __future__ import annotations
@@ -81,10 +82,25 @@ def _controls():
         "dp.symmetric_distance(), categories=[0, 1, 2])", 1, 1)
     add("resize i32 to 5 records", "dp.t.make_resize(dp.vector_domain(dp.atom_domain(T='i32')), "
         "dp.symmetric_distance(), size=5, constant=0)", 2, 1)
+    # row-by-row maps on unbounded records (the stability check draws them from the whole type)
+    vi32 = "dp.vector_domain(dp.atom_domain(T='i32')), dp.symmetric_distance()"
+    add("clamp f64 to [0, 1] (unbounded f64 records)", "dp.t.make_clamp(dp.vector_domain(dp.atom_domain("
+        "T='f64', nan=False)), dp.symmetric_distance(), bounds=(0.0, 1.0))", 1, 1)
+    add("cast_default i32 -> f64", f"dp.t.make_cast_default({vi32}, TOA='f64')", 1, 1)
+    add("is_equal i32 to 0", f"dp.t.make_is_equal({vi32}, value=0)", 1, 1)
+    add("sum i64 [-3, 7]", "dp.t.make_sum(dp.vector_domain(dp.atom_domain(bounds=(-3, 7), T='i64')), "
+        "dp.symmetric_distance())", 7, 1)
+    add("randomized response 4 categories p=0.7",
+        "dp.m.make_randomized_response(categories=[0, 1, 2, 3], prob=0.7)", math.log(0.7 * 3 / 0.3), 1)
+    add("count i32 + gaussian scale 2 (zCDP)", f"dp.t.make_count({vi32}) >> dp.m.then_gaussian(scale=2.0)",
+        1 / (2 * 2.0 ** 2), 1)
     # deliberately wrong maps: the check must refute them
     vec = "dp.vector_domain(dp.atom_domain(T='i32')), dp.symmetric_distance()"
     add("WRONG: a count whose map halves d_in", f"dp.t.make_user_transformation({vec}, dp.atom_domain(T='i32'), "
         "dp.absolute_distance(T='i32'), lambda x: len(x), lambda d: d // 2)", 0, 1, right=False)
+    add("WRONG: a clamp-free sum of i32 claiming map = d_in (unbounded: no finite map)",
+        f"dp.t.make_user_transformation({vec}, dp.atom_domain(T='i32'), dp.absolute_distance(T='i32'), "
+        "lambda x: sum(x), lambda d: d)", 1, 1, right=False)
     bounded = "dp.vector_domain(dp.atom_domain(bounds=(0, 10), T='i32')), dp.symmetric_distance()"
     add("WRONG: a sum of i32 records in [0, 10] claiming map = d_in (true 10·d_in)",
         f"dp.t.make_user_transformation({bounded}, dp.atom_domain(T='i32'), dp.absolute_distance(T='i32'), "
@@ -115,7 +131,7 @@ def run_controls(lines: list) -> dict:
         rows.append({"label": label, "code": code, "right": right, "hand_map": hand, "library_map": value,
                      "hand_agrees": agrees, "verdict": case.verdict, "check": case.check, "bound": case.bound,
                      "seconds": round(case.seconds, 3), "reason": case.reason, "confirmed": case.confirmed,
-                     "as_expected": ok})
+                     "reproduction_output": case.details.get("reproduction_output"), "as_expected": ok})
         emit(lines, f"{'ok ' if ok else 'BAD'} {case.verdict.upper():12} {case.seconds:6.1f}s  {label}: map({d_in}) = "
                     f"{value!r} (by hand {hand:.6g}{'' if agrees or not right else ', DISAGREES'})"
                     + (f"; bound {case.bound:.4g}" if case.bound is not None else "")
@@ -163,6 +179,8 @@ def main() -> int:
     ap.add_argument("--library", choices=("opendp", "diffprivlib", "both"), default="both")
     ap.add_argument("--controls", action="store_true", help="the controls only")
     ap.add_argument("--only", action="append")
+    ap.add_argument("--no-controls", action="store_true",
+                    help="the sweep without the controls (run them apart with --controls)")
     args = ap.parse_args()
     os.environ.setdefault("RUST_LIB_BACKTRACE", "0")
     m = machine(opendp=_version("opendp"), diffprivlib=_version("diffprivlib"), polars=_version("polars"),
@@ -175,7 +193,7 @@ def main() -> int:
     for library in (("opendp", "diffprivlib") if args.library == "both" else (args.library,)):
         lines = []
         rec = run_sweep(library, lines, args.only)
-        if library == "opendp" and not args.only:
+        if library == "opendp" and not args.only and not args.no_controls:
             rec["controls"] = run_controls(lines)
         save(f"{library}_sweep", {"machine": dict(m), **rec}, lines)
     return 0
