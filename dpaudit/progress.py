@@ -207,9 +207,9 @@ class Progress:
             line += f" — {details['note']}"
         elif isinstance(details, Mapping) and details.get("timed_out"):
             line += " (cut short by the time limit)"
-        from dpaudit.report.provenance import isolation_off, settings_from_text
+        from dpaudit.report.provenance import computed_text, isolation_off, settings_from_text
 
-        for said in (isolation_off(record), settings_from_text(record)):
+        for said in (computed_text(record), isolation_off(record), settings_from_text(record)):
             if said:  # what the verdict rests on, whoever reads only this line
                 line += f" [{said}]"
         self.note(line)

@@ -20,8 +20,8 @@ from typing import Any, Mapping, Optional
 
 from dpaudit.errors import DpauditError, LoadError
 
-__all__ = ["SourceDeclaration", "read_declaration", "reconcile", "CLAIM_FIELDS", "POLICY_FIELDS",
-           "FROM_THE_CHILD"]
+__all__ = ["SourceDeclaration", "read_declaration", "reconcile", "computed_text", "CLAIM_FIELDS",
+           "POLICY_FIELDS", "COMPUTABLE", "FROM_THE_CHILD"]
 
 #: the declaration's fields the child reports, in the order a claim is written
 CLAIM_FIELDS = ("epsilon", "delta", "neighbours", "domain", "size", "output")
@@ -29,6 +29,9 @@ CLAIM_FIELDS = ("epsilon", "delta", "neighbours", "domain", "size", "output")
 POLICY_FIELDS = ("float", "float_events")
 #: a claim stated as a curve, read as a literal from the source (a ``profile=`` callable cannot be)
 CURVE_FIELDS = ("rho", "mu", "renyi")
+#: the claim fields a source may compute with OpenDP's own map (recomputed, never taken on the
+#: child's word: :mod:`dpaudit.execution.computed_claims`)
+COMPUTABLE = ("epsilon", "delta")
 #: how a claim whose fields come from the child unchecked is labelled
 FROM_THE_CHILD = "as reported by the sandboxed code"
 
@@ -44,6 +47,10 @@ class SourceDeclaration:
     literal: Mapping[str, Any] = field(default_factory=dict)
     opaque: tuple = ()
     line: Optional[int] = None
+    #: ε or δ computed by OpenDP's map (``epsilon=meas.map(1.0)``): the keyword -> (its source
+    #: text, the program that recomputes it from OpenDP alone,
+    #: :func:`dpaudit.execution.computed_claims.recipe`)
+    computed: Mapping[str, tuple] = field(default_factory=dict)
 
 
 def read_declaration(path: str, function: str) -> Optional[SourceDeclaration]:
@@ -66,18 +73,25 @@ def read_declaration(path: str, function: str) -> Optional[SourceDeclaration]:
             continue
         if call is None:  # a bare @mechanism: nothing declared
             return SourceDeclaration(True, {}, (), node.lineno)
-        literal, opaque = {}, []
+        literal, opaque, computed = {}, [], {}
         if call.args:  # mechanism(f, ...) as a decorator call: not a declaration we read
             opaque.append("*")
         for kw in call.keywords:
             if kw.arg is None:
                 opaque.append("**")
                 continue
+            value = _constant(kw.value, tree.body)
             try:
-                literal[kw.arg] = ast.literal_eval(_constant(kw.value, tree.body))
+                literal[kw.arg] = ast.literal_eval(value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 opaque.append(kw.arg)
-        return SourceDeclaration(True, literal, tuple(opaque), node.lineno)
+                if kw.arg in COMPUTABLE:
+                    from dpaudit.execution.computed_claims import recipe
+
+                    program = recipe(value, tree)
+                    if program is not None:
+                        computed[kw.arg] = (ast.unparse(kw.value), program)
+        return SourceDeclaration(True, literal, tuple(opaque), node.lineno, computed)
     return SourceDeclaration(False, {}, (), node.lineno)
 
 
@@ -204,12 +218,13 @@ def reconcile(source: Optional[SourceDeclaration], reported: Optional[Mapping[st
     if source is None or not source.found:
         return dict(reported), tuple(reported)
     literal = {k: v for k, v in source.literal.items() if k in CLAIM_FIELDS + POLICY_FIELDS + CURVE_FIELDS}
+    literal.update(_recomputed(source, reported, path))
     try:
         stated = _fields(Declaration.make(**literal))
     except DpauditError as exc:
         raise LoadError(f"{path}: line {source.line}: {exc}") from None
     stated = {k: v for k, v in stated.items() if k in literal}
-    complete = not source.opaque
+    complete = not (set(source.opaque) - set(literal))
     for name in CLAIM_FIELDS:
         said, got = stated.get(name), reported.get(name)
         if name in stated:
@@ -234,6 +249,29 @@ def reconcile(source: Optional[SourceDeclaration], reported: Optional[Mapping[st
             out[name] = reported[name]
             unchecked.append(name)
     return out, tuple(unchecked)
+
+
+def _recomputed(source: SourceDeclaration, reported: Mapping[str, Any], path: str) -> dict:
+    """The claim fields the source computes with OpenDP's map, recomputed from OpenDP alone in a
+    fresh process (:func:`dpaudit.execution.computed_claims.recompute`); a field that cannot be
+    recomputed is left out (then taken from nobody: refused unless a flag gives it)."""
+    from dpaudit.execution.computed_claims import recompute
+
+    out = {}
+    for name, (text, program) in source.computed.items():
+        value, _ = recompute(program)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def computed_text(source: Optional[SourceDeclaration], declared: Mapping[str, Any]) -> dict:
+    """``{"epsilon": "meas.map(1.0) = 0.5"}`` for the claim fields the source computed with
+    OpenDP's map and dpaudit recomputed (what the verdict line and the reports show)."""
+    if source is None:
+        return {}
+    return {name: f"{text} = {declared[name]!r}" for name, (text, _) in source.computed.items()
+            if declared.get(name) is not None and name not in source.literal}
 
 
 def _same(a: Any, b: Any) -> bool:

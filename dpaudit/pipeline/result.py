@@ -68,10 +68,12 @@ def failed(target: str, message: str, reproduce: str = "", **extra: Any) -> Chec
 
 
 def decide(outcomes: Mapping[str, Any], engine: str, settings: Any, given: str,
-           spec: Any = None, stages: tuple = (), library: Optional[Mapping] = None) -> CheckResult:
+           spec: Any = None, stages: tuple = (), library: Optional[Mapping] = None,
+           computed: Optional[Mapping] = None) -> CheckResult:
     """The :class:`CheckResult` of a target from its stages' ``outcomes`` (rules in the module
     docstring); ``engine`` names the outcome that gives the verdict; a library target's record names its
-    ``library``."""
+    ``library``; ``computed`` the claim fields its source computed with OpenDP's map, recomputed
+    (``claim_computed``: :mod:`dpaudit.execution.computed_claims`)."""
     outcome = outcomes[engine]
     result = None if isinstance(outcome, Mapping) else outcome
     fixed = outcomes.get("fresh verdict")
@@ -84,6 +86,8 @@ def decide(outcomes: Mapping[str, Any], engine: str, settings: Any, given: str,
 
         said = verdict_of_stage(record, stage)
         record = {**record, "replay": stage, **(said or {})}
+    if computed:
+        record = {**record, "claim_computed": dict(computed)}
     if library:  # a library target: name, version, its claim (as the suite's records)
         record = {**record, "library": dict(library)}
     else:

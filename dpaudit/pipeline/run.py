@@ -72,7 +72,7 @@ def run_opened(run: Run) -> CheckResult:
     for stage in plan.stages:
         stage.run(run)
     return decide(run.outcomes, engine.name, settings, target.given, spec=run.spec,
-                  stages=plan.names, library=target.library)
+                  stages=plan.names, library=target.library, computed=target.computed)
 
 
 def library_runs(specs: list, settings: Any, progress: Any, flags: list[str],

@@ -54,6 +54,9 @@ class Target:
     facts: Optional[Mapping[str, Any]] = None
     overrides: Mapping[str, Any] = field(default_factory=dict)
     declared: Mapping[str, Any] = field(default_factory=dict)
+    #: claim fields the source computed with OpenDP's map, recomputed by dpaudit
+    #: (``{"epsilon": "meas.map(1.0) = 0.5"}``)
+    computed: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def curve(self) -> dict:
@@ -310,7 +313,7 @@ def _sandboxed(given: str, path: str, function: Optional[str], settings: Any,
 
 def _describe(target: Target, function: Optional[str], settings: Any) -> None:
     """Name the sandboxed function from the child's facts and resolve its declaration."""
-    from dpaudit.execution.declared import read_declaration, reconcile
+    from dpaudit.execution.declared import computed_text, read_declaration, reconcile
     from dpaudit.report.model import relative_path
 
     facts = clean_facts(target.executor.facts)
@@ -323,10 +326,12 @@ def _describe(target: Target, function: Optional[str], settings: Any) -> None:
     # the declaration as the file's source states it, read here: the child's is the word of the
     # audited code, which can patch dpaudit in the sandbox
     overrides = settings.claim_for(target.given, target.name)
-    declared, unchecked = reconcile(read_declaration(target.path, target.name.rsplit(":", 1)[1]),
-                                    facts.get("declaration"), path=target.path)
+    source = read_declaration(target.path, target.name.rsplit(":", 1)[1])
+    declared, unchecked = reconcile(source, facts.get("declaration"), path=target.path)
     unchecked = tuple(k for k in unchecked if overrides.get(k) is None)
     target.declared = refuse_unchecked(declared, unchecked, target.path, target.name)
+    target.computed = {k: v for k, v in computed_text(source, target.declared).items()
+                       if overrides.get(k) is None}
     target.overrides = overrides
 
 

@@ -257,10 +257,10 @@ def render_markdown(run: Mapping[str, Any]) -> str:
     out += [" · ".join(meta), "",
             "> NOT REFUTED means no violation was found with the budget spent: it is not a proof. "
             "INCONCLUSIVE is not a pass. Only PROVED proves.", ""]
-    from dpaudit.report.provenance import isolation_off, settings_from_text
+    from dpaudit.report.provenance import computed_text, isolation_off, settings_from_text
 
     for rec in records[:MAX_ROWS]:  # what a verdict rests on, before any verdict is read
-        for said in (isolation_off(rec), settings_from_text(rec)):
+        for said in (computed_text(rec), isolation_off(rec), settings_from_text(rec)):
             if said:
                 out += [f"> **{escape(d.title(rec), 120)}**: {escape(said, 400)}", ""]
     flagged = [r for r in records if _attention(r)]

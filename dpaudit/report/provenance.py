@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional
 
 __all__ = ["sandboxed", "isolation_off", "settings_from", "settings_from_text", "reproduce_note",
-           "float_source"]
+           "float_source", "computed_text"]
 
 
 def sandboxed(rec: Mapping[str, Any]) -> Optional[bool]:
@@ -89,3 +89,15 @@ def float_source(rec: Mapping[str, Any]) -> str:
     if rec.get("float_policy_from") == "declaration":
         return f"float={str(policy)!r} declared by the mechanism"
     return f"--float {policy}"
+
+
+def computed_text(rec: Mapping[str, Any]) -> str:
+    """``ε from meas.map(1.0) = 0.5, OpenDP's own map, recomputed by dpaudit from the file's
+    OpenDP calls alone`` for a claim the source computed (``claim_computed``); ``""`` when none
+    was (:mod:`dpaudit.execution.computed_claims`)."""
+    got = rec.get("claim_computed")
+    if not isinstance(got, Mapping) or not got:
+        return ""
+    symbol = {"epsilon": "ε", "delta": "δ"}
+    parts = [f"{symbol.get(str(k), str(k))} from {' '.join(str(v).split())[:120]}" for k, v in got.items()]
+    return ", ".join(parts) + ": OpenDP's own map, recomputed by dpaudit from the file's OpenDP calls alone"

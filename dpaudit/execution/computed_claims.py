@@ -1,0 +1,208 @@
+"""A claim the source computes with the library's own map (``epsilon=meas.map(1.0)``), recomputed
+without running the audited file.
+
+Sandboxed, the audited file runs only in the child, where it can patch dpaudit and report any
+claim it likes; a literal declaration is therefore read from the source
+(:mod:`dpaudit.execution.declared`). A claim computed by OpenDP's map is not a literal, but it can
+be recomputed without the file's own code: the expression is read from the source with
+:mod:`ast`, together with the module-level assignments it names (``meas = dp.m.make_laplace(...)``,
+``SPACE = dp.atom_domain(T=float), dp.absolute_distance(T=float)``), the file's OpenDP imports and
+its ``enable_features`` calls, and only that is evaluated, in a fresh ``python -I`` process, by a
+small interpreter that calls nothing but OpenDP's own functions and methods (``__module__`` under
+``opendp``), the types ``float``, ``int``, ``str``, ``bool``, with literal arguments, and reads no
+attribute whose name starts with ``_``. A lambda, a comprehension, a name bound twice or by the
+file's own function, a call of anything else: the claim is not recomputable and stays refused (give
+``--epsilon``). The child's value must equal the recomputed one; if not, the file tampered with
+dpaudit in the sandbox (a LoadError, the mechanism's ERROR).
+
+What this shows: the claim is OpenDP's map of a measurement built from the source's literal calls,
+as installed here. It does not show that the released function *is* that measurement: the audit
+checks that, by sampling the function against the claim.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from typing import Any, Optional
+
+__all__ = ["recipe", "recompute", "RECOMPUTE_SECONDS"]
+
+#: the fresh process that recomputes a claim is stopped after this many seconds
+RECOMPUTE_SECONDS = 60.0
+_TYPES = ("float", "int", "str", "bool")
+_MAX_NODES = 2000
+
+
+def _roots(tree: ast.Module) -> tuple[list, set]:
+    """The module-level OpenDP imports (statements) and the names they bind."""
+    stmts, names = [], set()
+    for node in tree.body:
+        if isinstance(node, ast.Import) and all(a.name == "opendp" or a.name.startswith("opendp.")
+                                                for a in node.names):
+            stmts.append(node)
+            names.update(a.asname or a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module \
+                and (node.module == "opendp" or node.module.startswith("opendp.")) \
+                and all(a.name != "*" for a in node.names):
+            stmts.append(node)
+            names.update(a.asname or a.name for a in node.names)
+    return stmts, names
+
+
+def _bindings(tree: ast.Module, name: str) -> list:
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t)):
+                    out.append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            out.append(node)
+        elif isinstance(node, (ast.For, ast.With, ast.comprehension, ast.NamedExpr, ast.Global)):
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(
+                    getattr(node, "target", None) or node)) and not isinstance(node, ast.With):
+                out.append(node)
+    return out
+
+
+def recipe(expr: ast.AST, tree: ast.Module) -> Optional[str]:
+    """The source of a small program computing ``expr`` from OpenDP alone (module docstring), or
+    None when ``expr`` needs anything else. Its last statement binds ``__claim__``."""
+    imports, roots = _roots(tree)
+    if not roots:
+        return None
+    needed: dict = {}
+
+    def ok(node: ast.AST, depth: int = 0) -> bool:
+        if depth > 50:
+            return False
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float, str, bool, type(None)))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return ok(node.operand, depth + 1)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return all(ok(e, depth + 1) for e in node.elts)
+        if isinstance(node, ast.Starred):
+            return ok(node.value, depth + 1)
+        if isinstance(node, ast.Attribute):
+            return not node.attr.startswith("_") and ok(node.value, depth + 1)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.RShift):
+            return ok(node.left, depth + 1) and ok(node.right, depth + 1)
+        if isinstance(node, ast.Call):
+            return ok(node.func, depth + 1) and all(ok(a, depth + 1) for a in node.args) \
+                and all(k.arg is not None and ok(k.value, depth + 1) for k in node.keywords)
+        if isinstance(node, ast.Name):
+            if node.id in roots or node.id in _TYPES:
+                return True
+            if node.id in needed:
+                return True
+            bound = _bindings(tree, node.id)
+            if len(bound) != 1 or bound[0] not in tree.body or not isinstance(bound[0], ast.Assign) \
+                    or len(bound[0].targets) != 1 or not isinstance(bound[0].targets[0], ast.Name):
+                return False
+            needed[node.id] = bound[0]
+            return ok(bound[0].value, depth + 1)
+        return False
+
+    if sum(1 for _ in ast.walk(expr)) > _MAX_NODES or not ok(expr):
+        return None
+    features = [n for n in tree.body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+                and isinstance(n.value.func, (ast.Attribute, ast.Name))
+                and getattr(n.value.func, "attr", getattr(n.value.func, "id", None)) == "enable_features"
+                and ok(n.value)]
+    body = sorted(imports + features + list(needed.values()), key=lambda n: n.lineno)
+    lines = [ast.unparse(n) for n in body] + [f"__claim__ = {ast.unparse(expr)}"]
+    return "\n".join(lines)
+
+
+_EVALUATOR = r'''
+import ast, json, sys
+
+def run(source):
+    tree = ast.parse(source)
+    env = {"float": float, "int": int, "str": str, "bool": bool}
+
+    def callable_ok(f):
+        if f in (float, int, str, bool):
+            return True
+        mod = getattr(f, "__module__", None) or getattr(getattr(f, "__func__", None), "__module__", "")
+        return isinstance(mod, str) and (mod == "opendp" or mod.startswith("opendp."))
+
+    def ev(n):
+        if isinstance(n, ast.Constant):
+            return n.value
+        if isinstance(n, ast.UnaryOp):
+            v = ev(n.operand)
+            return -v if isinstance(n.op, ast.USub) else +v
+        if isinstance(n, ast.Tuple):
+            return tuple(x for e in n.elts for x in (ev(e.value) if isinstance(e, ast.Starred) else [ev(e)]))
+        if isinstance(n, ast.List):
+            return [x for e in n.elts for x in (ev(e.value) if isinstance(e, ast.Starred) else [ev(e)])]
+        if isinstance(n, ast.Name):
+            return env[n.id]
+        if isinstance(n, ast.Attribute):
+            if n.attr.startswith("_"):
+                raise ValueError("a private attribute")
+            return getattr(ev(n.value), n.attr)
+        if isinstance(n, ast.BinOp):
+            return ev(n.left) >> ev(n.right)
+        if isinstance(n, ast.Call):
+            f = ev(n.func)
+            if not callable_ok(f):
+                raise ValueError(f"a call of {getattr(f, '__qualname__', type(f).__name__)}, not OpenDP's")
+            args = [x for a in n.args for x in (ev(a.value) if isinstance(a, ast.Starred) else [ev(a)])]
+            return f(*args, **{k.arg: ev(k.value) for k in n.keywords})
+        raise ValueError(type(n).__name__)
+
+    import importlib
+    for st in tree.body:
+        if isinstance(st, ast.Import):
+            for a in st.names:
+                mod = importlib.import_module(a.name)
+                env[a.asname or a.name.split(".")[0]] = mod if a.asname else importlib.import_module(a.name.split(".")[0])
+        elif isinstance(st, ast.ImportFrom):
+            mod = importlib.import_module(st.module)
+            for a in st.names:
+                env[a.asname or a.name] = getattr(mod, a.name) if hasattr(mod, a.name) else importlib.import_module(st.module + "." + a.name)
+        elif isinstance(st, ast.Expr):
+            ev(st.value)
+        elif isinstance(st, ast.Assign):
+            env[st.targets[0].id] = ev(st.value)
+    import opendp
+    return float(env["__claim__"]), getattr(opendp, "__version__", "?")
+
+try:
+    value, version = run(sys.stdin.read())
+    print(json.dumps({"value": repr(value), "version": version}))
+except BaseException as exc:
+    print(json.dumps({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"}))
+'''
+
+
+def recompute(source: str, *, timeout: float = RECOMPUTE_SECONDS) -> tuple[Optional[float], str]:
+    """``(value, "OpenDP <version>")`` of a :func:`recipe`, evaluated in a fresh ``python -I``
+    process in an empty folder; ``(None, why)`` when it fails or runs past ``timeout``."""
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT")}
+    env["RUST_LIB_BACKTRACE"] = env["RUST_BACKTRACE"] = "0"
+    with tempfile.TemporaryDirectory(prefix="dpaudit-claim-") as here:
+        try:
+            done = subprocess.run([sys.executable, "-I", "-c", _EVALUATOR], input=source,
+                                  capture_output=True, text=True, timeout=timeout, cwd=here, env=env)
+        except subprocess.TimeoutExpired:
+            return None, f"recomputing it took more than {timeout:g} s"
+    try:
+        reply = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None, f"the process that recomputes it ended with code {done.returncode}"
+    if "error" in reply:
+        return None, str(reply["error"])[:200]
+    try:
+        return float(reply["value"]), f"OpenDP {reply.get('version', '?')}"
+    except (TypeError, ValueError, KeyError):
+        return None, "no number came back"

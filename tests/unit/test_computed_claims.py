@@ -1,0 +1,96 @@
+"""A claim the source computes with OpenDP's own map is recomputed from OpenDP alone, in a fresh
+process, and a file that forges it is caught (dpaudit/execution/computed_claims.py)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest.importorskip("opendp")
+
+from dpaudit.execution.computed_claims import recipe, recompute  # noqa: E402
+
+HEADER = textwrap.dedent('''
+    import opendp.prelude as dp
+    import dpaudit
+
+    dp.enable_features("contrib")
+    SPACE = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
+    meas = dp.m.make_laplace(*SPACE, scale=2.0)
+''')
+
+
+def _expr(source: str, name: str = "CLAIM") -> tuple:
+    tree = ast.parse(source)
+    (node,) = [n for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == name]
+    return node.value, tree
+
+
+def test_a_map_claim_is_recomputed_from_the_sources_opendp_calls_alone():
+    expr, tree = _expr(HEADER + "CLAIM = meas.map(1.0)\n")
+    program = recipe(expr, tree)
+    assert program is not None and "import dpaudit" not in program
+    assert program.splitlines()[-1] == "__claim__ = meas.map(1.0)"
+    value, where = recompute(program)
+    assert value == 0.5 and where.startswith("OpenDP ")
+
+
+@pytest.mark.parametrize("line", [
+    "def scale():\n    return 2.0\nm2 = dp.m.make_laplace(*SPACE, scale=scale())\nCLAIM = m2.map(1.0)\n",
+    "CLAIM = (lambda: meas)().map(1.0)\n",
+    "meas = meas\nCLAIM = meas.map(1.0)\n",                 # bound twice
+    "CLAIM = meas.__class__.map(meas, 1.0)\n",            # a private attribute
+    "CLAIM = [m for m in (meas,)][0].map(1.0)\n",
+])
+def test_what_needs_the_files_own_code_is_not_recomputable(line):
+    expr, tree = _expr(HEADER + line)
+    assert recipe(expr, tree) is None
+
+
+def test_the_recomputing_process_calls_nothing_but_opendp():
+    # dp.re is the re module, reachable from OpenDP's prelude: the interpreter refuses its call
+    value, why = recompute("import opendp.prelude as dp\n__claim__ = dp.re.escape('1')")
+    assert value is None and "not OpenDP's" in why
+
+
+def _check(tmp_path, body: str) -> tuple[int, dict, str]:
+    path = tmp_path / "mech.py"
+    path.write_text(HEADER + body)
+    out = tmp_path / "out.json"
+    done = subprocess.run([sys.executable, "-m", "dpaudit", "check", str(path), "--samples", "2000",
+                           "--no-replay", "--json", str(out), "--quiet"], capture_output=True,
+                          text=True, cwd=tmp_path, env={**os.environ, "RUST_LIB_BACKTRACE": "0"},
+                          timeout=300)
+    rec = json.loads(out.read_text())["results"][0] if out.exists() else {}
+    return done.returncode, rec, done.stdout + done.stderr
+
+
+DECLARED = textwrap.dedent('''
+
+    @dpaudit.mechanism(epsilon=meas.map(1.0), neighbours="linf", domain=(0.0, 1.0), size=1)
+    def release(data, rng):
+        return meas(float(data[0]))
+''')
+
+
+@pytest.mark.slow
+def test_check_takes_a_map_claim_and_says_where_it_came_from(tmp_path):
+    code, rec, text = _check(tmp_path, DECLARED)
+    assert rec["claim"]["epsilon"] == 0.5, text
+    assert rec["claim_computed"] == {"epsilon": "meas.map(1.0) = 0.5"}
+
+
+@pytest.mark.slow
+def test_a_file_that_forges_its_map_claim_is_caught(tmp_path):
+    # the file replaces OpenDP's map in its own process: the child reports ε = 100, the fresh
+    # process that runs OpenDP alone says 0.5
+    forged = "dp.Measurement.map = lambda self, d_in: 100.0\n" + DECLARED
+    code, rec, text = _check(tmp_path, forged)
+    assert rec.get("verdict") == "error" or code != 0
+    assert "tampered" in text and "100" in text
