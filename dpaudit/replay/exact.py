@@ -191,14 +191,14 @@ def exact_issue(rec: Any, rep: Any, report: Any, epsilon: float, delta: float) -
     else:
         each = "|Δ|/b" if all(e["distribution"] == "laplace" for e in found) else "the exact profile"
     claim = f"ε = {epsilon:g}" + (f", δ = {delta:g}" if delta else "")
-    value = "no finite ε" if math.isinf(eps) else f"ε = {eps:.6g}"
+    value = "unbounded: no finite ε" if math.isinf(eps) else f"ε = {eps:.6g}"
     word = "exactly" if loss["exact"] else "at least"
     scale = (f"scale {top['law'][2]:.6g} on D, {top['law_prime'][2]:.6g} on D′" if _unequal(top)
              else f"scale {top['scale']:.6g}")
     msg = (f"privacy loss above the claim at {site.short()} ({rec.calls[top['call']].method}): the "
            f"release reveals {'the' if len(found) == 1 else 'each of the ' + str(len(found))} noised "
            f"value{'' if len(found) == 1 else 's'} (input {top['D']:.6g} on D, {top['D_prime']:.6g} on D′, "
-           f"{scale}), so the loss on this pair is {word} {value} ({each}; exact, no "
+           f"{scale}), so the loss on this pair is {value if math.isinf(eps) else word + ' ' + value} ({each}; exact, no "
            f"sampling) > the claimed {claim}")
     values = {"epsilon_exact": eps, "exact": loss["exact"], "epsilon_laplace": loss["laplace"],
               "mu": loss["mu"], "elements": loss["elements"], "delta_at_claim": loss["delta_at_claim"],
