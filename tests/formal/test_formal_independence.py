@@ -8,6 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from dpaudit.formal import verify
+from dpaudit.formal.cli import write_smt2
 from dpaudit.formal.independence import solve_fresh, z3_command
 from dpaudit.formal.runner import combine
 
@@ -16,6 +18,16 @@ def _paths(folder, results):
     for r in results:
         for i, q in enumerate(r.queries, start=1):
             yield r, q, folder / r.name / f"{i:02d}-{q.name}.smt2"
+
+
+@pytest.fixture(scope="module")
+def one_claim_dumped(tmp_path_factory):
+    """The dumped queries of one claim with sat and unsat queries (a run of every claim, which
+    the slow test reads, costs each test process seconds of z3)."""
+    folder = tmp_path_factory.mktemp("smt2-one")
+    results = verify(["l2-2d-counterexample"])
+    assert write_smt2(results, str(folder)) == len(results[0].queries)
+    return folder, results
 
 
 @pytest.mark.slow
@@ -36,16 +48,16 @@ def test_every_dumped_query_solved_fresh_gives_the_same_answer(dumped_smt2):
         assert combine(fake)[0] is r.status
 
 
-def test_dumped_text_is_what_the_run_recorded(dumped_smt2):
-    folder, results = dumped_smt2
-    for r, q, path in _paths(folder, results[:3]):
+def test_dumped_text_is_what_the_run_recorded(one_claim_dumped):
+    folder, results = one_claim_dumped
+    for r, q, path in _paths(folder, results):
         assert path.read_text(encoding="utf-8") == q.smt2
         assert q.smt2.startswith(f"; dpaudit formal claim: {r.name}\n")
 
 
-def test_python_fallback_fresh_solve_agrees(dumped_smt2):
+def test_python_fallback_fresh_solve_agrees(one_claim_dumped):
     """The fresh solve without the z3 binary (a fresh Python process) agrees too."""
-    folder, results = dumped_smt2
+    folder, results = one_claim_dumped
     cmd = [sys.executable, "-c", "import sys, z3; s = z3.Solver(); s.from_file(sys.argv[1]); "
            "print(s.check())"]
     picked = [job for job in _paths(folder, results) if job[0].name == "l2-2d-counterexample"]
