@@ -241,6 +241,12 @@ def run_library_check(args: argparse.Namespace) -> ExitCode:
             raise UsageError(str(exc)) from None
     runs = library_runs(specs, settings, progress, _claim_flags(settings),
                         lambda name: name[len(PREFIX):].partition(":")[0] not in LIBRARIES)
+    began = getattr(args, "started", None)
+    if began is not None and settings.timeout is not None:
+        # --timeout counts from the process's start, as for a file target: the interpreter,
+        # dpaudit's imports and the library file's own (OpenDP's, Polars') count too
+        for run in runs:
+            run.deadline = began + settings.timeout
     records = _check_all(runs, progress, reports, (started, command))
     not_written = _write(records, reports, settings.seed, started, command, progress)
     progress.reproduce(records)
