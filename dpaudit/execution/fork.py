@@ -43,6 +43,7 @@ import pickle
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout  # TimeoutError from 3.11 on
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Iterator, Optional, Sequence
 
@@ -168,7 +169,7 @@ class ForkExecutor:
                 try:
                     yield future.result(None if deadline is None
                                         else max(0.0, deadline - time.monotonic()))
-                except TimeoutError:  # the time limit: the workers stop, their batches are lost
+                except FuturesTimeout:  # the time limit: the workers stop, their batches are lost
                     self.close()
                     check_time_limit(data_of(job))
                     raise TimeLimitReached("exceeded the total time limit", data_of(job)) from None
