@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 from typing import Any, Callable, Iterator, Optional, Union
 
 import numpy as np
@@ -152,10 +153,21 @@ def _pairs_at(rel: Neighbours, dom: Domain, label: str, v: float, n: int) -> Ite
             yield Pair(bg, other, f"{label}: {n} records, one {what}", rel, n - 1)
         return
     for step in (1.0, -1.0, 0.5, -0.5):  # linf and l1: one coordinate, then all of them
-        one, every = bg.copy(), bg + step
-        one[-1] = v + step
+        w = _moved(v, step)
+        one, every = bg.copy(), np.full(n, w)
+        one[-1] = w
         yield Pair(bg, one, f"{label}: {n} answers, one moved by {step:+g}", rel)
         yield Pair(bg, every, f"{label}: {n} answers, all moved by {step:+g}", rel)
+
+
+def _moved(v: float, step: float) -> float:
+    """``v + step`` rounded toward ``v`` where float64 rounding carried it farther than ``step``:
+    a pair is a neighbouring pair by its exact distance (0.9999999999999999 + 1 rounds to 2.0, an
+    exact move of 1 + 2⁻⁵³, which an integer mechanism's ⌊x⌋ turns into a move of 2)."""
+    w = v + step
+    if math.isfinite(w) and abs(Fraction(w) - Fraction(v)) > abs(Fraction(step)):
+        w = float(np.nextafter(w, v))
+    return w
 
 
 def _sizes_of(rel: Neighbours, size: int, sizes: Optional[tuple[int, int]]) -> list[int]:

@@ -117,3 +117,18 @@ def test_a_bug_only_past_2_to_the_53_is_refuted_with_one_record(seed):
     (x,) = cex.dataset or cex.neighbour
     assert 2.0 ** 53 <= x < 2.0 ** 54 and x % 4 == 2
     assert math.isclose(cex.gap, 2.0) and Domain(0, 1e20).contains(np.array([x]))
+
+
+def test_every_linf_and_l1_corner_pair_is_within_distance_one_exactly():
+    # 0.9999999999999999 + 1 rounds to 2.0: an exact move of 1 + 2**-53, which an integer
+    # mechanism's floor turned into a move of 2 (a false refutation of diffprivlib's Geometric)
+    from fractions import Fraction
+
+    from dpaudit.search.pairs import corners
+
+    for rel in ("linf", "l1"):
+        for pair in corners(rel, (0.0, 2.0), 3, seed=0):
+            moves = [abs(Fraction(float(x)) - Fraction(float(y)))
+                     for x, y in zip(pair.dataset, pair.neighbour)]
+            total = max(moves) if rel == "linf" else sum(moves)
+            assert total <= 1, (pair.label, pair.dataset, pair.neighbour)
