@@ -97,15 +97,20 @@ def test_the_terminal_says_the_strongest_finding_and_nothing_for_notes():
     assert stage_text({"verdict": "refuted"}) == ""
 
 
+@pytest.mark.slow
 def test_a_replay_cut_short_by_its_time_limit_is_inconclusive_and_says_so():
     import time
 
     @dpaudit.mechanism(epsilon=1.0, domain=(0, 1), size=5)
     def slow(data, rng):
-        time.sleep(0.02)
+        time.sleep(0.05)
         return float(np.clip(data, 0, 1).sum()) + rng.laplace(scale=1.0)
 
-    result = dpaudit.replay_audit(slow, timeout=1.0, seed=3)  # 0.3 s: the generator reads left too few calls to see the noise
+    # 200 calls sleep 10 s, far past the limit; the limit is 3 s because reading every
+    # generator's state around each call takes CPU time: 0.3 s (quiet) and 1 s (2 cores at load
+    # 10 to 17) left too few calls to see the noise, and the stage then also said that no noise
+    # was intercepted
+    result = dpaudit.replay_audit(slow, timeout=3.0, seed=3)
     assert result.verdict is dpaudit.Verdict.INCONCLUSIVE
     assert result.kinds() == {"time_limit"} and 3 <= result.calls < 200
     whole = dpaudit.replay_audit(slow, seed=3, budget=40)
