@@ -3,7 +3,9 @@
 ``--timeout 300``; the wall and CPU seconds each took, its exit status and its verdict lines.
 
 The examples are read from the page itself (its ``console`` command, the ``targets.py`` file of
-targets, the ``python`` blocks), so the table follows the page. The file form ``lib:FILE.py``
+targets, a file that declares a mechanism, the other ``python`` blocks), so the table follows the
+page. A file that declares a mechanism (``@dpaudit.mechanism``) is checked as the page says,
+``dpaudit check FILE.py``, sandboxed. The file form ``lib:FILE.py``
 imports the file in dpaudit's own process, so the page says it needs ``--in-process``: it is run
 first without it (the refusal is the result), then with it, each target by name. A library
 target's code runs in process in every form (docs/libraries.md, "From the command line"). The
@@ -59,6 +61,11 @@ def examples(workdir: Path) -> list[tuple[str, list[str]]]:
                 out.append((f"dpaudit check lib:targets.py:{name} --in-process",
                             [DPAUDIT, "check", f"lib:targets.py:{name}", "--in-process", "--timeout",
                              str(TIMEOUT)]))
+        elif lang == "python" and "@dpaudit.mechanism" in body:  # a file to check, sandboxed
+            path = workdir / f"mechanism{len(out)}.py"
+            path.write_text(body, encoding="utf-8")
+            out.append((f"dpaudit check {path.name} (the page's file of a mechanism)",
+                        [DPAUDIT, "check", path.name, "--timeout", str(TIMEOUT)]))
         elif lang == "python":
             path = workdir / f"block{len(out)}.py"
             path.write_text(body, encoding="utf-8")
@@ -83,7 +90,7 @@ def run(argv: list[str], cwd: Path) -> dict:
     return {"exit": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
             "within_timeout": rc is not None and wall <= TIMEOUT + 5,
             "verdicts": [VERDICTS.search(v).group(1) for v in verdicts],
-            "lines": [ln[:400] for ln in (verdicts or lines[-3:])]}
+            "lines": [ln[:1500] for ln in (verdicts or lines[-3:])]}
 
 
 def main() -> int:
