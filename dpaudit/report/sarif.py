@@ -246,6 +246,16 @@ def _result(rec: Mapping[str, Any], kinds: tuple, *, rule: Optional[SarifRule] =
     return res
 
 
+def _undecided_text(r: Mapping[str, Any]) -> str:
+    """``TARGET: INCONCLUSIVE — why`` for a record that decided nothing (ERROR, INTERRUPTED,
+    INCONCLUSIVE): not a pass."""
+    details = r.get("details") if isinstance(r.get("details"), Mapping) else {}
+    why = r.get("error") or details.get("note")
+    label = Verdict(r["verdict"]).label
+    return (f"{d.title(r)}: {label}" + (f" — {' '.join(str(why).split())[:300]}" if why else "")
+            + ": the audit decided nothing, this is not a pass")
+
+
 def render_sarif(run: Mapping[str, Any]) -> dict:
     """The SARIF 2.1.0 log (a dict; :func:`dpaudit.report.json_io.dumps` writes it) for ``run``."""
     kinds = registered_kinds()
@@ -260,16 +270,24 @@ def render_sarif(run: Mapping[str, Any]) -> dict:
         elif r.get("verdict") == Verdict.REFUTED.value:
             results.append(_result(r, kinds))
         results += _stage_results(r, kinds)
-    invocation: dict[str, Any] = {"executionSuccessful": True}
+    # a run that did not finish an audit (ERROR: the audited code or dpaudit failed;
+    # INTERRUPTED: stopped by a signal) did not execute successfully, and one that decided
+    # nothing (INCONCLUSIVE) says so: code scanning must not read an empty result list as clean
+    undecided = {Verdict.ERROR.value: "error", Verdict.INTERRUPTED.value: "error",
+                 Verdict.INCONCLUSIVE.value: "warning"}
+    stopped = [r for r in run.get("results", []) if r.get("verdict") in undecided]
+    invocation: dict[str, Any] = {"executionSuccessful": not any(
+        undecided[r["verdict"]] == "error" for r in stopped)}
     if run.get("command"):
         invocation["commandLine"] = str(run["command"])
     for key, field in (("started", "startTimeUtc"), ("finished", "endTimeUtc")):
         if run.get(key):
             invocation[field] = str(run[key])
     off = [r for r in run.get("results", []) if isolation_off(r)]
-    if off:  # code scanning shows the run's notifications with its alerts
-        invocation["toolExecutionNotifications"] = [
-            {"level": "warning", "message": {"text": f"{d.title(r)}: {isolation_off(r)}"}} for r in off]
+    notes = [{"level": undecided[r["verdict"]], "message": {"text": _undecided_text(r)}} for r in stopped]
+    notes += [{"level": "warning", "message": {"text": f"{d.title(r)}: {isolation_off(r)}"}} for r in off]
+    if notes:  # code scanning shows the run's notifications with its alerts
+        invocation["toolExecutionNotifications"] = notes
     said = [sandboxed(r) for r in run.get("results", []) if sandboxed(r) is not None]
     driver = {"name": "dpaudit", "rules": _rules(kinds)}
     if run.get("tool_version"):

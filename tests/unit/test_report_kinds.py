@@ -112,3 +112,13 @@ def test_every_record_of_the_committed_report_has_a_registered_kind():
     for r in run["results"]:
         k = kind_of(r)
         assert k.claim_text() and k.finding_text() and k.facts()[0][0] == "target"
+
+
+def test_an_interrupted_audit_is_never_described_as_no_violation_found():
+    from dpaudit.report.kinds.audit import plain_sentence
+
+    rec = {"kind": "audit", "verdict": "interrupted", "samples": 0, "stages_finished": ["replay (NOT REFUTED)"],
+           "claim": {"epsilon": 1.0, "delta": 0.0, "neighbours": "add-remove"}}
+    text = plain_sentence(rec)
+    assert "No violation" not in text and "interrupted" in text and "not a pass" in text
+    assert "replay (NOT REFUTED)" in text

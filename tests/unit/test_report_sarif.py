@@ -12,6 +12,8 @@ import json
 import textwrap
 from urllib.parse import urlsplit
 
+import pytest
+
 from dpaudit.report import make_run, render_sarif
 
 LEVELS = {"none", "note", "warning", "error"}
@@ -150,6 +152,28 @@ def test_validator_catches_broken_logs():
 def test_no_refutation_means_no_results_but_a_valid_log():
     log = render_sarif(make_run([rec("not_refuted")], seed=1, started=0, finished=1, command="c", git=False))
     assert validate_sarif(log) and log["runs"][0]["results"] == []
+
+
+@pytest.mark.parametrize("verdict, successful, level", [
+    ("error", False, "error"), ("interrupted", False, "error"), ("inconclusive", True, "warning")])
+def test_a_run_that_decided_nothing_is_not_a_clean_run(verdict, successful, level):
+    # an empty result list alone read as a clean scan: code scanning must see the run failed, or
+    # decided nothing, in the invocation's notifications
+    log = render_sarif(make_run([rec(verdict, error="ZeroDivisionError" if verdict == "error" else None)],
+                                seed=1, started=0, finished=1, command="c", git=False))
+    assert validate_sarif(log)
+    (invocation,) = log["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is successful
+    (note,) = invocation["toolExecutionNotifications"]
+    assert note["level"] == level and "this is not a pass" in note["message"]["text"]
+    assert verdict.upper() in note["message"]["text"]
+
+
+def test_a_decided_run_has_no_such_notification():
+    log = render_sarif(make_run([rec("not_refuted"), rec("refuted", location={"path": "a.py", "line": 3})],
+                                seed=1, started=0, finished=1, command="c", git=False))
+    (invocation,) = log["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is True and "toolExecutionNotifications" not in invocation
 
 
 def seed_claim(verdict, **extra):

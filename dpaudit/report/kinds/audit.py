@@ -115,6 +115,11 @@ def plain_sentence(rec: Mapping[str, Any]) -> str:
     claim_words = f"a claim of ε = {fmt(eps)}" if not delta else f"a claim of ε = {fmt(eps)}, δ = {fmt(delta)}"
     if verdict == Verdict.ERROR.value:
         return f"The check could not run: {rec.get('error') or 'unknown error'}."
+    if verdict == Verdict.INTERRUPTED.value:
+        done = [str(s) for s in rec.get("stages_finished") or [] if isinstance(s, str)]
+        return ("The run was interrupted before the audit decided (Ctrl-C or a signal): this is not "
+                "a pass. " + (f"Finished before the interruption: {'; '.join(done)}." if done
+                              else "No stage had finished."))
     if verdict == fnd.NOT_APPLICABLE:
         reason = str(rec.get("reason") or "")
         if rec.get("float_policy") == "off":
