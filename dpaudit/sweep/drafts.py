@@ -5,7 +5,8 @@ report around it (:func:`draft`).
 The reproduction of a stability map exceeded builds the object from its constructor's code,
 evaluates it on the pair and measures the two outputs' distance under its output metric exactly
 (fractions), then compares it with ``map(d_in)``. The reproduction of a privacy claim refuted
-draws the measurement on D and on D′, counts the event the audit chose, and states an ε lower
+draws the measurement on D and on D′ (as often as the sweep's own estimates need to show the
+excess, :func:`draws_for`: 10,000 to 200,000 times each), counts the event the audit chose, and states an ε lower
 bound by Hoeffding's inequality at 99.9% on each count (weaker than the audit's Clopper–Pearson
 bound, so it may fail to confirm a refutation close to the claim; the draft says which). A script
 exits 1 when it reproduces the violation, 0 when it does not.
@@ -13,6 +14,7 @@ exits 1 when it reproduces the violation, 0 when it does not.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import subprocess
@@ -23,10 +25,41 @@ from typing import Any, Optional
 
 from dpaudit.sweep.result import Case
 
-__all__ = ["reproduction", "confirm", "draft", "write_drafts", "DRAWS"]
+__all__ = ["reproduction", "confirm", "draft", "write_drafts", "draws_for", "DRAWS", "MIN_DRAWS"]
 
-#: draws per dataset in a privacy reproduction
+#: draws per dataset in a privacy reproduction, at most
 DRAWS = 200_000
+#: draws per dataset in a privacy reproduction, at least
+MIN_DRAWS = 10_000
+#: the reproduction's confidence for both counts together (its Hoeffding slack)
+_ALPHA = 0.001
+
+
+def _slack(n: int) -> float:
+    return math.sqrt(math.log(2 / _ALPHA) / (2 * n))
+
+
+def draws_for(p: Any, q: Any, eps: Any, delta: Any = 0.0) -> int:
+    """The draws per dataset a privacy reproduction takes: the least of MIN_DRAWS · 2^k (at most
+    :data:`DRAWS`) at which the reproduction's bound, computed at the sweep's own estimates p ≥ q
+    each moved against it by twice the slack, still exceeds ε:
+    ln((p − δ − 2s) / (q + 2s)) > ε with s = sqrt(ln(2/α) / (2N)), α = 0.001 (Hoeffding 1963,
+    Theorem 1, for each count). :data:`DRAWS` when p, q or ε are unknown or no such N exists. Fewer
+    draws can only make the script say "not reproduced": what it prints is its own bound."""
+    try:
+        p, q, eps, delta = float(p), float(q), float(eps), float(delta or 0.0)
+    except (TypeError, ValueError):
+        return DRAWS
+    if not all(math.isfinite(v) for v in (p, q, eps, delta)):
+        return DRAWS
+    p, q = max(p, q), min(p, q)
+    n = MIN_DRAWS
+    while n < DRAWS:
+        s = 2 * _slack(n)
+        if p - delta - s > 0 and math.log((p - delta - s) / (q + s)) > eps:
+            return n
+        n *= 2
+    return DRAWS
 
 _DISTANCE = '''
 from collections import Counter
@@ -125,7 +158,8 @@ print("not reproduced")
         x, y, d_in = pair
         eps, delta = ev.get("claimed"), ev.get("delta") or 0.0
         frames = "frame_of(" if "frame" in case.details else "("
-        return (head + f"\nD = {frames}{x!r})\nD_prime = {frames}{y!r})\nd_in = {d_in!r}\nN = {DRAWS}\n\n"
+        n = draws_for(ev.get("p"), ev.get("q"), eps, delta)
+        return (head + f"\nD = {frames}{x!r})\nD_prime = {frames}{y!r})\nd_in = {d_in!r}\nN = {n}\n\n"
                 f"def event(out):\n    return {test}\n\n" + f'''import math
 
 def release(x):

@@ -104,6 +104,20 @@ def test_the_constructors_come_from_the_library_itself(dp):
     assert "dp.approximate(dp.max_divergence())" in {m.code for m in desc.measures}
 
 
+def test_a_privacy_reproduction_draws_as_often_as_the_sweeps_estimates_need():
+    from dpaudit.sweep.drafts import DRAWS, MIN_DRAWS, draws_for
+
+    # Laplace(1) claiming eps = 1/2: the event's p = 0.666, q = 0.275 show ln 2.42 = 0.88 > 0.5
+    assert draws_for(0.666, 0.275, 0.5) == MIN_DRAWS
+    # at N draws the bound at p and q moved by twice the slack must exceed eps: 10,000 is too few here
+    n = draws_for(0.73, 0.27, 0.9)
+    assert MIN_DRAWS < n < DRAWS and n == 80_000
+    assert draws_for(0.27, 0.73, 0.9) == n  # either order
+    # an excess too small to show, or estimates unknown: every draw
+    assert draws_for(0.5, 0.49, 0.01) == DRAWS and draws_for(None, 0.2, 1.0) == DRAWS
+    assert draws_for(0.9, 0.1, float("nan")) == DRAWS
+
+
 @pytest.mark.slow
 def test_a_sweep_of_right_maps_refutes_nothing(dp):
     import dpaudit
