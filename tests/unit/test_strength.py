@@ -94,7 +94,7 @@ def test_the_power_lines_binomial_quantile_is_scipys():
     import numpy as np
     from scipy.stats import binom
 
-    from dpaudit.estimators.strength import _binom_quantile
+    from dpaudit.estimators.strength import _binom_quantile  # private: the helper itself, against scipy
 
     rng = np.random.default_rng(20261205)
     ns = np.concatenate([rng.integers(1, 60, 100), rng.integers(1, 10**7, 100)])
