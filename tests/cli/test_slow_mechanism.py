@@ -46,9 +46,11 @@ def test_an_estimate_first_and_an_inconclusive_with_the_hint_at_the_time_limit(t
     assert rec["findings"]["logic"]["verdict"] == "inconclusive"
 
 
-#: what a run may take beyond --timeout: the interpreter's start, writing the reports, and a call
-#: under way when the time is up (whichever is larger: 2 s, or one call)
-GRACE = 2.0
+#: what a run may take beyond --timeout: writing the reports, the process's exit and a call under
+#: way when the time is up (whichever is larger: 4 s, or one call). 2 s was too little on 2 cores
+#: at load 17 (17.8 s for --timeout 15: a fraction of a core does the last steps); the overrun this
+#: test caught, the stages that ignored the limit, took the same run to 21 s
+GRACE = 4.0
 
 
 @pytest.mark.slow
