@@ -11,7 +11,7 @@ included (its timings aside).
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Union
 
 from dpaudit.errors import InvalidArgument
 from dpaudit.pipeline.result import CheckResult
@@ -102,18 +102,21 @@ def _progress(progress: Any, settings: Any) -> Any:
 
 def settings_for(name: str, *, seed: Any, samples: Any = None, confidence: Any = 0.95,
                  timeout: Any = None, early_stop: Any = True, replay_stage: bool = False,
-                 float_policy: Optional[str] = None, float_origin: str = "flag") -> Any:
+                 float_policy: Optional[str] = None, float_origin: str = "flag",
+                 sensitivity: Optional[Mapping[str, Any]] = None) -> Any:
     """The :class:`~dpaudit.config.CheckSettings` of one in-memory target named ``name`` (the
     pytest fixture's, an audit of the suite), built as they are given: no pyproject.toml read,
     nothing validated (the engine validates what it is given, as when called directly), the
     defaults those of ``dpaudit check --in-process`` (confidence 0.95, the sandbox's limits
     unset: nothing runs in a sandbox). ``float_policy``: a float policy the caller stated
     (``float_origin`` says where). Nothing is imported: an in-memory audit runs in the state its
-    caller left (the suite's records depend on it, :mod:`dpaudit.suite.run`)."""
+    caller left (the suite's records depend on it, :mod:`dpaudit.suite.run`). ``sensitivity``:
+    ``{"bound": B}`` asks for the sensitivity search (:mod:`dpaudit.sensitivity.stage`)."""
     from dpaudit.config import CheckSettings
 
     origin = {} if float_policy is None else {"float": float_origin}
     return CheckSettings(targets=(name,), claim={}, samples=samples, confidence=confidence,
                          seed=seed, timeout=timeout, call_timeout=None, memory=None,
                          in_process=True, isolation="none", replay_stage=bool(replay_stage),
-                         early_stop=bool(early_stop), float_policy=float_policy, origin=origin)
+                         early_stop=bool(early_stop), float_policy=float_policy, origin=origin,
+                         sensitivity=None if sensitivity is None else dict(sensitivity))

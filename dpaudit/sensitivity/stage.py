@@ -64,6 +64,16 @@ class SensitivitySearch:
     def run(self, run: Any) -> None:
         run.begin("sensitivity search")
         t = run.target
+        keywords = getattr(t, "keywords", None)
+        if keywords is not None and getattr(t, "mechanism", None) is not None:
+            # an in-memory target with the search's own keywords (an audit of the suite): the
+            # search as dpaudit.check_sensitivity runs it, with the run's seed and time limit
+            from dpaudit.sensitivity import check_sensitivity
+
+            run.outcomes[self.name] = check_sensitivity(
+                t.mechanism, run.settings.sensitivity.get("bound"), seed=run.settings.seed,
+                **({"timeout": run.left()} if run.left() is not None else {}), **keywords)
+            return
         run.outcomes[self.name] = check_sensitivity_of(
             t.name, run.settings, t.executor, t.facts, t.func, run.left(), isolation=t.isolation)
 

@@ -53,12 +53,8 @@ def _engine(kind: AuditKind, target: Any, params: Mapping[str, Any], seed: int) 
     import dpaudit
 
     params = dict(params)
-    if kind in (AuditKind.SAMPLED, AuditKind.EXACT):
+    if kind in (AuditKind.SAMPLED, AuditKind.EXACT, AuditKind.SENSITIVITY):
         return _checked(kind, target, params, seed)
-    if kind is AuditKind.SENSITIVITY:
-        bound = params.pop("bound", None)  # None: the function states its own (f.sensitivity)
-        params.setdefault("target", _name(target, None))
-        return dpaudit.check_sensitivity(target, bound, seed=seed, **params)
     if kind is AuditKind.SEED_CLAIM:  # deterministic: the seed plays no part
         evaluate = getattr(target, "evaluate", None)
         if not callable(evaluate):
@@ -69,7 +65,7 @@ def _engine(kind: AuditKind, target: Any, params: Mapping[str, Any], seed: int) 
 
 
 def _checked(kind: AuditKind, target: Any, params: Mapping[str, Any], seed: int) -> Any:
-    """A sampled or exact audit through the check pipeline (:mod:`dpaudit.pipeline`): the built
+    """A sampled, exact or sensitivity audit through the check pipeline (:mod:`dpaudit.pipeline`): the built
     target opened as it is given (:func:`~dpaudit.pipeline.target.open_spec`; the definition
     names its engine, its ``params`` are that engine's keywords), the plan's engine run on it
     with the audit's seed (no replay stage), and the engine's own result, as
@@ -83,7 +79,12 @@ def _checked(kind: AuditKind, target: Any, params: Mapping[str, Any], seed: int)
     # a record depends on the seed only, whatever this process imported: hypothesis drew
     # constants from the source of every imported local module (one more module of dicts moved
     # geometric.exact from 133 to 136 pairs) until dpaudit.search.seeded turned that off
-    settings = settings_for(_name(target, None), seed=seed)
+    params = dict(params)
+    sensitivity = None
+    if kind is AuditKind.SENSITIVITY:  # None: the function states its own (f.sensitivity)
+        sensitivity = {"bound": params.pop("bound", None)}
+        params.setdefault("target", _name(target, None))
+    settings = settings_for(_name(target, None), seed=seed, sensitivity=sensitivity)
     opened = open_spec(target, settings, keywords=params, exact=kind is AuditKind.EXACT,
                        as_given=True)
     checked = run_opened(Run(target=opened, settings=settings, progress=lambda event: None))
