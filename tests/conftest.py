@@ -39,3 +39,21 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             f"NOT RUN: {len(skipped)} browser report test(s) (tests/cli/test_report_browser.py): no headless "
             "Chromium here. Install the Debian 'chromium' package (.ci/run does, as root with apt-get).",
             yellow=True, bold=True)
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def fork_pool_here(monkeypatch):
+    """Tests of the fork pool itself. A test module that imports ``opendp.prelude`` loads Polars
+    into the whole xdist worker, and with Polars loaded no pool is forked
+    (:data:`dpaudit.execution.fork.FORK_UNSAFE`): the pool's tests then ran in process and
+    failed (or an ``os._exit`` ended the worker). Their workers run numpy mechanisms only and
+    never touch Polars' locks, so the pool is allowed here; the policy has its own test
+    (``test_no_pool_is_forked_while_polars_is_loaded``)."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    monkeypatch.setattr("dpaudit.execution.fork.FORK_UNSAFE", ())

@@ -9,7 +9,11 @@ from dpaudit.rng import root_sequence
 from dpaudit.execution.base import InProcessExecutor, plan_batches
 from dpaudit.spec import MechanismSpec
 
-pytestmark = pytest.mark.skipif(not ForkExecutor.available(), reason="needs the fork start method")
+
+@pytest.fixture(autouse=True)
+def _pool_allowed(fork_pool_here):
+    """Every test here is about the fork pool itself (tests/conftest.py, ``fork_pool_here``;
+    it skips where there is no fork start method)."""
 
 
 def _spec(f):

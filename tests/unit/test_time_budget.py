@@ -11,7 +11,7 @@ import pytest
 import dpaudit
 from dpaudit.auditing.estimate import (POLARS_RELEASE_ADVICE, SLOW_CALL_ADVICE, estimate_event,
                                        releases_polars_query)
-from dpaudit.auditor import FIT_SHARE, _fitted_budget, _fitted_note
+from dpaudit.auditor import FIT_SHARE, _fitted_budget, _fitted_note  # private: the budget rule itself, at set timings
 from dpaudit.errors import TimeLimitReached
 from dpaudit.execution.base import InProcessExecutor, check_time_limit, plan_batches, time_limit
 from dpaudit.execution.fork import ForkExecutor, fork_unsafe
@@ -222,8 +222,7 @@ def _counting_slow(data, rng):
     return float(rng.random())
 
 
-@pytest.mark.skipif(not ForkExecutor.available(), reason="no fork on this platform")
-def test_a_fork_pool_stops_at_the_limit():
+def test_a_fork_pool_stops_at_the_limit(fork_pool_here):
     spec = MechanismSpec.from_function(_counting_slow, epsilon=1.0, size=3)
     tasks = plan_batches(np.zeros(3), np.random.SeedSequence(2), 4_000, 2_000)  # 100 s a worker
     with ForkExecutor(workers=2) as pool:
@@ -240,8 +239,7 @@ def _checks_the_limit(data, rng):
     return float(rng.random())
 
 
-@pytest.mark.skipif(not ForkExecutor.available(), reason="no fork on this platform")
-def test_fork_workers_forget_the_limit_of_the_audit_that_started_them():
+def test_fork_workers_forget_the_limit_of_the_audit_that_started_them(fork_pool_here):
     """A pool forked under one audit's limit serves a later audit without one: its workers do
     not carry the old deadline (the parent enforces a limit)."""
     spec = MechanismSpec.from_function(_checks_the_limit, epsilon=1.0, size=3)
