@@ -69,6 +69,9 @@ def run_opened(run: Run) -> CheckResult:
         import dpaudit.auditor
 
         run.outcomes["budget"] = settings.samples or dpaudit.auditor.default_samples(run.spec)
+        if getattr(target, "keywords", None) is None or target.rerunnable:
+            # known before any stage: a run stopped in the replay stage still says how to rerun it
+            run.partial["reproduce"] = engine.reproduce(run)
     for stage in plan.stages:
         stage.run(run)
     return decide(run.outcomes, engine.name, settings, target.given, spec=run.spec,

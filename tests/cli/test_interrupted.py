@@ -68,7 +68,9 @@ def test_a_stop_writes_every_report_with_the_claim_and_the_stages_finished(tmp_p
     assert "INTERRUPTED" in paths["markdown"].read_text() and "INTERRUPTED" in paths["html"].read_text()
     case = ET.parse(paths["junit"]).getroot().find(".//testcase")
     assert case.find("error") is not None and case.find("error").get("type") == "dpaudit.Interrupted"
-    assert json.loads(paths["sarif"].read_text())["version"] == "2.1.0"
+    sarif = json.loads(paths["sarif"].read_text())
+    assert sarif["version"] == "2.1.0" and sarif["runs"][0]["invocations"][0]["executionSuccessful"] is False
+    assert "No violation" not in paths["markdown"].read_text()
 
 
 def test_the_exit_code_of_an_interrupted_run_is_its_own():
@@ -76,3 +78,35 @@ def test_the_exit_code_of_an_interrupted_run_is_its_own():
     assert exit_code([{"verdict": "error"}, {"verdict": "interrupted"}]) is ExitCode.INTERRUPTED
     assert exit_code([{"verdict": "error"}]) is ExitCode.MECHANISM_ERROR
     assert "  7  interrupted" in epilog() and "interrupted" not in ExitCode.INTERNAL_ERROR.description
+
+
+SLOW_REPLAY = MECHANISM.replace("        open(os.environ[\"STARTED_MARKER\"], \"w\").close()",
+                                "        open(os.environ[\"STARTED_MARKER\"], \"w\").close()\n"
+                                "    if CALLS[0] >= 2:\n        import time; time.sleep(0.05)") \
+    .replace("CALLS[0] == 500", "CALLS[0] == 2")
+
+
+@pytest.mark.slow
+def test_a_stop_during_the_replay_stage_keeps_the_claim_and_the_rerun_line(tmp_path):
+    (tmp_path / "mech.py").write_text(SLOW_REPLAY)
+    marker = tmp_path / "started"
+    cmd = [sys.executable, "-m", "dpaudit", "check", "mech.py", "--seed", "7", "--in-process",
+           "--json", "r.json"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, CI="1", STARTED_MARKER=str(marker)), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert marker.exists(), "the replay never started"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == ExitCode.INTERRUPTED, out + err
+    (rec,) = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert rec["verdict"] == "interrupted" and "during the replay" in rec["error"], rec["error"]
+    # the line that reruns it names the claim, not just the command as typed
+    assert rec["reproduce"].startswith("dpaudit check mech.py:noisy_sum --epsilon=1 --neighbours=add-remove")
