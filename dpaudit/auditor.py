@@ -376,6 +376,15 @@ def _time_limit_note(timeout: Optional[float], estimate: Optional[dict]) -> str:
         text += (f"; each call takes about {estimate['seconds_per_call']:.3g} s, so the budget of "
                  f"{estimate['calls']:,} calls would take about "
                  f"{duration(estimate['estimated_seconds'])}")
+        if timeout is not None and estimate.get("seconds_per_call"):
+            from dpaudit.validation import MIN_SAMPLES
+
+            # the smallest audit a fitted budget makes (_fitted_budget), with the share of the
+            # time it may fill: a limit under that only ever ends here
+            need = MIN_SAMPLES * float(estimate["seconds_per_call"]) / FIT_SHARE
+            if need > timeout:
+                text += (f"; the smallest audit ({MIN_SAMPLES:,} calls) needs a --timeout of about "
+                         f"{duration(need)} or more at this speed")
         if estimate.get("hint"):
             text += f"; {estimate['hint']}"
     return text

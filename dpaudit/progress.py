@@ -204,7 +204,8 @@ class Progress:
             line += f"; {stage}"
         details = record.get("details")
         if isinstance(details, Mapping) and details.get("note"):
-            line += f" — {details['note']}"
+            # after the replay stage's words, the note is the sampled audit's: say whose it is
+            line += f" — {'the sampling: ' if stage else ''}{details['note']}"
         elif isinstance(details, Mapping) and details.get("timed_out"):
             line += " (cut short by the time limit)"
         from dpaudit.report.provenance import computed_text, isolation_off, settings_from_text

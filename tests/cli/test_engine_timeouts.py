@@ -96,7 +96,9 @@ def test_curve_audit_takes_a_timeout():
     t0 = time.monotonic()
     res = curve_audit(_slow_gaussian, rho=0.5, neighbours="linf", domain=(0, 1), size=1,
                       seed=3, timeout=1.5)
-    assert time.monotonic() - t0 <= 1.5 + 1.0
+    # 3 s of slack for a loaded machine (-n 4 on 2 cores); without the limit it ran to its
+    # budget, minutes
+    assert time.monotonic() - t0 <= 1.5 + 3.0
     assert res.verdict is not Verdict.ERROR and res.details["timed_out"]
     assert "timeout=1.5 s" in res.details["note"]
     if res.verdict is Verdict.INCONCLUSIVE:
