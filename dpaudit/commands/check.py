@@ -239,13 +239,10 @@ def _interrupted_record(target: str, partial: Mapping[str, Any], why: str, comma
                    f"finished{done}")
     rec = _error_record(partial.get("name") or target, message, partial.get("reproduce") or command,
                         elapsed_s=partial.get("elapsed_s", 0.0))
-    rec["verdict"] = Verdict.INTERRUPTED.value
-    if partial.get("claim") is not None:
-        rec["claim"] = dict(partial["claim"])
-    rec["stages_finished"] = stages
-    if isinstance(partial.get("replay"), dict):
-        rec["replay"] = partial["replay"]
-    return rec
+    return {**rec, "verdict": Verdict.INTERRUPTED.value,
+            **({} if partial.get("claim") is None else {"claim": dict(partial["claim"])}),
+            "stages_finished": stages,
+            **({"replay": partial["replay"]} if isinstance(partial.get("replay"), dict) else {})}
 
 
 def _error_records(targets: Any, message: str, command: str) -> list[dict]:
