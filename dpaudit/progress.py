@@ -311,7 +311,10 @@ def strength_text(record: Mapping[str, Any]) -> str:
             text += (f"; this budget would refute {' or '.join(seen)} with probability "
                      f"{_g(power.get('probability', 0.9), 2)}")
         elif power:
-            text += "; this budget could not refute any ε on this event"
+            # the power of the event found, not the budget's ceiling (which the verdict line
+            # states): too few validation samples on it to refute any ε with probability 0.9
+            text += ("; on the event it found, this budget's validation samples could not refute "
+                     "any ε with probability 0.9")
         parts.append(text)
     if record.get("reproducible") is False:
         parts.append("the mechanism draws its own randomness: a rerun gives other numbers")
