@@ -9,8 +9,10 @@ be recomputed without the file's own code: the expression is read from the sourc
 ``SPACE = dp.atom_domain(T=float), dp.absolute_distance(T=float)``), the file's OpenDP imports and
 its ``enable_features`` calls, and only that is evaluated, in a fresh ``python -I`` process, by a
 small interpreter that calls nothing but OpenDP's own functions and methods (``__module__`` under
-``opendp``), the types ``float``, ``int``, ``str``, ``bool``, with literal arguments, and reads no
-attribute whose name starts with ``_``. A lambda, a comprehension, a name bound twice or by the
+``opendp``), the types ``float``, ``int``, ``str``, ``bool``, with literal arguments, reads no
+attribute whose name starts with ``_``, holds no value that is not OpenDP's (numpy, ``re`` and the
+like are attributes of OpenDP's prelude: reaching one ends the recomputation) and enables no
+feature but ``contrib`` and ``floating-point`` (so no user-defined function can be built). A lambda, a comprehension, a name bound twice or by the
 file's own function, a call of anything else: the claim is not recomputable and stays refused (give
 ``--epsilon``). The child's value must equal the recomputed one; if not, the file tampered with
 dpaudit in the sandbox (a LoadError, the mechanism's ERROR).
@@ -124,15 +126,42 @@ def recipe(expr: ast.AST, tree: ast.Module) -> Optional[str]:
 _EVALUATOR = r'''
 import ast, json, sys
 
+import types
+
+FEATURES = {"contrib", "floating-point"}
+
+
+def of_opendp(name):
+    return isinstance(name, str) and (name == "opendp" or name.startswith("opendp."))
+
+
+def owned(v):
+    """A value the recipe may hold: a literal, one of the four types, or OpenDP's own (a module,
+    a function, a class or an object of OpenDP). Nothing else is reachable: no other module
+    (numpy, re, polars are attributes of OpenDP's prelude), no other callable."""
+    if v is None or isinstance(v, (bool, int, float, str)) or v in (float, int, str, bool):
+        return True
+    if isinstance(v, (tuple, list)):
+        return all(owned(x) for x in v)
+    if isinstance(v, types.ModuleType):
+        return of_opendp(v.__name__)
+    if of_opendp(getattr(type(v), "__module__", None)):
+        return True
+    mod = getattr(v, "__module__", None) or getattr(getattr(v, "__func__", None), "__module__", None)
+    return callable(v) and of_opendp(mod)
+
+
 def run(source):
     tree = ast.parse(source)
     env = {"float": float, "int": int, "str": str, "bool": bool}
 
     def callable_ok(f):
-        if f in (float, int, str, bool):
-            return True
-        mod = getattr(f, "__module__", None) or getattr(getattr(f, "__func__", None), "__module__", "")
-        return isinstance(mod, str) and (mod == "opendp" or mod.startswith("opendp."))
+        return f in (float, int, str, bool) or (callable(f) and owned(f))
+
+    def checked(v, what):
+        if not owned(v):
+            raise ValueError(f"{what} reaches {type(v).__name__}, not OpenDP's")
+        return v
 
     def ev(n):
         if isinstance(n, ast.Constant):
@@ -149,7 +178,7 @@ def run(source):
         if isinstance(n, ast.Attribute):
             if n.attr.startswith("_"):
                 raise ValueError("a private attribute")
-            return getattr(ev(n.value), n.attr)
+            return checked(getattr(ev(n.value), n.attr), "." + n.attr)
         if isinstance(n, ast.BinOp):
             return ev(n.left) >> ev(n.right)
         if isinstance(n, ast.Call):
@@ -157,7 +186,9 @@ def run(source):
             if not callable_ok(f):
                 raise ValueError(f"a call of {getattr(f, '__qualname__', type(f).__name__)}, not OpenDP's")
             args = [x for a in n.args for x in (ev(a.value) if isinstance(a, ast.Starred) else [ev(a)])]
-            return f(*args, **{k.arg: ev(k.value) for k in n.keywords})
+            if getattr(f, "__name__", "") == "enable_features" and not set(args) <= FEATURES:
+                raise ValueError(f"features {sorted(set(args) - FEATURES)} (only {sorted(FEATURES)})")
+            return checked(f(*args, **{k.arg: ev(k.value) for k in n.keywords}), "a call")
         raise ValueError(type(n).__name__)
 
     import importlib
@@ -174,8 +205,8 @@ def run(source):
             ev(st.value)
         elif isinstance(st, ast.Assign):
             env[st.targets[0].id] = ev(st.value)
-    import opendp
-    return float(env["__claim__"]), getattr(opendp, "__version__", "?")
+    from importlib.metadata import version
+    return float(env["__claim__"]), version("opendp")
 
 try:
     value, version = run(sys.stdin.read())

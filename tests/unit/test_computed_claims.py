@@ -94,3 +94,14 @@ def test_a_file_that_forges_its_map_claim_is_caught(tmp_path):
     code, rec, text = _check(tmp_path, forged)
     assert rec.get("verdict") == "error" or code != 0
     assert "tampered" in text and "100" in text
+
+
+@pytest.mark.parametrize("program", [
+    # a module beside OpenDP's own, reached as an attribute of the prelude, even unused
+    "import opendp.prelude as dp\nx = dp.np\n__claim__ = 1.0",
+    # user-defined functions need this feature: a recipe never enables it
+    "import opendp.prelude as dp\ndp.enable_features('contrib', 'honest-but-curious')\n__claim__ = 1.0",
+])
+def test_the_recomputing_process_reaches_nothing_but_opendp(program):
+    value, why = recompute(program)
+    assert value is None and ("not OpenDP's" in why or "honest-but-curious" in why), why
