@@ -131,8 +131,13 @@ import types
 FEATURES = {"contrib", "floating-point"}
 
 
+#: OpenDP's modules that read or fetch files (example datasets): not OpenDP's maps
+IO = ("opendp.extras.examples",)
+
+
 def of_opendp(name):
-    return isinstance(name, str) and (name == "opendp" or name.startswith("opendp."))
+    return isinstance(name, str) and (name == "opendp" or name.startswith("opendp.")) \
+        and not any(name == m or name.startswith(m + ".") for m in IO)
 
 
 def owned(v):

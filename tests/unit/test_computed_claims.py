@@ -99,6 +99,8 @@ def test_a_file_that_forges_its_map_claim_is_caught(tmp_path):
 @pytest.mark.parametrize("program", [
     # a module beside OpenDP's own, reached as an attribute of the prelude, even unused
     "import opendp.prelude as dp\nx = dp.np\n__claim__ = 1.0",
+    # OpenDP's example datasets are fetched from the network: not a map
+    "import opendp.prelude as dp\n__claim__ = dp.examples.get_california_pums_path()",
     # user-defined functions need this feature: a recipe never enables it
     "import opendp.prelude as dp\ndp.enable_features('contrib', 'honest-but-curious')\n__claim__ = 1.0",
 ])
