@@ -29,6 +29,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -66,6 +67,17 @@ def _git_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return head + ("-dirty" if dirty else "")
+
+
+def cpu_seconds(pid: int | None = None) -> float:
+    """CPU seconds (user + system) of this process, plus those of the running child ``pid``."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    total = me.ru_utime + me.ru_stime
+    if pid is not None:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def machine(**extra: Any) -> dict:

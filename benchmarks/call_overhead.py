@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -37,24 +36,13 @@ import time
 
 import numpy as np
 
-from _record import finish, machine
+from _record import cpu_seconds, finish, machine
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 TARGETS_FILE = os.path.join(HERE, "call_overhead_targets.py")
 RESULTS = os.path.join(ROOT, "benchmarks", "results", "call_overhead.json")
 TARGETS = ("trivial", "opendp_laplace", "diffprivlib_laplace")
-
-
-def cpu_seconds(pid=None) -> float:
-    """CPU seconds (user + system) of this process, plus those of the running child ``pid``."""
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    total = me.ru_utime + me.ru_stime
-    if pid is not None:
-        with open(f"/proc/{pid}/stat") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
 
 
 def measure(name: str, calls: int, repeats: int) -> dict:
