@@ -32,6 +32,25 @@ def noisy_sum(data, rng):
 '''
 
 
+def _stopped(cmd, cwd, marker, sig, what):
+    """Run ``cmd``, send ``sig`` once the mechanism wrote ``marker`` (``what`` is under way), and
+    return the process with its output; the process group is killed if it outlives the test."""
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, CI="1", STARTED_MARKER=str(marker)), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert marker.exists(), f"{what} never started"
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc, out, err
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sig, name", [(signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "Ctrl-C")])
 def test_a_stop_writes_every_report_with_the_claim_and_the_stages_finished(tmp_path, sig, name):
@@ -43,19 +62,7 @@ def test_a_stop_writes_every_report_with_the_claim_and_the_stages_finished(tmp_p
            "--isolation=process", "--pass-env=STARTED_MARKER"]
     for fmt, path in paths.items():
         cmd += [f"--{fmt}", str(path)]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, CI="1", STARTED_MARKER=str(marker)), start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
-        assert marker.exists(), "the sampling never started"
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    proc, out, err = _stopped(cmd, tmp_path, marker, sig, "the sampling")
     assert proc.returncode == ExitCode.INTERRUPTED == 7, out + err
     assert "Traceback" not in out + err and err.strip().splitlines()[-1] == "dpaudit: interrupted"
     assert "mech.py:noisy_sum: INTERRUPTED" in out
@@ -92,19 +99,7 @@ def test_a_stop_during_the_replay_stage_keeps_the_claim_and_the_rerun_line(tmp_p
     marker = tmp_path / "started"
     cmd = [sys.executable, "-m", "dpaudit", "check", "mech.py", "--seed", "7", "--in-process",
            "--json", "r.json"]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, CI="1", STARTED_MARKER=str(marker)), start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
-        assert marker.exists(), "the replay never started"
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    proc, out, err = _stopped(cmd, tmp_path, marker, signal.SIGINT, "the replay")
     assert proc.returncode == ExitCode.INTERRUPTED, out + err
     (rec,) = json.loads((tmp_path / "r.json").read_text())["results"]
     assert rec["verdict"] == "interrupted" and "during the replay" in rec["error"], rec["error"]

@@ -149,10 +149,8 @@ def test_an_in_process_batch_stops_at_the_limit_within_a_call():
     assert len(calls) < 100
 
 
-@pytest.mark.slow
-def test_an_opendp_library_batch_stops_at_the_limit_within_a_call():
-    """A library target's batch form is a loop over the library's calls (composed 1,000 at a
-    time without a limit): under one, chunks start at one call, so a slow measurement is cut."""
+def _slow_opendp_target():
+    """An OpenDP sum with Laplace noise whose every call takes 20 ms, as a library target."""
     dp = pytest.importorskip("opendp.prelude")
     from dpaudit.adapters import opendp as adapter
 
@@ -164,8 +162,15 @@ def test_an_opendp_library_batch_stops_at_the_limit_within_a_call():
         time.sleep(0.02)
         return inner(x)
 
-    spec = adapter.target(dp.m.make_user_measurement(*space, dp.max_divergence(), slow,
+    return adapter.target(dp.m.make_user_measurement(*space, dp.max_divergence(), slow,
                                                      lambda d_in: inner.map(d_in)))
+
+
+@pytest.mark.slow
+def test_an_opendp_library_batch_stops_at_the_limit_within_a_call():
+    """A library target's batch form is a loop over the library's calls (composed 1,000 at a
+    time without a limit): under one, chunks start at one call, so a slow measurement is cut."""
+    spec = _slow_opendp_target()
     data = np.full(spec.size, 0.5)
     assert len(spec.call_batch(data, np.random.default_rng(0), 3)) == 3
     started = time.monotonic()
@@ -181,19 +186,7 @@ def test_an_in_process_audit_of_a_slow_opendp_target_keeps_to_its_timeout():
     """A library target of 20 ms a call audited in process at timeout=3: the probe, the checks
     before the sampling and the looks all stop at the limit (10%, and one call); before, one
     probe of 1,000 calls alone took 22 s."""
-    dp = pytest.importorskip("opendp.prelude")
-    from dpaudit.adapters import opendp as adapter
-
-    dp.enable_features("contrib", "honest-but-curious")
-    space = dp.vector_domain(dp.atom_domain(bounds=(0.0, 1.0))), dp.symmetric_distance()
-    inner = space >> dp.t.then_sum() >> dp.m.then_laplace(scale=1.0)
-
-    def slow(x):
-        time.sleep(0.02)
-        return inner(x)
-
-    spec = adapter.target(dp.m.make_user_measurement(*space, dp.max_divergence(), slow,
-                                                     lambda d_in: inner.map(d_in)))
+    spec = _slow_opendp_target()
     import dpaudit.auditing.looks  # noqa: F401 - imported before audit() starts its clock
 
     started = time.monotonic()
