@@ -30,7 +30,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from typing import Any, Optional
+from typing import Optional
 
 __all__ = ["recipe", "recompute", "RECOMPUTE_SECONDS"]
 
@@ -56,21 +56,20 @@ def _roots(tree: ast.Module) -> tuple[list, set]:
     return stmts, names
 
 
-def _bindings(tree: ast.Module, name: str) -> list:
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t)):
-                    out.append(node)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-            out.append(node)
-        elif isinstance(node, (ast.For, ast.With, ast.comprehension, ast.NamedExpr, ast.Global)):
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(
-                    getattr(node, "target", None) or node)) and not isinstance(node, ast.With):
-                out.append(node)
-    return out
+def _binding(tree: ast.Module, name: str) -> Optional[ast.Assign]:
+    """The one module-level ``name = …`` of the file; None when ``name`` is bound anywhere else
+    too (another assignment, a loop, a ``with``, a ``def``, an import, ``global``)."""
+    stores = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+              and isinstance(n.ctx, (ast.Store, ast.Del))]
+    others = [n for n in ast.walk(tree)
+              if (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name)
+              or (isinstance(n, (ast.Import, ast.ImportFrom))
+                  and any((a.asname or a.name.split(".")[0]) == name for a in n.names))
+              or (isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names)]
+    if len(stores) != 1 or others:
+        return None
+    return next((stmt for stmt in tree.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == name), None)
 
 
 def recipe(expr: ast.AST, tree: ast.Module) -> Optional[str]:
@@ -104,12 +103,11 @@ def recipe(expr: ast.AST, tree: ast.Module) -> Optional[str]:
                 return True
             if node.id in needed:
                 return True
-            bound = _bindings(tree, node.id)
-            if len(bound) != 1 or bound[0] not in tree.body or not isinstance(bound[0], ast.Assign) \
-                    or len(bound[0].targets) != 1 or not isinstance(bound[0].targets[0], ast.Name):
+            bound = _binding(tree, node.id)
+            if bound is None:
                 return False
-            needed[node.id] = bound[0]
-            return ok(bound[0].value, depth + 1)
+            needed[node.id] = bound
+            return ok(bound.value, depth + 1)
         return False
 
     if sum(1 for _ in ast.walk(expr)) > _MAX_NODES or not ok(expr):

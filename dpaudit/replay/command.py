@@ -36,7 +36,7 @@ from dpaudit.replay.result import KINDS, RECORD_KIND, SEVERITIES, ReplayFinding,
 from dpaudit.results import Verdict, error_record
 
 __all__ = ["run_replay", "finished", "location", "limited", "before_sampling", "limited_record", "record_from_child", "first_pairs", "stage_text",
-           "first_site", "refused",
+           "refused",
            "STAGE_SHARE", "MAX_FIRST_PAIRS"]
 
 #: the share of a run's remaining time limit (``--timeout``) the replay stage may take
@@ -273,14 +273,6 @@ def _at(site: Any) -> str:
     if isinstance(site, dict) and site.get("path") and site.get("line"):
         return f" at {str(site['path']).rsplit('/', 1)[-1]}:{site['line']}"
     return ""
-
-
-def first_site(rec: Any) -> Optional[dict]:
-    """The call site of the record's strongest finding (a violation first), if it has one."""
-    found = [f for f in rec.get("findings") or [] if isinstance(f, dict) and
-             isinstance(f.get("site"), dict) and f["site"].get("path") and f["site"].get("line")]
-    found.sort(key=lambda f: SEVERITIES.index(f["severity"]) if f.get("severity") in SEVERITIES else 9)
-    return found[0]["site"] if found else None
 
 
 # -- the child's record, checked ------------------------------------------------------------------

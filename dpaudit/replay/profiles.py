@@ -120,8 +120,7 @@ def profile_epsilon(p: Law, q: Law, delta: float) -> float:
     """The least ε ≥ 0 with δ(ε) ≤ ``delta`` (bisection on the exact profile, to 1e-12
     relative); ``inf`` at δ = 0 where the log-ratio is unbounded (unequal Laplace scales, any two
     different normal laws)."""
-    same = p == q
-    if same:
+    if p == q:
         return 0.0
     if delta <= 0:
         if p[0] == "gaussian" or p[2] != q[2]:
