@@ -190,9 +190,7 @@ class SampledAudit:
         context = AuditContext(reproduce=lambda own=False, n=None: self.reproduce(run, own, n),
                                family=run.family, origin=origin, time_limit=s.timeout,
                                seconds_per_call=run.outcomes.get(FreshStart.name))
-        keywords = getattr(run.target, "keywords", None)
-        if keywords is None or run.target.rerunnable:
-            run.partial["reproduce"] = self.reproduce(run)
+        keywords = getattr(run.target, "keywords", None)  # the rerun line is in run.partial already
         try:
             if keywords is not None:  # an in-memory target (SpecTarget): its own keywords
                 run.outcomes[self.name] = dpaudit.auditor.audit(
