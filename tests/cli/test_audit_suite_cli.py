@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import pytest
+from cli_in_process import dpaudit as in_process, dpaudit_process
 
 from dpaudit.results import Verdict
 from dpaudit.suite import AuditKind, audit_seed, formal, load_audits, run_one, sampled, seed_claim
@@ -41,10 +42,11 @@ CRASHY = textwrap.dedent('''\
 ONLY_CONTROL = CRASHY.replace('    sampled("ref.errs", broken_factory, description="expected not refuted, but errors"),\n', "")
 
 
+NO_BYTECODE = {"PYTHONDONTWRITEBYTECODE": "1"}
+
+
 def dpaudit(*args, cwd):
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.run([sys.executable, "-m", "dpaudit", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=300)
+    return in_process(*args, cwd=cwd)  # the command's entry point in this process
 
 
 @pytest.fixture
@@ -99,14 +101,16 @@ def test_bad_selection_is_one_line(folder, args, code, message):
 
 @pytest.mark.slow
 def test_duplicate_ids_broken_files_and_empty_folders(folder):
+    """In fresh processes: audits/copy.py is rewritten between two runs (a process keeps a file
+    it has imported)."""
     (folder / "audits" / "copy.py").write_text(CRASHY)
-    out = dpaudit("audit", cwd=folder)
+    out = dpaudit_process("audit", cwd=folder, env=NO_BYTECODE)
     assert out.returncode == 3 and "audit id 'ctrl.crashes' is also defined in audits/copy.py" in out.stderr
     (folder / "audits" / "copy.py").write_text("AUDITS = 3\n")
-    out = dpaudit("audit", "audits/copy.py", cwd=folder)
+    out = dpaudit_process("audit", "audits/copy.py", cwd=folder, env=NO_BYTECODE)
     assert out.returncode == 3 and "define AUDITS = [...]" in out.stderr
     (folder / "empty").mkdir()
-    assert dpaudit("audit", "empty", cwd=folder).returncode == 5
+    assert dpaudit_process("audit", "empty", cwd=folder, env=NO_BYTECODE).returncode == 5
 
 
 @pytest.mark.slow

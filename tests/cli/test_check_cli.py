@@ -1,4 +1,7 @@
-"""``dpaudit check`` end to end in subprocesses: verdicts, exit codes, one-line errors, reports.
+"""``dpaudit check`` end to end: verdicts, exit codes, one-line errors, reports. The command runs
+through its entry point in the test's process (``cli_in_process``; the target still runs in its
+sandbox child); the tests of the process itself (a target's prints, a stop, the files left behind)
+start ``python -m dpaudit``.
 
 Every bad input gets one clear line, the right exit code, no traceback, and (when a
 report was asked for) a report that records the ERROR. Audits are kept tiny (``--samples``).
@@ -13,6 +16,7 @@ import textwrap
 import time
 
 import pytest
+from cli_in_process import dpaudit as in_process
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SMALL = ["--samples", "20000"]
@@ -61,6 +65,12 @@ def slow(data, rng):
 
 
 def dpaudit(*args, cwd=ROOT, env=None):
+    proc = in_process(*args, cwd=cwd, env=env)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    return proc
+
+
+def dpaudit_process(*args, cwd=ROOT, env=None):
     full_env = dict(os.environ, CI="1", **(env or {}))
     proc = subprocess.run([sys.executable, "-m", "dpaudit", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, env=full_env, timeout=120)
@@ -241,7 +251,7 @@ def test_misbehaving_mechanism_is_an_error_verdict(tmp_path, bad, function, flag
 
 @pytest.mark.slow
 def test_prints_do_not_reach_our_output(bad, tmp_path):
-    proc = dpaudit("check", f"{bad}:chatty", "--epsilon", "1", *TINY)
+    proc = dpaudit_process("check", f"{bad}:chatty", "--epsilon", "1", *TINY)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "HELLO" not in proc.stdout + proc.stderr
     assert "NOT REFUTED" in proc.stdout

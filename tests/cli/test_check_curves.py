@@ -5,12 +5,10 @@ far beyond the 5% at 20,000 samples in every seed tried); the correct one is exa
 NOT REFUTED with probability ≥ 0.95 by design (fixed seed, no retry)."""
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from cli_in_process import dpaudit as in_process, dpaudit_process
 
 pytestmark = pytest.mark.statistical
 
@@ -28,8 +26,7 @@ MECH = textwrap.dedent("""
 
 
 def dpaudit(*args, cwd):
-    proc = subprocess.run([sys.executable, "-m", "dpaudit", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, env=dict(os.environ, CI="1"), timeout=300)
+    proc = in_process(*args, cwd=cwd)  # the command's entry point in this process
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     return proc
 
@@ -52,7 +49,7 @@ def test_flags_state_the_curve_and_a_point_claim_with_it_is_refused(tmp_path):
     (tmp_path / "m.py").write_text(MECH)
     ok = dpaudit("check", "m.py:gaussian", "--samples", "20000", "--json", "r.json", cwd=tmp_path)
     assert ok.returncode == 0 and "0.5-zCDP" in ok.stdout, ok.stdout + ok.stderr
-    proc = dpaudit("check", "m.py:gaussian", "--mu", "1", "--epsilon", "1", cwd=tmp_path)
+    proc = dpaudit_process("check", "m.py:gaussian", "--mu", "1", "--epsilon", "1", cwd=tmp_path)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 3 and len(lines) == 1 and "state two claims" in lines[0]
 

@@ -2,10 +2,9 @@
 code and bad values are refused in one line (exit 3)."""
 
 import os
-import subprocess
-import sys
 
 import pytest
+from cli_in_process import dpaudit as in_process, dpaudit_process
 
 pytest.importorskip("distributed")
 
@@ -13,9 +12,7 @@ EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "lapla
 
 
 def dpaudit(*args):
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.run([sys.executable, "-m", "dpaudit", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=300)
+    return in_process(*args)  # the command's entry point in this process
 
 
 @pytest.mark.slow
@@ -33,7 +30,7 @@ def test_a_local_cluster_gives_the_in_process_verdict_and_bound(tmp_path):
     (["--in-process", "--executor", "spark"], "--executor must be 'dask' or a scheduler address"),
 ])
 def test_refusals_are_one_line_and_exit_3(flags, message):
-    out = dpaudit("check", EXAMPLE, *flags)
+    out = dpaudit_process("check", EXAMPLE, *flags)  # in a fresh process
     assert out.returncode == 3
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in out.stderr

@@ -8,10 +8,9 @@ the one sampled run here has a fixed seed, and its refutation's α is the check'
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
+from cli_in_process import dpaudit as in_process, dpaudit_process
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUG = "benchmarks/real_bugs/smartnoise_622_covariance.py"
@@ -19,8 +18,7 @@ CONTROL = "benchmarks/real_bugs/control_laplace_sum.py"
 
 
 def dpaudit(*args):
-    proc = subprocess.run([sys.executable, "-m", "dpaudit", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, env=dict(os.environ, CI="1"), timeout=300)
+    proc = in_process(*args, cwd=ROOT)  # the command's entry point in this process
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     return proc
 
@@ -56,7 +54,7 @@ def test_in_the_sandbox_the_replay_gives_the_in_process_record(tmp_path):
 
 
 def test_contradicting_replay_flags_are_refused_in_one_line():
-    proc = dpaudit("check", BUG, "--replay", "--no-replay")
+    proc = dpaudit_process("check", BUG, "--replay", "--no-replay", cwd=ROOT)  # in a fresh process
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 3 and len(lines) == 1 and "contradict" in lines[0]
 

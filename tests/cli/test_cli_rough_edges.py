@@ -7,11 +7,10 @@ import importlib.util
 import json
 import os
 import shlex
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from cli_in_process import dpaudit as in_process, dpaudit_process
 
 from dpaudit.cli import run
 from dpaudit.exitcodes import ExitCode
@@ -21,9 +20,7 @@ TINY = ["--samples", "2000"]
 
 
 def dpaudit(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "dpaudit", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, CI="1", PYTHONPATH=ROOT))
+    return in_process(*args, cwd=cwd)  # the command's entry point in this process
 
 
 def one_line(capsys) -> str:
@@ -85,7 +82,7 @@ def test_a_raising_mechanism_and_a_usage_error_exit_with_different_codes(tmp_pat
     assert raised.returncode == ExitCode.MECHANISM_ERROR == 6, raised.stdout + raised.stderr
     assert ": ERROR" in raised.stdout and "raised ZeroDivisionError" in raised.stdout
     assert json.loads((tmp_path / "r.json").read_text())["results"][0]["verdict"] == "error"
-    typo = dpaudit("check", "m.py", "--epslion", "1", cwd=tmp_path)
+    typo = dpaudit_process("check", "m.py", "--epslion", "1", cwd=tmp_path)  # a fresh process
     assert typo.returncode == ExitCode.USAGE_ERROR == 3
     assert typo.stderr.strip() == "dpaudit: error: unrecognized arguments: --epslion 1; did you mean --epsilon?"
 

@@ -10,11 +10,10 @@ logic finding refuted; the margin is wide at 200,000 samples). Seeds are fixed; 
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from cli_in_process import dpaudit as in_process, dpaudit_process
 
 pytestmark = pytest.mark.statistical
 
@@ -51,8 +50,7 @@ def counts(data, rng, size=None):
 
 
 def dpaudit(*args, cwd):
-    proc = subprocess.run([sys.executable, "-m", "dpaudit", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, env=dict(os.environ, CI="1"), timeout=300)
+    proc = in_process(*args, cwd=cwd)  # the command's entry point in this process
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     return proc
 
@@ -150,6 +148,6 @@ def test_integer_outputs_have_no_float_question_and_say_why(project):
 
 @pytest.mark.parametrize("value", ["maybe", "ERRORS", ""])
 def test_a_bad_policy_is_one_line_and_exit_3(project, value):
-    proc = dpaudit("check", "mech.py:correct", "--float", value, cwd=project)
+    proc = dpaudit_process("check", "mech.py:correct", "--float", value, cwd=project)  # a fresh process
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 3 and len(lines) == 1 and "error | warn | off" in lines[0], proc.stderr

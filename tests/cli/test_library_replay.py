@@ -10,10 +10,9 @@ from a generator seeded by ``--seed`` and its verdicts are not statistical.
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
+from cli_in_process import dpaudit as in_process, dpaudit_process
 
 pytest.importorskip("diffprivlib")
 
@@ -23,8 +22,7 @@ MEAN = "lib:diffprivlib:tools.mean(epsilon=1, bounds=(0, 1))"
 
 
 def dpaudit(*args, cwd=ROOT):
-    proc = subprocess.run([sys.executable, "-m", "dpaudit", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, env=dict(os.environ, CI="1"), timeout=300)
+    proc = in_process(*args, cwd=cwd)  # the command's entry point in this process
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     return proc
 
@@ -66,7 +64,7 @@ def test_a_correct_diffprivlib_target_has_no_finding_and_exits_0(tmp_path):
 
 
 def test_replay_refusals_for_library_targets_are_one_line_and_exit_3(tmp_path):
-    alone = dpaudit("check", MEAN, "--nonfinite")
+    alone = dpaudit_process("check", MEAN, "--nonfinite", cwd=ROOT)  # in a fresh process
     assert alone.returncode == 3 and "--nonfinite needs --replay" in alone.stderr
     assert len(alone.stderr.strip().splitlines()) == 1
     (tmp_path / "targets.py").write_text("")

@@ -1,12 +1,10 @@
 """``dpaudit report RESULT.json``: re-renders a saved run; bad files are one line and exit 3."""
 
 import json
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import pytest
+from cli_in_process import dpaudit as in_process, dpaudit_process
 
 from dpaudit.report import make_run, write_json
 
@@ -19,9 +17,7 @@ RECORDS = [
 
 
 def dpaudit(*args, cwd=None):
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.run([sys.executable, "-m", "dpaudit", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=120)
+    return in_process(*args, cwd=cwd)  # the command's entry point in this process
 
 
 @pytest.fixture
@@ -65,5 +61,5 @@ def test_bad_result_files_are_one_line_and_exit_3(tmp_path, content, message):
 
 
 def test_nothing_to_write_is_a_usage_error(saved):
-    out = dpaudit("report", saved)
+    out = dpaudit_process("report", saved)  # in a fresh process
     assert out.returncode == 3 and "--html F" in out.stderr and "--markdown F" in out.stderr

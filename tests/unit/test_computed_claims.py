@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import ast
 import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from cli_in_process import dpaudit as in_process
 
 pytest.importorskip("opendp")
 
@@ -63,10 +61,8 @@ def _check(tmp_path, body: str) -> tuple[int, dict, str]:
     path = tmp_path / "mech.py"
     path.write_text(HEADER + body)
     out = tmp_path / "out.json"
-    done = subprocess.run([sys.executable, "-m", "dpaudit", "check", str(path), "--samples", "2000",
-                           "--no-replay", "--json", str(out), "--quiet"], capture_output=True,
-                          text=True, cwd=tmp_path, env={**os.environ, "RUST_LIB_BACKTRACE": "0"},
-                          timeout=300)
+    done = in_process("check", path, "--samples", "2000", "--no-replay", "--json", out, "--quiet",
+                      cwd=tmp_path, env={"RUST_LIB_BACKTRACE": "0"})  # the entry point, in this process
     rec = json.loads(out.read_text())["results"][0] if out.exists() else {}
     return done.returncode, rec, done.stdout + done.stderr
 

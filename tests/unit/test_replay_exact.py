@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
+from cli_in_process import dpaudit as in_process, dpaudit_process
 from scipy import integrate, stats
 
 from dpaudit.replay import replay_audit
@@ -174,8 +174,7 @@ def test_the_losses_add_up_at_delta_zero_and_stay_lower_bounds_above():
 
 
 def _dpaudit(cwd, *args):
-    proc = subprocess.run([sys.executable, "-m", "dpaudit", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, env=dict(os.environ, CI="1"), timeout=300)
+    proc = in_process(*args, cwd=cwd)  # the command's entry point in this process
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     return proc
 
@@ -195,7 +194,7 @@ def noisy_sum(data, rng):
 def test_check_replay_and_the_default_stage_refute_the_unclipped_sum_at_its_line(tmp_path):
     mech = tmp_path / "unclipped.py"
     mech.write_text(UNCLIPPED)
-    alone = _dpaudit(tmp_path, "check", mech, "--replay", "--json", tmp_path / "r.json")
+    alone = dpaudit_process("check", mech, "--replay", "--json", tmp_path / "r.json", cwd=tmp_path)
     assert alone.returncode == 1, alone.stdout + alone.stderr
     assert "REFUTED" in alone.stdout and "unclipped.py:8" in alone.stdout and "exactly ε = 5" in alone.stdout
     staged = _dpaudit(tmp_path, "check", mech, "--samples", "2000", "--json", tmp_path / "s.json")

@@ -11,18 +11,16 @@ whose rerun is what the check looks at).
 
 import json
 import math
-import os
-import subprocess
 import sys
 from fractions import Fraction
 
 import pytest
+from cli_in_process import dpaudit as in_process
 
 dp = pytest.importorskip("opendp.prelude")
 
 from dpaudit import stability as od  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 L, U = 2.0 ** 50, 2.0 ** 50 + 1.0
 
 
@@ -180,9 +178,8 @@ unclamped = opendp.target(space >> dp.t.then_sum() >> dp.m.then_laplace(scale=1.
 @pytest.mark.slow
 def test_the_cli_checks_a_file_of_opendp_targets_with_the_replay_flag(tmp_path):
     (tmp_path / "targets.py").write_text(TARGETS)
-    proc = subprocess.run([sys.executable, "-m", "dpaudit", "check", "lib:targets.py", "--in-process",
-                           "--replay", "--json", "r.json"], cwd=tmp_path, capture_output=True, text=True,
-                          env=dict(os.environ, CI="1", PYTHONPATH=ROOT), timeout=300)
+    proc = in_process("check", "lib:targets.py", "--in-process", "--replay", "--json", "r.json",
+                      cwd=tmp_path)  # the command's entry point in this process
     assert proc.returncode == 1, proc.stdout + proc.stderr
     (rec,) = json.loads((tmp_path / "r.json").read_text())["results"]
     assert rec["kind"] == "replay" and rec["verdict"] == "refuted"
