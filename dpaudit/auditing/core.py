@@ -17,16 +17,22 @@ validation. The core gives every look the same discipline:
   validation (counts only), so no sample that chooses the pair or the event is validated on;
 * the pair search (:func:`search_pairs`, :mod:`dpaudit.search.pipeline`): patterns (drawn a chunk
   at a time, :func:`_draw_ahead`), levels for ``linf`` / ``l1``, hypothesis-targeted search and
-  refinement, on :data:`LEVEL_SHARE` and the rest of the search budget, stopping at 35% of any
-  time limit (StatDP, Ding et al. 2018 §5, for the patterns; Löscher and Sagonas 2017 for the
-  targeted search).
+  refinement, on :data:`LEVEL_SHARE` and the rest of the search budget, then the float-rounding
+  patterns and the numeric corners (:func:`corner_pairs`: :func:`dpaudit.search.pairs.candidates`
+  without the structured patterns; sums crossing 2^50 and 2^53, overflow of float32 and float64,
+  subnormals, ties) on :data:`CORNER_SHARE` of the search budget beside it (their samples come
+  from validation's; the patterns and the phases after them keep their budgets, samples per pair
+  and pairs), all stopping at 35% of any time limit (StatDP, Ding et al. 2018 §5, for the
+  patterns; Löscher and Sagonas 2017 for the targeted search; Casacuberta et al. 2022 for the
+  rounding patterns). A corner pair is noted as a searched pair: it reaches the race only by its
+  score and refutes only on the race's fresh samples and validation's.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -36,11 +42,12 @@ from dpaudit.claims import Neighbours
 from dpaudit.neighbours.pair import Pair
 from dpaudit.rng import generator, root_sequence
 from dpaudit.search.levels import LEVEL_RELATIONS
+from dpaudit.search.pairs import candidates
 from dpaudit.search.pipeline import PairSearch
 from dpaudit.spec import MechanismSpec
 
-__all__ = ["Core", "search_pairs", "SEARCH_SHARE", "MIN_SEARCH_SAMPLES", "MAX_SCORE_SAMPLES",
-           "SCORE_BYTES", "DRAW_AHEAD_BYTES", "LEVEL_SHARE"]
+__all__ = ["Core", "search_pairs", "corner_pairs", "SEARCH_SHARE", "MIN_SEARCH_SAMPLES",
+           "MAX_SCORE_SAMPLES", "SCORE_BYTES", "DRAW_AHEAD_BYTES", "LEVEL_SHARE", "CORNER_SHARE"]
 
 #: the search's share of the selection base (the budget, at most SELECTION_BASE)
 SEARCH_SHARE = 0.125
@@ -56,6 +63,9 @@ DRAW_AHEAD_BYTES = 128 << 20
 #: the level search's share of the search budget (``linf`` / ``l1``; the hypothesis search and
 #: the refinement share what the patterns leave)
 LEVEL_SHARE = 0.25
+#: the numeric corners' share, beside the search budget (not out of it: the patterns and the
+#: phases after them keep theirs; the corners' samples are taken from what validation gets)
+CORNER_SHARE = 0.25
 
 
 class Core:
@@ -81,6 +91,7 @@ class Core:
         self.n_score = self.min_score
         base = sampler.selection_base  # the budget, capped: the rest goes to validation (counts only)
         self.search_budget = int(SEARCH_SHARE * base)
+        self.corner_budget = int(CORNER_SHARE * self.search_budget)
         self.select_budget = int(select_share * base)
         self.best_estimate = -math.inf
         self.search = PairSearch(self.evaluate, spec.neighbours, spec.domain, spec.size)
@@ -164,11 +175,14 @@ class Core:
 # ----------------------------------------------------------------------------------- phases
 
 def search_pairs(c: Core, patterns: list[Pair], strategy: Any = None, *, searching: bool = True,
-                 level_share: float = LEVEL_SHARE) -> None:
+                 level_share: float = LEVEL_SHARE, corners: Sequence[Pair] = ()) -> None:
     """Phases 1-4 (module docstring): score ``patterns``, then, when ``searching`` and each
     pair's score uses at least :data:`MIN_SEARCH_SAMPLES`, the level search (``linf`` / ``l1``,
     on ``level_share`` of the search budget), the targeted search and the refinement (a quarter
-    each of the search budget, or what the level search left of half of it)."""
+    each of the search budget, or what the level search left of half of it); then, when
+    ``searching``, the numeric corners (:func:`_score_corners`, on :attr:`Core.corner_budget`).
+    The corners come last so that every phase before them scores the pairs it scored without
+    them, on the same samples (common seeds) and with the same goal."""
     _score_patterns(c, patterns)
     if searching and c.sampler.remaining and c.ranked() and c.n_score >= MIN_SEARCH_SAMPLES:
         share = 0.25  # of the search budget, to each of the phases after the patterns
@@ -179,6 +193,48 @@ def search_pairs(c: Core, patterns: list[Pair], strategy: Any = None, *, searchi
         _refine(c, share)
     elif searching and c.ranked():
         c.phases["search"] = {"skipped": f"scoring samples below {MIN_SEARCH_SAMPLES} per pair"}
+    if searching and corners and c.ranked():
+        _score_corners(c, list(corners))
+
+
+def corner_pairs(spec: MechanismSpec, seed: int) -> list[Pair]:
+    """The float-rounding patterns and the numeric corners of ``spec``'s relation, domain and size
+    (:func:`dpaudit.search.pairs.candidates` without the structured patterns, which the audit
+    scores on their own budget), in that order: the corners' first kind of pair at the largest
+    size for every corner value, then the next kinds and sizes, then the mixed values in an
+    order drawn from ``seed``. A spec states real records in its domain, so the corners are the
+    float64 ones (``integers=False``; :func:`~dpaudit.search.pairs.corner_values` keeps only
+    values inside the domain). Fixed by the claim and the seed, before any output is seen."""
+    return list(candidates(spec.neighbours, spec.domain, spec.size, int(seed), structured=False))
+
+
+def _score_corners(c: Core, corners: list[Pair]) -> None:
+    """The numeric-corner sub-phase: as many of ``corners`` (:func:`corner_pairs`, in order,
+    less those already scored in either order) as :attr:`Core.corner_budget` scores at the
+    patterns' ``n_score`` samples per dataset, stopping at 35% of any time limit. Each is noted
+    as a searched pair (no reserved race slot): only the race's fresh samples and the validation
+    decide whether it refutes. Recorded in ``phases["corners"]``."""
+    per = 2 * c.n_score
+    scored_keys = c.search.pairs.keys()
+    fresh = [p for p in corners
+             if p.key not in scored_keys and (p.key[1], p.key[0]) not in scored_keys]
+    todo = fresh[: c.corner_budget // per]
+    deadline = c.phase_deadline(0.35)
+    before = c.sampler.used
+    _draw_ahead(c, todo, deadline)
+    scored = 0
+    for p in todo:
+        if deadline is not None and time.monotonic() >= deadline:
+            break
+        try:
+            v = c.evaluate(p, deadline)
+        except Exhausted:
+            break
+        c.search.note(p, v)
+        scored += 1
+        c.report("corners", candidate=p.label)
+    c.phases["corners"] = {"pairs": scored, "of": len(fresh), "samples_per_pair": c.n_score,
+                           "samples": c.sampler.used - before}
 
 
 def _score_patterns(c: Core, patterns: list[Pair]) -> None:

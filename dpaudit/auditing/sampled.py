@@ -4,7 +4,11 @@
 2. **levels** (``linf`` / ``l1``): pattern search over the blocks' base levels and steps
    (:mod:`dpaudit.search.levels`);
 3. **search**: hypothesis-targeted search from the relation's strategy (:mod:`dpaudit.search.targeted`);
-4. **refine**: hill-climb from the best pairs (:mod:`dpaudit.search.refine`);
+4. **refine**: hill-climb from the best pairs (:mod:`dpaudit.search.refine`); then the
+   **corners**: the float-rounding patterns and the numeric corners of the claim's relation,
+   domain and size (:func:`dpaudit.auditing.core.corner_pairs`), on a budget of their own
+   (:data:`~dpaudit.auditing.core.CORNER_SHARE` of the search budget, at the patterns' samples
+   per pair), recorded in ``phases["corners"]``;
 5. **select**: successive halving over the best pairs: fresh, larger samples rank them by an
    honest (cross-fitted) projection of their validated bound; the event, direction and bound
    method come with it (:func:`dpaudit.auditing.race.select`);
@@ -39,8 +43,9 @@ question does not arise where the outputs hold no real numbers (integers, catego
 Phases 1-4 score a pair by the projected ε_LB of its best event on a small sample, drawn for every
 pair on the *same* seeds (common random numbers across pairs: differences between pairs are
 estimated with far less noise, and the score is a deterministic function of the pair, which
-hypothesis needs to shrink). Budget: phases 1-4 share :data:`SEARCH_SHARE` of the samples,
-phase 5 gets the shares of :data:`RACE`, validation the rest. With a time limit, phases 1-4 stop
+hypothesis needs to shrink). Budget: phases 1-4 share :data:`SEARCH_SHARE` of the samples
+(the corners :data:`~dpaudit.auditing.core.CORNER_SHARE` of that beside it), phase 5 gets the
+shares of :data:`RACE`, validation the rest. With a time limit, phases 1-4 stop
 at 35% of it and phase 4 at 50%, and validation keeps every batch completed before the limit
 (a bound from a validation cut short assumes, as any time limit must, that how long the
 mechanism takes does not depend on which outputs it returns).
@@ -58,7 +63,7 @@ import numpy as np
 # the search's constants live in the sampled core; the names the sampled audit always had stay
 from dpaudit.auditing.core import (DRAW_AHEAD_BYTES, LEVEL_SHARE, MAX_SCORE_SAMPLES,  # noqa: F401
                                   MIN_SEARCH_SAMPLES, SCORE_BYTES, SEARCH_SHARE, Core,
-                                  search_pairs)
+                                  corner_pairs, search_pairs)
 from dpaudit.auditing.race import (MIN_RACE_SAMPLES, MIN_SCORE_SAMPLES, RACE, RACE_PATTERNS,
                                   Candidate, select)
 from dpaudit.auditing.sampler import Sampler
@@ -249,7 +254,9 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
             if not questions:
                 raise _NothingToAsk
             a.ask_only(questions)
-        search_pairs(a, patterns, strategy, searching=LOGIC in questions, level_share=LEVEL_SHARE)
+        corners = corner_pairs(spec, seed) if LOGIC in questions else []
+        search_pairs(a, patterns, strategy, searching=LOGIC in questions, level_share=LEVEL_SHARE,
+                     corners=corners)
         _select_and_validate(a, out, questions, validate, deadline)
     except MechanismError as exc:
         out.error = exc

@@ -43,7 +43,7 @@ from typing import Any, Callable, Mapping, Optional
 import numpy as np
 from scipy.special import ndtri
 
-from dpaudit.auditing.core import SEARCH_SHARE, Core, search_pairs
+from dpaudit.auditing.core import SEARCH_SHARE, Core, corner_pairs, search_pairs
 from dpaudit.auditing.looks import drive
 from dpaudit.auditing.sampler import Exhausted, Sampler
 from dpaudit.auditing.schedule import schedule
@@ -211,7 +211,7 @@ class _Run(Core):
         if not patterns:
             return
         self.sampler.probe_width(patterns[0].dataset, self.seed)
-        search_pairs(self, patterns)
+        search_pairs(self, patterns, corners=corner_pairs(self.spec, self.seed))
 
     def select(self) -> Optional[tuple]:
         """(pair, score, projection) of the best pair and score on fresh samples, or None."""

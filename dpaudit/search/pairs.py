@@ -4,8 +4,13 @@ fewest records.
 
 Each engine keeps its own objective and calls this module for the pairs: the sensitivity search
 (:mod:`dpaudit.sensitivity.search`, the gap ‖f(D) − f(D′)‖ against Δ), the replay's
-(:mod:`dpaudit.replay.search`, the recorded divergence and the accounting excess) and the
-stability check's (:mod:`dpaudit.stability.pairs`, d_out against map(d_in)).
+(:mod:`dpaudit.replay.search`, the recorded divergence and the accounting excess), the
+stability check's (:mod:`dpaudit.stability.pairs`, d_out against map(d_in)) and the sampled
+core's, which the sampled audit and the curve audit share (:mod:`dpaudit.auditing.core`: the
+float-rounding patterns and corners, ``structured=False``, scored after its own search on a
+budget of their own; a projected ε_LB or curve gap on a small sample). Only the sensitivity
+search, the replay's and the stability check's shrink what they find (:func:`shrink`): a sampled
+audit's pair is chosen on samples and would need fresh samples for every step of a shrink.
 
 :func:`candidates` yields, in order: a non-finite record first (when asked), the relation's first
 structured pattern (:func:`dpaudit.neighbours.patterns.structured_pairs`), the float-rounding
