@@ -24,8 +24,9 @@ validation. The core gives every look the same discipline:
   from validation's; the patterns and the phases after them keep their budgets, samples per pair
   and pairs), all stopping at 35% of any time limit (StatDP, Ding et al. 2018 §5, for the
   patterns; Löscher and Sagonas 2017 for the targeted search; Casacuberta et al. 2022 for the
-  rounding patterns). A corner pair is noted as a searched pair: it reaches the race only by its
-  score and refutes only on the race's fresh samples and validation's.
+  rounding patterns). A corner pair enters the race only where it beats the best pair before it
+  by the search's margin (:meth:`Core.goal`, as the level search's pairs do), and refutes only
+  on the race's fresh samples and validation's.
 """
 
 from __future__ import annotations
@@ -211,10 +212,15 @@ def corner_pairs(spec: MechanismSpec, seed: int) -> list[Pair]:
 def _score_corners(c: Core, corners: list[Pair]) -> None:
     """The numeric-corner sub-phase: as many of ``corners`` (:func:`corner_pairs`, in order,
     less those already scored in either order) as :attr:`Core.corner_budget` scores at the
-    patterns' ``n_score`` samples per dataset, stopping at 35% of any time limit. Each is noted
-    as a searched pair (no reserved race slot): only the race's fresh samples and the validation
-    decide whether it refutes. Recorded in ``phases["corners"]``."""
+    patterns' ``n_score`` samples per dataset, stopping at 35% of any time limit. A corner enters
+    the race only where it scores :meth:`Core.goal` (a clear gain over the best pair before the
+    corners), as a level-search pair does: dozens of corners scored on small samples would
+    otherwise bring their noise into the race (the best of many noisy scores is biased up) and
+    take race samples from the pairs that earned them. It is noted as a searched pair (no
+    reserved race slot): only the race's fresh samples and the validation decide whether it
+    refutes. Recorded in ``phases["corners"]`` (``entered``: the corners that reached the goal)."""
     per = 2 * c.n_score
+    goal = c.goal()
     scored_keys = c.search.pairs.keys()
     fresh = [p for p in corners
              if p.key not in scored_keys and (p.key[1], p.key[0]) not in scored_keys]
@@ -222,7 +228,7 @@ def _score_corners(c: Core, corners: list[Pair]) -> None:
     deadline = c.phase_deadline(0.35)
     before = c.sampler.used
     _draw_ahead(c, todo, deadline)
-    scored = 0
+    scored = entered = 0
     for p in todo:
         if deadline is not None and time.monotonic() >= deadline:
             break
@@ -230,11 +236,14 @@ def _score_corners(c: Core, corners: list[Pair]) -> None:
             v = c.evaluate(p, deadline)
         except Exhausted:
             break
-        c.search.note(p, v)
         scored += 1
+        if np.isfinite(v) and v >= goal:
+            c.search.note(p, v)
+            entered += 1
         c.report("corners", candidate=p.label)
     c.phases["corners"] = {"pairs": scored, "of": len(fresh), "samples_per_pair": c.n_score,
-                           "samples": c.sampler.used - before}
+                           "samples": c.sampler.used - before, "entered": entered,
+                           "goal": goal if math.isfinite(goal) else None}
 
 
 def _score_patterns(c: Core, patterns: list[Pair]) -> None:

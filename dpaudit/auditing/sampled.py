@@ -8,7 +8,8 @@
    **corners**: the float-rounding patterns and the numeric corners of the claim's relation,
    domain and size (:func:`dpaudit.auditing.core.corner_pairs`), on a budget of their own
    (:data:`~dpaudit.auditing.core.CORNER_SHARE` of the search budget, at the patterns' samples
-   per pair), recorded in ``phases["corners"]``;
+   per pair; one enters the race only where it beats the best pair before it by the search's
+   margin), recorded in ``phases["corners"]``;
 5. **select**: successive halving over the best pairs: fresh, larger samples rank them by an
    honest (cross-fitted) projection of their validated bound; the event, direction and bound
    method come with it (:func:`dpaudit.auditing.race.select`);

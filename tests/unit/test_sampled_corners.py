@@ -59,3 +59,15 @@ def test_the_curve_audit_scores_the_corners_too():
     r = curve_audit(laplace_sum, mu=1.0, neighbours="add-remove", domain=(0.0, 1.0), size=10,
                     samples=200_000, seed=7)
     assert r.details["phases"]["corners"]["pairs"] > 0
+
+
+def test_a_corner_enters_the_race_only_by_beating_the_best_pair_by_the_search_margin():
+    """On a correct Laplace sum no corner scores a clear gain over the structured patterns (every
+    pair's loss is at most ε), so none is noted for the race; each one scored counts in ``pairs``."""
+    r = dpaudit.audit(laplace_sum, samples=2_000_000, seed=3, early_stop=False, **CLAIM)
+    rec = r.details["phases"]["corners"]
+    assert rec["pairs"] > 0 and rec["entered"] == 0 and rec["goal"] is not None
+    spec = MechanismSpec.from_function(laplace_sum, **{k: v for k, v in CLAIM.items() if k != "float_policy"})
+    corner_labels = {p.label for p in core.corner_pairs(spec, 3)}
+    raced = {label for rnd in r.details["phases"]["select"] for label, _ in rnd["honest_projection"]}
+    assert raced and not raced & corner_labels
