@@ -1,10 +1,12 @@
-"""The sensitivity searches that left the test suite at full length: the same tests, 1,000 pairs each.
+"""The sensitivity searches that left the test suite at full length: the same tests, longer searches.
 
-tests/property/test_sensitivity_refutations.py (its three slow tests) and
-tests/property/test_sensitivity_preprocessed.py search each function over ``EXAMPLES`` neighbouring
-pairs (a module constant: 250 in the suite, where every search still reaches its bound and refutes
-its power control). This runs those very test functions with ``EXAMPLES`` set to 1,000, the
-length the suite used before, so the longer search keeps being run and its result recorded:
+tests/property/test_sensitivity_refutations.py (its three slow tests),
+tests/property/test_sensitivity_preprocessed.py and the whole-range search of
+tests/property/test_spf_float_limits.py search each function over ``EXAMPLES`` neighbouring pairs
+(a module constant: 250, 250 and 500 in the suite, where every search still reaches its bound and
+refutes its power control). This runs those very test functions with ``EXAMPLES`` set to the
+length the suite used before (1,000, 1,000 and 2,000), so the longer searches keep being run and
+their results recorded:
 a bound refuted, a ratio below the test's floor (the search no longer reaches the bound), or a
 power control no longer refuted shows as a failed test here. Each test's seeds are its own
 (hypothesis derandomised, as in the suite's ``ci`` profile).
@@ -12,7 +14,7 @@ power control no longer refuted shows as a failed test here. Each test's seeds a
 Run::
 
     nice python benchmarks/property_searches.py            # results/property_searches.{json,txt}
-    nice python benchmarks/property_searches.py --examples 250 --quick   # the suite's length
+    nice python benchmarks/property_searches.py --scale 0.25 --quick   # about the suite's lengths
 """
 
 from __future__ import annotations
@@ -28,9 +30,14 @@ from hypothesis import settings
 from _record import ROOT, cpu_seconds, emit, machine, save
 
 TESTS = ROOT / "tests" / "property"
-MODULES = ("test_sensitivity_refutations", "test_sensitivity_preprocessed")
-SLOW_REFUTATIONS = ("test_planted_bugs_only_break_where_the_bug_is", "test_quantile_utility_of_seed_004",
-                    "test_duff_utility_has_sensitivity_one")
+#: test module: (the tests to run, or None for all; the search length the suite used before)
+MODULES = {
+    "test_sensitivity_refutations": (("test_planted_bugs_only_break_where_the_bug_is",
+                                      "test_quantile_utility_of_seed_004",
+                                      "test_duff_utility_has_sensitivity_one"), 1_000),
+    "test_sensitivity_preprocessed": (None, 1_000),
+    "test_spf_float_limits": (("test_search_over_the_whole_float_range_does_not_refute",), 2_000),
+}
 
 
 def _module(name: str):
@@ -41,11 +48,11 @@ def _module(name: str):
     return module
 
 
-def _cases(module) -> list[tuple[str, object, dict]]:
+def _cases(module, only) -> list[tuple[str, object, dict]]:
     """(id, test function, keyword arguments) of every case of the module's tests to run."""
     out = []
     for name, fn in inspect.getmembers(module, inspect.isfunction):
-        if not name.startswith("test_") or (module.__name__.endswith("refutations") and name not in SLOW_REFUTATIONS):
+        if not name.startswith("test_") or (only is not None and name not in only):
             continue
         marks = [m for m in getattr(fn, "pytestmark", []) if m.name == "parametrize"]
         if not marks:
@@ -62,19 +69,21 @@ def _cases(module) -> list[tuple[str, object, dict]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=int, default=1_000)
+    parser.add_argument("--scale", type=float, default=1.0, help="a factor on every search length")
     parser.add_argument("--quick", action="store_true", help="write results/property_searches_quick.*")
     args = parser.parse_args()
     settings.register_profile("ci", derandomize=True, database=None, deadline=None)
     settings.load_profile("ci")
-    record = {"machine": machine(), "examples": args.examples, "quick": args.quick, "cases": {}}
+    record = {"machine": machine(), "scale": args.scale, "quick": args.quick, "cases": {}}
     lines: list[str] = []
-    emit(lines, f"each test run with EXAMPLES = {args.examples} (the suite: 250); pass = the test's assertions hold")
+    emit(lines, "each test run with its module's EXAMPLES set to its length; pass = the test's assertions hold")
     failed = 0
-    for name in MODULES:
+    for name, (only, length) in MODULES.items():
         module = _module(name)
-        module.EXAMPLES = args.examples
-        for case, fn, kw in _cases(module):
+        suite, module.EXAMPLES = module.EXAMPLES, max(1, round(length * args.scale))
+        record[name] = {"examples": module.EXAMPLES, "suite_examples": suite}
+        emit(lines, f"{name}: EXAMPLES = {module.EXAMPLES} (the suite: {record[name]['suite_examples']})")
+        for case, fn, kw in _cases(module, only):
             cpu, wall = cpu_seconds(), time.monotonic()
             try:
                 fn(**kw)

@@ -14,6 +14,9 @@ from dpaudit.reference.sensitivity_preprocessing import OrderedSPF
 from dpaudit.reference.sensitivity_preprocessing.errors import SpfError
 
 HUGE = 1.7e308
+#: pairs the whole-range search tries: 500 here (each still reaches its bound);
+#: benchmarks/property_searches.py runs it at 2,000 (the known pairs above keep the regression)
+EXAMPLES = 500
 
 
 @pytest.mark.parametrize("data, neighbour", [
@@ -40,6 +43,6 @@ def test_singleton_window_is_its_record_despite_huge_neighbours():
 def test_search_over_the_whole_float_range_does_not_refute(stat, alpha):
     f = OrderedSPF(stat, 0.25, 0.0, alpha=alpha)
     r = dpaudit.check_sensitivity(f, f.sensitivity, neighbours="add-remove", domain=(-HUGE, HUGE),
-                                  sizes=12, examples=2000, seed=1, out_of_domain=SpfError)
+                                  sizes=12, examples=EXAMPLES, seed=1, out_of_domain=SpfError)
     assert r.verdict is Verdict.NOT_REFUTED, r.reproduce
     assert r.ratio >= 0.9  # the search reached the bound, so it was not vacuous
