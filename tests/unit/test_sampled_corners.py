@@ -30,7 +30,7 @@ def _phases(monkeypatch, corners: bool, samples: int) -> dict:
     return r.details["phases"]
 
 
-@pytest.mark.parametrize("samples", [100_000, 2_000_000])
+@pytest.mark.parametrize("samples", [100_000, pytest.param(2_000_000, marks=pytest.mark.slow)])
 def test_the_corners_leave_the_patterns_and_the_search_as_they_were(monkeypatch, samples):
     without = _phases(monkeypatch, False, samples)
     with_corners = _phases(monkeypatch, True, samples)
@@ -61,6 +61,7 @@ def test_the_curve_audit_scores_the_corners_too():
     assert r.details["phases"]["corners"]["pairs"] > 0
 
 
+@pytest.mark.slow
 def test_a_corner_enters_the_race_only_by_beating_the_best_pair_by_the_search_margin():
     """On a correct Laplace sum no corner scores a clear gain over the structured patterns (every
     pair's loss is at most ε), so none is noted for the race; each one scored counts in ``pairs``."""
