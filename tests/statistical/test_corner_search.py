@@ -18,7 +18,7 @@ import pytest
 
 import dpaudit
 
-pytestmark = [pytest.mark.statistical]
+pytestmark = [pytest.mark.statistical, pytest.mark.slow]  # two audits at the default budget, about 6 s each
 
 FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "corner_bugs" / "relu_clip_sum.py"
 SEED = 20261122
