@@ -65,7 +65,7 @@ OUTSIDE = {
 
 
 @pytest.mark.parametrize("name", sorted(OUTSIDE))
-def test_noise_from_a_generator_not_handed_over_is_an_error_in_python(name):
+def test_noise_from_a_generator_not_handed_over_is_an_error_in_python(name, tmp_path):
     """The replay audit sees the draw and says where the generator was made and how it was seeded
     (was: a ``no_noise_intercepted`` limit, and NOT REFUTED by the sampling)."""
     import dpaudit.replay
@@ -73,7 +73,7 @@ def test_noise_from_a_generator_not_handed_over_is_an_error_in_python(name):
     head, body, draw, seeded = OUTSIDE[name]
     source = _module(head, body)
     space: dict = {"__name__": f"cheat_{name}", "__file__": f"/nonexistent/cheat_{name}.py"}
-    path = _write(name, source)
+    path = _write(tmp_path, name, source)
     space["__file__"] = str(path)
     exec(compile(source, str(path), "exec"), space)
     r = dpaudit.replay.replay_audit(space["f"], seed=3)
@@ -85,11 +85,8 @@ def test_noise_from_a_generator_not_handed_over_is_an_error_in_python(name):
     assert "\n" not in r.error
 
 
-def _write(name: str, source: str):
-    import tempfile
-    from pathlib import Path
-
-    folder = Path(tempfile.mkdtemp(prefix="dpaudit-cheat-"))
+def _write(folder, name: str, source: str):
+    """Write the module into the test's own temporary folder (pytest removes it)."""
     path = folder / f"cheat_{name}.py"
     path.write_text(source)
     return path
@@ -145,11 +142,11 @@ DERIVED = {
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in ("global_reseeded_from_rng", "spawned") else n
                                   for n in sorted(DERIVED)])
-def test_generators_derived_from_the_rng_are_not_flagged(name):
+def test_generators_derived_from_the_rng_are_not_flagged(name, tmp_path):
     import dpaudit.replay
 
     source = _module("", DERIVED[name])
-    path = _write(f"derived_{name}", source)
+    path = _write(tmp_path, f"derived_{name}", source)
     space: dict = {"__name__": f"derived_{name}", "__file__": str(path)}
     exec(compile(source, str(path), "exec"), space)
     r = dpaudit.replay.replay_audit(space["f"], seed=3)
@@ -157,7 +154,7 @@ def test_generators_derived_from_the_rng_are_not_flagged(name):
     assert "did not hand over" not in str([f.message for f in r.findings])
 
 
-def test_own_randomness_from_os_entropy_is_not_flagged():
+def test_own_randomness_from_os_entropy_is_not_flagged(tmp_path):
     """``def f(data)`` draws its own randomness (the contract allows it): a generator seeded from
     the OS's entropy is not a cheat; the sampling audits it."""
     import dpaudit.replay
@@ -166,14 +163,14 @@ def test_own_randomness_from_os_entropy_is_not_flagged():
         def f(data):
             return round(float(data.sum() + _g.laplace()), 3)
         """)
-    path = _write("own_entropy", source)
+    path = _write(tmp_path, "own_entropy", source)
     space: dict = {"__name__": "own_entropy", "__file__": str(path)}
     exec(compile(source, str(path), "exec"), space)
     r = dpaudit.replay.replay_audit(space["f"], seed=3)
     assert r.verdict.value != "error", r.error
 
 
-def test_own_randomness_seeded_from_the_pid_is_an_error():
+def test_own_randomness_seeded_from_the_pid_is_an_error(tmp_path):
     """... but seeded from the process id it is the same in every run of that pid."""
     import dpaudit.replay
 
@@ -181,7 +178,7 @@ def test_own_randomness_seeded_from_the_pid_is_an_error():
         def f(data):
             return round(float(data.sum() + _g.laplace()), 3)
         """)
-    path = _write("own_pid", source)
+    path = _write(tmp_path, "own_pid", source)
     space: dict = {"__name__": "own_pid", "__file__": str(path)}
     exec(compile(source, str(path), "exec"), space)
     r = dpaudit.replay.replay_audit(space["f"], seed=3)
