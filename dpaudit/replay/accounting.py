@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
 
 __all__ = ["laplace_epsilon", "gaussian_mu", "categorical_epsilon", "zcdp_epsilon",
            "gdp_epsilon", "gdp_delta", "laplace_delta", "laplace_epsilon_at", "Composition",
@@ -110,6 +109,8 @@ def gdp_delta(eps: float, mu: float) -> float:
     """δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) of μ-GDP (Balle and Wang 2018, Theorem 8)."""
     if mu <= 0:
         return 0.0
+    from scipy.special import log_ndtr, ndtr  # here: a child without Gaussian noise never needs scipy
+
     a = float(ndtr(-eps / mu + mu / 2.0))
     b = math.exp(min(eps + float(log_ndtr(-eps / mu - mu / 2.0)), 700.0))
     return max(a - b, 0.0)
