@@ -29,6 +29,7 @@ SHA-256, the dpaudit version and the environment.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Mapping
 
 from dpaudit.report import describe as d
@@ -185,21 +186,28 @@ def _audited_files(run: Mapping[str, Any]) -> Any:
             for f in files if isinstance(f, Mapping)]
 
 
-def render_html(run: Mapping[str, Any], *, plots: bool = True) -> str:
-    """The self-contained HTML report of ``run``."""
+@lru_cache(maxsize=1)
+def _template() -> Any:
+    """The compiled report template, once per process (compiling it costs about 0.2 CPU s: a run
+    that writes many reports, the audit suite or an in-process test session, pays it once)."""
     import jinja2
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("dpaudit.report", "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
         keep_trailing_newline=True)
+    return env.get_template("report.html.j2")
+
+
+def render_html(run: Mapping[str, Any], *, plots: bool = True) -> str:
+    """The self-contained HTML report of ``run``."""
     records = run.get("results", [])
     summary = run.get("summary") or summarise(records)
     badges = [(v, d.verdict_label(v), d.verdict_meaning(v), n)
               for v, n in summary.get("verdicts", {}).items()]
     run_view = {k: run.get(k) for k in ("seed", "started", "git_commit", "tool_version")}
     views = [view(r, i, plots) for i, r in enumerate(records, 1)]
-    return env.get_template("report.html.j2").render(
+    return _template().render(
         audited_files=_audited_files(run),
         float_policies=[(p, POLICY_MEANING.get(p, "")) for p in policies(records)],
         isolation_off=[(d.title(r), isolation_off(r)) for r in records if isolation_off(r)],
