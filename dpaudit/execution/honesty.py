@@ -119,6 +119,15 @@ def form_samples(budget: int) -> int:
 
 #: at most this many categories (the rest pooled) or vector coordinates are tested
 _MAX_TESTS = 32
+#: A two-sample test first takes a cheap screen (Kolmogorov's limit law for KS, Fisher's exact
+#: test from log-binomials): a screen p-value above this is far above any level the tests use
+#: (ALPHA / _MAX_TESTS ≈ 3·10⁻⁸), so it stands, and scipy.stats (about 0.6 CPU s to import) is
+#: loaded only to give the exact p-value of a difference. tests/unit/test_form_screen.py holds
+#: the screen to scipy's p-values on seeded cases: where scipy's is at most 10⁻⁵, the screen's is
+#: at most this.
+_SCREEN = 1e-3
+#: ... for KS, when both samples have at least this many values (the limit law's regime)
+_SCREEN_MIN = 20
 
 
 # -- D and D′ ---------------------------------------------------------------------------------
@@ -577,21 +586,55 @@ def _two_sample(schema: Any, x: np.ndarray, y: np.ndarray) -> tuple[float, str]:
 
 
 def _ks(x: np.ndarray, y: np.ndarray) -> float:
-    from scipy.stats import ks_2samp
-
+    """The two-sample KS p-value (scipy's ``ks_2samp``), or the screen's where that is above
+    :data:`_SCREEN` (:func:`_ks_screen`)."""
     x, y = x[~np.isnan(x)], y[~np.isnan(y)]
     if not x.size or not y.size:
         return 1.0
     if np.array_equal(np.unique(x), np.unique(y)) and np.unique(x).size == 1:
         return 1.0
+    if min(x.size, y.size) >= _SCREEN_MIN:
+        p = _ks_screen(x, y)
+        if p > _SCREEN:
+            return p
+    from scipy.stats import ks_2samp
+
     return float(ks_2samp(x, y).pvalue)
+
+
+def _ks_screen(x: np.ndarray, y: np.ndarray) -> float:
+    """Kolmogorov's limit law for the two-sample KS statistic (Smirnov 1939):
+    p ≈ Q_K(D·√(nm/(n + m))), with D = sup |F̂_x − F̂_y| and Q_K the Kolmogorov survival
+    function (``scipy.special.kolmogorov``)."""
+    from scipy.special import kolmogorov
+
+    xs, ys = np.sort(x), np.sort(y)
+    both = np.concatenate([xs, ys])
+    d = np.max(np.abs(np.searchsorted(xs, both, side="right") / xs.size
+                      - np.searchsorted(ys, both, side="right") / ys.size))
+    return float(kolmogorov(d * math.sqrt(xs.size * ys.size / (xs.size + ys.size))))
+
+
+def _fisher_screen(a: int, n1: int, b: int, n2: int) -> float:
+    """Fisher's exact two-sided p-value of the table [[a, n1 − a], [b, n2 − b]] (Fisher 1922):
+    the hypergeometric probability, given the margins, of every table no likelier than this
+    one, from log-binomials (``scipy.special.gammaln``)."""
+    from scipy.special import gammaln
+
+    total, n = a + b, n1 + n2
+    k = np.arange(max(0, total - n2), min(total, n1) + 1)
+
+    def log_choose(m: Any, r: Any) -> Any:
+        return gammaln(m + 1) - gammaln(r + 1) - gammaln(m - r + 1)
+
+    logp = log_choose(total, k) + log_choose(n - total, n1 - k) - log_choose(n, n1)
+    here = logp[a - k[0]]
+    return float(min(1.0, np.exp(logp[logp <= here + 1e-7]).sum()))
 
 
 def _categories(x: np.ndarray, y: np.ndarray) -> float:
     """Fisher's exact test of each of the most frequent categories (the rest pooled as one),
     Bonferroni-corrected over the tests made (NaN is a category)."""
-    from scipy.stats import fisher_exact
-
     kx = np.where(np.isnan(x), np.inf, x)
     ky = np.where(np.isnan(y), np.inf, y)
     values, counts = np.unique(np.r_[kx, ky], return_counts=True)
@@ -605,6 +648,11 @@ def _categories(x: np.ndarray, y: np.ndarray) -> float:
     ps = []
     for g in groups:
         a, b = int(np.isin(kx, g).sum()), int(np.isin(ky, g).sum())
-        ps.append(float(fisher_exact([[a, kx.size - a], [b, ky.size - b]]).pvalue))
+        p = _fisher_screen(a, kx.size, b, ky.size)
+        if p <= _SCREEN:
+            from scipy.stats import fisher_exact
+
+            p = float(fisher_exact([[a, kx.size - a], [b, ky.size - b]]).pvalue)
+        ps.append(p)
     tests = len(groups) if len(groups) > 2 else 1  # two groups: one test says it all
     return min(1.0, tests * min(ps))
