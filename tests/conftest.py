@@ -44,6 +44,18 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 import pytest  # noqa: E402
 
 
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto`` (README.md, .ci/run): two workers per core, at most cores + 4. About a tenth
+    of the suite's wall time is tests that mostly wait (hang cases, time limits, the
+    slow-first-calls regression); with two workers per core another test runs while one waits.
+    The suite holds up under that oversubscription (benchmarks/results/test_suite_times.md).
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides where it is set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # pytest-xdist's own hook reads it
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return min(2 * cores, cores + 4)
+
+
 @pytest.fixture
 def fork_pool_here(monkeypatch):
     """Tests of the fork pool itself. A test module that imports ``opendp.prelude`` loads Polars
