@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 from scipy.stats import fisher_exact, ks_2samp
 
-from dpaudit.execution import honesty
-from dpaudit.execution.honesty import _SCREEN, _categories, _fisher_screen, _ks, _ks_screen
+from dpaudit.execution import honesty  # private: _MAX_TESTS, the Bonferroni factor the screen must clear
+from dpaudit.execution.honesty import (  # private: the screen and the tests it stands in front of
+    _SCREEN, _categories, _fisher_screen, _ks, _ks_screen)
 
 ROOT = Path(__file__).resolve().parents[2]
 
