@@ -3,20 +3,10 @@
 Hypothesis runs derandomised in CI (fixed seed, no example database, no deadline), so a green run
 is a green run; ``HYPOTHESIS_PROFILE=thorough`` searches much longer for local and nightly runs.
 A run without headless Chromium ends by saying plainly that the browser report test did not run.
-
-The suite writes bytecode even where ``PYTHONDONTWRITEBYTECODE`` is set (it is on some CI
-machines): without it every xdist worker rewrites the asserts of every test module again and every
-``dpaudit`` subprocess and sandbox child compiles dpaudit's modules again (about 12% of the suite's
-CPU time, measured in benchmarks/results/test_suite_times.md). The files go to ``__pycache__``
-folders of the checkout, which git ignores; the sandbox child never writes any (``python -B``),
-and dpaudit compiles an audited file without caching it.
 """
 
 import os
 import shutil
-import sys
-
-sys.dont_write_bytecode = False
 
 from hypothesis import HealthCheck, settings
 
