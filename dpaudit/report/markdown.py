@@ -105,6 +105,7 @@ def _finding(rec: Mapping[str, Any]) -> list[str]:
             lines.append(f"  - {f.label}: **{word}**{note}: {escape(fk.lead(), 600)}")
             if f.applicable and f.verdict != Verdict.ERROR.value:
                 lines.append(f"    - evidence: {escape(fk.evidence_text(), 400)}")
+                lines += _pair_found(f.rec, "    ")
             if f.question == fnd.FLOAT and f.refuted:
                 lines.append(f"    - fix: {escape(fnd.FLOAT_FIX)}")
     elif located:
@@ -112,12 +113,23 @@ def _finding(rec: Mapping[str, Any]) -> list[str]:
             lines += _block(b)
     else:
         lines.append(f"  - finding: {escape(k.finding_text(), 600)}")
+        lines += _pair_found(rec, "  ")
     lines += _stage(rec)
     if rec.get("reproduce"):
         lines.append(f"  - reproduce: {code(rec['reproduce'])}")
     for t in k.tables() if located else ():
         lines += _table(t)
     return lines
+
+
+def _pair_found(rec: Mapping[str, Any], indent: str) -> list[str]:
+    """How the refuting pair was found (``details.pair_label``: "the float above 2^53: 10 records,
+    one removed"), for a refuted finding that names it; the HTML report shows it among the facts."""
+    details = rec.get("details")
+    label = details.get("pair_label") if isinstance(details, Mapping) else None
+    if rec.get("verdict") != Verdict.REFUTED.value or not label:
+        return []
+    return [f"{indent}- pair found by: {escape(str(label), 200)}"]
 
 
 def _stage(rec: Mapping[str, Any]) -> list[str]:

@@ -51,3 +51,16 @@ def test_rows_are_capped_for_a_pull_request_comment():
     text = render_markdown(run_of(*[rec(f"m{i}.py:f", "refuted") for i in range(MAX_ROWS + 7)]))
     assert "… and 7 more (see the JSON result)" in text and "… and 7 more rows" in text
     assert len(text) < 65_536
+
+
+def test_a_refuted_finding_says_how_its_pair_was_found_and_a_hostile_label_is_escaped():
+    """``details.pair_label`` (the HTML report shows it among the facts) is told under a refuted
+    finding: "the float above 2^53: 10 records, one removed" explains a counterexample of huge
+    records; a finding that does not refute says nothing of its pair."""
+    refuted = rec("b.py:leak", "refuted", epsilon_lower_bound=2.5,
+                  details={"pair_label": "the float above 2^53: 10 records, one removed"})
+    held = rec("a.py:ok", details={"pair_label": "the float above 2^53: 10 records, one removed"})
+    hostile = rec("c.py:f", "refuted", details={"pair_label": HOSTILE})
+    text = render_markdown(run_of(refuted, held, hostile))
+    assert text.count("- pair found by: the float above 2^53: 10 records, one removed") == 1
+    assert "- pair found by: &lt;script&gt;" in text and "<script>" not in text
