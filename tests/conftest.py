@@ -45,15 +45,16 @@ import pytest  # noqa: E402
 
 
 def pytest_xdist_auto_num_workers(config):
-    """``-n auto`` (README.md, .ci/run): two workers per core, at most cores + 4. About a tenth
-    of the suite's wall time is tests that mostly wait (hang cases, time limits, the
-    slow-first-calls regression); with two workers per core another test runs while one waits.
-    The suite holds up under that oversubscription (benchmarks/results/test_suite_times.md).
-    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides where it is set."""
+    """``-n auto`` (README.md, .ci/run): one worker more than there are cores. About a tenth of
+    the suite's wall time is tests that mostly wait (hang cases, time limits, the slow-first-calls
+    regression); the extra worker runs another test meanwhile. On 2 cores, 3 workers and 4 gave
+    the same wall time (514 s) and 3 the least CPU (benchmarks/results/test_suite_times.md); the
+    suite also holds at 4 workers on 2 cores. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides
+    where it is set."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None  # pytest-xdist's own hook reads it
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return min(2 * cores, cores + 4)
+    return cores + 1
 
 
 @pytest.fixture
