@@ -39,7 +39,8 @@ import numpy as np
 
 from dpaudit.results import jsonable
 
-__all__ = ["RESULTS", "ROOT", "machine", "finish", "header", "write_json", "save", "emit"]
+__all__ = ["RESULTS", "ROOT", "machine", "finish", "header", "write_json", "save", "emit", "cpu_seconds",
+           "children_cpu_seconds"]
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -78,6 +79,13 @@ def cpu_seconds(pid: int | None = None) -> float:
             fields = fh.read().rsplit(")", 1)[1].split()
         total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return total
+
+
+def children_cpu_seconds() -> float:
+    """CPU seconds (user + system) of every child this process has waited for: the difference
+    across a ``subprocess.run`` is that command's CPU, its own children included."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def machine(**extra: Any) -> dict:

@@ -15,14 +15,13 @@ is the user + system time of that process and every child it waited for (``RUSAG
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from _record import ROOT, emit, machine, save
+from _record import ROOT, children_cpu_seconds, emit, machine, save
 
 COMMANDS = {
     "laplace_sum --samples 2000": ["check", "examples/laplace_sum.py", "--samples", "2000", "--quiet"],
@@ -35,19 +34,14 @@ BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); from dpaudit.cli import ma
         "sys.argv = ['dpaudit'] + sys.argv[2:]; main()")
 
 
-def _children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
 def _run(tree: Path, args: list[str], tmp: str) -> float:
     """CPU seconds of one ``dpaudit`` run from ``tree`` (its process and its children)."""
-    before = _children_cpu()
+    before = children_cpu_seconds()
     done = subprocess.run([sys.executable, "-c", BOOT, str(tree), *[a.format(tmp=tmp) for a in args]],
                           cwd=tree, capture_output=True, text=True, timeout=600)
     if done.returncode not in (0, 1):
         raise SystemExit(f"{tree}: exit {done.returncode}: {done.stderr[-2000:]}")
-    return _children_cpu() - before
+    return children_cpu_seconds() - before
 
 
 def main() -> None:

@@ -23,14 +23,13 @@ Run::
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _record import ROOT, emit, machine, save
+from _record import ROOT, children_cpu_seconds, emit, machine, save
 
 SECONDS_PER_CALL = 1.0
 #: the targets: at most 200 calls, and a verdict in under 5 minutes at 1 s a call
@@ -63,19 +62,14 @@ def mechanism(data, rng):
 }
 
 
-def _cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
 def _run(name: str, folder: Path) -> dict:
     path = folder / f"{name}.py"
     path.write_text(FILES[name].replace("{s}", repr(SECONDS_PER_CALL)), encoding="utf-8")
     out = folder / f"{name}.json"
     cmd = [sys.executable, "-m", "dpaudit", "check", str(path), "--replay", "--json", str(out), "--quiet"]
-    cpu0, t0 = _cpu(), time.perf_counter()
+    cpu0, t0 = children_cpu_seconds(), time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
+    wall, cpu = time.perf_counter() - t0, children_cpu_seconds() - cpu0
     rec = json.loads(out.read_text())["results"][0]
     kinds = [f["kind"] for f in rec.get("findings") or []]
     return {"file": name, "exit": proc.returncode, "verdict": rec["verdict"], "findings": kinds,
