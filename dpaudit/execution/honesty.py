@@ -591,7 +591,8 @@ def _ks(x: np.ndarray, y: np.ndarray) -> float:
     x, y = x[~np.isnan(x)], y[~np.isnan(y)]
     if not x.size or not y.size:
         return 1.0
-    if np.array_equal(np.unique(x), np.unique(y)) and np.unique(x).size == 1:
+    values = np.unique(x)
+    if values.size == 1 and np.array_equal(values, np.unique(y)):
         return 1.0
     if min(x.size, y.size) >= _SCREEN_MIN:
         p = _ks_screen(x, y)
