@@ -58,10 +58,8 @@ calls.
 form ``f(data, rng, size=k)`` (it is much faster), while users call ``f(data, rng)``. A batch form
 that adds noise beside a one-call form that returns the raw sum passed. So a sample of
 :data:`FORM_SAMPLES` one-call outputs on one dataset is compared with as many batch outputs by a
-two-sample test at level :data:`ALPHA`: the Kolmogorov-Smirnov test for real outputs (valid,
-conservative, for discrete ones too), per coordinate with a Bonferroni correction for vectors,
-Fisher's exact test per category (the most frequent ones, the rest pooled) with a Bonferroni
-correction for categories, bools and ``None``. A correct mechanism is flagged with probability at
+two-sample test at level :data:`ALPHA` (:mod:`dpaudit.execution.two_sample`: Kolmogorov-Smirnov
+for real outputs, per coordinate for vectors, Fisher's exact test per category). A correct mechanism is flagged with probability at
 most 10⁻⁶; a flagged one is an ERROR that says which form to fix.
 """
 
@@ -78,6 +76,7 @@ import numpy as np
 
 from dpaudit.errors import MechanismError
 from dpaudit.execution.base import BatchTask
+from dpaudit.execution.two_sample import two_sample
 
 __all__ = ["ALPHA", "FRESH_CALLS", "FORM_SAMPLES", "fresh_pair", "agreement_p", "FreshProcesses",
            "FixedNoise", "forms_differ", "form_samples", "Checkpoints", "CHECKPOINTS", "CHECKPOINT_CALLS",
@@ -115,19 +114,6 @@ def form_samples(budget: int) -> int:
     100 against 100 still rejects a noisy batch form beside a raw one-call form at 10⁻⁶ (KS
     distance ≥ 0.5 gives p ≈ 10⁻¹¹)."""
     return int(min(FORM_SAMPLES, max(200, int(budget) // 20)))
-
-
-#: at most this many categories (the rest pooled) or vector coordinates are tested
-_MAX_TESTS = 32
-#: A two-sample test first takes a cheap screen (Kolmogorov's limit law for KS, Fisher's exact
-#: test from log-binomials): a screen p-value above this is far above any level the tests use
-#: (ALPHA / _MAX_TESTS ≈ 3·10⁻⁸), so it stands, and scipy.stats (about 0.6 CPU s to import) is
-#: loaded only to give the exact p-value of a difference. tests/unit/test_form_screen.py holds
-#: the screen to scipy's p-values on seeded cases: where scipy's is at most 10⁻⁵, the screen's is
-#: at most this.
-_SCREEN = 1e-3
-#: ... for KS, when both samples have at least this many values (the limit law's regime)
-_SCREEN_MIN = 20
 
 
 # -- D and D′ ---------------------------------------------------------------------------------
@@ -536,7 +522,7 @@ def forms_differ(spec: Any, executor: Any, seed: int, data: Optional[tuple] = No
                 f"({exc.cause} on D = {where}): dpaudit audits the batch form, so the one-call "
                 f"form users call is unaudited; {_ADVICE}", data)
     try:
-        p, test = _two_sample(encoder.schema, x, y)
+        p, test = two_sample(encoder.schema, x, y)
     except (ValueError, TypeError, IndexError):  # outputs no test here reads: nothing said
         return None
     if p > ALPHA:
@@ -561,99 +547,3 @@ def _scalar_batch(batch: Any) -> bool:
 def _dataset_text(data: tuple, limit: int = 60) -> str:
     text = "[" + ", ".join(f"{v:g}" for v in data) + "]"
     return text if len(text) <= limit else text[: limit - 2] + "…]"
-
-
-def _two_sample(schema: Any, x: np.ndarray, y: np.ndarray) -> tuple[float, str]:
-    """The Bonferroni-corrected p-value that the encoded samples ``x`` and ``y`` share one law,
-    and the test's name."""
-    from dpaudit.spec import OutputKind
-
-    kind = None if schema is None else schema.kind
-    if kind in (OutputKind.REAL,) or (kind is OutputKind.DISCRETE and schema.integer
-                                      and len(np.unique(np.r_[x, y])) > _MAX_TESTS):
-        return _ks(x, y), "KS"
-    if kind in (OutputKind.DISCRETE, OutputKind.BOOL, OutputKind.NONE):
-        return _categories(x, y), "Fisher"
-    x2, y2 = x.reshape(x.shape[0], -1), y.reshape(y.shape[0], -1)
-    if kind is OutputKind.MIXED:  # the skeleton as a category, then each element
-        ps = [_categories(x2[:, 0], y2[:, 0])]
-        cols = range(2, min(x2.shape[1], y2.shape[1]))
-        ps += [_ks(x2[:, j][np.isfinite(x2[:, j])], y2[:, j][np.isfinite(y2[:, j])]) for j in cols]
-        return min(1.0, len(ps) * min(ps)), "Fisher and KS"
-    cols = range(min(x2.shape[1], y2.shape[1], _MAX_TESTS))
-    ps = [_ks(x2[:, j], y2[:, j]) for j in cols] or [1.0]
-    return min(1.0, len(ps) * min(ps)), "KS per coordinate"
-
-
-def _ks(x: np.ndarray, y: np.ndarray) -> float:
-    """The two-sample KS p-value (scipy's ``ks_2samp``), or the screen's where that is above
-    :data:`_SCREEN` (:func:`_ks_screen`)."""
-    x, y = x[~np.isnan(x)], y[~np.isnan(y)]
-    if not x.size or not y.size:
-        return 1.0
-    values = np.unique(x)
-    if values.size == 1 and np.array_equal(values, np.unique(y)):
-        return 1.0
-    if min(x.size, y.size) >= _SCREEN_MIN:
-        p = _ks_screen(x, y)
-        if p > _SCREEN:
-            return p
-    from scipy.stats import ks_2samp
-
-    return float(ks_2samp(x, y).pvalue)
-
-
-def _ks_screen(x: np.ndarray, y: np.ndarray) -> float:
-    """Kolmogorov's limit law for the two-sample KS statistic (Smirnov 1939):
-    p ≈ Q_K(D·√(nm/(n + m))), with D = sup |F̂_x − F̂_y| and Q_K the Kolmogorov survival
-    function (``scipy.special.kolmogorov``)."""
-    from scipy.special import kolmogorov
-
-    xs, ys = np.sort(x), np.sort(y)
-    both = np.concatenate([xs, ys])
-    d = np.max(np.abs(np.searchsorted(xs, both, side="right") / xs.size
-                      - np.searchsorted(ys, both, side="right") / ys.size))
-    return float(kolmogorov(d * math.sqrt(xs.size * ys.size / (xs.size + ys.size))))
-
-
-def _fisher_screen(a: int, n1: int, b: int, n2: int) -> float:
-    """Fisher's exact two-sided p-value of the table [[a, n1 − a], [b, n2 − b]] (Fisher 1922):
-    the hypergeometric probability, given the margins, of every table no likelier than this
-    one, from log-binomials (``scipy.special.gammaln``)."""
-    from scipy.special import gammaln
-
-    total, n = a + b, n1 + n2
-    k = np.arange(max(0, total - n2), min(total, n1) + 1)
-
-    def log_choose(m: Any, r: Any) -> Any:
-        return gammaln(m + 1) - gammaln(r + 1) - gammaln(m - r + 1)
-
-    logp = log_choose(total, k) + log_choose(n - total, n1 - k) - log_choose(n, n1)
-    here = logp[a - k[0]]
-    return float(min(1.0, np.exp(logp[logp <= here + 1e-7]).sum()))
-
-
-def _categories(x: np.ndarray, y: np.ndarray) -> float:
-    """Fisher's exact test of each of the most frequent categories (the rest pooled as one),
-    Bonferroni-corrected over the tests made (NaN is a category)."""
-    kx = np.where(np.isnan(x), np.inf, x)
-    ky = np.where(np.isnan(y), np.inf, y)
-    values, counts = np.unique(np.r_[kx, ky], return_counts=True)
-    order = values[np.argsort(-counts, kind="stable")]
-    top = list(order[: _MAX_TESTS - 1])
-    groups = [[v] for v in top]
-    if len(order) > len(top):
-        groups.append(list(order[len(top):]))
-    if len(groups) < 2:
-        return 1.0
-    ps = []
-    for g in groups:
-        a, b = int(np.isin(kx, g).sum()), int(np.isin(ky, g).sum())
-        p = _fisher_screen(a, kx.size, b, ky.size)
-        if p <= _SCREEN:
-            from scipy.stats import fisher_exact
-
-            p = float(fisher_exact([[a, kx.size - a], [b, ky.size - b]]).pvalue)
-        ps.append(p)
-    tests = len(groups) if len(groups) > 2 else 1  # two groups: one test says it all
-    return min(1.0, tests * min(ps))

@@ -1,5 +1,5 @@
-"""The batch-form check's two-sample tests screen first (dpaudit/execution/honesty.py): Kolmogorov's
-limit law for KS and Fisher's exact test from log-binomials. A screen p-value above ``_SCREEN``
+"""The batch-form check's two-sample tests screen first (dpaudit/execution/two_sample.py): Kolmogorov's
+limit law for KS and Fisher's exact test from log-binomials. A screen p-value above ``SCREEN``
 stands without scipy.stats; below it, scipy's exact p-value is computed. These tests hold the
 screen to scipy's numbers on seeded cases, so that it never hides a difference scipy would flag."""
 
@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 from scipy.stats import fisher_exact, ks_2samp
 
-from dpaudit.execution import honesty  # private: _MAX_TESTS, the Bonferroni factor the screen must clear
-from dpaudit.execution.honesty import (  # private: the screen and the tests it stands in front of
-    _SCREEN, _categories, _fisher_screen, _ks, _ks_screen)
+from dpaudit.execution.honesty import ALPHA
+from dpaudit.execution.two_sample import MAX_TESTS, SCREEN
+from dpaudit.execution.two_sample import (  # private: the screen and the tests it stands in front of
+    _categories, _fisher_screen, _ks, _ks_screen)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,7 +36,7 @@ def _ks_cases():
 
 
 def test_the_ks_screen_never_hides_a_difference_scipy_flags():
-    """Where scipy's p-value is at most 10⁻⁵ (ALPHA is 10⁻⁶), the screen's is at most _SCREEN, so
+    """Where scipy's p-value is at most 10⁻⁵ (ALPHA is 10⁻⁶), the screen's is at most SCREEN, so
     the exact one is computed; and `_ks` then returns scipy's number."""
     flagged = 0
     for x, y in _ks_cases():
@@ -43,7 +44,7 @@ def test_the_ks_screen_never_hides_a_difference_scipy_flags():
         screen = _ks_screen(x, y)
         if exact <= 1e-5:
             flagged += 1
-            assert screen <= _SCREEN, (x.size, y.size, exact, screen)
+            assert screen <= SCREEN, (x.size, y.size, exact, screen)
             assert _ks(x, y) == pytest.approx(exact, rel=1e-12)
         if 1e-12 <= exact <= 1e-3:  # the margin: the limit law is within 10x of the exact law
             assert screen <= 10 * exact, (x.size, y.size, exact, screen)
@@ -56,8 +57,8 @@ def test_a_screen_p_value_that_stands_is_far_above_the_checks_level():
     x = np.random.default_rng(1).laplace(size=250)
     y = np.random.default_rng(2).laplace(size=250)
     p = _ks(x, y)
-    assert p > _SCREEN and p == _ks_screen(x, y)
-    assert p * honesty._MAX_TESTS > honesty.ALPHA
+    assert p > SCREEN and p == _ks_screen(x, y)
+    assert p * MAX_TESTS > ALPHA
 
 
 @pytest.mark.parametrize("n1,n2", [(5, 7), (40, 40), (250, 250), (500, 300)])
