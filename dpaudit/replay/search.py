@@ -141,7 +141,9 @@ class Engine:
         self.pairs = 0
         self.timed_out = False
         code = getattr(_unwrap(problem.func), "__code__", None)
-        self._code = code
+        #: the one line every return of the function is at, when there is one (no hook needed)
+        self._return = _single_return(code)
+        self._code = None if self._return is not None else code
         #: the generators that outlive a call, read around each one (dpaudit.replay.outside)
         self.outside = OutsideWatch(self)
 
@@ -188,6 +190,8 @@ class Engine:
                                   np.array(data, dtype=float)) from None
         if returns:
             run.return_site = returns[-1]
+        elif self._return is not None:
+            run.return_site = self._return
         self.outside.after(states, np.array(data, dtype=float), seed)  # raises on outside noise
         if mode != "plain":
             run.revealed = layout(out)  # type: ignore[attr-defined]
@@ -254,6 +258,29 @@ def _unwrap(f: Callable) -> Callable:
         f = f.__wrapped__
         seen += 1
     return f
+
+
+def _single_return(code: Any) -> Optional[Site]:
+    """The site of a function whose every return instruction is on one line: where a return
+    event would find it (``frame.f_lineno`` there is that instruction's line), read from the
+    bytecode once instead of by a profile hook on every call (None: several lines, or none)."""
+    import dis
+    import linecache
+
+    if code is None:
+        return None
+    try:
+        offsets = [i.offset for i in dis.get_instructions(code)
+                   if i.opname in ("RETURN_VALUE", "RETURN_CONST")]
+        lines = {line for start, end, line in code.co_lines()
+                 if any(start <= o < end for o in offsets)}
+    except (TypeError, ValueError):  # pragma: no cover - not a plain code object
+        return None
+    if len(lines) != 1 or None in lines:
+        return None
+    line = lines.pop()
+    path = code.co_filename
+    return Site(path, line, code.co_name, linecache.getline(path, line).strip())
 
 
 class _returns:

@@ -172,6 +172,21 @@ def test_data_released_without_noise_is_confirmed_by_a_perturbed_replay():
     assert all(c["coordinate"] >= 3 for c in f.values["coordinates"])
 
 
+def test_a_release_without_noise_is_placed_at_the_return_that_ran():
+    """With two return lines the site is the one the call returned from (read by a profile hook;
+    a function with one return line has it read from its bytecode)."""
+    def two_returns(data, rng):
+        out = np.clip(np.asarray(data, dtype=float), -1.0, 1.0)
+        if len(out) > 100:
+            return out + rng.laplace(scale=1.0, size=len(out))   # site: never
+        out[:3] = out[:3] + rng.laplace(scale=1.0, size=3)
+        return out                                                # site: ran
+
+    r = _audit(two_returns, neighbours="linf", domain=(-1.0, 1.0), size=6, epsilon=6.0)
+    f = _one(r, "unnoised_release")
+    assert f.site.line == _line("ran") != _line("never")
+
+
 @pytest.mark.slow
 def test_noise_of_scale_zero_is_a_release_without_noise():
     def zero_noise(data, rng):
