@@ -361,7 +361,7 @@ def _svg(fig, salt: str) -> str:
 
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.hashsalt": salt, "svg.fonttype": "none"}):
-        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
     text = text[text.index("<svg"):]                      # drop the XML declaration and DOCTYPE
     text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)

@@ -209,3 +209,16 @@ def test_a_real_seed_claim_record_renders():
     rec = evaluate("s001-eq7-density")[0].to_record()
     sec = parse(render_html(run_of(rec))).sections["r1"]
     assert "Chen, Pal and Golubchik (2016) eq (7): p(x|α)" in sec and "E9" in sec and "REFUTED" in sec and "100.6673" in sec
+
+
+def test_every_verdict_has_a_coloured_badge_and_border():
+    """A verdict whose badge has no background rule prints white text on white (the summary
+    card of INTERRUPTED did): the template styles each verdict's badge and result border."""
+    from importlib.resources import files
+
+    css = (files("dpaudit.report") / "templates" / "report.html.j2").read_text()
+    for v in Verdict:
+        assert f".badge.{v.value} {{ background: var(--{v.value}); }}" in css, v
+        assert f"--{v.value}:#" in css, v
+        if v is not Verdict.NOT_REFUTED:  # the default border colour of a result is its colour
+            assert f"section.result.{v.value} {{ border-left-color: var(--{v.value}); }}" in css, v
