@@ -437,7 +437,7 @@ def _plain_array(v: np.ndarray, walk: _Walk, depth: int) -> tuple[Any, int]:
             if kind == "U":
                 for x in v.reshape(-1).tolist():
                     _check_precision(x)
-        why = nan_payloads(v)
+        why = nan_payloads(v) if kind not in "mM" else _numpy_times_beyond(v)
         if why is not None:
             raise NotPlain(why, v)
         return v, v.size
@@ -462,6 +462,8 @@ def _plain_numpy_scalar(v: np.generic, walk: _Walk) -> tuple[Any, int]:
         if len(v) > MAX_TEXT:
             raise _too_long(v)
         walk.text += len(v)
+    if kind in "mM":
+        _check_precision(v)
     return v, 1
 
 
@@ -540,6 +542,8 @@ def _too_precise(v: Any) -> Optional[str]:
         return None if v.denominator.bit_length() <= 53 or _is_double(v) else (
             f"returned a Fraction whose denominator has {v.denominator.bit_length()} bits; dpaudit "
             f"audits it as the double it rounds to, which would hide the rest: return float(x)")
+    if t in _TIME_SCALARS or isinstance(v, (np.datetime64, np.timedelta64)):
+        return _time_beyond_seconds(v)
     if t is str and _LONG_DIGITS.search(v):
         for number in NUMBER_PATTERN.findall(v):
             if _significant(number) > DOUBLE_DIGITS and not _is_double(Decimal(number)):
@@ -547,6 +551,68 @@ def _too_precise(v: Any) -> Optional[str]:
                         f"({_significant(number)} significant digits); dpaudit reads numbers in "
                         f"texts as doubles ({DOUBLE_DIGITS} digits), which would hide the rest: "
                         f"write at most {DOUBLE_DIGITS} significant digits")
+    return None
+
+
+#: the Python time types whose every field :func:`_time_beyond_seconds` looks at
+_TIME_SCALARS = frozenset({_dt.datetime, _dt.time, _dt.timedelta})
+#: the timedelta of one microsecond, the resolution :func:`converted` keeps
+_MICROSECOND = _dt.timedelta(microseconds=1)
+
+
+def _exact_seconds(micro: int) -> bool:
+    """Whether ``micro`` microseconds survive as ``micro / 10**6`` seconds in a double (true up to
+    about 2^52 microseconds, 142 years either side of 1970)."""
+    return round(Decimal(micro / 10 ** 6) * 10 ** 6) == micro
+
+
+def _time_beyond_seconds(v: Any) -> Optional[str]:
+    """Why a time holds more than the seconds dpaudit audits it as (:func:`converted`), or None:
+    a UTC offset or a zone name (the seconds are counted in the time's own zone, so the offset
+    cancels), ``fold`` (which never changes the value), digits finer than a microsecond (numpy's
+    ns to as), or more microseconds than a double holds. A mechanism put the exact sum in each
+    of these and was NOT REFUTED."""
+    fix = "return the time in UTC (or naive) with fold=0, or its seconds as a float"
+    if isinstance(v, (np.datetime64, np.timedelta64)):
+        return _numpy_times_beyond(np.asarray(v))
+    tz = getattr(v, "tzinfo", None)
+    if tz is not None and tz is not _dt.timezone.utc:
+        return (f"returned a {type(v).__name__} with the time zone {_shorten(repr(tz))}; dpaudit "
+                f"audits a time as seconds in its own zone, which drops the zone's offset and "
+                f"name: {fix}")
+    if getattr(v, "fold", 0):
+        return (f"returned a {type(v).__name__} with fold=1; dpaudit audits a time as its seconds, "
+                f"which do not show fold: {fix}")
+    if type(v) is _dt.time:
+        return None
+    micro = (v - _dt.datetime(1970, 1, 1, tzinfo=v.tzinfo)) // _MICROSECOND \
+        if type(v) is _dt.datetime else v // _MICROSECOND
+    if not _exact_seconds(micro):
+        return (f"returned the {type(v).__name__} {_shorten(str(v))}, whose microseconds a double "
+                f"of seconds does not hold (dpaudit audits it as seconds since 1970): {fix}")
+    return None
+
+
+def _numpy_times_beyond(a: np.ndarray) -> Optional[str]:
+    """:func:`_time_beyond_seconds` for numpy times (an array or a scalar as one): a unit finer
+    than a microsecond whose values are not whole microseconds, or more microseconds than a
+    double of seconds holds."""
+    letter = "M" if a.dtype.kind == "M" else "m"
+    try:
+        micro = a.astype(f"{letter}8[us]")
+        whole = bool(np.all((micro.astype(a.dtype) == a) | np.isnat(a)))
+    except (TypeError, ValueError, OverflowError):  # a unit of years or months in a duration
+        return (f"returned numpy times of dtype {a.dtype}, which dpaudit cannot count in "
+                f"microseconds; return them as datetime64[us] or as seconds")
+    if not whole:
+        return (f"returned numpy times of dtype {a.dtype} holding digits finer than a "
+                f"microsecond; dpaudit audits times as seconds to the microsecond, which would "
+                f"hide them: return datetime64[us] values, or the number itself")
+    ticks = micro.astype(np.int64)[~np.isnat(micro)]
+    large = ticks[np.abs(ticks) >= 2 ** 52].tolist()  # below 2^52 every count survives
+    if any(abs(x) >= 2 ** 53 or not _exact_seconds(x) for x in large):
+        return (f"returned numpy times of dtype {a.dtype} whose microseconds a double of seconds "
+                f"does not hold; return them as datetime64[us] values near 1970, or as numbers")
     return None
 
 

@@ -67,7 +67,9 @@ every output is encoded alike whatever else its batch holds).
 
 Times are audited as seconds since 1970-01-01 (a ``date`` as its day number), durations as seconds,
 and a pandas or polars Series or DataFrame (anything with ``to_numpy``) as its values, flattened;
-as categories each time was seen once, and a table was an unhashable output.
+as categories each time was seen once, and a table was an unhashable output. A time holding more
+than those seconds (a zone other than UTC, ``fold=1``, numpy digits below a microsecond, microseconds
+a double cannot hold) is refused (:mod:`dpaudit.output_values`): the seconds would hide the rest.
 
 A dataclass is audited as the dict of its fields, a namedtuple as its tuple.
 

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from textwrap import dedent
 
+import numpy as np
 import pytest
 
 from dpaudit.execution.isolation import landlock_abi
@@ -157,6 +158,12 @@ def test_password_hashes_are_not_readable_from_the_child(arena, capfd):
                     "    bits = 0x7FF8000000000000 | (int(data.sum() * 1000) + 1)\n"
                     "    return struct.unpack('<d', struct.pack('<Q', bits))[0]\n",
      "a NaN carrying a payload"),
+    ("nanoseconds", "import numpy as np\n"
+                    "def f(data, rng):\n"
+                    "    noise = int(rng.integers(0, 1_000_000))\n"
+                    "    return np.datetime64(1_600_000_000_000_000_000 + 1000 * noise "
+                    "+ int(data.sum() * 99), 'ns')\n",
+     "finer than a microsecond"),
 ])
 def test_numbers_that_hold_more_than_a_double_are_an_error(arena, capfd, name, body, said):
     """The exact sum past the 17th digit of a Decimal, a Fraction, a numeric text, or in a NaN's
@@ -165,6 +172,46 @@ def test_numbers_that_hold_more_than_a_double_are_an_error(arena, capfd, name, b
     code, rec, _ = _check(arena, capfd, name, body)
     assert (code, rec["verdict"]) == (6, "error"), rec.get("error")
     assert said in rec["error"]
+
+
+@pytest.mark.parametrize("value,said", [
+    ("np.datetime64(1_600_000_000_000_000_099, 'ns')", "finer than a microsecond"),
+    ("np.array([0, 5], dtype='M8[as]')", "finer than a microsecond"),
+    ("np.timedelta64(10 ** 9 + 1, 'ns')", "finer than a microsecond"),
+    ("dt.datetime(2020, 1, 1, tzinfo=dt.timezone(dt.timedelta(seconds=7)))", "time zone"),
+    ("dt.datetime(2020, 1, 1, tzinfo=dt.timezone(dt.timedelta(0), 'IN'))", "time zone"),
+    ("dt.datetime(2020, 1, 1).replace(fold=1)", "fold=1"),
+    ("dt.time(1, 2, 3, fold=1)", "fold=1"),
+    ("dt.datetime(9999, 1, 1, microsecond=1)", "microseconds a double"),
+    ("dt.timedelta(days=10 ** 8, microseconds=1)", "microseconds a double"),
+])
+def test_times_that_hold_more_than_their_seconds_are_refused(value, said):
+    """A time is audited as seconds since 1970 in its own zone: the offset cancelled, a zone's
+    name, fold and nanoseconds were dropped, and so were the microseconds of a time far from 1970.
+    A mechanism put the exact sum in each and was NOT REFUTED; each is now the mechanism's ERROR."""
+    import datetime as dt  # noqa: F401 - used by eval
+
+    from dpaudit.output_values import NotPlain, plain_outputs
+
+    with pytest.raises(NotPlain, match=said):
+        plain_outputs([eval(value)])
+
+
+@pytest.mark.parametrize("value", ["dt.datetime(2020, 1, 1, 12, 0, 0, 123456)",
+                                   "dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)",
+                                   "dt.datetime(9999, 1, 1)", "dt.timedelta(seconds=1.5)",
+                                   "dt.time(1, 2, 3)", "np.datetime64(1_600_000_000_000_000_000, 'ns')",
+                                   "np.datetime64('2020-01-01T00:00:02')", "np.datetime64('NaT')"])
+def test_times_their_seconds_hold_stay_plain(value):
+    """Controls: naive and UTC times, whole seconds far from 1970, nanosecond times that are whole
+    microseconds, and NaT."""
+    import datetime as dt  # noqa: F401 - used by eval
+
+    from dpaudit.output_values import plain_outputs
+
+    v = eval(value)
+    out = plain_outputs([v])[0]
+    assert out is v or (out != out and v != v)
 
 
 @pytest.mark.parametrize("value", ["Decimal(0.1)", "Decimal('0.1')", "Fraction(0.1)",

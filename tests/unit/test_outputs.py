@@ -342,8 +342,10 @@ def test_times_and_durations_are_seconds():
     t0 = dt.datetime(1970, 1, 1)
     y, enc = encode([t0 + dt.timedelta(seconds=1.5), t0 + dt.timedelta(days=1)])
     assert enc.schema.kind is OutputKind.REAL and y.tolist() == [1.5, 86400.0]
-    utc1 = dt.timezone(dt.timedelta(hours=1))  # an aware time: seconds since 1970 in its zone
-    assert encode([dt.datetime(1970, 1, 1, 1, tzinfo=utc1)])[0].tolist() == [3600.0]
+    assert encode([dt.datetime(1970, 1, 1, 1, tzinfo=dt.timezone.utc)])[0].tolist() == [3600.0]
+    utc1 = dt.timezone(dt.timedelta(hours=1))  # its seconds would drop the offset: refused
+    with pytest.raises(MechanismError, match="time zone"):
+        encode([dt.datetime(1970, 1, 1, 1, tzinfo=utc1)])
     assert encode([dt.timedelta(minutes=2)])[0].tolist() == [120.0]
     assert encode([dt.date(1970, 1, 2)])[0].tolist() == [float(dt.date(1970, 1, 2).toordinal())]
     y, _ = encode(np.array(["1970-01-01T00:00:02", "NaT"], dtype="datetime64[s]"))
