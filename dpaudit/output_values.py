@@ -236,20 +236,65 @@ def to_float(v: Any) -> float:
         return math.inf if v > 0 else -math.inf
 
 
-#: a number written in text (digits, a point, an exponent), as :func:`text_template` reads it
-NUMBER_PATTERN = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+#: a number written in text (ASCII digits, a point, an exponent), as :func:`text_template` reads
+#: it (``float`` also reads other scripts' digits, which would merge ``"३"`` with ``"3"``)
+NUMBER_PATTERN = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_FIXED = re.compile(r"(\+?)-?[0-9]+(?:\.([0-9]+))?")
+_EXPONENT = re.compile(r"(\+?)-?[0-9](?:\.([0-9]+))?([eE])[-+][0-9]{2,3}")
 #: a first batch of texts is read as templates when it holds at least this many texts, and more
 #: than half of them are distinct (most seen once: as categories no event could have power)
 TEMPLATE_MIN_TEXTS = 20
 
 
+def spelling(token: str) -> Optional[str]:
+    """The format spec that writes ``token`` back from ``float(token)``: ``""`` for Python's own
+    spelling of the double (``repr``: ``str(x)``, ``json.dumps``, ``round``), else ``"d"`` (an
+    integer), ``".3f"`` (three decimals, trailing zeros kept), ``".2e"``, with a leading ``"+"``
+    when it has one; None when none does: leading zeros (``"05"``), ``"5."``, ``".5"``, ``"1e0"``,
+    ``"-0"``, more digits than the double holds. Numbers written so carry more than their value,
+    and stay text."""
+    if not NUMBER_PATTERN.fullmatch(token):
+        return None
+    value = float(token)
+    if value == 0 and token.startswith("-"):
+        return None  # −0: the value does not show the sign to an event
+    if repr(value) == token:
+        return ""
+    for pattern, exponent in ((_FIXED, False), (_EXPONENT, True)):
+        m = pattern.fullmatch(token)
+        if m is None:
+            continue
+        decimals = len(m.group(2) or "")
+        spec = m.group(1) + (f".{decimals}{m.group(3)}" if exponent else
+                             f".{decimals}f" if decimals else "d")
+        written = format(value, spec.replace("d", ".0f"))
+        return spec if written == token else None
+    return None
+
+
+def _literal(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("#", "\\#")
+
+
 def text_template(text: str) -> tuple:
     """A text as (its template, the numbers in it): ``"answer=1.25 (n=3)"`` as
-    ``("answer=# (n=#)", 1.25, 3.0)``; a text without digits as ``(text,)``."""
-    numbers_ = NUMBER_PATTERN.findall(text)
-    if not numbers_:
-        return (text,)
-    return ("#".join(NUMBER_PATTERN.split(text)), *map(float, numbers_))
+    ``("answer=# (n=#d)", 1.25, 3.0)``; a text without such numbers as ``(text,)``.
+
+    Each number is ``#`` and the spec that writes it back from its value (:func:`spelling`; none
+    for Python's own spelling), so the template and the numbers give back the text exactly:
+    ``"05"`` and ``"5"``, or ``"1.50"`` and ``"1.5"``, differ in the template. A number no spec writes back stays in the template as
+    it is written, and ``#`` and ``\\`` in the text are escaped (``\\#``, ``\\\\``)."""
+    literals = NUMBER_PATTERN.split(text)
+    parts, numbers_ = [_literal(literals[0])], []
+    for token, after in zip(NUMBER_PATTERN.findall(text), literals[1:]):
+        spec = spelling(token)
+        if spec is None:
+            parts.append(_literal(token))
+        else:
+            parts.append("#" + spec)
+            numbers_.append(float(token))
+        parts.append(_literal(after))
+    return ("".join(parts), *numbers_) if numbers_ else (text,)
 
 
 def parses(parse: Any, text: str) -> bool:
@@ -472,6 +517,11 @@ def _plain_object(v: Any, walk: _Walk, depth: int) -> tuple[Any, int]:
     a dataclass without attributes of their own, or a library's table or array, as the plain
     value of what it holds (:func:`plain_outputs`); else :class:`NotPlain`."""
     t = type(v)
+    if t is Decimal:
+        # as its text's template and value: Decimal("1.0") and Decimal("1.00") are one value,
+        # and the exponent would be a release no event looks at
+        _check_precision(v)
+        return text_template(str(v)), 1
     if t in _PLAIN_OTHERS or t is Fraction:
         _check_precision(v)
         tz = getattr(v, "tzinfo", None)

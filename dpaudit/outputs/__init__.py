@@ -54,10 +54,14 @@ of the first batch parses (a later output that does not is an error; declare ``o
 to audit the texts as categories). Other texts whose first batch holds numbers and is mostly
 distinct (at least :data:`dpaudit.output_values.TEMPLATE_MIN_TEXTS` texts, more than half of them distinct: log lines,
 formatted reports) are read as templates: ``"answer=1.25 (n=3)"`` as the labelled tuple
-``("answer=# (n=#)", 1.25, 3.0)``, audited as MIXED with the template in the skeleton. A
-``Decimal`` is a real number. As categories, a released number written as text or as a Decimal was
-seen once per value, and no event had power. Parsing is post-processing (two texts of one number
-become one output), so the bounds stay sound.
+``("answer=# (n=#d)", 1.25, 3.0)``, audited as MIXED with the template in the skeleton. A text
+that spells a number, and a ``Decimal`` (as its text), is such a template too: each number keeps how
+it is written (:func:`dpaudit.output_values.spelling`: ``#`` for Python's own spelling, ``#d``,
+``#.3f``; as written where no format gives it back), so ``"05"`` and ``"5"``, or ``Decimal("1.0")``
+and ``Decimal("1.00")``, stay two outputs; JSON numbers must be spelled as ``json.dumps`` writes
+them. As categories, a released number written as text or as a Decimal was seen once per value, and
+no event had power. Parsing is post-processing, and one that loses nothing, so the bounds stay
+sound.
 
 Nested lists, tuples, arrays and dicts (``[[a, b], [c, d]]``, ``(index, array)``, a dict of lists)
 are audited as the tuple of their leaves, in order; where the first nested batch shows outputs of

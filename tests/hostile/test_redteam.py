@@ -174,6 +174,23 @@ def test_numbers_that_hold_more_than_a_double_are_an_error(arena, capfd, name, b
     assert said in rec["error"]
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name,body", [
+    ("leading_zero", "def f(data, rng):\n"
+                     "    noise = int(rng.integers(0, 1_000_000))\n"
+                     "    return f\"count={'0' if data.sum() >= 1 else ''}{noise}\"\n"),
+    ("decimal_exponent", "from decimal import Decimal\n"
+                         "def f(data, rng):\n"
+                         "    x = round(float(rng.laplace(scale=1e-3)), 1)\n"
+                         "    return Decimal(f'{x:.2f}' if data.sum() >= 1 else f'{x:.1f}')\n"),
+])
+def test_a_bit_in_how_a_number_is_written_is_refuted(arena, capfd, name, body):
+    """The membership bit as a leading zero of a noisy count in a text, or as the exponent of a
+    Decimal (1.0 against 1.00): each was read as its value alone and NOT REFUTED, exit 0."""
+    code, rec, _ = _check(arena, capfd, name, body)
+    assert (code, rec["verdict"]) == (1, "refuted"), rec.get("error")
+
+
 @pytest.mark.parametrize("value,said", [
     ("np.datetime64(1_600_000_000_000_000_099, 'ns')", "finer than a microsecond"),
     ("np.array([0, 5], dtype='M8[as]')", "finer than a microsecond"),
@@ -226,7 +243,8 @@ def test_numbers_that_are_doubles_stay_plain(value):
     from dpaudit.output_values import plain_outputs
 
     v = eval(value)
-    assert plain_outputs([v])[0] is v
+    out = plain_outputs([v])[0]
+    assert out is v or (type(v) is Decimal and out[1:] == (float(v),))  # a Decimal: (template, value)
 
 
 @pytest.mark.slow

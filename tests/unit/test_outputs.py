@@ -255,9 +255,16 @@ def test_minus_zero_is_a_category_of_its_own():
 
 
 def test_text_that_spells_numbers_is_audited_as_those_numbers():
+    """Each text as its number and the spelling that writes it back (``#``: Python's own; a
+    number spelled otherwise than any format writes its value stays text): "1.50" and "1.5", or
+    "05" and "5", are one value but not one text."""
     y, enc = encode(["1.500", "-0.25", "nan", "1e3"])
-    assert enc.schema.kind is OutputKind.REAL and enc.schema.text == "number"
-    assert np.array_equal(y, [1.5, -0.25, math.nan, 1000.0], equal_nan=True)
+    assert enc.schema.kind is OutputKind.MIXED and enc.schema.text == "number"
+    assert [enc.skeleton(r[0]) for r in y] == [("#.3f", REAL), ("#", REAL), ("nan",), ("1e3",)]
+    assert y[:2, 3].tolist() == [1.5, -0.25]
+    y, enc = encode(["05", "5", "1.50", "1.5", "+1", "1", "-0.0", "0.0", "\u0663", "3"])
+    spelled = [(enc.skeleton(r[0]), r[3]) for r in y]
+    assert len(set(map(repr, spelled))) == len(spelled), spelled  # ten texts, ten audited values
     assert "read from text that spells numbers" in enc.schema.description
     with pytest.raises(MechanismError, match="'N/A' after text outputs that all spelled numbers.*"
                                              "output='discrete'"):
@@ -281,11 +288,12 @@ def test_json_text_is_audited_as_what_it_parses_to():
 def test_decimals_are_real_numbers():
     from decimal import Decimal
 
-    y, enc = encode([Decimal("1.25"), Decimal("-3"), Decimal("sNaN")])
-    assert enc.schema.kind is OutputKind.REAL
-    assert np.array_equal(y, [1.25, -3.0, math.nan], equal_nan=True)
-    y, enc = encode([(Decimal("0.5"), 2), (Decimal("1.5"), 3)])
-    assert enc.schema.kind is OutputKind.VECTOR and y.tolist() == [[0.5, 2.0], [1.5, 3.0]]
+    # as the template and value of its text: Decimal("1.0") and Decimal("1.00") are one value
+    y, enc = encode([Decimal("1.25"), Decimal("-3"), Decimal("sNaN"), Decimal("1.0"), Decimal("1.00")])
+    assert enc.schema.kind is OutputKind.MIXED
+    assert [enc.skeleton(r[0]) for r in y] == [("#", REAL), ("#d", REAL), ("sNaN",), ("#", REAL),
+                                               ("#.2f", REAL)]
+    assert y[[0, 1, 3, 4], 3].tolist() == [1.25, -3.0, 1.0, 1.0]
 
 
 def test_sets_are_their_sorted_tuples():
@@ -388,7 +396,8 @@ def test_texts_with_numbers_inside_are_read_as_templates_and_numbers():
     texts = [f"answer={i / 7:.3f} (n={i})" for i in range(30)] + ["no answer"] * 10
     y, enc = encode(texts)
     assert enc.schema.kind is OutputKind.MIXED and enc.schema.text == "template"
-    assert enc.skeleton(y[3, 0]) == ("answer=# (n=#)", REAL, REAL)
+    assert enc.skeleton(y[3, 0]) == ("answer=# (n=#d)", REAL, REAL)  # 3/7 as 0.429: Python's own
+    assert enc.skeleton(y[7, 0]) == ("answer=#.3f (n=#d)", REAL, REAL)  # 1.000: three decimals
     assert y[3, 3:5].tolist() == [float(f"{3 / 7:.3f}"), 3.0]
     assert enc.skeleton(y[-1, 0]) == ("no answer",)
     later, _ = encode(["anything at all", None], enc)  # every text reads: no error later
@@ -402,14 +411,14 @@ def test_texts_with_numbers_inside_are_read_as_templates_and_numbers():
 def test_numbers_as_text_or_none_are_a_value_or_none():
     y, enc = encode([None, "1.5", "2.5"])
     assert enc.schema.kind is OutputKind.MIXED and enc.schema.text == "number"
-    assert y[1:, 2].tolist() == [1.5, 2.5]
+    assert enc.skeleton(y[0, 0]) is None and y[1:, 3].tolist() == [1.5, 2.5]
 
 
 def test_numpy_texts_are_texts():
     y, enc = encode([np.str_("1.5"), np.str_("2.5")])
-    assert enc.schema.kind is OutputKind.REAL and y.tolist() == [1.5, 2.5]
+    assert enc.schema.text == "number" and y[:, 3].tolist() == [1.5, 2.5]
     y, enc = encode(np.array(["0.5", "3"]))  # a batch array of texts
-    assert enc.schema.kind is OutputKind.REAL and y.tolist() == [0.5, 3.0]
+    assert enc.schema.text == "number" and y[:, 3].tolist() == [0.5, 3.0]
     y, enc = encode([(np.str_("sum"), 1.0)])
     assert enc.schema.kind is OutputKind.MIXED and enc.skeleton(y[0, 0]) == ("sum", REAL)
 
