@@ -29,6 +29,11 @@ class _Parser(argparse.ArgumentParser):
     one ``dpaudit:`` prefix (:func:`run` adds it) and a "did you mean" for a mistyped flag or
     command (:func:`_did_you_mean`)."""
 
+    def __init__(self, *args, **kwargs) -> None:
+        # no prefixes: a typo such as --sample was taken silently as --samples
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):  # type: ignore[override]
         from dpaudit.errors import UsageError
 

@@ -47,8 +47,7 @@ def parse_neighbours(name: str, raw: Any) -> Any:
     try:
         notion = claim_notion(raw)
     except InvalidArgument:
-        allowed = ", ".join([m.value for m in Neighbours] + [n for n in NOTIONS if n not in
-                                                             ("change-one",)])
+        allowed = ", ".join([m.value for m in Neighbours] + list(NOTIONS))
         raise InvalidArgument.bad(name, raw, f"one of {allowed}") from None
     return notion.relation if notion.group == 1 else notion
 

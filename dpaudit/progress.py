@@ -190,7 +190,7 @@ class Progress:
         """Print the one-line summary of a finished target. An audit with two findings says which
         decided its verdict and ends with the float64 one (``REFUTED (logic) — …; float64: porous
         (ε ≥ 8.35: outputs in …; fix: …)``, ``REFUTED (float64 only; the logic is NOT REFUTED,
-        ε ≥ 0.49) — …``, ``…; float64: not porous (ε ≥ 0.9)``; :mod:`dpaudit.report.findings`)."""
+        ε ≥ 0.49) — …``, ``…; float64: porosity not found (ε ≥ 0.9)``; :mod:`dpaudit.report.findings`)."""
         from dpaudit.report.describe import one_line
 
         from dpaudit.replay.command import stage_text
@@ -207,7 +207,7 @@ class Progress:
             # after the replay stage's words, the note is the sampled audit's: say whose it is
             line += f" — {'the sampling: ' if stage else ''}{details['note']}"
         elif isinstance(details, Mapping) and details.get("timed_out"):
-            line += " (cut short by the time limit)"
+            line += f" — {'the sampling: ' if stage else ''}cut short by the time limit"
         from dpaudit.report.provenance import computed_text, isolation_off, settings_from_text
 
         for said in (computed_text(record), isolation_off(record), settings_from_text(record)):

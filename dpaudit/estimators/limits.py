@@ -57,9 +57,10 @@ class Limits:
                 "method": self.method, "basis": self.basis}
 
     def text(self) -> str:
-        """``this budget could refute ε up to 11.3, δ above 4.1e-06`` (the NOT REFUTED line)."""
-        return (f"this budget could refute ε up to {self.epsilon_ceiling:.3g}, "
-                f"δ above {self.delta_floor:.2g}")
+        """``this budget cannot show ε above 11.3 nor δ below 4.1e-06`` (the NOT REFUTED line):
+        no bound it gives can be larger, and no smaller δ can be seen, whatever the event."""
+        return (f"this budget cannot show ε above {self.epsilon_ceiling:.3g} "
+                f"nor δ below {self.delta_floor:.2g}")
 
 
 def _weights(split: tuple) -> tuple:

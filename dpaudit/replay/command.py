@@ -254,8 +254,12 @@ def stage_text(record: Any) -> str:
         strong = [f for f in stage.get("findings") or [] if isinstance(f, dict)
                   and f.get("kind") == "composition_excess" and isinstance(f.get("site"), dict)]
     if not strong:
-        cut = any(isinstance(f, dict) and f.get("kind") == "time_limit" for f in stage.get("findings") or [])
-        return "replay: cut short by the time limit" if cut else ""
+        found = [f for f in stage.get("findings") or [] if isinstance(f, dict)]
+        if any(f.get("kind") == "time_limit" for f in found):
+            return "replay: cut short by the time limit"
+        # what the replay could not see (its noise drawn in native code): the sampling alone decides
+        limits = [str(f.get("title") or f.get("kind")) for f in found if f.get("severity") == "limit"]
+        return f"replay: {'; '.join(limits[:2])} (the sampling alone decides)" if limits else ""
     named = [f"{f.get('title') or f.get('kind')}{_at(f.get('site'))}" for f in strong[:3]]
     more = len(strong) - len(named)
     tail = f" and {more} more" if more else ""

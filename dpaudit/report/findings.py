@@ -279,7 +279,7 @@ def event_words(event: Any, limit: int = 2) -> str:
 def float_status(rec: Mapping[str, Any]) -> str:
     """The float64 finding in a few words for the terminal line and the summaries:
     ``float64: porous (ε ≥ 8.35: outputs in …; fix: …)``, ``float64: porous (warning, --float
-    warn) (…)``, ``float64: not porous (ε ≥ 0.9)``, ``float64: no question (outputs are
+    warn) (…)``, ``float64: porosity not found (ε ≥ 0.9)``, ``float64: no question (outputs are
     integers)``, ``float64: not asked (--float off)``; ``""`` when the record has no float
     finding."""
     f = finding(rec, FLOAT)
@@ -307,7 +307,8 @@ def float_status(rec: Mapping[str, Any]) -> str:
         tag = " (warning, --float warn)" if f.warning else ""
         return f"float64: porous{tag} ({inner})"
     if f.verdict == "not_refuted":
-        return f"float64: not porous ({bound})" if bound else "float64: not porous"
+        # not refuted is not shown: "not porous" read as a proof where a larger budget refuted
+        return f"float64: porosity not found ({bound})" if bound else "float64: porosity not found"
     if f.verdict == "error":
         return f"float64: could not run ({r.get('error') or 'error'})"
     return f"float64: {verdict_label(f.verdict)}" + (f" ({bound})" if bound else "")

@@ -104,7 +104,7 @@ def _finding(rec: Mapping[str, Any]) -> list[str]:
             note = " (warning: --float warn)" if f.warning else ""
             lines.append(f"  - {f.label}: **{word}**{note}: {escape(fk.lead(), 600)}")
             if f.applicable and f.verdict != Verdict.ERROR.value:
-                lines.append(f"    - evidence: {escape(fk.evidence_text(), 400)}")
+                lines.append(f"    - evidence: {escape(fk.evidence_text(), 1200)}")
                 lines += _pair_found(f.rec, "    ")
             if f.question == fnd.FLOAT and f.refuted:
                 lines.append(f"    - fix: {escape(fnd.FLOAT_FIX)}")
@@ -256,7 +256,8 @@ def render_markdown(run: Mapping[str, Any]) -> str:
     tally = ", ".join(f"{n} {d.verdict_label(v).lower()}" for v, n in counts.items() if n) or "no results"
     seed = run.get("seed")
     out = [f"## dpaudit: {tally}", ""]
-    meta = [f"{summary.get('total', len(records))} results", f"seed {escape(seed) if seed is not None else '—'}"]
+    total = summary.get("total", len(records))
+    meta = [f"{total} result{'' if total == 1 else 's'}", f"seed {escape(seed) if seed is not None else '—'}"]
     if summary.get("with_expected"):
         met = summary["with_expected"] - summary.get("mismatches", 0)
         meta.append(f"{met} / {summary['with_expected']} verdicts as expected")
@@ -286,7 +287,7 @@ def render_markdown(run: Mapping[str, Any]) -> str:
     else:
         out += ["No claim refuted, no error, nothing inconclusive"
                 + (", every verdict as expected." if summary.get("with_expected") else "."), ""]
-    out += [f"<details><summary>All {len(records)} results</summary>", "",
+    out += [f"<details><summary>All {len(records)} result{'' if len(records) == 1 else 's'}</summary>", "",
             "| # | result | evidence | claim | verdict | ε lower bound | time (s) |",
             "|---:|---|---|---|---|---:|---:|"]
     out += [_row(i, r) for i, r in enumerate(records[:MAX_ROWS], 1)]

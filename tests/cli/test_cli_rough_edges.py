@@ -40,6 +40,9 @@ def one_line(capsys) -> str:
     (["check", "examples/laplace_sum.py", "--epslion=1", "--sampels=9"],
      "dpaudit: error: unrecognized arguments: --epslion=1 --sampels=9; did you mean --epsilon or --samples?"),
     (["audit", "--ouT"], "dpaudit: error: unrecognized arguments: --ouT; did you mean --out?"),
+    # a prefix is not the flag: argparse took --sample 2000 as --samples without a word
+    (["check", "examples/laplace_sum.py", "--sample", "2000"],
+     "dpaudit: error: unrecognized arguments: --sample 2000; did you mean --samples?"),
     (["check", "x.py", "--isolation", "stric"],
      "dpaudit: error: argument --isolation: invalid choice 'stric'; did you mean 'strict'? (choose "
      "from strict, process, none)"),

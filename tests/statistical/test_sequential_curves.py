@@ -95,4 +95,4 @@ def test_no_early_stop_is_one_look_and_is_rerun_as_such():
     r = curve_audit(gauss, mu=1.0, neighbours="linf", domain=(0, 1), size=1, samples=100_000,
                     seed=3, early_stop=False)
     assert r.details.get("sequential") is None and "early_stop=False" in r.reproduce
-    assert r.samples > 99_000 and r.to_record()["refutable"]["text"].count("could refute ε up to") == 1
+    assert r.samples > 99_000 and r.to_record()["refutable"]["text"].count("cannot show ε above") == 1

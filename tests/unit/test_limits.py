@@ -77,4 +77,4 @@ def test_every_sampled_record_and_not_refuted_line_states_its_limits():
                                                          lim["alpha"], split) + 1e-9
     assert 5 < lim["epsilon_ceiling"] < math.log(lim["n_D"])
     assert rec["findings"]["logic"]["limits"] == lim
-    assert "this budget could refute ε up to" in one_line(rec) and "δ above" in one_line(rec)
+    assert "this budget cannot show ε above" in one_line(rec) and "nor δ below" in one_line(rec)

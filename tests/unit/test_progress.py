@@ -74,7 +74,27 @@ def test_a_timed_out_audit_says_so():
     Progress(stream=io.StringIO(), out=out, enabled=False).finish(
         {"kind": "audit", "target": "m.py:f", "verdict": "inconclusive", "claim": None,
          "details": {"timed_out": True}})
-    assert out.getvalue().rstrip().endswith("(cut short by the time limit)")
+    assert out.getvalue().rstrip().endswith(" — cut short by the time limit")
+    out = io.StringIO()  # after the replay stage's own words, whose cut it was
+    Progress(stream=io.StringIO(), out=out, enabled=False).finish(
+        {"kind": "audit", "target": "m.py:f", "verdict": "inconclusive", "claim": None,
+         "details": {"timed_out": True},
+         "replay": {"verdict": "inconclusive", "findings": [{"kind": "time_limit"}]}})
+    line = out.getvalue()
+    assert line.count("cut short by the time limit") == 2
+    assert "replay: cut short by the time limit — the sampling: cut short" in line
+
+
+def test_a_replay_stage_that_saw_no_noise_says_so_on_the_line():
+    """An OpenDP chain draws its noise in native code: the replay stage is INCONCLUSIVE, and the
+    terminal line said nothing of it while the HTML report did."""
+    out = io.StringIO()
+    Progress(stream=io.StringIO(), out=out, enabled=False).finish(
+        {"kind": "audit", "target": "m.py:f", "verdict": "not_refuted", "claim": None,
+         "replay": {"verdict": "inconclusive", "findings": [
+             {"kind": "no_noise_intercepted", "severity": "limit", "title": "no noise intercepted"},
+             {"kind": "outside_randomness", "severity": "note", "title": "randomness outside"}]}})
+    assert "; replay: no noise intercepted (the sampling alone decides)" in out.getvalue()
 
 
 def test_the_status_line_shows_samples_per_second_since_the_target_started():

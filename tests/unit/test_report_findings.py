@@ -163,7 +163,7 @@ def test_terminal_lines_follow_the_contract():
     assert warn.startswith(f"f.py:f: NOT REFUTED (logic) — {claim}; ε ≥ 0.49")
     assert "; float64: porous (warning, --float warn) (ε ≥ 8.35: " in warn and fix in warn
     assert terminal(record("snapped")).startswith(f"f.py:f: NOT REFUTED — {claim}; ε ≥ 0.49")
-    assert "; float64: not porous (ε ≥ 0.9)" in terminal(record("snapped"))
+    assert "; float64: porosity not found (ε ≥ 0.9)" in terminal(record("snapped"))
     assert "; float64: no question (outputs are integers)" in terminal(record("integers"))
     assert "; float64: not asked (--float off)" in terminal(record("float_off"))
     assert terminal(record("error")).startswith("f.py:f: ERROR — f.py:f; the check could not run: mechanism raised")

@@ -64,3 +64,10 @@ def test_a_refuted_finding_says_how_its_pair_was_found_and_a_hostile_label_is_es
     text = render_markdown(run_of(refuted, held, hostile))
     assert text.count("- pair found by: the float above 2^53: 10 records, one removed") == 1
     assert "- pair found by: &lt;script&gt;" in text and "<script>" not in text
+
+
+def test_one_result_is_one_result():
+    md = render_markdown(run_of(rec()))
+    assert "1 result · " in md and "All 1 result</summary>" in md and "1 results" not in md
+    md = render_markdown(run_of(rec(), rec("m.py:g")))
+    assert "2 results · " in md and "All 2 results</summary>" in md

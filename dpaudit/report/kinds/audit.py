@@ -280,7 +280,7 @@ class PrivacyAudit(RecordKind):
 
     def limits_clause(self) -> str:
         """For a NOT REFUTED: what the budget could have shown at all (the record's ``limits``,
-        :mod:`dpaudit.estimators.limits`): ``; this budget could refute ε up to 11.3, δ above
+        :mod:`dpaudit.estimators.limits`): ``; this budget cannot show ε above 11.3 nor δ below
         4.1e-06``; empty otherwise."""
         lim = self.rec.get("limits")
         if self.rec.get("verdict") != Verdict.NOT_REFUTED.value or not isinstance(lim, Mapping):
@@ -288,7 +288,7 @@ class PrivacyAudit(RecordKind):
         ceiling, floor = num(lim.get("epsilon_ceiling")), num(lim.get("delta_floor"))
         if ceiling is None or floor is None:
             return ""
-        return f"; this budget could refute ε up to {fmt(ceiling)}, δ above {fmt(floor)}"
+        return f"; this budget cannot show ε above {fmt(ceiling)} nor δ below {fmt(floor)}"
 
     def figure(self) -> str:
         if num(self.rec.get("epsilon_lower_bound")) is None:
