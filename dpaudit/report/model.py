@@ -63,6 +63,11 @@ def timestamp(when: Any = None) -> str:
     raise InvalidArgument.bad("started/finished", when, "a datetime, a POSIX time or an ISO string")
 
 
+#: the DP libraries whose version a reviewer needs beside a verdict on code that calls them
+_LIBRARIES = {"opendp": "opendp", "diffprivlib": "diffprivlib", "python-dp": "python-dp",
+              "dp-accounting": "dp-accounting"}
+
+
 def environment() -> dict:
     """Versions of Python and of the numeric stack, and the platform (read from package metadata,
     so nothing heavy is imported)."""
@@ -74,6 +79,11 @@ def environment() -> dict:
             env[key] = metadata.version(dist)
         except metadata.PackageNotFoundError:
             env[key] = None
+    for key, dist in _LIBRARIES.items():  # the DP library a target may call: only where installed
+        try:
+            env[key] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
     env["platform"] = platform.platform()
     return env
 

@@ -117,3 +117,26 @@ def test_differences_tolerates_last_bit_noise_but_not_real_changes():
     assert differences(dict(old, verdict="refuted"), old) == ["verdict: 'refuted' != 'not_refuted'"]
     assert differences(dict(old, rows=[1, "b"]), old) == ["rows[1]: 'b' != 'a'"]
     assert len(differences({k: v for k, v in old.items() if k != "rows"}, old)) == 1
+
+
+def test_the_environment_names_the_dp_libraries_installed_and_only_those(monkeypatch):
+    """A verdict on code that calls diffprivlib or OpenDP needs the library's version beside it;
+    a library that is not installed is left out (not written as None)."""
+    from importlib import metadata
+
+    from dpaudit.report.model import environment
+
+    real = metadata.version
+
+    def version(dist):
+        if dist == "opendp":
+            return "9.9.9"
+        if dist in ("diffprivlib", "python-dp", "dp-accounting"):
+            raise metadata.PackageNotFoundError(dist)
+        return real(dist)
+
+    monkeypatch.setattr(metadata, "version", version)
+    env = environment()
+    assert env["opendp"] == "9.9.9"
+    assert not {"diffprivlib", "python-dp", "dp-accounting"} & set(env)
+    assert env["numpy"] == real("numpy")
