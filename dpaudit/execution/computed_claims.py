@@ -7,12 +7,18 @@ claim it likes; a literal declaration is therefore read from the source
 be recomputed without the file's own code: the expression is read from the source with
 :mod:`ast`, together with the module-level assignments it names (``meas = dp.m.make_laplace(...)``,
 ``SPACE = dp.atom_domain(T=float), dp.absolute_distance(T=float)``), the file's OpenDP imports and
-its ``enable_features`` calls, and only that is evaluated, in a fresh ``python -I`` process, by a
-small interpreter that calls nothing but OpenDP's own functions and methods (``__module__`` under
-``opendp``), the types ``float``, ``int``, ``str``, ``bool``, with literal arguments, reads no
-attribute whose name starts with ``_``, holds no value that is not OpenDP's (numpy, ``re`` and the
-like are attributes of OpenDP's prelude: reaching one ends the recomputation) and enables no
-feature but ``contrib`` and ``floating-point`` (so no user-defined function can be built). A lambda, a comprehension, a name bound twice or by the
+its ``enable_features`` calls, and only that is evaluated, in a fresh ``python -I`` process under
+the sandbox child's own isolation (Landlock, seccomp, rlimits: entered before OpenDP is imported), by
+a small interpreter that calls nothing but OpenDP's constructors (the functions of its
+measurements, transformations, combinators, domains, metrics, measures and accuracy modules, a few
+named helpers such as ``enable_features`` and ``binary_search_param``, and the ``map`` and ``check``
+methods of its objects), the types ``float``, ``int``, ``str``, ``bool``, with literal arguments,
+reads no attribute or module whose name starts with ``_`` and nothing of ``opendp.extras``, holds no
+value that is not OpenDP's (numpy, ``re`` and the like are attributes of OpenDP's prelude: reaching
+one ends the recomputation) and enables no feature but ``contrib`` and ``floating-point`` (so no
+user-defined function can be built). OpenDP's ``deserialize`` unpickles what Polars plans hold: a
+hostile review ran its own code in this process through it, unsandboxed, and read the parent's
+environment; it is not a constructor, and the process is sandboxed now in any case. A lambda, a comprehension, a name bound twice or by the
 file's own function, a call of anything else: the claim is not recomputable and stays refused (give
 ``--epsilon``). The child's value must equal the recomputed one; if not, the file tampered with
 dpaudit in the sandbox (a LoadError, the mechanism's ERROR).
@@ -40,17 +46,24 @@ _TYPES = ("float", "int", "str", "bool")
 _MAX_NODES = 2000
 
 
+def _public(module: str) -> bool:
+    """OpenDP's public modules: none of a private part (``opendp._lib``: the native calls) and
+    nothing of ``opendp.extras`` (Polars, scikit-learn, example datasets)."""
+    parts = module.split(".")
+    return parts[0] == "opendp" and not any(p.startswith("_") for p in parts) \
+        and parts[1:2] != ["extras"]
+
+
 def _roots(tree: ast.Module) -> tuple[list, set]:
-    """The module-level OpenDP imports (statements) and the names they bind."""
+    """The module-level imports of OpenDP's public modules (statements) and the names they bind."""
     stmts, names = [], set()
     for node in tree.body:
-        if isinstance(node, ast.Import) and all(a.name == "opendp" or a.name.startswith("opendp.")
-                                                for a in node.names):
+        if isinstance(node, ast.Import) and all(_public(a.name) for a in node.names):
             stmts.append(node)
             names.update(a.asname or a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module \
-                and (node.module == "opendp" or node.module.startswith("opendp.")) \
-                and all(a.name != "*" for a in node.names):
+                and _public(node.module) \
+                and all(a.name != "*" and not a.name.startswith("_") for a in node.names):
             stmts.append(node)
             names.update(a.asname or a.name for a in node.names)
     return stmts, names
@@ -126,40 +139,77 @@ import ast, json, sys
 
 import types
 
+
+def isolate(root, here):
+    # the sandbox child's own isolation (Landlock, seccomp, rlimits), entered before OpenDP is
+    # imported: a recipe is the audited file's text, and OpenDP can reach code (deserialize)
+    from importlib.machinery import PathFinder
+    from importlib.util import module_from_spec
+
+    spec = PathFinder.find_spec("dpaudit", [root])
+    sys.modules["dpaudit"] = package = module_from_spec(spec)
+    spec.loader.exec_module(package)
+    from dpaudit.execution.isolation import enter, limit_resources
+
+    limit_resources(4 << 30, 120, 256, 64)  # memory, CPU seconds, files, threads
+    return enter("strict", workdir=here, readable=[])[0]
+
+
 FEATURES = {"contrib", "floating-point"}
-
-
-#: OpenDP's modules that read or fetch files (example datasets): not OpenDP's maps
-IO = ("opendp.extras.examples",)
+#: OpenDP's modules whose functions build domains, metrics, measures, transformations and
+#: measurements from literals: the only functions a recipe may call, with the few below
+CONSTRUCTORS = {"opendp.measurements", "opendp.transformations", "opendp.combinators",
+                "opendp.domains", "opendp.metrics", "opendp.measures", "opendp.accuracy"}
+NAMED = {"opendp.mod": {"enable_features", "binary_search", "binary_search_param",
+                        "binary_search_chain", "exponential_bounds_search"},
+         "opendp.context": {"loss_of", "space_of", "domain_of", "metric_of", "unit_of"}}
+#: methods of OpenDP's objects a recipe may call (a measurement's map, a transformation's check,
+#: a privacy profile's epsilon and delta)
+METHODS = {"map", "check", "epsilon", "delta"}
+FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+             types.BuiltinMethodType)
 
 
 def of_opendp(name):
-    return isinstance(name, str) and (name == "opendp" or name.startswith("opendp.")) \
-        and not any(name == m or name.startswith(m + ".") for m in IO)
+    # OpenDP's public modules only: no private module (_lib, _data: the native calls), nothing of
+    # opendp.extras (Polars, scikit-learn, example datasets)
+    if not isinstance(name, str) or not (name == "opendp" or name.startswith("opendp.")):
+        return False
+    parts = name.split(".")
+    return not any(p.startswith("_") for p in parts) and parts[1:2] != ["extras"]
+
+
+def may_call(f):
+    if f in (float, int, str, bool):
+        return True
+    if not isinstance(f, FUNCTIONS):
+        return False
+    name, owner = getattr(f, "__name__", ""), getattr(f, "__self__", None)
+    if owner is not None and not isinstance(owner, types.ModuleType):
+        return name in METHODS and of_opendp(getattr(type(owner), "__module__", None))
+    module = getattr(f, "__module__", None)
+    return module in CONSTRUCTORS or name in NAMED.get(module, ())
 
 
 def owned(v):
-    """A value the recipe may hold: a literal, one of the four types, or OpenDP's own (a module,
-    a function, a class or an object of OpenDP). Nothing else is reachable: no other module
-    (numpy, re, polars are attributes of OpenDP's prelude), no other callable."""
+    # a value the recipe may hold: a literal, one of the four types, a function it may call, or
+    # OpenDP's own module, class or object
     if v is None or isinstance(v, (bool, int, float, str)) or v in (float, int, str, bool):
         return True
     if isinstance(v, (tuple, list)):
         return all(owned(x) for x in v)
     if isinstance(v, types.ModuleType):
         return of_opendp(v.__name__)
-    if of_opendp(getattr(type(v), "__module__", None)):
-        return True
-    mod = getattr(v, "__module__", None) or getattr(getattr(v, "__func__", None), "__module__", None)
-    return callable(v) and of_opendp(mod)
+    if isinstance(v, FUNCTIONS):
+        return may_call(v)
+    if isinstance(v, type):
+        return of_opendp(v.__module__)
+    return of_opendp(getattr(type(v), "__module__", None))
 
 
 def run(source):
     tree = ast.parse(source)
     env = {"float": float, "int": int, "str": str, "bool": bool}
-
-    def callable_ok(f):
-        return f in (float, int, str, bool) or (callable(f) and owned(f))
 
     def checked(v, what):
         if not owned(v):
@@ -183,11 +233,11 @@ def run(source):
                 raise ValueError("a private attribute")
             return checked(getattr(ev(n.value), n.attr), "." + n.attr)
         if isinstance(n, ast.BinOp):
-            return ev(n.left) >> ev(n.right)
+            return checked(ev(n.left) >> ev(n.right), ">>")
         if isinstance(n, ast.Call):
             f = ev(n.func)
-            if not callable_ok(f):
-                raise ValueError(f"a call of {getattr(f, '__qualname__', type(f).__name__)}, not OpenDP's")
+            if not may_call(f):
+                raise ValueError(f"a call of {getattr(f, '__qualname__', type(f).__name__)}, not one of OpenDP's constructors")
             args = [x for a in n.args for x in (ev(a.value) if isinstance(a, ast.Starred) else [ev(a)])]
             if getattr(f, "__name__", "") == "enable_features" and not set(args) <= FEATURES:
                 raise ValueError(f"features {sorted(set(args) - FEATURES)} (only {sorted(FEATURES)})")
@@ -198,12 +248,19 @@ def run(source):
     for st in tree.body:
         if isinstance(st, ast.Import):
             for a in st.names:
+                if not of_opendp(a.name):
+                    raise ValueError(f"an import of {a.name}")
                 mod = importlib.import_module(a.name)
                 env[a.asname or a.name.split(".")[0]] = mod if a.asname else importlib.import_module(a.name.split(".")[0])
         elif isinstance(st, ast.ImportFrom):
+            if not of_opendp(st.module):
+                raise ValueError(f"an import from {st.module}")
             mod = importlib.import_module(st.module)
             for a in st.names:
-                env[a.asname or a.name] = getattr(mod, a.name) if hasattr(mod, a.name) else importlib.import_module(st.module + "." + a.name)
+                if a.name.startswith("_"):
+                    raise ValueError("a private name")
+                value = getattr(mod, a.name) if hasattr(mod, a.name) else importlib.import_module(st.module + "." + a.name)
+                env[a.asname or a.name] = checked(value, a.name)
         elif isinstance(st, ast.Expr):
             ev(st.value)
         elif isinstance(st, ast.Assign):
@@ -212,22 +269,26 @@ def run(source):
     return float(env["__claim__"]), version("opendp")
 
 try:
+    isolation = isolate(sys.argv[1], sys.argv[2])
     value, version = run(sys.stdin.read())
-    print(json.dumps({"value": repr(value), "version": version}))
+    print(json.dumps({"value": repr(value), "version": version, "isolation": isolation}))
 except BaseException as exc:
     print(json.dumps({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"}))
 '''
 
 
 def recompute(source: str, *, timeout: float = RECOMPUTE_SECONDS) -> tuple[Optional[float], str]:
-    """``(value, "OpenDP <version>")`` of a :func:`recipe`, evaluated in a fresh ``python -I``
-    process in an empty folder; ``(None, why)`` when it fails or runs past ``timeout``."""
+    """``(value, "OpenDP <version>, isolated: <the isolation in force>")`` of a :func:`recipe`,
+    evaluated in a fresh, sandboxed ``python -I`` process in an empty folder; ``(None, why)`` when
+    it fails or runs past ``timeout``."""
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT")}
     env["RUST_LIB_BACKTRACE"] = env["RUST_BACKTRACE"] = "0"
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with tempfile.TemporaryDirectory(prefix="dpaudit-claim-") as here:
         try:
-            done = subprocess.run([sys.executable, "-I", "-c", _EVALUATOR], input=source,
-                                  capture_output=True, text=True, timeout=timeout, cwd=here, env=env)
+            done = subprocess.run([sys.executable, "-I", "-c", _EVALUATOR, root, here], input=source,
+                                  capture_output=True, text=True, timeout=timeout, cwd=here, env=env,
+                                  start_new_session=True)
         except subprocess.TimeoutExpired:
             return None, f"recomputing it took more than {timeout:g} s"
     try:
@@ -237,6 +298,7 @@ def recompute(source: str, *, timeout: float = RECOMPUTE_SECONDS) -> tuple[Optio
     if "error" in reply:
         return None, str(reply["error"])[:200]
     try:
-        return float(reply["value"]), f"OpenDP {reply.get('version', '?')}"
+        return float(reply["value"]), (f"OpenDP {reply.get('version', '?')}, "
+                                       f"isolated: {reply.get('isolation', '?')}")
     except (TypeError, ValueError, KeyError):
         return None, "no number came back"

@@ -13,6 +13,7 @@ from cli_in_process import dpaudit as in_process
 pytest.importorskip("opendp")
 
 from dpaudit.execution.computed_claims import recipe, recompute  # noqa: E402
+from dpaudit.execution.isolation import landlock_abi  # noqa: E402
 
 HEADER = textwrap.dedent('''
     import opendp.prelude as dp
@@ -37,6 +38,8 @@ def test_a_map_claim_is_recomputed_from_the_sources_opendp_calls_alone():
     assert program.splitlines()[-1] == "__claim__ = meas.map(1.0)"
     value, where = recompute(program)
     assert value == 0.5 and where.startswith("OpenDP ")
+    # the recipe is the audited file's text: it runs under the sandbox child's own isolation
+    assert ("isolated: landlock" if landlock_abi() >= 1 else "isolated: process only") in where, where
 
 
 @pytest.mark.parametrize("line", [
@@ -45,6 +48,9 @@ def test_a_map_claim_is_recomputed_from_the_sources_opendp_calls_alone():
     "meas = meas\nCLAIM = meas.map(1.0)\n",                 # bound twice
     "CLAIM = meas.__class__.map(meas, 1.0)\n",            # a private attribute
     "CLAIM = [m for m in (meas,)][0].map(1.0)\n",
+    # a private module (the native calls) or opendp.extras is never a root of a recipe
+    "from opendp._lib import import_optional_dependency\nCLAIM = import_optional_dependency('this')\n",
+    "import opendp.extras.polars as pl\nCLAIM = pl.foo(1.0)\n",
 ])
 def test_what_needs_the_files_own_code_is_not_recomputable(line):
     expr, tree = _expr(HEADER + line)
@@ -99,7 +105,14 @@ def test_a_file_that_forges_its_map_claim_is_caught(tmp_path):
     "import opendp.prelude as dp\n__claim__ = dp.examples.get_california_pums_path()",
     # user-defined functions need this feature: a recipe never enables it
     "import opendp.prelude as dp\ndp.enable_features('contrib', 'honest-but-curious')\n__claim__ = 1.0",
+    # deserialize unpickles what a Polars plan holds: a hostile review ran its own code through
+    # it, unsandboxed, and read dpaudit's environment; only constructors are called now
+    "import opendp.prelude as dp\ndp.enable_features(*dp.deserialize('[\"contrib\"]'))\n__claim__ = 1.0",
+    "import opendp.prelude as dp\n__claim__ = dp.serialize(1.0)",
+    "from opendp._lib import import_optional_dependency\n__claim__ = import_optional_dependency('this')",
+    "import opendp.extras.examples as ex\n__claim__ = 1.0",
 ])
 def test_the_recomputing_process_reaches_nothing_but_opendp(program):
     value, why = recompute(program)
-    assert value is None and ("not OpenDP's" in why or "honest-but-curious" in why), why
+    assert value is None and ("not OpenDP's" in why or "honest-but-curious" in why
+                              or "constructors" in why or "import" in why or "private" in why), why
