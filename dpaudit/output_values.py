@@ -421,6 +421,14 @@ def _plain(v: Any, walk: _Walk, depth: int) -> tuple[Any, int]:
     if t in _PLAIN_SCALARS:
         if t is float and v != v:
             _check_precision(v)
+        elif t is complex and v != v:  # a NaN part may carry a payload
+            why = nan_payloads(np.asarray([v]))
+            if why is not None:
+                raise NotPlain(why, v)
+        elif isinstance(v, np.generic) and v.dtype.kind in "fc" and (v != v or v.dtype.itemsize > 8):
+            why = nan_payloads(np.asarray([v]))  # float16/32 and complex NaNs, long doubles
+            if why is not None:
+                raise NotPlain(why, v)
         return v, 1
     if t is str or t is bytes or t is bytearray:
         if len(v) > MAX_TEXT:
@@ -589,9 +597,11 @@ def _too_precise(v: Any) -> Optional[str]:
             f"audits it as the double it rounds to ({DOUBLE_DIGITS} digits), which would hide "
             f"the rest: round it, or return float(x)")
     if t is Fraction:
-        return None if v.denominator.bit_length() <= 53 or _is_double(v) else (
-            f"returned a Fraction whose denominator has {v.denominator.bit_length()} bits; dpaudit "
-            f"audits it as the double it rounds to, which would hide the rest: return float(x)")
+        # a Fraction is audited as the double it rounds to: Fraction(1, 3) and Fraction(1/3), or a
+        # numerator past 2^53, would be one value
+        return None if _is_double(v) else (
+            f"returned the Fraction {_shorten(str(v))}, which is not a double; dpaudit audits it as "
+            f"the double it rounds to, which would hide the rest: return float(x)")
     if t in _TIME_SCALARS or isinstance(v, (np.datetime64, np.timedelta64)):
         return _time_beyond_seconds(v)
     if t is str and _LONG_DIGITS.search(v):
@@ -686,14 +696,39 @@ def _check_precision(v: Any) -> None:
         raise NotPlain(why, v)
 
 
+#: the bits of the NaN arithmetic makes, either sign, by float width (any other NaN has a payload)
+_QUIET_BY_WIDTH = {2: (np.uint16, (0x7E00, 0xFE00)), 4: (np.uint32, (0x7FC00000, 0xFFC00000)),
+                   8: (np.uint64, (0x7FF8000000000000, 0xFFF8000000000000))}
+
+
 def nan_payloads(arr: np.ndarray) -> Optional[str]:
-    """Why a float array carries a NaN payload (:func:`_too_precise`), or None; fast when the
-    array holds no NaN."""
-    if arr.dtype.kind != "f" or arr.dtype.itemsize != 8 or not np.isnan(arr).any():
+    """Why a float or complex array holds more than the float64 values dpaudit audits it as, or
+    None; fast when it holds no NaN: a NaN with a payload (float16, float32 and float64 alike, and
+    either part of a complex; every NaN is one value to the audit), or a long double that float64
+    does not hold. A mechanism hid the exact sum in float32 NaNs, complex NaNs and the last bits of
+    long doubles, and each was NOT REFUTED."""
+    kind = arr.dtype.kind
+    if kind == "c":
+        return nan_payloads(np.ascontiguousarray(arr).real) or nan_payloads(np.ascontiguousarray(arr).imag)
+    if kind != "f":
         return None
-    bits = np.ascontiguousarray(arr).view(np.uint64)[np.isnan(arr)]
-    odd = bits[(bits != 0x7FF8000000000000) & (bits != 0xFFF8000000000000)]
-    return None if not odd.size else _too_precise(float(np.uint64(odd[0]).view(np.float64)))
+    width = arr.dtype.itemsize
+    if width not in _QUIET_BY_WIDTH:  # a long double: the float64 it rounds to must be all of it
+        finite = arr[np.isfinite(arr)]
+        if finite.size and not np.array_equal(finite.astype(np.float64).astype(arr.dtype), finite):
+            return (f"returned numbers of dtype {arr.dtype} that float64 does not hold; dpaudit "
+                    f"audits them as float64, which would hide the rest: return float64 values")
+        return nan_payloads(arr[np.isnan(arr)].astype(np.float64)) if np.isnan(arr).any() else None
+    if not np.isnan(arr).any():
+        return None
+    unsigned, quiet = _QUIET_BY_WIDTH[width]
+    bits = np.ascontiguousarray(arr).view(unsigned)[np.isnan(arr)]
+    odd = bits[(bits != quiet[0]) & (bits != quiet[1])]
+    if not odd.size:
+        return None
+    return (f"returned a NaN carrying a payload (bits {int(odd[0]):#0{2 + 2 * width}x}, "
+            f"{arr.dtype}); dpaudit audits every NaN as one value, which would hide the payload: "
+            f"return float('nan')")
 
 
 def plain_outputs(seq: list) -> list:
@@ -715,6 +750,9 @@ def plain_outputs(seq: list) -> list:
                 _check_precision(v)
             continue
         if t in _PLAIN_SCALARS:
+            if t is not int and t is not bool and v != v or (isinstance(v, np.generic)
+                                                            and v.dtype.itemsize > 8 and v.dtype.kind == "f"):
+                _plain(v, walk, 0)  # a NaN that may carry a payload, a long double: checked there
             continue
         if t is str or t is bytes:
             if len(v) > MAX_TEXT:

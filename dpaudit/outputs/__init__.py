@@ -30,9 +30,10 @@ discrete *skeleton* — the integers and bools it holds, with every float replac
 its length (``None`` and ``[]`` are skeletons of their own) — coded 0, 1, 2, ... in order of first
 appearance (``None`` and ``[]``, the two spellings of "no answer", share one code), and its
 elements: column 0 is the skeleton code, column 1 the length, column 2 + j
-element j as a number (NaN past the end). W is fixed when the kind is detected (the longest output
-of that batch, at least :data:`MIN_POSITIONS`, at most :data:`MAX_POSITIONS`); elements past W are
-left out of the columns but never out of the skeleton.
+element j as a number (NaN past the end), for j below W (the one length of a first batch whose
+outputs all have it, at least :data:`MIN_POSITIONS`; else :data:`MAX_POSITIONS`); integers, bools and
+texts past W stay in the skeleton, and a float past W is the mechanism's ERROR (the skeleton would
+show only that a number is there).
 
 **Forms.** An output's form is released with its values, and audited with them
 (:func:`dpaudit.output_values.form_of`): its type (``3`` and ``3.0``, a numpy float64 and a Python
@@ -49,7 +50,7 @@ A complex number is audited as the pair (Re z, Im z), a complex vector as (Re z�
 (as categories almost every value would be seen once, and no event could have power).
 
 Text that spells numbers (``f"{x:.3f}"``, ``str(x)``) is audited as those numbers, and JSON text
-of objects or arrays (``json.dumps({"count": x})``) as the values it parses to, when every output
+of objects or arrays (``json.dumps({"count": x})``) as its numbers too, when every output
 of the first batch parses (a later output that does not is an error; declare ``output="discrete"``
 to audit the texts as categories). Other texts whose first batch holds numbers and is mostly
 distinct (at least :data:`dpaudit.output_values.TEMPLATE_MIN_TEXTS` texts, more than half of them distinct: log lines,
@@ -58,8 +59,8 @@ formatted reports) are read as templates: ``"answer=1.25 (n=3)"`` as the labelle
 that spells a number, and a ``Decimal`` (as its text), is such a template too: each number keeps how
 it is written (:func:`dpaudit.output_values.spelling`: ``#`` for Python's own spelling, ``#d``,
 ``#.3f``; as written where no format gives it back), so ``"05"`` and ``"5"``, or ``Decimal("1.0")``
-and ``Decimal("1.00")``, stay two outputs; JSON numbers must be spelled as ``json.dumps`` writes
-them. As categories, a released number written as text or as a Decimal was seen once per value, and
+and ``Decimal("1.00")``, stay two outputs; JSON text is such a template too (its key order,
+whitespace, repeated keys and ``1`` against ``1.0`` are kept). As categories, a released number written as text or as a Decimal was seen once per value, and
 no event had power. Parsing is post-processing, and one that loses nothing, so the bounds stay
 sound.
 

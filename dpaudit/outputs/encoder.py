@@ -302,8 +302,11 @@ class OutputEncoder(Normaliser):
                 self._atoms.append(a)
 
     # ------------------------------------------------------------------ encoding
-    def _encode_mixed(self, seq: list) -> np.ndarray:
-        """Skeleton code, length and elements per output (:mod:`dpaudit.outputs`); one pass."""
+    def _encode_mixed(self, seq: list, data: Any = None) -> np.ndarray:
+        """Skeleton code, length and elements per output (:mod:`dpaudit.outputs`); one pass. A
+        number past the W positions kept is the mechanism's ERROR: its skeleton shows only that
+        a number is there (a hostile review hid the exact sum at position 17 of a labelled tuple
+        and in the 16th number of a text, NOT REFUTED)."""
         w = self.schema.length
         codes, skeletons = self._skeleton_codes, self._skeletons
         pads = [[math.nan] * (w - k) for k in range(w + 1)]
@@ -318,6 +321,12 @@ class OutputEncoder(Normaliser):
                     v = (v.item() if isinstance(v, np.generic) else v,)
                 m = len(v)
                 key = tuple(map(_skeleton, v)) if m else None
+                if m > w and REAL_MARK in key[w:]:
+                    raise MechanismError(
+                        f"returned an output holding a number at position {w + key[w:].index(REAL_MARK) + 1} "
+                        f"of a labelled or varying output ({_short(v)}); dpaudit audits the numbers "
+                        f"of such outputs in their first {w} positions only (it would not see the "
+                        f"rest): return the numbers as one numeric array, or fewer of them", data, v)
                 flat.extend(v[:w])
             flat.extend(pads[min(m, w)])
             c = codes.get(key)
@@ -371,7 +380,7 @@ class OutputEncoder(Normaliser):
             self._accept(OutputSchema(OutputKind.VECTOR, length=raw.shape[1]) if raw.shape[1]
                          else _mixed({0}), {_VEC: raw[0]}, data)
             if self.schema.kind is OutputKind.MIXED:
-                return self._encode_mixed(raw.tolist())
+                return self._encode_mixed(raw.tolist(), data)
             out = raw.astype(float)
         else:
             raise MechanismError(f"returned an array of shape {raw.shape[1:]} per output; "
@@ -386,7 +395,7 @@ class OutputEncoder(Normaliser):
             except (ValueError, OverflowError):  # Decimal("sNaN"): NaN; beyond float64: ±inf
                 return np.fromiter((to_float(v) for v in seq), dtype=float, count=len(seq))
         if s.kind is OutputKind.MIXED:
-            return self._encode_mixed(seq)
+            return self._encode_mixed(seq, data)
         if s.kind is OutputKind.VECTOR:
             try:
                 out = np.asarray([np.asarray(v, dtype=float) for v in seq], dtype=float)

@@ -53,24 +53,6 @@ def _key_order(k: Any) -> tuple:
 
 
 
-class _Respelled(Exception):
-    """A JSON number not written as ``json.dumps`` writes its value (the token is the message)."""
-
-
-def _json_number(token: str, kind: type) -> Any:
-    value = kind(token)
-    if (repr(value) if kind is float else str(value)) != token:
-        raise _Respelled(token)
-    return value
-
-
-def _json_exactly(text: str) -> Any:
-    """``json.loads`` that refuses a number spelled otherwise than ``json.dumps`` writes it
-    (``1.00``, ``1E0``, ``-0``): :func:`json.loads` would give the same value for each, so the
-    spelling would be a release no audit looks at."""
-    return json.loads(text, parse_float=lambda t: _json_number(t, float),
-                      parse_int=lambda t: _json_number(t, int))
-
 class Normaliser:
     """The normalisation steps of :meth:`OutputEncoder.encode <dpaudit.outputs.encoder.OutputEncoder.encode>`,
     in order, and the state the first batch fixes."""
@@ -260,7 +242,7 @@ class Normaliser:
         if mode == "template":  # every text reads as a template (and None is no answer)
             return [v if v is None else text_template(v) if type(v) is str else v for v in seq]
         number = mode == "number"
-        parse, what = (float, "numbers") if number else (_json_exactly, "JSON objects or arrays")
+        parse, what = (float, "numbers") if number else (json.loads, "JSON objects or arrays")
         out = []
         for v in seq:
             try:
@@ -269,13 +251,10 @@ class Normaliser:
                     continue
                 if type(v) is not str:
                     raise ValueError
-                parsed = parse(v)
-                # a number as its template and value: "05" and "5" (or "1.50" and "1.5") differ
-                out.append(text_template(v) if number else parsed)
-            except _Respelled as exc:
-                raise MechanismError(f"returned JSON holding the number {_short(str(exc))}, "
-                                     f"written otherwise than json.dumps writes its value: its "
-                                     f"spelling could carry more than the value", data, v) from None
+                parse(v)
+                # the text's template and numbers: "05" and "5", "1.50" and "1.5", and in JSON
+                # the whitespace, the key order, a repeated key, 1 and 1.0, all differ
+                out.append(text_template(v))
             except (ValueError, TypeError, RecursionError):
                 raise MechanismError(f"returned {_short(v)} after text outputs that all spelled "
                                      f"{what} (audited as what they spell; declare "

@@ -22,8 +22,9 @@ __all__ = ["OutputSchema", "MIN_POSITIONS", "MAX_POSITIONS", "EXACT_INT", "Eleme
            "element_class", "classes_of", "big_int", "lengths_of", "mixed_schema", "kind_of",
            "short"]
 
-#: a MIXED encoding keeps at least this many, at most this many element columns (the selection
-#: samples are kept in memory: 8·(2 + W) bytes a row)
+#: a MIXED encoding keeps W element columns (the selection samples are kept in memory: 8·(2 + W)
+#: bytes a row): the one length of a first batch whose outputs all have it (at least
+#: MIN_POSITIONS), else MAX_POSITIONS; a float past W is the mechanism's ERROR
 MIN_POSITIONS = 4
 MAX_POSITIONS = 16
 
@@ -187,7 +188,12 @@ def lengths_of(seq: list) -> set:
 
 
 def mixed_schema(lengths: set) -> OutputSchema:
-    w = min(MAX_POSITIONS, max([MIN_POSITIONS, *lengths]))
+    """A MIXED schema: as many columns as the one length of a first batch whose outputs all have
+    it (at least :data:`MIN_POSITIONS`), else :data:`MAX_POSITIONS`, so that outputs of varying
+    length (a first batch of empty ones included) keep every number a later, longer one holds up
+    to that; a float past the columns is the mechanism's ERROR (it was left out: a blind spot)."""
+    one = next(iter(lengths)) if len(lengths) == 1 else 0
+    w = max(MIN_POSITIONS, one) if 0 < one <= MAX_POSITIONS else MAX_POSITIONS
     return OutputSchema(OutputKind.MIXED, length=w, ordered=False)
 
 
@@ -195,13 +201,15 @@ def kind_of(found: dict[str, Any], data: Any, lengths: Optional[set] = None) -> 
     """Combine the element classes of one batch into a schema (or a MechanismError);
     ``lengths``: the lengths of its sequences, when it has any."""
     classes = set(found)
+    # None among sequences is a length of its own (0): the batch's lengths vary
+    lengths = set(lengths or ()) | ({0} if _NONE in classes else set())
     if _VEC in classes and classes <= {_VEC, _NONE} and (
-            _NONE in classes or len(lengths or ()) > 1 or 0 in (lengths or ())):
-        return mixed_schema(lengths or set())  # an empty sequence is a length of its own, not a vector
+            _NONE in classes or len(lengths) > 1 or 0 in lengths):
+        return mixed_schema(lengths)  # an empty sequence is a length of its own, not a vector
     if _LABELLED in classes and classes <= {_LABELLED, _VEC, _NONE}:
-        return mixed_schema(lengths or set())
+        return mixed_schema(lengths)
     if _NONE in classes and _REAL in classes and classes <= {_NONE, _REAL, _INT}:
-        return mixed_schema({1})  # a value or None: the value as a 1-tuple, so its law is tested too
+        return mixed_schema({0, 1})  # a value or None: as its 1-tuple or None, so its law is tested too
     if classes == {_NONE}:
         return OutputSchema(OutputKind.NONE, ordered=False)
     if classes == {_BOOL}:

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from textwrap import dedent
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -149,7 +151,7 @@ def test_password_hashes_are_not_readable_from_the_child(arena, capfd):
     ("fraction", "from fractions import Fraction\n"
                  "def f(data, rng):\n"
                  "    return Fraction(repr(round(rng.laplace(), 3))) + Fraction(int(data.sum() * 1000), "
-                 "10 ** 40)\n", "a Fraction whose denominator"),
+                 "10 ** 40)\n", "which is not a double"),
     ("text", "def f(data, rng):\n"
              "    return f'{rng.laplace():.3f}' + '0' * 25 + str(int(data.sum() * 1000) + 1)\n",
      "a text holding the number"),
@@ -231,8 +233,46 @@ def test_times_their_seconds_hold_stay_plain(value):
     assert out is v or (out != out and v != v)
 
 
+def _nan(bits, dtype):
+    return np.array([bits], dtype={2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dtype).itemsize]).view(dtype)
+
+
+@pytest.mark.parametrize("value,said", [
+    (lambda: _nan(0x7FC00005, np.float32), "a NaN carrying a payload"),        # an array of float32
+    (lambda: _nan(0x7E01, np.float16)[0], "a NaN carrying a payload"),         # a float16 scalar
+    (lambda: complex(1.0, float(_nan(0x7FF8000000000003, np.float64)[0])), "a NaN carrying a payload"),
+    (lambda: _nan(0x7FC00009, np.float32).astype(np.complex64), "a NaN carrying a payload"),
+    (lambda: np.array([1.0, 1 + np.longdouble(2) ** -62], dtype=np.longdouble), "float64 does not hold"),
+    (lambda: Fraction(1, 3), "not a double"),
+    (lambda: Fraction(2 ** 60 + 1, 2 ** 7), "not a double"),
+])
+def test_numbers_float64_does_not_hold_are_refused(value, said):
+    """NaN payloads were checked in float64 alone, long doubles were cast, a Fraction's numerator
+    was never looked at: a mechanism hid the exact sum in each and was NOT REFUTED."""
+    from dpaudit.output_values import NotPlain, plain_outputs
+
+    v = value()
+    if np.dtype(getattr(v, "dtype", float)).itemsize > 8 and np.finfo(np.longdouble).nmant <= 52:
+        return  # a platform whose long double is a double holds nothing more: nothing to refuse
+    with pytest.raises(NotPlain, match=said):
+        plain_outputs([v])
+
+
+def test_a_number_past_the_positions_of_a_labelled_output_is_an_error():
+    """A MIXED output kept its first 16 positions as numbers and the rest as "a number is there":
+    the exact sum at position 17 of a labelled tuple was NOT REFUTED."""
+    from dpaudit.errors import MechanismError
+    from dpaudit.outputs import OutputEncoder
+
+    enc = OutputEncoder()
+    with pytest.raises(MechanismError, match="a number at position 17"):
+        enc.encode([("sum", 1.5) + (0.0,) * 15 + (2.5,)], np.zeros((1, 1)))
+    enc = OutputEncoder()  # integers and labels past it stay in the skeleton: all of them is kept
+    assert enc.encode([("sum", 1.5) + (0,) * 20], np.zeros((1, 1))).shape == (1, 18)
+
+
 @pytest.mark.parametrize("value", ["Decimal(0.1)", "Decimal('0.1')", "Fraction(0.1)",
-                                   "Fraction(1, 3)", "'0.1000000000000000055511151231257827021181583404541015625'",
+                                   "'0.1000000000000000055511151231257827021181583404541015625'",
                                    "float('nan')", "-float('nan')"])
 def test_numbers_that_are_doubles_stay_plain(value):
     """Controls: a Decimal or a Fraction made from a double, a short one, a text that spells a
