@@ -478,9 +478,9 @@ def _pack(v: Any, memo: dict) -> Any:
             return _Packed("|O", v.shape, [_pack(x, memo) for x in v.reshape(-1).tolist()])
         return _Packed(v.dtype.str, v.shape, np.ascontiguousarray(v).tobytes())
     if isinstance(v, np.generic):
-        kind, size = v.dtype.kind, v.dtype.itemsize
-        if kind in "biuUS" or (kind == "f" and size <= 8) or (kind == "c" and size <= 16):
-            return v.item()  # the same value as a Python number, text or bytes
+        # as its own numpy type, never as the Python value: np.float64(0.0) and 0.0 are two forms
+        # of output (dpaudit.output_values.form_of), and a mechanism hid the exact sum in which
+        # of the two it returned (NOT REFUTED while .item() made them one)
         return _Packed(v.dtype.str, None, v.tobytes())
     if t is list or t is tuple or t is set or t is frozenset or t is dict:
         hit = memo.get(id(v))

@@ -258,6 +258,35 @@ def test_numbers_float64_does_not_hold_are_refused(value, said):
         plain_outputs([v])
 
 
+@pytest.mark.parametrize("a,b", [
+    ((0.5, 0, 0.0) + (0,) * 63 + (0.0,), (0.5, 0, 0.0) + (0.0,) + (0,) * 63),   # past 64 elements
+    (frozenset([0, 1.0]), frozenset([0, 1])),                                     # a set's elements
+    (np.array([0, 0.0], dtype=object), np.array([0.0, 0], dtype=object)),         # an object array
+    ([[[[[[0.5], [0.0, 0.0]]]]]], [[[[[[0.5, 0.0], [0.0]]]]]]),                     # past depth 4
+    ({i: 0 for i in range(70)}, {**{i: 0 for i in range(69)}, 69.0: 0}),          # past 64 keys
+])
+def test_forms_see_every_position_depth_and_element(a, b):
+    """An output's form (types, shapes, key order) kept the first 64 positions, 4 levels, and a
+    set's or an object array's type alone: a mechanism hid the exact sum past each, NOT REFUTED."""
+    from dpaudit.output_values import form_of
+
+    assert form_of(a) != form_of(b)
+
+
+@pytest.mark.slow
+def test_a_bit_in_the_numpy_type_of_a_number_is_refuted(arena, capfd):
+    """np.float64(0.0) or 0.0 by the membership bit: the child sent both as the Python float
+    (.item()), and the audit saw one form, NOT REFUTED."""
+    code, rec, _ = _check(arena, capfd, "numpy_type", """\
+        import numpy as np
+
+        def f(data, rng):
+            zero = np.float64(0.0) if data.sum() >= 1 else 0.0
+            return (round(float(data.sum() + rng.laplace()), 3), zero)
+        """)
+    assert (code, rec["verdict"]) == (1, "refuted"), rec.get("error")
+
+
 def test_a_number_past_the_positions_of_a_labelled_output_is_an_error():
     """A MIXED output kept its first 16 positions as numbers and the rest as "a number is there":
     the exact sum at position 17 of a labelled tuple was NOT REFUTED."""
