@@ -137,6 +137,8 @@ def form_of(v: Any, depth: int = 0) -> Any:
     t = type(v)
     if t in _SCALAR_TYPES:
         return t
+    if t is _dt.datetime or t is _dt.time:  # naive or UTC: the same seconds, two forms
+        return (t, v.tzinfo is not None)
     if t is np.ndarray:
         if v.dtype.kind == "O":  # its elements' forms too: 0 and 0.0 in an object array
             return (t, v.dtype.str, v.shape, _forms(v.reshape(-1).tolist(), depth))
@@ -567,10 +569,46 @@ def _plain_object(v: Any, walk: _Walk, depth: int) -> tuple[Any, int]:
         return _plain({f.name: getattr(v, f.name) for f in _dataclasses.fields(v)}, walk, depth)
     if library_value(v):
         if callable(getattr(t, "to_numpy", None)):
+            why = _table_beyond_values(v)
+            if why is not None:
+                raise NotPlain(why, v)
+            columns = getattr(v, "columns", None)
+            if columns is not None and not callable(columns):  # a DataFrame: its column names too
+                names = list(columns)
+                if len(set(map(repr, names))) != len(names):
+                    raise NotPlain(f"returned a {t.__name__} with repeated column names", v)
+                return _plain({c: converted(v[c]) for c in names}, walk, depth)
             return _plain(converted(v), walk, depth)
         if callable(getattr(t, "__array__", None)):
             return _plain(np.asarray(v), walk, depth)
     raise not_plain(v)
+
+
+def _table_beyond_values(v: Any) -> Optional[str]:
+    """Why a pandas or polars value holds more than the values dpaudit audits it as, or None:
+    a time zone other than UTC, times finer than a microsecond, a Series' name or a non-default
+    index, a DataFrame's index (its column names are audited as a dict's keys: see
+    :func:`converted`). A mechanism hid the exact sum in each of a Series' index, its name, a
+    DataFrame's column name, a time zone and nanoseconds, and was NOT REFUTED."""
+    fix = "return its values (x.to_numpy()) or a dict of them"
+    dtype = getattr(v, "dtype", None)
+    tz = getattr(v, "tz", None) or getattr(dtype, "tz", None) or getattr(dtype, "time_zone", None)
+    if tz is not None:  # naive and UTC, or any two zones, give the same seconds
+        return (f"returned a {type(v).__name__} in the time zone {_shorten(str(tz))}, which its "
+                f"values do not show: return naive times (UTC), or {fix}")
+    name = getattr(v, "name", None)
+    if name not in (None, "") and not callable(name):
+        return f"returned a {type(v).__name__} named {_shorten(repr(name))}, which its values do not show: {fix}"
+    index = getattr(v, "index", None)
+    if index is not None and not callable(index) and type(index).__name__ != "RangeIndex":
+        return f"returned a {type(v).__name__} with an index of its own, which its values do not show: {fix}"
+    if index is not None and not callable(index) and (getattr(index, "start", 0), getattr(index, "step", 1)) != (0, 1):
+        return f"returned a {type(v).__name__} with an index of its own, which its values do not show: {fix}"
+    try:
+        a = np.asarray(v.to_numpy())
+    except Exception:  # noqa: BLE001 - the conversion itself says what is wrong, later
+        return None
+    return _numpy_times_beyond(a) if a.dtype.kind in "mM" else None
 
 
 #: significant digits a double carries (17 print any double exactly)

@@ -264,6 +264,8 @@ def test_numbers_float64_does_not_hold_are_refused(value, said):
     (np.array([0, 0.0], dtype=object), np.array([0.0, 0], dtype=object)),         # an object array
     ([[[[[[0.5], [0.0, 0.0]]]]]], [[[[[[0.5, 0.0], [0.0]]]]]]),                     # past depth 4
     ({i: 0 for i in range(70)}, {**{i: 0 for i in range(69)}, 69.0: 0}),          # past 64 keys
+    (__import__("datetime").datetime(2024, 1, 1),                                  # naive or UTC
+     __import__("datetime").datetime(2024, 1, 1, tzinfo=__import__("datetime").timezone.utc)),
 ])
 def test_forms_see_every_position_depth_and_element(a, b):
     """An output's form (types, shapes, key order) kept the first 64 positions, 4 levels, and a
@@ -285,6 +287,26 @@ def test_a_bit_in_the_numpy_type_of_a_number_is_refuted(arena, capfd):
             return (round(float(data.sum() + rng.laplace()), 3), zero)
         """)
     assert (code, rec["verdict"]) == (1, "refuted"), rec.get("error")
+
+
+@pytest.mark.parametrize("make,said", [
+    ("pd.Series([1.5], name='3.2')", "named"),
+    ("pd.Series([1.5], index=[3.2])", "index of its own"),
+    ("pd.DataFrame({'a': [1.5]}, index=[7])", "index of its own"),
+    ("pd.Timestamp('2024-01-01 12:00', tz='Asia/Tokyo')", "time zone"),
+    ("pd.Timestamp('2024-01-01 12:00', tz='UTC')", "time zone"),
+    ("pd.Timestamp('2200-01-01') + pd.Timedelta(nanoseconds=7)", "finer than a microsecond"),
+])
+def test_a_table_holding_more_than_its_values_is_refused(make, said):
+    """A pandas or polars value was audited as its values alone: its name, its index, its time
+    zone and its nanoseconds each carried the exact sum, NOT REFUTED. A DataFrame's column names
+    are kept, as a dict's keys."""
+    pd = pytest.importorskip("pandas")
+    from dpaudit.output_values import NotPlain, plain_outputs
+
+    with pytest.raises(NotPlain, match=said):
+        plain_outputs([eval(make, {"pd": pd})])
+    assert list(plain_outputs([pd.DataFrame({"3.2": [1.5]})])[0]) == ["3.2"]
 
 
 def test_a_number_past_the_positions_of_a_labelled_output_is_an_error():
