@@ -71,7 +71,8 @@ text, so where the boundaries fall is audited too (a flat sequence such as ``[]`
 every output is encoded alike whatever else its batch holds).
 
 Times are audited as seconds since 1970-01-01 (a ``date`` as its day number), durations as seconds,
-and a pandas or polars Series or DataFrame (anything with ``to_numpy``) as its values, flattened;
+and a pandas or polars Series (anything with ``to_numpy``) as its values, flattened, a DataFrame
+as the dict of its columns (a name, an index of its own or a time zone is refused);
 as categories each time was seen once, and a table was an unhashable output. A time holding more
 than those seconds (a zone other than UTC, ``fold=1``, numpy digits below a microsecond, microseconds
 a double cannot hold) is refused (:mod:`dpaudit.output_values`): the seconds would hide the rest.
