@@ -118,8 +118,8 @@ def fields_of(v: Any) -> Any:
 
 #: outputs whose form is their type alone
 _SCALAR_TYPES = frozenset((float, int, bool, str, bytes, type(None), complex))
-#: elements of a sequence whose forms are listed one by one (beyond: the set of their forms)
-_FORM_ITEMS = 64
+#: a byte per scalar type, for the digest of a long sequence of scalars (one pass in C)
+_SCALAR_CODES = {t: i for i, t in enumerate((float, int, bool, str, bytes, type(None), complex))}
 
 
 def _order_key(k: Any) -> tuple:
@@ -128,12 +128,17 @@ def _order_key(k: Any) -> tuple:
     return (1, 0.0, f"{type(k).__name__}:{k!r}")
 
 
-def form_of(v: Any, depth: int = 0) -> Any:
+def form_of(v: Any, depth: int = 0, _memo: Optional[dict] = None) -> Any:
     """What an output shows beyond its values, as a hashable: its type (``3`` and ``3.0``, a numpy
-    float64 and a Python float, ``True`` and ``1``), an array's dtype and shape, a sequence's type
-    and its elements' forms (a tuple and a list), a dict's key order (the permutation from its keys
-    sorted to its keys as inserted) and its values' forms. Two outputs with the same values and
-    different forms are two releases (:mod:`dpaudit.outputs`)."""
+    float64 and a Python float, ``True`` and ``1``), an array's dtype and shape (an object
+    array's elements' forms too), whether a time has a zone, a sequence's type and its elements'
+    forms (a tuple and a list), a dict's key order (the permutation from its keys sorted to its
+    keys as inserted) and its keys' and values' forms, a set's elements' forms. Two outputs with
+    the same values and different forms are two releases (:mod:`dpaudit.outputs`).
+
+    A container's form is its type, its length and a digest of its parts' forms, so it stays small
+    however long or deep the output, and an object met twice (``x = [x, x]``, 50 times over) is
+    read once: the work is linear in the distinct objects."""
     t = type(v)
     if t in _SCALAR_TYPES:
         return t
@@ -141,37 +146,44 @@ def form_of(v: Any, depth: int = 0) -> Any:
         return (t, v.tzinfo is not None)
     if t is np.ndarray:
         if v.dtype.kind == "O":  # its elements' forms too: 0 and 0.0 in an object array
-            return (t, v.dtype.str, v.shape, _forms(v.reshape(-1).tolist(), depth))
+            memo = {} if _memo is None else _memo
+            return (t, v.dtype.str, v.shape, _digest(v.reshape(-1).tolist(), (), depth, memo))
         return (t, v.dtype.str, v.shape)
-    if depth >= MAX_DEPTH:
+    if depth >= MAX_DEPTH or t not in (tuple, list, dict, set, frozenset):
         return t
-    if t is tuple or t is list:
-        return (t, _forms(v, depth))
+    memo = {} if _memo is None else _memo
+    hit = memo.get(id(v))
+    if hit is not None:
+        return hit[1]
     if t is dict:
         keys = list(v)
         try:  # the permutation from the keys sorted to their order as inserted
             order = tuple(sorted(range(len(keys)), key=lambda i: _order_key(keys[i])))
         except TypeError:
             order = ()
-        order = order if len(order) <= _FORM_ITEMS else _digest(order)
-        return (t, order, _forms(keys, depth), _forms([v[k] for k in keys], depth))
-    if t is set or t is frozenset:  # its elements' forms in the order it is audited in (sorted):
-        return (t, _forms(as_tuple(v), depth))  # {0, 1.0} and {0, 1} are two forms
-    return t
+        form = (t, len(keys), _digest(keys + [v[k] for k in keys], order, depth, memo))
+    elif t is set or t is frozenset:  # its elements' forms in the order it is audited in (sorted):
+        form = (t, len(v), _digest(list(as_tuple(v)), (), depth, memo))  # {0, 1.0} and {0, 1}
+    else:
+        form = (t, len(v), _digest(v, (), depth, memo))
+    memo[id(v)] = (v, form)  # v kept alive: its id stays its own
+    return form
 
 
-def _forms(items: Any, depth: int) -> Any:
-    """The forms of ``items`` in order: a tuple, or, past :data:`_FORM_ITEMS` of them, its length
-    and a digest of it (every position still counts: a frozenset of the forms of the first 4,096
-    lost where each was, and a mechanism hid the exact sum in it)."""
-    forms = tuple(form_of(x, depth + 1) for x in items)
-    return forms if len(forms) <= _FORM_ITEMS else (len(forms), _digest(forms))
-
-
-def _digest(x: Any) -> bytes:
+def _digest(items: Any, extra: tuple, depth: int, memo: dict) -> bytes:
+    """A digest of the forms of ``items`` in order (and of ``extra``): every position counts (a
+    frozenset of the forms of the first 4,096 lost where each was, and a mechanism hid the exact
+    sum in it)."""
     import hashlib
 
-    return hashlib.blake2b(repr(x).encode(), digest_size=16).digest()
+    h = hashlib.blake2b(repr(extra).encode(), digest_size=16)
+    kinds = list(map(type, items))
+    if all(k in _SCALAR_CODES for k in set(kinds)):  # scalars only: their types, a byte each
+        h.update(b"scalars" + bytes(map(_SCALAR_CODES.__getitem__, kinds)))
+        return h.digest()
+    for x in items:
+        h.update(b"\x1f" + repr(form_of(x, depth + 1, memo)).encode())
+    return h.digest()
 
 
 def form_name(form: Any) -> str:

@@ -275,6 +275,21 @@ def test_forms_see_every_position_depth_and_element(a, b):
     assert form_of(a) != form_of(b)
 
 
+def test_a_form_reads_a_shared_object_once():
+    """x = [x, x], 60 times over: reading every level of every path is 2^60 steps (the parent hung
+    on such an output when forms first read every level); each object is read once."""
+    import time
+
+    from dpaudit.output_values import form_of
+
+    x, y = [0.5], [0.5]
+    for _ in range(60):
+        x, y = [x, x], [y, y]
+    start = time.process_time()
+    assert form_of(x) == form_of(y) and form_of(x) != form_of([x, [x]])
+    assert time.process_time() - start < 5.0  # about 0.02 s; exponential would never end
+
+
 @pytest.mark.slow
 def test_a_bit_in_the_numpy_type_of_a_number_is_refuted(arena, capfd):
     """np.float64(0.0) or 0.0 by the membership bit: the child sent both as the Python float
