@@ -15,7 +15,6 @@ import dataclasses as _dataclasses
 import datetime as _dt
 import math
 import re
-import struct
 from collections import OrderedDict as _OrderedDict
 from decimal import Decimal
 from fractions import Fraction
@@ -449,16 +448,8 @@ def _plain(v: Any, walk: _Walk, depth: int) -> tuple[Any, int]:
     says) and how many values it holds; raises :class:`NotPlain`."""
     t = type(v)
     if t in _PLAIN_SCALARS:
-        if t is float and v != v:
+        if t is not int and t is not bool and _may_hide(v):
             _check_precision(v)
-        elif t is complex and v != v:  # a NaN part may carry a payload
-            why = nan_payloads(np.asarray([v]))
-            if why is not None:
-                raise NotPlain(why, v)
-        elif isinstance(v, np.generic) and v.dtype.kind in "fc" and (v != v or v.dtype.itemsize > 8):
-            why = nan_payloads(np.asarray([v]))  # float16/32 and complex NaNs, long doubles
-            if why is not None:
-                raise NotPlain(why, v)
         return v, 1
     if t is str or t is bytes or t is bytearray:
         if len(v) > MAX_TEXT:
@@ -589,6 +580,10 @@ def _plain_object(v: Any, walk: _Walk, depth: int) -> tuple[Any, int]:
                 names = list(columns)
                 if len(set(map(repr, names))) != len(names):
                     raise NotPlain(f"returned a {t.__name__} with repeated column names", v)
+                for c in names:  # each column checked as a Series is, its name aside
+                    why = _table_beyond_values(v[c], column=True)
+                    if why is not None:
+                        raise NotPlain(why, v)
                 return _plain({c: converted(v[c]) for c in names}, walk, depth)
             return _plain(converted(v), walk, depth)
         if callable(getattr(t, "__array__", None)):
@@ -596,26 +591,26 @@ def _plain_object(v: Any, walk: _Walk, depth: int) -> tuple[Any, int]:
     raise not_plain(v)
 
 
-def _table_beyond_values(v: Any) -> Optional[str]:
+def _table_beyond_values(v: Any, column: bool = False) -> Optional[str]:
     """Why a pandas or polars value holds more than the values dpaudit audits it as, or None:
-    a time zone other than UTC, times finer than a microsecond, a Series' name or a non-default
-    index, a DataFrame's index (its column names are audited as a dict's keys: see
-    :func:`converted`). A mechanism hid the exact sum in each of a Series' index, its name, a
-    DataFrame's column name, a time zone and nanoseconds, and was NOT REFUTED."""
+    a time zone (naive and UTC, or any two zones, give the same seconds), times finer than a
+    microsecond, a Series' name (not a DataFrame ``column``'s: its name is a key of the dict the
+    frame is audited as) or an index of its own. A mechanism hid the exact sum in each of a
+    Series' index, its name, a column name, a time zone and nanoseconds, and was NOT REFUTED."""
     fix = "return its values (x.to_numpy()) or a dict of them"
+    what = type(v).__name__
     dtype = getattr(v, "dtype", None)
     tz = getattr(v, "tz", None) or getattr(dtype, "tz", None) or getattr(dtype, "time_zone", None)
-    if tz is not None:  # naive and UTC, or any two zones, give the same seconds
-        return (f"returned a {type(v).__name__} in the time zone {_shorten(str(tz))}, which its "
-                f"values do not show: return naive times (UTC), or {fix}")
+    if tz is not None:
+        return (f"returned a {what} in the time zone {_shorten(str(tz))}, which its values do not "
+                f"show: return naive times (UTC), or {fix}")
     name = getattr(v, "name", None)
-    if name not in (None, "") and not callable(name):
-        return f"returned a {type(v).__name__} named {_shorten(repr(name))}, which its values do not show: {fix}"
+    if not column and name not in (None, "") and not callable(name):
+        return f"returned a {what} named {_shorten(repr(name))}, which its values do not show: {fix}"
     index = getattr(v, "index", None)
-    if index is not None and not callable(index) and type(index).__name__ != "RangeIndex":
-        return f"returned a {type(v).__name__} with an index of its own, which its values do not show: {fix}"
-    if index is not None and not callable(index) and (getattr(index, "start", 0), getattr(index, "step", 1)) != (0, 1):
-        return f"returned a {type(v).__name__} with an index of its own, which its values do not show: {fix}"
+    if index is not None and not callable(index) and (
+            type(index).__name__ != "RangeIndex" or (index.start, index.step) != (0, 1)):
+        return f"returned a {what} with an index of its own, which its values do not show: {fix}"
     try:
         a = np.asarray(v.to_numpy())
     except Exception:  # noqa: BLE001 - the conversion itself says what is wrong, later
@@ -625,9 +620,6 @@ def _table_beyond_values(v: Any) -> Optional[str]:
 
 #: significant digits a double carries (17 print any double exactly)
 DOUBLE_DIGITS = 17
-#: bit patterns of the NaN that arithmetic makes (the sign differs by machine): any other NaN
-#: carries a payload
-_QUIET_NANS = frozenset({0x7FF8000000000000, 0xFFF8000000000000})
 #: a run of digits long enough to hold more than a double (a prefilter for :func:`_too_precise`)
 _LONG_DIGITS = re.compile(r"[0-9][0-9.]{%d,}" % DOUBLE_DIGITS)
 
@@ -646,14 +638,8 @@ def _too_precise(v: Any) -> Optional[str]:
     mechanism put the exact sum in the 30th decimal of a Decimal, a Fraction, a numeric text and
     a NaN's payload, and each was NOT REFUTED."""
     t = type(v)
-    if t is float:
-        if v == v:
-            return None
-        bits = struct.unpack("<Q", struct.pack("<d", v))[0]
-        return None if bits in _QUIET_NANS else (f"returned a NaN carrying a payload (bits "
-                                                  f"{bits:#018x}); dpaudit audits every NaN as one "
-                                                  f"value, which would hide the payload: return "
-                                                  f"float('nan')")
+    if t is float or t is complex or (isinstance(v, np.generic) and v.dtype.kind in "fc"):
+        return nan_payloads(np.asarray([v])) if _may_hide(v) else None
     if t is Decimal:
         if not v.is_finite():
             return None
@@ -767,6 +753,12 @@ _QUIET_BY_WIDTH = {2: (np.uint16, (0x7E00, 0xFE00)), 4: (np.uint32, (0x7FC00000,
                    8: (np.uint64, (0x7FF8000000000000, 0xFFF8000000000000))}
 
 
+def _may_hide(v: Any) -> bool:
+    """Whether a number may hold more than the float64 it is audited as (a NaN, whose bits may
+    carry a payload, or a long double): the cheap test before :func:`nan_payloads`."""
+    return v != v or (isinstance(v, np.generic) and v.dtype.kind == "f" and v.dtype.itemsize > 8)
+
+
 def nan_payloads(arr: np.ndarray) -> Optional[str]:
     """Why a float or complex array holds more than the float64 values dpaudit audits it as, or
     None; fast when it holds no NaN: a NaN with a payload (float16, float32 and float64 alike, and
@@ -816,9 +808,8 @@ def plain_outputs(seq: list) -> list:
                 _check_precision(v)
             continue
         if t in _PLAIN_SCALARS:
-            if t is not int and t is not bool and v != v or (isinstance(v, np.generic)
-                                                            and v.dtype.itemsize > 8 and v.dtype.kind == "f"):
-                _plain(v, walk, 0)  # a NaN that may carry a payload, a long double: checked there
+            if t is not int and t is not bool and _may_hide(v):
+                _check_precision(v)
             continue
         if t is str or t is bytes:
             if len(v) > MAX_TEXT:

@@ -38,7 +38,7 @@ import sys
 import tempfile
 from typing import Optional
 
-__all__ = ["recipe", "recompute", "RECOMPUTE_SECONDS"]
+__all__ = ["recipe", "recompute", "public_opendp", "RECOMPUTE_SECONDS"]
 
 #: the fresh process that recomputes a claim is stopped after this many seconds
 RECOMPUTE_SECONDS = 60.0
@@ -46,9 +46,12 @@ _TYPES = ("float", "int", "str", "bool")
 _MAX_NODES = 2000
 
 
-def _public(module: str) -> bool:
-    """OpenDP's public modules: none of a private part (``opendp._lib``: the native calls) and
-    nothing of ``opendp.extras`` (Polars, scikit-learn, example datasets)."""
+def public_opendp(module: object) -> bool:
+    """Whether ``module`` names one of OpenDP's public modules: none of a private part
+    (``opendp._lib``: the native calls) and nothing of ``opendp.extras`` (Polars, scikit-learn,
+    example datasets). The source's imports are read by it, and so are the evaluator's values."""
+    if not isinstance(module, str):
+        return False
     parts = module.split(".")
     return parts[0] == "opendp" and not any(p.startswith("_") for p in parts) \
         and parts[1:2] != ["extras"]
@@ -58,11 +61,11 @@ def _roots(tree: ast.Module) -> tuple[list, set]:
     """The module-level imports of OpenDP's public modules (statements) and the names they bind."""
     stmts, names = [], set()
     for node in tree.body:
-        if isinstance(node, ast.Import) and all(_public(a.name) for a in node.names):
+        if isinstance(node, ast.Import) and all(public_opendp(a.name) for a in node.names):
             stmts.append(node)
             names.update(a.asname or a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module \
-                and _public(node.module) \
+                and public_opendp(node.module) \
                 and all(a.name != "*" and not a.name.startswith("_") for a in node.names):
             stmts.append(node)
             names.update(a.asname or a.name for a in node.names)
@@ -149,8 +152,11 @@ def isolate(root, here):
     spec = PathFinder.find_spec("dpaudit", [root])
     sys.modules["dpaudit"] = package = module_from_spec(spec)
     spec.loader.exec_module(package)
+    from dpaudit.execution.computed_claims import public_opendp
     from dpaudit.execution.isolation import enter, limit_resources
 
+    global of_opendp
+    of_opendp = public_opendp  # the rule the source's imports were read by
     limit_resources(4 << 30, 120, 256, 64)  # memory, CPU seconds, files, threads
     return enter("strict", workdir=here, readable=[])[0]
 
@@ -168,15 +174,6 @@ NAMED = {"opendp.mod": {"enable_features", "binary_search", "binary_search_param
 METHODS = {"map", "check", "epsilon", "delta"}
 FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
              types.BuiltinMethodType)
-
-
-def of_opendp(name):
-    # OpenDP's public modules only: no private module (_lib, _data: the native calls), nothing of
-    # opendp.extras (Polars, scikit-learn, example datasets)
-    if not isinstance(name, str) or not (name == "opendp" or name.startswith("opendp.")):
-        return False
-    parts = name.split(".")
-    return not any(p.startswith("_") for p in parts) and parts[1:2] != ["extras"]
 
 
 def may_call(f):

@@ -52,7 +52,6 @@ def _key_order(k: Any) -> tuple:
 
 
 
-
 class Normaliser:
     """The normalisation steps of :meth:`OutputEncoder.encode <dpaudit.outputs.encoder.OutputEncoder.encode>`,
     in order, and the state the first batch fixes."""
@@ -241,8 +240,7 @@ class Normaliser:
                 return seq
         if mode == "template":  # every text reads as a template (and None is no answer)
             return [v if v is None else text_template(v) if type(v) is str else v for v in seq]
-        number = mode == "number"
-        parse, what = (float, "numbers") if number else (json.loads, "JSON objects or arrays")
+        parse, what = (float, "numbers") if mode == "number" else (json.loads, "JSON objects or arrays")
         out = []
         for v in seq:
             try:

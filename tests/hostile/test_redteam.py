@@ -311,6 +311,9 @@ def test_a_bit_in_the_numpy_type_of_a_number_is_refuted(arena, capfd):
     ("pd.Timestamp('2024-01-01 12:00', tz='Asia/Tokyo')", "time zone"),
     ("pd.Timestamp('2024-01-01 12:00', tz='UTC')", "time zone"),
     ("pd.Timestamp('2200-01-01') + pd.Timedelta(nanoseconds=7)", "finer than a microsecond"),
+    # a column is checked as a Series is (beside a float column, the frame's own array is objects)
+    ("pd.DataFrame({'t': [pd.Timestamp('2200-01-01') + pd.Timedelta(nanoseconds=7)], 'x': [1.5]})",
+     "finer than a microsecond"),
 ])
 def test_a_table_holding_more_than_its_values_is_refused(make, said):
     """A pandas or polars value was audited as its values alone: its name, its index, its time
