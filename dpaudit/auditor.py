@@ -400,8 +400,9 @@ def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float,
         return Finding.absent(ans.question, ans.absent)
     common = dict(question=ans.question, alpha=ans.alpha, limits=_limits(spec, out, ans))
     if ans.bound is None:
-        verdict = Verdict.INCONCLUSIVE if ans.timed_out else Verdict.NOT_REFUTED
-        reason = _NO_FLOAT_EVENT if ans.question == FLOAT and ans.candidate is None else None
+        vacuous = None if ans.timed_out else _out_of_reach(spec, out, ans, common["limits"])
+        verdict = Verdict.INCONCLUSIVE if ans.timed_out or vacuous else Verdict.NOT_REFUTED
+        reason = vacuous or (_NO_FLOAT_EVENT if ans.question == FLOAT and ans.candidate is None else None)
         return Finding(verdict=verdict, epsilon_lower_bound=0.0, delta_lower_bound=None,
                        counterexample=None, strength=Strength.of(no_evidence()), details={},
                        reason=(cut if ans.timed_out else reason), **common)
@@ -428,7 +429,9 @@ def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float,
                                  if v is not None and np.isfinite(v)}),
         samples=samples, bound_curve=choice.curve)
     refuted = b.epsilon_lb > spec.epsilon
-    return Finding(verdict=Verdict.REFUTED if refuted else Verdict.NOT_REFUTED,
+    vacuous = None if refuted else _out_of_reach(spec, out, ans, common["limits"])
+    return Finding(verdict=(Verdict.REFUTED if refuted else Verdict.INCONCLUSIVE if vacuous
+                            else Verdict.NOT_REFUTED), reason=vacuous,
                    epsilon_lower_bound=b.epsilon_lb,
                    delta_lower_bound=b.delta_lb if spec.delta > 0 else None,
                    counterexample=cx, strength=_strength(spec, ans, confidence, refuted),
@@ -447,11 +450,37 @@ def _limits(spec: MechanismSpec, out: Any, ans: Any) -> Any:
         choice = ans.candidate.choice
         split = choice.split if b.method == choice.method else (0.5, 0.5)
         return limits_of(b.method, counts.n_num, counts.n_den, b.alpha, spec.epsilon, split,
-                         counts.lam_num, counts.lam_den)
+                         counts.lam_num, counts.lam_den, delta=spec.delta)
     n = int(out.samples) // 2
     if n <= 0 or not 0 < ans.alpha < 1:
         return None
-    return limits_of("marginal", n, n, ans.alpha, spec.epsilon, basis="budget")
+    return limits_of("marginal", n, n, ans.alpha, spec.epsilon, basis="budget", delta=spec.delta)
+
+
+def _out_of_reach(spec: MechanismSpec, out: Any, ans: Any, limits: Any) -> Optional[str]:
+    """Why a NOT REFUTED of this answer says nothing, or None: the claim is out of the budget's
+    reach (:meth:`dpaudit.estimators.limits.Limits.out_of_reach`, no outcome could have refuted
+    it, whatever the mechanism does), with about how many samples could reach it."""
+    from dpaudit.estimators.limits import budget_to_reach, reach_factor
+
+    if limits is None or not limits.out_of_reach(spec.epsilon):
+        return None
+    b, counts = ans.bound, ans.counts
+    if b is not None and counts is not None:
+        choice = ans.candidate.choice
+        split = choice.split if b.method == choice.method else (0.5, 0.5)
+        factor = reach_factor(limits, spec.epsilon, spec.delta, split, counts.lam_num, counts.lam_den)
+    else:
+        factor = reach_factor(limits, spec.epsilon, spec.delta)
+    at = f" at the claimed δ = {spec.delta:g}" if spec.delta > 0 else ""
+    text = (f"the claim is out of this budget's reach: its validation can show ε ≥ "
+            f"{limits.claim_ceiling:.3g} at most{at}, not above the claimed ε = {spec.epsilon:g}, so no "
+            f"outcome could have refuted it, whatever the mechanism does")
+    if factor is None:
+        return text + "; no budget dpaudit can draw reaches it (it needs about e^ε samples)"
+    need = budget_to_reach(out.samples, factor)
+    return text + f"; no budget below about {need:,} samples can refute it (--samples {need} or more)"
+
 
 
 def decide(findings: Mapping[str, Finding], policy: str) -> tuple[Verdict, str]:

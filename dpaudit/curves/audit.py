@@ -664,6 +664,25 @@ def _result(a: _Args, look: _Look, used: int, sequential: Optional[dict], t0: fl
     return _validated_result(a, look, used, t0, common, seen, output_kind)
 
 
+def _out_of_reach(a: _Args, ev: Any, n: int, used: int) -> Optional[str]:
+    """Why a NOT REFUTED of this look says nothing, or None: no counts on its ``n`` validation
+    samples a dataset could put the lower curve above the claimed one at any ε
+    (:func:`dpaudit.estimators.limits.curve_within_reach`), with about how many samples could."""
+    from dpaudit.estimators.limits import budget_to_reach, curve_reach_factor, curve_within_reach
+
+    if curve_within_reach(a.claim.delta, ev.band, n, ev.level):
+        return None
+    text = (f"the claim is out of this budget's reach: on {n:,} validation samples a dataset no "
+            f"counts give a lower curve above the claimed {a.claim.text} curve at any ε, so no outcome "
+            f"could have refuted it, whatever the mechanism does")
+    factor = curve_reach_factor(a.claim.delta, ev.band, n, ev.level)
+    if factor is None:
+        return text + "; no budget dpaudit can draw reaches it"
+    need = budget_to_reach(used, factor)
+    return text + f"; no budget below about {need:,} samples can refute it (--samples {need} or more)"
+
+
+
 def _validated_result(a: _Args, look: _Look, used: int, t0: float, common: dict, seen: dict,
                       output_kind: Optional[str]) -> CurveResult:
     """REFUTED when δ_LB(ε) > δ_claim(ε) at some ε evaluated (its point the largest gap), else
@@ -672,6 +691,9 @@ def _validated_result(a: _Args, look: _Look, used: int, t0: float, common: dict,
     lb, idx = ev.delta_lb(a.eps)
     best = max(pts, key=lambda p: p[2] - p[1])
     refuted = best[2] - best[1] > 0
+    vacuous = None if refuted else _out_of_reach(a, ev, n, used)
+    if vacuous:
+        seen = {**seen, "out_of_reach": vacuous}
     if not refuted:  # the closest approach: the largest δ_LB/δ_claim (the gap is largest where both vanish)
         best = max(pts, key=lambda p: (p[2] / p[1] if p[1] > 0 else (math.inf if p[2] > 0 else -1.0), p[2]))
     e, c, v, i, on_grid = best
@@ -684,7 +706,8 @@ def _validated_result(a: _Args, look: _Look, used: int, t0: float, common: dict,
                            validation={"n_D": n, "n_D_prime": n}, projected_ratio=look.proj.objective,
                            events=ev.to_record() if a.band == "cp" else None,
                            output_kind=output_kind, **seen)
-    return CurveResult(verdict=Verdict.REFUTED if refuted else Verdict.NOT_REFUTED,
+    return CurveResult(verdict=(Verdict.REFUTED if refuted else Verdict.INCONCLUSIVE if vacuous
+                                else Verdict.NOT_REFUTED),
                        samples=used, delta_lower_bound=tuple(float(x) for x in lb),
                        point=CurvePoint(e, c, v, cx, on_grid), mu_lower_bound=mu_lb,
                        rho_lower_bound=_rho_lb(pts), elapsed_s=time.monotonic() - t0,

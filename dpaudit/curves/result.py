@@ -98,6 +98,9 @@ class CurveDetails(Details):
     #: True when the time limit cut the run short, with ``note`` saying what it had drawn by then
     timed_out: Optional[bool] = field(default=None, metadata={"omit_none": True})
     note: Optional[str] = field(default=None, metadata={"omit_none": True})
+    #: why an INCONCLUSIVE run could not have refuted the claim whatever the mechanism does
+    #: (:func:`dpaudit.estimators.limits.curve_within_reach`), with the least budget that could
+    out_of_reach: Optional[str] = field(default=None, metadata={"omit_none": True})
 
 
 @dataclass(frozen=True, slots=True)

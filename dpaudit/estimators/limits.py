@@ -24,17 +24,26 @@ e^ε q_hi can show at all. :func:`delta_floor` is the smallest frequency k/n of 
 never seen on D′, whose lower bound clears that: the least k with
 cp_lower(k, n, α w₀) > e^ε (1 − (α w₁)^{1/n′}), divided by n; about (1 + e^ε) ln(1/α)/n.
 A mechanism whose δ(ε) at the claimed ε is below it cannot be refuted by this budget.
+
+**Out of reach.** A claim (ε, δ) is refuted when ε_LB, computed with δ taken off p_lo, exceeds
+ε; the largest ε_LB the counts allow at that δ, :attr:`Limits.claim_ceiling`, is the ε ceiling
+at the claimed δ (the ε ceiling itself for a pure claim). When it is at most the claimed ε, no
+outcome of the run could have refuted the claim, whatever the mechanism does (one that publishes
+its input included): such a NOT REFUTED says nothing, and the audit reports it INCONCLUSIVE
+(:func:`reach_factor`: by how much the validation would have to grow for the claim to come
+within reach; ε_ceiling grows as ln n, so about e^ε ln(1/α) samples per dataset).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from dpaudit.estimators.bounds import Counts, cp_lower, cp_upper, method as bound_method
 
-__all__ = ["Limits", "epsilon_ceiling", "delta_floor", "limits_of", "curve_limits"]
+__all__ = ["Limits", "epsilon_ceiling", "delta_floor", "limits_of", "curve_limits", "reach_factor",
+           "curve_within_reach", "curve_reach_factor", "budget_to_reach"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +59,21 @@ class Limits:
     alpha: float
     method: str
     basis: str = "validation"
+    #: the largest ε_LB at the claimed δ (module docstring, "Out of reach"); None: not computed
+    claim_ceiling: Optional[float] = None
 
     def to_record(self) -> dict:
-        return {"epsilon_ceiling": self.epsilon_ceiling, "delta_floor": self.delta_floor,
-                "n_D": self.n_num, "n_D_prime": self.n_den, "alpha": self.alpha,
-                "method": self.method, "basis": self.basis}
+        rec = {"epsilon_ceiling": self.epsilon_ceiling, "delta_floor": self.delta_floor,
+               "n_D": self.n_num, "n_D_prime": self.n_den, "alpha": self.alpha,
+               "method": self.method, "basis": self.basis}
+        if self.claim_ceiling is not None:
+            rec["epsilon_ceiling_at_claimed_delta"] = self.claim_ceiling
+        return rec
+
+    def out_of_reach(self, epsilon: float) -> bool:
+        """Whether no outcome of this budget could refute a claim of ``epsilon`` (at the δ the
+        claim ceiling was computed for): the claim ceiling is at most ``epsilon``."""
+        return self.claim_ceiling is not None and self.claim_ceiling <= epsilon
 
     def text(self) -> str:
         """``this budget cannot show ε above 11.3 nor δ below 4.1e-06`` (the NOT REFUTED line):
@@ -69,9 +88,11 @@ def _weights(split: tuple) -> tuple:
 
 
 def epsilon_ceiling(method: str, n_num: int, n_den: int, alpha: float, split: tuple = (0.5, 0.5),
-                    lam_num: Optional[float] = None, lam_den: Optional[float] = None) -> float:
+                    lam_num: Optional[float] = None, lam_den: Optional[float] = None,
+                    delta: float = 0.0) -> float:
     """The largest ε_LB the bound ``method`` can give on ``n_num``/``n_den`` validation samples at
-    level ``alpha`` split as ``split`` (module docstring): the method at x = n, y = 0 (a = 0)."""
+    level ``alpha`` split as ``split``, for a claimed ``delta`` (module docstring): the method at
+    x = n, y = 0 (a = 0)."""
     n_num, n_den = int(n_num), int(n_den)
     if n_num <= 0 or n_den <= 0 or not 0 < alpha < 1:
         return 0.0
@@ -87,7 +108,10 @@ def epsilon_ceiling(method: str, n_num: int, n_den: int, alpha: float, split: tu
         c = Counts(n_num, n_den, n_num, 0)
     import numpy as np
 
-    return float(m.epsilon_lb(c, alpha, np.asarray(_weights(split)), 0.0))
+    if delta > 0 and m.pure_only:
+        m, split = bound_method("marginal"), (0.5, 0.5)
+        c = Counts(n_num, n_den, n_num, 0)
+    return float(m.epsilon_lb(c, alpha, np.asarray(_weights(split)), float(delta)))
 
 
 def delta_floor(n_num: int, n_den: int, alpha: float, epsilon: float,
@@ -115,15 +139,54 @@ def delta_floor(n_num: int, n_den: int, alpha: float, epsilon: float,
 
 def limits_of(method: str, n_num: int, n_den: int, alpha: float, epsilon: float,
               split: tuple = (0.5, 0.5), lam_num: Optional[float] = None,
-              lam_den: Optional[float] = None, basis: str = "validation") -> Limits:
+              lam_den: Optional[float] = None, basis: str = "validation",
+              delta: float = 0.0) -> Limits:
     """The :class:`Limits` of a bound ``method`` on these validation sizes, at the per-candidate
-    level ``alpha`` and the claimed ``epsilon``. The δ floor uses the method's first two weights
-    for (p, q), as :meth:`~dpaudit.estimators.bounds.BoundMethod.validated`'s δ_LB does."""
+    level ``alpha`` and the claimed ``epsilon`` and ``delta``. The δ floor uses the method's first
+    two weights for (p, q), as :meth:`~dpaudit.estimators.bounds.BoundMethod.validated`'s δ_LB
+    does."""
     w = _weights(split)
     pq = (w[0], w[1]) if len(w) >= 2 else (0.5, 0.5)
-    return Limits(epsilon_ceiling(method, n_num, n_den, alpha, split, lam_num, lam_den),
-                  delta_floor(n_num, n_den, alpha, epsilon, pq), int(n_num), int(n_den),
-                  float(alpha), method, basis)
+    top = epsilon_ceiling(method, n_num, n_den, alpha, split, lam_num, lam_den)
+    at_claim = top if not delta > 0 else epsilon_ceiling(method, n_num, n_den, alpha, split,
+                                                           lam_num, lam_den, delta)
+    return Limits(top, delta_floor(n_num, n_den, alpha, epsilon, pq), int(n_num), int(n_den),
+                  float(alpha), method, basis, at_claim)
+
+
+def reach_factor(limits: Limits, epsilon: float, delta: float = 0.0, split: tuple = (0.5, 0.5),
+                 lam_num: Optional[float] = None, lam_den: Optional[float] = None,
+                 most: float = 2.0 ** 40) -> Optional[float]:
+    """By how much ``limits``' validation sizes (and Poisson means) would have to grow for a
+    claim of (``epsilon``, ``delta``) to come within reach (its claim ceiling above ``epsilon``):
+    the least factor on a grid of ratio 2^(1/4), found by doubling then bisection; 1.0 when it is
+    within reach already, None when not even ``most`` times the samples would do."""
+    def reaches(f: float) -> bool:
+        scale = lambda v: None if v is None else float(v) * f  # noqa: E731
+        top = epsilon_ceiling(limits.method, math.ceil(limits.n_num * f), math.ceil(limits.n_den * f),
+                              limits.alpha, split, scale(lam_num), scale(lam_den), delta)
+        return top > epsilon
+
+    if limits.n_num <= 0 or limits.n_den <= 0:
+        return 1.0
+    return _least_factor(reaches, most)
+
+
+def _least_factor(reaches: Callable[[float], bool], most: float) -> Optional[float]:
+    """The least factor f ≥ 1 with ``reaches(f)`` (monotone in f), on a grid of ratio 2^(1/4):
+    doubling, then bisection in the log; None when not even ``most`` reaches."""
+    if reaches(1.0):
+        return 1.0
+    hi = 2.0
+    while not reaches(hi):
+        if hi >= most:
+            return None
+        hi *= 2.0
+    lo = hi / 2.0  # lo does not reach, hi does
+    while hi / lo > 2.0 ** 0.25:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if reaches(mid) else (mid, hi)
+    return hi
 
 
 def curve_limits(n: int, level: float) -> Limits:
@@ -132,3 +195,55 @@ def curve_limits(n: int, level: float) -> Limits:
     positive, ln(level^{1/n} / (1 − level^{1/n})), and the δ floor at ε = 0."""
     return Limits(epsilon_ceiling("marginal", n, n, 2 * level), delta_floor(n, n, 2 * level, 0.0),
                   int(n), int(n), float(level), "cp", "validation")
+
+
+def _curve_extremes(band: str, n: int, level: float) -> tuple[float, float]:
+    """The largest P_num_lo and the smallest P_den_hi a curve band (:mod:`dpaudit.curves.band`)
+    can give on ``n`` validation samples a dataset, each one-sided bound at ``level``: every
+    output in the event on one dataset and none on the other. ``cp``: level^{1/n} and
+    1 − level^{1/n} (Clopper and Pearson 1934); ``dkw``: 1 − w and w, w the DKW half-width at
+    2·level (Massart 1990)."""
+    if band == "dkw":
+        from dpaudit.curves.band import dkw_width
+
+        w = dkw_width(int(n), 2.0 * level)
+        return 1.0 - w, w
+    return float(cp_lower(int(n), int(n), level)), float(cp_upper(0, int(n), level))
+
+
+def curve_within_reach(delta_claim: Callable, band: str, n: int, level: float,
+                       points: int = 2048) -> bool:
+    """Whether some outcome of a curve audit on ``n`` validation samples a dataset (bounds at
+    ``level``, band ``band``) could refute the claimed curve ``delta_claim`` (ε array → δ
+    array): the largest δ_LB(ε) any counts give, lo − e^ε hi (:func:`_curve_extremes`), above
+    δ_claim(ε) at some ε. Both curves fall with ε, so on a grid ε₀ < ε₁ < … up to where lo −
+    e^ε hi reaches 0, lo − e^{ε_i} hi ≤ δ_claim(ε_{i+1}) for every i shows that no ε in between
+    is reached either: False only then (a claim judged out of reach is out of reach)."""
+    lo, hi = _curve_extremes(band, n, level)
+    if not lo > 0 or not hi > 0 or lo <= hi:
+        return lo > hi  # hi = 0: any positive δ_LB is possible; lo ≤ hi: none is
+    top = math.log(lo / hi)  # lo − e^ε hi > 0 only below it
+    import numpy as np
+
+    eps = np.linspace(0.0, top, points)
+    best = lo - np.exp(eps) * hi
+    claim = np.asarray(delta_claim(eps), dtype=float)
+    return bool(np.any(best[:-1] > claim[1:]) or best[-1] > claim[-1])
+
+
+def curve_reach_factor(delta_claim: Callable, band: str, n: int, level: float,
+                       most: float = 2.0 ** 40) -> Optional[float]:
+    """By how much the validation size would have to grow for :func:`curve_within_reach` (the
+    least factor on a grid of ratio 2^(1/4)); 1.0 when it is already, None past ``most``."""
+    def reaches(f: float) -> bool:
+        return curve_within_reach(delta_claim, band, math.ceil(n * f), level)
+
+    return 1.0 if n <= 0 else _least_factor(reaches, most)
+
+
+def budget_to_reach(samples: int, factor: float) -> int:
+    """The budget a run of ``samples`` draws would need for its validation to grow by ``factor``
+    (the validation is a fixed share of a budget), rounded up to two significant digits."""
+    x = max(1.0, float(max(int(samples), 1)) * float(factor))
+    step = 10.0 ** max(0, math.floor(math.log10(x)) - 1)
+    return int(math.ceil(x / step) * step)

@@ -32,7 +32,7 @@ from dpaudit.report.formatting import fmt, num, pair_records, verdict_label
 __all__ = ["LOGIC", "FLOAT", "REPLAY", "NOT_APPLICABLE", "QUESTIONS", "FLOAT_FIX", "FindingView", "findings_of",
            "finding_record", "float_policy", "porosity_text", "is_float_event", "float_status",
            "question_label", "float_only", "float_warning", "policies", "POLICY_MEANING", "verdict_tag",
-           "event_words", "finding", "short_tag"]
+           "event_words", "finding", "short_tag", "out_of_reach"]
 
 LOGIC = "logic"
 FLOAT = "float"
@@ -57,7 +57,7 @@ POLICY_MEANING = {"error": "a porous float64 implementation refutes the claim",
 
 #: the keys of a finding that replace the record's own in :func:`finding_record`
 _FINDING_KEYS = ("verdict", "reason", "epsilon_lower_bound", "delta_lower_bound", "counterexample", "p_value",
-                 "margin", "marginal", "power", "confidence", "details", "samples", "error")
+                 "margin", "marginal", "power", "confidence", "details", "samples", "error", "limits")
 
 
 def question_label(question: Optional[str]) -> str:
@@ -276,6 +276,19 @@ def event_words(event: Any, limit: int = 2) -> str:
     return "" if event is None else str(event)
 
 
+def out_of_reach(rec: Mapping[str, Any]) -> str:
+    """A finding record's reason when its claim was out of its budget's reach (its limits'
+    ``epsilon_ceiling_at_claimed_delta`` at most the claimed ε: no outcome could have refuted
+    it, :mod:`dpaudit.estimators.limits`), else ``""``."""
+    lim, claim = rec.get("limits"), rec.get("claim")
+    if not isinstance(lim, Mapping) or not isinstance(claim, Mapping):
+        return ""
+    top, eps = num(lim.get("epsilon_ceiling_at_claimed_delta")), num(claim.get("epsilon"))
+    if top is None or eps is None or top > eps or rec.get("verdict") != "inconclusive":
+        return ""
+    return str(rec.get("reason") or f"the claim is out of this budget's reach (ε ≥ {fmt(top)} at most)")
+
+
 def float_status(rec: Mapping[str, Any]) -> str:
     """The float64 finding in a few words for the terminal line and the summaries:
     ``float64: porous (ε ≥ 8.35: outputs in …; fix: …)``, ``float64: porous (warning, --float
@@ -311,6 +324,8 @@ def float_status(rec: Mapping[str, Any]) -> str:
         return f"float64: porosity not found ({bound})" if bound else "float64: porosity not found"
     if f.verdict == "error":
         return f"float64: could not run ({r.get('error') or 'error'})"
+    if out_of_reach(r):
+        return "float64: out of this budget's reach" + (f" ({bound})" if bound else "")
     return f"float64: {verdict_label(f.verdict)}" + (f" ({bound})" if bound else "")
 
 

@@ -78,3 +78,80 @@ def test_every_sampled_record_and_not_refuted_line_states_its_limits():
     assert 5 < lim["epsilon_ceiling"] < math.log(lim["n_D"])
     assert rec["findings"]["logic"]["limits"] == lim
     assert "this budget cannot show ε above" in one_line(rec) and "nor δ below" in one_line(rec)
+
+
+def test_a_delta_lowers_the_ceiling_and_the_reach_factor_is_the_least_that_reaches():
+    from dpaudit.estimators.limits import reach_factor
+
+    n, alpha = 2_000, 0.05
+    pure = limits_of("marginal", n, n, alpha, 8.0)
+    approx = limits_of("marginal", n, n, alpha, 8.0, delta=0.5)
+    assert pure.claim_ceiling == pure.epsilon_ceiling
+    # δ comes off p_lo: ln((α/2)^(1/n) − δ) − ln(1 − (α/2)^(1/n)), below the pure ceiling by about ln 2
+    lo = (alpha / 2) ** (1 / n)
+    assert approx.claim_ceiling == pytest.approx(math.log((lo - 0.5) / (1 - lo)), rel=1e-9)
+    assert approx.claim_ceiling < pure.epsilon_ceiling - 0.6
+    assert pure.out_of_reach(8.0) and not pure.out_of_reach(pure.epsilon_ceiling - 1e-9)
+    f = reach_factor(pure, 8.0)
+    grown = lambda g: epsilon_ceiling("marginal", math.ceil(n * g), math.ceil(n * g), alpha)  # noqa: E731
+    assert grown(f) > 8.0 >= grown(f / 2 ** 0.25)
+    assert reach_factor(pure, 1.0) == 1.0
+    assert reach_factor(pure, 60.0, most=2.0 ** 20) is None  # e^60 samples: none dpaudit can draw
+
+
+def test_a_claim_out_of_the_budgets_reach_is_inconclusive_and_the_named_budget_reaches_it():
+    """A mechanism that publishes its input (noise of scale 0.01) claimed at ε = 8: 2,000
+    samples cannot show ε above about 3.8, so NOT REFUTED would say nothing (it would pass a CI
+    gate); it is INCONCLUSIVE and names the least budget that could refute it, at which this
+    audit does (the mechanism's counts are the extreme ones that reach the ceiling)."""
+    @dpaudit.mechanism(epsilon=8.0, neighbours="add-remove", domain=(0, 1), size=5, float_events=False)
+    def leak(data, rng, size=None):
+        return data.sum() + rng.laplace(0, 0.01, size=size)
+
+    rec = dpaudit.audit(leak, samples=2_000, seed=3).to_record()
+    assert rec["verdict"] == "inconclusive"
+    logic = rec["findings"]["logic"]
+    assert logic["limits"]["epsilon_ceiling_at_claimed_delta"] <= 8.0
+    assert "out of this budget's reach" in logic["reason"]
+    line = one_line(rec)
+    assert "INCONCLUSIVE" in line and "out of this budget's reach" in line
+    need = int(logic["reason"].rsplit("--samples ", 1)[1].split()[0])
+    assert 20_000 < need < 1_000_000
+    again = dpaudit.audit(leak, samples=need, seed=3).to_record()
+    assert again["verdict"] == "refuted" and again["epsilon_lower_bound"] > 8.0
+    # a claim within reach keeps its NOT REFUTED (a correct Laplace at ε = 1, same budget)
+    @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=5, float_events=False)
+    def laplace(data, rng, size=None):
+        return data.sum() + rng.laplace(0, 1.0, size=size)
+
+    assert dpaudit.audit(laplace, samples=2_000, seed=3).verdict.value == "not_refuted"
+
+
+def test_a_curve_claim_out_of_reach_is_inconclusive_and_the_test_of_reach_is_conservative():
+    from dpaudit.curves import curve_audit
+    from dpaudit.curves.claims import gdp_delta
+    from dpaudit.estimators.limits import _curve_extremes, curve_within_reach  # private: the band's extremes
+
+    claim = lambda e: gdp_delta(6.0, e)  # noqa: E731
+    for band, level in (("cp", 0.05 / 8), ("dkw", 0.025)):
+        for n in (300, 600, 3_000, 30_000):
+            lo, hi = _curve_extremes(band, n, level)
+            eps = np.linspace(0.0, 12.0, 200_001)
+            reached = bool(np.any(lo - np.exp(eps) * hi > claim(eps)))
+            # never out of reach where some ε is reached (a dense grid finds none the test missed)
+            assert curve_within_reach(claim, band, n, level) or not reached
+
+    def leak(data, rng, size=None):
+        return data[0] + rng.normal(0, 0.01, size=size)
+
+    r = curve_audit(leak, mu=6.0, neighbours="linf", domain=(0, 1), size=1, samples=2_000, seed=3)
+    assert r.verdict.value == "inconclusive"
+    rec = r.to_record()
+    assert "out of this budget's reach" in rec["details"]["out_of_reach"] and "note" not in rec["details"]
+    assert "INCONCLUSIVE" in one_line(rec) and "out of this budget's reach" in one_line(rec)
+    # a claim within reach at the same budget keeps its verdict (μ = 1 of a correct Gaussian)
+    def gaussian(data, rng, size=None):
+        return data[0] + rng.normal(0, 1.0, size=size)
+
+    assert curve_audit(gaussian, mu=1.0, neighbours="linf", domain=(0, 1), size=1, samples=2_000,
+                       seed=3).verdict.value == "not_refuted"

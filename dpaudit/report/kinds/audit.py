@@ -126,9 +126,12 @@ def plain_sentence(rec: Mapping[str, Any]) -> str:
             return "Not asked (--float off): only the logic question was audited."
         return f"No float64 question here: {reason.split(':')[0] or 'not asked'}."
     if verdict == Verdict.INCONCLUSIVE.value:
-        return ("The audit could not decide" + (" (cut short by the time limit)" if isinstance(
-            rec.get("details"), Mapping) and rec["details"].get("timed_out") else "")
-                + ": this is not a pass.")
+        details = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}
+        reach = details.get("out_of_reach") or fnd.out_of_reach(rec)
+        if reach:
+            return f"The audit could not decide: {reach}. This is not a pass."
+        return ("The audit could not decide" + (" (cut short by the time limit)" if details.get("timed_out")
+                                                else "") + ": this is not a pass.")
     if verdict == Verdict.REFUTED.value and cx is not None:
         p, q = cx.get("p"), cx.get("q")
         seen = f"{_share(p)} of outputs on D, {_share(q)} on D′"
@@ -281,8 +284,12 @@ class PrivacyAudit(RecordKind):
     def limits_clause(self) -> str:
         """For a NOT REFUTED: what the budget could have shown at all (the record's ``limits``,
         :mod:`dpaudit.estimators.limits`): ``; this budget cannot show ε above 11.3 nor δ below
-        4.1e-06``; empty otherwise."""
+        4.1e-06``; for an INCONCLUSIVE whose claim was out of the budget's reach, why and what
+        budget could reach it; empty otherwise."""
         lim = self.rec.get("limits")
+        reach = fnd.out_of_reach(self.numbers_record())
+        if reach and self.rec.get("verdict") == Verdict.INCONCLUSIVE.value:
+            return f"; {reach}"
         if self.rec.get("verdict") != Verdict.NOT_REFUTED.value or not isinstance(lim, Mapping):
             return ""
         ceiling, floor = num(lim.get("epsilon_ceiling")), num(lim.get("delta_floor"))

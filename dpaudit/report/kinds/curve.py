@@ -55,6 +55,8 @@ class CurveRecord(RecordKind):
                            (("mu_lower_bound", "μ"), ("rho_lower_bound", "ρ")) if num(rec.get(key)) is not None)
         details = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}
         cut = " (cut short by the time limit)" if details.get("timed_out") else ""
+        if details.get("out_of_reach") and rec.get("verdict") == "inconclusive":
+            cut += f"; {details['out_of_reach']}"
         if not isinstance(point, Mapping):
             return f"no point of the lower curve{at}" + (f" ({bounds})" if bounds else "") + cut
         eps, lb, claim = (num(point.get(k)) for k in ("epsilon", "delta_lower_bound", "delta_claim"))
