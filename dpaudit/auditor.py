@@ -400,7 +400,7 @@ def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float,
         return Finding.absent(ans.question, ans.absent)
     common = dict(question=ans.question, alpha=ans.alpha, limits=_limits(spec, out, ans))
     if ans.bound is None:
-        vacuous = None if ans.timed_out else _out_of_reach(spec, out, ans, common["limits"])
+        vacuous = None if ans.timed_out else _reach_text(spec, common["limits"])
         verdict = Verdict.INCONCLUSIVE if ans.timed_out or vacuous else Verdict.NOT_REFUTED
         reason = vacuous or (_NO_FLOAT_EVENT if ans.question == FLOAT and ans.candidate is None else None)
         return Finding(verdict=verdict, epsilon_lower_bound=0.0, delta_lower_bound=None,
@@ -429,7 +429,7 @@ def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float,
                                  if v is not None and np.isfinite(v)}),
         samples=samples, bound_curve=choice.curve)
     refuted = b.epsilon_lb > spec.epsilon
-    vacuous = None if refuted else _out_of_reach(spec, out, ans, common["limits"])
+    vacuous = None if refuted else _reach_text(spec, common["limits"])
     return Finding(verdict=(Verdict.REFUTED if refuted else Verdict.INCONCLUSIVE if vacuous
                             else Verdict.NOT_REFUTED), reason=vacuous,
                    epsilon_lower_bound=b.epsilon_lb,
@@ -439,48 +439,44 @@ def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float,
 
 
 def _limits(spec: MechanismSpec, out: Any, ans: Any) -> Any:
-    """The ε ceiling and δ floor of an answer's budget (:mod:`dpaudit.estimators.limits`): of the
-    bound actually used on its validation counts, at its per-candidate level; with nothing
-    validated, of the marginal bound as if the run's samples had all been validated at the
-    question's level (basis ``"budget"``: an upper estimate of what the run could show)."""
-    from dpaudit.estimators.limits import limits_of
+    """The ε ceiling (at the claimed δ) and δ floor of an answer's budget
+    (:mod:`dpaudit.estimators.limits`): of the bound actually used on its validation counts, at
+    its per-candidate level; with nothing validated, of the marginal bound as if the run's samples
+    had all been validated at the question's level (basis ``"budget"``: an upper estimate of what
+    the run could show). With ``reach`` when no outcome of these counts could have refuted the
+    claim (:func:`~dpaudit.estimators.limits.point_reach`: every method and split the selection
+    could choose, at the largest validation size of the candidates counted)."""
+    from dpaudit.estimators.limits import limits_of, point_reach
 
     b, counts = ans.bound, ans.counts
     if b is not None and counts is not None:
         choice = ans.candidate.choice
         split = choice.split if b.method == choice.method else (0.5, 0.5)
+        largest = max(ans.largest_n, counts.n_num, counts.n_den)
+        reach = point_reach(largest, b.alpha, spec.epsilon, int(out.samples), spec.delta)
         return limits_of(b.method, counts.n_num, counts.n_den, b.alpha, spec.epsilon, split,
-                         counts.lam_num, counts.lam_den, delta=spec.delta)
+                         counts.lam_num, counts.lam_den, reach=reach, delta=spec.delta)
     n = int(out.samples) // 2
     if n <= 0 or not 0 < ans.alpha < 1:
         return None
-    return limits_of("marginal", n, n, ans.alpha, spec.epsilon, basis="budget", delta=spec.delta)
+    reach = point_reach(n, ans.alpha, spec.epsilon, int(out.samples), spec.delta)
+    return limits_of("marginal", n, n, ans.alpha, spec.epsilon, basis="budget", reach=reach,
+                     delta=spec.delta)
 
 
-def _out_of_reach(spec: MechanismSpec, out: Any, ans: Any, limits: Any) -> Optional[str]:
-    """Why a NOT REFUTED of this answer says nothing, or None: the claim is out of the budget's
-    reach (:meth:`dpaudit.estimators.limits.Limits.out_of_reach`, no outcome could have refuted
-    it, whatever the mechanism does), with about how many samples could reach it."""
-    from dpaudit.estimators.limits import budget_to_reach, reach_factor
-
-    if limits is None or not limits.out_of_reach(spec.epsilon):
+def _reach_text(spec: MechanismSpec, limits: Any) -> Optional[str]:
+    """Why the run could not have refuted the claim (out of its reach), or None."""
+    reach = None if limits is None else limits.reach
+    if reach is None:
         return None
-    b, counts = ans.bound, ans.counts
-    if b is not None and counts is not None:
-        choice = ans.candidate.choice
-        split = choice.split if b.method == choice.method else (0.5, 0.5)
-        factor = reach_factor(limits, spec.epsilon, spec.delta, split, counts.lam_num, counts.lam_den)
+    at = f" at δ = {spec.delta:g}" if spec.delta > 0 else ""
+    if limits.basis == "budget":
+        what = (f"it validated no event, and all its {reach.samples:,} samples as validation could "
+                f"show ε above {reach.ceiling:.3g}{at} at most, whatever the outputs")
     else:
-        factor = reach_factor(limits, spec.epsilon, spec.delta)
-    at = f" at the claimed δ = {spec.delta:g}" if spec.delta > 0 else ""
-    text = (f"the claim is out of this budget's reach: its validation can show ε ≥ "
-            f"{limits.claim_ceiling:.3g} at most{at}, not above the claimed ε = {spec.epsilon:g}, so no "
-            f"outcome could have refuted it, whatever the mechanism does")
-    if factor is None:
-        return text + "; no budget dpaudit can draw reaches it (it needs about e^ε samples)"
-    need = budget_to_reach(out.samples, factor)
-    return text + f"; no budget below about {need:,} samples can refute it (--samples {need} or more)"
-
+        what = (f"the events it validated could show ε above {reach.ceiling:.3g}{at} at most at their "
+                f"sample sizes and level, whatever the outputs")
+    return reach.text(f"{what} (the claim is ε = {spec.epsilon:g})")
 
 
 def decide(findings: Mapping[str, Finding], policy: str) -> tuple[Verdict, str]:

@@ -115,6 +115,8 @@ class Answer:
     validated: int = 0
     timed_out: bool = False
     absent: Optional[str] = None
+    #: the largest validation size of the candidates validated (:mod:`dpaudit.estimators.limits`)
+    largest_n: int = 0
 
 
 @dataclass(slots=True)
@@ -326,5 +328,6 @@ def _select_and_validate(a: _Audit, out: Outcome, questions: tuple[str, ...], va
                                 delta=spec.delta, epsilon=spec.epsilon, deadline=deadline,
                                 report=a.report, share=share)
         ans.bound, ans.candidate, ans.counts, ans.kept = v.bound, v.candidate, v.counts, v.kept
+        ans.largest_n = v.largest_n
         ans.timed_out = v.timed_out or sampler.time_cut  # a race cut short chose nothing
         out.answers[q] = ans

@@ -56,6 +56,9 @@ class Validated:
     counts: Optional[Counts] = None
     kept: Optional[list] = None
     timed_out: bool = False
+    #: the largest validation size (of D or D′) of the candidates counted: what their counts could
+    #: show at most (:func:`dpaudit.estimators.limits.best_ceiling`)
+    largest_n: int = 0
 
 
 def validate(sampler: Any, cands: list[Candidate], seeds: Any, *, alpha: float, delta: float,
@@ -75,6 +78,7 @@ def validate(sampler: Any, cands: list[Candidate], seeds: Any, *, alpha: float, 
             out.timed_out = True
             continue
         b = _bound(cand, counts, alpha, delta, epsilon)
+        out.largest_n = max(out.largest_n, counts.n_num, counts.n_den)
         if best is None or b.epsilon_lb > best[0].epsilon_lb:
             best = (b, cand, counts, kept)
         report("validate", candidate=cand.pair.label, epsilon_lb=b.epsilon_lb)

@@ -651,12 +651,13 @@ def _result(a: _Args, look: _Look, used: int, sequential: Optional[dict], t0: fl
     output_kind = None if schema is None else schema.description
     if not look.validated:
         pair, score, n = look.pair, look.score, look.n
+        vacuous = None if cut is not None else _stand_in_out_of_reach(a, used)
         details = CurveDetails(band=a.band, level=0.0, thresholds=0, pair_label="" if pair is None else pair.label,
                                score="" if score is None else score.describe(),
                                score_record={} if score is None else score.to_record(),
                                validation={"n_D": n, "n_D_prime": n}, projected_ratio=None,
-                               output_kind=output_kind, **seen)
-        return CurveResult(verdict=Verdict.NOT_REFUTED if cut is None else Verdict.INCONCLUSIVE,
+                               output_kind=output_kind, out_of_reach=vacuous, **seen)
+        return CurveResult(verdict=(Verdict.INCONCLUSIVE if cut is not None or vacuous else Verdict.NOT_REFUTED),
                            samples=used, point=None,
                            delta_lower_bound=tuple(0.0 for _ in a.eps), mu_lower_bound=0.0,
                            rho_lower_bound=0.0, elapsed_s=time.monotonic() - t0,
@@ -665,22 +666,28 @@ def _result(a: _Args, look: _Look, used: int, sequential: Optional[dict], t0: fl
 
 
 def _out_of_reach(a: _Args, ev: Any, n: int, used: int) -> Optional[str]:
-    """Why a NOT REFUTED of this look says nothing, or None: no counts on its ``n`` validation
-    samples a dataset could put the lower curve above the claimed one at any ε
-    (:func:`dpaudit.estimators.limits.curve_within_reach`), with about how many samples could."""
-    from dpaudit.estimators.limits import budget_to_reach, curve_reach_factor, curve_within_reach
+    """Why a NOT REFUTED of this look would say nothing, or None: no counts of its band on its
+    ``n`` validation samples a dataset put a lower curve above the claimed one at any ε
+    (:func:`dpaudit.estimators.limits.curve_reach`)."""
+    from dpaudit.estimators.limits import curve_reach
 
-    if curve_within_reach(a.claim.delta, ev.band, n, ev.level):
+    reach = curve_reach(a.claim.delta, ev.band, n, ev.level, used)
+    if reach is None:
         return None
-    text = (f"the claim is out of this budget's reach: on {n:,} validation samples a dataset no "
-            f"counts give a lower curve above the claimed {a.claim.text} curve at any ε, so no outcome "
-            f"could have refuted it, whatever the mechanism does")
-    factor = curve_reach_factor(a.claim.delta, ev.band, n, ev.level)
-    if factor is None:
-        return text + "; no budget dpaudit can draw reaches it"
-    need = budget_to_reach(used, factor)
-    return text + f"; no budget below about {need:,} samples can refute it (--samples {need} or more)"
+    return reach.text(f"on its {n:,} validation samples a dataset no counts give a lower curve above "
+                      f"the claimed {a.claim.text} curve at any ε, whatever the outputs")
 
+
+def _stand_in_out_of_reach(a: _Args, used: int) -> Optional[str]:
+    """For a run that validated nothing: why it could not have refuted the claim even with all its
+    ``used`` samples as validation, each bound at the run's α/2 (one threshold), or None."""
+    from dpaudit.estimators.limits import curve_reach
+
+    reach = curve_reach(a.claim.delta, "cp", used // 2, (1.0 - a.confidence) / 2.0, used)
+    if reach is None:
+        return None
+    return reach.text(f"it validated no event, and no counts on all its {used:,} samples give a lower "
+                      f"curve above the claimed {a.claim.text} curve at any ε")
 
 
 def _validated_result(a: _Args, look: _Look, used: int, t0: float, common: dict, seen: dict,

@@ -70,7 +70,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from dpaudit.errors import InvalidArgument
-from dpaudit.estimators.bounds import cp_lower, cp_upper
+from dpaudit.estimators.bounds import cp_lower, cp_upper, dkw_width  # dkw_width: re-exported
 from dpaudit.estimators.selection import threshold_grid
 
 __all__ = ["BANDS", "Events", "events_of", "cp_events", "dkw_events", "dkw_width", "Projection", "project",
@@ -219,11 +219,6 @@ def cp_events(thresholds: Any, orientation: Any, x_d: Any, x_p: Any, n_d: int, n
     bounds = {"a_lo": np.atleast_1d(cp_lower(x_d, n_d, level)), "a_hi": np.atleast_1d(cp_upper(x_d, n_d, level)),
               "b_lo": np.atleast_1d(cp_lower(x_p, n_p, level)), "b_hi": np.atleast_1d(cp_upper(x_p, n_p, level))}
     return events_of(t, x_d / n_d, x_p / n_p, bounds, o, n_d, n_p, "cp", level)
-
-
-def dkw_width(n: int, alpha: float) -> float:
-    """Half-width of a two-sided DKW band at level α/2 on n samples: √(ln(4/α)/(2n)) (Massart 1990)."""
-    return math.sqrt(math.log(4.0 / alpha) / (2.0 * n)) if n > 0 else 1.0
 
 
 def dkw_events(sd: np.ndarray, sp: np.ndarray, alpha: float, most: int = 4 * THRESHOLDS) -> Events:

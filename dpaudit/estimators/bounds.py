@@ -44,7 +44,7 @@ from dpaudit.errors import InvalidArgument
 
 __all__ = ["METHODS", "Counts", "Bound", "cp_lower", "cp_upper", "validated_bound",
            "projected_lb", "projected_lbs", "SPLITS", "bonferroni", "method", "BoundMethod",
-           "Marginal", "Ratio", "Paired"]
+           "Marginal", "Ratio", "Paired", "dkw_width"]
 
 def bonferroni(confidence: float, k: int) -> float:
     """The per-candidate error level (1 − confidence)/k: family-wise confidence over k candidates."""
@@ -87,6 +87,11 @@ def cp_upper(k, n, alpha: float):
         hi = np.asarray(betainccinv(k + 1.0, m - k, alpha), dtype=float)
     hi = np.where((n <= 0) | (k >= n), 1.0, hi)
     return hi if hi.ndim else float(hi)
+
+
+def dkw_width(n: int, alpha: float) -> float:
+    """Half-width of a two-sided DKW band at level α/2 on n samples: √(ln(4/α)/(2n)) (Massart 1990)."""
+    return math.sqrt(math.log(4.0 / alpha) / (2.0 * n)) if n > 0 else 1.0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The limits of a budget: the largest ε its validation could have certified and the smallest δ
-it could have seen, for the bound actually used.
+it could have seen.
 
 A validated bound is a function of counts on n validation samples per dataset at a per-candidate
 level α (:mod:`dpaudit.estimators.bounds`). However extreme the mechanism, those counts are at
@@ -16,7 +16,10 @@ i.e. ≈ ln(n / ln(2/α)) with the even split; the ``ratio`` bound (Lehmann and 
 and the ``paired`` bound have their own ceilings, which :func:`epsilon_ceiling` computes by
 evaluating the method itself at the extreme counts (x = n, y = 0, and for ``paired`` a = 0). It
 is the exact supremum of the bound over all counts at these sizes: each method's bound grows
-with x and falls with y and a.
+with x and falls with y and a. The ceiling a record gives (:func:`limits_of`) is the largest over
+the method used and every method and split the selection could have chosen at these sizes
+(:func:`best_ceiling`), at the claimed δ (taken off p_lo, as in the bound that decides a δ
+claim): what the budget could have shown whichever bound its events got.
 
 **δ floor.** At the claimed ε, δ_LB = p_lo − e^ε q_hi (:meth:`~dpaudit.estimators.bounds.BoundMethod.validated`).
 An event never seen on D′ has q_hi = 1 − (α w₁)^{1/n′} ≈ ln(1/(α w₁))/n′, so no δ below
@@ -25,13 +28,17 @@ never seen on D′, whose lower bound clears that: the least k with
 cp_lower(k, n, α w₀) > e^ε (1 − (α w₁)^{1/n′}), divided by n; about (1 + e^ε) ln(1/α)/n.
 A mechanism whose δ(ε) at the claimed ε is below it cannot be refuted by this budget.
 
-**Out of reach.** A claim (ε, δ) is refuted when ε_LB, computed with δ taken off p_lo, exceeds
-ε; the largest ε_LB the counts allow at that δ, :attr:`Limits.claim_ceiling`, is the ε ceiling
-at the claimed δ (the ε ceiling itself for a pure claim). When it is at most the claimed ε, no
-outcome of the run could have refuted the claim, whatever the mechanism does (one that publishes
-its input included): such a NOT REFUTED says nothing, and the audit reports it INCONCLUSIVE
-(:func:`reach_factor`: by how much the validation would have to grow for the claim to come
-within reach; ε_ceiling grows as ln n, so about e^ε ln(1/α) samples per dataset).
+**Out of reach.** A claim (ε, δ) is refuted when ε_LB, with δ taken off p_lo, exceeds ε. The
+ε ceiling at the claimed δ (:func:`epsilon_ceiling` with ``delta``) of every event a run
+validated, at that event's sizes, split and level, bounds what its counts could show, whatever
+the outputs. When the largest of them is at most the claimed ε, the run could not have refuted
+the claim, not even for a mechanism that publishes its input: its NOT REFUTED would say nothing,
+and the audit reports INCONCLUSIVE (:class:`Reach`), with about the budget whose validation
+would bring the claim within reach (the sizes grown until the ceiling passes ε; it grows as
+ln n, so about e^ε ln(1/α) validation samples a dataset). With nothing validated, the marginal
+bound with the run's samples as validation stands in, as for the limits themselves. A curve claim
+is out of reach when no counts of the band put a lower curve above it at any ε
+(:func:`curve_reach`).
 """
 
 from __future__ import annotations
@@ -40,10 +47,38 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from dpaudit.estimators.bounds import Counts, cp_lower, cp_upper, method as bound_method
+from dpaudit.estimators.bounds import (SPLITS, Counts, cp_lower, cp_upper, dkw_width,
+                                      method as bound_method)
 
-__all__ = ["Limits", "epsilon_ceiling", "delta_floor", "limits_of", "curve_limits", "reach_factor",
-           "curve_within_reach", "curve_reach_factor", "budget_to_reach"]
+__all__ = ["Limits", "Reach", "epsilon_ceiling", "delta_floor", "limits_of", "curve_limits",
+           "best_ceiling", "point_reach", "curve_reach"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """Why a run's counts could not have refuted its claim (module docstring, "Out of reach"):
+    the most its validation could show (``ceiling``: an ε for a point claim, the largest δ gap
+    at ε = 0 for a curve), the run's ``samples``, the level ``alpha`` of the bound, and about the
+    budget that would bring the claim within reach (``needs``, rounded up to two digits; None when
+    no budget dpaudit can draw would)."""
+
+    ceiling: float
+    samples: int
+    alpha: float
+    needs: Optional[int]
+
+    def to_record(self) -> dict:
+        return {"ceiling": self.ceiling, "samples": self.samples, "alpha": self.alpha,
+                "needs_samples": self.needs}
+
+    def text(self, what: str) -> str:
+        """``the claim is out of this run's reach: {what}; about N samples would bring it within
+        reach (--samples N or more)``."""
+        text = f"the claim is out of this run's reach: {what}"
+        if self.needs is None:
+            return text + "; no budget dpaudit can draw brings it within reach (it needs about e^ε samples)"
+        return text + (f"; about {self.needs:,} samples would bring it within reach "
+                       f"(--samples {self.needs} or more)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,21 +94,16 @@ class Limits:
     alpha: float
     method: str
     basis: str = "validation"
-    #: the largest ε_LB at the claimed δ (module docstring, "Out of reach"); None: not computed
-    claim_ceiling: Optional[float] = None
+    #: set when the claim is out of the run's reach (:func:`out_of_reach`)
+    reach: Optional[Reach] = None
 
     def to_record(self) -> dict:
         rec = {"epsilon_ceiling": self.epsilon_ceiling, "delta_floor": self.delta_floor,
                "n_D": self.n_num, "n_D_prime": self.n_den, "alpha": self.alpha,
                "method": self.method, "basis": self.basis}
-        if self.claim_ceiling is not None:
-            rec["epsilon_ceiling_at_claimed_delta"] = self.claim_ceiling
+        if self.reach is not None:
+            rec["out_of_reach"] = self.reach.to_record()
         return rec
-
-    def out_of_reach(self, epsilon: float) -> bool:
-        """Whether no outcome of this budget could refute a claim of ``epsilon`` (at the δ the
-        claim ceiling was computed for): the claim ceiling is at most ``epsilon``."""
-        return self.claim_ceiling is not None and self.claim_ceiling <= epsilon
 
     def text(self) -> str:
         """``this budget cannot show ε above 11.3 nor δ below 4.1e-06`` (the NOT REFUTED line):
@@ -140,39 +170,30 @@ def delta_floor(n_num: int, n_den: int, alpha: float, epsilon: float,
 def limits_of(method: str, n_num: int, n_den: int, alpha: float, epsilon: float,
               split: tuple = (0.5, 0.5), lam_num: Optional[float] = None,
               lam_den: Optional[float] = None, basis: str = "validation",
-              delta: float = 0.0) -> Limits:
+              reach: Optional[Reach] = None, delta: float = 0.0) -> Limits:
     """The :class:`Limits` of a bound ``method`` on these validation sizes, at the per-candidate
-    level ``alpha`` and the claimed ``epsilon`` and ``delta``. The δ floor uses the method's first
-    two weights for (p, q), as :meth:`~dpaudit.estimators.bounds.BoundMethod.validated`'s δ_LB
-    does."""
+    level ``alpha`` and the claimed ``epsilon`` and ``delta`` (module docstring: the ε ceiling of
+    the method used or of any the selection could choose, whichever is larger). The δ floor uses
+    the method's first two weights for (p, q), as
+    :meth:`~dpaudit.estimators.bounds.BoundMethod.validated`'s δ_LB does."""
     w = _weights(split)
     pq = (w[0], w[1]) if len(w) >= 2 else (0.5, 0.5)
-    top = epsilon_ceiling(method, n_num, n_den, alpha, split, lam_num, lam_den)
-    at_claim = top if not delta > 0 else epsilon_ceiling(method, n_num, n_den, alpha, split,
-                                                           lam_num, lam_den, delta)
-    return Limits(top, delta_floor(n_num, n_den, alpha, epsilon, pq), int(n_num), int(n_den),
-                  float(alpha), method, basis, at_claim)
+    top = max(epsilon_ceiling(method, n_num, n_den, alpha, split, lam_num, lam_den, delta),
+              best_ceiling(max(int(n_num), int(n_den)), alpha, delta))
+    return Limits(top,
+                  delta_floor(n_num, n_den, alpha, epsilon, pq), int(n_num), int(n_den),
+                  float(alpha), method, basis, reach)
 
 
-def reach_factor(limits: Limits, epsilon: float, delta: float = 0.0, split: tuple = (0.5, 0.5),
-                 lam_num: Optional[float] = None, lam_den: Optional[float] = None,
-                 most: float = 2.0 ** 40) -> Optional[float]:
-    """By how much ``limits``' validation sizes (and Poisson means) would have to grow for a
-    claim of (``epsilon``, ``delta``) to come within reach (its claim ceiling above ``epsilon``):
-    the least factor on a grid of ratio 2^(1/4), found by doubling then bisection; 1.0 when it is
-    within reach already, None when not even ``most`` times the samples would do."""
-    def reaches(f: float) -> bool:
-        scale = lambda v: None if v is None else float(v) * f  # noqa: E731
-        top = epsilon_ceiling(limits.method, math.ceil(limits.n_num * f), math.ceil(limits.n_den * f),
-                              limits.alpha, split, scale(lam_num), scale(lam_den), delta)
-        return top > epsilon
-
-    if limits.n_num <= 0 or limits.n_den <= 0:
-        return 1.0
-    return _least_factor(reaches, most)
+def curve_limits(n: int, level: float) -> Limits:
+    """The limits of a curve audit's band (:mod:`dpaudit.curves.band`) on ``n`` validation
+    samples per dataset, each one-sided bound at ``level``: the largest ε at which δ_LB(ε) can be
+    positive, ln(level^{1/n} / (1 − level^{1/n})), and the δ floor at ε = 0."""
+    return Limits(epsilon_ceiling("marginal", n, n, 2 * level), delta_floor(n, n, 2 * level, 0.0),
+                  int(n), int(n), float(level), "cp", "validation")
 
 
-def _least_factor(reaches: Callable[[float], bool], most: float) -> Optional[float]:
+def _least_factor(reaches: Callable[[float], bool], most: float = 2.0 ** 40) -> Optional[float]:
     """The least factor f ≥ 1 with ``reaches(f)`` (monotone in f), on a grid of ratio 2^(1/4):
     doubling, then bisection in the log; None when not even ``most`` reaches."""
     if reaches(1.0):
@@ -189,61 +210,85 @@ def _least_factor(reaches: Callable[[float], bool], most: float) -> Optional[flo
     return hi
 
 
-def curve_limits(n: int, level: float) -> Limits:
-    """The limits of a curve audit's band (:mod:`dpaudit.curves.band`) on ``n`` validation
-    samples per dataset, each one-sided bound at ``level``: the largest ε at which δ_LB(ε) can be
-    positive, ln(level^{1/n} / (1 − level^{1/n})), and the δ floor at ε = 0."""
-    return Limits(epsilon_ceiling("marginal", n, n, 2 * level), delta_floor(n, n, 2 * level, 0.0),
-                  int(n), int(n), float(level), "cp", "validation")
+def _budget(samples: int, factor: Optional[float]) -> Optional[int]:
+    """``samples`` grown by ``factor``, rounded up to two significant digits; None when no factor
+    reaches or the budget is more than dpaudit draws (:data:`dpaudit.validation.MAX_SAMPLES`)."""
+    from dpaudit.validation import MAX_SAMPLES
+
+    if factor is None:
+        return None
+    x = max(1.0, float(max(int(samples), 1)) * float(factor))
+    step = 10.0 ** max(0, math.floor(math.log10(x)) - 1)
+    need = int(math.ceil(x / step) * step)
+    return need if need <= MAX_SAMPLES else None
+
+
+def best_ceiling(n: int, alpha: float, delta: float = 0.0) -> float:
+    """The largest ε ceiling, at the claimed ``delta``, of every bound method and split the
+    selection could choose (:data:`dpaudit.estimators.bounds.SPLITS`; for a δ claim the marginal
+    bound only) with ``n`` validation samples on each dataset at level ``alpha``: what an event
+    validated at these sizes could show, whatever the outputs and whichever bound it got."""
+    if n <= 0 or not 0 < alpha < 1:
+        return 0.0
+    best = 0.0
+    for name, splits in SPLITS.items():
+        if delta > 0 and bound_method(name).pure_only:
+            continue
+        for split in splits:
+            best = max(best, epsilon_ceiling(name, n, n, alpha, split, float(n), float(n), delta))
+    return best
+
+
+def point_reach(n: int, alpha: float, epsilon: float, samples: int, delta: float = 0.0) -> Optional[Reach]:
+    """The :class:`Reach` of a point claim (``epsilon``, ``delta``) when events validated on at
+    most ``n`` samples a dataset at level ``alpha`` could not show more (:func:`best_ceiling` at
+    most ``epsilon``), in a run of ``samples`` calls; None otherwise. The budget named grows
+    ``samples`` as ``n`` must grow for the ceiling to pass ``epsilon`` (None past what dpaudit
+    can draw, :data:`dpaudit.validation.MAX_SAMPLES`)."""
+    top = best_ceiling(n, alpha, delta)
+    if top > epsilon or samples <= 0 or n <= 0:
+        return None
+    grow = _least_factor(lambda f: best_ceiling(math.ceil(n * f), alpha, delta) > epsilon)
+    return Reach(float(top), int(samples), float(alpha), _budget(samples, grow))
 
 
 def _curve_extremes(band: str, n: int, level: float) -> tuple[float, float]:
     """The largest P_num_lo and the smallest P_den_hi a curve band (:mod:`dpaudit.curves.band`)
-    can give on ``n`` validation samples a dataset, each one-sided bound at ``level``: every
-    output in the event on one dataset and none on the other. ``cp``: level^{1/n} and
-    1 − level^{1/n} (Clopper and Pearson 1934); ``dkw``: 1 − w and w, w the DKW half-width at
-    2·level (Massart 1990)."""
+    can give on ``n`` validation samples a dataset, each one-sided bound at ``level``: ``cp``,
+    level^{1/n} and 1 − level^{1/n} (Clopper and Pearson 1934); ``dkw``, 1 − w and w, w the DKW
+    half-width at 2·level (Massart 1990)."""
     if band == "dkw":
-        from dpaudit.curves.band import dkw_width
-
         w = dkw_width(int(n), 2.0 * level)
         return 1.0 - w, w
     return float(cp_lower(int(n), int(n), level)), float(cp_upper(0, int(n), level))
 
 
-def curve_within_reach(delta_claim: Callable, band: str, n: int, level: float,
-                       points: int = 2048) -> bool:
-    """Whether some outcome of a curve audit on ``n`` validation samples a dataset (bounds at
-    ``level``, band ``band``) could refute the claimed curve ``delta_claim`` (ε array → δ
-    array): the largest δ_LB(ε) any counts give, lo − e^ε hi (:func:`_curve_extremes`), above
-    δ_claim(ε) at some ε. Both curves fall with ε, so on a grid ε₀ < ε₁ < … up to where lo −
-    e^ε hi reaches 0, lo − e^{ε_i} hi ≤ δ_claim(ε_{i+1}) for every i shows that no ε in between
-    is reached either: False only then (a claim judged out of reach is out of reach)."""
+def _curve_reached(delta_claim: Callable, band: str, n: int, level: float, points: int = 2048) -> bool:
+    """Whether some counts of the band on ``n`` validation samples a dataset (each bound at
+    ``level``) put a lower curve above ``delta_claim`` at some ε: the largest δ_LB(ε) any counts
+    give, lo − e^ε hi (:func:`_curve_extremes`), above δ_claim(ε). Both curves fall with ε, so on a
+    grid ε₀ < ε₁ < … up to where lo − e^ε hi reaches 0, lo − e^{ε_i} hi ≤ δ_claim(ε_{i+1}) at
+    every i shows that no ε between is reached: False only then."""
     lo, hi = _curve_extremes(band, n, level)
-    if not lo > 0 or not hi > 0 or lo <= hi:
-        return lo > hi  # hi = 0: any positive δ_LB is possible; lo ≤ hi: none is
-    top = math.log(lo / hi)  # lo − e^ε hi > 0 only below it
+    if n <= 0 or lo <= hi:
+        return False  # lo − e^ε hi ≤ 0 at every ε ≥ 0
+    if hi <= 0:
+        return True
     import numpy as np
 
-    eps = np.linspace(0.0, top, points)
+    eps = np.linspace(0.0, math.log(lo / hi), points)
     best = lo - np.exp(eps) * hi
     claim = np.asarray(delta_claim(eps), dtype=float)
     return bool(np.any(best[:-1] > claim[1:]) or best[-1] > claim[-1])
 
 
-def curve_reach_factor(delta_claim: Callable, band: str, n: int, level: float,
-                       most: float = 2.0 ** 40) -> Optional[float]:
-    """By how much the validation size would have to grow for :func:`curve_within_reach` (the
-    least factor on a grid of ratio 2^(1/4)); 1.0 when it is already, None past ``most``."""
-    def reaches(f: float) -> bool:
-        return curve_within_reach(delta_claim, band, math.ceil(n * f), level)
-
-    return 1.0 if n <= 0 else _least_factor(reaches, most)
-
-
-def budget_to_reach(samples: int, factor: float) -> int:
-    """The budget a run of ``samples`` draws would need for its validation to grow by ``factor``
-    (the validation is a fixed share of a budget), rounded up to two significant digits."""
-    x = max(1.0, float(max(int(samples), 1)) * float(factor))
-    step = 10.0 ** max(0, math.floor(math.log10(x)) - 1)
-    return int(math.ceil(x / step) * step)
+def curve_reach(delta_claim: Callable, band: str, n: int, level: float, samples: int) -> Optional[Reach]:
+    """The :class:`Reach` of a curve claim ``delta_claim`` (an ε array → δ array) when no counts
+    of the ``band`` on ``n`` validation samples a dataset, each bound at ``level``, put a lower
+    curve above it at any ε (:func:`_curve_reached`); None otherwise. ``ceiling`` is the largest δ
+    gap any counts give at ε = 0; the budget named grows ``samples`` as the sizes must grow."""
+    if n <= 0 or samples <= 0 or _curve_reached(delta_claim, band, n, level):
+        return None
+    lo, hi = _curve_extremes(band, n, level)
+    grow = _least_factor(lambda f: _curve_reached(delta_claim, band, math.ceil(n * f), level))
+    return Reach(max(0.0, lo - hi), int(samples), float(level), _budget(samples, grow))

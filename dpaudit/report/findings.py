@@ -277,16 +277,12 @@ def event_words(event: Any, limit: int = 2) -> str:
 
 
 def out_of_reach(rec: Mapping[str, Any]) -> str:
-    """A finding record's reason when its claim was out of its budget's reach (its limits'
-    ``epsilon_ceiling_at_claimed_delta`` at most the claimed ε: no outcome could have refuted
-    it, :mod:`dpaudit.estimators.limits`), else ``""``."""
-    lim, claim = rec.get("limits"), rec.get("claim")
-    if not isinstance(lim, Mapping) or not isinstance(claim, Mapping):
+    """A finding record's reason when no outcome of its run could have refuted the claim (its
+    limits' ``out_of_reach``, :mod:`dpaudit.estimators.limits`), else ``""``."""
+    lim = rec.get("limits")
+    if not isinstance(lim, Mapping) or not lim.get("out_of_reach") or rec.get("verdict") != "inconclusive":
         return ""
-    top, eps = num(lim.get("epsilon_ceiling_at_claimed_delta")), num(claim.get("epsilon"))
-    if top is None or eps is None or top > eps or rec.get("verdict") != "inconclusive":
-        return ""
-    return str(rec.get("reason") or f"the claim is out of this budget's reach (ε ≥ {fmt(top)} at most)")
+    return str(rec.get("reason") or "the claim is out of this run's reach")
 
 
 def float_status(rec: Mapping[str, Any]) -> str:
@@ -325,7 +321,7 @@ def float_status(rec: Mapping[str, Any]) -> str:
     if f.verdict == "error":
         return f"float64: could not run ({r.get('error') or 'error'})"
     if out_of_reach(r):
-        return "float64: out of this budget's reach" + (f" ({bound})" if bound else "")
+        return "float64: out of this run's reach" + (f" ({bound})" if bound else "")
     return f"float64: {verdict_label(f.verdict)}" + (f" ({bound})" if bound else "")
 
 

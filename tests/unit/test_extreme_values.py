@@ -32,7 +32,7 @@ def test_a_claim_whose_exp_overflows_has_a_verdict_and_no_power_statement():
     with no overflow on the way."""
     r = _audit(lambda data, rng: float(data.sum() + rng.laplace()), epsilon=1000.0)
     assert r.verdict.value == "inconclusive" and r.error is None
-    assert "no budget dpaudit can draw reaches it" in r.findings["logic"].reason
+    assert "no budget dpaudit can draw brings it within reach" in r.findings["logic"].reason
 
 
 def test_patterns_over_a_domain_as_wide_as_the_doubles_are_finite():

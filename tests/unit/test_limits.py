@@ -58,8 +58,8 @@ def test_limits_shrink_with_alpha_and_grow_with_n():
     assert limits_of("marginal", 10_000, 10_000, 0.001, 1.0).epsilon_ceiling < a.epsilon_ceiling
     b = limits_of("marginal", 1_000_000, 1_000_000, 0.05, 1.0)
     assert b.epsilon_ceiling > a.epsilon_ceiling and b.delta_floor < a.delta_floor
-    c = curve_limits(10_000, 0.025)
-    assert c.epsilon_ceiling == pytest.approx(a.epsilon_ceiling)
+    c = curve_limits(10_000, 0.025)  # the marginal bound's ceiling, each side at 0.025
+    assert c.epsilon_ceiling == pytest.approx(epsilon_ceiling("marginal", 10_000, 10_000, 0.05))
 
 
 def test_every_sampled_record_and_not_refuted_line_states_its_limits():
@@ -71,32 +71,40 @@ def test_every_sampled_record_and_not_refuted_line_states_its_limits():
     assert rec["verdict"] == "not_refuted"
     lim = rec["limits"]
     assert lim["basis"] == "validation" and lim["n_D"] > 10_000
-    split = {"marginal": (0.5, 0.5), "ratio": (1.0,)}.get(lim["method"])
-    if split is not None:  # the ceiling of the bound used, at its sizes and level
-        assert lim["epsilon_ceiling"] <= epsilon_ceiling(lim["method"], lim["n_D"], lim["n_D_prime"],
-                                                         lim["alpha"], split) + 1e-9
+    # the largest ceiling of any method and split the selection could choose, at its sizes and level
+    from dpaudit.estimators.limits import best_ceiling
+
+    top = best_ceiling(max(lim["n_D"], lim["n_D_prime"]), lim["alpha"])
+    assert lim["epsilon_ceiling"] == pytest.approx(top, rel=1e-6) or lim["method"] == "ratio"
     assert 5 < lim["epsilon_ceiling"] < math.log(lim["n_D"])
     assert rec["findings"]["logic"]["limits"] == lim
     assert "this budget cannot show ε above" in one_line(rec) and "nor δ below" in one_line(rec)
 
 
-def test_a_delta_lowers_the_ceiling_and_the_reach_factor_is_the_least_that_reaches():
-    from dpaudit.estimators.limits import reach_factor
+def test_a_delta_lowers_the_ceiling_and_the_budget_named_is_the_least_that_reaches():
+    from dpaudit.estimators.bounds import SPLITS
+    from dpaudit.estimators.limits import best_ceiling, point_reach
 
     n, alpha = 2_000, 0.05
-    pure = limits_of("marginal", n, n, alpha, 8.0)
-    approx = limits_of("marginal", n, n, alpha, 8.0, delta=0.5)
-    assert pure.claim_ceiling == pure.epsilon_ceiling
+    pure = epsilon_ceiling("marginal", n, n, alpha)
     # δ comes off p_lo: ln((α/2)^(1/n) − δ) − ln(1 − (α/2)^(1/n)), below the pure ceiling by about ln 2
     lo = (alpha / 2) ** (1 / n)
-    assert approx.claim_ceiling == pytest.approx(math.log((lo - 0.5) / (1 - lo)), rel=1e-9)
-    assert approx.claim_ceiling < pure.epsilon_ceiling - 0.6
-    assert pure.out_of_reach(8.0) and not pure.out_of_reach(pure.epsilon_ceiling - 1e-9)
-    f = reach_factor(pure, 8.0)
-    grown = lambda g: epsilon_ceiling("marginal", math.ceil(n * g), math.ceil(n * g), alpha)  # noqa: E731
-    assert grown(f) > 8.0 >= grown(f / 2 ** 0.25)
-    assert reach_factor(pure, 1.0) == 1.0
-    assert reach_factor(pure, 60.0, most=2.0 ** 20) is None  # e^60 samples: none dpaudit can draw
+    approx = epsilon_ceiling("marginal", n, n, alpha, delta=0.5)
+    assert approx == pytest.approx(math.log((lo - 0.5) / (1 - lo)), rel=1e-9) and approx < pure - 0.6
+    # a pure-only method falls back to the marginal bound for a δ claim, as the validation does
+    assert epsilon_ceiling("ratio", n, n, alpha, (1.0,), n, n, delta=0.5) == pytest.approx(approx)
+    # the best ceiling is at least every method's and split's, and for a δ claim the marginal's only
+    best = best_ceiling(n, alpha)
+    for method, splits in SPLITS.items():
+        for split in splits:
+            assert epsilon_ceiling(method, n, n, alpha, split, n, n) <= best + 1e-12
+    assert best_ceiling(n, alpha, 0.5) == max(epsilon_ceiling("marginal", n, n, alpha, sp, delta=0.5)
+                                              for sp in SPLITS["marginal"])
+    assert point_reach(n, alpha, best, 4 * n) is not None and point_reach(n, alpha, best - 1e-9, 4 * n) is None
+    reach = point_reach(n, alpha, 8.0, 4 * n)
+    f = reach.needs / (4 * n)  # the factor the sizes grow by, rounded up to two digits
+    assert best_ceiling(math.ceil(n * f), alpha) > 8.0 >= best_ceiling(int(n * f / 2 ** 0.25 / 1.1), alpha)
+    assert point_reach(n, alpha, 35.0, 4 * n).needs is None  # past 10^15 samples: none dpaudit draws
 
 
 def test_a_claim_out_of_the_budgets_reach_is_inconclusive_and_the_named_budget_reaches_it():
@@ -111,12 +119,12 @@ def test_a_claim_out_of_the_budgets_reach_is_inconclusive_and_the_named_budget_r
     rec = dpaudit.audit(leak, samples=2_000, seed=3).to_record()
     assert rec["verdict"] == "inconclusive"
     logic = rec["findings"]["logic"]
-    assert logic["limits"]["epsilon_ceiling_at_claimed_delta"] <= 8.0
-    assert "out of this budget's reach" in logic["reason"]
+    assert logic["limits"]["out_of_reach"]["ceiling"] <= 8.0
+    assert "out of this run's reach" in logic["reason"]
     line = one_line(rec)
-    assert "INCONCLUSIVE" in line and "out of this budget's reach" in line
+    assert "INCONCLUSIVE" in line and "out of this run's reach" in line
     need = int(logic["reason"].rsplit("--samples ", 1)[1].split()[0])
-    assert 20_000 < need < 1_000_000
+    assert 20_000 < need < 1_000_000 and rec["findings"]["logic"]["limits"]["out_of_reach"]["needs_samples"] == need
     again = dpaudit.audit(leak, samples=need, seed=3).to_record()
     assert again["verdict"] == "refuted" and again["epsilon_lower_bound"] > 8.0
     # a claim within reach keeps its NOT REFUTED (a correct Laplace at ε = 1, same budget)
@@ -130,16 +138,16 @@ def test_a_claim_out_of_the_budgets_reach_is_inconclusive_and_the_named_budget_r
 def test_a_curve_claim_out_of_reach_is_inconclusive_and_the_test_of_reach_is_conservative():
     from dpaudit.curves import curve_audit
     from dpaudit.curves.claims import gdp_delta
-    from dpaudit.estimators.limits import _curve_extremes, curve_within_reach  # private: the band's extremes
+    from dpaudit.estimators.limits import _curve_extremes, _curve_reached  # private: checked on a dense grid
 
     claim = lambda e: gdp_delta(6.0, e)  # noqa: E731
+    eps = np.linspace(0.0, 12.0, 200_001)
     for band, level in (("cp", 0.05 / 8), ("dkw", 0.025)):
         for n in (300, 600, 3_000, 30_000):
             lo, hi = _curve_extremes(band, n, level)
-            eps = np.linspace(0.0, 12.0, 200_001)
             reached = bool(np.any(lo - np.exp(eps) * hi > claim(eps)))
             # never out of reach where some ε is reached (a dense grid finds none the test missed)
-            assert curve_within_reach(claim, band, n, level) or not reached
+            assert _curve_reached(claim, band, n, level) or not reached
 
     def leak(data, rng, size=None):
         return data[0] + rng.normal(0, 0.01, size=size)
@@ -147,8 +155,8 @@ def test_a_curve_claim_out_of_reach_is_inconclusive_and_the_test_of_reach_is_con
     r = curve_audit(leak, mu=6.0, neighbours="linf", domain=(0, 1), size=1, samples=2_000, seed=3)
     assert r.verdict.value == "inconclusive"
     rec = r.to_record()
-    assert "out of this budget's reach" in rec["details"]["out_of_reach"] and "note" not in rec["details"]
-    assert "INCONCLUSIVE" in one_line(rec) and "out of this budget's reach" in one_line(rec)
+    assert "out of this run's reach" in rec["details"]["out_of_reach"] and "note" not in rec["details"]
+    assert "INCONCLUSIVE" in one_line(rec) and "out of this run's reach" in one_line(rec)
     # a claim within reach at the same budget keeps its verdict (μ = 1 of a correct Gaussian)
     def gaussian(data, rng, size=None):
         return data[0] + rng.normal(0, 1.0, size=size)
