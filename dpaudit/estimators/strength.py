@@ -168,4 +168,27 @@ def confirm_advice(record: Any) -> str:
     if record.get("id"):  # a suite audit: its seed derives from the root seed and its id
         return f"confirm with another root --seed and the audit's confidence raised to {higher:g}"
     fresh = f"--seed={int(seed) + 1}" if isinstance(seed, int) else "a fresh --seed"
-    return f"confirm with {fresh} --confidence={higher:g}"
+    return f"confirm with {fresh} --confidence={higher:g}" + _budget_for(record, confidence, higher)
+
+
+def _budget_for(record: Any, confidence: Any, higher: float) -> str:
+    """`` --samples=N or more (…)`` when, at confidence ``higher``, this run's validation could
+    not show ε above the claim (:func:`dpaudit.estimators.limits.point_reach`, each level scaled
+    by the ratio of the two α); ``""`` otherwise."""
+    from dpaudit.estimators.limits import point_reach
+
+    lim, claim = record.get("limits"), record.get("claim")
+    samples = record.get("samples")
+    if not isinstance(lim, dict) or not isinstance(claim, dict) or not isinstance(samples, int) \
+            or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        return ""
+    try:
+        n = max(int(lim["n_D"]), int(lim["n_D_prime"]))
+        alpha = float(lim["alpha"]) * (1.0 - higher) / (1.0 - float(confidence))
+        reach = point_reach(n, alpha, float(claim["epsilon"]), samples, float(claim.get("delta") or 0.0))
+    except (KeyError, TypeError, ValueError):
+        return ""
+    if reach is None or reach.needs is None:
+        return ""
+    return (f" --samples={max(reach.needs, samples)} or more (below that, {higher:g} confidence is "
+            f"out of the run's reach)")
