@@ -188,7 +188,7 @@ def test_seed_claims_show_statement_source_spec_errata_evidence_and_recheck():
     sec = page.sections["r1"]
     assert "u = |#(x&lt;r) − #(x&gt;r)| &lt;script&gt;x&lt;/script&gt;" in text   # the statement, escaped
     for piece in ("Statement:", "the EM-for-medians notes (2020) eq 2.1: u = |#(x<r)", "docs/math.md#quantile-utility", "E29", "the EM-for-medians notes (2020)", "observed", "bound",
-                  "the density is highest on cell 0", "(observed 0 against bound 4)", "mode_cell",
+                  "The density is highest on cell 0", "(observed 0 against bound 4)", "mode_cell",
                   "mechanisms/seed_claims.py:310", "REFUTED (the re-check agrees)", "expected REFUTED",
                   "Re-check the statement alone", "from dpaudit.reference.seed_claims import evaluate_claims",
                   "dpaudit audit audits/seed_claims.py --id seed004/s004-eq21-sign --seed 7"):

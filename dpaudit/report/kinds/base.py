@@ -372,7 +372,10 @@ class RecordKind:
             return meaning + "."
         if meaning and text.startswith(meaning):
             text = text[len(meaning):].lstrip("; ")
-        return f"{meaning}. {text}" if meaning and text else (meaning or text)
+        if meaning and text:  # a new sentence: capitalised, but not a symbol (ε, μ, δ stay)
+            head = text[:1].upper() if text[:1].isascii() else text[:1]
+            return f"{meaning}. {head}{text[1:]}"
+        return meaning or text
 
     def figure(self) -> str:
         """The record's headline number for a terminal line (``ε ≥ 1.02 (claimed 1)``), or ``""``."""
