@@ -128,7 +128,8 @@ def test_a_sweep_of_right_maps_refutes_nothing(dp):
     result = dpaudit.sweep("opendp", seed=3, only=["make_clamp", "make_count_distinct"], cases=2,
                            samples=2_000, budget=60, timeout=600.0)
     checked = [c for c in result.cases if c.verdict == "not_refuted"]
-    assert len(checked) == 4 and not result.refutations
+    assert len(checked) == 4 and not result.refutations, \
+        [(c.constructor, c.verdict, c.check, c.reason) for c in result.cases]
     assert all(c.check == "stability" and c.bound <= 1.0 for c in checked)
 
 
