@@ -163,3 +163,19 @@ def test_a_curve_claim_out_of_reach_is_inconclusive_and_the_test_of_reach_is_con
 
     assert curve_audit(gaussian, mu=1.0, neighbours="linf", domain=(0, 1), size=1, samples=2_000,
                        seed=3).verdict.value == "not_refuted"
+
+
+def test_the_advice_to_confirm_a_marginal_refutation_names_a_budget_within_reach():
+    from dpaudit.estimators.limits import best_ceiling
+    from dpaudit.estimators.strength import confirm_advice
+
+    n, alpha = 3_000, 0.045
+    near = best_ceiling(n, alpha) - 0.05  # refutable at 95%, above what 0.999 could show at n
+    rec = {"seed": 1, "confidence": 0.95, "samples": 15_000, "claim": {"epsilon": near},
+           "limits": {"n_D": n, "n_D_prime": n, "alpha": alpha}}
+    advice = confirm_advice(rec)
+    assert advice.startswith("confirm with --seed=2 --confidence=0.999 --samples=")
+    need = int(advice.split("--samples=")[1].split()[0])
+    assert need > 15_000 and best_ceiling(n * need // 15_000, alpha * 0.001 / 0.05) > near
+    far = dict(rec, claim={"epsilon": 1.0})  # 0.999 reaches ε = 1 at this budget: no budget named
+    assert confirm_advice(far) == "confirm with --seed=2 --confidence=0.999"
