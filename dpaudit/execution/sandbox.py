@@ -51,6 +51,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from multiprocessing.connection import Connection, wait
 from typing import Any, Optional, Sequence
@@ -177,6 +178,9 @@ class SandboxExecutor:
         self._recv: Optional[Connection] = None
         self._tail: Optional[OutputTail] = None
         self._pool: Optional[OutputPool] = None     # shared buffers numeric outputs come back in
+        #: close() runs once at a time: a signal's handler and the fresh-process check's thread
+        #: may both close the same executor (each buffer's descriptor is closed once)
+        self._closing = threading.RLock()  # re-entrant: a signal handler on a closing thread
         self._workdir: Optional[str] = None         # the child's private folder
         self._calls: Optional[int] = None    # a descriptor of the child's call counter file
         self._tried: Optional[int] = None    # the read end of the audit hook's pipe
@@ -327,15 +331,17 @@ class SandboxExecutor:
         return None if line is None else (self.audited.path, line)
 
     def close(self) -> None:
-        """Stop the child and everything it started, and remove its private folder."""
-        self._kill()
-        if self._tail is not None:
-            self._tail.close()
-            self._tail = None
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = None
-        self._clean_workdir()
+        """Stop the child and everything it started, and remove its private folder (safe to call
+        again, and from two threads at once)."""
+        with self._closing:
+            self._kill()
+            if self._tail is not None:
+                self._tail.close()
+                self._tail = None
+            if self._pool is not None:
+                pool, self._pool = self._pool, None
+                pool.close()
+            self._clean_workdir()
 
     def __enter__(self) -> "SandboxExecutor":
         return self

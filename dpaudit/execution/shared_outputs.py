@@ -101,11 +101,12 @@ class OutputPool:
         return out.reshape(shape)
 
     def close(self) -> None:
-        """Forget every buffer (arrays handed out keep their own mapping alive)."""
-        for buf in self._buffers:
+        """Forget every buffer (arrays handed out keep their own mapping alive); a second call
+        has nothing left to close."""
+        buffers, self._buffers = self._buffers, []
+        for buf in buffers:
             self._unlink(buf)
             os.close(buf.fd)
-        self._buffers = []
 
     @staticmethod
     def _unlink(buf: _Buffer) -> None:

@@ -138,6 +138,34 @@ def test_same_outputs_as_in_process_and_one_child_for_all_batches(mech_file, nam
         np.testing.assert_array_equal(np.asarray(c), np.asarray(b))
 
 
+def test_two_threads_closing_one_executor_close_each_buffer_once(mech_file):
+    """A signal's handler and the fresh-process check's thread can close the same executor at
+    once: a CI run once printed a thread's traceback (EBADF) from closing a buffer's descriptor
+    twice. Closing from 8 threads at once, then again, raises nothing."""
+    import threading
+
+    spec = spec_of(mech_file, "batch_laplace")
+    for _ in range(3):
+        ex = SandboxExecutor(mech_file, "batch_laplace")
+        ex.run(spec, tasks(100_000, batch_size=30_000))  # numeric outputs: shared buffers in use
+        errors, go = [], threading.Barrier(8)
+
+        def close() -> None:
+            go.wait()
+            try:
+                ex.close()
+            except BaseException as exc:  # noqa: BLE001 - the test collects what escapes
+                errors.append(exc)
+
+        threads = [threading.Thread(target=close) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        ex.close()
+        assert errors == []
+
+
 def test_prints_do_not_corrupt_the_channel(mech_file, capfd):
     spec = spec_of(mech_file, "prints")
     with SandboxExecutor(mech_file, "prints") as ex:
