@@ -98,8 +98,8 @@ class CurveDetails(Details):
     #: True when the time limit cut the run short, with ``note`` saying what it had drawn by then
     timed_out: Optional[bool] = field(default=None, metadata={"omit_none": True})
     note: Optional[str] = field(default=None, metadata={"omit_none": True})
-    #: why an INCONCLUSIVE run could not have refuted the claim whatever the mechanism does
-    #: (:func:`dpaudit.estimators.limits.curve_within_reach`), with the least budget that could
+    #: why an INCONCLUSIVE run could not have refuted the claim whatever the outputs
+    #: (:func:`dpaudit.estimators.limits.curve_reach`), with about the budget that would reach it
     out_of_reach: Optional[str] = field(default=None, metadata={"omit_none": True})
 
 

@@ -28,15 +28,16 @@ never seen on D′, whose lower bound clears that: the least k with
 cp_lower(k, n, α w₀) > e^ε (1 − (α w₁)^{1/n′}), divided by n; about (1 + e^ε) ln(1/α)/n.
 A mechanism whose δ(ε) at the claimed ε is below it cannot be refuted by this budget.
 
-**Out of reach.** A claim (ε, δ) is refuted when ε_LB, with δ taken off p_lo, exceeds ε. The
-ε ceiling at the claimed δ (:func:`epsilon_ceiling` with ``delta``) of every event a run
-validated, at that event's sizes, split and level, bounds what its counts could show, whatever
-the outputs. When the largest of them is at most the claimed ε, the run could not have refuted
-the claim, not even for a mechanism that publishes its input: its NOT REFUTED would say nothing,
-and the audit reports INCONCLUSIVE (:class:`Reach`), with about the budget whose validation
-would bring the claim within reach (the sizes grown until the ceiling passes ε; it grows as
-ln n, so about e^ε ln(1/α) validation samples a dataset). With nothing validated, the marginal
-bound with the run's samples as validation stands in, as for the limits themselves. A curve claim
+**Out of reach.** A claim (ε, δ) is refuted when ε_LB, with δ taken off p_lo, exceeds ε. No
+event validated on at most n samples a dataset at level α can show more than the best ceiling at
+the claimed δ over every bound method and split the selection could choose (:func:`best_ceiling`),
+whatever the outputs. When that ceiling, at the largest validation size of the events a run
+counted, is at most the claimed ε, the run could not have refuted the claim, not even for a
+mechanism that publishes its input: its NOT REFUTED would say nothing, and the audit reports
+INCONCLUSIVE (:func:`point_reach`, :class:`Reach`), with about the budget whose validation would
+bring the claim within reach (the size grown until the ceiling passes ε; it grows as ln n, so
+about e^ε ln(1/α) validation samples a dataset; necessary, not sufficient). With nothing
+validated, the run's samples as validation stand in, as for the limits themselves. A curve claim
 is out of reach when no counts of the band put a lower curve above it at any ε
 (:func:`curve_reach`).
 """
@@ -94,7 +95,7 @@ class Limits:
     alpha: float
     method: str
     basis: str = "validation"
-    #: set when the claim is out of the run's reach (:func:`out_of_reach`)
+    #: set when the claim is out of the run's reach (:func:`point_reach`)
     reach: Optional[Reach] = None
 
     def to_record(self) -> dict:
@@ -269,8 +270,10 @@ def _curve_reached(delta_claim: Callable, band: str, n: int, level: float, point
     give, lo − e^ε hi (:func:`_curve_extremes`), above δ_claim(ε). Both curves fall with ε, so on a
     grid ε₀ < ε₁ < … up to where lo − e^ε hi reaches 0, lo − e^{ε_i} hi ≤ δ_claim(ε_{i+1}) at
     every i shows that no ε between is reached: False only then."""
+    if n <= 0:
+        return False
     lo, hi = _curve_extremes(band, n, level)
-    if n <= 0 or lo <= hi:
+    if lo <= hi:
         return False  # lo − e^ε hi ≤ 0 at every ε ≥ 0
     if hi <= 0:
         return True
