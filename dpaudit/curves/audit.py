@@ -665,13 +665,16 @@ def _result(a: _Args, look: _Look, used: int, sequential: Optional[dict], t0: fl
     return _validated_result(a, look, used, t0, common, seen, output_kind)
 
 
-def _out_of_reach(a: _Args, ev: Any, n: int, used: int) -> Optional[str]:
+def _out_of_reach(a: _Args, look: _Look, n: int, used: int) -> Optional[str]:
     """Why a NOT REFUTED of this look would say nothing, or None: no counts of its band on its
     ``n`` validation samples a dataset put a lower curve above the claimed one at any ε
-    (:func:`dpaudit.estimators.limits.curve_reach`)."""
+    (:func:`dpaudit.estimators.limits.curve_reach`), each bound at the look's α/2 (for ``cp``, as
+    if it had picked one threshold, not K: the level the fewest thresholds would give)."""
     from dpaudit.estimators.limits import curve_reach
 
-    reach = curve_reach(a.claim.delta, ev.band, n, ev.level, used)
+    ev = look.ev
+    level = ev.level * max(1, len(look.picks)) if ev.band == "cp" else ev.level
+    reach = curve_reach(a.claim.delta, ev.band, n, level, used)
     if reach is None:
         return None
     return reach.text(f"on its {n:,} validation samples a dataset no counts give a lower curve above "
@@ -698,7 +701,7 @@ def _validated_result(a: _Args, look: _Look, used: int, t0: float, common: dict,
     lb, idx = ev.delta_lb(a.eps)
     best = max(pts, key=lambda p: p[2] - p[1])
     refuted = best[2] - best[1] > 0
-    vacuous = None if refuted else _out_of_reach(a, ev, n, used)
+    vacuous = None if refuted else _out_of_reach(a, look, n, used)
     if vacuous:
         seen = {**seen, "out_of_reach": vacuous}
     if not refuted:  # the closest approach: the largest δ_LB/δ_claim (the gap is largest where both vanish)
