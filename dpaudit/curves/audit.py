@@ -651,7 +651,7 @@ def _result(a: _Args, look: _Look, used: int, sequential: Optional[dict], t0: fl
     output_kind = None if schema is None else schema.description
     if not look.validated:
         pair, score, n = look.pair, look.score, look.n
-        vacuous = None if cut is not None else _stand_in_out_of_reach(a, used)
+        vacuous = None if cut is not None else _out_of_reach(a, used)
         details = CurveDetails(band=a.band, level=0.0, thresholds=0, pair_label="" if pair is None else pair.label,
                                score="" if score is None else score.describe(),
                                score_record={} if score is None else score.to_record(),
@@ -665,32 +665,27 @@ def _result(a: _Args, look: _Look, used: int, sequential: Optional[dict], t0: fl
     return _validated_result(a, look, used, t0, common, seen, output_kind)
 
 
-def _out_of_reach(a: _Args, look: _Look, n: int, used: int) -> Optional[str]:
-    """Why a NOT REFUTED of this look would say nothing, or None: no counts of its band on its
-    ``n`` validation samples a dataset put a lower curve above the claimed one at any ε
+def _out_of_reach(a: _Args, used: int, look: Optional[_Look] = None) -> Optional[str]:
+    """Why a NOT REFUTED of this run would say nothing, or None: no counts of the look's band on
+    its validation samples a dataset put a lower curve above the claimed one at any ε
     (:func:`dpaudit.estimators.limits.curve_reach`), each bound at the look's α/2 (for ``cp``, as
-    if it had picked one threshold, not K: the level the fewest thresholds would give)."""
+    if it had picked one threshold, not K: the level the fewest thresholds would give). For a run
+    that validated nothing (``look`` None), all its ``used`` samples stand in as validation, at
+    the run's α/2."""
     from dpaudit.estimators.limits import curve_reach
 
-    ev = look.ev
-    level = ev.level * max(1, len(look.picks)) if ev.band == "cp" else ev.level
-    reach = curve_reach(a.claim.delta, ev.band, n, level, used)
+    if look is None:
+        band, n, level = "cp", used // 2, (1.0 - a.confidence) / 2.0
+        what, tail = f"it validated no event, and no counts on all its {used:,} samples", ""
+    else:
+        ev = look.ev
+        band, n = ev.band, look.n
+        level = ev.level * max(1, len(look.picks)) if band == "cp" else ev.level
+        what, tail = f"on its {n:,} validation samples a dataset no counts", ", whatever the outputs"
+    reach = curve_reach(a.claim.delta, band, n, level, used)
     if reach is None:
         return None
-    return reach.text(f"on its {n:,} validation samples a dataset no counts give a lower curve above "
-                      f"the claimed {a.claim.text} curve at any ε, whatever the outputs")
-
-
-def _stand_in_out_of_reach(a: _Args, used: int) -> Optional[str]:
-    """For a run that validated nothing: why it could not have refuted the claim even with all its
-    ``used`` samples as validation, each bound at the run's α/2 (one threshold), or None."""
-    from dpaudit.estimators.limits import curve_reach
-
-    reach = curve_reach(a.claim.delta, "cp", used // 2, (1.0 - a.confidence) / 2.0, used)
-    if reach is None:
-        return None
-    return reach.text(f"it validated no event, and no counts on all its {used:,} samples give a lower "
-                      f"curve above the claimed {a.claim.text} curve at any ε")
+    return reach.text(f"{what} give a lower curve above the claimed {a.claim.text} curve at any ε{tail}")
 
 
 def _validated_result(a: _Args, look: _Look, used: int, t0: float, common: dict, seen: dict,
@@ -701,7 +696,7 @@ def _validated_result(a: _Args, look: _Look, used: int, t0: float, common: dict,
     lb, idx = ev.delta_lb(a.eps)
     best = max(pts, key=lambda p: p[2] - p[1])
     refuted = best[2] - best[1] > 0
-    vacuous = None if refuted else _out_of_reach(a, look, n, used)
+    vacuous = None if refuted else _out_of_reach(a, used, look)
     if vacuous:
         seen = {**seen, "out_of_reach": vacuous}
     if not refuted:  # the closest approach: the largest δ_LB/δ_claim (the gap is largest where both vanish)
