@@ -328,11 +328,13 @@ class Sweeper:
         seed = self.seed + sum(map(ord, qual))
         rng = np.random.default_rng(seed)
 
-        # CPU seconds, not wall: a loaded machine must not cut the attempts a quiet one makes
-        stop = time.process_time() + BUILD_SECONDS
+        # this thread's CPU seconds, not wall nor the process's: a loaded machine, or threads of
+        # the host process (a test runner's, a Dask client's), must not cut the attempts a quiet
+        # one makes (the library builds in the calling thread)
+        stop = time.thread_time() + BUILD_SECONDS
 
         def attempt(combo: dict) -> bool:
-            if time.process_time() > stop:  # the library's refusals are slow (a captured backtrace)
+            if time.thread_time() > stop:  # the library's refusals are slow (a captured backtrace)
                 refusals["(attempts cut short: the build time limit was reached)"] += 1
                 return False
             try:
