@@ -174,13 +174,25 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
         own = _default_executor(spec)
         executor = own or InProcessExecutor()
     estimate: Optional[dict] = None
-    checked = fitted = None
+    checked = fitted = reproducible = differ = None
+    failed = None if context is None else context.failure
+    stated = timeout if context is None or context.time_limit is None else context.time_limit
     try:
-        stated = timeout if context is None or context.time_limit is None else context.time_limit
         # in process, calls stop at the deadline too (between calls of a one-call form or of a
         # library's; dpaudit.execution.base.time_limit): --timeout holds within one call
         with single_blas_thread(), time_limit(deadline, stated):
-            estimate = probe_estimate(spec, executor, seed, budget, progress, context)
+            if failed is None:
+                try:
+                    estimate = probe_estimate(spec, executor, seed, budget, progress, context)
+                except MechanismError as exc:
+                    failed = exc
+        if failed is not None:  # the mechanism failed already: no more calls to fail again
+            from dpaudit.auditing.sampled import Outcome
+
+            return _sampled_result(spec, Outcome(error=failed), budget, confidence, seed,
+                                   time.monotonic() - t0, early_stop=bool(early_stop),
+                                   context=context, timeout=stated)
+        with single_blas_thread(), time_limit(deadline, stated):
             reproducible = _reruns_alike(spec, executor, seed, estimate, _left(deadline))
             differ = _forms_differ(spec, executor, seed, budget, estimate, _left(deadline))
             if differ is None:
@@ -201,9 +213,8 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     if differ is not None:
         return _forms_result(spec, differ, budget, confidence, seed, time.monotonic() - t0,
                              reproducible, bool(early_stop), context)
-    limit = timeout if context is None or context.time_limit is None else context.time_limit
     return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible,
-                           looks, bool(early_stop), context, estimate=estimate, timeout=limit,
+                           looks, bool(early_stop), context, estimate=estimate, timeout=stated,
                            fitted=fitted)
 
 

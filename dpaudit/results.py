@@ -470,6 +470,9 @@ class AuditContext:
     #: the run's whole time limit as the user gave it (``--timeout``), which a cut-short audit's
     #: note names; the audit's own ``timeout`` is what was left of it when the audit began
     time_limit: Optional[float] = None
+    #: the mechanism's failure, when a step of the command before the audit met it (the
+    #: fresh-process check's first calls): the audit is its ERROR, with no call to fail again
+    failure: Optional[Exception] = None
 
 
 # -- one finding, and the audit's result ---------------------------------------------------------------

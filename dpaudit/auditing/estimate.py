@@ -13,7 +13,6 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from dpaudit.errors import MechanismError
 from dpaudit.spec import CallForm, MechanismSpec
 
 __all__ = ["probe_estimate", "estimate_event", "duration", "LONG_AUDIT", "ESTIMATE_BATCH", "SLOW_CALL",
@@ -29,14 +28,15 @@ _ESTIMATE_WORD = 0xE57_1A7E
 
 def probe_estimate(spec: MechanismSpec, executor: Any, seed: int, budget: int,
               progress: Optional[Callable[[dict], None]],
-              context: Any = None) -> Optional[dict]:
-    """Time the mechanism before sampling: one call (a library target's too), or one batch of 1,000 for a batch form (then
-    larger batches while the probe is short and its estimate long: the round trip to a sandbox
-    and a first call's warm-up must not make a fast mechanism look slow; a first probe that is
-    long is made once more, warm, so a child's start is not timed), on a mid-domain dataset
-    and a seed of its own, outside the budget; reports the ``"estimate"``
-    progress event (:func:`estimate_event`) and returns it; None when the mechanism fails (the
-    audit reports it). A command that timed the mechanism already (``dpaudit check`` times the
+              context: Any = None) -> dict:
+    """Time the mechanism before sampling: one call (a library target's too), or one batch of
+    1,000 for a batch form (then larger batches while the probe is short and its estimate long:
+    the round trip to a sandbox and a first call's warm-up must not make a fast mechanism look
+    slow; a first probe that is long is made once more, warm, so a child's start is not timed),
+    on a mid-domain dataset and a seed of its own, outside the budget; reports the
+    ``"estimate"`` progress event (:func:`estimate_event`) and returns it. The mechanism's
+    failure propagates (:class:`~dpaudit.errors.MechanismError`): the audit is its ERROR, with
+    no more calls. A command that timed the mechanism already (``dpaudit check`` times the
     first call of its fresh-process check, and reported the estimate) hands the time in as
     ``context.seconds_per_call``: no probe then, and no second report."""
     from dpaudit.execution.base import BatchTask
@@ -53,10 +53,7 @@ def probe_estimate(spec: MechanismSpec, executor: Any, seed: int, budget: int,
     warm = False
     while True:
         started = time.monotonic()
-        try:
-            executor.run(spec, [BatchTask(data, seq, n)])
-        except MechanismError:
-            return None
+        executor.run(spec, [BatchTask(data, seq, n)])
         took = time.monotonic() - started
         per_call = took / n
         if not warm and took > 0.05 and per_call * budget / workers >= 60.0:

@@ -237,6 +237,8 @@ class FreshProcesses:
         #: seconds the audit's own child took for its first calls (the extra ones take as long)
         self.first_seconds = 0.0
         self.seconds_per_call: Optional[float] = None  # the first call's time (first_calls)
+        #: the mechanism's failure in the first calls (first_calls): the check reports it
+        self.failure: Optional[MechanismError] = None
 
     def wait_seconds(self, call_timeout: Optional[float]) -> float:
         """How long :meth:`result` should wait: the extra children boot and make the same calls
@@ -292,8 +294,10 @@ class FreshProcesses:
                     self._first = _joined(one, more)
                 self.calls = sum(plan)
             self.first_seconds = time.monotonic() - t0
-        except MechanismError:
-            self._first = None  # the audit meets the failure again and reports it
+        except MechanismError as exc:
+            # the check's verdict is this failure (ERROR; INCONCLUSIVE for the time limit): the
+            # stages after it make no call to meet it again (a hang cost a call limit each)
+            self._first, self.failure = None, exc
             return
         if self.calls < FRESH_MIN_CALLS and not batch:
             return  # cut by the time limit: too few calls for the test to say anything

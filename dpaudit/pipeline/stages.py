@@ -63,6 +63,9 @@ class Run:
     family: Any = None
     outcomes: dict = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
+    #: the mechanism's failure, once a stage before the engine met it (the fresh-process check's
+    #: first calls): the stages after it make no calls, and the engine reports it
+    failure: Any = None
 
     def left(self) -> Optional[float]:
         """Seconds left of the run's time limit (at least a millisecond), None without one."""
@@ -115,6 +118,7 @@ class FreshStart:
             return
         fresh.first_calls(spec, run.target.executor, pair, run.settings.seed, timed,
                           deadline=run.deadline)
+        run.failure = fresh.failure
         per_call = fresh.seconds_per_call
         run.outcomes[self.name] = per_call if per_call is not None and per_call >= slow else None
 
@@ -189,7 +193,8 @@ class SampledAudit:
         origin = Origin(location(spec.source), run.target.isolation)
         context = AuditContext(reproduce=lambda own=False, n=None: self.reproduce(run, own, n),
                                family=run.family, origin=origin, time_limit=s.timeout,
-                               seconds_per_call=run.outcomes.get(FreshStart.name))
+                               seconds_per_call=run.outcomes.get(FreshStart.name),
+                               failure=run.failure)
         keywords = getattr(run.target, "keywords", None)  # the rerun line is in run.partial already
         try:
             if keywords is not None:  # an in-memory target (SpecTarget): its own keywords

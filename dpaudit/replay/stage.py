@@ -81,6 +81,9 @@ class ReplayStage:
 
     def run(self, run: Any) -> None:
         run.begin("replay stage" if run.settings.replay_stage else "sampling")
+        if run.failure is not None:  # the mechanism failed already: the audit reports it
+            run.outcomes[self.name] = None
+            return
         ticking = getattr(run.progress, "ticking", None)
         per_call = run.partial.get("seconds_per_call")
         spec = run.spec

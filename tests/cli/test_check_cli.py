@@ -250,6 +250,19 @@ def test_misbehaving_mechanism_is_an_error_verdict(tmp_path, bad, function, flag
 
 
 @pytest.mark.slow
+def test_a_hang_at_the_first_call_is_met_once(tmp_path, bad):
+    """The fresh-process check's first call meets the hang, and that is the verdict: the replay
+    stage and the audit make no call to meet it again (each stage used to: a per-call limit and
+    a child's restart apiece, 15 s in all at --call-timeout 0.5)."""
+    out = tmp_path / "r.json"
+    proc = dpaudit("check", f"{bad}:hangs", "--epsilon", "1", *TINY, "--call-timeout", "0.5",
+                   "--json", out)
+    (rec,) = records(out)
+    assert proc.returncode == 6 and "hung: one call ran longer" in rec["error"], rec["error"]
+    assert "replay" not in rec and rec["samples"] == 0, rec.get("replay")
+
+
+@pytest.mark.slow
 def test_prints_do_not_reach_our_output(bad, tmp_path):
     proc = dpaudit_process("check", f"{bad}:chatty", "--epsilon", "1", *TINY)
     assert proc.returncode == 0, proc.stdout + proc.stderr

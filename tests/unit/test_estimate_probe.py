@@ -7,6 +7,7 @@ import time
 
 import dpaudit
 from dpaudit.auditing.estimate import probe_estimate
+from dpaudit.execution.base import InProcessExecutor
 from dpaudit.spec import MechanismSpec
 
 
@@ -42,3 +43,21 @@ def test_a_slow_mechanism_is_still_timed_slow():
     ex = Slow(0.0)
     info = probe_estimate(_spec(), ex, seed=1, budget=400_000, progress=None)
     assert ex.runs == 2 and info["seconds_per_call"] >= 0.1
+
+
+def test_a_mechanism_that_fails_in_the_probe_is_not_called_again():
+    """The probe's failure is the audit's ERROR, named with its dataset: no rerun check, no
+    width probe, no look calls the mechanism to fail again (each failure of a hanging mechanism
+    cost a per-call limit and a child's restart)."""
+    calls = []
+
+    def fails(data, rng):
+        calls.append(len(data))
+        raise ValueError("boom")
+
+    r = dpaudit.audit(fails, epsilon=1.0, size=4, seed=3, samples=20_000,
+                      executor=InProcessExecutor())  # calls counted in this process
+    assert r.verdict is dpaudit.Verdict.ERROR and r.samples == 0
+    assert r.error == "mechanism raised ValueError: boom on dataset [0.5, 0.5, 0.5, 0.5]", r.error
+    assert calls == [4]
+    assert r.to_record()["findings"]["logic"]["verdict"] == "error"
