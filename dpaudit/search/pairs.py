@@ -51,6 +51,7 @@ from dpaudit.neighbours.pair import Pair
 from dpaudit.neighbours.registry import relation as lookup
 
 __all__ = ["candidates", "corners", "corner_values", "rounding_pairs", "nonfinite_pairs",
+           "interior_pairs", "interior_sizes",
            "shrink", "drawn", "ordered", "run_targeted", "BOUNDARIES"]
 
 #: the rounding boundaries an intermediate may cross: 2^53 (the last integer step of 1 in a
@@ -242,6 +243,45 @@ def corners(relation: Any, domain: Any, size: int, seed: int = 0, *,
         if p.key not in seen and valid(p):
             seen.add(p.key)
             out.append(p)
+    return out
+
+
+#: the most interior sizes :func:`interior_pairs` visits
+INTERIOR_SIZES = 8
+
+
+def interior_sizes(size: int) -> list[int]:
+    """The add-remove sizes between the ends that the patterns and corners visit (0 to 4 records,
+    the largest size and the one below it): every one when they are at most
+    :data:`INTERIOR_SIZES`, else half and three quarters of ``size``, a quarter, the powers of
+    two from 8, then sizes evenly spaced between, that many in all."""
+    if size - 6 <= INTERIOR_SIZES:
+        return list(range(5, size - 1))
+    ends = {0, 1, 2, 3, 4, size - 1, size}
+    even = [round(5 + i * (size - 7) / (INTERIOR_SIZES - 1)) for i in range(INTERIOR_SIZES)]
+    ladder = [size // 2, 3 * size // 4, size // 4,
+              *(2 ** k for k in range(3, max(3, size.bit_length()))), *even]
+    inside = [k for k in dict.fromkeys(ladder) if k not in ends and 4 < k < size - 1]
+    return inside[:INTERIOR_SIZES]
+
+
+def interior_pairs(relation: Any, domain: Any, size: int) -> list[Pair]:
+    """Add-remove pairs at the sizes between the ends (:func:`interior_sizes`): k − 1 records at
+    the domain's midpoint, with one record at ``lo`` or at ``hi`` added. A mechanism that behaves
+    otherwise at the sizes most datasets have (a path for "typical" sizes that forgets its
+    noise) is invisible at the ends, which is where every other pattern and corner lies. None
+    for the other relations: their datasets all have the claimed size."""
+    rel, dom = Neighbours.parse(relation), Domain.parse(domain)
+    if rel is not Neighbours.ADD_REMOVE:
+        return []
+    mid = 0.5 * (dom.lo + dom.hi)
+    out = []
+    for k in interior_sizes(int(size)):
+        bg = np.full(k - 1, mid)
+        for v, name in ((dom.hi, "hi"), (dom.lo, "lo")):
+            if v != mid:
+                out.append(Pair(np.r_[bg, [v]], bg, f"interior size (n={k}): duplicates at the "
+                                f"midpoint, one {name} record added", rel, k - 1))
     return out
 
 
