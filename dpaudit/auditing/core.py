@@ -44,7 +44,7 @@ from dpaudit.claims import Neighbours
 from dpaudit.neighbours.pair import Pair
 from dpaudit.rng import generator, root_sequence
 from dpaudit.search.levels import LEVEL_RELATIONS
-from dpaudit.search.pairs import candidates, interior_pairs
+from dpaudit.search.pairs import candidates, typical_pairs
 from dpaudit.search.pipeline import PairSearch
 from dpaudit.spec import MechanismSpec
 
@@ -206,11 +206,12 @@ def corner_pairs(spec: MechanismSpec, seed: int) -> list[Pair]:
     size for every corner value, then the next kinds and sizes, then the mixed values in an
     order drawn from ``seed``. A spec states real records in its domain, so the corners are the
     float64 ones (``integers=False``; :func:`~dpaudit.search.pairs.corner_values` keeps only
-    values inside the domain). The add-remove pairs at the sizes between the ends, which no
-    pattern or corner visits (:func:`~dpaudit.search.pairs.interior_pairs`), come in turn with
-    them, so that a look that scores a few corners scores both kinds. Fixed by the claim and the
-    seed, before any output is seen."""
-    inner = interior_pairs(spec.neighbours, spec.domain, spec.size)
+    values inside the domain). The pairs of datasets as a mechanism mostly meets them, which no
+    pattern or corner visits (:func:`~dpaudit.search.pairs.typical_pairs`: sizes between the
+    ends, records at grid values, drawn datasets), come in turn with them, so that a look that
+    scores a few corners scores both kinds. Fixed by the claim and the seed, before any output
+    is seen."""
+    inner = typical_pairs(spec.neighbours, spec.domain, spec.size, int(seed))
     keys = {p.key for p in inner}
     rest = [p for p in candidates(spec.neighbours, spec.domain, spec.size, int(seed),
                                   structured=False) if p.key not in keys]

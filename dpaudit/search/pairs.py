@@ -51,7 +51,7 @@ from dpaudit.neighbours.pair import Pair
 from dpaudit.neighbours.registry import relation as lookup
 
 __all__ = ["candidates", "corners", "corner_values", "rounding_pairs", "nonfinite_pairs",
-           "interior_pairs", "interior_sizes",
+           "interior_pairs", "interior_sizes", "grid_pairs", "drawn_pairs", "typical_pairs",
            "shrink", "drawn", "ordered", "run_targeted", "BOUNDARIES"]
 
 #: the rounding boundaries an intermediate may cross: 2^53 (the last integer step of 1 in a
@@ -282,6 +282,80 @@ def interior_pairs(relation: Any, domain: Any, size: int) -> list[Pair]:
             if v != mid:
                 out.append(Pair(np.r_[bg, [v]], bg, f"interior size (n={k}): duplicates at the "
                                 f"midpoint, one {name} record added", rel, k - 1))
+    return out
+
+
+#: the fractions of the domain where hand-written bin edges and thresholds lie (the midpoint, 1/2,
+#: is a pattern's already)
+GRID = (0.1, 0.2, 0.25, 0.3, 1 / 3, 0.4, 0.6, 2 / 3, 0.7, 0.75, 0.8, 0.9)
+#: the pairs of drawn datasets :func:`typical_pairs` adds
+TYPICAL_DRAWN = 8
+
+
+def grid_pairs(relation: Any, domain: Any, size: int) -> list[Pair]:
+    """One record at each :data:`GRID` fraction of the domain: added to the empty dataset
+    (add-remove), or put in place of the last of ``size`` records at the midpoint (replace). A
+    bin table whose edges overlap, or closed intervals that count an edge twice, move two counts
+    for a record there only. None for ``linf`` and ``l1`` (the level search moves answers)."""
+    rel, dom = Neighbours.parse(relation), Domain.parse(domain)
+    mid = 0.5 * (dom.lo + dom.hi)
+    out = []
+    for f in GRID:
+        v = float(dom.lo + f * (dom.hi - dom.lo))
+        if rel is Neighbours.ADD_REMOVE and size >= 1:
+            out.append(Pair(np.empty(0), np.array([v]), f"empty vs one record at {v:g}", rel, 0))
+        elif rel is Neighbours.REPLACE and size >= 1:
+            bg = np.full(size, mid)
+            other = bg.copy()
+            other[-1] = v
+            out.append(Pair(bg, other, f"{size} records at the midpoint, one changed to {v:g}",
+                            rel, size - 1))
+    return out
+
+
+def drawn_pairs(relation: Any, domain: Any, size: int, seed: int) -> list[Pair]:
+    """:data:`TYPICAL_DRAWN` pairs of datasets drawn from ``seed``: k records uniform in the domain
+    (k uniform over the sizes the relation allows, 1 to ``size``), with one more uniform record
+    added (add-remove) or the last one drawn again (replace): datasets as a mechanism mostly
+    meets them, at no value or size the patterns and corners prefer. None for ``linf`` and
+    ``l1``."""
+    rel, dom = Neighbours.parse(relation), Domain.parse(domain)
+    if rel not in (Neighbours.ADD_REMOVE, Neighbours.REPLACE) or size < 1:
+        return []
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x7E1CA1]))
+    out = []
+    for _ in range(TYPICAL_DRAWN):
+        k = int(rng.integers(1, size + 1))
+        if rel is Neighbours.ADD_REMOVE:
+            small = rng.uniform(dom.lo, dom.hi, k - 1)
+            out.append(Pair(np.r_[small, rng.uniform(dom.lo, dom.hi, 1)], small,
+                            f"drawn records (n={k}), one removed", rel, k - 1))
+        else:
+            bg = rng.uniform(dom.lo, dom.hi, size)
+            other = bg.copy()
+            other[-1] = rng.uniform(dom.lo, dom.hi)
+            out.append(Pair(bg, other, f"drawn records (n={size}), the last drawn again", rel,
+                            size - 1))
+    return out
+
+
+def typical_pairs(relation: Any, domain: Any, size: int, seed: int) -> list[Pair]:
+    """The pairs of datasets as a mechanism mostly meets them, which the patterns and corners
+    (the domain's ends and midpoint, float corners; 0 to 4 records and the largest sizes) leave
+    out, the three kinds taken in turn: the interior sizes (:func:`interior_pairs`), the grid
+    values (:func:`grid_pairs`) and drawn datasets (:func:`drawn_pairs`). Fixed by the claim and
+    ``seed``; every pair valid under the relation at ``size``."""
+    from dpaudit.neighbours.relations import are_neighbours
+
+    rel, dom = Neighbours.parse(relation), Domain.parse(domain)
+    kinds = (interior_pairs(rel, dom, size), grid_pairs(rel, dom, size),
+             drawn_pairs(rel, dom, size, seed))
+    out, seen = [], set()
+    for p in itertools.chain.from_iterable(itertools.zip_longest(*kinds)):
+        if p is not None and p.key not in seen and not p.identical \
+                and are_neighbours(rel, p.dataset, p.neighbour, dom, size):
+            seen.add(p.key)
+            out.append(p)
     return out
 
 

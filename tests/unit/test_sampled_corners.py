@@ -9,7 +9,8 @@ import dpaudit
 from dpaudit.auditing import core
 from dpaudit.auditing import sampled as engine
 from dpaudit.curves import curve_audit
-from dpaudit.search.pairs import candidates, interior_pairs
+from dpaudit.search.pairs import candidates, interior_pairs, typical_pairs
+from dpaudit.neighbours.relations import are_neighbours
 from dpaudit.spec import MechanismSpec
 
 
@@ -45,16 +46,18 @@ def test_the_corners_leave_the_patterns_and_the_search_as_they_were(monkeypatch,
     assert rec["samples"] <= budget and (rec["pairs"] == rec["of"] or budget - rec["samples"] < per)
 
 
-def test_the_corner_pairs_are_the_candidates_without_the_structured_patterns_and_the_interior_sizes():
+def test_the_corner_pairs_are_the_candidates_without_the_structured_patterns_and_the_typical_pairs():
     """The candidates without the structured patterns, in their order, taken in turn with the
-    add-remove pairs at the sizes between the ends (5 to 8 records at size 10), so that a look
-    scoring only the first few corners scores both kinds."""
+    typical pairs (sizes between the ends, 5 to 8 records at size 10; grid values; drawn
+    datasets), so that a look scoring only the first few corners scores both kinds."""
     spec = MechanismSpec.from_function(laplace_sum, **{k: v for k, v in CLAIM.items() if k != "float_policy"})
     pairs = core.corner_pairs(spec, 5)
     inner = interior_pairs("add-remove", (0.0, 1.0), 10)
     assert sorted({len(p.dataset) for p in inner}) == [5, 6, 7, 8] and len(inner) == 8
-    assert [p.key for p in pairs[0:16:2]] == [p.key for p in inner]
-    assert [p.key for p in pairs if p.key not in {q.key for q in inner}] == \
+    typical = typical_pairs("add-remove", (0.0, 1.0), 10, 5)
+    assert [p.key for p in typical[0:24:3]] == [p.key for p in inner]
+    assert [p.key for p in pairs[0:2 * len(typical):2]] == [p.key for p in typical]
+    assert [p.key for p in pairs if p.key not in {q.key for q in typical}] == \
         [p.key for p in candidates("add-remove", (0.0, 1.0), 10, 5, structured=False)]
     assert pairs[1].label.startswith("float rounding")
     assert any("smallest subnormal" in p.label for p in pairs)
@@ -108,3 +111,33 @@ def test_a_leak_at_the_sizes_between_the_ends_is_refuted_at_the_defaults(mech, s
     assert r.verdict is dpaudit.Verdict.REFUTED and r.epsilon_lower_bound > 3, r
     d, d2 = r.counterexample.dataset, r.counterexample.neighbour
     assert 4 < max(len(d), len(d2)) < size - 1, (len(d), len(d2))
+
+
+def test_the_typical_pairs_are_valid_fixed_by_the_seed_and_of_every_kind():
+    for rel, size in (("add-remove", 1), ("add-remove", 10), ("add-remove", 1000), ("replace", 10)):
+        pairs = typical_pairs(rel, (-2.0, 3.0), size, 7)
+        assert pairs and all(are_neighbours(rel, p.dataset, p.neighbour, (-2.0, 3.0), size)
+                             for p in pairs), (rel, size)
+        assert [p.key for p in typical_pairs(rel, (-2.0, 3.0), size, 7)] == [p.key for p in pairs]
+        assert [p.key for p in typical_pairs(rel, (-2.0, 3.0), size, 8)] != [p.key for p in pairs]
+        labels = " ".join(p.label for p in pairs)
+        assert "drawn records" in labels and ("0.5" in labels or "-1.5" in labels), labels
+    assert typical_pairs("linf", (0.0, 1.0), 3, 7) == []
+
+
+def _edges_counted_twice(data, rng):
+    """A 5-bin histogram with two-sided geometric noise (1-DP for disjoint bins) whose bins are
+    closed intervals: a record exactly on an inner edge (0.2, 0.4, ...) is counted twice (ε = 2)."""
+    x = np.asarray(data, dtype=float)
+    p = 1 - np.exp(-1.0)
+    return tuple(int(((x >= a) & (x <= a + 0.2)).sum()) + int(rng.geometric(p)) - int(rng.geometric(p))
+                 for a in (0.0, 0.2, 0.4, 0.6, 0.8))
+
+
+def test_a_histogram_that_counts_its_edges_twice_is_refuted():
+    """No pattern or corner put a record on 0.2, 0.4, 0.6 or 0.8, and the search, skipped at the
+    default budget where 115 patterns leave under 400 samples a pair, drew none: NOT REFUTED. The
+    grid values hold them (seed fixed; true ε = 2)."""
+    r = dpaudit.audit(_edges_counted_twice, epsilon=1.0, neighbours="add-remove",
+                      domain=(0.0, 1.0), size=100, seed=20261122)
+    assert r.verdict is dpaudit.Verdict.REFUTED and r.epsilon_lower_bound > 1.0, r
