@@ -173,25 +173,19 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     if executor is None:
         own = _default_executor(spec)
         executor = own or InProcessExecutor()
-    estimate: Optional[dict] = None
     checked = fitted = reproducible = differ = None
-    failed = None if context is None else context.failure
     stated = timeout if context is None or context.time_limit is None else context.time_limit
     try:
-        # in process, calls stop at the deadline too (between calls of a one-call form or of a
-        # library's; dpaudit.execution.base.time_limit): --timeout holds within one call
-        with single_blas_thread(), time_limit(deadline, stated):
-            if failed is None:
-                try:
-                    estimate = probe_estimate(spec, executor, seed, budget, progress, context)
-                except MechanismError as exc:
-                    failed = exc
+        estimate, failed = _first_call(spec, executor, seed, budget, progress, context, deadline,
+                                       stated)
         if failed is not None:  # the mechanism failed already: no more calls to fail again
             from dpaudit.auditing.sampled import Outcome
 
             return _sampled_result(spec, Outcome(error=failed), budget, confidence, seed,
                                    time.monotonic() - t0, early_stop=bool(early_stop),
                                    context=context, timeout=stated)
+        # in process, calls stop at the deadline too (between calls of a one-call form or of a
+        # library's; dpaudit.execution.base.time_limit): --timeout holds within one call
         with single_blas_thread(), time_limit(deadline, stated):
             reproducible = _reruns_alike(spec, executor, seed, estimate, _left(deadline))
             differ = _forms_differ(spec, executor, seed, budget, estimate, _left(deadline))
@@ -216,6 +210,24 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible,
                            looks, bool(early_stop), context, estimate=estimate, timeout=stated,
                            fitted=fitted)
+
+
+def _first_call(spec: MechanismSpec, executor: Executor, seed: int, budget: int,
+                progress: Optional[Callable[[dict], None]], context: Optional[AuditContext],
+                deadline: Optional[float], stated: Optional[float]) -> tuple:
+    """``(estimate, failure)``: the timing probe (:func:`probe_estimate`) under the run's time
+    limit, or the mechanism's failure in it, or the failure a command met before the audit
+    (``context.failure``, with no call made here)."""
+    from dpaudit.execution.base import time_limit
+    from dpaudit.execution.blas import single_blas_thread
+
+    if context is not None and context.failure is not None:
+        return None, context.failure
+    try:
+        with single_blas_thread(), time_limit(deadline, stated):
+            return probe_estimate(spec, executor, seed, budget, progress, context), None
+    except MechanismError as exc:
+        return None, exc
 
 
 #: the share of the time left that each check before the sampling may take at most
