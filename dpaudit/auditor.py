@@ -152,15 +152,9 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     asks for the audit knows (:class:`~dpaudit.results.AuditContext`: its reproduce line, the
     targets sharing the confidence, where the function lives), built into the result.
     """
-    spec = _spec(mechanism, claim_overrides)
-    _refuse_curve(spec, claim_overrides)
-    budget = check_samples(samples) or default_samples(spec)
-    confidence = check_confidence(confidence)
-    seed = check_seed(seed)
-    timeout = check_seconds(timeout, "timeout")
-    check_callable("progress", progress)
-    check_records(spec.size, spec.neighbours)
-    check_executor(executor)
+    spec, budget, confidence, seed, timeout = _arguments(mechanism, claim_overrides, samples,
+                                                         confidence, seed, timeout, progress,
+                                                         executor)
     from dpaudit.execution.base import time_limit
     from dpaudit.execution.blas import single_blas_thread
     from dpaudit.auditing.looks import run as run_looks
@@ -210,6 +204,21 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     return _sampled_result(spec, out, budget, confidence, seed, time.monotonic() - t0, reproducible,
                            looks, bool(early_stop), context, estimate=estimate, timeout=stated,
                            fitted=fitted)
+
+
+def _arguments(mechanism: Any, claim_overrides: dict, samples: Optional[int], confidence: float,
+               seed: Optional[int], timeout: Optional[float], progress: Any,
+               executor: Any) -> tuple:
+    """:func:`audit`'s arguments checked (one clear error for a bad one): ``(spec, budget,
+    confidence, seed, timeout)``."""
+    spec = _spec(mechanism, claim_overrides)
+    _refuse_curve(spec, claim_overrides)
+    budget = check_samples(samples) or default_samples(spec)
+    check_callable("progress", progress)
+    check_records(spec.size, spec.neighbours)
+    check_executor(executor)
+    return (spec, budget, check_confidence(confidence), check_seed(seed),
+            check_seconds(timeout, "timeout"))
 
 
 def _first_call(spec: MechanismSpec, executor: Executor, seed: int, budget: int,
