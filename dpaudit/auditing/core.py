@@ -31,7 +31,6 @@ validation. The core gives every look the same discipline:
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from typing import Any, Callable, Optional, Sequence
@@ -44,7 +43,7 @@ from dpaudit.claims import Neighbours
 from dpaudit.neighbours.pair import Pair
 from dpaudit.rng import generator, root_sequence
 from dpaudit.search.levels import LEVEL_RELATIONS
-from dpaudit.search.pairs import candidates, typical_pairs
+from dpaudit.search.pairs import candidates, in_turn, typical_pairs
 from dpaudit.search.pipeline import PairSearch
 from dpaudit.spec import MechanismSpec
 
@@ -211,11 +210,8 @@ def corner_pairs(spec: MechanismSpec, seed: int) -> list[Pair]:
     ends, records at grid values, drawn datasets), come in turn with them, so that a look that
     scores a few corners scores both kinds. Fixed by the claim and the seed, before any output
     is seen."""
-    inner = typical_pairs(spec.neighbours, spec.domain, spec.size, int(seed))
-    keys = {p.key for p in inner}
-    rest = [p for p in candidates(spec.neighbours, spec.domain, spec.size, int(seed),
-                                  structured=False) if p.key not in keys]
-    return [p for two in itertools.zip_longest(inner, rest) for p in two if p is not None]
+    return in_turn(typical_pairs(spec.neighbours, spec.domain, spec.size, int(seed)),
+                   list(candidates(spec.neighbours, spec.domain, spec.size, int(seed), structured=False)))
 
 
 def _score_corners(c: Core, corners: list[Pair]) -> None:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import itertools
 import math
 from fractions import Fraction
-from typing import Any, Callable, Iterator, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
@@ -51,7 +51,7 @@ from dpaudit.neighbours.pair import Pair
 from dpaudit.neighbours.registry import relation as lookup
 
 __all__ = ["candidates", "corners", "corner_values", "rounding_pairs", "nonfinite_pairs",
-           "interior_pairs", "interior_sizes", "grid_pairs", "drawn_pairs", "typical_pairs",
+           "interior_pairs", "interior_sizes", "grid_pairs", "drawn_pairs", "typical_pairs", "in_turn",
            "shrink", "drawn", "ordered", "run_targeted", "BOUNDARIES"]
 
 #: the rounding boundaries an intermediate may cross: 2^53 (the last integer step of 1 in a
@@ -345,18 +345,27 @@ def typical_pairs(relation: Any, domain: Any, size: int, seed: int) -> list[Pair
     out, the three kinds taken in turn: the interior sizes (:func:`interior_pairs`), the grid
     values (:func:`grid_pairs`) and drawn datasets (:func:`drawn_pairs`). Fixed by the claim and
     ``seed``; every pair valid under the relation at ``size``."""
-    from dpaudit.neighbours.relations import are_neighbours
-
     rel, dom = Neighbours.parse(relation), Domain.parse(domain)
+    valid = _checker(rel, dom, size, None)
     kinds = (interior_pairs(rel, dom, size), grid_pairs(rel, dom, size),
              drawn_pairs(rel, dom, size, seed))
-    out, seen = [], set()
-    for p in itertools.chain.from_iterable(itertools.zip_longest(*kinds)):
-        if p is not None and p.key not in seen and not p.identical \
-                and are_neighbours(rel, p.dataset, p.neighbour, dom, size):
-            seen.add(p.key)
-            out.append(p)
-    return out
+    return in_turn(*([p for p in kind if valid(p)] for kind in kinds))
+
+
+def in_turn(*lists: Sequence[Pair]) -> list[Pair]:
+    """The pairs of ``lists`` taken in turn (the first of each, then the second of each, …), each
+    pair once: a list loses the pairs an earlier list or its own earlier place holds before the
+    turns are taken, so a short prefix holds some of every list."""
+    seen: set = set()
+    kept = []
+    for pairs in lists:
+        mine = []
+        for p in pairs:
+            if p.key not in seen:
+                seen.add(p.key)
+                mine.append(p)
+        kept.append(mine)
+    return [p for turn in itertools.zip_longest(*kept) for p in turn if p is not None]
 
 
 def nonfinite_pairs(relation: Any, domain: Any, size: int) -> list[Pair]:
