@@ -98,6 +98,10 @@ FRESH_MIN_CALLS = 32
 #: FRESH_MIN_CALLS fit, the test could not reach ALPHA: only the timed first call is made, and
 #: the check says nothing
 FRESH_SHARE = 0.2
+#: a first call faster than this (seconds) is timed once more, warm, and the faster of the two
+#: times the audit: a fresh child's first call pays its warm-up (lazy imports, first allocations),
+#: and one stall of a loaded machine made a 1 ms call read as 0.1 s and its audit as 2.8 hours
+RETIME_BELOW = 2.0
 #: one-call and batch outputs compared by :func:`forms_differ`, each
 FORM_SAMPLES = 500
 #: positions of the sampled audit's run at which :class:`Checkpoints` redraws its calls
@@ -278,20 +282,17 @@ class FreshProcesses:
                 if timed is not None:
                     timed(self.seconds_per_call)
             else:  # one call first, timed: a slow mechanism makes fewer (about FRESH_SECONDS)
-                (one,) = executor.run(spec, [BatchTask(pair[0], seeds[0].spawn(1)[0], 1)])
-                took = time.monotonic() - t0
+                plan, self._first, took = self._timed_calls(spec, executor, pair[0], seeds[0], deadline)
                 self.seconds_per_call = took
                 if timed is not None:
                     timed(took)
-                rest = int(min(self.calls, max(FRESH_MIN_CALLS, FRESH_SECONDS / max(took, 1e-9)))) - 1
+                rest = int(min(self.calls, max(FRESH_MIN_CALLS, FRESH_SECONDS / max(took, 1e-9)))) - len(plan)
                 if deadline is not None:
                     fit = int(FRESH_SHARE * max(0.0, deadline - time.monotonic()) / max(took, 1e-9))
-                    rest = min(rest, fit) if fit + 1 >= FRESH_MIN_CALLS else 0
-                plan = [1, rest] if rest > 0 else [1]
-                self._first = one
+                    rest = min(rest, fit) if fit + len(plan) >= FRESH_MIN_CALLS else 0
                 if rest > 0:
                     (more,) = executor.run(spec, [BatchTask(pair[0], seeds[0].spawn(1)[0], rest)])
-                    self._first = _joined(one, more)
+                    self._first, plan = _joined(self._first, more), plan + [rest]
                 self.calls = sum(plan)
             self.first_seconds = time.monotonic() - t0
         except MechanismError as exc:
@@ -323,6 +324,23 @@ class FreshProcesses:
 
         self._thread = threading.Thread(target=run, name="dpaudit-fresh-processes", daemon=True)
         self._thread.start()
+
+    @staticmethod
+    def _timed_calls(spec: Any, executor: Any, data: tuple, seed: np.random.SeedSequence,
+                     deadline: Optional[float]) -> tuple[list[int], Any, float]:
+        """The first one or two single calls of a one-call form on ``data``: ``(plan, outputs,
+        seconds per call)``. A first call under :data:`RETIME_BELOW` seconds is followed by a
+        second (the check makes at least :data:`FRESH_MIN_CALLS` anyway, unless the deadline
+        leaves no room for them) and the faster of the two is the time per call."""
+        t0 = time.monotonic()
+        (one,) = executor.run(spec, [BatchTask(data, seed.spawn(1)[0], 1)])
+        took = time.monotonic() - t0
+        room = deadline is None or FRESH_MIN_CALLS * took <= FRESH_SHARE * (deadline - time.monotonic())
+        if took >= RETIME_BELOW or not room:
+            return [1], one, took
+        t1 = time.monotonic()
+        (two,) = executor.run(spec, [BatchTask(data, seed.spawn(1)[0], 1)])
+        return [1, 1], _joined(one, two), min(took, time.monotonic() - t1)
 
     def result(self, timeout: Optional[float] = None) -> Optional[FixedNoise]:
         """The finding once the extra children are done (None: none, or they did not finish)."""

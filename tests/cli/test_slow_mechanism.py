@@ -96,3 +96,33 @@ def test_the_estimate_says_how_long_and_what_would_shorten_it():
     quiet = io.StringIO()
     Progress(stream=io.StringIO(), out=quiet, enabled=False, quiet=True)(event)
     assert quiet.getvalue() == ""
+
+
+WARM_UP = """
+import time
+import dpaudit
+
+_first = [True]
+
+@dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=5)
+def warms_up(data, rng):
+    if _first[0]:  # the first call in each process is slow (a lazy import, a cache filled)
+        _first[0] = False
+        time.sleep(0.3)
+    return float(data.sum() + rng.laplace(scale=1.0))
+"""
+
+
+def test_a_slow_first_call_alone_does_not_time_the_audit(tmp_path):
+    """A first call of 0.3 s, then calls of microseconds: the check times a second, warm call and
+    takes the faster, so it neither prints an estimate of hours nor cuts the budget for it (a
+    single stalled first call on a loaded machine did both)."""
+    from cli_in_process import dpaudit  # the command's entry point in this process
+
+    (tmp_path / "warm.py").write_text(WARM_UP)
+    done = dpaudit("check", "warm.py", "--samples", "20000", "--float", "off", "--json", "r.json",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "estimate:" not in done.stdout + done.stderr, done.stdout + done.stderr
+    rec = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    assert rec["verdict"] == "not_refuted" and rec["samples"] >= 10_000, rec["samples"]
