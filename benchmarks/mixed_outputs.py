@@ -9,7 +9,7 @@ as in the violation suite, each written in the encodings a user might choose:
   ``[i, v]`` / ``[]``, and SVT3's coded vector (−1000 false, −2000 aborted). True ε = N/20 = 0.5:
   p(i, v) = f_ν(v − q_i) ∫_{−∞}^{v−T} f_ρ(r) Π_{j<i} F_ν(T + r − q_j) dr, each of its i factors
   moves by at most e^{1/20} when the queries move by 1, and all do in the limit v → −∞ at i = N
-  on q' = q − 1 (tests/statistical/test_encoding_invariance.py). The value is released on the
+  on q' = q − 1 (benchmarks/statistical/test_encoding_invariance.py). The value is released on the
   grid 2^-30·Z, as the violation suite's real-valued rows are (raw doubles are porous: their
   float-structure events refute any claim, in every encoding).
 * **SVT-list** (Alg. 6, no cut-off: ρ ~ Lap(20), ν_i ~ Lap(20)): the indices of every positive
