@@ -7,8 +7,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -57,10 +55,10 @@ def _as_written(record: dict) -> dict:
 
 
 def _cli_record(tmp_path: Path, target: str, *flags: str) -> dict:
+    from cli_in_process import dpaudit as in_process  # the command's entry point in this process
+
     out = tmp_path / "out.json"
-    done = subprocess.run([sys.executable, "-m", "dpaudit", "check", target, "--in-process",
-                           "--quiet", "--json", str(out), *flags], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=600)
+    done = in_process("check", target, "--in-process", "--quiet", "--json", out, *flags, cwd=tmp_path)
     assert out.exists(), done.stderr
     return json.loads(out.read_text())["results"][0]
 
