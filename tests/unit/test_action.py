@@ -135,6 +135,14 @@ def run_action(tmp: Path, **given: str) -> dict:
             "pip": pip_calls(log)}
 
 
+#: what the audits run by the action and the hooks below are given: a small budget, and no replay
+#: stage (about 0.7 CPU s a target in its own sandbox child). These tests are about the action's
+#: and the hooks' wiring (steps, inputs, files passed, exit codes, reports, uploads); the replay
+#: stage is tested with `dpaudit check` itself (tests/cli/test_check_replay.py), and buggy_mean is
+#: refuted by the sampling alone at this budget (ε ≥ 5 against a claim of 1)
+AUDIT_FLAGS = ["--samples=20000", "--no-replay"]
+
+
 def workspace(tmp: Path) -> Path:
     (tmp / "examples").mkdir(parents=True)
     for name in ("laplace_sum.py", "buggy_mean.py"):
@@ -303,7 +311,7 @@ def test_a_refused_sarif_upload_does_not_fail_the_job():
 
 @pytest.mark.slow
 def test_the_action_audits_a_correct_mechanism_and_uploads_its_reports(tmp_path):
-    got = run_action(workspace(tmp_path), targets="examples/laplace_sum.py", args="--samples 20000")
+    got = run_action(workspace(tmp_path), targets="examples/laplace_sum.py", args=" ".join(AUDIT_FLAGS))
     assert got["ran"] == ["Install dpaudit", "Run dpaudit", "Verdict"], got["logs"]
     assert got["pip"] == [f"-I install {ROOT}"]
     assert got["codes"]["Verdict"] == 0, got["logs"]
@@ -323,7 +331,7 @@ def test_the_action_audits_a_correct_mechanism_and_uploads_its_reports(tmp_path)
 
 @pytest.mark.slow
 def test_the_action_fails_the_job_on_a_refuted_claim_after_uploading(tmp_path):
-    got = run_action(workspace(tmp_path), targets="examples/buggy_mean.py", args="--samples 20000",
+    got = run_action(workspace(tmp_path), targets="examples/buggy_mean.py", args=" ".join(AUDIT_FLAGS),
                      python_version="", upload_sarif="true")
     assert "actions/setup-python" not in got["used"]  # python-version "" uses the runner's
     assert got["outputs"]["audit"]["exit-code"] == "1"
@@ -377,10 +385,10 @@ def test_the_changed_files_hook_audits_the_staged_mechanisms(tmp_path):
     shutil.copy(ROOT / "examples" / "laplace_sum.py", tmp_path / "mechanisms" / "noisy_sum.py")
     shutil.copy(ROOT / "examples" / "buggy_mean.py", tmp_path / "mechanisms" / "mean.py")
     hook = _hook("dpaudit-check")
-    ok = run_hook(hook, tmp_path, ["--samples=20000"], ["README.md", "mechanisms/noisy_sum.py"])
+    ok = run_hook(hook, tmp_path, AUDIT_FLAGS, ["README.md", "mechanisms/noisy_sum.py"])
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert ok.stdout.startswith("mechanisms/noisy_sum.py:noisy_sum: NOT REFUTED")
-    bad = run_hook(hook, tmp_path, ["--samples=20000"], ["mechanisms/noisy_sum.py", "mechanisms/mean.py"])
+    bad = run_hook(hook, tmp_path, AUDIT_FLAGS, ["mechanisms/noisy_sum.py", "mechanisms/mean.py"])
     assert bad.returncode == 1, bad.stdout + bad.stderr  # the commit is stopped
     assert "mechanisms/mean.py:buggy_mean: REFUTED" in bad.stdout
 
@@ -389,7 +397,7 @@ def test_the_changed_files_hook_audits_the_staged_mechanisms(tmp_path):
 def test_the_configured_targets_hook_audits_its_args(tmp_path):
     workspace(tmp_path)
     done = run_hook(_hook("dpaudit-check-targets"), tmp_path,
-                    ["examples/laplace_sum.py", "--samples=20000"], ["anything.py"])
+                    ["examples/laplace_sum.py", *AUDIT_FLAGS], ["anything.py"])
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("examples/laplace_sum.py:noisy_sum: NOT REFUTED")
 
