@@ -150,7 +150,9 @@ def import_graph(package: Path) -> dict[str, set[str]]:
         here = module.split(".") if is_package else module.split(".")[:-1]
         edges: set[str] = set()
         bound: dict[str, str] = {}  # local name -> module, for attribute access through a facade
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        # parsed and walked once for both passes (the second needs every name the first bound)
+        nodes = list(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+        for node in nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     edges.add(alias.name)
@@ -181,7 +183,7 @@ def import_graph(package: Path) -> dict[str, set[str]]:
                     anchor = str(node.args[1].value).split(".")
                     name = ".".join(anchor[: len(anchor) - dots + 1] + [name.lstrip(".")])
                 edges.add(name)
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in nodes:
             chain = _dotted_chain(node) if isinstance(node, ast.Attribute) else None
             if not chain or chain[0] not in bound:
                 continue
