@@ -96,7 +96,8 @@ def private_imports(path: Path, root: Path = ROOT) -> list[tuple[int, str, str, 
             first, seen = found.get((source, name), (line, set()))
             found[(source, name)] = (min(first, line), seen | spans)
 
-    for node in ast.walk(tree):
+    nodes = list(ast.walk(tree))  # walked once for both passes (the second reads what the first bound)
+    for node in nodes:
         if isinstance(node, ast.ImportFrom):
             source = _resolve(node, module, is_package)
             for alias in node.names:
@@ -124,7 +125,7 @@ def private_imports(path: Path, root: Path = ROOT) -> list[tuple[int, str, str, 
                     aliases[target.id] = _import_module_of(node.value)
                     bound.setdefault(target.id, set()).add(span(node))
 
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Attribute) and _is_private(node.attr):
             owner = _dotted(node.value)
             if owner is None:
