@@ -97,7 +97,8 @@ def test_the_check_line_says_the_budget_was_reduced_and_reruns_it(tmp_path):
     millisecond, not 1 ms: the sandboxed checks before the sampling take several seconds on a
     machine running twice as many workers as cores, and a 1 ms call then left a fit below the
     1,000 calls dpaudit makes at least; at 0.25 ms the fit is about 30,000 calls, 8,000 at four
-    times slower.)"""
+    times slower. The call sleeps rather than spins, so it takes a little more, about 0.37 ms and
+    a fit of about 22,000 calls, and no CPU.)"""
     import json
 
     from cli_in_process import dpaudit  # the command's entry point in this process
