@@ -19,6 +19,10 @@ pytestmark = pytest.mark.statistical
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SMALL = ["--samples", "200000", "--seed", "7"]
+#: for the tests that assert no verdict (which policy is in force, what a rerun gives, why there is
+#: no float question): a budget that decides nothing, so no sampling to wait for (a later
+#: --samples wins over SMALL's)
+NO_VERDICT = ["--samples", "2000", "--no-replay"]
 
 MECHANISMS = """
 import numpy as np
@@ -116,19 +120,19 @@ def test_the_sandboxed_and_in_process_checks_agree_on_a_declared_policy(project)
 @pytest.mark.slow
 def test_precedence_flag_over_pyproject_over_decorator(project):
     (project / "pyproject.toml").write_text('[tool.dpaudit]\nfloat = "off"\n')
-    _, rec = check(project, "declared_warn", "--trust-config")  # pyproject over the decorator
+    _, rec = check(project, "declared_warn", "--trust-config", *NO_VERDICT)  # pyproject over the decorator
     assert rec["float_policy"] == "off"
-    _, rec = check(project, "declared_warn", "--float", "error")  # the flag over both (no trust needed)
+    _, rec = check(project, "declared_warn", "--float", "error", *NO_VERDICT)  # the flag over both (no trust needed)
     assert rec["float_policy"] == "error"
     (project / "pyproject.toml").write_text(
         '[tool.dpaudit]\nfloat = "off"\n[tool.dpaudit.targets."mech.py:correct"]\nfloat = "warn"\n')
-    _, rec = check(project, "correct", "--trust-config")  # the target's table over the top level
+    _, rec = check(project, "correct", "--trust-config", *NO_VERDICT)  # the target's table over the top level
     assert rec["float_policy"] == "warn"
 
 
 @pytest.mark.slow
 def test_the_reproduce_line_reruns_the_policy(project):
-    _, rec = check(project, "declared_warn", "--float", "off")
+    _, rec = check(project, "declared_warn", "--float", "off", *NO_VERDICT)
     line = rec["reproduce"].split("  #")[0].split()
     assert line[:2] == ["dpaudit", "check"] and "--float=off" in line
     rerun = project / "rerun.json"
@@ -140,7 +144,7 @@ def test_the_reproduce_line_reruns_the_policy(project):
 
 @pytest.mark.slow
 def test_integer_outputs_have_no_float_question_and_say_why(project):
-    _, rec = check(project, "counts")
+    _, rec = check(project, "counts", *NO_VERDICT)
     f = rec["findings"]["float"]
     assert f["verdict"] == "not_applicable" and "integer" in f["reason"]
     assert rec["findings"]["logic"]["alpha"] == pytest.approx(0.05)  # all of α to the logic
