@@ -165,7 +165,7 @@ def test_every_writer_refuses_a_symlinked_report_path(hostile, tmp_path):
     path.parent.mkdir()
     path.write_text("def f(data, rng):\n    return " + LAPLACE.removeprefix("return ") + "\n")
     result = hostile["tmp"] / "r.json"
-    assert run(["check", f"{path}:f", *FLAGS, f"--json={result}"]) == 0
+    assert run(["check", f"{path}:f", *FLAGS, "--no-replay", f"--json={result}"]) == 0  # a result to report
     capfd.readouterr()
     assert run(["report", str(result), "--html=x.html"]) == 3
     out, err = capfd.readouterr()
@@ -291,17 +291,18 @@ def test_isolation_from_pyproject_needs_trust_config(hostile, level):
     path.parent.mkdir()
     path.write_text("def f(data, rng):\n    return " + LAPLACE.removeprefix("return ") + "\n")
     report = hostile["tmp"] / "r.json"
-    code, out, err = _check(hostile, f"{path}:f", *FLAGS, f"--json={report}")
+    flags = (*FLAGS, "--no-replay")  # the isolation setting is the subject, not the replay stage
+    code, out, err = _check(hostile, f"{path}:f", *flags, f"--json={report}")
     assert code == 3, err  # refused (tests/hostile/test_checkout_config.py: every weakening key)
     assert err.splitlines() == [
         f"dpaudit: error: pyproject.toml sets isolation = '{level}' under [tool.dpaudit]: the "
         f"audited checkout may not weaken the audit; give --trust-config to take it from the file, "
         f"or state it as a flag (--isolation)"]
-    code, out, err = _check(hostile, f"{path}:f", *FLAGS, f"--json={report}", "--isolation=strict")
+    code, out, err = _check(hostile, f"{path}:f", *flags, f"--json={report}", "--isolation=strict")
     assert code == 0, err
     (rec,) = json.loads(report.read_text())["results"]
     assert rec["isolation"].startswith("landlock" if ABI >= 1 else "process only"), rec["isolation"]
-    code, out, err = _check(hostile, f"{path}:f", *FLAGS, f"--json={report}", "--trust-config")
+    code, out, err = _check(hostile, f"{path}:f", *flags, f"--json={report}", "--trust-config")
     assert code == 0, err
     (rec,) = json.loads(report.read_text())["results"]
     assert rec["isolation"].startswith("none" if level == "none" else "process only")
@@ -325,7 +326,8 @@ def test_a_file_size_limit_loses_no_verdict_and_no_other_report(hostile):
     out_dir = tmp / "out"
     paths = {k: out_dir / f"r.{k}" for k in ("json", "markdown", "html")}  # the HTML is > 64 kB
     done = subprocess.run([sys.executable, "-m", "dpaudit", "check", f"{path}:f", "--epsilon=1",
-                           "--samples=1000", *[f"--{k}={v}" for k, v in paths.items()]],
+                           "--samples=1000", "--no-replay",  # the reports are the subject
+                           *[f"--{k}={v}" for k, v in paths.items()]],
                           preexec_fn=_limit_file_size, cwd=hostile["work"], capture_output=True,
                           text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert done.returncode == 3, done.stdout + done.stderr
@@ -358,8 +360,8 @@ def test_a_report_folder_replaced_after_the_precheck_loses_no_verdict(hostile, m
 
     monkeypatch.setattr(dpaudit.commands.check, "_precheck", then_replace)
     report = tmp / "r.json"
-    code, out, err = _check(hostile, f"{path}:f", *FLAGS, f"--json={report}",
-                            f"--html={gone / 'r.html'}")
+    code, out, err = _check(hostile, f"{path}:f", *FLAGS, "--no-replay", f"--json={report}",
+                            f"--html={gone / 'r.html'}")  # the reports are the subject, not the replay
     assert code == 3
     assert "NOT REFUTED" in out and f"wrote json: {report}" in out
     assert out.splitlines()[-1].startswith("reproduce: dpaudit check ")
