@@ -303,7 +303,10 @@ def test_a_cheating_output_is_an_error_never_not_refuted(arena, capfd, source, s
                  "float(data.sum()))", 1, marks=pytest.mark.slow),
 ], ids=["alone", "beside-the-sum", "sum-times-1e308", "mixed"])
 def test_outputs_near_1e308_are_audited_like_1e200(arena, capfd, body, exit_code):
-    code, rec = _check(arena, f"def f(data, rng):\n    {body}\n", "--samples=20000", "--seed=7")
+    # 5,000 samples reach the score fits whose overflow this guards (their old mean and standard
+    # deviation fail the three refuted cases at 2,000, 5,000 and 20,000 alike), and the exact sum
+    # beside the output is refuted at any of them
+    code, rec = _check(arena, f"def f(data, rng):\n    {body}\n", "--samples=5000", "--seed=7")
     _no_traceback(capfd)
     assert code == exit_code, rec
     if exit_code == 1:
