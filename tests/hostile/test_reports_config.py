@@ -154,7 +154,7 @@ def test_a_symlinked_folder_in_the_checkout_is_refused_and_devices_are_still_wri
 
 
 @pytest.mark.slow
-def test_every_writer_refuses_a_symlinked_report_path(hostile, tmp_path):
+def test_every_writer_refuses_a_symlinked_report_path(hostile, request):
     """``dpaudit report``, ``dpaudit audit``'s report folder and the pytest plugin's reports."""
     from dpaudit.cli import run
 
@@ -197,20 +197,22 @@ def test_every_writer_refuses_a_symlinked_report_path(hostile, tmp_path):
                                 f"folder when writing reports"]
     assert list(elsewhere.iterdir()) == []
 
-    # the pytest plugin's --dpaudit-html
-    (work / "test_uses_fixture.py").write_text(textwrap.dedent("""\
+    # the pytest plugin's --dpaudit-html: refused where pytest configures the plugin, before any
+    # test is collected, so pytester's run in this process meets it as `python -m pytest` does
+    # (its folder becomes the working folder here; the same link is planted there)
+    pytester = request.getfixturevalue("pytester")
+    (pytester.path / "x.html").symlink_to(sp / "x.pth")
+    pytester.makepyfile(test_uses_fixture=textwrap.dedent("""\
         def f(data, rng):
             return round(float(data.sum() + rng.laplace()), 3)
 
         def test_it(dpaudit_audit):
             dpaudit_audit(f, epsilon=1.0, samples=1000)
         """))
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "test_uses_fixture.py", "--dpaudit-html=x.html"], cwd=work,
-                          capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    assert done.returncode == 4, done.stdout + done.stderr
-    assert "cannot write the --dpaudit-html report to x.html: it is a symbolic link" in done.stderr
+    done = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider", "test_uses_fixture.py",
+                                        "--dpaudit-html=x.html")
+    assert done.ret == 4, done.stdout.str() + done.stderr.str()
+    assert "cannot write the --dpaudit-html report to x.html: it is a symbolic link" in done.stderr.str()
     assert list(sp.iterdir()) == []
 
 
