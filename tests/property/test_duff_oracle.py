@@ -71,14 +71,14 @@ def test_closed_form_cost_equals_brute_force(data, xs4, conv):
         assert c == oracle_cost(data, x, conv)
 
 
-@settings(max_examples=150)
+@settings(max_examples=100)
 @given(st.lists(st.integers(0, 4), min_size=0, max_size=12), st.integers(0, 16))
 def test_low_cost_equals_count_state_search(data, x4):
     x = x4 / 4
     assert duff_cost(np.array(data, dtype=float), x, "low", (A, B)) == oracle_cost_low_bfs(data, x)
 
 
-@settings(max_examples=200)
+@settings(max_examples=100)
 @given(neighbouring_pairs("add-remove", (A, B), (0, 10)), st.floats(A, B), st.sampled_from(["low", "avg"]))
 def test_utility_sensitivity_is_one(pair, x, conv):
     gap = abs(duff_utility(pair.dataset, x, conv, (A, B)) - duff_utility(pair.neighbour, x, conv, (A, B)))

@@ -59,7 +59,7 @@ def _is_neighbour(pair: NeighbourPair, d: Domain, r: SizeRange) -> bool:
 def test_pairs_are_neighbours(relation, domain):
     r = size_range((0, 12))
 
-    @settings(max_examples=150)
+    @settings(max_examples=100)
     @given(neighbouring_pairs(relation, domain, r))
     def check(pair):
         assert pair.relation is relation

@@ -24,7 +24,7 @@ def relation_pairs(draw):
 
 
 @given(relation_pairs())
-@settings(max_examples=150)
+@settings(max_examples=100)
 def test_strategy_pairs_are_neighbours(case):
     rel, dom, size, p = case
     assert are_neighbours(rel, p.dataset, p.neighbour, dom, size)

@@ -17,7 +17,7 @@ DOMAIN = (-100.0, 100.0)
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=st.data(), relation=st.sampled_from(["replace", "linf", "l1", "add-remove"]))
 def test_a_permuted_pair_is_a_neighbouring_pair_with_its_index_moved(data, relation):
     pair = data.draw(neighbouring_pairs(relation, DOMAIN, (1, 6)))
