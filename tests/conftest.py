@@ -7,7 +7,6 @@ A run without headless Chromium ends by saying plainly that the browser report t
 
 import os
 import shutil
-import sys
 
 from hypothesis import HealthCheck, settings
 
@@ -33,27 +32,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # whichever test first met a refusal decided it for the rest of the worker. dpaudit's sweep sets
 # the same before it imports the library (dpaudit/sweep/opendp.py, prelude).
 os.environ.setdefault("RUST_LIB_BACKTRACE", "0")
-
-# pytest keeps each test module's assertion-rewritten bytecode in __pycache__ (git ignores it),
-# unless sys.dont_write_bytecode (PYTHONDONTWRITEBYTECODE=1, set in some containers and CI images):
-# then every xdist worker rewrites and compiles all the test modules again, 10.8 CPU s to collect
-# the suite against 3.3 s from the cache, at the start of every worker of every run.
-sys.dont_write_bytecode = False
-
-
-def pytest_configure(config):
-    """Compile dpaudit's modules to bytecode once, in the controlling process, before any worker
-    starts. A shell with ``PYTHONDONTWRITEBYTECODE=1`` (some containers and CI images set it)
-    otherwise has every ``python -m dpaudit`` and every sandbox child the suite starts compile
-    them from source again: about 60 of the full suite's 850 CPU seconds on 2 cores. Reading
-    bytecode is what any installed copy does; nothing about what the tests check changes."""
-    if hasattr(config, "workerinput"):
-        return  # an xdist worker: the controller compiled them
-    import compileall
-
-    import dpaudit
-
-    compileall.compile_dir(os.path.dirname(dpaudit.__file__), quiet=2)
 
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "headless_shell")
