@@ -11,9 +11,10 @@ For output laws P = M(D) and Q = M(D') with densities (or pmfs) p and q:
 
 Discrete and piecewise-constant laws are handled in exact arithmetic on the common refinement of
 their supports (up to the recorded truncation ``tail_mass``). For a general scipy continuous law the
-loss is evaluated on a dense grid that contains every breakpoint and both laws' far tails, and δ by
-adaptive quadrature split at the breakpoints; :func:`privacy_loss` then reports the largest value
-seen, which is exact for log-densities that are piecewise linear between breakpoints (Laplace).
+loss is evaluated on a dense grid that contains every breakpoint and both laws' far tails;
+:func:`privacy_loss` then reports the largest value seen, which is exact for log-densities that are
+piecewise linear between breakpoints (Laplace). δ is P(S*) − e^ε Q(S*) from the laws' distribution
+functions, with the ends of S* found by root-finding between the grid points where they lie.
 """
 
 from __future__ import annotations
@@ -142,20 +143,72 @@ def hockey_stick(p: Any, q: Any, epsilon: float) -> float:
         dens = np.maximum(np.exp(lp) - math.exp(epsilon) * np.exp(lq), 0.0)
         return float(np.sum((hi - lo) * dens))
     if isinstance(P, ContinuousLaw) and isinstance(Q, ContinuousLaw):
-        from scipy import integrate
-
-        g = evaluation_grid(P, Q, n=2001)
-        e = math.exp(epsilon)
-        f = lambda y: max(P.dist.pdf(y) - e * Q.dist.pdf(y), 0.0)  # noqa: E731
-        # integrate cell by cell between grid points (breakpoints included): robust to kinks
-        cells = np.unique(np.concatenate([g[:: max(1, g.size // 200)], g[-1:],
-                                          np.asarray(P.breakpoints + Q.breakpoints, dtype=float)]))
-        total = 0.0
-        for a, b in zip(cells[:-1], cells[1:]):
-            if b > a:
-                total += integrate.quad(f, a, b, limit=100)[0]
-        return float(total)
+        return _continuous_hockey_stick(P, Q, epsilon)
     raise TypeError(f"cannot compare a {type(P).__name__} with a {type(Q).__name__}")
+
+
+def _continuous_hockey_stick(P: ContinuousLaw, Q: ContinuousLaw, epsilon: float) -> float:
+    """δ_P‖Q(ε) of two densities as the masses of the optimal event (Balle, Barthe and Gaboardi
+    2018, Thm 1): ``Σ_I P(I) − e^ε Q(I)`` over the intervals I of S* = {y : ln p − ln q > ε}.
+
+    S* is located on :func:`evaluation_grid` (a grid point is in S* when ln p − ln q − ε exceeds
+    its rounding error, so a flat stretch where the ratio equals e^ε, which adds nothing, is left
+    out instead of split into rounding-noise pieces), and each end between two grid points is
+    found by root-finding on ln p − ln q − ε. Each mass comes from the tail on the far side of
+    the law's median, so both tails keep their relative precision: a Gaussian pair's δ of 10⁻²⁵
+    comes out to 10⁻¹² relative, where adaptive quadrature of (p − e^ε q)⁺ was off by 60%."""
+    g = evaluation_grid(P, Q)
+
+    def excess(y: np.ndarray) -> np.ndarray:
+        lp, lq = P.log_prob(y), Q.log_prob(y)
+        with np.errstate(invalid="ignore"):
+            d = lp - lq - epsilon
+        return np.where(np.isneginf(lp), -np.inf, np.where(np.isnan(d), np.inf, d))
+
+    with np.errstate(invalid="ignore"):
+        scale = np.nan_to_num(np.abs(P.log_prob(g)) + np.abs(Q.log_prob(g)), posinf=0.0)
+    inside = excess(g) > 64 * np.finfo(float).eps * (scale + abs(epsilon) + 1.0)
+    total, e = 0.0, math.exp(epsilon)
+    for a, b in _runs(inside):
+        lo = -math.inf if a == 0 else _crossing(excess, float(g[a - 1]), float(g[a]))
+        hi = math.inf if b == g.size - 1 else _crossing(excess, float(g[b + 1]), float(g[b]))
+        total += _mass(P.dist, lo, hi) - e * _mass(Q.dist, lo, hi)
+    return max(total, 0.0)
+
+
+def _crossing(excess: Any, out: float, into: float) -> float:
+    """Where ``excess`` turns positive between ``out`` (excess ≤ 0) and ``into`` (> 0): Brent's
+    method where both values are finite, else bisection on the sign, to the last double."""
+    def f(y: float) -> float:
+        return float(excess(np.array([y]))[0])
+
+    f_out, f_into = f(out), f(into)
+    if math.isfinite(f_out) and math.isfinite(f_into) and f_out < 0.0 < f_into:
+        from scipy.optimize import brentq
+
+        return float(brentq(f, out, into, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=200))
+    for _ in range(1100):  # a bracket halves each time: at most ~1075 halvings reach one double
+        mid = 0.5 * (out + into)
+        if mid in (out, into):
+            break
+        if f(mid) > 0.0:
+            into = mid
+        else:
+            out = mid
+    return 0.5 * (out + into)
+
+
+def _mass(dist: Any, lo: float, hi: float) -> float:
+    """P(lo < Y < hi) from the tail on the far side of the median (full relative precision in
+    both tails)."""
+    if not hi > lo:
+        return 0.0
+    median = float(dist.median())
+    if lo >= median:
+        return float(dist.sf(lo) - dist.sf(hi))
+    if hi <= median:
+        return float(dist.cdf(hi) - dist.cdf(lo))
+    return float(1.0 - dist.cdf(lo) - dist.sf(hi))
 
 
 @dataclass(frozen=True, slots=True)
