@@ -6,7 +6,8 @@ distribution), the objective of a pair is
 * pure claims: the exact loss L(D, D') = sup_y |ln p_D(y) − ln p_D'(y)| (:func:`pair_loss`);
 * (ε, δ) claims: the exact hockey-stick δ(ε) = max of ∫(p − e^ε q)⁺ over both directions
   (Balle, Barthe and Gaboardi 2018, Thm 1), here on the dense grid of
-  :mod:`dpaudit.estimators.exact` (the final pair is re-evaluated by adaptive quadrature).
+  :mod:`dpaudit.estimators.exact` (the final pair is re-evaluated exactly, from the masses of
+  the optimal event: :func:`~dpaudit.estimators.exact.hockey_stick`).
 
 For a spec with only ``log_prob(data, y)``, the output space is not known: the loss is the largest
 |ln p_D(y) − ln p_D'(y)| over outputs y sampled from both datasets (with a grid between them for
