@@ -28,7 +28,7 @@ import numpy as np
 from dpaudit.laws import ContinuousLaw, DiscreteLaw, PiecewiseConstantLaw, as_law
 
 __all__ = ["privacy_loss", "hockey_stick", "PairLoss", "pair_loss", "LevelSet", "level_set",
-           "evaluation_grid"]
+           "evaluation_grid", "interval_mass"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +147,14 @@ def hockey_stick(p: Any, q: Any, epsilon: float) -> float:
     raise TypeError(f"cannot compare a {type(P).__name__} with a {type(Q).__name__}")
 
 
+def _log_ratio(lp: np.ndarray, lq: np.ndarray) -> np.ndarray:
+    """ln p − ln q where S* and the level sets are read: −∞ where p = 0 (no mass of P to count),
+    +∞ where it is undefined otherwise (q = 0 too, or infinite densities)."""
+    with np.errstate(invalid="ignore"):
+        d = lp - lq
+    return np.where(np.isneginf(lp), -np.inf, np.where(np.isnan(d), np.inf, d))
+
+
 def _continuous_hockey_stick(P: ContinuousLaw, Q: ContinuousLaw, epsilon: float) -> float:
     """δ_P‖Q(ε) of two densities as the masses of the optimal event (Balle, Barthe and Gaboardi
     2018, Thm 1): ``Σ_I P(I) − e^ε Q(I)`` over the intervals I of S* = {y : ln p − ln q > ε}.
@@ -160,10 +168,7 @@ def _continuous_hockey_stick(P: ContinuousLaw, Q: ContinuousLaw, epsilon: float)
     g = evaluation_grid(P, Q)
 
     def excess(y: np.ndarray) -> np.ndarray:
-        lp, lq = P.log_prob(y), Q.log_prob(y)
-        with np.errstate(invalid="ignore"):
-            d = lp - lq - epsilon
-        return np.where(np.isneginf(lp), -np.inf, np.where(np.isnan(d), np.inf, d))
+        return _log_ratio(P.log_prob(y), Q.log_prob(y)) - epsilon
 
     with np.errstate(invalid="ignore"):
         scale = np.nan_to_num(np.abs(P.log_prob(g)) + np.abs(Q.log_prob(g)), posinf=0.0)
@@ -172,7 +177,7 @@ def _continuous_hockey_stick(P: ContinuousLaw, Q: ContinuousLaw, epsilon: float)
     for a, b in _runs(inside):
         lo = -math.inf if a == 0 else _crossing(excess, float(g[a - 1]), float(g[a]))
         hi = math.inf if b == g.size - 1 else _crossing(excess, float(g[b + 1]), float(g[b]))
-        total += _mass(P.dist, lo, hi) - e * _mass(Q.dist, lo, hi)
+        total += interval_mass(P.dist, lo, hi) - e * interval_mass(Q.dist, lo, hi)
     return max(total, 0.0)
 
 
@@ -198,7 +203,7 @@ def _crossing(excess: Any, out: float, into: float) -> float:
     return 0.5 * (out + into)
 
 
-def _mass(dist: Any, lo: float, hi: float) -> float:
+def interval_mass(dist: Any, lo: float, hi: float) -> float:
     """P(lo < Y < hi) from the tail on the far side of the median (full relative precision in
     both tails)."""
     if not hi > lo:
@@ -243,12 +248,7 @@ def level_set(p: Any, q: Any, threshold: float, *, inclusive: bool = False) -> L
     """S = {y : ln p(y) − ln q(y) > threshold} (≥ with ``inclusive``) and its two masses."""
     P, Q = as_law(p), as_law(q)
     cmp = np.greater_equal if inclusive else np.greater
-
-    def diff(lp: np.ndarray, lq: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore"):
-            d = lp - lq
-        return np.where(np.isneginf(lp), -np.inf, np.where(np.isnan(d), np.inf, d))
-
+    diff = _log_ratio
     if isinstance(P, DiscreteLaw) and isinstance(Q, DiscreteLaw):
         atoms, lp, lq = _discrete_atoms(P, Q)
         keep = cmp(diff(lp, lq), threshold)

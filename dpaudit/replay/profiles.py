@@ -30,6 +30,8 @@ from typing import Tuple
 
 from scipy.stats import laplace as _laplace, norm as _norm
 
+from dpaudit.estimators.exact import interval_mass
+
 __all__ = ["hockey_stick", "profile_delta", "profile_epsilon", "Law"]
 
 #: a law of one released coordinate: ("laplace" | "gaussian", centre, scale)
@@ -40,14 +42,7 @@ def _mass(law: Law, lo: float, hi: float) -> float:
     """P(lo < Y < hi) for ``law``, from the tail on the far side of its centre (full relative
     precision in both tails)."""
     kind, loc, scale = law
-    d = _laplace if kind == "laplace" else _norm
-    if hi <= lo:
-        return 0.0
-    if lo >= loc:
-        return float(d.sf(lo, loc, scale) - d.sf(hi, loc, scale))
-    if hi <= loc:
-        return float(d.cdf(hi, loc, scale) - d.cdf(lo, loc, scale))
-    return float(1.0 - d.cdf(lo, loc, scale) - d.sf(hi, loc, scale))
+    return interval_mass((_laplace if kind == "laplace" else _norm)(loc, scale), lo, hi)
 
 
 def _log_ratio(p: Law, q: Law, y: float) -> float:
