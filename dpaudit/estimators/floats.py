@@ -54,6 +54,10 @@ __all__ = ["FloatCells", "FloatCellRatio", "fit_float_cells", "has_float_structu
 #: zeros); ``lowbits`` (the last two bits as such) is available but adds little for its cost
 FAMILIES = ("trailing", "repeated")
 
+#: narrower IEEE-754 formats whose values, widened to doubles, still carry rounding marks
+#: (:func:`float_structure`): name → significand precision P (bits, the implicit one included)
+NARROW_FORMATS = {"float32": 24, "float16": 11}
+
 _MANT = np.uint64((1 << 52) - 1)
 _CANON_NAN = np.float64(np.nan).view(np.uint64)
 _NEG_ZERO = np.float64(-0.0).view(np.uint64)
@@ -285,8 +289,18 @@ def float_structure(*samples: np.ndarray, head: int = 4096) -> Optional[str]:
     snapping grid Λ·Z, outputs rounded to 2^-30·Z) and their bits carry no rounding of their own
     (snapping to Λ·Z is how Mironov 2012, Theorem 1, closes the porosity). Otherwise (some value uses all 53 bits
     at its magnitude) the low bits may differ between datasets, and the float events are tested.
+
+    The same holds at a coarser precision P (:data:`NARROW_FORMATS`: float32, P = 24; float16,
+    P = 11): values computed in float32 and returned widened to doubles use at most 24 of the 53
+    bits, so they look like a grid to the rule above, yet float32 rounding leaves the same
+    porous marks one level up (x + Laplace computed in float32). When every value has at most P
+    significant bits (53 − tz), some value has exactly P (a computed value, not a short grid
+    point) and E_max − log2 q ≥ P (some point of the grid k·q at the top is not representable
+    at that precision: the values are not the points of one grid), the bits are tested too. Such values are exactly representable in that format;
+    their float64 cells (binade, trailing zeros) are its cells shifted by 53 − P.
     """
     found_q, found_top, special = None, None, False
+    most = 0
     for y in samples:
         b = _bits(np.asarray(y)[:head])
         e = ((b >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
@@ -298,10 +312,17 @@ def float_structure(*samples: np.ndarray, head: int = 4096) -> Optional[str]:
         if not nz.any():
             continue
         e, m = np.maximum(e[nz], 1), m[nz]
-        q = int((e + _trailing_zeros(m)).min()) - 1075   # log2 of the smallest quantum
+        tz = _trailing_zeros(m)
+        q = int((e + tz).min()) - 1075   # log2 of the smallest quantum
         top = int(e.max()) - 1023                         # E_max (an upper bound for subnormals)
         found_q = q if found_q is None else min(found_q, q)
         found_top = top if found_top is None else max(found_top, top)
+        # significant bits of the normal values (a subnormal double is no narrow format's value)
+        sig = np.where(e > 1, 53 - tz, 53)
+        most = max(most, int(sig.max()))
     if found_q is not None and found_top - found_q >= 52:
+        return "bits"
+    if found_q is not None and any(most == p and found_top - found_q >= p
+                                   for p in NARROW_FORMATS.values()):
         return "bits"
     return "special" if special else None

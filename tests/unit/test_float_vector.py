@@ -76,6 +76,18 @@ def test_float_structure_means_bits_finer_than_a_common_grid():
     assert not has_float_structure(np.r_[np.zeros(10), noise], head=10)
 
 
+def test_values_of_a_narrower_format_are_bits_worth_testing_unless_one_grid():
+    rng = np.random.default_rng(6)
+    noise = rng.laplace(scale=10.0, size=1000)
+    assert has_float_structure(noise.astype(np.float32) + 0.0)         # float32 over many binades
+    assert has_float_structure(noise.astype(np.float16) + 0.0)         # float16 likewise
+    one_binade = (1.0 + rng.random(1000)).astype(np.float32) + 0.0     # [1, 2): the grid 2^-23·Z
+    assert not has_float_structure(one_binade)
+    assert not has_float_structure(np.round(rng.random(1000) * 2047) + 0.0)  # integers < 2^11
+    assert not has_float_structure(np.round(rng.random(1000) * 2 ** 23) + 0.0)  # integers < 2^24
+    assert not has_float_structure(np.array([0.0, 0.5, 2.0**40], dtype=np.float32) + 0.0)
+
+
 def test_a_non_finite_coordinate_is_an_atom():
     rng = np.random.default_rng(4)
     yd = np.c_[rng.normal(size=4000), np.full(4000, np.nan)]
