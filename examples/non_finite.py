@@ -28,4 +28,4 @@ def overflows(data, rng, size=None):
 @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=3)
 def always_nan(data, rng, size=None):
     """A constant output (NaN): 0-DP, so never refuted."""
-    return np.full(size, np.nan)
+    return np.nan if size is None else np.full(size, np.nan)

@@ -60,7 +60,8 @@ that adds noise beside a one-call form that returns the raw sum passed. So a sam
 :data:`FORM_SAMPLES` one-call outputs on one dataset is compared with as many batch outputs by a
 two-sample test at level :data:`ALPHA` (:mod:`dpaudit.execution.two_sample`: Kolmogorov-Smirnov
 for real outputs, per coordinate for vectors, Fisher's exact test per category). A correct mechanism is flagged with probability at
-most 10⁻⁶; a flagged one is an ERROR that says which form to fix.
+most 10⁻⁶; a flagged one is an ERROR that says which form to fix. So is a one-call form that
+fails (raises, hangs) where the batch form returns: users call the form that was not audited.
 """
 
 from __future__ import annotations
@@ -499,8 +500,8 @@ def forms_differ(spec: Any, executor: Any, seed: int, data: Optional[tuple] = No
     """For a batch-form ``spec``: ``(message, D)`` when ``n`` one-call outputs and ``n`` batch
     outputs on D (``data``; by default n/2 of each on two datasets of records spread over the
     domain, of the declared size and of half of it) differ in law at level :data:`ALPHA` (each)
-    or in kind, else None (also when the one-call form raises: it releases nothing). Costs 2·n
-    calls through ``executor``."""
+    or in kind, or when the one-call form fails (raises, hangs, returns a bad output) where the
+    batch form returned; else None. Costs 2·n calls through ``executor``."""
     from dataclasses import replace
 
     from dpaudit.outputs import OutputEncoder
@@ -525,8 +526,12 @@ def forms_differ(spec: Any, executor: Any, seed: int, data: Optional[tuple] = No
     (batch,) = executor.run(spec, [BatchTask(data, s_batch, n)])  # the audit reports a failure
     try:
         (single,) = executor.run(one_spec, [BatchTask(data, s_one, n)])
-    except MechanismError:
-        return None
+    except MechanismError as exc:
+        # the form users call fails where the audited one returns: its failure may depend on
+        # the data (an exception is an output too), and either way it is not what was audited
+        return (f"its one-call form f(data, rng) {exc.cause} on D = {_dataset_text(data)}, where "
+                f"its batch form returned {n:,} outputs: dpaudit audits the batch form, so the "
+                f"one-call form users call is unaudited; {_ADVICE}", data)
     if _scalar_batch(batch):  # a one-call form that returns an array of one number: that number
         single = [v.reshape(-1)[0] if isinstance(v, np.ndarray) and v.size == 1
                   and v.dtype.kind in "biufc" else v for v in single]

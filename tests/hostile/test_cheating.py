@@ -168,6 +168,22 @@ def test_raw_one_call_form_is_an_error_in_python_too():
     assert r.verdict.value == "error" and "one-call form and its batch form" in r.error
 
 
+def test_a_one_call_form_that_raises_beside_a_working_batch_form_is_an_error():
+    """The sampled batch form worked and f(data, rng) raised on every call: NOT REFUTED, exit 0
+    (the replay stage's ERROR was a note), for code whose form users call never ran."""
+    import dpaudit
+
+    def f(data, rng, size=None):
+        c = int(np.count_nonzero(data > 0.5))
+        return c + (rng.geometric(0.6, size) - rng.geometric(0.6, size)).astype(np.int64)
+
+    r = dpaudit.audit(f, epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=10,
+                      samples=10_000, seed=3)
+    assert r.verdict.value == "error", r
+    assert "its one-call form f(data, rng) raised AttributeError" in r.error
+    assert "make f(data, rng) return f(data, rng, size=1)[0]" in r.error
+
+
 @pytest.mark.slow
 def test_correct_batch_and_one_call_forms_are_not_refuted(arena, capfd):
     code, rec, out = _check(arena, capfd, "honest_forms", HONEST_FORMS)
