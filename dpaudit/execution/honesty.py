@@ -137,7 +137,8 @@ def fresh_pair(patterns: Iterable[tuple[str, Any, Any]], limit: int = 400) -> tu
             first = (a, b)
         if not (a.size and b.size):
             continue
-        ds, dm = abs(float(a.sum() - b.sum())), abs(float(a.mean() - b.mean()))
+        with np.errstate(over="ignore", invalid="ignore"):  # records near DBL_MAX: inf, skipped
+            ds, dm = abs(float(a.sum() - b.sum())), abs(float(a.mean() - b.mean()))
         if ds > 0 and dm > 0 and math.isfinite(ds + dm) and ds + dm > score * (1 + 1e-9):
             best, score = (a, b), ds + dm
     if first is None:

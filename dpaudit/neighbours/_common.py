@@ -66,6 +66,14 @@ _KEYINGS = (lambda x: math.trunc(x), math.floor, round, lambda x: round(x, 1),
             lambda x: math.floor(10 * x), lambda x: x)
 
 
+def _key(f, x: float) -> object:
+    """``f(x)``, or x itself where the keying overflows (10·x past the largest double)."""
+    try:
+        return f(x)
+    except (OverflowError, ValueError):
+        return x
+
+
 def fresh_value(dom: Domain, present: np.ndarray) -> Optional[float]:
     """A value of [lo, hi] found nowhere in ``present`` and, where the domain leaves room, in a
     key of its own under every usual keying of a record (:data:`_KEYINGS`: its integer part, the
@@ -84,16 +92,16 @@ def fresh_value(dom: Domain, present: np.ndarray) -> Optional[float]:
     have = np.unique(np.asarray(present, dtype=float).reshape(-1))
     cands = [lo + w / 2, lo + w / 4, lo + 3 * w / 4]
     edges = np.unique(np.r_[lo, have, hi])
-    cands += ((edges[1:] + edges[:-1]) / 2).tolist()
+    cands += (edges[1:] / 2 + edges[:-1] / 2).tolist()  # halves first: no overflow near DBL_MAX
     first, last = math.ceil(lo), math.floor(hi)
     if last - first <= 2000:
         cands += [k + f for k in range(first, last + 1) for f in (0.5, 0.25)]
-    used = [{f(float(x)) for x in have} for f in _KEYINGS]
+    used = [{_key(f, float(x)) for x in have} for f in _KEYINGS]
     best, best_score = None, None
     for i, c in enumerate(cands):  # ties go to the earlier candidate (the midpoint first)
         if not (lo <= c <= hi) or c in have:
             continue
-        new = sum(f(c) not in u for f, u in zip(_KEYINGS, used))
+        new = sum(_key(f, c) not in u for f, u in zip(_KEYINGS, used))
         gap = float(np.min(np.abs(have - c))) if have.size else w
         score = (new, gap, -i)
         if best_score is None or score > best_score:

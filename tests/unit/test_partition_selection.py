@@ -118,6 +118,22 @@ def test_fresh_value_edge_cases():
     assert 0 < z < 1
 
 
+def test_fresh_value_and_the_fresh_pair_near_the_largest_double():
+    """``--domain=0:1e308`` stopped ``dpaudit check`` with an internal OverflowError (the tenth
+    keying, floor(10·x)) and numpy overflow warnings on stderr."""
+    import warnings
+
+    from dpaudit.execution.honesty import fresh_pair
+    from dpaudit.neighbours.relations import relation
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        z = fresh_value(Domain(0.0, 1e308), np.array([0.0, 1e308]))
+        assert z is not None and 0 < z < 1e308
+        d, dp = fresh_pair(relation("add-remove").patterns(Domain(0.0, 1e308), 10))
+        assert len(d) != len(dp)
+
+
 # --------------------------------------------------------------------------- the encoding
 
 def _encode(enc, raw, data=np.zeros(0)):
