@@ -93,12 +93,16 @@ def _refuse_curve(spec: MechanismSpec, overrides: dict) -> None:
 
 def _reproduce(spec: MechanismSpec, samples: int, seed: int, exact: bool = False,
                own_randomness: bool = False, early_stop: bool = True,
-               context: Optional[AuditContext] = None, fitted: bool = False) -> str:
+               context: Optional[AuditContext] = None, fitted: bool = False,
+               cut: bool = False) -> str:
     """The context's line when the calling command writes one, else a command line when the
     mechanism lives in a file, else a Python call (:func:`dpaudit.reproduce.for_spec`; the
     claim's floats round-trip exactly). A budget ``fitted`` to the time limit is passed to the
-    context's line as ``samples`` (the command's own budget is the default it replaced)."""
+    context's line as ``samples`` (the command's own budget is the default it replaced); an audit
+    the time limit ``cut`` short asks for the limit on the line too."""
     if context is not None and context.reproduce is not None:
+        if cut:
+            return context.reproduce(own_randomness, samples if fitted else None, True)
         if fitted:
             return context.reproduce(own_randomness, samples)
         return context.reproduce(own_randomness)
@@ -533,8 +537,14 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
 
     cut = None
     if isinstance(out.error, TimeLimitReached):  # the user's limit, not the mechanism's fault
+        stalled, where = out.error.stalled, out.error.dataset
         out.error, out.timed_out = None, True
         cut = _time_limit_note(timeout, estimate)
+        if stalled:
+            shown = "" if where is None else "[" + ", ".join(
+                f"{v:g}" for v in np.asarray(where, dtype=float).reshape(-1)[:8]) + \
+                (", …]" if np.size(where) > 8 else "]")
+            cut += f"; {stalled}" + (f", on D = {shown}" if shown else "")
         asked = questions_of(spec)
         for q in asked:
             if q not in out.answers:
@@ -547,7 +557,8 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
                 output_kind=None if out.schema is None else out.schema.description, note=note,
                 budget_fitted=fitted)
     reproduce = _reproduce(spec, budget, seed, own_randomness=reproducible is False,
-                           early_stop=early_stop, context=context, fitted=fitted is not None)
+                           early_stop=early_stop, context=context, fitted=fitted is not None,
+                           cut=bool(out.timed_out))
     common = dict(target=spec.name, claim=spec.claim, neighbours=spec.neighbours,
                   confidence=confidence, samples=int(out.samples), reproduce=reproduce,
                   elapsed_s=elapsed, seed=seed, reproducible=reproducible, domain=spec.domain,

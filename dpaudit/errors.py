@@ -7,7 +7,7 @@ dpaudit's bug and are reported as an ERROR verdict for that mechanism (user code
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 __all__ = [
     "DpauditError",
@@ -71,4 +71,7 @@ def _short(x: Any, limit: int = 120) -> str:
 class TimeLimitReached(MechanismError):
     """The run's total time limit (``--timeout``) was reached while the mechanism ran: a limit the
     user set, not a fault of the mechanism. An audit it cuts short keeps what it had validated, and
-    is INCONCLUSIVE when that is nothing (:func:`dpaudit.audit`)."""
+    is INCONCLUSIVE when that is nothing (:func:`dpaudit.audit`). ``stalled``: what the sandbox
+    saw of the call in flight when it looks stuck (it may never return), else None."""
+
+    stalled: Optional[str] = None

@@ -95,14 +95,16 @@ def check_line(target: str, engine_flags: Sequence[str] = (), *, seed: int,
                in_process: bool = False, call_timeout: Optional[float] = None,
                memory: Optional[int] = None, early_stop: bool = True,
                float_policy: Optional[str] = None, replay_stage: bool = True,
-               own_randomness: bool = False) -> str:
+               own_randomness: bool = False, timeout: Optional[float] = None) -> str:
     """The one builder of ``dpaudit check`` reproduce lines: the target, the flags its engine
     gives (its mode, ``--replay`` or ``--sensitivity=B`` or ``--rho=R``, then the claim and its
     own options: the ``flags`` of the engine's stage), then every run setting that changes the
     numbers (``samples``, ``confidence``, ``seed``, the float policy, which a decorator or a
     pyproject.toml could set otherwise at the rerun) or an ERROR (non-default sandbox limits),
     always in this order. Settings equal to their default (:func:`dpaudit.config.defaults`) are
-    left out; ``None`` means "not given"."""
+    left out; ``None`` means "not given". ``timeout`` is given only for a result the time limit
+    cut short (its numbers depend on the limit; a rerun without it would also run the whole
+    budget, however long that takes)."""
     from dpaudit.config import defaults
 
     default = defaults()
@@ -124,6 +126,8 @@ def check_line(target: str, engine_flags: Sequence[str] = (), *, seed: int,
         parts.append(f"--float={float_policy}")
     if not replay_stage:
         parts.append("--no-replay")  # the replay stage's pairs are sampled first
+    if timeout is not None:
+        parts.append(f"--timeout={number(timeout)}")
     return _note(shlex.join(parts), own_randomness)
 
 

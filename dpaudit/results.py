@@ -457,7 +457,8 @@ class AuditContext:
     :func:`dpaudit.audit` so that the result is built once, whole: ``reproduce(own_randomness)``
     writes the command's reproduce line (the auditor tells whether the mechanism draws its own
     randomness; ``reproduce(own_randomness, samples)`` when it fitted the default budget to the
-    time limit), ``family`` the targets sharing the confidence, ``origin`` where the function
+    time limit; ``reproduce(own_randomness, samples or None, True)`` when the time limit cut the
+    audit short), ``family`` the targets sharing the confidence, ``origin`` where the function
     lives and how it was confined, ``declared_by`` which claim fields only the sandboxed code
     reported."""
 

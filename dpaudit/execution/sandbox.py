@@ -87,6 +87,9 @@ _AHEAD = 2
 _AHEAD_MAX_BYTES = 32 * 1024
 #: Tasks of fewer draws than this travel together, up to this many draws per message.
 _BUNDLE_SAMPLES = 16_384
+#: A call in flight when the total time limit stops it is said to look stuck (it may never
+#: return) after this many seconds and this many times the longest call before it.
+STALLED_AFTER, STALLED_RATIO = 2.0, 20.0
 #: Seconds between two looks at the child while waiting for its reply.
 _POLL = 0.1
 #: Open files and extra processes the child may have.
@@ -185,6 +188,8 @@ class SandboxExecutor:
         self._calls: Optional[int] = None    # a descriptor of the child's call counter file
         self._tried: Optional[int] = None    # the read end of the audit hook's pipe
         self._deadline: Optional[float] = None
+        #: the longest a call of the mechanism took so far (seconds; from the child's call counter)
+        self._longest = 0.0
         self._ready = False
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -547,14 +552,19 @@ class SandboxExecutor:
                     break
                 raise MechanismError(self._with_tail(self._death()), data)
             if self._deadline is not None and now >= self._deadline:
-                raise TimeLimitReached(self._with_tail(
+                limited = TimeLimitReached(self._with_tail(
                     f"exceeded the total time limit of {self.stated_timeout:g} s while {during}"),
                     data)
+                if stuck is not None:
+                    limited.stalled = self._stalled(now - since)
+                raise limited
             if limit is not None and now - started >= limit:
                 raise MechanismError(self._with_tail(f"hung: {during} took longer than "
                                                      f"{limit:g} s"), data)
             if stuck is not None:
                 calls = self._call_count()
+                if calls > seen:
+                    self._longest = max(self._longest, (now - since) / (calls - seen))
                 if calls != seen:
                     seen, since = calls, now
                 elif now - since >= stuck:
@@ -627,6 +637,17 @@ class SandboxExecutor:
         if self._tail is not None and proc is not None:
             self._tail.drain()
         self._ready = False
+
+    def _stalled(self, running: float) -> Optional[str]:
+        """What to say of the call in flight when the total time limit stops it: that it may
+        never return, when it has run :data:`STALLED_AFTER` seconds and :data:`STALLED_RATIO`
+        times the longest call before it (a time limit below the per-call limit cannot tell a
+        hang from a slow call; this says which it looks like), else None."""
+        if self._longest <= 0 or running < max(STALLED_AFTER, STALLED_RATIO * self._longest):
+            return None
+        return (f"one call had run {running:.3g} s without returning (the longest before it: "
+                f"{self._longest:.2g} s), so it may never return; a --timeout above the per-call "
+                f"limit of {self.call_timeout:g} s tells a hang from a slow call")
 
     def _call_count(self) -> int:
         """The child's call counter (8 native bytes at the start of ``calls``); -1 once the file

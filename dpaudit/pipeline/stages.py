@@ -169,9 +169,10 @@ class SampledAudit:
         return run.target.claim_flags(run.spec)
 
     def reproduce(self, run: Run, own_randomness: bool = False,
-                  samples: Optional[int] = None) -> str:
+                  samples: Optional[int] = None, cut: bool = False) -> str:
         """The check line that reruns this audit; ``samples``: the budget the auditor fitted
-        to the time limit, in place of the run's."""
+        to the time limit, in place of the run's; ``cut``: the time limit cut the audit short
+        (the line then carries ``--timeout``)."""
         from dpaudit.reproduce import check_line
 
         s = run.settings
@@ -180,7 +181,8 @@ class SampledAudit:
                           in_process=run.target.in_process_flag,
                           call_timeout=s.call_timeout, memory=s.memory,
                           own_randomness=own_randomness, early_stop=s.early_stop,
-                          float_policy=run.spec.float_policy, replay_stage=s.replay_stage)
+                          float_policy=run.spec.float_policy, replay_stage=s.replay_stage,
+                          timeout=s.timeout if cut else None)
 
     def run(self, run: Run) -> None:
         import dpaudit.auditor
@@ -191,7 +193,8 @@ class SampledAudit:
         s, spec = run.settings, run.spec
         run.begin("sampling")
         origin = Origin(location(spec.source), run.target.isolation)
-        context = AuditContext(reproduce=lambda own=False, n=None: self.reproduce(run, own, n),
+        context = AuditContext(reproduce=lambda own=False, n=None, cut=False: self.reproduce(run, own, n,
+                                                                                     cut),
                                family=run.family, origin=origin, time_limit=s.timeout,
                                seconds_per_call=run.outcomes.get(FreshStart.name),
                                failure=run.failure)

@@ -114,9 +114,10 @@ def run_replay(spec: Any, settings: Any, name: str, *, func: Optional[Callable] 
                                 seed=int(settings.seed))
         return finished(ReplayResult.from_record(
             rec, details={**rec.get("details", {}), "ran_in": "the sandbox child"}), **done)
-    except TimeLimitReached:  # the run's own limit, not the mechanism's fault
+    except TimeLimitReached as exc:  # the run's own limit, not the mechanism's fault
         return limited(name, spec, "the run's time limit (--timeout) was reached during the "
-                       "replay: its pairs are untested", **done)
+                       "replay: its pairs are untested" + (f"; {exc.stalled}" if exc.stalled else ""),
+                       stalled=exc.stalled, **done)
     except SandboxFailure as exc:
         return failed(f"{name} {exc.cause}", refused=bool(exc.forged))
     except (MechanismError, DpauditError) as exc:
@@ -182,12 +183,16 @@ def before_sampling(spec: Any, settings: Any, name: str, run: Callable[[Optional
     return stage, (replace(spec, first_pairs=pairs) if pairs else spec)
 
 
-def limited(name: str, spec: Any, why: str, **fields: Any) -> ReplayResult:
+def limited(name: str, spec: Any, why: str, stalled: Optional[str] = None,
+            **fields: Any) -> ReplayResult:
     """A replay cut short by the run's time limit before it could say anything: one
-    ``time_limit`` limit, INCONCLUSIVE (never an ERROR: the mechanism did nothing wrong)."""
+    ``time_limit`` limit, INCONCLUSIVE (never an ERROR: the mechanism did nothing wrong);
+    ``stalled``: the call in flight looked stuck (:class:`~dpaudit.errors.TimeLimitReached`)."""
+    found = ReplayFinding("time_limit", None, why,
+                          values={"stalled": stalled} if stalled else {})
     return ReplayResult(target=name, verdict=Verdict.INCONCLUSIVE, epsilon=float(spec.epsilon),
                         delta=float(spec.delta), neighbours=spec.neighbours, domain=spec.domain,
-                        size=int(spec.size), findings=(ReplayFinding("time_limit", None, why),),
+                        size=int(spec.size), findings=(found,),
                         accounting={}, calls=0, pairs=0, elapsed_s=None, seed=None,
                         budget=0, **{"reproduce": "", **fields})
 
@@ -255,8 +260,10 @@ def stage_text(record: Any) -> str:
                   and f.get("kind") == "composition_excess" and isinstance(f.get("site"), dict)]
     if not strong:
         found = [f for f in stage.get("findings") or [] if isinstance(f, dict)]
-        if any(f.get("kind") == "time_limit" for f in found):
-            return "replay: cut short by the time limit"
+        cut = [f for f in found if f.get("kind") == "time_limit"]
+        if cut:
+            stalled = (cut[0].get("values") or {}).get("stalled") if isinstance(cut[0].get("values"), dict) else None
+            return "replay: cut short by the time limit" + (f" ({stalled})" if stalled else "")
         # what the replay could not see (its noise drawn in native code): the sampling alone decides
         limits = [str(f.get("title") or f.get("kind")) for f in found if f.get("severity") == "limit"]
         return f"replay: {'; '.join(limits[:2])} (the sampling alone decides)" if limits else ""

@@ -126,3 +126,31 @@ def test_a_slow_first_call_alone_does_not_time_the_audit(tmp_path):
     assert "estimate:" not in done.stdout + done.stderr, done.stdout + done.stderr
     rec = json.loads((tmp_path / "r.json").read_text())["results"][0]
     assert rec["verdict"] == "not_refuted" and rec["samples"] >= 10_000, rec["samples"]
+
+
+STUCK = """
+import time
+import dpaudit
+
+@dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0.0, 1.0), size=10)
+def stuck(data, rng):
+    while len(data) == 3:    # a loop that never ends on some datasets (it sleeps: no CPU spent)
+        time.sleep(0.05)
+    return int(rng.integers(0, 2))
+"""
+
+
+@pytest.mark.slow
+def test_a_call_stuck_at_a_time_limit_below_the_per_call_limit_is_named(tmp_path):
+    """Under --timeout 8 (below the 30 s per-call limit) a mechanism that never returns on one
+    dataset ended INCONCLUSIVE saying only "time limit reached", and its reproduce line, without
+    --timeout, would run the whole budget. Now the line says a call looked stuck, and the
+    reproduce line carries the limit that cut the run short."""
+    (tmp_path / "stuck.py").write_text(STUCK)
+    proc = subprocess.run([sys.executable, "-m", "dpaudit", "check", "stuck.py", "--timeout", "8"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, CI="1"))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    line = next(l for l in proc.stdout.splitlines() if l.startswith("stuck.py:stuck:"))
+    assert "INCONCLUSIVE" in line and "without returning" in line and "may never return" in line, line
+    assert re.search(r"--timeout=8$", proc.stdout.splitlines()[-1]), proc.stdout
