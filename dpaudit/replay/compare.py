@@ -330,8 +330,9 @@ def _declared_row(a: Call, b: Call, claim_eps: float, issues: list, declared_spe
             spent = (0.0, 0.0)
         elif a.distribution == "laplace" and ratio is not None:
             spent = (eps * ratio, dec.get("delta") or 0.0)
-        else:
-            spent = (eps if ratio is None or ratio <= 1 else math.inf, dec.get("delta") or 0.0)
+        else:  # within the sensitivity up to the same rounding its check allows: what it declares
+            within = ratio is None or ratio <= 1 + RTOL
+            spent = (eps if within else math.inf, dec.get("delta") or 0.0)
         declared_spent.append(spent)
     return CallRow(a.index, a.source, a.method, a.site, a.distribution, None, "argument", xa, xb,
                    shift, norm, s, None if spent is None else spent[0], None, ratio,

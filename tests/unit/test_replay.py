@@ -418,3 +418,20 @@ def test_the_check_command_helper_writes_a_replay_record_or_an_error_record():
     failed = run_replay(spec, settings, "f.py:broken", func=broken).to_record()
     assert failed["verdict"] == "error" and "ZeroDivisionError" in failed["error"]
     assert failed["reproduce"].startswith("dpaudit check f.py:broken --replay")
+
+
+@primitive(sensitivity=1.0, epsilon=0.5, delta=1e-5, input="x", distribution="gaussian")
+def gaussian_primitive(x, rng):
+    return x + rng.normal(scale=9.7)   # σ = sqrt(2 ln(1.25/δ))/ε for Δ = 1: (0.5, 1e-5)-DP
+
+
+def test_a_declared_primitive_within_its_sensitivity_up_to_rounding_spends_what_it_declares():
+    """A correct (ε, δ) primitive on a clipped sum: on the float-rounding pair (one record 1.0
+    among ½-ulp ones) its input moves by 1 + 2⁻⁵² of the sensitivity 1, which the sensitivity
+    check allows as rounding, and the accounting called an ε = inf spent (a diffprivlib
+    Gaussian's "accounting excess by composition … ε = inf" note on correct code)."""
+    def clipped_sum(data, rng):
+        return float(gaussian_primitive(np.clip(data, 0.0, 1.0).sum(), rng))
+
+    r = _audit(clipped_sum, epsilon=0.5, delta=1e-5, size=10)
+    assert not r.of("composition_excess") and not r.of("sensitivity_exceeded"), r.findings
