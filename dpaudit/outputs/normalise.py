@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses as _dataclasses
 import json
+import re
 from typing import Any, Optional
 
 import numpy as np
@@ -32,6 +33,10 @@ from dpaudit.spec import OutputKind
 __all__ = ["Normaliser"]
 
 _INT, _CAT, _SET = ElementClass.INT, ElementClass.CATEGORY, ElementClass.SET
+
+
+#: a number written with a fractional part or an exponent: a real value's spelling
+_REAL_SPELLING = re.compile(r"[0-9]\.[0-9]|[0-9][eE][-+]?[0-9]")
 
 
 def _key_list(keys: Any) -> str:
@@ -234,6 +239,11 @@ class Normaliser:
                     mode = "json"
                 elif len(texts) >= TEMPLATE_MIN_TEXTS and 2 * len(set(texts)) > len(texts) \
                         and any(NUMBER_PATTERN.search(v) for v in texts):
+                    mode = "template"
+                elif len(texts) < TEMPLATE_MIN_TEXTS and all(_REAL_SPELLING.search(v) for v in texts):
+                    # too few to judge how distinct they are (a one-call mechanism's first call):
+                    # each spells a real number ("count=-0.1703"), which no label of a few
+                    # categories needs; a template reads a label losslessly all the same
                     mode = "template"
             self._text = mode
             if not mode:

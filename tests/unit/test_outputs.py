@@ -414,6 +414,13 @@ def test_texts_with_numbers_inside_are_read_as_templates_and_numbers():
     assert enc.schema.kind is OutputKind.DISCRETE
     _, enc = encode([f"id-{i}" for i in range(10)])  # too few texts to tell: categories
     assert enc.schema.kind is OutputKind.DISCRETE
+    # a one-call mechanism's first output alone: a text that spells a real number is a template
+    # (it was a category, and "count=" + str(x + noise) got no float64 question at all)
+    y, enc = encode(["count=-0.17032938532613265"])
+    assert enc.schema.kind is OutputKind.MIXED and enc.schema.text == "template"
+    assert enc.skeleton(y[0, 0]) == ("count=#", REAL) and y[0, 3] == -0.17032938532613265
+    _, enc = encode(["count=3"])  # a whole number alone: still too little to tell
+    assert enc.schema.kind is OutputKind.DISCRETE
 
 
 def test_numbers_as_text_or_none_are_a_value_or_none():
