@@ -29,6 +29,7 @@ __all__ = ["OutputEncoder", "REAL_MARK"]
 _BOOL, _INT, _REAL, _VEC, _CAT = (ElementClass.BOOL, ElementClass.INT, ElementClass.REAL,
                                   ElementClass.VECTOR, ElementClass.CATEGORY)
 _LABELLED = ElementClass.LABELLED
+_NONE = ElementClass.NONE
 
 #: the one NaN object that stands for every NaN category (dict lookups try identity first)
 _NAN = float("nan")
@@ -251,7 +252,8 @@ class OutputEncoder(Normaliser):
             return
         k, n = cur.kind, schema.kind
         if k is OutputKind.MIXED and (n in (OutputKind.MIXED, OutputKind.VECTOR, OutputKind.NONE)
-                                      or (n in (OutputKind.REAL, OutputKind.DISCRETE) and schema.ordered)):
+                                      or (n in (OutputKind.REAL, OutputKind.DISCRETE) and schema.ordered)
+                                      or set(found) <= {_NONE, _INT}):  # integers or None
             return
         numeric = (OutputKind.REAL, OutputKind.DISCRETE)
         if k in numeric and cur.ordered and n in numeric and schema.ordered:
@@ -277,6 +279,10 @@ class OutputEncoder(Normaliser):
             raise MechanismError(f"returned the integer {big}, beyond ±2**53, after smaller "
                                  f"integers: float64 cannot hold it exactly (return such outputs "
                                  f"as str to audit them as categories)", data, big)
+        if _NONE in found and k in numeric and cur.ordered:
+            raise MechanismError(f"changed output type between calls: returned None after "
+                                 f"{cur.description} outputs (declare output='mixed' for a value "
+                                 f"that may be None)", data, None)
         bad_class = next(iter(found))
         v = found[bad_class]
         raise MechanismError(f"changed output type between calls: returned {bad_class} "
@@ -288,6 +294,9 @@ class OutputEncoder(Normaliser):
             return schema
         if d is OutputKind.MIXED and schema.kind in (OutputKind.VECTOR, OutputKind.NONE):
             return _mixed({schema.length or 0})
+        if d is OutputKind.MIXED and schema.kind in (OutputKind.REAL, OutputKind.DISCRETE) \
+                and (schema.ordered or set(found) <= {_NONE, _INT}):
+            return _mixed({0, 1})  # a number (or None), declared a value that may be None: its 1-tuple
         if d is OutputKind.DISCRETE and schema.kind in (OutputKind.REAL, OutputKind.BOOL, OutputKind.NONE):
             return OutputSchema(OutputKind.DISCRETE, ordered=False)
         if d is OutputKind.REAL and schema.kind is OutputKind.DISCRETE and schema.integer:

@@ -429,6 +429,24 @@ def test_numbers_as_text_or_none_are_a_value_or_none():
     assert enc.skeleton(y[0, 0]) is None and y[1:, 3].tolist() == [1.5, 2.5]
 
 
+def test_a_none_after_integers_names_the_declaration_that_audits_it():
+    """``None if x > 3 else round(x)`` whose first batch held no None: the ERROR read "returned int
+    2 after integer outputs" and offered no way out, and declaring ``output='mixed'`` was refused
+    too ("returned 2, not the declared tuple ... output"). Now the ERROR says what to declare, and
+    the declaration audits it: numbers as 1-tuples, None as None."""
+    _, enc = encode([1, 2])
+    with pytest.raises(MechanismError, match=r"returned None after integer outputs \(declare "
+                                             r"output='mixed' for a value that may be None\)"):
+        encode([None, 3], enc)
+    y, enc = encode([1, 2], OutputEncoder(OutputKind.MIXED))
+    later, _ = encode([None, 3], enc)
+    assert enc.schema.kind is OutputKind.MIXED
+    assert enc.skeleton(later[0, 0]) is None and enc.skeleton(later[1, 0]) == (3,)
+    assert enc.skeleton(y[0, 0]) == (1,)
+    y, enc = encode([None, 1], OutputEncoder(OutputKind.MIXED))  # a first batch of both
+    assert enc.schema.kind is OutputKind.MIXED and enc.skeleton(y[1, 0]) == (1,)
+
+
 def test_numpy_texts_are_texts():
     y, enc = encode([np.str_("1.5"), np.str_("2.5")])
     assert enc.schema.text == "number" and y[:, 3].tolist() == [1.5, 2.5]
