@@ -45,6 +45,11 @@ __all__ = ["MARGINAL_P", "POWER", "Strength", "Power", "p_value", "detectable", 
 
 #: The probability of refutation that the power statement promises.
 POWER = 0.9
+#: a marginal refutation's confirming run gets this many times the run's budget
+#: (:func:`confirm_advice`): a probe's subsampling mistake refuted at p = 0.026 from 40,843 samples
+#: of a 400,000 budget was NOT REFUTED by a rerun at 0.999 on that budget, and REFUTED
+#: (p = 5·10⁻⁶) on 4,000,000
+CONFIRM_BUDGET = 10
 #: Per-candidate α searched by the p-value's bisection.
 _ALPHA_MIN, _ALPHA_MAX = 1e-300, 0.5
 _STEPS = 60
@@ -172,23 +177,34 @@ def confirm_advice(record: Any) -> str:
 
 
 def _budget_for(record: Any, confidence: Any, higher: float) -> str:
-    """`` --samples=N or more (…)`` when, at confidence ``higher``, this run's validation could
-    not show ε above the claim (:func:`dpaudit.estimators.limits.point_reach`, each level scaled
-    by the ratio of the two α); ``""`` otherwise."""
+    """`` --samples=N`` for the confirming run: :data:`CONFIRM_BUDGET` times this run's budget (a
+    marginal refutation was found with little to spare, often at an early look on a lucky event;
+    the rerun must find it again at the higher confidence, and with early stopping a larger
+    budget costs samples only while the effect does not show), or more where, at confidence
+    ``higher``, a validation of this run's size could not show ε above the claim at all
+    (:func:`dpaudit.estimators.limits.point_reach`, each level scaled by the ratio of the two α);
+    ``""`` when the record says too little."""
+    import re
+
     from dpaudit.estimators.limits import point_reach
+    from dpaudit.validation import MAX_SAMPLES
 
     lim, claim = record.get("limits"), record.get("claim")
     samples = record.get("samples")
     if not isinstance(lim, dict) or not isinstance(claim, dict) or not isinstance(samples, int) \
             or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
         return ""
+    stated = re.search(r"--samples=([0-9]+)", str(record.get("reproduce") or ""))
+    budget = max(samples, int(stated.group(1)) if stated else 0)
     try:
         n = max(int(lim["n_D"]), int(lim["n_D_prime"]))
         alpha = float(lim["alpha"]) * (1.0 - higher) / (1.0 - float(confidence))
         reach = point_reach(n, alpha, float(claim["epsilon"]), samples, float(claim.get("delta") or 0.0))
     except (KeyError, TypeError, ValueError):
         return ""
-    if reach is None or reach.needs is None:
-        return ""
-    return (f" --samples={max(reach.needs, samples)} or more (below that, {higher:g} confidence is "
-            f"out of the run's reach)")
+    larger = min(MAX_SAMPLES, CONFIRM_BUDGET * budget)
+    if reach is not None and reach.needs is not None and reach.needs > larger:
+        return (f" --samples={reach.needs} or more (below that, {higher:g} confidence is "
+                f"out of the run's reach)")
+    return (f" --samples={larger} ({CONFIRM_BUDGET}× this run's budget: early stopping ends the "
+            f"rerun at the first look that confirms)")

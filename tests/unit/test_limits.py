@@ -177,5 +177,12 @@ def test_the_advice_to_confirm_a_marginal_refutation_names_a_budget_within_reach
     assert advice.startswith("confirm with --seed=2 --confidence=0.999 --samples=")
     need = int(advice.split("--samples=")[1].split()[0])
     assert need > 15_000 and best_ceiling(n * need // 15_000, alpha * 0.001 / 0.05) > near
-    far = dict(rec, claim={"epsilon": 1.0})  # 0.999 reaches ε = 1 at this budget: no budget named
-    assert confirm_advice(far) == "confirm with --seed=2 --confidence=0.999"
+    # 0.999 reaches ε = 1 at this budget: ten times the run's budget, for an effect found with
+    # little to spare (a probe's marginal refutation, 40,843 samples of 400,000, was NOT REFUTED by
+    # a rerun at 0.999 on 400,000, and confirmed on 4,000,000 after 24,028)
+    far = dict(rec, claim={"epsilon": 1.0})
+    assert confirm_advice(far) == ("confirm with --seed=2 --confidence=0.999 --samples=150000 (10× "
+                                   "this run's budget: early stopping ends the rerun at the first "
+                                   "look that confirms)")
+    stopped_early = dict(far, reproduce="dpaudit check m.py:f --epsilon=1 --samples=400000 --seed=1")
+    assert "--samples=4000000 (10× this run's budget" in confirm_advice(stopped_early)
