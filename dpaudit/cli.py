@@ -56,9 +56,13 @@ def _subparser(parser: argparse.ArgumentParser, name: Optional[str]) -> Optional
 
 
 def _did_you_mean(word: str, choices: Sequence[str]) -> Optional[str]:
-    """The choice ``word`` most resembles (difflib ratio ≥ 0.6), or None."""
+    """The one choice ``word`` abbreviates (``--eps`` for ``--epsilon``: difflib preferred
+    ``--help``), else the choice it most resembles (difflib ratio ≥ 0.6), or None."""
     import difflib
 
+    starts = [c for c in choices if c.startswith(word) and len(word) > 3]
+    if len(starts) == 1:
+        return starts[0]
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return close[0] if close else None
 

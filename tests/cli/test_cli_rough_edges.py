@@ -40,6 +40,9 @@ def one_line(capsys) -> str:
     (["check", "examples/laplace_sum.py", "--epslion=1", "--sampels=9"],
      "dpaudit: error: unrecognized arguments: --epslion=1 --sampels=9; did you mean --epsilon or --samples?"),
     (["audit", "--ouT"], "dpaudit: error: unrecognized arguments: --ouT; did you mean --out?"),
+    # an abbreviation names the one flag it starts (difflib's nearest was --help)
+    (["check", "examples/laplace_sum.py", "--eps", "1"],
+     "dpaudit: error: unrecognized arguments: --eps 1; did you mean --epsilon?"),
     # a prefix is not the flag: argparse took --sample 2000 as --samples without a word
     (["check", "examples/laplace_sum.py", "--sample", "2000"],
      "dpaudit: error: unrecognized arguments: --sample 2000; did you mean --samples?"),
