@@ -327,6 +327,7 @@ def _describe(target: Target, function: Optional[str], settings: Any) -> None:
     # audited code, which can patch dpaudit in the sandbox
     overrides = settings.claim_for(target.given, target.name)
     source = read_declaration(target.path, target.name.rsplit(":", 1)[1])
+    _refuse_opaque_curve(source, overrides, target.name)
     declared, unchecked = reconcile(source, facts.get("declaration"), path=target.path)
     unchecked = tuple(k for k in unchecked if overrides.get(k) is None)
     target.declared = refuse_unchecked(declared, unchecked, target.path, target.name)
@@ -378,6 +379,20 @@ def function_named(facts: Mapping[str, Any], asked: Optional[str]) -> str:
     return got
 
 
+def _refuse_opaque_curve(source: Any, overrides: Mapping[str, Any], name: str) -> None:
+    """A curve claim the source does not spell as a literal (``rho=meas.map(1)``) is a usage
+    error naming its flag: the curve fields are read from the source only, and OpenDP's map is
+    recomputed for ε and δ alone (:data:`dpaudit.execution.declared.COMPUTABLE`). It was dropped
+    silently, and the run then asked for ``--epsilon``."""
+    opaque = [k for k in ("rho", "mu") if k in getattr(source, "opaque", ())
+              and overrides.get(k) is None and overrides.get("epsilon") is None]
+    if opaque:
+        flags = " or ".join(f"--{k} {k.upper() if k == 'mu' else 'R'}" for k in opaque)
+        raise LoadError(f"{name}: its declaration of {', '.join(opaque)} is not a literal: dpaudit "
+                        f"reads a curve claim from the source only as a number (from OpenDP's "
+                        f"map it computes epsilon and delta only); give {flags}")
+
+
 def refuse_unchecked(declared: dict, unchecked: tuple, path: str, name: str) -> dict:
     """The declaration to audit, when no claim field is taken on the sandboxed code's word alone.
 
@@ -392,8 +407,9 @@ def refuse_unchecked(declared: dict, unchecked: tuple, path: str, name: str) -> 
         said = ", ".join(f"{k} = {_claim_text(declared.get(k))}" for k in refused)
         flags = " and ".join(_CLAIM_FLAGS[k] for k in refused)
         raise LoadError(f"{name}: its declaration of {', '.join(refused)} is not readable from the "
-                        f"source (not a literal, or not an @dpaudit.mechanism(...) decorator on "
-                        f"the def); dpaudit does not take a claim on the sandboxed code's word "
+                        f"source (not a literal, nor OpenDP's map of a measurement built from "
+                        f"literals and module constants, or not an @dpaudit.mechanism(...) "
+                        f"decorator on the def); dpaudit does not take a claim on the sandboxed code's word "
                         f"(it reported {said}): give {flags}")
     return {k: v for k, v in declared.items() if k not in unchecked}
 

@@ -243,6 +243,17 @@ def test_a_declaration_that_is_not_literal_needs_its_flag(arena, capfd):
     assert (code, rec["verdict"]) == (0, "not_refuted"), rec.get("error")
 
 
+def test_a_curve_claim_that_is_not_literal_names_its_flag(arena, capfd):
+    """``rho=meas.map(1)`` (OpenDP's map of a zCDP measurement): the curve fields are read from
+    the source only, so it was dropped silently and the run asked for --epsilon instead."""
+    source = ("import numpy as np\nimport dpaudit\n\n"
+              "@dpaudit.mechanism(rho=float('0.5'), neighbours='add-remove', domain=(0, 1), size=10)\n"
+              "def f(data, rng):\n    return float(data.sum() + rng.normal())\n")
+    code, rec, out = _check(arena, capfd, "curve_not_literal", source)
+    assert (code, rec["verdict"]) == (3, "error")
+    assert "its declaration of rho is not a literal" in rec["error"] and "give --rho R" in rec["error"]
+
+
 # -- what no black-box audit can exclude -----------------------------------------------------------
 
 def test_readme_says_code_that_detects_the_audit_cannot_be_excluded():
