@@ -407,9 +407,9 @@ def refuse_unchecked(declared: dict, unchecked: tuple, path: str, name: str) -> 
         said = ", ".join(f"{k} = {_claim_text(declared.get(k))}" for k in refused)
         flags = " and ".join(_CLAIM_FLAGS[k] for k in refused)
         raise LoadError(f"{name}: its declaration of {', '.join(refused)} is not readable from the "
-                        f"source (not a literal, nor OpenDP's map of a measurement built from "
-                        f"literals and module constants, or not an @dpaudit.mechanism(...) "
-                        f"decorator on the def); dpaudit does not take a claim on the sandboxed code's word "
+                        f"source (not a literal, nor OpenDP's map of a measurement whose "
+                        f"arguments are literals or names bound to one, or not an "
+                        f"@dpaudit.mechanism(...) decorator on the def); dpaudit does not take a claim on the sandboxed code's word "
                         f"(it reported {said}): give {flags}")
     return {k: v for k, v in declared.items() if k not in unchecked}
 
