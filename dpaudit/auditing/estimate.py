@@ -119,7 +119,7 @@ def slow_call_advice(spec: MechanismSpec) -> str:
 
 def releases_polars_query(path: str) -> bool:
     """Whether the Python file at ``path`` (its text, parsed here and never run) imports OpenDP
-    and Polars (or reaches OpenDP's Polars API, ``Context.compositor``/``.query()``) and calls
+    and Polars, reaches OpenDP's Context API (``Context.compositor``/``.query()``) and calls
     ``.release()`` with no argument: a release of an OpenDP ``LazyFrameQuery``, made at each
     call when it is in the audited function. False when the file cannot be read or parsed."""
     import ast
@@ -143,7 +143,8 @@ def releases_polars_query(path: str) -> bool:
                 released = True
             elif attr in ("compositor", "query"):
                 compositor = True
-    return released and "opendp" in imported and ("polars" in imported or compositor)
+    # a Context query on a list releases a number (no .collect()): Polars must be imported too
+    return released and "opendp" in imported and "polars" in imported and compositor
 
 
 def duration(seconds: float) -> str:

@@ -278,11 +278,23 @@ def f(data):
     return m(float(data.sum()))
 """
 
+#: OpenDP's getting-started Context on a list: its release is a number, and the advice to
+#: ``.collect()`` a resolved Polars plan would fail
+CONTEXT_ON_A_LIST = """
+import opendp.prelude as dp
+
+def f(data):
+    context = dp.Context.compositor(data=list(data), privacy_unit=dp.unit_of(contributions=1),
+                                    privacy_loss=dp.loss_of(epsilon=1.0), split_evenly_over=1)
+    return context.query().clamp((0.0, 1.0)).sum().laplace().release()
+"""
+
 
 @pytest.mark.parametrize("text, expected", [
     (RELEASED, True),
     (RESOLVED, False),                               # the fast form: no release per call
     (NO_POLARS, False),                               # OpenDP without its Polars API
+    (CONTEXT_ON_A_LIST, False),                       # a Context query releasing a number
     (RELEASED.replace("import opendp.prelude as dp\n", ""), False),  # no OpenDP
     ("def f(:\n", False),                             # not Python
 ])
