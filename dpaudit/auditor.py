@@ -367,8 +367,9 @@ def _forms_result(spec: MechanismSpec, differ: tuple, budget: int, confidence: f
     return AuditResult(target=spec.name, claim=spec.claim, neighbours=spec.neighbours,
                        verdict=Verdict.ERROR, epsilon_lower_bound=None, delta_lower_bound=None,
                        counterexample=None, confidence=confidence, samples=0,
-                       reproduce=_reproduce(spec, budget, seed, own_randomness=reproducible is False,
-                                            early_stop=early_stop, context=context),
+                       # an ERROR has no bound: no note that one "stays valid" on its rerun line
+                       reproduce=_reproduce(spec, budget, seed, early_stop=early_stop,
+                                            context=context),
                        elapsed_s=elapsed, error=message, seed=seed, reproducible=reproducible,
                        domain=spec.domain, size=spec.size,
                        details=FailureDetails(MechanismFailure(list(data))), **_from_context(context))
