@@ -435,3 +435,13 @@ def test_a_declared_primitive_within_its_sensitivity_up_to_rounding_spends_what_
 
     r = _audit(clipped_sum, epsilon=0.5, delta=1e-5, size=10)
     assert not r.of("composition_excess") and not r.of("sensitivity_exceeded"), r.findings
+
+
+def test_a_composition_note_just_above_the_claim_shows_the_digits_that_differ():
+    """A noise scale 10⁻⁷ short of 1/ε: the note read "supports ε = 1 on this pair, above the
+    claimed ε = 1" (six digits of 1.0000001)."""
+    def nearly(data, rng):
+        return float(np.clip(data, 0.0, 1.0).sum() + rng.laplace(scale=0.9999999))
+
+    f = _one(_audit(nearly), "composition_excess")
+    assert "supports ε = 1.0000001 on this pair, above the claimed ε = 1:" in f.message, f.message
