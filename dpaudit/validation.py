@@ -189,10 +189,16 @@ def parse_real(name: str, raw: Any) -> float:
         raise InvalidArgument.bad(name, raw, "a number")
     if isinstance(raw, (int, float)):
         return float(raw)
+    text = str(raw).strip().replace("_", "")
     try:
-        return float(str(raw).strip().replace("_", ""))
+        value = float(text)
     except ValueError:
         raise InvalidArgument.bad(name, raw, "a number") from None
+    if value == 0 and any(c in "123456789" for c in text.lower().split("e")[0]):
+        # "1e-400" reads as 0.0: a claim of δ = 1e-400 silently became pure DP
+        raise InvalidArgument.bad(name, raw, "a number a double can hold (this one underflows to 0; "
+                                  "write 0 if 0 is meant)")
+    return value
 
 
 def parse_integer(name: str, raw: Any, requirement: str, minimum: int,

@@ -40,6 +40,10 @@ def one_line(capsys) -> str:
     (["check", "examples/laplace_sum.py", "--epslion=1", "--sampels=9"],
      "dpaudit: error: unrecognized arguments: --epslion=1 --sampels=9; did you mean --epsilon or --samples?"),
     (["audit", "--ouT"], "dpaudit: error: unrecognized arguments: --ouT; did you mean --out?"),
+    # δ = 1e-400 read as 0.0 and was audited as pure DP without a word
+    (["check", "examples/laplace_sum.py", "--delta", "1e-400"],
+     "dpaudit: error: --delta must be a number a double can hold (this one underflows to 0; write "
+     "0 if 0 is meant), got '1e-400'"),
     # an abbreviation names the one flag it starts (difflib's nearest was --help)
     (["check", "examples/laplace_sum.py", "--eps", "1"],
      "dpaudit: error: unrecognized arguments: --eps 1; did you mean --epsilon?"),
