@@ -434,3 +434,18 @@ def test_a_replaced_record_is_one_change():
     html = render_html(run_of(rec), plots=False)
     assert html.count('<mark class="changed"') == 2
     assert "highlighted: the record replaced, 3.5 in D and -0.5 in D′" in html
+
+
+def test_an_exact_loss_over_several_noised_values_is_said_to_be_theirs_together():
+    """Two noised values, each Laplace(1) on an input moved by 1: the HTML put the total ε = 2 on
+    each call ("with noise of scale 1 that change costs exactly ε = 2"); each costs 1."""
+    from dpaudit.report.kinds.replay_words import finding_sentence
+
+    each = {"coordinate": 0, "distribution": "laplace", "D": 1.0, "D_prime": 0.0, "scale": 1.0, "loss": 1.0}
+    values = {"epsilon_exact": 2.0, "epsilon_claimed": 1.0, "D": 1.0, "D_prime": 0.0, "scale": 1.0,
+              "revealed": [each, dict(each, coordinate=1)]}
+    text = finding_sentence({"kind": "exact_loss_exceeded", "values": values}, "m.py:5")
+    assert "shows this noisy value and 1 other themselves" in text, text
+    assert "the 2 noised values together cost exactly ε = 2 of privacy" in text, text
+    alone = finding_sentence({"kind": "exact_loss_exceeded", "values": dict(values, revealed=[each])})
+    assert "that change costs exactly ε = 2" in alone

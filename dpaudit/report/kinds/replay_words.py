@@ -266,6 +266,14 @@ def finding_sentence(f: Mapping[str, Any], where: str = "") -> str:
         eps = num(v.get("epsilon_exact"))
         loss = "no finite ε" if eps is None else f"ε = {fmt(eps, 6)}"
         ta, tb = pair_texts(v.get("D"), v.get("D_prime"))
+        revealed = v.get("revealed") if isinstance(v.get("revealed"), list) else []
+        if len(revealed) > 1:  # the loss is the values' together, not this call's alone
+            return (f"The output{at} shows this noisy value and {len(revealed) - 1} other"
+                    f"{'s' if len(revealed) > 2 else ''} themselves; the value under this noise is {ta} "
+                    f"on D and {tb} on D′ (scale {fmt(v.get('scale'), 6)}), and the {len(revealed)} noised "
+                    f"values together cost exactly {loss} of privacy, more than the claimed "
+                    f"ε = {fmt(v.get('epsilon_claimed'))}, so the release is not as private as claimed "
+                    f"(computed, not sampled).")
         return (f"The output{at} shows the noisy value itself, and the value under the noise is {ta} on D and "
                 f"{tb} on D′: with noise of scale {fmt(v.get('scale'), 6)} that change costs exactly {loss} of "
                 f"privacy, more than the claimed ε = {fmt(v.get('epsilon_claimed'))}, so the release is not as "
