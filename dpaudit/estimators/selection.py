@@ -454,6 +454,8 @@ def _float_families(fit_d, fit_p, ev_d, ev_p, repeats: bool, quick: bool,
     yd, yp = (fit_d, fit_p) if coordinate is None else (fit_d[:, coordinate], fit_p[:, coordinate])
     if nan_absent:
         yd, yp = yd[~np.isnan(yd)], yp[~np.isnan(yp)]
+        if not (yd.size and yp.size):  # present under one dataset only: its presence is the logic's
+            return
     kind = float_structure(yd, yp)
     if kind is None:
         return
@@ -462,6 +464,8 @@ def _float_families(fit_d, fit_p, ev_d, ev_p, repeats: bool, quick: bool,
         if (family == "lowbits" and quick) or (family == "repeated" and not repeats):
             continue
         sc = fit_float_cells(family, fit_d, fit_p, coordinate, name)
+        if nan_absent:  # an absent element is no NaN output: its presence is the logic's event
+            sc = sc.without(sc.cells(np.array([np.nan])).tolist())
         # the signed cells: one zero per score (+0.0 is cell 0, −0.0 cell 1, the rest cell 2), so
         # that no event is "the output is zero" or "it is not", which are the value's
         for one in ([sc.without((1, 2)), sc.without((0, 2))] if family == "signed" else [sc]):
