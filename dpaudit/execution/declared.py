@@ -97,8 +97,15 @@ def read_declaration(path: str, function: str) -> Optional[SourceDeclaration]:
 
 def _constant(node: ast.AST, body: list) -> ast.AST:
     """``node``, or where it is a name the module binds exactly once, at module level, to a
-    literal (``EPSILON = 0.5``), that literal: the common way to spell a claim, which can then
-    be read here rather than taken on the sandboxed code's word."""
+    literal (``EPSILON = 0.5``, or one place of ``EPS, DELTA = 0.5, 1e-5``), that literal: the
+    common way to spell a claim, which can then be read here rather than taken on the sandboxed
+    code's word. A tuple or list (``domain=(LO, HI)``) is read element by element. A name that a
+    function declares ``global`` is never read (the function may rebind it before the
+    decorator runs)."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        elts = [_constant(e, body) for e in node.elts]
+        return ast.Tuple(elts=elts, ctx=ast.Load()) if isinstance(node, ast.Tuple) \
+            else ast.List(elts=elts, ctx=ast.Load())
     if not isinstance(node, ast.Name):
         return node
     bound = [stmt for stmt in _statements(body) if _binds(stmt, node.id)]
@@ -106,9 +113,24 @@ def _constant(node: ast.AST, body: list) -> ast.AST:
                                                   ast.ClassDef, ast.Import, ast.ImportFrom))
               and _names_bound(n, node.id)]
     if len(bound) != 1 or not isinstance(bound[0], (ast.Assign, ast.AnnAssign)) \
-            or bound[0].value is None or len(getattr(bound[0], "targets", [None])) != 1:
+            or bound[0].value is None or len(getattr(bound[0], "targets", [None])) != 1 \
+            or _declared_global(body, node.id):
         return node
-    return bound[0].value
+    stmt = bound[0]
+    target = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
+    if isinstance(target, ast.Name):
+        return stmt.value
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(stmt.value, (ast.Tuple, ast.List)) \
+            and len(target.elts) == len(stmt.value.elts) \
+            and all(isinstance(t, ast.Name) for t in target.elts):
+        return stmt.value.elts[[t.id for t in target.elts].index(node.id)]
+    return node
+
+
+def _declared_global(body: list, name: str) -> bool:
+    """Whether some function or class of the module declares ``global name``."""
+    return any(isinstance(n, ast.Global) and name in n.names
+               for stmt in body for n in ast.walk(stmt))
 
 
 def _names_bound(stmt: ast.AST, name: str) -> bool:
@@ -175,17 +197,38 @@ def _statements(body: list):
                 yield from _statements(h.body)
             yield from _statements(stmt.orelse)
             yield from _statements(stmt.finalbody)
-        elif isinstance(stmt, ast.With):
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             yield from _statements(stmt.body)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            yield from _statements(stmt.body)
+            yield from _statements(stmt.orelse)
 
 
 def _binds(stmt: ast.AST, name: str) -> bool:
-    targets = []
+    """Whether the module-level statement ``stmt`` binds ``name``: an assignment (in a tuple
+    too), a loop's target, a ``with ... as``, or a walrus anywhere in it."""
+    targets: list = []
     if isinstance(stmt, ast.Assign):
         targets = stmt.targets
-    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
         targets = [stmt.target]
-    return any(isinstance(t, ast.Name) and t.id == name for t in targets)
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        targets = [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+    if any(name in _target_names(t) for t in targets):
+        return True
+    expr = [getattr(stmt, f) for f in ("value", "test", "iter") if getattr(stmt, f, None) is not None]
+    return any(isinstance(n, ast.NamedExpr) and n.target.id == name
+               for e in expr for n in ast.walk(e))
+
+
+def _target_names(t: ast.AST) -> set:
+    if isinstance(t, ast.Name):
+        return {t.id}
+    if isinstance(t, ast.Starred):
+        return _target_names(t.value)
+    if isinstance(t, (ast.Tuple, ast.List)):
+        return set().union(*(_target_names(e) for e in t.elts)) if t.elts else set()
+    return set()
 
 
 def _fields(decl: Any) -> dict:

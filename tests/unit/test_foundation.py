@@ -105,3 +105,25 @@ def test_same_seed_same_children():
 def test_every_public_name_resolves():
     for name in dpaudit.__all__:
         assert getattr(dpaudit, name) is not None, name
+
+
+def test_names_in_a_declaration_are_read_where_the_module_binds_them_once(tmp_path):
+    """``domain=(LO, HI)`` and ``EPS, DELTA = 0.5, 1e-5`` were refused ("not readable from the
+    source … give --domain"): a tuple of names and a tuple assignment are read now, and a name
+    bound more than once (a tuple assignment, a loop, a ``global`` in a function) still is not."""
+    from dpaudit.execution.declared import read_declaration
+
+    def read(body):
+        path = tmp_path / "m.py"
+        path.write_text("import dpaudit\n" + body + "\n@dpaudit.mechanism(epsilon=EPS, delta=DELTA, "
+                        "domain=(LO, HI), size=10)\ndef f(data, rng):\n    return 0.0\n")
+        return read_declaration(str(path), "f")
+
+    got = read("EPS, DELTA = 0.5, 1e-5\nLO, HI = -1.0, 1.0\n")
+    assert got.literal == {"epsilon": 0.5, "delta": 1e-5, "domain": (-1.0, 1.0), "size": 10}
+    assert not got.opaque
+    for rebinding in ("EPS, X = 5.0, 1\n", "for EPS in (5.0,):\n    pass\n",
+                      "def g():\n    global EPS\n    EPS = 5.0\n"):
+        got = read("EPS, DELTA = 0.5, 1e-5\nLO, HI = -1.0, 1.0\n" + rebinding)
+        assert "epsilon" in got.opaque and "epsilon" not in got.literal, rebinding
+        assert got.literal["domain"] == (-1.0, 1.0)
