@@ -29,7 +29,7 @@ from typing import Any, Mapping, Optional
 
 from dpaudit.report.formatting import fmt, num, pair_records, verdict_label
 
-__all__ = ["LOGIC", "FLOAT", "REPLAY", "NOT_APPLICABLE", "QUESTIONS", "FLOAT_FIX", "FindingView", "findings_of",
+__all__ = ["LOGIC", "FLOAT", "REPLAY", "NOT_APPLICABLE", "QUESTIONS", "FLOAT_FIX", "float_fix", "FindingView", "findings_of",
            "finding_record", "float_policy", "porosity_text", "is_float_event", "float_status",
            "question_label", "float_only", "float_warning", "policies", "POLICY_MEANING", "verdict_tag",
            "event_words", "finding", "short_tag", "out_of_reach"]
@@ -45,6 +45,24 @@ REPLAY = "replay"
 
 #: what to do about a porous float64 implementation (Mironov 2012, the snapping mechanism)
 FLOAT_FIX = "snap the output (Mironov 2012) or use integer noise"
+#: ... about a NaN or ±inf that one dataset gives and the other does not, and a zero's sign
+NON_FINITE_FIX = ("make the output finite on every dataset (guard what gives NaN or ±inf: an empty "
+                  "dataset, a division, an overflow)")
+SIGNED_ZERO_FIX = "release +0.0 for every zero (add 0.0 to the output)"
+
+
+def float_fix(rec: Mapping[str, Any]) -> str:
+    """What to do about a refuting float64 finding ``rec`` (a finding's record): its event's own
+    fix where the event is only non-finite outputs or a zero's sign (snapping fixes neither),
+    else :data:`FLOAT_FIX`."""
+    cx = rec.get("counterexample") if isinstance(rec.get("counterexample"), Mapping) else {}
+    event = cx.get("event") if isinstance(cx.get("event"), Mapping) else {}
+    cells = event.get("cells") if isinstance(event.get("cells"), list) else []
+    if cells and all("(non-finite output)" in str(c) for c in cells):
+        return NON_FINITE_FIX
+    if event.get("reason") == "signed-zero":
+        return SIGNED_ZERO_FIX
+    return FLOAT_FIX
 
 #: how each question is named in reports (the record's word for the second is "float")
 _LABELS = {LOGIC: "logic", FLOAT: "float64"}
@@ -312,7 +330,7 @@ def float_status(rec: Mapping[str, Any]) -> str:
             d, dn = pair_records(pair[0], pair[1])
             where = f"on D = {d}, D′ = {dn}, {where}"  # not the line's pair
         inner = "; ".join(x for x in (f"{bound}: {where}" if bound and where else bound or where,
-                                      f"fix: {FLOAT_FIX}") if x)
+                                      f"fix: {float_fix(r)}") if x)
         tag = " (warning, --float warn)" if f.warning else ""
         return f"float64: porous{tag} ({inner})"
     if f.verdict == "not_refuted":

@@ -161,7 +161,7 @@ def _finding_results(rec: Mapping[str, Any], kinds: tuple) -> list[dict]:
         text = (f"{d.title(rec)}: the claim {k.claim_text()} is REFUTED by its {f.label} finding: "
                 f"{fk.lead()} Evidence: {fk.evidence_text()}.")
         if f.question == fnd.FLOAT:
-            text += f" Fix: {fnd.FLOAT_FIX}."
+            text += f" Fix: {fnd.float_fix(f.rec)}."
         if f.warning:
             text += " A warning under --float warn: the verdict is the logic one."
         level = "warning" if f.warning else "error"

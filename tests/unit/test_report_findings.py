@@ -449,3 +449,18 @@ def test_an_exact_loss_over_several_noised_values_is_said_to_be_theirs_together(
     assert "the 2 noised values together cost exactly ε = 2 of privacy" in text, text
     alone = finding_sentence({"kind": "exact_loss_exceeded", "values": dict(values, revealed=[each])})
     assert "that change costs exactly ε = 2" in alone
+
+
+def test_a_float64_fix_fits_its_event():
+    """A NaN that one dataset gives was told to "snap the output (Mironov 2012) or use integer
+    noise", which fixes neither a NaN nor a zero's sign."""
+    from dpaudit.report.findings import FLOAT_FIX, float_fix
+
+    def rec(cells, reason="porosity"):
+        return {"counterexample": {"event": {"cells": cells, "reason": reason}}}
+
+    assert float_fix(rec(["output is NaN (non-finite output)"])).startswith("make the output finite")
+    assert float_fix(rec(["outputs equal to −0.0"], "signed-zero")).startswith("release +0.0")
+    assert float_fix(rec(["output is NaN (non-finite output)", "outputs in [0.5, 1) whose last "
+                          "mantissa bit is 1"])) == FLOAT_FIX
+    assert float_fix({}) == FLOAT_FIX
