@@ -250,7 +250,10 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
             patterns = first + [p for p in patterns if p.key not in {q.key for q in first}]
         if patterns:  # how wide the outputs are sizes the batches and the selection samples
             sampler.probe_width(patterns[0].dataset, seed)
-        absent = None if sampler.probed is None else NO_FLOAT_KINDS.get(sampler.probed.kind)
+        # a None on the probe's one dataset says nothing of the others (None on an empty dataset,
+        # numbers otherwise): the float64 question stays until the outputs show their kind
+        absent = None if sampler.probed is None or sampler.probed.kind is OutputKind.NONE \
+            else NO_FLOAT_KINDS.get(sampler.probed.kind)
         if absent is not None and FLOAT in questions:
             out.answers[FLOAT] = Answer(FLOAT, absent=f"{absent}: there is no float64 question")
             questions = tuple(q for q in questions if q != FLOAT)
@@ -268,6 +271,13 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
     out.samples = sampler.used
     out.schema = encoder.schema if encoder.schema is not None else sampler.probed
     out.encoder = encoder
+    flt = out.answers.get(FLOAT)
+    late = None if out.schema is None else NO_FLOAT_KINDS.get(out.schema.kind)
+    if late is not None and flt is not None and flt.absent is None and flt.candidate is None:
+        # kept past a probe of None (above), and the outputs held no real number after all: no
+        # float64 question (the logic's bound stays at the share of α it was computed at)
+        out.answers[FLOAT] = Answer(FLOAT, alpha=flt.alpha,
+                                    absent=f"{late}: there is no float64 question")
     out.timed_out = any(x.timed_out for x in out.answers.values()) or sampler.time_cut
     out.phases = a.phases
     first = out.answers.get(questions[0]) if questions else None

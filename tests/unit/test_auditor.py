@@ -276,3 +276,22 @@ def test_a_mechanism_that_always_returns_nan_is_not_refuted():
 
     r = dpaudit.audit(nan, samples=50_000, seed=3, executor=InProcessExecutor())
     assert r.verdict is Verdict.NOT_REFUTED and r.error is None
+
+
+def test_a_none_on_the_probed_dataset_does_not_decide_the_float_question():
+    """The float64 question was decided on one probe output: None on the empty dataset read as
+    "outputs are always None" for a mechanism that releases integers on every other dataset. It
+    is decided on the outputs the audit saw."""
+    @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=5)
+    def count_or_none(data, rng):
+        return None if len(data) == 0 else int(round(data.sum() + rng.laplace()))
+
+    @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=5)
+    def always_none(data, rng):
+        return None
+
+    ints = dpaudit.audit(count_or_none, samples=5_000, seed=3, executor=InProcessExecutor())
+    flt = ints.to_record()["findings"]["float"]
+    assert flt["verdict"] == "not_applicable" and "outputs are integers or categories" in flt["reason"]
+    nothing = dpaudit.audit(always_none, samples=5_000, seed=3, executor=InProcessExecutor())
+    assert "outputs are always None" in nothing.to_record()["findings"]["float"]["reason"]
