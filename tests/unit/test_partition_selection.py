@@ -124,7 +124,7 @@ def test_fresh_value_and_the_fresh_pair_near_the_largest_double():
     import warnings
 
     from dpaudit.execution.honesty import fresh_pair
-    from dpaudit.neighbours.relations import relation
+    from dpaudit.neighbours.registry import relation
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
