@@ -138,16 +138,19 @@ def verdict_of_stage(sampled: dict, stage: dict) -> Optional[dict]:
     hand over (:mod:`dpaudit.replay.outside`): what the sampling saw is not what the mechanism
     releases. The replay's other findings are reported beside the verdict, never in it."""
     from dpaudit.replay.outside import MARK
+    from dpaudit.reproduce import OWN_RANDOMNESS_NOTE
 
     was = sampled.get("verdict")
     if was == Verdict.ERROR.value:
         return None
+    # an ERROR has no bound: its rerun line drops the sampling's "(the bound stays valid)" note
+    line = str(sampled.get("reproduce") or "").split(f"  # {OWN_RANDOMNESS_NOTE}")[0]
     if refused(stage):
         said = str(was or "no verdict").replace("_", " ").upper()
-        return {"verdict": Verdict.ERROR.value, "decided_by": "replay",
+        return {"verdict": Verdict.ERROR.value, "decided_by": "replay", "reproduce": line,
                 "error": f"the replay stage was refused: {stage.get('error')} (the sampling alone: {said})"}
     if stage.get("verdict") == Verdict.ERROR.value and MARK in str(stage.get("error") or ""):
-        return {"verdict": Verdict.ERROR.value, "decided_by": "replay",
+        return {"verdict": Verdict.ERROR.value, "decided_by": "replay", "reproduce": line,
                 "error": str(stage.get("error"))}
     exact = stage.get("verdict") == Verdict.REFUTED.value and any(
         isinstance(f, dict) and f.get("kind") == "exact_loss_exceeded"
