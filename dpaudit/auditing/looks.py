@@ -26,6 +26,8 @@ from dpaudit.spec import MechanismSpec
 
 __all__ = ["run", "look_seed", "drive", "Objective", "Looks", "PointLooks"]
 
+#: the least share of the time left an early look gets under a time limit (:func:`drive`)
+EARLY_TIME = 0.1
 #: a fixed word that keeps the looks' seeds apart from any other use of the root seed
 _LOOK_WORD = 0x5E0_1005
 
@@ -97,7 +99,7 @@ def drive(objective: Objective, plan: Optional[Schedule], *, budget: int, confid
           progress: Optional[Callable] = None) -> Looks:
     """Run ``objective``'s looks under ``plan`` (module docstring): the early looks at
     ``plan.budgets`` and α_j, each on :func:`look_seed` and, under a time limit, on its share of
-    the time left in proportion to its samples, stopping at the first that
+    the time left in proportion to its samples (at least :data:`EARLY_TIME` of it), stopping at the first that
     :meth:`~Objective.settles` the run; then the final look on the root seed with the rest of the
     budget and α. With no plan (or no early look) one look: the plain audit at ``budget`` and
     ``confidence``."""
@@ -111,7 +113,11 @@ def drive(objective: Objective, plan: Optional[Schedule], *, budget: int, confid
         left = _left(deadline)
         if left is not None and left <= 0:
             break
-        share = None if left is None else left * n / max(1, budget - used)
+        # its share of the time left in proportion to its samples, but at least EARLY_TIME of it:
+        # a small look's fixed costs (the search, the sandbox's round trips) do not shrink with
+        # its samples, and under --timeout 150 the first look of a 400,000 budget had 0.75 s and
+        # was cut short on a 1 ms mechanism; time an early look does not use stays for the rest
+        share = None if left is None else left * max(n / max(1, budget - used), EARLY_TIME)
         out = objective.look(j, n, plan.confidence(j), look_seed(seed, j), share,
                              _offset(progress, used, budget, j))
         used += out.samples

@@ -154,3 +154,29 @@ def test_a_call_stuck_at_a_time_limit_below_the_per_call_limit_is_named(tmp_path
     line = next(l for l in proc.stdout.splitlines() if l.startswith("stuck.py:stuck:"))
     assert "INCONCLUSIVE" in line and "without returning" in line and "may never return" in line, line
     assert re.search(r"--timeout=8$", proc.stdout.splitlines()[-1]), proc.stdout
+
+
+LEAKY = """
+import dpaudit
+
+@dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0.0, 1.0), size=10)
+def leaky(data, rng, size=None):
+    return data.sum() * 3.0 + rng.laplace(scale=1.0, size=size)   # sensitivity 3, noise for 1
+"""
+
+
+@pytest.mark.slow
+def test_an_early_look_under_a_time_limit_has_time_for_its_fixed_costs(tmp_path):
+    """Each early look had the share of the time left in proportion to its samples: under
+    --timeout 40 the first look of a 4,000,000 budget had 0.05 s, less than the sandbox's round
+    trips and the search, and was cut short; a leak refuted in 2 s ended '— cut short by the time
+    limit'. An early look now has at least a tenth of the time left."""
+    (tmp_path / "leaky.py").write_text(LEAKY)
+    proc = subprocess.run([sys.executable, "-m", "dpaudit", "check", "leaky.py", "--timeout", "40",
+                           "--json", "r.json"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, CI="1"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rec = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    assert rec["details"]["timed_out"] is False and "cut short" not in proc.stdout, proc.stdout
+    looks = rec["details"]["early_stop"]
+    assert looks["stopped_early"] and looks["stopped_at_look"] <= 2, looks
