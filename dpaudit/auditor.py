@@ -545,7 +545,7 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
             shown = "" if where is None else "[" + ", ".join(
                 f"{v:g}" for v in np.asarray(where, dtype=float).reshape(-1)[:8]) + \
                 (", …]" if np.size(where) > 8 else "]")
-            cut += f"; {stalled}" + (f", on D = {shown}" if shown else "")
+            cut += f"; {stalled}" + (f", on the dataset {shown}" if shown else "")
         asked = questions_of(spec)
         for q in asked:
             if q not in out.answers:

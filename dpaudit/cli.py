@@ -63,8 +63,10 @@ def _did_you_mean(word: str, choices: Sequence[str]) -> Optional[str]:
     starts = [c for c in choices if c.startswith(word) and len(word) > 3]
     if len(starts) == 1:
         return starts[0]
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return close[0] if close else None
+    # the words without their dashes: a shared "--" made --bogus resemble --neighbours
+    bare = {c.lstrip("-"): c for c in choices}
+    close = difflib.get_close_matches(word.lstrip("-"), list(bare), n=1, cutoff=0.6)
+    return bare[close[0]] if close else None
 
 
 def _did_you_mean_flags(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:

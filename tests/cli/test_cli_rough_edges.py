@@ -58,6 +58,7 @@ def one_line(capsys) -> str:
     (["frobnicate"], "dpaudit: error: unknown command 'frobnicate' (commands: check, audit, verify, "
                      "report, list, sweep, train-audit)"),
     (["check", "x.py", "--zzz"], "dpaudit: error: unrecognized arguments: --zzz"),
+    (["check", "x.py", "--bogus"], "dpaudit: error: unrecognized arguments: --bogus"),  # not --neighbours
 ])
 def test_a_usage_error_is_one_line_with_one_prefix_and_a_suggestion(capsys, argv, line):
     assert run(argv) is ExitCode.USAGE_ERROR
