@@ -538,14 +538,11 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
 
     cut = None
     if isinstance(out.error, TimeLimitReached):  # the user's limit, not the mechanism's fault
-        stalled, where = out.error.stalled, out.error.dataset
+        stalled = out.error.stalled  # (not its dataset: the first of the batch in flight)
         out.error, out.timed_out = None, True
         cut = _time_limit_note(timeout, estimate)
         if stalled:
-            shown = "" if where is None else "[" + ", ".join(
-                f"{v:g}" for v in np.asarray(where, dtype=float).reshape(-1)[:8]) + \
-                (", …]" if np.size(where) > 8 else "]")
-            cut += f"; {stalled}" + (f", on the dataset {shown}" if shown else "")
+            cut += f"; {stalled}"
         asked = questions_of(spec)
         for q in asked:
             if q not in out.answers:

@@ -99,8 +99,8 @@ def drive(objective: Objective, plan: Optional[Schedule], *, budget: int, confid
           progress: Optional[Callable] = None) -> Looks:
     """Run ``objective``'s looks under ``plan`` (module docstring): the early looks at
     ``plan.budgets`` and α_j, each on :func:`look_seed` and, under a time limit, on its share of
-    the time left in proportion to its samples (at least :data:`EARLY_TIME` of it), stopping at the first that
-    :meth:`~Objective.settles` the run; then the final look on the root seed with the rest of the
+    the time left in proportion to its samples (at least :data:`EARLY_TIME` of it), stopping at
+    the first that :meth:`~Objective.settles` the run; then the final look on the root seed with the rest of the
     budget and α. With no plan (or no early look) one look: the plain audit at ``budget`` and
     ``confidence``."""
     if plan is None or not plan.budgets:

@@ -296,8 +296,9 @@ def float_structure(*samples: np.ndarray, head: int = 4096) -> Optional[str]:
     porous marks one level up (x + Laplace computed in float32). When every value has at most P
     significant bits (53 − tz), some value has exactly P (a computed value, not a short grid
     point) and E_max − log2 q ≥ P (some point of the grid k·q at the top is not representable
-    at that precision: the values are not the points of one grid), the bits are tested too. Such values are exactly representable in that format;
-    their float64 cells (binade, trailing zeros) are its cells shifted by 53 − P.
+    at that precision: the values are not the points of one grid), the bits are tested too. Such
+    values are exactly representable in that format; their float64 cells (binade, trailing
+    zeros) are its cells shifted by 53 − P.
     """
     found_q, found_top, special = None, None, False
     most = 0

@@ -216,7 +216,8 @@ def _binds(stmt: ast.AST, name: str) -> bool:
         targets = [i.optional_vars for i in stmt.items if i.optional_vars is not None]
     if any(name in _target_names(t) for t in targets):
         return True
-    expr = [getattr(stmt, f) for f in ("value", "test", "iter") if getattr(stmt, f, None) is not None]
+    expr = [getattr(stmt, f) for f in ("value", "test", "iter")
+            if getattr(stmt, f, None) is not None]
     return any(isinstance(n, ast.NamedExpr) and n.target.id == name
                for e in expr for n in ast.walk(e))
 

@@ -55,7 +55,8 @@ of the first batch parses (a later output that does not is an error; declare ``o
 to audit the texts as categories). Other texts whose first batch holds numbers and is mostly
 distinct (at least :data:`dpaudit.output_values.TEMPLATE_MIN_TEXTS` texts, more than half of them distinct: log lines,
 formatted reports), or whose smaller first batch (a one-call mechanism's first output) spells real
-numbers (a fractional part or an exponent) in every text, are read as templates: ``"answer=1.25 (n=3)"`` as the labelled tuple
+numbers (a fractional part or an exponent) in every text, are read as templates:
+``"answer=1.25 (n=3)"`` as the labelled tuple
 ``("answer=# (n=#d)", 1.25, 3.0)``, audited as MIXED with the template in the skeleton. A text
 that spells a number, and a ``Decimal`` (as its text), is such a template too: each number keeps how
 it is written (:func:`dpaudit.output_values.spelling`: ``#`` for Python's own spelling, ``#d``,

@@ -296,7 +296,7 @@ class OutputEncoder(Normaliser):
             return _mixed({schema.length or 0})
         if d is OutputKind.MIXED and schema.kind in (OutputKind.REAL, OutputKind.DISCRETE) \
                 and (schema.ordered or set(found) <= {_NONE, _INT}):
-            return _mixed({0, 1})  # a number (or None), declared a value that may be None: its 1-tuple
+            return _mixed({0, 1})  # declared a value that may be None: a number as its 1-tuple
         if d is OutputKind.DISCRETE and schema.kind in (OutputKind.REAL, OutputKind.BOOL, OutputKind.NONE):
             return OutputSchema(OutputKind.DISCRETE, ordered=False)
         if d is OutputKind.REAL and schema.kind is OutputKind.DISCRETE and schema.integer:

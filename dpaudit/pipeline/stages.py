@@ -193,8 +193,8 @@ class SampledAudit:
         s, spec = run.settings, run.spec
         run.begin("sampling")
         origin = Origin(location(spec.source), run.target.isolation)
-        context = AuditContext(reproduce=lambda own=False, n=None, cut=False: self.reproduce(run, own, n,
-                                                                                     cut),
+        context = AuditContext(reproduce=lambda own=False, n=None, cut=False:
+                               self.reproduce(run, own, n, cut),
                                family=run.family, origin=origin, time_limit=s.timeout,
                                seconds_per_call=run.outcomes.get(FreshStart.name),
                                failure=run.failure)

@@ -409,8 +409,8 @@ def refuse_unchecked(declared: dict, unchecked: tuple, path: str, name: str) -> 
         raise LoadError(f"{name}: its declaration of {', '.join(refused)} is not readable from the "
                         f"source (not a literal, nor OpenDP's map of a measurement whose "
                         f"arguments are literals or names bound to one, or not an "
-                        f"@dpaudit.mechanism(...) decorator on the def); dpaudit does not take a claim on the sandboxed code's word "
-                        f"(it reported {said}): give {flags}")
+                        f"@dpaudit.mechanism(...) decorator on the def); dpaudit does not take a "
+                        f"claim on the sandboxed code's word (it reported {said}): give {flags}")
     return {k: v for k, v in declared.items() if k not in unchecked}
 
 

@@ -115,8 +115,8 @@ def run_replay(spec: Any, settings: Any, name: str, *, func: Optional[Callable] 
         return finished(ReplayResult.from_record(
             rec, details={**rec.get("details", {}), "ran_in": "the sandbox child"}), **done)
     except TimeLimitReached as exc:  # the run's own limit, not the mechanism's fault
-        return limited(name, spec, "the run's time limit (--timeout) was reached during the "
-                       "replay: its pairs are untested" + (f"; {exc.stalled}" if exc.stalled else ""),
+        why = "the run's time limit (--timeout) was reached during the replay: its pairs are untested"
+        return limited(name, spec, why + (f"; {exc.stalled}" if exc.stalled else ""),
                        stalled=exc.stalled, **done)
     except SandboxFailure as exc:
         return failed(f"{name} {exc.cause}", refused=bool(exc.forged))
@@ -260,9 +260,10 @@ def stage_text(record: Any) -> str:
                   and f.get("kind") == "composition_excess" and isinstance(f.get("site"), dict)]
     if not strong:
         found = [f for f in stage.get("findings") or [] if isinstance(f, dict)]
-        cut = [f for f in found if f.get("kind") == "time_limit"]
-        if cut:
-            stalled = (cut[0].get("values") or {}).get("stalled") if isinstance(cut[0].get("values"), dict) else None
+        cut = next((f for f in found if f.get("kind") == "time_limit"), None)
+        if cut is not None:
+            values = cut.get("values")
+            stalled = values.get("stalled") if isinstance(values, dict) else None
             return "replay: cut short by the time limit" + (f" ({stalled})" if stalled else "")
         # what the replay could not see (its noise drawn in native code): the sampling alone decides
         limits = [str(f.get("title") or f.get("kind")) for f in found if f.get("severity") == "limit"]

@@ -29,7 +29,8 @@ from typing import Any, Mapping, Optional
 
 from dpaudit.report.formatting import fmt, num, pair_records, verdict_label
 
-__all__ = ["LOGIC", "FLOAT", "REPLAY", "NOT_APPLICABLE", "QUESTIONS", "FLOAT_FIX", "float_fix", "FindingView", "findings_of",
+__all__ = ["LOGIC", "FLOAT", "REPLAY", "NOT_APPLICABLE", "QUESTIONS", "FLOAT_FIX", "float_fix",
+           "FindingView", "findings_of",
            "finding_record", "float_policy", "porosity_text", "is_float_event", "float_status",
            "question_label", "float_only", "float_warning", "policies", "POLICY_MEANING", "verdict_tag",
            "event_words", "finding", "short_tag", "out_of_reach"]

@@ -244,6 +244,26 @@ def params_changed(v: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
 VERBS = {"multiply": "multiplied", "divide": "divided", "true_divide": "divided", "floor_divide": "divided"}
 
 
+def _exact_loss_sentence(v: Mapping[str, Any], at: str) -> str:
+    """:func:`finding_sentence` of an ``exact_loss_exceeded`` finding (its ``values`` ``v``): the
+    loss is the noised values' together where the release reveals several."""
+    eps = num(v.get("epsilon_exact"))
+    loss = "no finite ε" if eps is None else f"ε = {fmt(eps, 6)}"
+    ta, tb = pair_texts(v.get("D"), v.get("D_prime"))
+    revealed = v.get("revealed") if isinstance(v.get("revealed"), list) else []
+    if len(revealed) > 1:  # the loss is the values' together, not this call's alone
+        return (f"The output{at} shows this noisy value and {len(revealed) - 1} other"
+                f"{'s' if len(revealed) > 2 else ''} themselves; the value under this noise is {ta} "
+                f"on D and {tb} on D′ (scale {fmt(v.get('scale'), 6)}), and the {len(revealed)} noised "
+                f"values together cost exactly {loss} of privacy, more than the claimed "
+                f"ε = {fmt(v.get('epsilon_claimed'))}, so the release is not as private as claimed "
+                f"(computed, not sampled).")
+    return (f"The output{at} shows the noisy value itself, and the value under the noise is {ta} on D and "
+            f"{tb} on D′: with noise of scale {fmt(v.get('scale'), 6)} that change costs exactly {loss} of "
+            f"privacy, more than the claimed ε = {fmt(v.get('epsilon_claimed'))}, so the release is not as "
+            f"private as claimed (computed, not sampled).")
+
+
 def finding_sentence(f: Mapping[str, Any], where: str = "") -> str:
     """One plain sentence for a finding: what was seen and why it matters, for a reader who is
     no differential-privacy expert (the check's own message is its technical wording)."""
@@ -263,21 +283,7 @@ def finding_sentence(f: Mapping[str, Any], where: str = "") -> str:
                 f"declares that one person can change it by at most {fmt(s, 6)}: its noise is sized for a "
                 f"change {_ratio(ratio)} times smaller, so the release is not as private as claimed.")
     if kind == "exact_loss_exceeded":
-        eps = num(v.get("epsilon_exact"))
-        loss = "no finite ε" if eps is None else f"ε = {fmt(eps, 6)}"
-        ta, tb = pair_texts(v.get("D"), v.get("D_prime"))
-        revealed = v.get("revealed") if isinstance(v.get("revealed"), list) else []
-        if len(revealed) > 1:  # the loss is the values' together, not this call's alone
-            return (f"The output{at} shows this noisy value and {len(revealed) - 1} other"
-                    f"{'s' if len(revealed) > 2 else ''} themselves; the value under this noise is {ta} "
-                    f"on D and {tb} on D′ (scale {fmt(v.get('scale'), 6)}), and the {len(revealed)} noised "
-                    f"values together cost exactly {loss} of privacy, more than the claimed "
-                    f"ε = {fmt(v.get('epsilon_claimed'))}, so the release is not as private as claimed "
-                    f"(computed, not sampled).")
-        return (f"The output{at} shows the noisy value itself, and the value under the noise is {ta} on D and "
-                f"{tb} on D′: with noise of scale {fmt(v.get('scale'), 6)} that change costs exactly {loss} of "
-                f"privacy, more than the claimed ε = {fmt(v.get('epsilon_claimed'))}, so the release is not as "
-                f"private as claimed (computed, not sampled).")
+        return _exact_loss_sentence(v, at)
     if kind == "data_dependent_control_flow":
         seq = v.get("sequence") if isinstance(v.get("sequence"), Mapping) else {}
         what = "operations on noisy values" if seq.get("of") == "operations" or (
