@@ -293,3 +293,18 @@ def test_the_profile_of_two_laws_is_the_hockey_stick_divergence():
                             -60, 60, limit=500, points=[-1.0, 0.0, 0.5, 1.0])[0]
             assert profile_delta(p, q, eps) == pytest.approx(max(h(p, q), h(q, p)), abs=1e-7)
         assert math.isinf(profile_epsilon(p, q, 0.0))
+
+
+def test_the_replay_engine_of_a_laplace_target_imports_no_scipy():
+    """The replay engine runs in the sandbox child, a fresh process for each check: scipy.special
+    costs it about 0.3 CPU s to import, so the exact profiles load it only for normal noise (the
+    Laplace distribution functions are closed forms)."""
+    import subprocess
+
+    code = ("import sys\n"
+            "from dpaudit.replay.profiles import profile_epsilon\n"
+            "import dpaudit.replay.audit\n"
+            "eps = profile_epsilon(('laplace', 0.0, 1.0), ('laplace', 1.0, 2.0), 1e-6)\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'scipy'}), eps > 0)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["[]", "True"], done.stdout + done.stderr[-2000:]
