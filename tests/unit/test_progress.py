@@ -129,3 +129,31 @@ def test_strength_text_tells_a_marginal_refutation_from_a_gross_one():
     assert strength_text(own).endswith("the mechanism draws its own randomness: a rerun gives "
                                        "other numbers")
     assert strength_text({"kind": "formal", "verdict": "proved"}) == ""
+
+
+def test_strength_text_says_when_the_event_held_every_validation_output():
+    """A mechanism that always returns the same value (0.0, or NaN from a bug) is NOT REFUTED with
+    ε ≥ 0: its event held every validation output of both datasets, and the line says so instead
+    of only that the budget could not refute anything on that event."""
+    from dpaudit.progress import strength_text
+
+    def record(in_d, in_dp, where="record"):
+        v = {"n_D": 5032, "n_D_prime": 5106, "in_event_D": in_d, "in_event_D_prime": in_dp,
+             "both": None, "design": "independent"}
+        rec = {"kind": "audit", "verdict": "not_refuted", "p_value": 1.0, "claim": {"epsilon": 1.0},
+               "power": {"probability": 0.9, "epsilon": None, "delta": None}}
+        if where == "record":
+            rec["details"] = {"validation": v}
+        else:  # the logic finding had no event; the float64 finding's held everything
+            rec["details"] = {}
+            rec["findings"] = {"logic": {"details": {}}, "float": {"details": {"validation": v}}}
+        return rec
+
+    said = ("p = 1; every validation output fell in the event it found (5,032 on D, 5,106 on D′), "
+            "so the event did not tell D from D′ (the outputs may be constant)")
+    assert strength_text(record(5032, 5106)) == said
+    assert strength_text(record(5032, 5106, where="findings")) == said
+    for in_d, in_dp in ((5031, 5106), (5032, 0), (0, 0)):
+        assert strength_text(record(in_d, in_dp)).endswith(
+            "on the event it found, this budget's validation samples could not refute any ε with "
+            "probability 0.9")
