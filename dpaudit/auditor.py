@@ -656,7 +656,8 @@ def _share(k: int, n: float) -> str:
 def _note_porosity(event: dict, counts: Any) -> None:
     """Say why a float-structure event separates D from D′, with its validation rates: the doubles
     that x + noise can produce differ between x and x′, so some outputs are possible on one dataset
-    and (nearly) impossible on the other (Mironov, "On significance of the least significant bits
+    and (nearly) impossible on the other (only the rates where the event is no more frequent on D:
+    an always-NaN output's event holds 100% on both) (Mironov, "On significance of the least significant bits
     for differential privacy", CCS 2012; README "Floating point")."""
     if event.get("reason") not in ("porosity", "signed-zero") or not counts.n_num or not counts.n_den:
         return
@@ -665,6 +666,9 @@ def _note_porosity(event: dict, counts: Any) -> None:
         event["text"] = (f"{event['text']} (signed zero: {on_d} of the outputs on D, {on_dp} on D′; "
                          f"+0.0 and −0.0 compare equal but are different doubles, and the sign bit "
                          f"is released with the value)")
+        return
+    if counts.x * counts.n_den <= counts.y * counts.n_num:  # no more often on D: nothing to explain
+        event["text"] = f"{event['text']} ({on_d} of the outputs on D, {on_dp} on D′)"
         return
     event["text"] = (f"{event['text']} (porosity: {on_d} of the outputs on D, {on_dp} on D′; float64 "
                      f"rounding leaves different sets of doubles reachable from D and D′, Mironov 2012)")
