@@ -217,6 +217,11 @@ def test_every_verdict_has_a_coloured_badge_and_border():
     from importlib.resources import files
 
     css = (files("dpaudit.report") / "templates" / "report.html.j2").read_text()
+    from dpaudit.report.findings import NOT_APPLICABLE
+
+    # a finding with no question (float64 on integers) is NOT APPLICABLE: it had white on white
+    assert f".badge.{NOT_APPLICABLE} {{ background: var(--{NOT_APPLICABLE}); }}" in css
+    assert f"--{NOT_APPLICABLE}:#" in css
     for v in Verdict:
         assert f".badge.{v.value} {{ background: var(--{v.value}); }}" in css, v
         assert f"--{v.value}:#" in css, v
