@@ -167,6 +167,9 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     # the checks before the sampling count against ``timeout`` too (a slow mechanism's rerun
     # check alone took 20 s): each gets a share of what is left, the sampling the rest
     deadline = None if timeout is None else t0 + timeout
+    # the record's time is the command's for the target when it began before the audit (its
+    # fresh-process check may have spent it all: a hang read 1.8e-05 s)
+    t0 = t0 if context is None or context.started is None else min(t0, context.started)
     own = None
     if executor is None:
         own = _default_executor(spec)

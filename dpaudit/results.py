@@ -474,6 +474,9 @@ class AuditContext:
     #: the mechanism's failure, when a step of the command before the audit met it (the
     #: fresh-process check's first calls): the audit is its ERROR, with no call to fail again
     failure: Optional[Exception] = None
+    #: when (``time.monotonic()``) the command began checking the target: the record's
+    #: ``elapsed_s`` counts its steps before the audit too
+    started: Optional[float] = None
 
 
 # -- one finding, and the audit's result ---------------------------------------------------------------

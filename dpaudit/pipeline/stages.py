@@ -197,7 +197,7 @@ class SampledAudit:
                                self.reproduce(run, own, n, cut),
                                family=run.family, origin=origin, time_limit=s.timeout,
                                seconds_per_call=run.outcomes.get(FreshStart.name),
-                               failure=run.failure)
+                               failure=run.failure, started=run.started)
         keywords = getattr(run.target, "keywords", None)  # the rerun line is in run.partial already
         try:
             if keywords is not None:  # an in-memory target (SpecTarget): its own keywords

@@ -260,6 +260,8 @@ def test_a_hang_at_the_first_call_is_met_once(tmp_path, bad):
     (rec,) = records(out)
     assert proc.returncode == 6 and "hung: one call ran longer" in rec["error"], rec["error"]
     assert "replay" not in rec and rec["samples"] == 0, rec.get("replay")
+    # its time is the check's, the hang included (it read 1.8e-05 s: the audit's own, after it)
+    assert rec["elapsed_s"] >= 0.5, rec["elapsed_s"]
 
 
 @pytest.mark.slow
