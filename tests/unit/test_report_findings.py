@@ -236,6 +236,10 @@ def test_html_shows_the_two_findings_apart_and_states_the_policy():
     assert "No violation found: the most telling of the float64 bits tried" in secs["r4"]
     assert "No float64 question here: outputs are integers." in secs["r5"]
     assert "Not asked (--float off): only the logic question was audited." in secs["r6"]
+    # a policy the mechanism's decorator chose is named as the verdict line names it, not as a flag
+    declared = dict(record(CASES[5]), float_policy_from="declaration")
+    page = render_html(run_of(declared), plots=False)
+    assert "Not asked (float=&#39;off&#39; declared by the mechanism): only the logic question" in page
     assert "mechanism raised ZeroDivisionError" in secs["r7"] and "Logic:" not in secs["r7"]
     assert "Logic:" not in secs["r8"] and "Float64:" not in secs["r8"] and "5.64 times likelier" in secs["r8"]
     for policy in ("error", "warn", "off"):

@@ -123,7 +123,10 @@ def plain_sentence(rec: Mapping[str, Any]) -> str:
     if verdict == fnd.NOT_APPLICABLE:
         reason = str(rec.get("reason") or "")
         if rec.get("float_policy") == "off":
-            return "Not asked (--float off): only the logic question was audited."
+            from dpaudit.report.provenance import float_source
+
+            # as the verdict line says it: the flag, the pyproject.toml or the mechanism's decorator
+            return f"Not asked ({float_source(rec)}): only the logic question was audited."
         return f"No float64 question here: {reason.split(':')[0] or 'not asked'}."
     if verdict == Verdict.INCONCLUSIVE.value:
         details = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}
