@@ -14,6 +14,8 @@ the parent process.
 from __future__ import annotations
 
 import contextvars
+import signal
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -131,6 +133,58 @@ def check_time_limit(data: Any = None) -> None:
 #: under a time limit, a one-call form runs in pieces of about this many seconds (the limit is
 #: checked between pieces)
 PIECE_SECONDS = 0.05
+#: a call of the mechanism still running this long after the deadline is interrupted (in this
+#: process: :func:`interrupt_at`), and again every this many seconds until it returns
+INTERRUPT_GRACE = 0.5
+
+
+#: whether :func:`interrupt_at` arms its timer in this process (:func:`no_interrupts`)
+_INTERRUPTS = [True]
+
+
+def no_interrupts() -> None:
+    """:func:`interrupt_at` stands aside in this process from now on: a sandbox child, whose
+    parent ends a call that never returns and says how long it had run."""
+    _INTERRUPTS[0] = False
+
+
+@contextmanager
+def interrupt_at(deadline: Optional[float], stated: Optional[float] = None,
+                 data: Any = None) -> Iterator[None]:
+    """While the block runs (one call of the mechanism in this process), raise
+    :class:`~dpaudit.errors.TimeLimitReached` in it once ``deadline`` has passed by
+    :data:`INTERRUPT_GRACE`, and again every :data:`INTERRUPT_GRACE` s should the code swallow it:
+    checks between calls cannot stop a call that never returns (``time.sleep(1000)``, a loop that
+    waits forever), and a sandbox child has its parent to end it, this process has none. By
+    ``SIGALRM`` (``setitimer``), so on the main thread of a POSIX process only, and never while
+    another timer of the process is armed (``pytest-timeout``'s, the user's): there the block runs
+    as it is. The exception carries ``dpaudit_interrupt`` (not the mechanism's failure) and
+    ``stalled``, how long the call had run."""
+    if deadline is None or not _INTERRUPTS[0] or not hasattr(signal, "setitimer") \
+            or threading.current_thread() is not threading.main_thread() \
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        yield
+        return
+    began = time.monotonic()
+    said = "the total time limit" if stated is None else f"the total time limit of {stated:g} s"
+
+    def interrupt(signum: int, frame: Any) -> None:
+        ran = time.monotonic() - began
+        exc = TimeLimitReached(f"exceeded {said}",
+                               None if data is None else np.asarray(data, dtype=float))
+        exc.stalled = (f"one call had run {ran:.3g} s without returning when the time limit "
+                       f"interrupted it, so it may never return")
+        exc.dpaudit_interrupt = True  # type: ignore[attr-defined]
+        raise exc
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, max(deadline - began, 0.0) + INTERRUPT_GRACE,
+                         INTERRUPT_GRACE)
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0.0)
+        signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
 
 
 class InProcessExecutor:
@@ -153,14 +207,17 @@ class InProcessExecutor:
         data = np.asarray(task.data, dtype=float)
         check_time_limit(data)
         rng = generator(task.seed)
+        deadline, stated = _LIMIT.get() or (None, None)
         if spec.call_form is CallForm.BATCH:
-            return spec.call_batch(data, rng, task.n)
+            with interrupt_at(deadline, stated, data):  # a batch that never returns
+                return spec.call_batch(data, rng, task.n)
         out: list = []
         piece = 1
         while len(out) < task.n:
             k = min(piece, task.n - len(out))
             started = time.monotonic()
-            out.extend(spec.call_batch(data, rng, k))
+            with interrupt_at(deadline, stated, data):  # a call that never returns
+                out.extend(spec.call_batch(data, rng, k))
             took = time.monotonic() - started
             check_time_limit(data)
             piece = max(1, min(4 * k, int(k * PIECE_SECONDS / took) if took > 0 else 4 * k))

@@ -221,9 +221,12 @@ def _import_after_isolation() -> None:
     import numpy as np
 
     from dpaudit.errors import LoadError, MechanismError
+    from dpaudit.execution.base import no_interrupts
     from dpaudit.execution.described import opaque_outputs
     from dpaudit.execution.shared_outputs import BufferWriter
     from dpaudit.rng import generator
+
+    no_interrupts()  # a call that never returns here is dpaudit's process's to end, and to time
 
 
 def main() -> None:  # pragma: no cover - runs in the child; covered by tests/unit/test_sandbox.py

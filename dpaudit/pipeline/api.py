@@ -11,6 +11,7 @@ included (its timings aside).
 from __future__ import annotations
 
 import argparse
+import time
 from typing import Any, Callable, Mapping, Optional, Union
 
 from dpaudit.errors import InvalidArgument
@@ -89,7 +90,10 @@ def check(target: Union[str, Callable], *, progress: Union[bool, Callable[[dict]
         from dataclasses import replace
 
         settings = replace(settings, targets=(open_function(target, settings).name,))
-    return run_target(target, settings, _progress(progress, settings))
+    # the whole check keeps to ``timeout``, as the command's does (it was read and then not
+    # passed on: a mechanism that hung kept dpaudit.check(..., timeout=5) waiting forever)
+    deadline = None if settings.timeout is None else time.monotonic() + settings.timeout
+    return run_target(target, settings, _progress(progress, settings), deadline)
 
 
 def _progress(progress: Any, settings: Any) -> Any:

@@ -47,6 +47,7 @@ import numpy as np
 from hypothesis import target
 
 from dpaudit.claims import Domain, Neighbours
+from dpaudit.execution.base import interrupt_at
 from dpaudit.neighbours.pair import Pair
 from dpaudit.neighbours.relations import allowed_sizes
 from dpaudit.replay.compare import PairReport, compare
@@ -173,11 +174,15 @@ class Engine:
         arr = np.array(data, dtype=float, copy=True)
         returns: list = []
         try:
-            if mode == "plain":
-                out = self.p.func(*self._args(arr, rng))
-            else:
-                with active(run), _returns(self._code, returns):
+            # in dpaudit's own process, a call that never returns: TimeLimitReached (its
+            # dpaudit_interrupt is re-raised below), which the replay command reports with the
+            # call's time, as it does the sandbox's
+            with interrupt_at(self.p.deadline, data=data):
+                if mode == "plain":
                     out = self.p.func(*self._args(arr, rng))
+                else:
+                    with active(run), _returns(self._code, returns):
+                        out = self.p.func(*self._args(arr, rng))
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
