@@ -315,10 +315,11 @@ def dpaudit_audit(request):
         from dpaudit.report.model import location, relative_path
         from dpaudit.results import Verdict
 
-        expected = Verdict(expect)
         claim = {k: kwargs.pop(k) for k in _CLAIM_KEYS if k in kwargs}
         problem = None
         try:
+            # "REFUTED", as every verdict is printed, or "refuted"; anything else one line
+            expected = Verdict.named(expect)
             with _reproduce_root(config):  # reproduce lines name files from the rootdir
                 checked, spec = _check(mechanism, claim, kwargs,
                                        _root_seed(config) if seed is None else seed, exact,

@@ -113,6 +113,21 @@ class Verdict(str, Enum):
     def __str__(self) -> str:  # pragma: no cover - trivial
         return self.value
 
+    @classmethod
+    def named(cls, what: Any, name: str = "expect") -> "Verdict":
+        """The verdict ``what`` names: a Verdict, its value (``"not_refuted"``) or its label as
+        printed (``"NOT REFUTED"``), in any case, with ``_``, ``-`` or a space between words;
+        :class:`~dpaudit.errors.InvalidArgument` (``name``, the choices) for anything else."""
+        if isinstance(what, cls):
+            return what
+        if isinstance(what, str):
+            key = "_".join(what.strip().lower().replace("-", " ").replace("_", " ").split())
+            if key in cls._value2member_map_:
+                return cls(key)
+        from dpaudit.errors import InvalidArgument
+
+        raise InvalidArgument.bad(name, what, "one of " + ", ".join(v.value for v in cls))
+
 
 def jsonable(x: Any) -> Any:
     """Recursively convert to JSON-safe Python: numpy scalars/arrays to lists and numbers,

@@ -99,10 +99,7 @@ def _define(kind: AuditKind, id: str, target: Any, expected: Any, description: s
             params: Mapping[str, Any]) -> AuditDef:
     if not isinstance(id, str) or not _ID.match(id):
         raise InvalidArgument.bad("id", id, "a lower-case id of letters, digits and . _ / - ")
-    try:
-        exp = Verdict(expected)
-    except ValueError:
-        raise InvalidArgument.bad("expected", expected, "one of " + ", ".join(v.value for v in Verdict)) from None
+    exp = Verdict.named(expected, "expected")
     if kind in (AuditKind.SAMPLED, AuditKind.EXACT, AuditKind.SENSITIVITY) and exp is Verdict.PROVED:
         raise InvalidArgument(f"{id}: a {kind.description} can never prove; expect not_refuted")
     if kind is AuditKind.SEED_CLAIM and exp is Verdict.PROVED:

@@ -50,11 +50,14 @@ USER_TESTS = textwrap.dedent('''\
     def test_leaky(dpaudit_audit):
         dpaudit_audit(leaky_sum, epsilon=1.0, domain=(0, 1), size=4, samples=20_000)
 
-    def test_leaky_is_caught(dpaudit_audit):
-        dpaudit_audit(leaky_sum, epsilon=1.0, domain=(0, 1), size=4, samples=20_000, expect="refuted")
+    def test_leaky_is_caught(dpaudit_audit):  # the verdict as it is printed
+        dpaudit_audit(leaky_sum, epsilon=1.0, domain=(0, 1), size=4, samples=20_000, expect="REFUTED")
 
     def test_missing_claim(dpaudit_audit):
         dpaudit_audit(leaky_sum, samples=20_000)
+
+    def test_no_such_verdict(dpaudit_audit):
+        dpaudit_audit(leaky_sum, epsilon=1.0, domain=(0, 1), size=4, expect="maybe")
 ''')
 
 
@@ -76,7 +79,7 @@ def test_audit_items_run_the_auditor_and_explain_failures(pytester):
 def test_fixture_audits_a_users_mechanism(pytester):
     pytester.makepyfile(test_user=USER_TESTS)
     result = pytester.runpytest_subprocess("-v", "--dpaudit-json", "fixture.json")
-    result.assert_outcomes(passed=2, failed=2)
+    result.assert_outcomes(passed=2, failed=3)
     out = result.stdout.str()
     assert "test_private PASSED" in out and "test_leaky_is_caught PASSED" in out
     result.stdout.fnmatch_lines([
@@ -84,6 +87,8 @@ def test_fixture_audits_a_users_mechanism(pytester):
         "*dpaudit: test_user.py:leaky_sum: expected NOT REFUTED, got REFUTED*",
         "*finding:   ε ≥ * at *% confidence (claimed ε = 1) from * samples (the logic finding's; the run drew * at 95% over its findings)*",
         "*dpaudit: test_user.py:leaky_sum: no privacy claim: add --epsilon E*",
+        # one line, where an enum's ValueError printed pytest's whole traceback
+        "*dpaudit: expect must be one of refuted, not_refuted, *, got 'maybe'*",
     ])
     assert "Traceback" not in out
     import json
