@@ -337,3 +337,23 @@ def test_an_error_record_and_a_finding_without_a_sequence_still_render():
     assert [r["ruleId"] for r in results] == ["DPA009"]  # an error has no finding to report
     junit = ET.fromstring(render_junit(run)).find("testsuite")
     assert junit.get("errors") == "1" and junit.get("skipped") == "1"
+
+
+def test_a_refutation_by_an_exact_loss_says_so_not_that_a_sensitivity_was_declared():
+    """An undeclared Laplace whose release reveals its noised value is refuted by the exact loss;
+    the block's lead said "a noise function gets a bigger change of its input than it declares"
+    for every refutation, though nothing was declared."""
+    def refuted(kind):
+        return {"kind": "replay", "target": "m.py:f", "verdict": "refuted", "elapsed_s": 0.1,
+                "reproduce": "r", "claim": {"epsilon": 1.0, "delta": 0.0, "neighbours": "add-remove"},
+                "calls": 4, "budget": 200, "pairs": 1, "accounting": {},
+                "findings": [{"kind": kind, "severity": "violation", "title": kind, "message": "m",
+                              "dataset": [1.0], "neighbour": []}]}
+
+    exact = render_html(make_run([refuted("exact_loss_exceeded")], seed=1, started=0, finished=1,
+                                 command="c", git=False), plots=False)
+    assert "their exact privacy loss on a neighbouring pair is above the claim" in exact
+    assert "than it declares" not in exact
+    declared = render_html(make_run([refuted("sensitivity_exceeded")], seed=1, started=0, finished=1,
+                                    command="c", git=False), plots=False)
+    assert "a noise function gets a bigger change of its input than it declares" in declared

@@ -34,6 +34,14 @@ from dpaudit.report.kinds.replay_words import (
     SEVERITY_WORDS, VERBS, compact_text, finding_sentence, pair_texts, params_changed,
     rule_of, short_site, site_key, site_of, site_where, value_text, values_of)
 
+#: what a refutation by each kind of replay violation says (the lead of the report's block)
+REFUTED_BECAUSE = {
+    "sensitivity_exceeded": "a noise function gets a bigger change of its input than it declares",
+    "exact_loss_exceeded": "the release reveals its noised values, and their exact privacy loss on "
+                           "a neighbouring pair is above the claim",
+    "unnoised_release": "the release carries data that no noise covers",
+}
+
 
 # -- the record kind ------------------------------------------------------------------------------------
 
@@ -242,6 +250,8 @@ class ReplayRecord(RecordKind):
     # -- HTML -------------------------------------------------------------------------------------------
 
     def _overall(self) -> str:
+        """The replay's overall sentence: for a refutation, what each kind of violation found says
+        (:data:`REFUTED_BECAUSE`), not one cause for all."""
         verdict = self.rec.get("verdict")
         found = self.findings()
         counts = {s: sum(1 for f in found if f.get("severity") == s) for s in SEVERITY_ORDER}
@@ -251,7 +261,9 @@ class ReplayRecord(RecordKind):
         if verdict == Verdict.ERROR.value:
             return f"The check could not run: {self.rec.get('error') or 'unknown error'}."
         if verdict == Verdict.REFUTED.value:
-            head = "The claim is false: a noise function gets a bigger change of its input than it declares"
+            kinds = dict.fromkeys(str(f.get("kind")) for f in found if f.get("severity") == "violation")
+            why = [REFUTED_BECAUSE[k] for k in kinds if k in REFUTED_BECAUSE]
+            head = "The claim is false: " + ("; ".join(why) or "a violation was found at a noise call")
         elif counts["finding"]:
             head = ("Not refuted, not passed: the replay saw what the claim's proof must account for, each at "
                     "its line of code below")
