@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import xml.etree.ElementTree as ET
 
 import pytest
 from cli_in_process import dpaudit as in_process
@@ -134,6 +135,11 @@ def test_two_targets_correct_and_buggy_with_every_report(tmp_path):
     junit = files["junit"].read_text()
     # two findings per target, and the replay stage's case beside them
     assert junit.count("<testcase") == 6 and junit.count(" [replay]") == 2
+    # each finding's case has its own evidence: the float64 case carried the replay's exact loss
+    cases = {c.get("name"): c for c in ET.fromstring(junit).iter("testcase")}
+    float_case = cases["examples/buggy_mean.py:buggy_mean [float64]"].find("failure")
+    assert "exact privacy loss" not in float_case.get("message") and "ε = 10" not in float_case.get("message")
+    assert "porosity" in float_case.get("message")
     # the printed command reruns to the same bound; --exit-zero keeps the verdict but exits 0
     rerun = dpaudit(*reproduce[1].split()[2:], "--exit-zero", "--json", tmp_path / "again.json")
     assert rerun.returncode == 0 and "REFUTED" in rerun.stdout

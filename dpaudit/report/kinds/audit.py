@@ -273,7 +273,9 @@ class PrivacyAudit(RecordKind):
             return plain_sentence(rec)
         text = self.evidence_text() + self.limits_clause()
         stage = self.replay_stage()
-        by_replay = rec.get("decided_by") == fnd.REPLAY and stage is not None
+        # a finding's own record (question set: a report block, a JUnit case) has its own evidence;
+        # the replay's is the whole record's, and its own block's and case's
+        by_replay = rec.get("decided_by") == fnd.REPLAY and stage is not None and not rec.get("question")
         if by_replay:  # the replay's finding first; the float64 one still ends the line
             text = f"{stage.finding()}; the sampling: {text}"
         flt = fnd.finding(rec, fnd.FLOAT)
