@@ -213,9 +213,10 @@ def _findings(p: Problem, outcome: Any) -> tuple:
     if not outcome.intercepted and not (outcome.timed_out and outcome.calls < 2):
         add(ReplayFinding("no_noise_intercepted", None,
                           "no noise call was intercepted (no draw of the rng given, no "
-                          "@dpaudit.primitive, no diffprivlib mechanism): the mechanism's noise "
-                          "comes from elsewhere (its own generator, native code), so the replay "
-                          "cannot see it; audit it by sampling (dpaudit check without --replay)"))
+                          "@dpaudit.primitive, no diffprivlib mechanism): any noise the mechanism "
+                          "adds comes from elsewhere (its own generator, native code), where the "
+                          "replay cannot see it, so the sampled audit decides (dpaudit check runs "
+                          "it after this stage; dpaudit check --replay alone does not)"))
     slack = _slack(p, outcome)
     if slack is not None:
         add(slack)

@@ -445,3 +445,13 @@ def test_a_composition_note_just_above_the_claim_shows_the_digits_that_differ():
 
     f = _one(_audit(nearly), "composition_excess")
     assert "supports ε = 1.0000001 on this pair, above the claimed ε = 1:" in f.message, f.message
+
+
+def test_no_noise_intercepted_says_the_sampled_audit_decides():
+    """A constant release (no noise at all): the limit told the user to "audit it by sampling
+    (dpaudit check without --replay)" in the stage of a dpaudit check that then did just that,
+    and said the noise "comes from elsewhere" where there was none."""
+    result = _audit(lambda data, rng: float("nan"))
+    message = _one(result, "no_noise_intercepted").message
+    assert "any noise the mechanism adds comes from elsewhere" in message
+    assert "the sampled audit decides" in message and "without --replay" not in message
