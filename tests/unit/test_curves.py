@@ -269,6 +269,9 @@ def test_a_curve_record_renders_with_its_plot_and_its_sarif_rule(tmp_path):
                              samples=20_000, seed=7).to_record()
     line = one_line(rec)
     assert "noisy: REFUTED — 1-GDP, linf neighbours" in line and "δ(ε) ≥" in line and "μ ≥" in line
+    # a reviewer could not tell whether the doubles were checked: the line says they were not
+    assert line.endswith("; float64: not asked (a curve audit takes the mechanism as a model over the "
+                         "reals; an (ε, δ) check asks it)"), line
     run = make_run([rec], seed=7, started=0, finished=1, command="test")
     written, failed = write_each(run, html=tmp_path / "r.html", sarif=tmp_path / "r.sarif")
     assert not failed

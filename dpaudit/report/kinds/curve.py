@@ -18,6 +18,12 @@ from dpaudit.report.kinds.base import CounterexampleView, RecordKind, SarifRule,
 __all__ = ["CurveRecord"]
 
 
+#: what a curve audit says of the float64 question, which it does not ask (a reviewer could not
+#: tell whether the doubles were checked)
+FLOAT_NOT_ASKED = ("; float64: not asked (a curve audit takes the mechanism as a model over the "
+                   "reals; an (ε, δ) check asks it)")
+
+
 class CurveRecord(RecordKind):
     """A curve claim, refuted where the mechanism's lower curve rises above it, or not."""
 
@@ -58,12 +64,12 @@ class CurveRecord(RecordKind):
         if details.get("out_of_reach") and rec.get("verdict") == "inconclusive":
             cut += f"; {details['out_of_reach']}"
         if not isinstance(point, Mapping):
-            return f"no point of the lower curve{at}" + (f" ({bounds})" if bounds else "") + cut
+            return f"no point of the lower curve{at}" + (f" ({bounds})" if bounds else "") + cut + FLOAT_NOT_ASKED
         eps, lb, claim = (num(point.get(k)) for k in ("epsilon", "delta_lower_bound", "delta_claim"))
         rel = "above" if rec.get("verdict") == "refuted" else "closest to"
         text = (f"the mechanism's δ(ε) ≥ {fmt(lb)} at ε = {fmt(eps)}{at}, {rel} the claimed "
                 f"δ(ε) = {fmt(claim)}")
-        return text + (f"; {bounds}" if bounds else "") + cut
+        return text + (f"; {bounds}" if bounds else "") + cut + FLOAT_NOT_ASKED
 
     def counterexample(self) -> Optional[CounterexampleView]:
         point = self.rec.get("refuting_point") or self.rec.get("point")
