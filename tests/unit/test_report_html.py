@@ -227,3 +227,13 @@ def test_every_verdict_has_a_coloured_badge_and_border():
         assert f"--{v.value}:#" in css, v
         if v is not Verdict.NOT_REFUTED:  # the default border colour of a result is its colour
             assert f"section.result.{v.value} {{ border-left-color: var(--{v.value}); }}" in css, v
+
+
+def test_a_not_refuted_result_states_what_its_budget_could_have_shown():
+    """The terminal line's "this budget cannot show ε above …" was only in the raw JSON of the
+    HTML report: a reviewer could not tell a weak audit from a strong one there."""
+    rec = dict(sampled(verdict=Verdict.NOT_REFUTED).to_record(),
+               limits={"epsilon_ceiling": 7.201, "delta_floor": 0.005475})
+    sec = parse(render_html(run_of(rec), plots=False)).sections["r1"]
+    assert "this budget's reach" in sec
+    assert "this budget cannot show ε above 7.201 nor δ below 0.005475" in sec
