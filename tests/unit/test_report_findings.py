@@ -270,7 +270,7 @@ def test_html_marks_the_differing_record_and_shows_datasets_whole():
 def test_html_plots_every_event_kind_that_has_a_picture():
     # porosity: the cells of S and the bit patterns, from the samples' doubles
     html = render_html(run_of(record("float_only")))
-    assert "float64 cells of S" in html and "bit patterns of the outputs in S" in html
+    assert "float64 cells of S" in html and "trailing zero bits in S" in html
     # a coordinate of vector outputs: that coordinate's histograms when samples are in the record ...
     rng = np.random.default_rng(4)
     vec = record("old")
