@@ -237,3 +237,13 @@ def test_a_not_refuted_result_states_what_its_budget_could_have_shown():
     sec = parse(render_html(run_of(rec), plots=False)).sections["r1"]
     assert "this budget's reach" in sec
     assert "this budget cannot show ε above 7.201 nor δ below 0.005475" in sec
+
+
+def test_a_reproduce_line_wraps_between_its_flags_never_inside_one():
+    """A long line broke at a flag's own hyphens ('--call-timeout=2 --' then 'float=error'): a
+    reader copying it by eye, or from a wrapped print, got a broken command."""
+    rec = dict(sampled().to_record(), reproduce="dpaudit check m.py:f --call-timeout=2 --float=error")
+    text = render_html(run_of(rec), plots=False)
+    assert "<span>--call-timeout=2</span> <span>--float=error</span>" in text
+    assert "pre.command span { white-space: nowrap; }" in text
+    assert "dpaudit check m.py:f --call-timeout=2 --float=error" in parse(text).sections["r1"]
