@@ -179,7 +179,9 @@ def float_policy_of(*, float_events: Any = None, **policy: Any) -> Optional[str]
     given. Other keywords are refused by name."""
     extra = sorted(k for k in policy if k not in ("float", "float_policy"))
     if extra:
-        raise InvalidArgument(f"unknown keyword argument {extra[0]!r}")
+        said = {"neighbors": "neighbours", "eps": "epsilon", "neighbour": "neighbours"}.get(extra[0])
+        raise InvalidArgument(f"unknown keyword argument {extra[0]!r}"
+                              + (f": did you mean {said!r}?" if said else ""))
     value = policy.get("float", policy.get("float_policy"))
     if float_events is not None:
         old = "error" if _check_flag("float_events", float_events) else "off"

@@ -65,9 +65,12 @@ def _is_integer(x: Any) -> bool:
 # -- Python values --------------------------------------------------------------------------------
 
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
-    """ε must be a finite real number > 0."""
+    """ε must be a finite real number > 0 (a Python value: text such as ``"1"`` is refused and
+    said to be text, which the bare requirement did not)."""
     if not _is_real(epsilon) or not math.isfinite(float(epsilon)) or float(epsilon) <= 0:
-        raise InvalidArgument.bad(name, epsilon, "a finite number > 0")
+        bad = InvalidArgument.bad(name, epsilon, "a finite number > 0")
+        raise InvalidArgument(f"{bad} (text: give the number without quotes)") \
+            if isinstance(epsilon, str) else bad
     return float(epsilon)
 
 

@@ -18,6 +18,15 @@ def test_invalid_epsilon_names_argument_and_value(eps):
         dpaudit.PureDP(eps)
 
 
+def test_a_number_given_as_text_and_the_american_spelling_are_named():
+    """epsilon="1" read 'must be a finite number > 0, got '1'' (it is above 0: it is text), and
+    neighbors= was an unknown keyword with no hint, where the CLI takes --neighbors."""
+    with pytest.raises(InvalidArgument, match=r"got '1' \(text: give the number without quotes\)$"):
+        dpaudit.PureDP("1")
+    with pytest.raises(InvalidArgument, match=r"'neighbors': did you mean 'neighbours'\?$"):
+        MechanismSpec.from_function(lambda data, rng: 0.0, epsilon=1.0, neighbors="add-remove")
+
+
 @pytest.mark.parametrize("delta", [-0.1, 1.0, 2, math.nan])
 def test_invalid_delta(delta):
     with pytest.raises(InvalidArgument, match=r"^delta must be a number in \[0, 1\), got"):
