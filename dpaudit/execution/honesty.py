@@ -77,6 +77,7 @@ import numpy as np
 
 from dpaudit.errors import MechanismError
 from dpaudit.execution.base import BatchTask
+from dpaudit.execution.process import printable
 from dpaudit.execution.two_sample import two_sample
 
 __all__ = ["ALPHA", "FRESH_CALLS", "FORM_SAMPLES", "fresh_pair", "agreement_p", "FreshProcesses",
@@ -555,9 +556,16 @@ def forms_differ(spec: Any, executor: Any, seed: int, data: Optional[tuple] = No
         return None
     if p > ALPHA:
         return None
+    same = ""
+    if len(single) > 1 and len({repr(v) for v in single}) == 1:
+        # a point mass: no noise, or noise that does not follow the rng (seeded in the function)
+        same = (f": the one-call form returned the same output on all {len(single)} calls "
+                f"({printable(repr(single[0]))[:80]}), so it adds no noise, or noise that does not "
+                f"follow the rng it is given (a generator seeded inside the function)")
     return (f"its one-call form and its batch form release different laws ({test} p = {p:.2g} on "
-            f"D = {where}): dpaudit audits the batch form, so the one-call form users call is "
-            f"unaudited; {_ADVICE}", data)
+            f"D = {where}){same}; dpaudit audits the batch form, so the one-call form users call "
+            f"is unaudited; {'draw every random number from rng and ' if same else ''}{_ADVICE}",
+            data)
 
 
 _ADVICE = "make f(data, rng) return f(data, rng, size=1)[0]"

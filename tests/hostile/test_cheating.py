@@ -168,6 +168,24 @@ def test_raw_one_call_form_is_an_error_in_python_too():
     assert r.verdict.value == "error" and "one-call form and its batch form" in r.error
 
 
+def test_a_one_call_form_seeded_inside_the_function_is_named_for_it():
+    """A generator made with a fixed seed inside the function: every call gives the same noise.
+    The ERROR said the forms release different laws and to return f(data, rng, size=1)[0],
+    which keeps the fixed seed; it now says the one-call form never changed, and why."""
+    import dpaudit
+
+    def f(data, rng, size=None):
+        g = np.random.default_rng(12345)
+        return float(data.sum()) + g.laplace(scale=1.0, size=size)
+
+    r = dpaudit.audit(f, epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=10,
+                      samples=10_000, seed=3)
+    assert r.verdict.value == "error", r
+    assert "the one-call form returned the same output on all" in r.error
+    assert "(a generator seeded inside the function)" in r.error
+    assert "draw every random number from rng and make f(data, rng) return" in r.error
+
+
 def test_a_one_call_form_that_raises_beside_a_working_batch_form_is_an_error():
     """The sampled batch form worked and f(data, rng) raised on every call: NOT REFUTED, exit 0
     (the replay stage's ERROR was a note), for code whose form users call never ran."""
