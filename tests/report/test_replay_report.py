@@ -357,3 +357,12 @@ def test_a_refutation_by_an_exact_loss_says_so_not_that_a_sensitivity_was_declar
     declared = render_html(make_run([refuted("sensitivity_exceeded")], seed=1, started=0, finished=1,
                                     command="c", git=False), plots=False)
     assert "a noise function gets a bigger change of its input than it declares" in declared
+
+
+def test_a_sensitivity_just_above_its_declaration_is_not_called_1_times_smaller():
+    """A declared sensitivity exceeded by half a percent read 'its noise is sized for a change 1
+    times smaller' (three digits of 1.005)."""
+    from dpaudit.report.kinds.replay import finding_sentence
+
+    f = {"kind": "sensitivity_exceeded", "values": {"sensitivity": 1.0, "shift": 1.005, "method": "laplace"}}
+    assert "sized for a change 1.005 times smaller" in finding_sentence(f)

@@ -214,9 +214,13 @@ def pair_texts(a: Any, b: Any) -> tuple[str, str]:
 
 
 def _ratio(x: float) -> str:
+    """A ratio above 1 in words, with the digits that tell it from 1 (1.005 read "1 times")."""
     if math.isinf(x):
         return "infinitely many"
-    return fmt(x, 3) if x < 1000 else f"{x:,.0f}"
+    digits = 3
+    while x != 1 and digits < 9 and fmt(x, digits) in ("1", "1.0"):
+        digits += 1
+    return fmt(x, digits) if x < 1000 else f"{x:,.0f}"
 
 
 def site_of(f: Mapping[str, Any]) -> Mapping[str, Any]:
