@@ -310,9 +310,8 @@ def strength_text(record: Mapping[str, Any]) -> str:
         if seen:
             text += (f"; this budget would refute {' or '.join(seen)} with probability "
                      f"{_g(power.get('probability', 0.9), 2)}")
-        elif power and _all_in_event(record) is not None:
+        elif power and (v := _all_in_event(record)) is not None:
             # p = q = 1 on the validation split: the event found tells D from D′ in nothing
-            v = _all_in_event(record)
             text += (f"; every validation output fell in the event it found ({v['n_D']:,} on D, "
                      f"{v['n_D_prime']:,} on D′), so the event did not tell D from D′ (the "
                      f"outputs may be constant)")
@@ -331,23 +330,23 @@ def _all_in_event(record: Mapping[str, Any]) -> Optional[Mapping[str, Any]]:
     """The validation counts when every validated event of the record (its own, else its
     findings') held every validation output of both datasets (independent samples:
     ``in_event_D = n_D > 0`` and ``in_event_D_prime = n_D_prime > 0``); None otherwise."""
-    findings = record.get("findings") if isinstance(record.get("findings"), Mapping) else {}
-    held = None
-    for rec in (record, *findings.values()):
+    def validation(rec: Any) -> Optional[Mapping[str, Any]]:
         details = rec.get("details") if isinstance(rec, Mapping) else None
         v = details.get("validation") if isinstance(details, Mapping) else None
-        if not isinstance(v, Mapping):
-            continue
+        return v if isinstance(v, Mapping) else None
+
+    def holds_all(v: Mapping[str, Any]) -> bool:
         counts = [v.get(k) for k in ("n_D", "in_event_D", "n_D_prime", "in_event_D_prime")]
         if not all(type(c) is int for c in counts):
-            return None
+            return False
         n_d, in_d, n_dp, in_dp = counts
-        if not (n_d > 0 and n_dp > 0 and in_d == n_d and in_dp == n_dp):
-            return None
-        held = held or v
-        if rec is record:
-            return v  # the record's own event decides its line
-    return held
+        return n_d > 0 and n_dp > 0 and in_d == n_d and in_dp == n_dp
+
+    own = validation(record)  # the record's own event decides its line
+    findings = record.get("findings") if isinstance(record.get("findings"), Mapping) else {}
+    seen = [own] if own is not None else [v for v in map(validation, findings.values())
+                                          if v is not None]
+    return seen[0] if seen and all(holds_all(v) for v in seen) else None
 
 
 def _number(x: Any) -> Optional[float]:

@@ -125,9 +125,14 @@ def check_time_limit(data: Any = None) -> None:
     of the :func:`time_limit` block under way has passed; nothing without one."""
     limit = _LIMIT.get()
     if limit is not None and time.monotonic() >= limit[0]:
-        said = "the total time limit" if limit[1] is None else f"the total time limit of {limit[1]:g} s"
-        raise TimeLimitReached(f"exceeded {said}",
-                               None if data is None else np.asarray(data, dtype=float))
+        raise _reached(limit[1], data)
+
+
+def _reached(stated: Optional[float], data: Any) -> TimeLimitReached:
+    """The :class:`~dpaudit.errors.TimeLimitReached` of the limit ``stated`` (as the user gave
+    it; None: not said) met while the mechanism ran on ``data``."""
+    said = "the total time limit" if stated is None else f"the total time limit of {stated:g} s"
+    return TimeLimitReached(f"exceeded {said}", None if data is None else np.asarray(data, dtype=float))
 
 
 #: under a time limit, a one-call form runs in pieces of about this many seconds (the limit is
@@ -166,12 +171,10 @@ def interrupt_at(deadline: Optional[float], stated: Optional[float] = None,
         yield
         return
     began = time.monotonic()
-    said = "the total time limit" if stated is None else f"the total time limit of {stated:g} s"
 
     def interrupt(signum: int, frame: Any) -> None:
         ran = time.monotonic() - began
-        exc = TimeLimitReached(f"exceeded {said}",
-                               None if data is None else np.asarray(data, dtype=float))
+        exc = _reached(stated, data)
         exc.stalled = (f"one call had run {ran:.3g} s without returning when the time limit "
                        f"interrupted it, so it may never return")
         exc.dpaudit_interrupt = True  # type: ignore[attr-defined]

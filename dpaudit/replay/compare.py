@@ -43,6 +43,7 @@ from dpaudit.replay.sequences import AROUND, add_call_sequences, control_flow, s
 from dpaudit.replay.session import Call, Event, Run
 from dpaudit.replay.sites import Site
 from dpaudit.replay.values import Issue, flat_output, same, summary
+from dpaudit.report.formatting import fmt_apart
 
 __all__ = ["Issue", "CallRow", "PairReport", "compare", "RTOL", "summary", "same", "flat_output",
            "sequence", "AROUND"]
@@ -491,8 +492,8 @@ def _composition_note(comp: Optional[Composition], rows: list, issues: list, eps
     notes.append(Issue(
         "composition_excess", None if top is None else top.site,
         f"by composition over its {k} accounted noise call(s) the code's own noise supports "
-        f"ε = {_apart(comp.epsilon, epsilon)}{dtext} on this pair, above the claimed "
-        f"ε = {_apart(epsilon, comp.epsilon)}: an "
+        f"ε = {fmt_apart(comp.epsilon, epsilon)}{dtext} on this pair, above the claimed "
+        f"ε = {fmt_apart(epsilon, comp.epsilon)}: an "
         f"accounting note, not an ε lower bound (composition is an upper bound; a sparse vector "
         f"or a report-noisy-max is private for reasons per-call composition does not see)",
         {"epsilon_supported": comp.epsilon, "delta_supported": comp.delta,
@@ -567,16 +568,6 @@ def _numpy_row(c: Call, d: Any, how: str, claim_eps: float, laplace: list, mus: 
     mus.append(mu)
     return CallRow(c.index, c.source, c.method, c.site, "gaussian", c.scale, how, _value(va), _value(vb),
                    norm_of(d, "l2"), "l2", mu=mu)
-
-
-def _apart(a: float, b: float) -> str:
-    """``a`` with 6 significant digits, or as many more as it takes to differ from ``b``'s
-    (a supported ε = 1.000000238 above a claimed 1 read "ε = 1 ..., above the claimed ε = 1")."""
-    for digits in range(6, 18):
-        text = f"{a:.{digits}g}"
-        if text != f"{b:.{digits}g}":
-            return text
-    return f"{a:.17g}"
 
 
 def _value(v: Any) -> Any:

@@ -12,8 +12,8 @@ from typing import Any, Optional
 
 from dpaudit.results import Verdict
 
-__all__ = ["num", "fmt", "delta_floor", "verdict_label", "verdict_meaning", "record", "pair_records",
-           "MARK"]
+__all__ = ["num", "fmt", "fmt_apart", "delta_floor", "verdict_label", "verdict_meaning", "record",
+           "pair_records", "MARK"]
 
 
 def num(x: Any) -> Optional[float]:
@@ -40,6 +40,17 @@ def fmt(x: Any, digits: int = 4) -> str:
     if v == int(v) and abs(v) < 1e15:
         return str(int(v))
     return f"{v:.{digits}g}"
+
+
+def fmt_apart(a: float, b: float, digits: int = 6) -> str:
+    """``a`` with ``digits`` significant digits, or as many more as it takes to differ from
+    ``b``'s (a supported ε = 1.000000238 above a claimed 1 read "ε = 1 ..., above the claimed
+    ε = 1"; a ratio of 1.005 read "1 times smaller")."""
+    for d in range(digits, 18):
+        text = f"{a:.{d}g}"
+        if text != f"{b:.{d}g}":
+            return text
+    return f"{a:.17g}"
 
 
 def delta_floor(x: Any) -> Any:

@@ -382,8 +382,9 @@ class PrivacyAudit(RecordKind):
         if len(split) > 1:
             facts.append(("confidence per finding", ", ".join(f"{label} {fmt(100 * c, 4)}%" for label, c in split)
                           + f" (together {fmt(100 * (num(self.rec.get('confidence')) or 0), 4)}%)"))
-        reach = self.limits_clause()
-        if reach.startswith("; this budget cannot show"):  # NOT REFUTED: what it could have shown
+        # NOT REFUTED: what the budget could have shown (its clause, less the leading "; ")
+        reach = self.limits_clause() if self.rec.get("verdict") == Verdict.NOT_REFUTED.value else ""
+        if reach:
             facts.append(("this budget's reach", reach[2:]))
         facts.append(("time", f"{fmt(self.rec.get('elapsed_s'), 3)} s"))
         return facts

@@ -8,7 +8,7 @@ import math
 import os
 from typing import Any, Mapping, Optional
 
-from dpaudit.report.formatting import fmt, num
+from dpaudit.report.formatting import fmt, fmt_apart, num
 from dpaudit.report.kinds.base import SarifRule, short
 
 #: the order in which a record's findings are told: the strongest evidence first
@@ -217,10 +217,7 @@ def _ratio(x: float) -> str:
     """A ratio above 1 in words, with the digits that tell it from 1 (1.005 read "1 times")."""
     if math.isinf(x):
         return "infinitely many"
-    digits = 3
-    while x != 1 and digits < 9 and fmt(x, digits) in ("1", "1.0"):
-        digits += 1
-    return fmt(x, digits) if x < 1000 else f"{x:,.0f}"
+    return fmt_apart(x, 1.0, 3) if x < 1000 else f"{x:,.0f}"
 
 
 def site_of(f: Mapping[str, Any]) -> Mapping[str, Any]:
