@@ -163,13 +163,11 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     from dpaudit.execution.blas import single_blas_thread
     from dpaudit.auditing.looks import run as run_looks
 
-    t0 = time.monotonic()
+    # the record's time is the command's for the target, its steps before the audit included
+    t0 = time.monotonic() if context is None or context.started is None else context.started
     # the checks before the sampling count against ``timeout`` too (a slow mechanism's rerun
     # check alone took 20 s): each gets a share of what is left, the sampling the rest
-    deadline = None if timeout is None else t0 + timeout
-    # the record's time is the command's for the target when it began before the audit (its
-    # fresh-process check may have spent it all: a hang read 1.8e-05 s)
-    t0 = t0 if context is None or context.started is None else min(t0, context.started)
+    deadline = None if timeout is None else time.monotonic() + timeout
     own = None
     if executor is None:
         own = _default_executor(spec)
