@@ -33,6 +33,18 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # the same before it imports the library (dpaudit/sweep/opendp.py, prelude).
 os.environ.setdefault("RUST_LIB_BACKTRACE", "0")
 
+# A shell with PYTHONDONTWRITEBYTECODE set (container images often set it) makes every process
+# compile what it imports from source, every time: each xdist worker rewrote and compiled the whole
+# of dpaudit and the tests at collection (9.4 CPU s, 4.0 with the caches), and every `dpaudit
+# check` subprocess and sandbox child compiled dpaudit again. The suite cost 642 CPU s instead of
+# 548 (353 s against 304 s on 2 cores: benchmarks/results/test_suite_times.md). So the suite writes
+# its caches as Python does by default, into __pycache__ folders that git ignores; the workers and
+# every process they start inherit this. Tests that need a process without caches set it themselves.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    import sys
+
+    sys.dont_write_bytecode = False
+
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "headless_shell")
 
