@@ -237,14 +237,18 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
 
     limit_resources(memory, config["cpu"], config["nofile"], config["processes"])
     isolation, attempts = enter(config["isolation"], workdir=config["workdir"],
-                                readable=config["readable"], channel=config["attempts"])
+                                readable=config["readable"], channel=config["attempts"],
+                                held=config["held"])
+    # what the child may read whole, where Landlock holds it to that (isolation.shared_reads)
+    shared = {os.path.realpath(p) for p in config["readable"]} if attempts is not None else None
     # The isolation in force is told now, before anything from the checkout can run (the user's
     # PYTHONPATH, numpy, the audited file): code imported later could rewrite a later message.
     from multiprocessing.connection import Connection as _Connection
     send = _Connection(int(sys.argv[2]), readable=False)
     send.send_bytes(pickle.dumps(("isolated", isolation)))
     # isolated from here on: the user's PYTHONPATH, the rest of dpaudit, numpy, the audited file
-    sys.path[:0] = [p for p in config["pythonpath"] if p not in sys.path]
+    sys.path[:0] = [p for p in config["pythonpath"]
+                    if p not in sys.path and (shared is None or os.path.realpath(p) in shared)]
     _import_after_isolation()
     from dpaudit.claims import PureDP
     from dpaudit.loader import load_mechanism
@@ -255,7 +259,8 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
     writer = BufferWriter()
     if attempts is not None:
         attempts.install()  # from here on, what the audited code tries is named
-    loaded = _import_mechanism(load_mechanism, config, attempts, isolation, describe_attempt, send)
+    loaded = _import_mechanism(load_mechanism, config, attempts, isolation, describe_attempt, send,
+                               shared)
     if loaded is None:
         return
 
@@ -292,12 +297,12 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
 
 
 def _import_mechanism(load_mechanism: Callable, config: dict, attempts: Any, isolation: str,
-                      describe_attempt: Callable,
-                      send: Any) -> Any:  # pragma: no cover - in the child
+                      describe_attempt: Callable, send: Any,
+                      shared: Optional[set] = None) -> Any:  # pragma: no cover - in the child
     """Import the mechanism's file (the only place it is ever imported) and answer ``ready`` with
-    what the parent needs to know of it, its folder put on the import path; or answer
-    ``load_error`` (what the import raised, or what it tried that the sandbox denied) and return
-    None."""
+    what the parent needs to know of it, its folder put on the import path (where the child may
+    read it whole: ``shared``, real paths, None when every folder is); or answer ``load_error`` (what the import
+    raised, or what it tried that the sandbox denied) and return None."""
     # the file by its absolute path (the child's folder is its private one), named as the user
     # gave it
     shown, target = config["path"], config["target"]
@@ -310,8 +315,14 @@ def _import_mechanism(load_mechanism: Callable, config: dict, attempts: Any, iso
         loaded, message = None, str(exc).replace(target, shown)
     if loaded is None:
         tried = attempts.take() if attempts is not None else None
+        folder = os.path.dirname(target)
         if tried:
             message += f" ({describe_attempt(tried, isolation)})"
+        elif shared is not None and os.path.realpath(folder) not in shared \
+                and "ModuleNotFoundError" in message:
+            message += (f" (the sandbox shares only the mechanism's file from {folder}, which is "
+                        "too broad to share: keep the mechanism in a folder of its own, beside the "
+                        "modules it imports)")
         send.send_bytes(pickle.dumps(("load_error", message)))
         return None
     tried = attempts.take() if attempts is not None else None
@@ -321,7 +332,7 @@ def _import_mechanism(load_mechanism: Callable, config: dict, attempts: Any, iso
         return None
     send.send_bytes(pickle.dumps(("ready", os.getpid(), _describe_loaded(loaded))))
     folder = os.path.dirname(loaded.path)  # imports made inside the mechanism find its siblings
-    if folder not in sys.path:
+    if folder not in sys.path and (shared is None or os.path.realpath(folder) in shared):
         sys.path.insert(0, folder)
     return loaded
 

@@ -12,7 +12,8 @@ nor ``PYTHONPATH`` is on its import path then). Three levels (``dpaudit check --
       no ``chattr +i``.
     * **Landlock** (Linux ≥ 5.13; ABI 4 for TCP, ABI 6 for scopes): the child may read only the
       Python installation, the import path, the system folders, the working folder and the
-      mechanism's own folder, of ``/opt`` only what of these lies there, of ``/etc`` and ``/sys``
+      mechanism's own folder (unless :func:`too_broad`: :func:`shared_reads`), of ``/opt`` only
+      what of these lies there, of ``/etc`` and ``/sys``
       only what :data:`ETC_READABLE` and :data:`SYS_READABLE` name, and of ``/proc`` only its
       own entry and machine-wide facts (no other process's environment); it
       may write, move, link or remove only in its private folder (``TMPDIR``; no device nodes
@@ -66,7 +67,8 @@ from typing import Callable, Iterable, Optional, Sequence
 from dpaudit.execution import seccomp
 from dpaudit.execution.seccomp import seccomp_program  # noqa: F401 - re-exported
 
-__all__ = ["ISOLATION_LEVELS", "enter", "landlock_abi", "Attempts", "read_roots",
+__all__ = ["ISOLATION_LEVELS", "enter", "landlock_abi", "Attempts", "read_roots", "shared_reads",
+           "too_broad", "user_homes",
            "drop_privileges", "seccomp_program"]
 
 ISOLATION_LEVELS = ("strict", "process", "none")
@@ -253,6 +255,75 @@ def read_roots(extra: Sequence[str]) -> list[str]:
               "/proc/loadavg", "/proc/filesystems"}
     roots |= set(extra)
     return sorted({os.path.realpath(p) for p in roots if os.path.exists(p)})
+
+
+#: folders every program of the machine writes to: other programs keep their files there (a
+#: Kerberos ticket cache, an agent's socket folder, another tool's token)
+SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def too_broad(path: str, homes: Iterable[str]) -> Optional[str]:
+    """Why the folder ``path`` is not given whole to the strict child (None when it may be): the
+    root of the file system, a home folder in ``homes`` or a folder that holds one (keys, cloud
+    credentials, shell history), or a shared temporary folder (:data:`SHARED_TEMP`). Run from
+    ``/`` (a container's default working folder) or from ``~``, the working folder once let the
+    audited code read every file the user can."""
+    real = os.path.realpath(path)
+    if real == "/":
+        return "the root of the file system"
+    for home in {os.path.realpath(h) for h in homes if h and os.path.isabs(h)}:
+        if real == home:
+            return "the home folder"
+        if home.startswith(real.rstrip("/") + "/"):
+            return f"it holds the home folder {home}"
+    if real in {os.path.realpath(t) for t in SHARED_TEMP}:
+        return "a temporary folder every program shares"
+    return None
+
+
+def user_homes() -> set[str]:
+    """The home folders of the user running dpaudit: ``$HOME`` and the password database's."""
+    homes = {os.path.expanduser("~")}
+    try:
+        import pwd
+
+        homes.add(pwd.getpwuid(os.getuid()).pw_dir)
+    except (ImportError, KeyError):  # pragma: no cover - no password entry (some containers)
+        pass
+    return homes
+
+
+def shared_reads(cwd: str, target: str, package_root: str, pythonpath: Sequence[str],
+                 homes: Iterable[str]) -> tuple[list[str], list[str]]:
+    """What of the user's files the strict child may read, and what was held back, in words.
+
+    The working folder, the mechanism's folder, the folder dpaudit is imported from and the
+    user's ``PYTHONPATH`` are given whole unless :func:`too_broad`: then the mechanism's folder
+    is replaced by the mechanism's file (its neighbours cannot be imported), dpaudit's by its
+    package folder, and a working folder or ``PYTHONPATH`` entry is left out."""
+    homes = tuple(homes)
+    reads, held = [], []
+    why = too_broad(cwd, homes)
+    if why:
+        held.append(f"the working folder {cwd} ({why})")
+    else:
+        reads.append(cwd)
+    folder = os.path.dirname(target)
+    why = too_broad(folder, homes)
+    if why:
+        reads.append(target)
+        held.append(f"the mechanism's folder {folder} ({why}): only its file")
+    else:
+        reads.append(folder)
+    reads.append(os.path.join(package_root, "dpaudit") if too_broad(package_root, homes)
+                 else package_root)
+    for entry in pythonpath:
+        why = too_broad(entry, homes)
+        if why:
+            held.append(f"the PYTHONPATH entry {entry} ({why})")
+        else:
+            reads.append(entry)
+    return reads, held
 
 
 class Attempts:
@@ -602,12 +673,14 @@ def _user_processes() -> int:
 
 
 def enter(level: str, *, workdir: str, readable: Sequence[str],
-          channel: Optional[int] = None) -> tuple[str, Optional[Attempts]]:
+          channel: Optional[int] = None,
+          held: Sequence[str] = ()) -> tuple[str, Optional[Attempts]]:
     """Apply ``level`` to this process; return the isolation in force, in words, and the audit
     hook naming denied attempts (None below strict), to be installed (:meth:`Attempts.install`)
     before the audited code is imported: after dpaudit's own imports, which it would only slow
-    down. ``channel`` is the pipe the hook writes each attempt to. The child loses its
-    capabilities at every level."""
+    down. ``channel`` is the pipe the hook writes each attempt to; ``held`` says which of the
+    user's folders are not shared (:func:`shared_reads`), in the words of a Landlock child. The
+    child loses its capabilities at every level."""
     drop_privileges()
     if level != "strict":
         return "process only", None
@@ -630,6 +703,8 @@ def enter(level: str, *, workdir: str, readable: Sequence[str],
             words, filtered = f"landlock (ABI {abi}) + seccomp", True
     except OSError as exc:  # pragma: no cover - seccomp disabled by the kernel
         words += f"; seccomp unavailable: {exc.strerror or exc}"
+    if held:
+        words += "; not shared: " + "; ".join(held)
     return words, Attempts(reads, writes, files, channel, words, metadata_refused=filtered)
 
 

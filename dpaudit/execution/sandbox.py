@@ -62,7 +62,7 @@ from dpaudit.errors import InvalidArgument, LoadError, MechanismError, TimeLimit
 from dpaudit.execution import safe_pickle
 from dpaudit.execution.base import BatchTask
 from dpaudit.execution.child import ENGINE_CALL_FLOOR, KILL_GRACE, WATCHDOG_EXIT
-from dpaudit.execution.isolation import child_environment
+from dpaudit.execution.isolation import child_environment, shared_reads, user_homes
 from dpaudit.execution.process import OutputTail, StopOnSignals, describe_exit, kill_tree, printable
 from dpaudit.execution.shared_outputs import OutputPool
 from dpaudit.execution.wire import (MAX_REPLY_BYTES, AuditedFile, ForgedReply, Frame, child_text,
@@ -259,12 +259,12 @@ class SandboxExecutor:
         os.set_blocking(c2p_r, False)  # read a piece at a time, under the time limits (_receive)
         cpu = None if self.total_timeout is None else self.total_timeout * (os.cpu_count() or 1) + 30
         target = os.path.abspath(os.path.expanduser(self.path))  # the child works in its own folder
-        folder = os.path.dirname(target)
+        readable, held = shared_reads(os.getcwd(), target, pkg_root, pythonpath, user_homes())
         config = {"path": self.path, "target": target, "function": self.function,
                   "call_timeout": self.call_timeout,
                   "memory": self.memory, "cpu": cpu, "nofile": _NOFILE, "processes": _PROCESSES,
                   "isolation": self.isolation, "workdir": self._workdir, "counter": counter,
-                  "readable": [os.getcwd(), folder, pkg_root, *pythonpath],
+                  "readable": readable, "held": held,
                   "pythonpath": pythonpath, "attempts": tried_w}
         self._send.send_bytes(pickle.dumps(config))
 

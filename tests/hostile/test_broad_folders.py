@@ -1,0 +1,139 @@
+"""Folders too broad to share with the audited code (``dpaudit.execution.isolation.shared_reads``).
+
+The strict child may read the working folder and the mechanism's folder. Run from ``/`` (a
+container's default working folder), from the home folder or from /tmp, that was every file the
+user can read: a mechanism read an SSH key planted in the home folder and was NOT REFUTED. Such a
+folder is now held back, and a mechanism kept directly in one gets its own file only; the record's
+isolation says what was not shared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from dpaudit.execution.isolation import landlock_abi, shared_reads, too_broad
+from .test_hostile import arena  # noqa: F401 - the fixture
+
+ABI = landlock_abi()
+needs_landlock = pytest.mark.skipif(ABI < 1, reason=f"needs Landlock (ABI {ABI} here)")
+FLAGS = ("--epsilon=1", "--samples=1000", "--call-timeout=2", "--timeout=60", "--quiet")
+
+READS_SECRET = """\
+import os
+
+def f(data, rng):
+    with open(os.environ["SECRET_PATH"]) as fh:
+        fh.read()
+    return round(float(data.sum() + rng.laplace()), 3)
+"""
+HONEST = """\
+def f(data, rng):
+    return round(float(data.sum() + rng.laplace()), 3)
+"""
+
+
+def test_the_root_a_home_what_holds_it_and_shared_temporary_folders_are_too_broad(tmp_path):
+    home = tmp_path / "home" / "alice"
+    (home / "project").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(home)
+    homes = [str(home)]
+    assert too_broad("/", homes) == "the root of the file system"
+    assert too_broad(str(home), homes) == "the home folder"
+    assert too_broad(str(tmp_path / "link"), homes) == "the home folder"  # by its real path
+    assert too_broad(str(tmp_path / "home"), homes) == f"it holds the home folder {home}"
+    assert too_broad(str(tmp_path), homes) == f"it holds the home folder {home}"
+    for shared in ("/tmp", "/var/tmp", "/dev/shm"):
+        if os.path.isdir(shared) and not os.path.islink(shared):
+            # (this test's home lies under /tmp itself: a home elsewhere)
+            assert too_broad(shared, ["/home/alice"]) == "a temporary folder every program shares"
+    assert too_broad(str(home / "project"), homes) is None
+    assert too_broad(str(tmp_path / "home2"), homes) is None  # a name that only begins alike
+
+
+def test_a_broad_folder_is_held_back_and_a_mechanism_kept_there_gets_its_file(tmp_path):
+    home = tmp_path / "home"
+    project = home / "project"
+    project.mkdir(parents=True)
+    target = str(home / "m.py")
+    reads, held = shared_reads(str(home), target, str(project), ["/", str(project)], [str(home)])
+    assert reads == [target, str(project), str(project)]
+    assert held == [f"the working folder {home} (the home folder)",
+                    f"the mechanism's folder {home} (the home folder): only its file",
+                    "the PYTHONPATH entry / (the root of the file system)"]
+    reads, held = shared_reads(str(project), str(project / "m.py"), "/", [], [str(home)])
+    assert (reads, held) == ([str(project), str(project), "/dpaudit"], [])
+
+
+def _run(arena, monkeypatch, cwd, mechanism, secret=None):
+    from dpaudit.cli import run
+
+    monkeypatch.chdir(cwd)
+    if secret is not None:
+        monkeypatch.setenv("SECRET_PATH", str(secret))
+    out = arena["tmp"] / "r.json"
+    code = run(["check", f"{mechanism}:f", *FLAGS, "--pass-env=SECRET_PATH", f"--json={out}"])
+    (rec,) = json.loads(out.read_text())["results"]
+    return int(code), rec
+
+
+def _plant(folder, name="id_ed25519"):
+    ssh = folder / ".ssh"
+    ssh.mkdir(parents=True)
+    secret = ssh / name
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    secret.chmod(0o600)
+    return secret
+
+
+@needs_landlock
+def test_run_from_the_home_folder_the_code_cannot_read_a_key_there(arena, monkeypatch):
+    home = arena["tmp"] / "home"
+    secret = _plant(home)
+    monkeypatch.setenv("HOME", str(home))
+    mech = arena["tmp"] / "mech" / "m.py"
+    mech.parent.mkdir()
+    mech.write_text(READS_SECRET)
+    code, rec = _run(arena, monkeypatch, home, mech, secret)
+    assert (code, rec["verdict"]) == (6, "error"), rec.get("error")
+    assert f"tried to read {secret}" in rec["error"], rec["error"]
+    assert f"not shared: the working folder {home} (the home folder)" in rec["error"]
+
+
+@pytest.mark.slow
+@needs_landlock
+def test_run_from_the_root_of_the_file_system_the_code_reads_nothing_outside(arena, monkeypatch):
+    secret = _plant(arena["tmp"] / "elsewhere")
+    mech = arena["tmp"] / "mech" / "m.py"
+    mech.parent.mkdir()
+    mech.write_text(READS_SECRET)
+    code, rec = _run(arena, monkeypatch, "/", mech, secret)
+    assert (code, rec["verdict"]) == (6, "error"), rec.get("error")
+    assert f"tried to read {secret}" in rec["error"], rec["error"]
+    assert "not shared: the working folder / (the root of the file system)" in rec["error"]
+
+
+@pytest.mark.slow
+@needs_landlock
+def test_a_mechanism_kept_in_the_home_folder_runs_on_its_file_alone(arena, monkeypatch, capfd):
+    home = arena["tmp"] / "home"
+    secret = _plant(home)
+    monkeypatch.setenv("HOME", str(home))
+    (home / "m.py").write_text(HONEST)
+    code, rec = _run(arena, monkeypatch, arena["work"], home / "m.py")
+    assert (code, rec["verdict"]) == (0, "not_refuted"), rec.get("error")
+    assert rec["isolation"].endswith(f"not shared: the mechanism's folder {home} (the home "
+                                     "folder): only its file"), rec["isolation"]
+    (home / "m.py").write_text(READS_SECRET)
+    code, rec = _run(arena, monkeypatch, arena["work"], home / "m.py", secret)
+    assert (code, rec["verdict"]) == (6, "error") and f"tried to read {secret}" in rec["error"]
+    # its neighbours are not importable, and the error says why
+    (home / "helper.py").write_text(HONEST)
+    (home / "m.py").write_text("from helper import f  # noqa\n")
+    from dpaudit.cli import run
+
+    code = run(["check", f"{home / 'm.py'}:f", *FLAGS])
+    err = capfd.readouterr().err
+    assert code == 3 and "No module named 'helper'" in err and "keep the mechanism in a folder of its own" in err, err
