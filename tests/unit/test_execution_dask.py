@@ -32,6 +32,7 @@ from dpaudit.outputs import OutputEncoder  # noqa: E402
 from dpaudit.reference.laplace import Laplace  # noqa: E402
 from dpaudit.report.model import differences  # noqa: E402
 from dpaudit.auditing import sampler as sampler_module  # noqa: E402
+from dpaudit.auditing import estimate as estimate_module  # noqa: E402
 
 SAMPLES = 400_000
 
@@ -113,12 +114,27 @@ class Spy:
         return self.inner.count(spec, encoder, event, units, keep)
 
 
+class _Clock:
+    """A clock that moves half a millisecond at each reading."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        self.now += 0.0005
+        return self.now
+
+
 @pytest.mark.slow
 def test_validation_returns_counts_so_outputs_stay_bounded_whatever_the_budget(threads2, monkeypatch):
     """With the selection phases capped at SELECTION_BASE draws, a 10x larger budget brings back no
     more outputs: the rest is validation, counted on the workers. With early stopping each look is
     an audit of its own, so the outputs are bounded by the number of looks times the cap."""
     monkeypatch.setattr(sampler_module, "SELECTION_BASE", 100_000)
+    # the timing probe's clock reads half a millisecond a probe, whatever the machine's load: so
+    # the probe is one batch (at 4 workers on 2 cores it timed the calls slow enough to be
+    # refined, with 20,000 more outputs in the larger audit)
+    monkeypatch.setattr(estimate_module, "time", _Clock())
     spec = Laplace(epsilon=1.0).spec().idealised()  # a model over the reals (float64 is porous)
     spy_small, spy_large, spy_looks = Spy(threads2), Spy(threads2), Spy(threads2)
     dpaudit.audit(spec, samples=200_000, seed=5, executor=spy_small, early_stop=False)
