@@ -31,7 +31,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from dpaudit.report.formatting import num
+from dpaudit.report.formatting import fmt, num
 
 __all__ = ["histogram_data", "curve_data", "porosity_data", "probabilities", "record_svgs", "Histogram",
            "Curve", "Porosity", "Probabilities", "trailing_zeros", "cell_codes", "cell_label", "sensitivity_svgs", "curve_claim_svgs"]
@@ -188,6 +188,31 @@ def _sample_arrays(rec: Mapping[str, Any]) -> Optional[tuple[np.ndarray, np.ndar
     if fa is None or fb is None:
         return None
     return fa, fb, label
+
+
+def _marked(h: Histogram) -> list[int]:
+    """The discrete outputs of ``h`` that are in its event S (their positions)."""
+    return [i for i, a in enumerate(h.atoms or ()) if num(a) is not None and num(a) in h.event_atoms]
+
+
+def _shaded(h: Histogram) -> bool:
+    """Whether the histogram panel shades any of the event S (the caption says so only then)."""
+    if h.edges is None:
+        return bool(_marked(h))
+    return h.event is not None and min(h.event[1], h.edges[-1]) > max(h.event[0], h.edges[0])
+
+
+def _atom_labels(atoms: Any) -> list[str]:
+    """Tick labels of discrete outputs: a number in 4 significant digits, or as many more as keep
+    the labels apart (3.572e+86, not its first ten characters, 3.57177037; an integral value as
+    an integer, -8 not -8.0, a zero without its sign); a text's first 10 characters. Never
+    mathtext: a ``$`` is escaped."""
+    labels: list[str] = []
+    for digits in (4, 6, 9, 12, 17):
+        labels = [fmt(a, digits) if num(a) is not None else str(a)[:10] for a in atoms]
+        if len(set(labels)) == len(labels):
+            break
+    return [text.replace("$", r"\$") for text in labels]
 
 
 def histogram_data(rec: Mapping[str, Any]) -> Optional[Histogram]:
@@ -381,22 +406,19 @@ def _hist_axes(ax, h: Histogram, eps: Optional[float]) -> None:
         ax.step(h.edges[:-1], h.p / widths, where="post", color=COLOURS[0], linewidth=1.6, label="M(D)")
         ax.step(h.edges[:-1], h.q / widths, where="post", color=COLOURS[1], linewidth=1.6, label="M(D′)")
         ax.fill_between(centres, h.p / widths, step="mid", alpha=0.15, color=COLOURS[0])
-        if h.event is not None:
-            lo = max(h.event[0], h.edges[0])
-            hi = min(h.event[1], h.edges[-1])
-            if hi > lo:
-                ax.axvspan(lo, hi, color=EVENT_COLOUR, alpha=0.10, label="event S")
+        if _shaded(h):
+            ax.axvspan(max(h.event[0], h.edges[0]), min(h.event[1], h.edges[-1]),
+                       color=EVENT_COLOUR, alpha=0.10, label="event S")
         ax.set_xlabel(h.label, fontsize=10)
         ax.set_ylabel("density", fontsize=10)
     else:
         x = np.arange(len(h.p))
-        marked = [i for i, a in enumerate(h.atoms or ()) if num(a) is not None and num(a) in h.event_atoms]
+        marked = _marked(h)
         for k, i in enumerate(marked):
             ax.axvspan(i - 0.5, i + 0.5, color=EVENT_COLOUR, alpha=0.10, label="event S" if k == 0 else None)
         ax.bar(x - 0.2, h.p, width=0.4, color=COLOURS[0], label="M(D)")
         ax.bar(x + 0.2, h.q, width=0.4, color=COLOURS[1], label="M(D′)")
-        # user outputs as labels: no mathtext ($...$ would be parsed), at most 10 characters
-        labels = [str(a)[:10].replace("$", r"\$") for a in (h.atoms or ())]
+        labels = _atom_labels(h.atoms or ())
         step = max(1, len(labels) // 16)
         ax.set_xticks(x[::step], labels[::step], rotation=45 if step > 1 or len(labels) > 8 else 0,
                       fontsize=9)
@@ -508,7 +530,8 @@ def record_svgs(rec: Mapping[str, Any], salt: str) -> list[tuple[str, str]]:
             panels.append(h)
             caption.append(f"{'left: ' if (c is not None or pr is not None and not _plain(ev)) else ''}"
                            f"histograms of {'the outputs' if h.label == 'output' else h.label} on D and on D′ "
-                           "(validation split), the event S shaded")
+                           "(validation split), " + ("the event S shaded" if _shaded(h) else
+                                                     "the event S not among the outputs shown"))
         if c is not None:
             panels.append(c)
             caption.append("right: the ε lower bound each candidate threshold would give on the selection "
