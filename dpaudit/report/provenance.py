@@ -71,11 +71,16 @@ def settings_from_text(rec: Mapping[str, Any]) -> str:
 def reproduce_note(rec: Mapping[str, Any]) -> str:
     """A shell comment for the end of the reproduce line naming the flags whose values came from
     the file (the line spells them out, so it reruns the run anywhere): ``  # --samples,
-    --seed: from pyproject.toml``; ``""`` when none did."""
+    --seed: from pyproject.toml``, and, where several targets shared the run's confidence, why
+    this one's is not the run's: ``--confidence: this target's share of the run's 95% over 3
+    targets (Bonferroni)``; ``""`` when neither."""
     where, taken = settings_from(rec)
-    if not taken:
-        return ""
-    return "  # " + ", ".join(f"--{k}" for k in taken) + f": from {where}"
+    said = [", ".join(f"--{k}" for k in taken) + f": from {where}"] if taken else []
+    family = rec.get("family")
+    if isinstance(family, Mapping) and (family.get("targets") or 0) > 1:
+        said.append(f"--confidence: this target's share of the run's {family['confidence']:.4g} "
+                    f"over {family['targets']} targets (Bonferroni)")
+    return "  # " + "; ".join(said) if said else ""
 
 
 def float_source(rec: Mapping[str, Any]) -> str:

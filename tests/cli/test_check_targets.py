@@ -65,6 +65,11 @@ def test_each_target_gets_its_own_claim_and_the_run_one_confidence(project, caps
     assert code is ExitCode.REFUTED
     out_text = capsys.readouterr().out
     assert "p = " in out_text and "ε_LB/ε = " in out_text
+    # -q keeps the reproduce lines; each says why its confidence is not the run's
+    reproduce = [line for line in out_text.splitlines() if line.startswith("reproduce: ")]
+    assert len(reproduce) == 2 and all(line.endswith(
+        "; --confidence: this target's share of the run's 0.95 over 2 targets (Bonferroni)")
+        for line in reproduce), reproduce
 
 
 @pytest.mark.slow
