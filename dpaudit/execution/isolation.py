@@ -264,16 +264,17 @@ SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")
 
 def too_broad(path: str, homes: Iterable[str]) -> Optional[str]:
     """Why the folder ``path`` is not given whole to the strict child (None when it may be): the
-    root of the file system, a home folder in ``homes`` or a folder that holds one (keys, cloud
-    credentials, shell history), or a shared temporary folder (:data:`SHARED_TEMP`). Run from
+    root of the file system, a home folder in ``homes`` (:func:`user_homes`) or a folder that
+    holds one (keys, cloud credentials, shell history), or a shared temporary folder
+    (:data:`SHARED_TEMP`). Run from
     ``/`` (a container's default working folder) or from ``~``, the working folder once let the
     audited code read every file the user can."""
     real = os.path.realpath(path)
     if real == "/":
         return "the root of the file system"
-    for home in {os.path.realpath(h) for h in homes if h and os.path.isabs(h)}:
+    for home in sorted({os.path.realpath(h) for h in homes if h and os.path.isabs(h)}):
         if real == home:
-            return "the home folder"
+            return "a user's home folder"
         if home.startswith(real.rstrip("/") + "/"):
             return f"it holds the home folder {home}"
     if real in {os.path.realpath(t) for t in SHARED_TEMP}:
@@ -282,13 +283,15 @@ def too_broad(path: str, homes: Iterable[str]) -> Optional[str]:
 
 
 def user_homes() -> set[str]:
-    """The home folders of the user running dpaudit: ``$HOME`` and the password database's."""
+    """The home folders on this machine: ``$HOME`` and every one in the password database (run as
+    root, ``/home`` held every user's keys; a service's home, ``/var/lib/jenkins``, holds its
+    credentials)."""
     homes = {os.path.expanduser("~")}
     try:
         import pwd
 
-        homes.add(pwd.getpwuid(os.getuid()).pw_dir)
-    except (ImportError, KeyError):  # pragma: no cover - no password entry (some containers)
+        homes |= {entry.pw_dir for entry in pwd.getpwall() if os.path.isdir(entry.pw_dir)}
+    except ImportError:  # pragma: no cover - not a Unix
         pass
     return homes
 

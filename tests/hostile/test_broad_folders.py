@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from dpaudit.execution.isolation import landlock_abi, shared_reads, too_broad
+from dpaudit.execution.isolation import landlock_abi, shared_reads, too_broad, user_homes
 from .test_hostile import arena  # noqa: F401 - the fixture
 
 ABI = landlock_abi()
@@ -41,8 +41,8 @@ def test_the_root_a_home_what_holds_it_and_shared_temporary_folders_are_too_broa
     (tmp_path / "link").symlink_to(home)
     homes = [str(home)]
     assert too_broad("/", homes) == "the root of the file system"
-    assert too_broad(str(home), homes) == "the home folder"
-    assert too_broad(str(tmp_path / "link"), homes) == "the home folder"  # by its real path
+    assert too_broad(str(home), homes) == "a user's home folder"
+    assert too_broad(str(tmp_path / "link"), homes) == "a user's home folder"  # by its real path
     assert too_broad(str(tmp_path / "home"), homes) == f"it holds the home folder {home}"
     assert too_broad(str(tmp_path), homes) == f"it holds the home folder {home}"
     for shared in ("/tmp", "/var/tmp", "/dev/shm"):
@@ -50,6 +50,9 @@ def test_the_root_a_home_what_holds_it_and_shared_temporary_folders_are_too_broa
             # (this test's home lies under /tmp itself: a home elsewhere)
             assert too_broad(shared, ["/home/alice"]) == "a temporary folder every program shares"
     assert too_broad(str(home / "project"), homes) is None
+    # every user's home counts, not only the running user's (run as root, /home holds them all)
+    pwd = pytest.importorskip("pwd")
+    assert {e.pw_dir for e in pwd.getpwall() if os.path.isdir(e.pw_dir)} <= user_homes()
     assert too_broad(str(tmp_path / "home2"), homes) is None  # a name that only begins alike
 
 
@@ -60,8 +63,8 @@ def test_a_broad_folder_is_held_back_and_a_mechanism_kept_there_gets_its_file(tm
     target = str(home / "m.py")
     reads, held = shared_reads(str(home), target, str(project), ["/", str(project)], [str(home)])
     assert reads == [target, str(project), str(project)]
-    assert held == [f"the working folder {home} (the home folder)",
-                    f"the mechanism's folder {home} (the home folder): only its file",
+    assert held == [f"the working folder {home} (a user's home folder)",
+                    f"the mechanism's folder {home} (a user's home folder): only its file",
                     "the PYTHONPATH entry / (the root of the file system)"]
     reads, held = shared_reads(str(project), str(project / "m.py"), "/", [], [str(home)])
     assert (reads, held) == ([str(project), str(project), "/dpaudit"], [])
@@ -99,7 +102,7 @@ def test_run_from_the_home_folder_the_code_cannot_read_a_key_there(arena, monkey
     code, rec = _run(arena, monkeypatch, home, mech, secret)
     assert (code, rec["verdict"]) == (6, "error"), rec.get("error")
     assert f"tried to read {secret}" in rec["error"], rec["error"]
-    assert f"not shared: the working folder {home} (the home folder)" in rec["error"]
+    assert f"not shared: the working folder {home} (a user's home folder)" in rec["error"]
 
 
 @pytest.mark.slow
@@ -124,7 +127,7 @@ def test_a_mechanism_kept_in_the_home_folder_runs_on_its_file_alone(arena, monke
     (home / "m.py").write_text(HONEST)
     code, rec = _run(arena, monkeypatch, arena["work"], home / "m.py")
     assert (code, rec["verdict"]) == (0, "not_refuted"), rec.get("error")
-    assert rec["isolation"].endswith(f"not shared: the mechanism's folder {home} (the home "
+    assert rec["isolation"].endswith(f"not shared: the mechanism's folder {home} (a user's home "
                                      "folder): only its file"), rec["isolation"]
     (home / "m.py").write_text(READS_SECRET)
     code, rec = _run(arena, monkeypatch, arena["work"], home / "m.py", secret)
