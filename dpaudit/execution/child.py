@@ -301,8 +301,8 @@ def _import_mechanism(load_mechanism: Callable, config: dict, attempts: Any, iso
                       shared: Optional[set] = None) -> Any:  # pragma: no cover - in the child
     """Import the mechanism's file (the only place it is ever imported) and answer ``ready`` with
     what the parent needs to know of it, its folder put on the import path (where the child may
-    read it whole: ``shared``, real paths, None when every folder is); or answer ``load_error`` (what the import
-    raised, or what it tried that the sandbox denied) and return None."""
+    read it whole: ``shared``, real paths, None when every folder is); or answer ``load_error``
+    (what the import raised, or what it tried that the sandbox denied) and return None."""
     # the file by its absolute path (the child's folder is its private one), named as the user
     # gave it
     shown, target = config["path"], config["target"]

@@ -266,9 +266,8 @@ def too_broad(path: str, homes: Iterable[str]) -> Optional[str]:
     """Why the folder ``path`` is not given whole to the strict child (None when it may be): the
     root of the file system, a home folder in ``homes`` (:func:`user_homes`) or a folder that
     holds one (keys, cloud credentials, shell history), or a shared temporary folder
-    (:data:`SHARED_TEMP`). Run from
-    ``/`` (a container's default working folder) or from ``~``, the working folder once let the
-    audited code read every file the user can."""
+    (:data:`SHARED_TEMP`). Run from ``/`` (a container's default working folder) or from ``~``,
+    the working folder once let the audited code read every file the user can."""
     real = os.path.realpath(path)
     if real == "/":
         return "the root of the file system"
