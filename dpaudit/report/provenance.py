@@ -72,7 +72,7 @@ def reproduce_note(rec: Mapping[str, Any]) -> str:
     """A shell comment for the end of the reproduce line naming the flags whose values came from
     the file (the line spells them out, so it reruns the run anywhere): ``  # --samples,
     --seed: from pyproject.toml``, and, where several targets shared the run's confidence, why
-    this one's is not the run's: ``--confidence: this target's share of the run's 95% over 3
+    this one's is not the run's: ``--confidence: this target's share of the run's 0.95 over 3
     targets (Bonferroni)``; ``""`` when neither."""
     where, taken = settings_from(rec)
     said = [", ".join(f"--{k}" for k in taken) + f": from {where}"] if taken else []
