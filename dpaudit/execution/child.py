@@ -238,9 +238,13 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
     limit_resources(memory, config["cpu"], config["nofile"], config["processes"])
     isolation, attempts = enter(config["isolation"], workdir=config["workdir"],
                                 readable=config["readable"], channel=config["attempts"],
-                                held=config["held"])
-    # what the child may read whole, where Landlock holds it to that (isolation.shared_reads)
-    shared = {os.path.realpath(p) for p in config["readable"]} if attempts is not None else None
+                                held=config["held"], listed=config["listed"],
+                                homes=config["homes"])
+    # the user's folders the child may import from, where Landlock holds it to them
+    # (isolation.shared_reads: those shared whole or entry by entry)
+    shared = None
+    if attempts is not None:
+        shared = {os.path.realpath(p) for p in [*config["readable"], *config["listed"]]}
     # The isolation in force is told now, before anything from the checkout can run (the user's
     # PYTHONPATH, numpy, the audited file): code imported later could rewrite a later message.
     from multiprocessing.connection import Connection as _Connection

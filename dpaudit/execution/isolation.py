@@ -57,6 +57,7 @@ sandbox)`` even if the mechanism swallowed the error. The hook only names; the k
 from __future__ import annotations
 
 import ctypes
+from dataclasses import dataclass
 import errno
 import os
 import stat
@@ -68,7 +69,7 @@ from dpaudit.execution import seccomp
 from dpaudit.execution.seccomp import seccomp_program  # noqa: F401 - re-exported
 
 __all__ = ["ISOLATION_LEVELS", "enter", "landlock_abi", "Attempts", "read_roots", "shared_reads",
-           "too_broad", "user_homes",
+           "Shared", "too_broad", "user_homes", "secret_name",
            "drop_privileges", "seccomp_program"]
 
 ISOLATION_LEVELS = ("strict", "process", "none")
@@ -118,8 +119,10 @@ def _fs_rights(abi: int) -> int:
     return rights
 
 
-def _landlock(read: Iterable[str], write: Iterable[str], write_files: Iterable[str]) -> int:
-    """Restrict this process (and what it starts) with Landlock; return the ABI used."""
+def _landlock(read: Iterable[str], write: Iterable[str], write_files: Iterable[str],
+              listed: Iterable[str] = ()) -> int:
+    """Restrict this process (and what it starts) with Landlock; return the ABI used. ``listed``
+    folders may be listed, not read (:func:`shared_reads`: their other entries are in ``read``)."""
     abi = landlock_abi()
     if abi < 1:
         raise OSError(errno.ENOSYS, "Landlock is not available")
@@ -138,7 +141,7 @@ def _landlock(read: Iterable[str], write: Iterable[str], write_files: Iterable[s
         # the private folder: no program, no device node (a recreated /dev/kmsg), no device ioctl
         write_rights = handled & ~(_EXECUTE | _MAKE_CHAR | _MAKE_BLOCK | _IOCTL_DEV)
         for paths, rights in ((read, read_rights), (write, write_rights),
-                              (write_files, file_rights)):
+                              (write_files, file_rights), (listed, _READ_DIR)):
             for path in paths:
                 _add_path_rule(ruleset, path, rights)
         if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
@@ -230,29 +233,35 @@ SYS_READABLE = (
     "fs/cgroup/cpuacct/cpu.cfs_quota_us", "fs/cgroup/cpuacct/cpu.cfs_period_us")
 
 
-def _python_roots() -> set[str]:
+def _python_roots(homes: Iterable[str] = ()) -> set[str]:
     """The Python installation and what its packages need outside the system folders: the
     prefixes, the import path (site-packages, dist-packages and what ``.pth`` files add), and the
     folders of ``LD_LIBRARY_PATH`` (a package's native libraries). /opt is granted only through
-    these: a self-hosted runner keeps its credentials there (``/opt/actions-runner``)."""
+    these: a self-hosted runner keeps its credentials there (``/opt/actions-runner``). None that
+    is :func:`too_broad` (``LD_LIBRARY_PATH=/root`` or a ``.pth`` line ``/`` once shared a home
+    or everything; the system folders are granted on their own)."""
+    homes = tuple(homes)
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     roots |= {p for p in sys.path if p}
     roots |= {p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)
               if os.path.isabs(p)}
-    return roots
+    return {p for p in roots if not too_broad(p, homes)}
 
 
-def read_roots(extra: Sequence[str]) -> list[str]:
+def read_roots(extra: Sequence[str], homes: Iterable[str] = ()) -> list[str]:
     """What the strict child may read: Python and its import path, the system folders (of /opt
     only what Python needs, of /etc and /sys only what :data:`ETC_READABLE` and
     :data:`SYS_READABLE` name), ``extra`` (the working and mechanism's folders, the user's
-    ``PYTHONPATH``)."""
-    roots = {"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", *_python_roots(), *DEVICES,
+    ``PYTHONPATH``: :func:`shared_reads`). ``homes`` are the machine's home folders
+    (:func:`user_homes`, told by dpaudit's process: the child's own ``HOME`` is its private
+    folder)."""
+    roots = {"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", *_python_roots(homes), *DEVICES,
              *_etc_entries(), *(os.path.join("/sys", name) for name in SYS_READABLE)}
     # of /proc, only this process's own folder and the machine-wide facts: not other processes
-    # (a parent's environment is readable there even under Landlock's ptrace rules)
-    roots |= {"/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/sys",
-              "/proc/loadavg", "/proc/filesystems"}
+    # (a parent's environment is readable there even under Landlock's ptrace rules), and of
+    # /proc/sys the kernel's and memory's settings (its net/ holds root-only keys)
+    roots |= {"/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/sys/kernel",
+              "/proc/sys/vm", "/proc/loadavg", "/proc/filesystems"}
     roots |= set(extra)
     return sorted({os.path.realpath(p) for p in roots if os.path.exists(p)})
 
@@ -260,24 +269,36 @@ def read_roots(extra: Sequence[str]) -> list[str]:
 #: folders every program of the machine writes to: other programs keep their files there (a
 #: Kerberos ticket cache, an agent's socket folder, another tool's token)
 SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")
+#: the system's own folders, never a project's: neither they nor anything in them is shared
+#: whole (run from /etc, the child read /etc/shadow; from /proc, other processes' command lines)
+SYSTEM_TREES = ("/etc", "/proc", "/sys", "/dev", "/run", "/boot")
+#: folders that hold the machine's other files: not shared whole themselves (from /opt the child
+#: read a runner's credentials), while a project in one of their folders is (``/opt/app``)
+SYSTEM_ROOTS = ("/opt", "/var", "/var/lib", "/srv", "/mnt", "/media", "/home", "/root", "/usr",
+                "/usr/local", "/snap")
 
 
 def too_broad(path: str, homes: Iterable[str]) -> Optional[str]:
     """Why the folder ``path`` is not given whole to the strict child (None when it may be): the
-    root of the file system, a home folder in ``homes`` (:func:`user_homes`) or a folder that
-    holds one (keys, cloud credentials, shell history), or a shared temporary folder
-    (:data:`SHARED_TEMP`). Run from ``/`` (a container's default working folder) or from ``~``,
+    root of the file system, the system's folders (:data:`SYSTEM_TREES`, :data:`SYSTEM_ROOTS`), a
+    home folder in ``homes`` (:func:`user_homes`) or a folder that holds one (keys, cloud
+    credentials, shell history), or a shared temporary folder (:data:`SHARED_TEMP`). Run from ``/`` (a container's default working folder) or from ``~``,
     the working folder once let the audited code read every file the user can."""
     real = os.path.realpath(path)
     if real == "/":
         return "the root of the file system"
+    if real in {os.path.realpath(t) for t in SHARED_TEMP}:
+        return "a temporary folder every program shares"
+    for tree in SYSTEM_TREES:
+        if real == tree or real.startswith(tree + "/"):
+            return f"the system's own {tree}"
+    if real in SYSTEM_ROOTS:
+        return "a folder of the system's"
     for home in sorted({os.path.realpath(h) for h in homes if h and os.path.isabs(h)}):
         if real == home:
             return "a user's home folder"
         if home.startswith(real.rstrip("/") + "/"):
             return f"it holds the home folder {home}"
-    if real in {os.path.realpath(t) for t in SHARED_TEMP}:
-        return "a temporary folder every program shares"
     return None
 
 
@@ -295,37 +316,82 @@ def user_homes() -> set[str]:
     return homes
 
 
-def shared_reads(cwd: str, target: str, package_root: str, pythonpath: Sequence[str],
-                 homes: Iterable[str]) -> tuple[list[str], list[str]]:
-    """What of the user's files the strict child may read, and what was held back, in words.
+#: entries of the working or the mechanism's folder never shared: a checkout's credentials
+#: (``actions/checkout`` leaves the job's token in ``.git/config``), environment files, a tool's
+#: keys. The folder is then shared entry by entry, these left out (:func:`shared_reads`)
+SECRET_NAMES = frozenset({".git", ".env", ".netrc", ".git-credentials", ".pypirc", ".npmrc",
+                          ".aws", ".ssh", ".gnupg", ".docker", ".kube", ".terraform.d"})
+#: a folder with more entries than this is shared whole, its secret names included, and says so
+MAX_ENTRIES = 10_000
 
-    The working folder, the mechanism's folder, the folder dpaudit is imported from and the
-    user's ``PYTHONPATH`` are given whole unless :func:`too_broad`: then the mechanism's folder
-    is replaced by the mechanism's file (its neighbours cannot be imported), dpaudit's by its
-    package folder, and a working folder or ``PYTHONPATH`` entry is left out."""
+
+def secret_name(name: str) -> bool:
+    """Whether an entry of a shared folder is held back (:data:`SECRET_NAMES`, ``.env.*``)."""
+    return name in SECRET_NAMES or name.startswith(".env.")
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What of the user's files the strict child may read: ``reads`` whole, ``listed`` folders
+    it may list but not read (their other entries are in ``reads``), and what was held back, in
+    words (``held``)."""
+
+    reads: list
+    listed: list
+    held: list
+
+
+def shared_reads(cwd: str, target: str, package_root: str, pythonpath: Sequence[str],
+                 homes: Iterable[str]) -> Shared:
+    """What of the user's files the strict child may read (:class:`Shared`).
+
+    The working folder, the mechanism's folder and the user's ``PYTHONPATH`` entries are given
+    whole unless :func:`too_broad`: then the mechanism's folder is replaced by the mechanism's
+    file (its neighbours cannot be imported), and a working folder or ``PYTHONPATH`` entry is
+    left out. A working or mechanism's folder that holds an entry of :data:`SECRET_NAMES` is
+    shared entry by entry without it (up to :data:`MAX_ENTRIES`). Of the folder dpaudit is
+    imported from, only the ``dpaudit`` package (an editable install's is the whole checkout)."""
     homes = tuple(homes)
-    reads, held = [], []
+    out = Shared([os.path.join(package_root, "dpaudit")], [], [])
     why = too_broad(cwd, homes)
     if why:
-        held.append(f"the working folder {cwd} ({why})")
+        out.held.append(f"the working folder {cwd} ({why})")
     else:
-        reads.append(cwd)
+        _share(cwd, "the working folder", out)
     folder = os.path.dirname(target)
     why = too_broad(folder, homes)
     if why:
-        reads.append(target)
-        held.append(f"the mechanism's folder {folder} ({why}): only its file")
-    else:
-        reads.append(folder)
-    reads.append(os.path.join(package_root, "dpaudit") if too_broad(package_root, homes)
-                 else package_root)
+        out.reads.append(target)
+        out.held.append(f"the mechanism's folder {folder} ({why}): only its file")
+    elif os.path.realpath(folder) != os.path.realpath(cwd) or too_broad(cwd, homes):
+        _share(folder, "the mechanism's folder", out)
     for entry in pythonpath:
         why = too_broad(entry, homes)
         if why:
-            held.append(f"the PYTHONPATH entry {entry} ({why})")
+            out.held.append(f"the PYTHONPATH entry {entry} ({why})")
         else:
-            reads.append(entry)
-    return reads, held
+            out.reads.append(entry)
+    return out
+
+
+def _share(folder: str, name: str, out: Shared) -> None:
+    """Share ``folder`` whole, or entry by entry without its :func:`secret_name` entries."""
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        out.reads.append(folder)
+        return
+    secrets = sorted(e for e in entries if secret_name(e))
+    if not secrets:
+        out.reads.append(folder)
+    elif len(entries) > MAX_ENTRIES:
+        out.reads.append(folder)
+        out.held.append(f"nothing of {name} {folder}: more than {MAX_ENTRIES:,} entries, so "
+                        f"{', '.join(secrets)} could not be held back")
+    else:
+        out.listed.append(folder)
+        out.reads.extend(os.path.join(folder, e) for e in entries if not secret_name(e))
+        out.held.append(f"{', '.join(secrets)} of {name} {folder}")
 
 
 class Attempts:
@@ -360,12 +426,13 @@ class Attempts:
 
     def __init__(self, read: Sequence[str], write: Sequence[str], write_files: Sequence[str],
                  channel: Optional[int] = None, isolation: str = "strict",
-                 metadata_refused: bool = True) -> None:
+                 metadata_refused: bool = True, listed: Sequence[str] = ()) -> None:
         self._kept: list[str] = []
         self._hook = _make_hook(tuple(r.rstrip("/") + "/" for r in read),
                                 tuple(w.rstrip("/") + "/" for w in write),
                                 frozenset(write_files), channel, isolation, self._kept,
-                                type(self), metadata_refused)
+                                type(self), metadata_refused,
+                                tuple(f.rstrip("/") + "/" for f in listed))
 
     def install(self) -> None:
         sys.addaudithook(self._hook)
@@ -443,11 +510,15 @@ _FSENC = sys.getfilesystemencoding()
 
 
 def _named_open(args: tuple, _reads: tuple, _writes: tuple, _files: frozenset,
-                _resolve: Callable = _resolve, _decode: Callable = bytes.decode,
+                _listed: tuple = (), _resolve: Callable = _resolve,
+                _decode: Callable = bytes.decode, _secret: Callable = secret_name,
                 _fsenc: str = _FSENC, _str: type = str, _bytes: type = bytes, _int: type = int,
                 _isinstance: Callable = isinstance, _flags: int = _WRITE_FLAGS) -> str:
     """``open``: a write outside the writable folders and files, a read outside the readable
-    and writable folders."""
+    and writable folders. Of a folder shared entry by entry (``_listed``, each ending in ``/``),
+    only a read of a held-back entry (:func:`secret_name`) is named: a file that did not exist
+    when the child started (a module's ``__pycache__``) is not shared either, but looking for one
+    is no attempt, and the kernel refuses a read of it anyway."""
     path, mode, flags = args
     if _isinstance(path, _bytes):
         path = _decode(path, _fsenc, "surrogateescape")
@@ -457,11 +528,18 @@ def _named_open(args: tuple, _reads: tuple, _writes: tuple, _files: frozenset,
                                            or "+" in mode)) \
         or (_isinstance(flags, _int) and flags & _flags)
     real = _resolve(path, True)
-    if writes and not (real in _files or (real + "/").startswith(_writes)):
-        return "tried to write " + _resolve(path, False)
-    elif not writes and not (real + "/").startswith(_reads + _writes):
-        return "tried to read " + _resolve(path, False)
-    return ""
+    if writes:
+        if not (real in _files or (real + "/").startswith(_writes)):
+            return "tried to write " + _resolve(path, False)
+        return ""
+    if (real + "/").startswith(_reads + _writes):
+        return ""
+    for folder in _listed:
+        if (real + "/").startswith(folder):
+            if not _secret((real + "/")[len(folder):].split("/", 1)[0]):
+                return ""
+            break
+    return "tried to read " + _resolve(path, False)
 
 
 def _named_change(event: str, args: tuple, _writes: tuple, _resolve: Callable = _resolve,
@@ -580,7 +658,8 @@ def _tell(text: str, _kept: list, _channel: Optional[int], _isolation: str,
 
 def _make_hook(reads: tuple, writes: tuple, write_files: frozenset, channel: Optional[int],
                isolation: str, kept: list, owner: Optional[type] = None,
-               metadata_refused: bool = True) -> Callable[[str, tuple], None]:
+               metadata_refused: bool = True,
+               listed: tuple = ()) -> Callable[[str, tuple], None]:
     """The audit hook; see :class:`Attempts`. Everything it uses is bound in its positional
     defaults (a tuple: keyword-only defaults would sit in a dict the audited code could edit),
     the pieces that name each kind of attempt (``_named_*``, :func:`_tell`) included: they are
@@ -592,7 +671,8 @@ def _make_hook(reads: tuple, writes: tuple, write_files: frozenset, channel: Opt
              _refuses_metadata: bool = metadata_refused,
              _guarded: tuple = ("__code__", "__defaults__", "__kwdefaults__"),
              _file: str = __file__, _reads: tuple = reads, _writes: tuple = writes,
-             _files: frozenset = write_files, _channel: Optional[int] = channel,
+             _files: frozenset = write_files, _listed: tuple = listed,
+             _channel: Optional[int] = channel,
              _isolation: str = isolation, _kept: list = kept, _host: list = host,
              _open: Callable = _named_open, _changed: Callable = _named_change,
              _metadata: Callable = _named_metadata, _moved: Callable = _named_move,
@@ -613,7 +693,7 @@ def _make_hook(reads: tuple, writes: tuple, write_files: frozenset, channel: Opt
         try:
             text = ""
             if event == "open":
-                text = _open(args, _reads, _writes, _files)
+                text = _open(args, _reads, _writes, _files, _listed)
             elif event in _change:
                 text = _changed(event, args, _writes)
             elif event == "os.chmod" or event == "os.chown" or event == "os.utime" \
@@ -675,21 +755,23 @@ def _user_processes() -> int:
 
 
 def enter(level: str, *, workdir: str, readable: Sequence[str],
-          channel: Optional[int] = None,
-          held: Sequence[str] = ()) -> tuple[str, Optional[Attempts]]:
+          channel: Optional[int] = None, held: Sequence[str] = (), listed: Sequence[str] = (),
+          homes: Sequence[str] = ()) -> tuple[str, Optional[Attempts]]:
     """Apply ``level`` to this process; return the isolation in force, in words, and the audit
     hook naming denied attempts (None below strict), to be installed (:meth:`Attempts.install`)
     before the audited code is imported: after dpaudit's own imports, which it would only slow
-    down. ``channel`` is the pipe the hook writes each attempt to; ``held`` says which of the
-    user's folders are not shared (:func:`shared_reads`), in the words of a Landlock child. The
-    child loses its capabilities at every level."""
+    down. ``channel`` is the pipe the hook writes each attempt to; ``readable``, ``listed`` and
+    ``held`` are what of the user's folders is shared, listed only, and not shared, in words
+    (:func:`shared_reads`); ``homes`` the machine's home folders (:func:`read_roots`). The child
+    loses its capabilities at every level."""
     drop_privileges()
     if level != "strict":
         return "process only", None
-    reads = read_roots(list(readable) + [workdir])
+    reads = read_roots(list(readable) + [workdir], homes)
+    listed = sorted({os.path.realpath(p) for p in listed if os.path.isdir(p)})
     writes, files = [workdir], ["/dev/null"]
     try:
-        abi = _landlock(reads, writes, files)
+        abi = _landlock(reads, writes, files, listed)
     except OSError as exc:
         words = f"process only (Landlock unavailable: {exc.strerror or exc})"
         try:
@@ -707,7 +789,8 @@ def enter(level: str, *, workdir: str, readable: Sequence[str],
         words += f"; seccomp unavailable: {exc.strerror or exc}"
     if held:
         words += "; not shared: " + "; ".join(held)
-    return words, Attempts(reads, writes, files, channel, words, metadata_refused=filtered)
+    return words, Attempts(reads, writes, files, channel, words, metadata_refused=filtered,
+                           listed=listed)
 
 
 def child_environment(passed: Iterable[str] = (), base: Optional[dict] = None) -> dict[str, str]:

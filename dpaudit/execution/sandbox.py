@@ -259,12 +259,14 @@ class SandboxExecutor:
         os.set_blocking(c2p_r, False)  # read a piece at a time, under the time limits (_receive)
         cpu = None if self.total_timeout is None else self.total_timeout * (os.cpu_count() or 1) + 30
         target = os.path.abspath(os.path.expanduser(self.path))  # the child works in its own folder
-        readable, held = shared_reads(os.getcwd(), target, pkg_root, pythonpath, user_homes())
+        homes = sorted(user_homes())
+        shared = shared_reads(os.getcwd(), target, pkg_root, pythonpath, homes)
         config = {"path": self.path, "target": target, "function": self.function,
                   "call_timeout": self.call_timeout,
                   "memory": self.memory, "cpu": cpu, "nofile": _NOFILE, "processes": _PROCESSES,
                   "isolation": self.isolation, "workdir": self._workdir, "counter": counter,
-                  "readable": readable, "held": held,
+                  "readable": shared.reads, "listed": shared.listed, "held": shared.held,
+                  "homes": homes,
                   "pythonpath": pythonpath, "attempts": tried_w}
         self._send.send_bytes(pickle.dumps(config))
 

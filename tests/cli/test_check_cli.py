@@ -9,6 +9,7 @@ report was asked for) a report that records the ERROR. Audits are kept tiny (``-
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -140,8 +141,11 @@ def test_two_targets_correct_and_buggy_with_every_report(tmp_path):
     float_case = cases["examples/buggy_mean.py:buggy_mean [float64]"].find("failure")
     assert "exact privacy loss" not in float_case.get("message") and "ε = 10" not in float_case.get("message")
     assert "porosity" in float_case.get("message")
-    # the printed command reruns to the same bound; --exit-zero keeps the verdict but exits 0
-    rerun = dpaudit(*reproduce[1].split()[2:], "--exit-zero", "--json", tmp_path / "again.json")
+    # the printed command (as a shell reads it: the comment that says why its confidence is not
+    # the run's left out) reruns to the same bound; --exit-zero keeps the verdict but exits 0
+    command = shlex.split(reproduce[1], comments=True)[2:]
+    assert "# --confidence: this target's share of the run's 0.95 over 2 targets" in reproduce[1]
+    rerun = dpaudit(*command, "--exit-zero", "--json", tmp_path / "again.json")
     assert rerun.returncode == 0 and "REFUTED" in rerun.stdout
     assert records(tmp_path / "again.json")[0]["epsilon_lower_bound"] == buggy["epsilon_lower_bound"]
 

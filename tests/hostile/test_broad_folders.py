@@ -61,13 +61,49 @@ def test_a_broad_folder_is_held_back_and_a_mechanism_kept_there_gets_its_file(tm
     project = home / "project"
     project.mkdir(parents=True)
     target = str(home / "m.py")
-    reads, held = shared_reads(str(home), target, str(project), ["/", str(project)], [str(home)])
-    assert reads == [target, str(project), str(project)]
-    assert held == [f"the working folder {home} (a user's home folder)",
-                    f"the mechanism's folder {home} (a user's home folder): only its file",
-                    "the PYTHONPATH entry / (the root of the file system)"]
-    reads, held = shared_reads(str(project), str(project / "m.py"), "/", [], [str(home)])
-    assert (reads, held) == ([str(project), str(project), "/dpaudit"], [])
+    shared = shared_reads(str(home), target, str(project), ["/", str(project)], [str(home)])
+    assert shared.reads == [str(project / "dpaudit"), target, str(project)] and not shared.listed
+    assert shared.held == [f"the working folder {home} (a user's home folder)",
+                           f"the mechanism's folder {home} (a user's home folder): only its file",
+                           "the PYTHONPATH entry / (the root of the file system)"]
+    shared = shared_reads(str(project), str(project / "m.py"), "/", [], [str(home)])
+    assert (shared.reads, shared.listed, shared.held) == (["/dpaudit", str(project)], [], [])
+
+
+def test_system_folders_and_what_lies_in_them_are_too_broad():
+    for path in ("/etc", "/etc/ssh", "/proc", "/proc/1", "/sys", "/dev", "/run", "/boot"):
+        assert too_broad(path, []) == f"the system's own {'/' + path.split('/')[1]}", path
+    for path in ("/opt", "/var", "/var/lib", "/srv", "/mnt", "/usr"):
+        assert too_broad(path, []) == "a folder of the system's", path
+    for path in ("/opt/app", "/srv/project", "/var/lib/jenkins/workspace/job"):
+        assert too_broad(path, []) is None, path
+
+
+def test_a_checkouts_credentials_are_held_back_entry_by_entry(tmp_path):
+    """actions/checkout leaves the job's token in .git/config: a working or mechanism's folder
+    that holds .git (or .env, .netrc, ...) is shared entry by entry without it."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    for name in ("m.py", ".env", ".env.local", "data.csv"):
+        (repo / name).write_text("x")
+    shared = shared_reads(str(repo), str(repo / "m.py"), str(tmp_path), [], [])
+    assert shared.listed == [str(repo)]
+    assert sorted(shared.reads) == sorted([str(tmp_path / "dpaudit"), str(repo / "src"),
+                                           str(repo / "m.py"), str(repo / "data.csv")])
+    assert shared.held == [f".env, .env.local, .git of the working folder {repo}"]
+
+
+def test_no_import_path_or_library_folder_shares_a_home_or_the_root(tmp_path, monkeypatch):
+    from dpaudit.execution import isolation  # private: the read roots of the strict child
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("LD_LIBRARY_PATH", f"{home}:/")
+    monkeypatch.syspath_prepend(str(home))  # as a .pth line would
+    roots = isolation.read_roots([], [str(home)])
+    assert str(home) not in roots and "/" not in roots
+    assert not any(r.startswith("/proc/sys/net") or r == "/proc/sys" for r in roots)
 
 
 def _run(arena, monkeypatch, cwd, mechanism, secret=None):
@@ -140,3 +176,20 @@ def test_a_mechanism_kept_in_the_home_folder_runs_on_its_file_alone(arena, monke
     code = run(["check", f"{home / 'm.py'}:f", *FLAGS])
     err = capfd.readouterr().err
     assert code == 3 and "No module named 'helper'" in err and "keep the mechanism in a folder of its own" in err, err
+
+
+@needs_landlock
+def test_a_mechanism_in_a_checkout_imports_its_neighbours_and_cannot_read_the_token(arena, monkeypatch):
+    repo = arena["tmp"] / "repo"
+    (repo / ".git").mkdir(parents=True)
+    token = repo / ".git" / "config"
+    token.write_text('[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3M=\n')
+    (repo / "helper.py").write_text(HONEST)
+    (repo / "m.py").write_text("from helper import f  # noqa\n")
+    code, rec = _run(arena, monkeypatch, repo, repo / "m.py")
+    assert (code, rec["verdict"]) == (0, "not_refuted"), rec.get("error")
+    assert rec["isolation"].endswith(f"not shared: .git of the working folder {repo}")
+    (repo / "m.py").write_text(READS_SECRET)
+    code, rec = _run(arena, monkeypatch, repo, repo / "m.py", token)
+    assert (code, rec["verdict"]) == (6, "error"), rec.get("error")
+    assert f"tried to read {token}" in rec["error"], rec["error"]
