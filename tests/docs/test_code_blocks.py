@@ -63,7 +63,7 @@ def test_the_readme_fits_on_a_screen_and_its_set_up_is_what_ci_runs():
         assert step in ci, f".ci/run does not run the README's {step!r}"
     assert tests.split(" && ")[1] in ci
     assert "mkdocs build --strict" in ci
-    assert "about 6 to 8 minutes on 2 cores" in README
+    assert "about 5 minutes on 2 cores" in README
 
 
 def test_the_docs_site_lists_every_page():
