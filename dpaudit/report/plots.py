@@ -191,8 +191,15 @@ def _sample_arrays(rec: Mapping[str, Any]) -> Optional[tuple[np.ndarray, np.ndar
 
 
 def _marked(h: Histogram) -> list[int]:
-    """The discrete outputs of ``h`` that are in its event S (their positions)."""
-    return [i for i, a in enumerate(h.atoms or ()) if num(a) is not None and num(a) in h.event_atoms]
+    """The discrete outputs of ``h`` that are in its event S (their positions): those it lists,
+    or, for a threshold or an interval, those in [lo, hi) (``output < 0`` holds -2 and -1)."""
+    values = [num(a) for a in (h.atoms or ())]
+    if h.event_atoms:
+        return [i for i, v in enumerate(values) if v is not None and v in h.event_atoms]
+    if h.event is None:
+        return []
+    lo, hi = h.event
+    return [i for i, v in enumerate(values) if v is not None and lo <= v < hi]
 
 
 def _shaded(h: Histogram) -> bool:
@@ -233,7 +240,7 @@ def histogram_data(rec: Mapping[str, Any]) -> Optional[Histogram]:
         if edges is not None and edges.size == p.size + 1:
             return Histogram(_normalise(p), _normalise(q), edges=edges, event=event)
         if isinstance(atoms, (list, tuple)) and len(atoms) == p.size:
-            return Histogram(_normalise(p), _normalise(q), atoms=tuple(atoms))
+            return Histogram(_normalise(p), _normalise(q), atoms=tuple(atoms), event=event)
         return None
     arrays = _sample_arrays(rec)
     if arrays is None:
@@ -248,7 +255,7 @@ def histogram_data(rec: Mapping[str, Any]) -> Optional[Histogram]:
         pa = np.array([(a == u).sum() for u in uniq], dtype=float)
         pb = np.array([(b == u).sum() for u in uniq], dtype=float)
         return Histogram(_normalise(pa), _normalise(pb), atoms=tuple(uniq.tolist()),
-                         event_atoms=_event_atoms(rec), label=label)
+                         event=event, event_atoms=_event_atoms(rec), label=label)
     lo, hi = np.quantile(both, [0.005, 0.995])
     edges = np.linspace(lo, hi if hi > lo else lo + 1.0, 61)
     # fractions of *all* samples (the 1% in the far tails is left out of the picture, not
@@ -414,8 +421,12 @@ def _hist_axes(ax, h: Histogram, eps: Optional[float]) -> None:
     else:
         x = np.arange(len(h.p))
         marked = _marked(h)
-        for k, i in enumerate(marked):
-            ax.axvspan(i - 0.5, i + 0.5, color=EVENT_COLOUR, alpha=0.10, label="event S" if k == 0 else None)
+        runs = [[i] for i in marked[:1]]  # neighbouring values in S, shaded as one span
+        for i in marked[1:]:
+            runs[-1].append(i) if i == runs[-1][-1] + 1 else runs.append([i])
+        for k, run in enumerate(runs):
+            ax.axvspan(run[0] - 0.5, run[-1] + 0.5, color=EVENT_COLOUR, alpha=0.10,
+                       label="event S" if k == 0 else None)
         ax.bar(x - 0.2, h.p, width=0.4, color=COLOURS[0], label="M(D)")
         ax.bar(x + 0.2, h.q, width=0.4, color=COLOURS[1], label="M(D′)")
         labels = _atom_labels(h.atoms or ())

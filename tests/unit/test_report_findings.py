@@ -473,16 +473,21 @@ def test_a_float64_fix_fits_its_event():
 
 def test_discrete_outputs_are_labelled_by_value_and_the_caption_shades_only_what_is_drawn():
     """A categorical histogram's ticks read the values (3.572e+86, not the first ten characters
-    3.57177037; -8, not -8.0), and its caption says the event S is shaded only where the panel
-    shades it."""
-    from dpaudit.report.plots import _atom_labels, record_svgs  # private: the tick labels drawn
+    3.57177037; -8, not -8.0); a threshold event shades the values it holds (``output > 0.9``:
+    1, 2 and 3), and the caption says the event S is shaded only where the panel shades it."""
+    from dpaudit.report.plots import _atom_labels, _marked, histogram_data, record_svgs  # private: what is drawn
 
     assert _atom_labels([3.5717703701e86, -8.0, -0.0, 0.5, "a$b"]) == ["3.572e+86", "-8", "0", "0.5", r"a\$b"]
     assert _atom_labels([1.00001, 1.00002]) == ["1.00001", "1.00002"]  # digits enough to tell apart
-    rec = record("old")
-    rec["details"]["samples"] = {"d": [1.0, 2.0, 2.0, 3.0] * 50, "d_prime": [1.0, 1.0, 2.0, 3.0] * 50}
+    rec = record("old")  # its event: output > 0.9
     del rec["details"]["bound_curve"]
-    (caption, svg), = record_svgs(rec, "x")  # the event "output > 0.9" is no set of atoms
-    assert "the event S not among the outputs shown" in caption and "shaded" not in caption
+    rec["details"]["samples"] = {"d": [0.0, 1.0, 2.0, 3.0] * 50, "d_prime": [0.0, 0.0, 2.0, 3.0] * 50}
+    assert _marked(histogram_data(rec)) == [1, 2, 3]
+    (caption, svg), = record_svgs(rec, "x")
+    assert "the event S shaded" in caption
     ticks = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
-    assert ticks[:3] == ["1", "2", "3"], ticks  # integral outputs read as integers, not 1.0
+    assert ticks[:4] == ["0", "1", "2", "3"], ticks  # integral outputs read as integers, not 1.0
+    rec["details"]["samples"] = {"d": [-3.0, -2.0] * 50, "d_prime": [-2.0, -1.0] * 50}
+    assert _marked(histogram_data(rec)) == []
+    (caption, svg), = record_svgs(rec, "x")
+    assert "the event S not among the outputs shown" in caption and "shaded" not in caption
