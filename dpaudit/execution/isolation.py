@@ -389,9 +389,17 @@ def _share(folder: str, name: str, out: Shared) -> None:
         out.held.append(f"nothing of {name} {folder}: more than {MAX_ENTRIES:,} entries, so "
                         f"{', '.join(secrets)} could not be held back")
     else:
+        # each entry is granted by the file it leads to: a link to a folder outside (a checkout's
+        # `notes -> ~/.ssh`) would grant that folder, where sharing the folder whole never follows
+        # a link out of it; such a link is left out
+        inside = os.path.realpath(folder) + "/"
+        kept = [os.path.join(folder, e) for e in entries if not secret_name(e)]
+        links = sorted(os.path.basename(k) for k in kept
+                       if os.path.islink(k) and not os.path.realpath(k).startswith(inside))
         out.listed.append(folder)
-        out.reads.extend(os.path.join(folder, e) for e in entries if not secret_name(e))
-        out.held.append(f"{', '.join(secrets)} of {name} {folder}")
+        out.reads.extend(k for k in kept if os.path.basename(k) not in links)
+        out.held.append(f"{', '.join(secrets)} of {name} {folder}" +
+                        (f", and its links out of it ({', '.join(links)})" if links else ""))
 
 
 class Attempts:

@@ -92,6 +92,14 @@ def test_a_checkouts_credentials_are_held_back_entry_by_entry(tmp_path):
     assert sorted(shared.reads) == sorted([str(tmp_path / "dpaudit"), str(repo / "src"),
                                            str(repo / "m.py"), str(repo / "data.csv")])
     assert shared.held == [f".env, .env.local, .git of the working folder {repo}"]
+    # an entry is granted by what it leads to: a link out of the folder is left out, one inside kept
+    (repo / "notes").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "elsewhere").mkdir()
+    (repo / "latest").symlink_to(repo / "src")
+    shared = shared_reads(str(repo), str(repo / "m.py"), str(tmp_path), [], [])
+    assert str(repo / "latest") in shared.reads and str(repo / "notes") not in shared.reads
+    assert shared.held == [f".env, .env.local, .git of the working folder {repo}, and its links "
+                           "out of it (notes)"]
 
 
 def test_no_import_path_or_library_folder_shares_a_home_or_the_root(tmp_path, monkeypatch):
@@ -193,3 +201,9 @@ def test_a_mechanism_in_a_checkout_imports_its_neighbours_and_cannot_read_the_to
     code, rec = _run(arena, monkeypatch, repo, repo / "m.py", token)
     assert (code, rec["verdict"]) == (6, "error"), rec.get("error")
     assert f"tried to read {token}" in rec["error"], rec["error"]
+    # nor through a link the checkout carries to a folder outside it
+    secret = _plant(arena["tmp"] / "elsewhere")
+    (repo / "notes").symlink_to(secret.parent)
+    code, rec = _run(arena, monkeypatch, repo, repo / "m.py", repo / "notes" / secret.name)
+    assert (code, rec["verdict"]) == (6, "error"), rec.get("error")
+    assert f"tried to read {repo / 'notes' / secret.name}" in rec["error"], rec["error"]
