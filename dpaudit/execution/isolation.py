@@ -389,17 +389,22 @@ def _share(folder: str, name: str, out: Shared) -> None:
         out.held.append(f"nothing of {name} {folder}: more than {MAX_ENTRIES:,} entries, so "
                         f"{', '.join(secrets)} could not be held back")
     else:
-        # each entry is granted by the file it leads to: a link to a folder outside (a checkout's
-        # `notes -> ~/.ssh`) would grant that folder, where sharing the folder whole never follows
-        # a link out of it; such a link is left out
-        inside = os.path.realpath(folder) + "/"
         kept = [os.path.join(folder, e) for e in entries if not secret_name(e)]
-        links = sorted(os.path.basename(k) for k in kept
-                       if os.path.islink(k) and not os.path.realpath(k).startswith(inside))
+        links = sorted(os.path.basename(k) for k in kept if not _leads_inside(k, folder))
         out.listed.append(folder)
         out.reads.extend(k for k in kept if os.path.basename(k) not in links)
         out.held.append(f"{', '.join(secrets)} of {name} {folder}" +
-                        (f", and its links out of it ({', '.join(links)})" if links else ""))
+                        (f", and its links to what is not shared ({', '.join(links)})" if links else ""))
+
+
+def _leads_inside(entry: str, folder: str) -> bool:
+    """Whether ``entry`` of ``folder``, its links resolved, leads to a place in the folder that is
+    not held back. An entry is granted by where it leads: a link out of the folder (a checkout's
+    ``notes -> ~/.ssh``) or to its ``.git`` would grant that, where a folder shared whole never
+    follows a link out of it."""
+    base = os.path.realpath(folder) + "/"
+    real = os.path.realpath(entry)
+    return real.startswith(base) and not secret_name(real[len(base):].split("/", 1)[0])
 
 
 class Attempts:
@@ -775,6 +780,11 @@ def enter(level: str, *, workdir: str, readable: Sequence[str],
     drop_privileges()
     if level != "strict":
         return "process only", None
+    # an entry of a folder shared entry by entry is granted by where it leads: checked again
+    # here, where the rules are made (_leads_inside)
+    folders = {os.path.abspath(p) for p in listed}
+    readable = [r for r in readable if os.path.dirname(os.path.abspath(r)) not in folders
+                or _leads_inside(r, os.path.dirname(os.path.abspath(r)))]
     reads = read_roots(list(readable) + [workdir], homes)
     listed = sorted({os.path.realpath(p) for p in listed if os.path.isdir(p)})
     writes, files = [workdir], ["/dev/null"]

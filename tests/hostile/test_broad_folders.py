@@ -96,10 +96,12 @@ def test_a_checkouts_credentials_are_held_back_entry_by_entry(tmp_path):
     (repo / "notes").symlink_to(tmp_path / "elsewhere")
     (tmp_path / "elsewhere").mkdir()
     (repo / "latest").symlink_to(repo / "src")
+    (repo / "history").symlink_to(repo / ".git")  # a link to what is held back
     shared = shared_reads(str(repo), str(repo / "m.py"), str(tmp_path), [], [])
     assert str(repo / "latest") in shared.reads and str(repo / "notes") not in shared.reads
+    assert str(repo / "history") not in shared.reads
     assert shared.held == [f".env, .env.local, .git of the working folder {repo}, and its links "
-                           "out of it (notes)"]
+                           "to what is not shared (history, notes)"]
 
 
 def test_no_import_path_or_library_folder_shares_a_home_or_the_root(tmp_path, monkeypatch):
