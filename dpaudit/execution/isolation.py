@@ -321,7 +321,7 @@ def user_homes() -> set[str]:
 #: keys. The folder is then shared entry by entry, these left out (:func:`shared_reads`)
 SECRET_NAMES = frozenset({".git", ".env", ".netrc", ".git-credentials", ".pypirc", ".npmrc",
                           ".aws", ".ssh", ".gnupg", ".docker", ".kube", ".terraform.d"})
-#: a folder with more entries than this is shared whole, its secret names included, and says so
+#: a folder holding a secret name beside more entries than this is not shared (one rule per entry)
 MAX_ENTRIES = 10_000
 
 
@@ -349,22 +349,25 @@ def shared_reads(cwd: str, target: str, package_root: str, pythonpath: Sequence[
     whole unless :func:`too_broad`: then the mechanism's folder is replaced by the mechanism's
     file (its neighbours cannot be imported), and a working folder or ``PYTHONPATH`` entry is
     left out. A working or mechanism's folder that holds an entry of :data:`SECRET_NAMES` is
-    shared entry by entry without it (up to :data:`MAX_ENTRIES`). Of the folder dpaudit is
+    shared entry by entry without it, or, beside more than :data:`MAX_ENTRIES` others, not at
+    all (a pull request must not switch the rule off by adding files). Of the folder dpaudit is
     imported from, only the ``dpaudit`` package (an editable install's is the whole checkout)."""
     homes = tuple(homes)
     out = Shared([os.path.join(package_root, "dpaudit")], [], [])
     why = too_broad(cwd, homes)
     if why:
         out.held.append(f"the working folder {cwd} ({why})")
-    else:
-        _share(cwd, "the working folder", out)
+    cwd_shared = not why and _share(cwd, "the working folder", out)
     folder = os.path.dirname(target)
     why = too_broad(folder, homes)
     if why:
-        out.reads.append(target)
         out.held.append(f"the mechanism's folder {folder} ({why}): only its file")
-    elif os.path.realpath(folder) != os.path.realpath(cwd) or too_broad(cwd, homes):
-        _share(folder, "the mechanism's folder", out)
+    if os.path.realpath(folder) == os.path.realpath(cwd) and not why:
+        shared = cwd_shared
+    else:
+        shared = not why and _share(folder, "the mechanism's folder", out)
+    if not shared:
+        out.reads.append(target)
     for entry in pythonpath:
         why = too_broad(entry, homes)
         if why:
@@ -374,20 +377,21 @@ def shared_reads(cwd: str, target: str, package_root: str, pythonpath: Sequence[
     return out
 
 
-def _share(folder: str, name: str, out: Shared) -> None:
-    """Share ``folder`` whole, or entry by entry without its :func:`secret_name` entries."""
+def _share(folder: str, name: str, out: Shared) -> bool:
+    """Share ``folder`` whole, or entry by entry without its :func:`secret_name` entries, or not
+    at all (too many entries to share one by one); whether it was shared."""
     try:
         entries = os.listdir(folder)
     except OSError:
         out.reads.append(folder)
-        return
+        return True
     secrets = sorted(e for e in entries if secret_name(e))
     if not secrets:
         out.reads.append(folder)
     elif len(entries) > MAX_ENTRIES:
-        out.reads.append(folder)
-        out.held.append(f"nothing of {name} {folder}: more than {MAX_ENTRIES:,} entries, so "
-                        f"{', '.join(secrets)} could not be held back")
+        out.held.append(f"{name} {folder} (it holds {', '.join(secrets)} beside more than "
+                        f"{MAX_ENTRIES:,} other entries, too many to share one by one)")
+        return False
     else:
         kept = [os.path.join(folder, e) for e in entries if not secret_name(e)]
         links = sorted(os.path.basename(k) for k in kept if not _leads_inside(k, folder))
@@ -395,6 +399,7 @@ def _share(folder: str, name: str, out: Shared) -> None:
         out.reads.extend(k for k in kept if os.path.basename(k) not in links)
         out.held.append(f"{', '.join(secrets)} of {name} {folder}" +
                         (f", and its links to what is not shared ({', '.join(links)})" if links else ""))
+    return True
 
 
 def _leads_inside(entry: str, folder: str) -> bool:

@@ -104,6 +104,22 @@ def test_a_checkouts_credentials_are_held_back_entry_by_entry(tmp_path):
                            "to what is not shared (history, notes)"]
 
 
+def test_a_checkout_with_too_many_entries_to_share_one_by_one_is_not_shared(tmp_path, monkeypatch):
+    """Beside .git, more entries than the rules may hold: the folder is not shared (its
+    mechanism's file is), so adding files in a pull request cannot switch the rule off."""
+    from dpaudit.execution import isolation  # private: the limit, lowered for the test
+
+    monkeypatch.setattr(isolation, "MAX_ENTRIES", 3)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    for name in ("m.py", "a", "b", "c"):
+        (repo / name).write_text("x")
+    shared = shared_reads(str(repo), str(repo / "m.py"), str(tmp_path), [], [])
+    assert shared.reads == [str(tmp_path / "dpaudit"), str(repo / "m.py")] and not shared.listed
+    assert shared.held == [f"the working folder {repo} (it holds .git beside more than 3 other "
+                           "entries, too many to share one by one)"]
+
+
 def test_no_import_path_or_library_folder_shares_a_home_or_the_root(tmp_path, monkeypatch):
     from dpaudit.execution import isolation  # private: the read roots of the strict child
 
