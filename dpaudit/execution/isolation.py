@@ -385,7 +385,7 @@ def _share(folder: str, name: str, out: Shared) -> bool:
     except OSError:
         out.reads.append(folder)
         return True
-    secrets = sorted(e for e in entries if secret_name(e))
+    secrets = sorted(_shown(e) for e in entries if secret_name(e))
     if not secrets:
         out.reads.append(folder)
     elif len(entries) > MAX_ENTRIES:
@@ -394,12 +394,19 @@ def _share(folder: str, name: str, out: Shared) -> bool:
         return False
     else:
         kept = [os.path.join(folder, e) for e in entries if not secret_name(e)]
-        links = sorted(os.path.basename(k) for k in kept if not _leads_inside(k, folder))
+        links = {k for k in kept if not _leads_inside(k, folder)}
         out.listed.append(folder)
-        out.reads.extend(k for k in kept if os.path.basename(k) not in links)
+        out.reads.extend(k for k in kept if k not in links)
+        links = sorted(_shown(os.path.basename(k)) for k in links)
         out.held.append(f"{', '.join(secrets)} of {name} {folder}" +
                         (f", and its links to what is not shared ({', '.join(links)})" if links else ""))
     return True
+
+
+def _shown(name: str) -> str:
+    """An entry's name as the words about it show it: quoted, escapes and all, unless plainly
+    printable (a checkout's file names are anyone's: ``.env.\x1b[2J`` must not reach a terminal)."""
+    return name if name.isprintable() else repr(name)
 
 
 def _leads_inside(entry: str, folder: str) -> bool:

@@ -92,6 +92,10 @@ def test_a_checkouts_credentials_are_held_back_entry_by_entry(tmp_path):
     assert sorted(shared.reads) == sorted([str(tmp_path / "dpaudit"), str(repo / "src"),
                                            str(repo / "m.py"), str(repo / "data.csv")])
     assert shared.held == [f".env, .env.local, .git of the working folder {repo}"]
+    (repo / ".env.\x1b[2J").write_text("x")  # a name that would clear a terminal is shown quoted
+    assert shared_reads(str(repo), str(repo / "m.py"), str(tmp_path), [], []).held == [
+        f"'.env.\\x1b[2J', .env, .env.local, .git of the working folder {repo}"]
+    (repo / ".env.\x1b[2J").unlink()
     # an entry is granted by what it leads to: a link out of the folder is left out, one inside kept
     (repo / "notes").symlink_to(tmp_path / "elsewhere")
     (tmp_path / "elsewhere").mkdir()
