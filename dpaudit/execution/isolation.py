@@ -233,29 +233,41 @@ SYS_READABLE = (
     "fs/cgroup/cpuacct/cpu.cfs_quota_us", "fs/cgroup/cpuacct/cpu.cfs_period_us")
 
 
-def _python_roots(homes: Iterable[str] = ()) -> set[str]:
+def _python_roots(homes: Iterable[str] = (), around: Optional["Shared"] = None) -> set[str]:
     """The Python installation and what its packages need outside the system folders: the
     prefixes, the import path (site-packages, dist-packages and what ``.pth`` files add), and the
     folders of ``LD_LIBRARY_PATH`` (a package's native libraries). /opt is granted only through
     these: a self-hosted runner keeps its credentials there (``/opt/actions-runner``). None that
     is :func:`too_broad` (``LD_LIBRARY_PATH=/root`` or a ``.pth`` line ``/`` once shared a home
-    or everything; the system folders are granted on their own)."""
+    or everything; the system folders are granted on their own). With ``around``, a folder that
+    is not the installation's is shared into it (:func:`share`: without its .git and the like)."""
     homes = tuple(homes)
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    roots |= {p for p in sys.path if p}
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    roots = {p for p in sys.path if p}
     roots |= {p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)
               if os.path.isabs(p)}
-    return {p for p in roots if not too_broad(p, homes)}
+    inside = tuple(os.path.realpath(p).rstrip("/") + "/" for p in prefixes)
+    kept = set(prefixes)
+    for p in roots:
+        if too_broad(p, homes):
+            continue
+        if around is None or (os.path.realpath(p) + "/").startswith(inside):
+            kept.add(p)
+        else:  # a folder a .pth line or LD_LIBRARY_PATH adds (an editable install's checkout)
+            share(p, "the import path's folder", around, [])
+    return {p for p in kept if not too_broad(p, homes)}
 
 
-def read_roots(extra: Sequence[str], homes: Iterable[str] = ()) -> list[str]:
+def read_roots(extra: Sequence[str], homes: Iterable[str] = (),
+               around: Optional["Shared"] = None) -> list[str]:
     """What the strict child may read: Python and its import path, the system folders (of /opt
     only what Python needs, of /etc and /sys only what :data:`ETC_READABLE` and
     :data:`SYS_READABLE` name), ``extra`` (the working and mechanism's folders, the user's
     ``PYTHONPATH``: :func:`shared_reads`). ``homes`` are the machine's home folders
     (:func:`user_homes`, told by dpaudit's process: the child's own ``HOME`` is its private
     folder)."""
-    roots = {"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", *_python_roots(homes), *DEVICES,
+    roots = {"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", *_python_roots(homes, around),
+             *DEVICES,
              *_etc_entries(), *(os.path.join("/sys", name) for name in SYS_READABLE)}
     # of /proc, only this process's own folder and the machine-wide facts: not other processes
     # (a parent's environment is readable there even under Landlock's ptrace rules), and of
@@ -316,13 +328,15 @@ def user_homes() -> set[str]:
     return homes
 
 
-#: entries of the working or the mechanism's folder never shared: a checkout's credentials
-#: (``actions/checkout`` leaves the job's token in ``.git/config``), environment files, a tool's
-#: keys. The folder is then shared entry by entry, these left out (:func:`shared_reads`)
+#: entries never shared from a working, mechanism's, ``PYTHONPATH`` or import-path folder, at
+#: any depth: a checkout's credentials (``actions/checkout`` leaves the job's token in
+#: ``.git/config``, a second checkout in its own ``.git``), environment files, a tool's keys. Such
+#: a folder is shared around them, entry by entry (:func:`shared_reads`)
 SECRET_NAMES = frozenset({".git", ".env", ".netrc", ".git-credentials", ".pypirc", ".npmrc",
                           ".aws", ".ssh", ".gnupg", ".docker", ".kube", ".terraform.d"})
-#: a folder holding a secret name beside more entries than this is not shared (one rule per entry)
-MAX_ENTRIES = 10_000
+#: a folder with more entries than this (all depths) and a secret name among them is not shared:
+#: one rule per entry, and a pull request must not switch the rule off by adding files
+MAX_ENTRIES = 50_000
 
 
 def secret_name(name: str) -> bool:
@@ -345,78 +359,117 @@ def shared_reads(cwd: str, target: str, package_root: str, pythonpath: Sequence[
                  homes: Iterable[str]) -> Shared:
     """What of the user's files the strict child may read (:class:`Shared`).
 
-    The working folder, the mechanism's folder and the user's ``PYTHONPATH`` entries are given
-    whole unless :func:`too_broad`: then the mechanism's folder is replaced by the mechanism's
-    file (its neighbours cannot be imported), and a working folder or ``PYTHONPATH`` entry is
-    left out. A working or mechanism's folder that holds an entry of :data:`SECRET_NAMES` is
-    shared entry by entry without it, or, beside more than :data:`MAX_ENTRIES` others, not at
-    all (a pull request must not switch the rule off by adding files). Of the folder dpaudit is
-    imported from, only the ``dpaudit`` package (an editable install's is the whole checkout)."""
+    The working folder, the mechanism's folder and the user's ``PYTHONPATH`` entries are shared
+    (:func:`share`) unless :func:`too_broad`: then the mechanism's folder is replaced by the
+    mechanism's file (its neighbours cannot be imported), and a working folder or ``PYTHONPATH``
+    entry is left out. The mechanism's file itself is always readable, unless it leads to what is
+    held back. Of the folder dpaudit is imported from, only the ``dpaudit`` package (an editable
+    install's is the whole checkout)."""
     homes = tuple(homes)
     out = Shared([os.path.join(package_root, "dpaudit")], [], [])
+    secrets: list[str] = []
     why = too_broad(cwd, homes)
     if why:
         out.held.append(f"the working folder {cwd} ({why})")
-    cwd_shared = not why and _share(cwd, "the working folder", out)
+    else:
+        share(cwd, "the working folder", out, secrets)
     folder = os.path.dirname(target)
     why = too_broad(folder, homes)
     if why:
         out.held.append(f"the mechanism's folder {folder} ({why}): only its file")
-    if os.path.realpath(folder) == os.path.realpath(cwd) and not why:
-        shared = cwd_shared
-    else:
-        shared = not why and _share(folder, "the mechanism's folder", out)
-    if not shared:
-        out.reads.append(target)
+    elif os.path.realpath(folder) != os.path.realpath(cwd) or too_broad(cwd, homes):
+        share(folder, "the mechanism's folder", out, secrets)
+    done = {os.path.realpath(p) for p in (cwd, folder)}  # shared above, or held back
     for entry in pythonpath:
         why = too_broad(entry, homes)
         if why:
             out.held.append(f"the PYTHONPATH entry {entry} ({why})")
+        elif os.path.realpath(entry) in done:
+            continue
+        elif _clear(entry, secrets, holding=False):
+            share(entry, "the PYTHONPATH entry", out, secrets)
         else:
-            out.reads.append(entry)
+            out.held.append(f"the PYTHONPATH entry {entry} (it leads to what is not shared)")
+    if _clear(target, secrets):
+        out.reads.append(target)  # a link to a file elsewhere too: the user named it
     return out
 
 
-def _share(folder: str, name: str, out: Shared) -> bool:
-    """Share ``folder`` whole, or entry by entry without its :func:`secret_name` entries, or not
-    at all (too many entries to share one by one); whether it was shared."""
-    try:
-        entries = os.listdir(folder)
-    except OSError:
+def share(folder: str, name: str, out: Shared, secrets: list) -> bool:
+    """Share ``folder`` (into ``out``; the paths held back are added to ``secrets``): whole when
+    no entry at any depth is a :func:`secret_name`; else around them: each folder on the way to
+    one may be listed, every other entry is read whole, and an entry that is a link to what is
+    not shared (out of the folder, or to a held-back entry) is left out; not at all beside more
+    than :data:`MAX_ENTRIES` entries. Whether it was shared. Runs in dpaudit's process for the
+    user's folders, and in the child for its own import path (a ``.pth`` line of an editable
+    install names a checkout)."""
+    found = _secrets_in(folder)
+    if found is None:
+        out.held.append(f"{name} {folder} (more than {MAX_ENTRIES:,} entries beside a .git, "
+                        ".env or the like: too many to share one by one)")
+        return False
+    if not found:
         out.reads.append(folder)
         return True
-    secrets = sorted(_shown(e) for e in entries if secret_name(e))
-    if not secrets:
-        out.reads.append(folder)
-    elif len(entries) > MAX_ENTRIES:
-        out.held.append(f"{name} {folder} (it holds {', '.join(secrets)} beside more than "
-                        f"{MAX_ENTRIES:,} other entries, too many to share one by one)")
-        return False
-    else:
-        kept = [os.path.join(folder, e) for e in entries if not secret_name(e)]
-        links = {k for k in kept if not _leads_inside(k, folder)}
-        out.listed.append(folder)
-        out.reads.extend(k for k in kept if k not in links)
-        links = sorted(_shown(os.path.basename(k)) for k in links)
-        out.held.append(f"{', '.join(secrets)} of {name} {folder}" +
-                        (f", and its links to what is not shared ({', '.join(links)})" if links else ""))
+    secrets.extend(found)
+    left: list[str] = []
+    _around(folder, folder, found, secrets, out, left)
+    shown = sorted(_shown(os.path.relpath(f, folder)) for f in found)
+    out.held.append(f"{', '.join(shown)} of {name} {folder}" +
+                    (f", and its links to what is not shared ({', '.join(sorted(left))})"
+                     if left else ""))
+    return True
+
+
+def _secrets_in(folder: str) -> Optional[list[str]]:
+    """The entries of ``folder``, at any depth, that are held back (links are not followed);
+    None beyond :data:`MAX_ENTRIES` entries."""
+    found, seen = [], 0
+    for root, dirs, files in os.walk(folder):
+        seen += len(dirs) + len(files)
+        if seen > MAX_ENTRIES:
+            return None
+        found += [os.path.join(root, n) for n in dirs + files if secret_name(n)]
+        dirs[:] = [d for d in dirs if not secret_name(d)]
+    return found
+
+
+def _around(top: str, folder: str, found: list, secrets: list, out: Shared, left: list) -> None:
+    """List ``folder`` and share its entries, around the held-back paths ``found`` beneath it."""
+    out.listed.append(folder)
+    try:
+        entries = sorted(os.listdir(folder))
+    except OSError:
+        return
+    for e in entries:
+        path = os.path.join(folder, e)
+        if path in found:
+            continue
+        if any(f.startswith(path + "/") for f in found):
+            _around(top, path, found, secrets, out, left)
+        elif os.path.realpath(path).startswith(os.path.realpath(top) + "/") \
+                and _clear(path, secrets):
+            out.reads.append(path)
+        else:
+            left.append(_shown(os.path.relpath(path, top)))
+
+
+def _clear(path: str, secrets: Sequence[str], holding: bool = True) -> bool:
+    """Whether ``path``, its links resolved, neither is, lies in nor (with ``holding``) holds a
+    held-back path."""
+    real = os.path.realpath(path)
+    for s in secrets:
+        r = os.path.realpath(s)
+        if real == r or real.startswith(r + "/") or (holding and r.startswith(real + "/")):
+            return False
     return True
 
 
 def _shown(name: str) -> str:
-    """An entry's name as the words about it show it: quoted, escapes and all, unless plainly
-    printable (a checkout's file names are anyone's: ``.env.\x1b[2J`` must not reach a terminal)."""
+    """A name as the words about what is held back show it: quoted, escapes and all, unless
+    plainly printable (a checkout's file names are anyone's: ``.env.\x1b[2J`` must not reach a
+    terminal)."""
     return name if name.isprintable() else repr(name)
-
-
-def _leads_inside(entry: str, folder: str) -> bool:
-    """Whether ``entry`` of ``folder``, its links resolved, leads to a place in the folder that is
-    not held back. An entry is granted by where it leads: a link out of the folder (a checkout's
-    ``notes -> ~/.ssh``) or to its ``.git`` would grant that, where a folder shared whole never
-    follows a link out of it."""
-    base = os.path.realpath(folder) + "/"
-    real = os.path.realpath(entry)
-    return real.startswith(base) and not secret_name(real[len(base):].split("/", 1)[0])
 
 
 class Attempts:
@@ -457,7 +510,8 @@ class Attempts:
                                 tuple(w.rstrip("/") + "/" for w in write),
                                 frozenset(write_files), channel, isolation, self._kept,
                                 type(self), metadata_refused,
-                                tuple(f.rstrip("/") + "/" for f in listed))
+                                tuple(f.rstrip("/") + "/" for f in sorted(listed, key=len,
+                                                                          reverse=True)))
 
     def install(self) -> None:
         sys.addaudithook(self._hook)
@@ -792,13 +846,11 @@ def enter(level: str, *, workdir: str, readable: Sequence[str],
     drop_privileges()
     if level != "strict":
         return "process only", None
-    # an entry of a folder shared entry by entry is granted by where it leads: checked again
-    # here, where the rules are made (_leads_inside)
-    folders = {os.path.abspath(p) for p in listed}
-    readable = [r for r in readable if os.path.dirname(os.path.abspath(r)) not in folders
-                or _leads_inside(r, os.path.dirname(os.path.abspath(r)))]
-    reads = read_roots(list(readable) + [workdir], homes)
-    listed = sorted({os.path.realpath(p) for p in listed if os.path.isdir(p)})
+    around = Shared([], [], [])  # what of the import path is shared around a .git (share)
+    reads = read_roots(list(readable) + [workdir], homes, around)
+    reads = sorted(set(reads) | {os.path.realpath(p) for p in around.reads if os.path.exists(p)})
+    listed = sorted({os.path.realpath(p) for p in [*listed, *around.listed] if os.path.isdir(p)})
+    held = [*held, *around.held]
     writes, files = [workdir], ["/dev/null"]
     try:
         abi = _landlock(reads, writes, files, listed)

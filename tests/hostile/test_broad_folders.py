@@ -62,12 +62,13 @@ def test_a_broad_folder_is_held_back_and_a_mechanism_kept_there_gets_its_file(tm
     project.mkdir(parents=True)
     target = str(home / "m.py")
     shared = shared_reads(str(home), target, str(project), ["/", str(project)], [str(home)])
-    assert shared.reads == [str(project / "dpaudit"), target, str(project)] and not shared.listed
+    assert shared.reads == [str(project / "dpaudit"), str(project), target] and not shared.listed
     assert shared.held == [f"the working folder {home} (a user's home folder)",
                            f"the mechanism's folder {home} (a user's home folder): only its file",
                            "the PYTHONPATH entry / (the root of the file system)"]
     shared = shared_reads(str(project), str(project / "m.py"), "/", [], [str(home)])
-    assert (shared.reads, shared.listed, shared.held) == (["/dpaudit", str(project)], [], [])
+    assert (shared.reads, shared.listed, shared.held) == (
+        ["/dpaudit", str(project), str(project / "m.py")], [], [])
 
 
 def test_system_folders_and_what_lies_in_them_are_too_broad():
@@ -89,8 +90,8 @@ def test_a_checkouts_credentials_are_held_back_entry_by_entry(tmp_path):
         (repo / name).write_text("x")
     shared = shared_reads(str(repo), str(repo / "m.py"), str(tmp_path), [], [])
     assert shared.listed == [str(repo)]
-    assert sorted(shared.reads) == sorted([str(tmp_path / "dpaudit"), str(repo / "src"),
-                                           str(repo / "m.py"), str(repo / "data.csv")])
+    assert set(shared.reads) == {str(tmp_path / "dpaudit"), str(repo / "src"), str(repo / "m.py"),
+                                 str(repo / "data.csv")}
     assert shared.held == [f".env, .env.local, .git of the working folder {repo}"]
     (repo / ".env.\x1b[2J").write_text("x")  # a name that would clear a terminal is shown quoted
     assert shared_reads(str(repo), str(repo / "m.py"), str(tmp_path), [], []).held == [
@@ -120,8 +121,8 @@ def test_a_checkout_with_too_many_entries_to_share_one_by_one_is_not_shared(tmp_
         (repo / name).write_text("x")
     shared = shared_reads(str(repo), str(repo / "m.py"), str(tmp_path), [], [])
     assert shared.reads == [str(tmp_path / "dpaudit"), str(repo / "m.py")] and not shared.listed
-    assert shared.held == [f"the working folder {repo} (it holds .git beside more than 3 other "
-                           "entries, too many to share one by one)"]
+    assert shared.held == [f"the working folder {repo} (more than 3 entries beside a .git, .env or "
+                           "the like: too many to share one by one)"]
 
 
 def test_no_import_path_or_library_folder_shares_a_home_or_the_root(tmp_path, monkeypatch):
@@ -229,3 +230,50 @@ def test_a_mechanism_in_a_checkout_imports_its_neighbours_and_cannot_read_the_to
     code, rec = _run(arena, monkeypatch, repo, repo / "m.py", repo / "notes" / secret.name)
     assert (code, rec["verdict"]) == (6, "error"), rec.get("error")
     assert f"tried to read {repo / 'notes' / secret.name}" in rec["error"], rec["error"]
+
+
+def test_credentials_at_any_depth_and_on_the_import_paths_are_held_back(tmp_path, monkeypatch):
+    """A second checkout's .git, a monorepo's backend/.env, a PYTHONPATH entry that is the
+    working folder or a link into its .git, a folder a .pth line adds: each is shared around what
+    it holds back; a mechanism file that links to a file elsewhere is still readable."""
+    from dpaudit.execution import isolation  # private: the import path's share
+
+    ws = tmp_path / "ws"
+    for d in ("a/.git", "b", "backend", "lib"):
+        (ws / d).mkdir(parents=True)
+    (ws / "a" / ".git" / "config").write_text("token")
+    (ws / "backend" / ".env").write_text("DB_PASSWORD=x")
+    (ws / "backend" / "app.py").write_text("x")
+    (ws / "lib" / "python").symlink_to(ws / "a" / ".git")
+    elsewhere = tmp_path / "elsewhere.py"
+    elsewhere.write_text(HONEST)
+    (ws / "b" / "m.py").symlink_to(elsewhere)
+    shared = shared_reads(str(ws), str(ws / "b" / "m.py"), str(tmp_path),
+                          [str(ws), str(ws / "lib" / "python")], [])
+    assert shared.held[0] == f"a/.git, backend/.env of the working folder {ws}"
+    assert f"the PYTHONPATH entry {ws / 'lib' / 'python'} (it leads to what is not shared)" in shared.held
+    assert set(shared.listed) >= {str(ws), str(ws / "a"), str(ws / "backend")}
+    assert str(ws / "backend" / "app.py") in shared.reads and str(ws / "b" / "m.py") in shared.reads
+    # ws/lib is shared whole: Landlock resolves its link python -> ../a/.git outside it
+    assert not any(r.endswith((".git", ".env")) or r in (str(ws), str(ws / "a")) for r in shared.reads)
+    assert len(shared.held) == 2  # the PYTHONPATH entry that is the working folder: shared above
+    # the child's own import path: a checkout a .pth line names is shared around its .git
+    monkeypatch.syspath_prepend(str(ws / "a"))
+    around = isolation.Shared([], [], [])
+    roots = isolation._python_roots([], around)  # private: the child's import-path roots
+    assert str(ws / "a") not in roots and str(ws / "a") in around.listed
+    assert f".git of the import path's folder {ws / 'a'}" in around.held
+
+
+@pytest.mark.slow
+@needs_landlock
+def test_a_second_checkouts_token_is_not_readable(arena, monkeypatch):
+    ws = arena["tmp"] / "ws"
+    (ws / "other" / ".git").mkdir(parents=True)
+    token = ws / "other" / ".git" / "config"
+    token.write_text("extraheader = AUTHORIZATION: basic eC1hY2Nlc3M=\n")
+    (ws / "main").mkdir()
+    (ws / "main" / "m.py").write_text(READS_SECRET)
+    code, rec = _run(arena, monkeypatch, ws, ws / "main" / "m.py", token)
+    assert (code, rec["verdict"]) == (6, "error"), rec.get("error")
+    assert f"tried to read {token}" in rec["error"], rec["error"]
