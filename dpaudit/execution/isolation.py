@@ -421,16 +421,26 @@ def share(folder: str, name: str, out: Shared, secrets: list) -> bool:
     return True
 
 
+#: folders not looked into for credential names: a virtual environment's (it holds a
+#: ``pyvenv.cfg``; a project's own ``.venv`` has tens of thousands of files), and caches a
+#: program writes. A checkout cannot carry a ``.git`` folder (git refuses the path), so what a
+#: pull request puts in them is its own, not the user's
+UNSEARCHED = frozenset({"__pycache__", "node_modules", ".mypy_cache", ".pytest_cache",
+                        ".ruff_cache", ".tox", ".nox"})
+
+
 def _secrets_in(folder: str) -> Optional[list[str]]:
-    """The entries of ``folder``, at any depth, that are held back (links are not followed);
-    None beyond :data:`MAX_ENTRIES` entries."""
+    """The entries of ``folder``, at any depth, that are held back (links are not followed, nor
+    are :data:`UNSEARCHED` folders and virtual environments); None beyond :data:`MAX_ENTRIES`
+    entries."""
     found, seen = [], 0
     for root, dirs, files in os.walk(folder):
         seen += len(dirs) + len(files)
         if seen > MAX_ENTRIES:
             return None
         found += [os.path.join(root, n) for n in dirs + files if secret_name(n)]
-        dirs[:] = [d for d in dirs if not secret_name(d)]
+        dirs[:] = [d for d in dirs if not secret_name(d) and d not in UNSEARCHED
+                   and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))]
     return found
 
 

@@ -277,3 +277,22 @@ def test_a_second_checkouts_token_is_not_readable(arena, monkeypatch):
     code, rec = _run(arena, monkeypatch, ws, ws / "main" / "m.py", token)
     assert (code, rec["verdict"]) == (6, "error"), rec.get("error")
     assert f"tried to read {token}" in rec["error"], rec["error"]
+
+
+def test_a_projects_virtual_environment_is_not_searched_nor_counted(tmp_path, monkeypatch):
+    """A project's own .venv holds tens of thousands of files: walking it would make a checkout
+    with .git unshareable (and slow), and a pull request cannot put the user's secrets there."""
+    from dpaudit.execution import isolation  # private: the limit, lowered for the test
+
+    monkeypatch.setattr(isolation, "MAX_ENTRIES", 6)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".venv" / "lib").mkdir(parents=True)
+    (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    for i in range(20):
+        (repo / ".venv" / "lib" / f"m{i}.py").write_text("x")
+    (repo / "node_modules").mkdir()
+    (repo / "m.py").write_text(HONEST)
+    shared = shared_reads(str(repo), str(repo / "m.py"), str(tmp_path), [], [])
+    assert shared.listed == [str(repo)] and str(repo / ".venv") in shared.reads
+    assert shared.held == [f".git of the working folder {repo}"]
