@@ -254,7 +254,7 @@ def _python_roots(homes: Iterable[str] = (), around: Optional["Shared"] = None) 
         if around is None or (os.path.realpath(p) + "/").startswith(inside):
             kept.add(p)
         else:  # a folder a .pth line or LD_LIBRARY_PATH adds (an editable install's checkout)
-            share(p, "the import path's folder", around, [])
+            share(p, "the import path's folder", around, [], homes)
     return {p for p in kept if not too_broad(p, homes)}
 
 
@@ -372,13 +372,13 @@ def shared_reads(cwd: str, target: str, package_root: str, pythonpath: Sequence[
     if why:
         out.held.append(f"the working folder {cwd} ({why})")
     else:
-        share(cwd, "the working folder", out, secrets)
+        share(cwd, "the working folder", out, secrets, homes)
     folder = os.path.dirname(target)
     why = too_broad(folder, homes)
     if why:
         out.held.append(f"the mechanism's folder {folder} ({why}): only its file")
     elif os.path.realpath(folder) != os.path.realpath(cwd) or too_broad(cwd, homes):
-        share(folder, "the mechanism's folder", out, secrets)
+        share(folder, "the mechanism's folder", out, secrets, homes)
     done = {os.path.realpath(p) for p in (cwd, folder)}  # shared above, or held back
     for entry in pythonpath:
         why = too_broad(entry, homes)
@@ -386,27 +386,54 @@ def shared_reads(cwd: str, target: str, package_root: str, pythonpath: Sequence[
             out.held.append(f"the PYTHONPATH entry {entry} ({why})")
         elif os.path.realpath(entry) in done:
             continue
-        elif _clear(entry, secrets, holding=False):
-            share(entry, "the PYTHONPATH entry", out, secrets)
+        elif _links_out(entry, (cwd, folder)):
+            # written inside the checkout, it leads out of it (a committed `src -> ~/.ssh`)
+            out.held.append(f"the PYTHONPATH entry {entry} (a link out of the folder it is in)")
         else:
-            out.held.append(f"the PYTHONPATH entry {entry} (it leads to what is not shared)")
+            share(entry, "the PYTHONPATH entry", out, secrets, homes)
     if _clear(target, secrets):
         out.reads.append(target)  # a link to a file elsewhere too: the user named it
     return out
 
 
-def share(folder: str, name: str, out: Shared, secrets: list) -> bool:
+def _links_out(path: str, folders: Sequence[str]) -> bool:
+    """Whether ``path``, written inside one of ``folders``, leads (links resolved) out of it."""
+    here = os.path.abspath(path)
+    for f in folders:
+        if here.startswith(os.path.abspath(f).rstrip("/") + "/"):
+            return not os.path.realpath(path).startswith(os.path.realpath(f).rstrip("/") + "/")
+    return False
+
+
+def _hidden(folder: str, secrets: Sequence[str], homes: Sequence[str]) -> bool:
+    """Whether ``folder``, its links resolved, is or lies in what is held back: a path with a
+    :func:`secret_name` in it, a held-back path of ``secrets``, or a hidden folder of a home
+    (``~/.ssh``, ``~/.config``: a committed link ``src -> ~/.ssh`` passed every other check)."""
+    real = os.path.realpath(folder)
+    if any(secret_name(part) for part in real.split("/")) or not _clear(folder, secrets, False):
+        return True
+    for home in homes:
+        base = os.path.realpath(home).rstrip("/") + "/"
+        if real.startswith(base) and real[len(base):].startswith("."):
+            return True
+    return False
+
+
+def share(folder: str, name: str, out: Shared, secrets: list, homes: Sequence[str] = ()) -> bool:
     """Share ``folder`` (into ``out``; the paths held back are added to ``secrets``): whole when
     no entry at any depth is a :func:`secret_name`; else around them: each folder on the way to
     one may be listed, every other entry is read whole, and an entry that is a link to what is
     not shared (out of the folder, or to a held-back entry) is left out; not at all beside more
     than :data:`MAX_ENTRIES` entries. Whether it was shared. Runs in dpaudit's process for the
     user's folders, and in the child for its own import path (a ``.pth`` line of an editable
-    install names a checkout)."""
+    install names a checkout). A folder that is or lies in what is held back (:func:`_hidden`)
+    is not shared."""
+    if _hidden(folder, secrets, homes):
+        out.held.append(f"{name} {folder} (it leads to what is not shared)")
+        return False
     found = _secrets_in(folder)
-    if found is None:
-        out.held.append(f"{name} {folder} (more than {MAX_ENTRIES:,} entries beside a .git, "
-                        ".env or the like: too many to share one by one)")
+    if isinstance(found, str):
+        out.held.append(f"{name} {folder} ({found})")
         return False
     if not found:
         out.reads.append(folder)
@@ -429,18 +456,23 @@ UNSEARCHED = frozenset({"__pycache__", "node_modules", ".mypy_cache", ".pytest_c
                         ".ruff_cache", ".tox", ".nox"})
 
 
-def _secrets_in(folder: str) -> Optional[list[str]]:
+def _secrets_in(folder: str) -> "list[str] | str":
     """The entries of ``folder``, at any depth, that are held back (links are not followed, nor
-    are :data:`UNSEARCHED` folders and virtual environments); None beyond :data:`MAX_ENTRIES`
-    entries."""
-    found, seen = [], 0
-    for root, dirs, files in os.walk(folder):
+    are :data:`UNSEARCHED` folders and virtual environments); or why it cannot be told: more
+    than :data:`MAX_ENTRIES` entries, or a folder in it that cannot be listed (a walk that
+    skipped it would share what it holds)."""
+    found: list[str] = []
+    seen, failed = 0, []
+    for root, dirs, files in os.walk(folder, onerror=failed.append):
         seen += len(dirs) + len(files)
         if seen > MAX_ENTRIES:
-            return None
+            return (f"more than {MAX_ENTRIES:,} entries to search for .git, .env and the like: "
+                    "too many to share one by one")
         found += [os.path.join(root, n) for n in dirs + files if secret_name(n)]
         dirs[:] = [d for d in dirs if not secret_name(d) and d not in UNSEARCHED
                    and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))]
+    if failed:
+        return "a folder in it cannot be listed, so it cannot be searched for .git, .env and the like"
     return found
 
 

@@ -121,8 +121,8 @@ def test_a_checkout_with_too_many_entries_to_share_one_by_one_is_not_shared(tmp_
         (repo / name).write_text("x")
     shared = shared_reads(str(repo), str(repo / "m.py"), str(tmp_path), [], [])
     assert shared.reads == [str(tmp_path / "dpaudit"), str(repo / "m.py")] and not shared.listed
-    assert shared.held == [f"the working folder {repo} (more than 3 entries beside a .git, .env or "
-                           "the like: too many to share one by one)"]
+    assert shared.held == [f"the working folder {repo} (more than 3 entries to search for .git, "
+                           ".env and the like: too many to share one by one)"]
 
 
 def test_no_import_path_or_library_folder_shares_a_home_or_the_root(tmp_path, monkeypatch):
@@ -296,3 +296,54 @@ def test_a_projects_virtual_environment_is_not_searched_nor_counted(tmp_path, mo
     shared = shared_reads(str(repo), str(repo / "m.py"), str(tmp_path), [], [])
     assert shared.listed == [str(repo)] and str(repo / ".venv") in shared.reads
     assert shared.held == [f".git of the working folder {repo}"]
+
+
+def test_a_link_committed_into_a_checkout_shares_nothing_it_leads_to(tmp_path):
+    """A committed `src -> ~/.ssh` (or to another checkout's .git, or to ~/.config), given as
+    PYTHONPATH=src or entered with cd: the home's hidden folders, what has a credential name in
+    its path and what a link leads to out of the checkout are not shared."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("key")
+    (home / ".config" / "gh").mkdir(parents=True)
+    other = home / "work" / "other"
+    (other / ".git").mkdir(parents=True)
+    repo = home / "work" / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "m.py").write_text(HONEST)
+    for name, to in (("src", home / ".ssh"), ("gsrc", other / ".git"), ("csrc", home / ".config")):
+        (repo / name).symlink_to(to)
+    homes = [str(home)]
+    shared = shared_reads(str(repo), str(repo / "m.py"), str(tmp_path),
+                          [str(repo / "src"), str(repo / "gsrc"), str(repo / "csrc")], homes)
+    assert not any(r.startswith((str(home / ".ssh"), str(home / ".config"), str(other)))
+                   or r.endswith(("src", "gsrc", "csrc")) for r in shared.reads), shared.reads
+    assert sum("(a link out of the folder it is in)" in h for h in shared.held) == 3, shared.held
+    # entered with cd: the working folder is a hidden folder of the home, or lies in a .git
+    for cwd in (home / ".ssh", other / ".git"):
+        shared = shared_reads(str(cwd), str(repo / "m.py"), str(tmp_path), [], homes)
+        assert shared.held[0] == f"the working folder {cwd} (it leads to what is not shared)"
+        assert not any(r.startswith(str(cwd)) for r in shared.reads)
+
+
+def test_a_folder_that_cannot_be_searched_is_not_shared(tmp_path, monkeypatch):
+    """A folder in the checkout that cannot be listed (a non-root user, mode 0311) would hide
+    a .env from the search: the checkout is then not shared."""
+    from dpaudit.execution import isolation  # private: the walk
+
+    repo = tmp_path / "repo"
+    (repo / "vendor").mkdir(parents=True)
+    walk = os.walk
+
+    def unlistable(top, onerror=None, **kw):
+        for root, dirs, files in walk(top, onerror=onerror, **kw):
+            if root.endswith("vendor") and onerror is not None:
+                onerror(PermissionError(13, "Permission denied", root))
+                continue
+            yield root, dirs, files
+
+    monkeypatch.setattr(isolation.os, "walk", unlistable)
+    shared = shared_reads(str(repo), str(repo / "m.py"), str(tmp_path), [], [])
+    assert shared.held == [f"the working folder {repo} (a folder in it cannot be listed, so it "
+                           "cannot be searched for .git, .env and the like)"]
+    assert str(repo) not in shared.reads
