@@ -44,6 +44,15 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
     import sys
 
     sys.dont_write_bytecode = False
+# The sandbox children run `python -B` (they write no bytecode) and import dpaudit's modules
+# without pytest's rewriting, so on a fresh clone each of them compiled those modules from source
+# until some other process happened to write their caches. The first process of the run (xdist's
+# controller) compiles them once; up to date, this only reads their times.
+if "PYTEST_XDIST_WORKER" not in os.environ:
+    import compileall
+    from pathlib import Path
+
+    compileall.compile_dir(str(Path(__file__).resolve().parent.parent / "dpaudit"), quiet=2)
 
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "headless_shell")
