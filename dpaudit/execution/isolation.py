@@ -391,8 +391,11 @@ def shared_reads(cwd: str, target: str, package_root: str, pythonpath: Sequence[
             out.held.append(f"the PYTHONPATH entry {entry} (a link out of the folder it is in)")
         else:
             share(entry, "the PYTHONPATH entry", out, secrets, homes)
-    if _clear(target, secrets):
-        out.reads.append(target)  # a link to a file elsewhere too: the user named it
+    # the mechanism's file, also as a link to a file elsewhere (the user named it), unless it
+    # leads to what is held back: run as Python, a .env's `KEY=value` names its value in the
+    # NameError it raises
+    if _clear(target, secrets) and not _hidden(target, secrets, homes):
+        out.reads.append(target)
     return out
 
 

@@ -319,6 +319,12 @@ def test_a_link_committed_into_a_checkout_shares_nothing_it_leads_to(tmp_path):
     assert not any(r.startswith((str(home / ".ssh"), str(home / ".config"), str(other)))
                    or r.endswith(("src", "gsrc", "csrc")) for r in shared.reads), shared.reads
     assert sum("(a link out of the folder it is in)" in h for h in shared.held) == 3, shared.held
+    # a mechanism file that links to a home's hidden file or to a .env is not shared: run as
+    # Python, `KEY=value` names the value in its NameError
+    (home / ".config" / "app.env").write_text("API_KEY=abc123\n")
+    (repo / "k.py").symlink_to(home / ".config" / "app.env")
+    shared = shared_reads(str(repo), str(repo / "k.py"), str(tmp_path), [], homes)
+    assert str(repo / "k.py") not in shared.reads
     # entered with cd: the working folder is a hidden folder of the home, or lies in a .git
     for cwd in (home / ".ssh", other / ".git"):
         shared = shared_reads(str(cwd), str(repo / "m.py"), str(tmp_path), [], homes)
