@@ -247,15 +247,15 @@ def _python_roots(homes: Iterable[str] = (), around: Optional["Shared"] = None) 
     roots |= {p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)
               if os.path.isabs(p)}
     inside = tuple(os.path.realpath(p).rstrip("/") + "/" for p in prefixes)
-    kept = set(prefixes)
-    for p in roots:
+    kept = {p for p in prefixes if not too_broad(p, homes)}
+    for p in sorted(roots):  # in order: the words of what is held back are the record's
         if too_broad(p, homes):
             continue
         if around is None or (os.path.realpath(p) + "/").startswith(inside):
             kept.add(p)
         else:  # a folder a .pth line or LD_LIBRARY_PATH adds (an editable install's checkout)
             share(p, "the import path's folder", around, [], homes)
-    return {p for p in kept if not too_broad(p, homes)}
+    return kept
 
 
 def read_roots(extra: Sequence[str], homes: Iterable[str] = (),
@@ -294,8 +294,9 @@ def too_broad(path: str, homes: Iterable[str]) -> Optional[str]:
     """Why the folder ``path`` is not given whole to the strict child (None when it may be): the
     root of the file system, the system's folders (:data:`SYSTEM_TREES`, :data:`SYSTEM_ROOTS`), a
     home folder in ``homes`` (:func:`user_homes`) or a folder that holds one (keys, cloud
-    credentials, shell history), or a shared temporary folder (:data:`SHARED_TEMP`). Run from ``/`` (a container's default working folder) or from ``~``,
-    the working folder once let the audited code read every file the user can."""
+    credentials, shell history), or a shared temporary folder (:data:`SHARED_TEMP`). Run from
+    ``/`` (a container's default working folder) or from ``~``, the working folder once let the
+    audited code read every file the user can."""
     real = os.path.realpath(path)
     if real == "/":
         return "the root of the file system"
@@ -423,7 +424,7 @@ def _hidden(folder: str, secrets: Sequence[str], homes: Sequence[str]) -> bool:
 
 
 def share(folder: str, name: str, out: Shared, secrets: list, homes: Sequence[str] = ()) -> bool:
-    """Share ``folder`` (into ``out``; the paths held back are added to ``secrets``): whole when
+    """Share ``folder`` (into ``out``; the real paths held back are added to ``secrets``): whole when
     no entry at any depth is a :func:`secret_name`; else around them: each folder on the way to
     one may be listed, every other entry is read whole, and an entry that is a link to what is
     not shared (out of the folder, or to a held-back entry) is left out; not at all beside more
@@ -441,7 +442,7 @@ def share(folder: str, name: str, out: Shared, secrets: list, homes: Sequence[st
     if not found:
         out.reads.append(folder)
         return True
-    secrets.extend(found)
+    secrets.extend(os.path.realpath(f) for f in found)
     left: list[str] = []
     _around(folder, folder, found, secrets, out, left)
     shown = sorted(_shown(os.path.relpath(f, folder)) for f in found)
@@ -492,8 +493,7 @@ def _around(top: str, folder: str, found: list, secrets: list, out: Shared, left
             continue
         if any(f.startswith(path + "/") for f in found):
             _around(top, path, found, secrets, out, left)
-        elif os.path.realpath(path).startswith(os.path.realpath(top) + "/") \
-                and _clear(path, secrets):
+        elif not _links_out(path, (top,)) and _clear(path, secrets):
             out.reads.append(path)
         else:
             left.append(_shown(os.path.relpath(path, top)))
@@ -501,10 +501,9 @@ def _around(top: str, folder: str, found: list, secrets: list, out: Shared, left
 
 def _clear(path: str, secrets: Sequence[str], holding: bool = True) -> bool:
     """Whether ``path``, its links resolved, neither is, lies in nor (with ``holding``) holds a
-    held-back path."""
+    held-back path (``secrets``: real paths, as :func:`share` keeps them)."""
     real = os.path.realpath(path)
-    for s in secrets:
-        r = os.path.realpath(s)
+    for r in secrets:
         if real == r or real.startswith(r + "/") or (holding and r.startswith(real + "/")):
             return False
     return True
