@@ -241,7 +241,7 @@ def main() -> None:  # pragma: no cover - runs in the child; covered by tests/un
                                 held=config["held"], listed=config["listed"],
                                 homes=config["homes"])
     # the user's folders the child may import from, where Landlock holds it to them
-    # (isolation.shared_reads: those shared whole or entry by entry)
+    # (shares.shared_reads: those shared whole or entry by entry)
     shared = None
     if attempts is not None:
         shared = {os.path.realpath(p) for p in [*config["readable"], *config["listed"]]}

@@ -62,7 +62,8 @@ from dpaudit.errors import InvalidArgument, LoadError, MechanismError, TimeLimit
 from dpaudit.execution import safe_pickle
 from dpaudit.execution.base import BatchTask
 from dpaudit.execution.child import ENGINE_CALL_FLOOR, KILL_GRACE, WATCHDOG_EXIT
-from dpaudit.execution.isolation import child_environment, shared_reads, user_homes
+from dpaudit.execution.isolation import child_environment
+from dpaudit.execution.shares import shared_reads, user_homes
 from dpaudit.execution.process import OutputTail, StopOnSignals, describe_exit, kill_tree, printable
 from dpaudit.execution.shared_outputs import OutputPool
 from dpaudit.execution.wire import (MAX_REPLY_BYTES, AuditedFile, ForgedReply, Frame, child_text,

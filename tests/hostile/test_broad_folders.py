@@ -1,4 +1,4 @@
-"""Folders too broad to share with the audited code (``dpaudit.execution.isolation.shared_reads``).
+"""Folders too broad to share with the audited code (``dpaudit.execution.shares.shared_reads``).
 
 The strict child may read the working folder and the mechanism's folder. Run from ``/`` (a
 container's default working folder), from the home folder or from /tmp, that was every file the
@@ -14,7 +14,8 @@ import os
 
 import pytest
 
-from dpaudit.execution.isolation import landlock_abi, shared_reads, too_broad, user_homes
+from dpaudit.execution.isolation import landlock_abi
+from dpaudit.execution.shares import shared_reads, too_broad, user_homes
 from .test_hostile import arena  # noqa: F401 - the fixture
 
 ABI = landlock_abi()
@@ -112,9 +113,9 @@ def test_a_checkouts_credentials_are_held_back_entry_by_entry(tmp_path):
 def test_a_checkout_with_too_many_entries_to_share_one_by_one_is_not_shared(tmp_path, monkeypatch):
     """Beside .git, more entries than the rules may hold: the folder is not shared (its
     mechanism's file is), so adding files in a pull request cannot switch the rule off."""
-    from dpaudit.execution import isolation  # private: the limit, lowered for the test
+    from dpaudit.execution import shares  # the limit, lowered for the test
 
-    monkeypatch.setattr(isolation, "MAX_ENTRIES", 3)
+    monkeypatch.setattr(shares, "MAX_ENTRIES", 3)
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     for name in ("m.py", "a", "b", "c"):
@@ -236,7 +237,7 @@ def test_credentials_at_any_depth_and_on_the_import_paths_are_held_back(tmp_path
     """A second checkout's .git, a monorepo's backend/.env, a PYTHONPATH entry that is the
     working folder or a link into its .git, a folder a .pth line adds: each is shared around what
     it holds back; a mechanism file that links to a file elsewhere is still readable."""
-    from dpaudit.execution import isolation  # private: the import path's share
+    from dpaudit.execution import isolation, shares  # private: the child's import-path roots
 
     ws = tmp_path / "ws"
     for d in ("a/.git", "b", "backend", "lib"):
@@ -259,7 +260,7 @@ def test_credentials_at_any_depth_and_on_the_import_paths_are_held_back(tmp_path
     assert len(shared.held) == 2  # the PYTHONPATH entry that is the working folder: shared above
     # the child's own import path: a checkout a .pth line names is shared around its .git
     monkeypatch.syspath_prepend(str(ws / "a"))
-    around = isolation.Shared([], [], [])
+    around = shares.Shared([], [], [])
     roots = isolation._python_roots([], around)  # private: the child's import-path roots
     assert str(ws / "a") not in roots and str(ws / "a") in around.listed
     assert f".git of the import path's folder {ws / 'a'}" in around.held
@@ -282,9 +283,9 @@ def test_a_second_checkouts_token_is_not_readable(arena, monkeypatch):
 def test_a_projects_virtual_environment_is_not_searched_nor_counted(tmp_path, monkeypatch):
     """A project's own .venv holds tens of thousands of files: walking it would make a checkout
     with .git unshareable (and slow), and a pull request cannot put the user's secrets there."""
-    from dpaudit.execution import isolation  # private: the limit, lowered for the test
+    from dpaudit.execution import shares  # the limit, lowered for the test
 
-    monkeypatch.setattr(isolation, "MAX_ENTRIES", 6)
+    monkeypatch.setattr(shares, "MAX_ENTRIES", 6)
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     (repo / ".venv" / "lib").mkdir(parents=True)
@@ -335,7 +336,7 @@ def test_a_link_committed_into_a_checkout_shares_nothing_it_leads_to(tmp_path):
 def test_a_folder_that_cannot_be_searched_is_not_shared(tmp_path, monkeypatch):
     """A folder in the checkout that cannot be listed (a non-root user, mode 0311) would hide
     a .env from the search: the checkout is then not shared."""
-    from dpaudit.execution import isolation  # private: the walk
+    from dpaudit.execution import shares  # the walk
 
     repo = tmp_path / "repo"
     (repo / "vendor").mkdir(parents=True)
@@ -348,7 +349,7 @@ def test_a_folder_that_cannot_be_searched_is_not_shared(tmp_path, monkeypatch):
                 continue
             yield root, dirs, files
 
-    monkeypatch.setattr(isolation.os, "walk", unlistable)
+    monkeypatch.setattr(shares.os, "walk", unlistable)
     shared = shared_reads(str(repo), str(repo / "m.py"), str(tmp_path), [], [])
     assert shared.held == [f"the working folder {repo} (a folder in it cannot be listed, so it "
                            "cannot be searched for .git, .env and the like)"]
