@@ -282,6 +282,28 @@ def _executor_option(args: argparse.Namespace) -> Optional[str]:
     return value
 
 
+def _read_by_run(targets: Any, config_path: Optional[str]) -> dict[str, str]:
+    """``{real path: path as given}`` of the files a check run reads: each target's file
+    (``FILE.py`` or ``FILE.py:FUNCTION``) and the pyproject.toml its settings come from."""
+    read: dict[str, str] = {}
+    for t in [*(targets or ()), config_path]:
+        if not isinstance(t, str):
+            continue
+        for path in (t, t.rpartition(":")[0]):
+            if path and os.path.isfile(path):
+                read.setdefault(os.path.realpath(path), path)
+    return read
+
+
+def reports_apart(reports: Mapping[str, Any], targets: Any,
+                  config_path: Optional[str] = None) -> dict[str, Any]:
+    """``reports`` less those whose path is a file the run reads (:func:`_read_by_run`): what an
+    error may still be written to (a refused run must not overwrite the code it was given)."""
+    read = _read_by_run(targets, config_path)
+    return {fmt: None if path is not None and os.path.realpath(os.fspath(path)) in read else path
+            for fmt, path in reports.items()}
+
+
 def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any]] = None,
                      config_path: Optional[str] = None) -> CheckSettings:
     """Validate the flags of ``dpaudit check`` and merge them over ``config`` (the
@@ -329,6 +351,11 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
             if key in seen:  # the second format would overwrite the first
                 raise InvalidArgument(f"--{seen[key]} and --{fmt} both write {path}")
             seen[key] = fmt
+    for key, fmt in seen.items():
+        read = _read_by_run(targets, config_path).get(key)
+        if read is not None:  # the report would replace the code (or settings) under audit
+            raise InvalidArgument(f"--{fmt} {reports[fmt]} would overwrite {read}, which this run "
+                                  f"reads: give the report another path")
     return CheckSettings(
         target_claims=tables,
         config_dir=os.path.dirname(os.path.abspath(config_path)) if config_path else None,

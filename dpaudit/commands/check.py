@@ -22,7 +22,7 @@ import time
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from dpaudit import reproduce as _reproduce
-from dpaudit.config import CheckSettings, read_config, resolve_settings
+from dpaudit.config import CheckSettings, read_config, reports_apart, resolve_settings
 from dpaudit.errors import DpauditError, InvalidArgument, LoadError, UsageError
 from dpaudit.exitcodes import ExitCode, exit_code
 from dpaudit.pipeline.target import clean_record
@@ -60,11 +60,13 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     command = shlex.join(["dpaudit", *getattr(args, "argv", sys.argv[1:])])
     reports = report_paths(args)
     targets = args.target if isinstance(args.target, (list, tuple)) else [args.target]
+    config_path = None
     try:
         config, config_path = read_config()
         settings = resolve_settings(args, config, config_path)
     except DpauditError as exc:
-        write_reports(_error_records(targets, str(exc), command), reports, None, started, command)
+        write_reports(_error_records(targets, str(exc), command),
+                      reports_apart(reports, targets, config_path), None, started, command)
         raise UsageError(str(exc)) from None
     from dpaudit.progress import Progress
 

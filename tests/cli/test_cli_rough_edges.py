@@ -228,3 +228,19 @@ def test_a_file_of_library_targets_runs_each_in_process(tmp_path):
     assert [r["family"]["targets"] for r in recs] == [2, 2]
     assert "reproduce: dpaudit check lib:targets.py:misused --samples=20000 --confidence=0.975 " \
            "--seed=20261122 --in-process --float=error" in proc.stdout
+
+
+def test_a_report_path_that_is_the_audited_file_is_refused_and_the_file_kept(tmp_path):
+    # `--json mech.py` replaced the mechanism's source with the report (exit 0); the refusal's
+    # error record went there too. Now one line, exit 3, the file as it was, and the other report
+    # still says why nothing ran
+    mech = tmp_path / "mech.py"
+    source = open(os.path.join(ROOT, "examples", "laplace_sum.py"), encoding="utf-8").read()
+    mech.write_text(source, encoding="utf-8")
+    for flags in (["--json", "mech.py"], ["--html", "./mech.py", "--json", "r.json"]):
+        proc = dpaudit("check", "mech.py:noisy_sum", *TINY, *flags, cwd=tmp_path)
+        assert proc.returncode == ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
+        assert "would overwrite mech.py, which this run reads" in proc.stderr
+        assert mech.read_text(encoding="utf-8") == source
+    (rec,) = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert rec["verdict"] == "error" and "would overwrite mech.py" in rec["error"]
