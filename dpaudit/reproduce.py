@@ -90,12 +90,24 @@ def claim_flags(*, epsilon: Optional[float] = None, delta: Optional[float] = Non
     return parts
 
 
+def access_flags(settings: Any, in_process: bool = False) -> list[str]:
+    """The sandbox flags of ``settings`` that a rerun needs to give the code what it had:
+    ``--isolation=process`` (strict is the default; none is ``--in-process``) and a
+    ``--pass-env=NAME`` per variable passed in."""
+    if settings is None:
+        return []
+    parts = [] if in_process or getattr(settings, "isolation", "strict") != "process" \
+        else ["--isolation=process"]
+    return parts + [f"--pass-env={name}" for name in getattr(settings, "pass_env", ()) or ()]
+
+
 def check_line(target: str, engine_flags: Sequence[str] = (), *, seed: int,
                samples: Optional[int] = None, confidence: Optional[float] = None,
                in_process: bool = False, call_timeout: Optional[float] = None,
                memory: Optional[int] = None, early_stop: bool = True,
                float_policy: Optional[str] = None, replay_stage: bool = True,
-               own_randomness: bool = False, timeout: Optional[float] = None) -> str:
+               own_randomness: bool = False, timeout: Optional[float] = None,
+               settings: Any = None) -> str:
     """The one builder of ``dpaudit check`` reproduce lines: the target, the flags its engine
     gives (its mode, ``--replay`` or ``--sensitivity=B`` or ``--rho=R``, then the claim and its
     own options: the ``flags`` of the engine's stage), then every run setting that changes the
@@ -104,7 +116,9 @@ def check_line(target: str, engine_flags: Sequence[str] = (), *, seed: int,
     always in this order. Settings equal to their default (:func:`dpaudit.config.defaults`) are
     left out; ``None`` means "not given". ``timeout`` is given only for a result the time limit
     cut short (its numbers depend on the limit; a rerun without it would also run the whole
-    budget, however long that takes)."""
+    budget, however long that takes). ``settings`` (the run's :class:`~dpaudit.config.CheckSettings`)
+    adds what the sandbox gave the code beyond its default (:func:`access_flags`): a mechanism
+    that reads a passed variable is an ERROR without it."""
     from dpaudit.config import defaults
 
     default = defaults()
@@ -116,6 +130,7 @@ def check_line(target: str, engine_flags: Sequence[str] = (), *, seed: int,
     parts.append(f"--seed={int(seed)}")
     if in_process:
         parts.append("--in-process")
+    parts += access_flags(settings, in_process)
     if call_timeout is not None and call_timeout != default["call-timeout"]:
         parts.append(f"--call-timeout={number(call_timeout)}")  # reruns a hang the same way
     if memory is not None and memory != default["memory"]:
@@ -136,14 +151,15 @@ def check_command(target: str, *, epsilon: float, delta: float, neighbours: Any,
                   confidence: Optional[float] = None, call_timeout: Optional[float] = None,
                   memory: Optional[int] = None, own_randomness: bool = False,
                   early_stop: bool = True, float_policy: Optional[str] = None,
-                  replay_stage: bool = True) -> str:
+                  replay_stage: bool = True, settings: Any = None) -> str:
     """The ``dpaudit check`` line that reruns one target's sampled audit from anywhere: the
     claim as audited (:func:`claim_flags`) and the run's settings (:func:`check_line`)."""
     flags = claim_flags(epsilon=epsilon, delta=delta, neighbours=neighbours, domain=domain,
                         size=size)
     return check_line(target, flags, seed=seed, samples=samples, confidence=confidence,
                       call_timeout=call_timeout, memory=memory, own_randomness=own_randomness,
-                      early_stop=early_stop, float_policy=float_policy, replay_stage=replay_stage)
+                      early_stop=early_stop, float_policy=float_policy, replay_stage=replay_stage,
+                      settings=settings)
 
 
 def sensitivity_command(target: str, *, seed: int, **search: Any) -> str:

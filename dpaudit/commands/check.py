@@ -47,7 +47,7 @@ def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbou
         confidence=settings.target_confidence, call_timeout=settings.call_timeout,
         memory=settings.memory, own_randomness=own_randomness,
         early_stop=settings.early_stop, float_policy=float_policy,
-        replay_stage=settings.replay_stage)
+        replay_stage=settings.replay_stage, settings=settings)
 
 
 # -- the run -------------------------------------------------------------------------------------

@@ -325,7 +325,7 @@ def _refused(run: Any, exc: Exception) -> dict:
     if run.spec is None:
         run.spec = run.target.spec()
     line = check_line(run.target.name, engine.flags(run), seed=run.settings.seed,
-                      in_process=run.target.in_process_flag)
+                      in_process=run.target.in_process_flag, settings=run.settings)
     kind = "replay" if engine.name == "replay" else "audit"
     rec = _error(run.target.name, str(exc), line, kind=kind)
     if run.target.library:

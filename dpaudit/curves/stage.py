@@ -51,6 +51,6 @@ class CurveAudit:
             result, reproduce=check_line(target.name, self.flags(run), seed=s.seed,
                                          samples=s.samples, confidence=run.confidence,
                                          in_process=target.in_process_flag,
-                                         early_stop=s.early_stop),
+                                         early_stop=s.early_stop, settings=s),
             isolation=target.isolation,
             location=location(run.spec.source) if run.spec.source else None)

@@ -182,7 +182,7 @@ class SampledAudit:
                           call_timeout=s.call_timeout, memory=s.memory,
                           own_randomness=own_randomness, early_stop=s.early_stop,
                           float_policy=run.spec.float_policy, replay_stage=s.replay_stage,
-                          timeout=s.timeout if cut else None)
+                          timeout=s.timeout if cut else None, settings=s)
 
     def run(self, run: Run) -> None:
         import dpaudit.auditor

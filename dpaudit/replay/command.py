@@ -78,7 +78,8 @@ def reproduce_line(name: str, spec: Any, settings: Any, *, nonfinite: bool = Fal
     """The ``dpaudit check --replay`` line that replays a replay audit."""
     from dpaudit.reproduce import check_line
 
-    return check_line(name, flags(spec, nonfinite=nonfinite), seed=int(settings.seed))
+    return check_line(name, flags(spec, nonfinite=nonfinite), seed=int(settings.seed),
+                      settings=settings)
 
 
 def run_replay(spec: Any, settings: Any, name: str, *, func: Optional[Callable] = None,

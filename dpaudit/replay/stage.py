@@ -26,7 +26,8 @@ def _reproduce(run: Any, nonfinite: bool) -> str:
 
     claim = run.target.claim_flags(run.spec)
     return check_line(run.target.name, flags(run.spec, nonfinite=nonfinite, claim=claim),
-                      seed=int(run.settings.seed), in_process=run.target.in_process_flag)
+                      seed=int(run.settings.seed), in_process=run.target.in_process_flag,
+                      settings=run.settings)
 
 
 def _replay(run: Any, nonfinite: bool, timeout: Optional[float], *, engine: bool) -> dict:

@@ -91,7 +91,7 @@ def reproduce_line(name: str, settings: CheckSettings, claim: Mapping[str, Any])
     """The command that reruns the search (:func:`dpaudit.reproduce.check_line`)."""
     from dpaudit.reproduce import check_line
 
-    return check_line(name, _flags(settings, claim), seed=settings.seed)
+    return check_line(name, _flags(settings, claim), seed=settings.seed, settings=settings)
 
 
 def check_sensitivity_of(name: str, settings: CheckSettings, executor: Optional[SandboxExecutor],

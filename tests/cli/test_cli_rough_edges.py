@@ -244,3 +244,24 @@ def test_a_report_path_that_is_the_audited_file_is_refused_and_the_file_kept(tmp
         assert mech.read_text(encoding="utf-8") == source
     (rec,) = json.loads((tmp_path / "r.json").read_text())["results"]
     assert rec["verdict"] == "error" and "would overwrite mech.py" in rec["error"]
+
+
+def test_the_reproduce_line_gives_the_code_what_the_sandbox_gave_it(tmp_path):
+    # a mechanism that reads a passed variable was an ERROR when rerun from its reproduce line:
+    # the line dropped --pass-env (and --isolation process)
+    (tmp_path / "env_mech.py").write_text(textwrap.dedent("""\
+        import os
+        import dpaudit
+
+        @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=3)
+        def mech(data, rng):
+            return float(sum(data)) + rng.laplace(0, 1.0 / float(os.environ["SCALE_FROM_ENV"]))
+        """), encoding="utf-8")
+    env = dict(os.environ, SCALE_FROM_ENV="1")
+    first = dpaudit_process("check", "env_mech.py", *TINY, "--float", "off", "--isolation",
+                            "process", "--pass-env", "SCALE_FROM_ENV", cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    line = first.stdout.strip().splitlines()[-1]
+    assert "--isolation=process --pass-env=SCALE_FROM_ENV" in line, line
+    again = dpaudit_process(*shlex.split(line.removeprefix("reproduce: "))[1:], cwd=tmp_path, env=env)
+    assert again.returncode == 0 and again.stdout.splitlines()[0] == first.stdout.splitlines()[0]
