@@ -79,6 +79,6 @@ def flat_output(out: Any) -> Optional[np.ndarray]:
     """An output as a flat float array (numbers, bools, tuples/lists/arrays of them), else None."""
     try:
         a = np.asarray(out, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # an int past the double's range: no float
         return None
     return a.reshape(-1)

@@ -142,3 +142,16 @@ def test_a_forged_replay_record_from_the_child_is_the_mechanisms_error_and_the_s
     assert "\x1b" not in proc.stdout + json.dumps(rec)
     assert rec["verdict"] == "error" and rec["samples"] > 0 and proc.returncode == 6
     assert "the sampling alone: NOT REFUTED" in rec["error"] and "refused" in proc.stdout
+
+
+def test_an_integer_past_the_double_range_is_replayed_not_an_internal_error(tmp_path):
+    # ints beyond the double's range are outputs like any other (categories); the replay laid
+    # them out as floats and stopped with an internal OverflowError blamed on no one
+    (tmp_path / "huge.py").write_text(
+        "import dpaudit\n\n"
+        "@dpaudit.mechanism(epsilon=1.0, neighbours='add-remove', domain=(0, 1), size=3)\n"
+        "def mech(data, rng):\n"
+        "    return 10**400 + int(rng.integers(0, 3))\n", encoding="utf-8")
+    proc = in_process("check", "huge.py", "--replay", "--in-process", cwd=tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("huge.py:mech: NOT REFUTED") and "OverflowError" not in proc.stdout
