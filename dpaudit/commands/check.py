@@ -138,6 +138,7 @@ def _check_all(settings: CheckSettings, progress: Any, deadline: Optional[float]
         if records[done:]:
             progress.finish(records[done])  # the line of the target under way, as a report has it
         write_reports(records, reports, settings.seed, started, command, progress)
+        progress.reproduce(records[: done + 1])  # those done, and the one cut: rerun, it finishes
         raise
     finally:
         stop.restore()
@@ -238,13 +239,34 @@ def _interrupted_record(target: str, partial: Mapping[str, Any], why: str, comma
     else:
         done = f"; stages finished: {', '.join(stages)}" if stages else "; no stage finished"
         message = (f"interrupted ({why}) during the {under_way or 'set-up'} before the audit "
-                   f"finished{done}")
+                   f"finished{done}{_sampled_so_far(partial.get('sampling'))}")
     rec = _error_record(partial.get("name") or target, message, partial.get("reproduce") or command,
                         elapsed_s=partial.get("elapsed_s", 0.0))
+    sampling = partial.get("sampling") or {}
+    if sampling.get("samples"):  # what the sampling had drawn, and its finished looks' lines
+        rec["samples"] = int(sampling["samples"])
+    if sampling.get("looks"):
+        rec["looks_finished"] = [dict(x) for x in sampling["looks"]]
     return {**rec, "verdict": Verdict.INTERRUPTED.value,
             **({} if partial.get("claim") is None else {"claim": dict(partial["claim"])}),
             "stages_finished": stages,
             **({"replay": partial["replay"]} if isinstance(partial.get("replay"), dict) else {})}
+
+
+def _sampled_so_far(sampling: Optional[Mapping[str, Any]]) -> str:
+    """What an interrupted sampling had done, for the record's message: the samples it drew and
+    the best bound of its finished early looks (each at its own α on its own samples: a bound
+    that stands, though the run's other looks never ran)."""
+    if not sampling or not sampling.get("samples"):
+        return ""
+    text = f"; {int(sampling['samples']):,} samples drawn"
+    looks = [x for x in sampling.get("looks") or () if x.get("epsilon_lb") is not None]
+    if looks:
+        best = max(looks, key=lambda x: x["epsilon_lb"])
+        text += (f", {len(sampling['looks'])} early look(s) finished; the best: ε ≥ "
+                 f"{best['epsilon_lb']:.4g} at {100 * (1 - best['alpha']):.4g}% confidence from look "
+                 f"{best['look']}'s {best['samples']:,} samples")
+    return text
 
 
 def _error_records(targets: Any, message: str, command: str) -> list[dict]:

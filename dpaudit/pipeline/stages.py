@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Protocol, runtime_checkable
+from typing import Any, Callable, Mapping, Optional, Protocol, runtime_checkable
 
 __all__ = ["Run", "Stage", "Engine", "SampledAudit", "ExactAudit", "InMemoryCurve", "FreshStart",
            "FreshVerdict", "SLOW_FIRST_CALL", "family", "claim_of", "outcome_record", "handed"]
@@ -207,13 +207,30 @@ class SampledAudit:
                 return
             run.outcomes[self.name] = dpaudit.auditor.audit(
                 spec, samples=s.samples, confidence=run.confidence, seed=s.seed,
-                executor=run.target.executor or run.cluster, progress=run.progress,
+                executor=run.target.executor or run.cluster, progress=_kept(run),
                 timeout=run.left(), early_stop=s.early_stop, context=context)
         except MechanismError as exc:  # the auditor should have made it an ERROR verdict
             run.outcomes[self.name] = error_record(
                 "audit", run.target.name, str(exc), reproduce=self.reproduce(run),
                 elapsed_s=time.monotonic() - run.started, location=origin.location,
                 isolation=run.target.isolation)
+
+
+def _kept(run: Run) -> Callable[[Any], None]:
+    """The run's progress, keeping in ``run.partial["sampling"]`` what a stop by signal must not
+    lose: the samples drawn so far and each early look's line once it is finished (its bound
+    holds at its own α on its own samples, :mod:`dpaudit.auditing.looks`)."""
+    kept = run.partial.setdefault("sampling", {"samples": 0, "looks": []})
+
+    def report(event: Any) -> None:
+        if isinstance(event, Mapping):
+            if isinstance(event.get("samples"), int):
+                kept["samples"] = max(kept["samples"], event["samples"])
+            if isinstance(event.get("look_done"), Mapping):
+                kept["looks"].append(dict(event["look_done"]))
+        run.progress(event)
+
+    return report
 
 
 def handed(run: Run) -> Any:

@@ -105,3 +105,22 @@ def test_a_stop_during_the_replay_stage_keeps_the_claim_and_the_rerun_line(tmp_p
     assert rec["verdict"] == "interrupted" and "during the replay" in rec["error"], rec["error"]
     # the line that reruns it names the claim, not just the command as typed
     assert rec["reproduce"].startswith("dpaudit check mech.py:noisy_sum --epsilon=1 --neighbours=add-remove")
+
+
+@pytest.mark.slow
+def test_a_stop_keeps_the_samples_drawn_and_the_early_looks_finished(tmp_path):
+    # the record of a stop during the sampling had samples 0 and no bound, though early looks had
+    # finished (each bound holds at its own α on its own samples) and thousands of calls were made
+    (tmp_path / "mech.py").write_text(MECHANISM.replace("CALLS[0] == 500", "CALLS[0] == 15_000"))
+    marker = tmp_path / "started"
+    cmd = [sys.executable, "-m", "dpaudit", "check", "mech.py", "--samples", "400000", "--seed", "7",
+           "--float", "off", "--json", "r.json", "--isolation=process", "--pass-env=STARTED_MARKER"]
+    proc, out, err = _stopped(cmd, tmp_path, marker, signal.SIGINT, "the sampling")
+    assert proc.returncode == ExitCode.INTERRUPTED, out + err
+    (rec,) = json.loads((tmp_path / "r.json").read_text())["results"]
+    looks = rec["looks_finished"]
+    assert rec["verdict"] == "interrupted" and rec["samples"] >= sum(x["samples"] for x in looks)
+    assert [x["look"] for x in looks] == list(range(1, len(looks) + 1)) and len(looks) >= 2
+    assert all(x["epsilon_lb"] is not None and x["alpha"] < 0.05 for x in looks)
+    assert f"{rec['samples']:,} samples drawn, {len(looks)} early look(s) finished; the best: ε ≥ " in rec["error"]
+    assert out.strip().splitlines()[-1] == f"reproduce: {rec['reproduce']}"

@@ -122,3 +122,16 @@ def test_an_interrupted_audit_is_never_described_as_no_violation_found():
     text = plain_sentence(rec)
     assert "No violation" not in text and "interrupted" in text and "not a pass" in text
     assert "replay (NOT REFUTED)" in text
+
+
+def test_an_interrupted_audit_names_what_its_sampling_had_done():
+    from dpaudit.report.kinds.audit import plain_sentence
+
+    looks = [{"look": 1, "samples": 1765, "alpha": 0.005, "epsilon_lb": 0.48},
+             {"look": 2, "samples": 7544, "alpha": 0.005, "epsilon_lb": 0.89}]
+    rec = {"kind": "audit", "verdict": "interrupted", "samples": 21309, "looks_finished": looks,
+           "stages_finished": [], "claim": {"epsilon": 1.0, "delta": 0.0, "neighbours": "add-remove"}}
+    text = plain_sentence(rec)
+    assert "drawn 21,309 samples; the best of its 2 finished early look(s): ε ≥ 0.89 at 99.5% " \
+           "confidence (look 2)" in text and "not a pass" in text
+    assert "no early look had finished" in plain_sentence({**rec, "looks_finished": []})

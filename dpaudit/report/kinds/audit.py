@@ -119,7 +119,7 @@ def plain_sentence(rec: Mapping[str, Any]) -> str:
         done = [str(s) for s in rec.get("stages_finished") or [] if isinstance(s, str)]
         return ("The run was interrupted before the audit decided (Ctrl-C or a signal): this is not "
                 "a pass. " + (f"Finished before the interruption: {'; '.join(done)}." if done
-                              else "No stage had finished."))
+                              else "No stage had finished.") + _sampled_before(rec))
     if verdict == fnd.NOT_APPLICABLE:
         reason = str(rec.get("reason") or "")
         if rec.get("float_policy") == "off":
@@ -565,3 +565,20 @@ class ExactAudit(PrivacyAudit):
 
     def detail_text(self, value: Any) -> str:
         return number_text(value)
+
+
+def _sampled_before(rec: Mapping[str, Any]) -> str:
+    """An interrupted record's sampling: the samples drawn and the best bound of the early looks
+    that finished (each at its own α on its own samples)."""
+    n = rec.get("samples")
+    if not isinstance(n, int) or n <= 0:
+        return ""
+    looks = [x for x in rec.get("looks_finished") or () if isinstance(x, Mapping)
+             and isinstance(x.get("epsilon_lb"), (int, float)) and isinstance(x.get("alpha"), (int, float))]
+    text = f" The sampling had drawn {n:,} samples"
+    if not looks:
+        return text + "; no early look had finished."
+    best = max(looks, key=lambda x: x["epsilon_lb"])
+    return (text + f"; the best of its {len(looks)} finished early look(s): ε ≥ {best['epsilon_lb']:.4g} "
+            f"at {100 * (1 - best['alpha']):.4g}% confidence (look {best.get('look')}), a bound that "
+            f"stands on that look's own samples.")
