@@ -58,7 +58,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     # --timeout counts from the process's start (dpaudit.cli.main), else from here
     begun = getattr(args, "started", None) or time.monotonic()
     command = shlex.join(["dpaudit", *getattr(args, "argv", sys.argv[1:])])
-    reports = report_paths(args)
+    reports = {fmt: "/dev/stdout" if path == "-" else path for fmt, path in report_paths(args).items()}
     targets = args.target if isinstance(args.target, (list, tuple)) else [args.target]
     config_path = None
     try:
@@ -73,7 +73,8 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     _warn_weakened_isolation(settings)
     _precheck(settings.targets, reports, settings.seed, started, command)
     guard_stdout()
-    progress = Progress(quiet=settings.quiet)
+    # a report written to stdout is all stdout holds: the verdict lines go to stderr
+    progress = Progress(quiet=settings.quiet, out=sys.stderr if _to_stdout(reports) else None)
     try:
         cluster = _cluster(settings)
     except UsageError as exc:
@@ -94,6 +95,26 @@ def run_check(args: argparse.Namespace) -> ExitCode:
         return ExitCode.USAGE_ERROR
     return exit_code(records, exit_zero=settings.exit_zero,
                      fail_on_inconclusive=settings.fail_on_inconclusive)
+
+
+def _to_stdout(reports: Mapping[str, Optional[str]]) -> bool:
+    """Whether a report goes to this process's standard output (``-``, ``/dev/stdout``, or any
+    path to the same file, pipe or terminal)."""
+    try:
+        out = os.fstat(sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):  # a captured stream: no descriptor to compare
+        out = None
+    for path in reports.values():
+        if path is None:
+            continue
+        if os.fspath(path) in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+            return True
+        try:
+            if out is not None and os.path.samestat(os.stat(path), out):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _check_all(settings: CheckSettings, progress: Any, deadline: Optional[float], cluster: Any,

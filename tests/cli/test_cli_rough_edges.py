@@ -265,3 +265,14 @@ def test_the_reproduce_line_gives_the_code_what_the_sandbox_gave_it(tmp_path):
     assert "--isolation=process --pass-env=SCALE_FROM_ENV" in line, line
     again = dpaudit_process(*shlex.split(line.removeprefix("reproduce: "))[1:], cwd=tmp_path, env=env)
     assert again.returncode == 0 and again.stdout.splitlines()[0] == first.stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize("where", ["/dev/stdout", "-"])
+def test_a_report_on_stdout_is_all_that_stdout_holds(tmp_path, where):
+    # the verdict line came before the JSON on stdout (and `-` wrote a file named "-"): a pipe
+    # into a JSON reader failed; the lines for the person now go to stderr
+    proc = dpaudit_process("check", "examples/laplace_sum.py", *TINY, "--json", where, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    (rec,) = json.loads(proc.stdout)["results"]
+    assert rec["verdict"] == "not_refuted" and not os.path.exists(os.path.join(ROOT, "-"))
+    assert "laplace_sum.py:noisy_sum: NOT REFUTED" in proc.stderr and "reproduce: " in proc.stderr
