@@ -278,6 +278,8 @@ def _sampled_so_far(sampling: Optional[Mapping[str, Any]]) -> str:
     """What an interrupted sampling had done, for the record's message: the samples it drew and
     the best bound of its finished early looks (each at its own α on its own samples: a bound
     that stands, though the run's other looks never ran)."""
+    from dpaudit.report.formatting import percent
+
     if not sampling or not sampling.get("samples"):
         return ""
     text = f"; {int(sampling['samples']):,} samples drawn"
@@ -285,7 +287,7 @@ def _sampled_so_far(sampling: Optional[Mapping[str, Any]]) -> str:
     if looks:
         best = max(looks, key=lambda x: x["epsilon_lb"])
         text += (f", {len(sampling['looks'])} early look(s) finished; the best: ε ≥ "
-                 f"{best['epsilon_lb']:.4g} at {100 * (1 - best['alpha']):.4g}% confidence from look "
+                 f"{best['epsilon_lb']:.4g} at {percent(1 - best['alpha'])}% confidence from look "
                  f"{best['look']}'s {best['samples']:,} samples")
     return text
 

@@ -53,6 +53,15 @@ def fmt_apart(a: float, b: float, digits: int = 6) -> str:
     return f"{a:.17g}"
 
 
+def percent(conf: Any, digits: int = 4) -> str:
+    """A confidence as a percentage for people (no ``%`` sign): ``digits`` significant digits, or
+    as many more as it takes not to read 100 when it is below 1 (0.999999999 read "100%")."""
+    v = num(conf)
+    if v is None or not 0 < v < 1:
+        return fmt(None if v is None else 100 * v, digits)
+    return fmt_apart(100 * v, 100.0, digits)
+
+
 def delta_floor(x: Any) -> Any:
     """A δ lower bound as shown: below 0 it says nothing beyond δ ≥ 0, so 0 is shown."""
     v = num(x)

@@ -39,7 +39,7 @@ def explanation(rec: Mapping[str, Any]) -> str:
     eps = rec.get("epsilon_lower_bound")
     if eps is not None:
         conf = rec.get("confidence")
-        parts.append(f"So ε ≥ {d.fmt(eps)}" + (f" at {d.fmt(100 * conf, 3)}% confidence" if conf else "")
+        parts.append(f"So ε ≥ {d.fmt(eps)}" + (f" at {d.percent(conf, 3)}% confidence" if conf else "")
                      + f", above the stated ε = {d.fmt((rec.get('claim') or {}).get('epsilon'))}.")
     if rec.get("description"):
         parts.append(f"Why: {rec['description']}.")

@@ -89,3 +89,11 @@ def test_d_and_d_prime_are_shown_around_the_differing_record_whatever_the_cut():
 def test_a_short_pair_is_shown_whole_with_its_record_marked():
     assert pair_records([1.0, 2.0 ** -40], [2.0 ** -40]) == ("[⟨1.0⟩, 9.094947017729282e-13]", "[9.094947017729282e-13]")
     assert pair_records([], [1.0]) == ("[]", "[⟨1.0⟩]")
+
+
+def test_a_confidence_below_one_never_reads_100_percent():
+    # --confidence 0.999999999 printed "at 100% confidence"
+    from dpaudit.report.formatting import percent
+
+    assert [percent(c) for c in (0.95, 0.975, 0.9955, 0.999999999)] == ["95", "97.5", "99.55", "99.9999999"]
+    assert percent(None) == "—" and percent(1.0) == "100"

@@ -15,7 +15,8 @@ import math
 from typing import Any, ClassVar, Mapping, Optional
 
 from dpaudit.report import findings as fnd
-from dpaudit.report.formatting import delta_floor, fmt, num, pair_records, verdict_label, verdict_meaning
+from dpaudit.report.formatting import (delta_floor, fmt, num, pair_records, percent, verdict_label,
+                                       verdict_meaning)
 from dpaudit.report.kinds.base import (CounterexampleView, FindingBlock, RecordKind, SarifRule, as_json,
                                        dataset_views, interval_text, number_text, privacy_claim_text,
                                        short)
@@ -110,7 +111,7 @@ def plain_sentence(rec: Mapping[str, Any]) -> str:
     conf = num(rec.get("confidence"))
     exact = rec.get("kind") == "exact"
     least = "" if exact else "at least "
-    at_conf = "" if exact or conf is None else f" (at {fmt(100 * conf, 4)}% confidence)"
+    at_conf = "" if exact or conf is None else f" (at {percent(conf)}% confidence)"
     allowed = _ratio(eps) if eps is not None else "—"
     claim_words = f"a claim of ε = {fmt(eps)}" if not delta else f"a claim of ε = {fmt(eps)}, δ = {fmt(delta)}"
     if verdict == Verdict.ERROR.value:
@@ -263,7 +264,7 @@ class PrivacyAudit(RecordKind):
             return ""
         name = "float64" if own.get("question") == fnd.FLOAT else str(own.get("question") or "logic")
         drew = f"the run drew {int(total):,} at" if total else "the run:"
-        return f"the {name} finding's; {drew} {fmt(100 * conf, 4)}% over its findings"
+        return f"the {name} finding's; {drew} {percent(conf)}% over its findings"
 
     def finding(self) -> str:
         """The deciding finding's evidence; with two findings, the float64 one after it
@@ -483,7 +484,7 @@ class SampledAudit(PrivacyAudit):
 
     def where(self) -> str:
         conf = num(self.rec.get("confidence"))
-        return f"at {fmt(100 * conf, 4)}% confidence" if conf else ""
+        return f"at {percent(conf)}% confidence" if conf else ""
 
     def own_facts(self) -> list[tuple[str, str]]:
         """The shared facts, then how strong the verdict is (p-value, margin, MARGINAL, power),
@@ -536,7 +537,7 @@ class SampledAudit(PrivacyAudit):
 
     def confidence_text(self) -> str:
         conf = num(self.rec.get("confidence"))
-        return f"{fmt(100 * conf, 4)}% (family-wise)" if conf is not None else "—"
+        return f"{percent(conf)}% (family-wise)" if conf is not None else "—"
 
 
 class ExactAudit(PrivacyAudit):
@@ -580,5 +581,5 @@ def _sampled_before(rec: Mapping[str, Any]) -> str:
         return text + "; no early look had finished."
     best = max(looks, key=lambda x: x["epsilon_lb"])
     return (text + f"; the best of its {len(looks)} finished early look(s): ε ≥ {best['epsilon_lb']:.4g} "
-            f"at {100 * (1 - best['alpha']):.4g}% confidence (look {best.get('look')}), a bound that "
+            f"at {percent(1 - best['alpha'])}% confidence (look {best.get('look')}), a bound that "
             f"stands on that look's own samples.")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from dpaudit.report.formatting import fmt, num
+from dpaudit.report.formatting import fmt, num, percent
 from dpaudit.report.kinds.base import CounterexampleView, RecordKind, SarifRule, dataset_views
 
 __all__ = ["CurveRecord"]
@@ -56,7 +56,7 @@ class CurveRecord(RecordKind):
         rec = self.rec
         point = rec.get("refuting_point") or rec.get("point")
         conf = num(rec.get("confidence"))
-        at = f" at {100 * conf:.4g}% confidence" if conf is not None else ""
+        at = f" at {percent(conf)}% confidence" if conf is not None else ""
         bounds = "; ".join(f"{name} ≥ {fmt(rec[key])}" for key, name in
                            (("mu_lower_bound", "μ"), ("rho_lower_bound", "ρ")) if num(rec.get(key)) is not None)
         details = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from dpaudit.report.formatting import fmt, num
+from dpaudit.report.formatting import fmt, num, percent
 from dpaudit.report.kinds.base import RecordKind, SarifRule, TableView, privacy_claim_text
 
 __all__ = ["OneRunRecord"]
@@ -53,7 +53,7 @@ class OneRunRecord(RecordKind):
     def finding(self) -> str:
         rec = self.rec
         conf = num(rec.get("confidence"))
-        at = f" at {100 * conf:.4g}% confidence" if conf is not None else ""
+        at = f" at {percent(conf)}% confidence" if conf is not None else ""
         parts = []
         for key in ("steinke", "fdp"):
             b = self._bounds().get(key)
