@@ -26,7 +26,7 @@ class ExitCode(IntEnum):
     INCONCLUSIVE = 2       #: only inconclusive results, with --fail-on-inconclusive
     USAGE_ERROR = 3        #: bad flags, an unloadable file, or a report that could not be written
     INTERNAL_ERROR = 4     #: a bug in dpaudit
-    NOTHING_TO_AUDIT = 5   #: no mechanism, audit or claim matched
+    NOTHING_TO_AUDIT = 5   #: no audit or claim matched (a file with no mechanism is a load error, 3)
     MECHANISM_ERROR = 6    #: the audited code failed: an ERROR verdict (raised, hung, crashed, bad output)
     INTERRUPTED = 7        #: the run was stopped (Ctrl-C, SIGTERM, SIGHUP): an INTERRUPTED verdict
 
@@ -39,10 +39,10 @@ _MEANING = {
     ExitCode.OK: "no claim refuted",
     ExitCode.REFUTED: "at least one claim refuted",
     ExitCode.INCONCLUSIVE: "a result is inconclusive (with --fail-on-inconclusive)",
-    ExitCode.USAGE_ERROR: "usage or load error (a bad flag, a file that cannot be loaded), or a "
-                          "report that could not be written",
+    ExitCode.USAGE_ERROR: "usage or load error (a bad flag, a file that cannot be loaded or holds no "
+                          "mechanism), or a report that could not be written",
     ExitCode.INTERNAL_ERROR: "internal error in dpaudit",
-    ExitCode.NOTHING_TO_AUDIT: "nothing to audit",
+    ExitCode.NOTHING_TO_AUDIT: "nothing to audit: no audit or claim matched (--id, --claim)",
     ExitCode.MECHANISM_ERROR: "error in the audited code: a mechanism raised, hung, crashed or "
                               "returned bad output (an ERROR verdict)",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C, SIGTERM): every report is written, the target under "
