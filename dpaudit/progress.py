@@ -279,8 +279,8 @@ def _p(p: float) -> str:
 
 def strength_text(record: Mapping[str, Any]) -> str:
     """How strong a sampled verdict is, in a few words (:class:`dpaudit.results.Strength`):
-    ``p = 2.4e-05, ε_LB/ε = 1.24`` for a refutation; ``MARGINAL (p = 0.012 > 0.001): confirm
-    with --seed=4 --confidence=0.999`` for a marginal one; for NOT REFUTED the p-value and what
+    ``p = 2.4e-05, ε_LB/ε = 1.24`` for a refutation; ``MARGINAL (the run's family-wise
+    p = 0.012, above 0.001): confirm with --seed=4 --confidence=0.999`` for a marginal one; for NOT REFUTED the p-value and what
     the budget could have seen; and a warning when the mechanism draws its own randomness.
     ``""`` for other records."""
     from dpaudit.estimators.strength import confirm_advice
@@ -294,7 +294,10 @@ def strength_text(record: Mapping[str, Any]) -> str:
     p, margin = _number(record.get("p_value")), _number(record.get("margin"))
     if p is not None and record.get("verdict") == "refuted":
         if record.get("marginal"):
-            parts.append(f"MARGINAL ({_p(p)} > {MARGINAL_P:g}): {confirm_advice(record)}")
+            # the p-value is the claim's, family-wise over the run's looks and findings, so it
+            # can be above 1 − the finding's own confidence: say whose it is
+            parts.append(f"MARGINAL (the run's family-wise {_p(p)}, above {MARGINAL_P:g}): "
+                         f"{confirm_advice(record)}")
         else:
             parts.append(_p(p) + (f", ε_LB/ε = {_g(margin)}" if margin is not None else ""))
     elif p is not None:

@@ -119,8 +119,9 @@ def test_strength_text_tells_a_marginal_refutation_from_a_gross_one():
     gross = dict(base, verdict="refuted", p_value=1e-30, margin=10.2, marginal=False)
     assert strength_text(gross) == "p = 1e-30, ε_LB/ε = 10.2"
     marginal = dict(base, verdict="refuted", p_value=0.012, margin=1.003, marginal=True)
-    assert strength_text(marginal) == ("MARGINAL (p = 0.012 > 0.001): confirm with --seed=8 "
-                                       "--confidence=0.999")
+    # "at 99.5% confidence ... (p = 0.0092 > 0.001)" read as a contradiction: the p is the run's
+    assert strength_text(marginal) == ("MARGINAL (the run's family-wise p = 0.012, above 0.001): "
+                                       "confirm with --seed=8 --confidence=0.999")
     passed = dict(base, verdict="not_refuted", p_value=0.4, margin=0.97,
                   power={"probability": 0.9, "epsilon": 1.31, "delta": 0.0021})
     assert strength_text(passed) == ("p = 0.4; this budget would refute ε ≥ 1.31 or δ ≥ 0.0021 "
