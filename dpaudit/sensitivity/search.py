@@ -461,7 +461,7 @@ def _check(p: Problem, prof: Profile, examples: int, run_seed: int, started: flo
         if simplify_pairs and not state.timed_out:
             case, extra = _simplify(p, case, kind, prof, state)
             outcome = _error_of(p, case) or outcome
-        message = f"f {outcome.message} on the {outcome.which}"
+        message = f"{p.name or 'f'} {outcome.message} on the {outcome.which}"
         cex = _example(p, case, None, None, None, case.r)
         return result(Verdict.ERROR, cex, reproduce_snippet(p, case, error=message), error=message,
                       evaluations=extra)

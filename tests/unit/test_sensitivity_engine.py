@@ -157,6 +157,7 @@ def test_raise_nan_and_declared_out_of_domain_inputs():
     r = dpaudit.check_sensitivity(strict_mean, 1.0, neighbours="add-remove", domain=(0, 1),
                                   sizes=5, examples=200, seed=1)
     assert r.verdict is Verdict.ERROR and "ValueError: mean of nothing" in r.error
+    assert "strict_mean raised ValueError" in r.error  # it read "f raised", whatever the name
     assert "strict_mean" in r.reproduce or "f(" in r.reproduce
     for ood in (ValueError, (ValueError, KeyError), lambda x: len(x) == 0):
         r = dpaudit.check_sensitivity(strict_mean, 1.0, neighbours="add-remove", domain=(0, 1),
