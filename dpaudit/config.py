@@ -340,6 +340,7 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
     if not trusted:
         _refuse_tables(config.get("targets"), tables, where)
     targets = args.target if isinstance(args.target, (list, tuple)) else [args.target]
+    targets = list(dict.fromkeys(targets))  # a target named twice is audited once (its confidence whole)
     if getattr(args, "in_process", False) and origin["isolation"] == "flag" and values["isolation"] != "none":
         raise InvalidArgument(f"--in-process runs the code without the sandbox: it contradicts "
                               f"--isolation {values['isolation']}")

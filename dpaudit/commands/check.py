@@ -71,6 +71,9 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     from dpaudit.progress import Progress
 
     _warn_weakened_isolation(settings)
+    if len(settings.targets) < len(targets):
+        print(f"dpaudit: note: {len(targets) - len(settings.targets)} target(s) named more than once "
+              f"are audited once", file=sys.stderr)
     _precheck(settings.targets, reports, settings.seed, started, command)
     guard_stdout()
     # a report written to stdout is all stdout holds: the verdict lines go to stderr

@@ -210,3 +210,8 @@ def test_exit_codes_are_importable_without_the_command_line():
     code = ("import sys, dpaudit.exitcodes, dpaudit.config, dpaudit.reproduce, dpaudit.commands.check, "
             "dpaudit.suite; assert 'dpaudit.cli' not in sys.modules, 'dpaudit.cli was imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_target_named_twice_is_audited_once():
+    # `check m.py m.py` audited it twice, each at half the confidence's α (Bonferroni over two)
+    assert settings("b.py", "m.py", "b.py").targets == ("m.py", "b.py")
