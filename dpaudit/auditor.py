@@ -144,7 +144,8 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
     ``confidence`` is family-wise; ``seed`` (recorded) makes the run reproducible;
     ``executor`` runs the batches (default: in process, or all cores for a mechanism without a
     batch form); ``progress(dict)`` receives ``phase``, ``candidate``, ``samples``, ``budget``,
-    ``estimate`` (best projected bound so far) and, once validated, ``epsilon_lb``; ``timeout`` is a
+    ``estimate`` (best projected bound so far) and, once validated, ``epsilon_lb`` (and, as each
+    early look finishes, phase ``look`` with its record line ``look_done``); ``timeout`` is a
     wall budget in seconds after which the best valid statement so far is returned (calls in
     process stop at it too, :func:`dpaudit.execution.base.time_limit`); with ``samples`` None, a
     default budget that would not fit in it at the measured time per call is reduced to one that

@@ -124,7 +124,8 @@ def drive(objective: Objective, plan: Optional[Schedule], *, budget: int, confid
         results.append(out)
         entries.append(objective.entry(j + 1, n, out, plan.alphas[j]))
         if progress is not None:  # what a stop by signal keeps (dpaudit.commands.check)
-            progress({"samples": used, "budget": budget, "look_done": dict(entries[-1])})
+            progress({"phase": "look", "samples": used, "budget": budget,
+                      "look_done": dict(entries[-1])})
         if objective.settles(j, out):
             return Looks(results, used, _record(plan, entries, stopped=j + 1, early=True), early=True)
     left = _left(deadline)
