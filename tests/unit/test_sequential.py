@@ -96,3 +96,20 @@ def test_cli_flag_turns_early_stopping_off_and_the_reproduce_line_keeps_it():
               size=3, seed=1)
     assert "--no-early-stop" in check_command("m.py", early_stop=False, **kw)
     assert "--no-early-stop" not in check_command("m.py", **kw)
+
+
+@pytest.mark.parametrize("seed", [4, 6])
+def test_a_marginal_refutation_gets_one_more_look_and_reads_plainly(seed):
+    # claim 0.5, true ε 1 (twice the claim): these seeds' first look refuted with a family-wise
+    # p of 0.0025 and 0.0041 and stopped there, the verdict reading "MARGINAL, confirm with
+    # another seed"; one more look (a few thousand samples) gives p < 1e-20 on the same run
+    @dpaudit.mechanism(epsilon=0.5, neighbours="add-remove", domain=(0, 1), size=1)
+    def twice(data, rng):
+        return float(data.sum()) + rng.laplace(0.0, 1.0)
+
+    r = dpaudit.audit(twice, float="off", seed=seed)
+    looks = r.details["early_stop"]["looks"]
+    assert r.verdict is Verdict.REFUTED and len(looks) == 2 and r.details["early_stop"]["stopped_early"]
+    assert 0.5 < looks[0]["epsilon_lb"] < looks[1]["epsilon_lb"] == r.epsilon_lower_bound
+    assert not r.strength.marginal and r.strength.p_value < 1e-20
+    assert r.samples == sum(x["samples"] for x in looks) < 12_000
