@@ -29,7 +29,8 @@ from typing import Any, Mapping, Optional
 
 from dpaudit.report.formatting import fmt, num, pair_records, verdict_label
 
-__all__ = ["LOGIC", "FLOAT", "REPLAY", "NOT_APPLICABLE", "QUESTIONS", "FLOAT_FIX", "float_fix",
+__all__ = ["LOGIC", "FLOAT", "REPLAY", "NOT_APPLICABLE", "QUESTIONS", "FLOAT_FIX", "LOGIC_FIRST",
+           "logic_refuted", "float_fix",
            "FindingView", "findings_of",
            "finding_record", "float_policy", "porosity_text", "is_float_event", "float_status",
            "question_label", "float_only", "float_warning", "policies", "POLICY_MEANING", "verdict_tag",
@@ -46,16 +47,30 @@ REPLAY = "replay"
 
 #: what to do about a porous float64 implementation (Mironov 2012, the snapping mechanism)
 FLOAT_FIX = "snap the output (Mironov 2012) or use integer noise"
+#: the float64 finding's advice when the logic is refuted too
+LOGIC_FIRST = ("the logic first, then audit again: while the claim fails over the reals, a "
+               "float64 finding cannot be told apart from that failure")
 #: ... about a NaN or ±inf that one dataset gives and the other does not, and a zero's sign
 NON_FINITE_FIX = ("make the output finite on every dataset (guard what gives NaN or ±inf: an empty "
                   "dataset, a division, an overflow)")
 SIGNED_ZERO_FIX = "release +0.0 for every zero (add 0.0 to the output)"
 
 
-def float_fix(rec: Mapping[str, Any]) -> str:
-    """What to do about a refuting float64 finding ``rec`` (a finding's record): its event's own
+def logic_refuted(record: Optional[Mapping[str, Any]]) -> bool:
+    """Whether an audit record's logic finding refutes its claim."""
+    f = finding(record, LOGIC) if isinstance(record, Mapping) else None
+    return f is not None and f.refuted
+
+
+def float_fix(rec: Mapping[str, Any], record: Optional[Mapping[str, Any]] = None) -> str:
+    """What to do about a refuting float64 finding ``rec`` (a finding's record) of the audit
+    ``record``: :data:`LOGIC_FIRST` when the record's logic finding refutes too (the float64
+    question asks whether the implementation leaks beyond a claim that holds over the reals: a
+    noise scale halved showed as "porous" cells, and the advice to snap was wrong); else its event's own
     fix where the event is only non-finite outputs or a zero's sign (snapping fixes neither),
     else :data:`FLOAT_FIX`."""
+    if logic_refuted(record):
+        return LOGIC_FIRST
     cx = rec.get("counterexample") if isinstance(rec.get("counterexample"), Mapping) else {}
     event = cx.get("event") if isinstance(cx.get("event"), Mapping) else {}
     cells = event.get("cells") if isinstance(event.get("cells"), list) else []
@@ -331,9 +346,10 @@ def float_status(rec: Mapping[str, Any]) -> str:
             d, dn = pair_records(pair[0], pair[1])
             where = f"on D = {d}, D′ = {dn}, {where}"  # not the line's pair
         inner = "; ".join(x for x in (f"{bound}: {where}" if bound and where else bound or where,
-                                      f"fix: {float_fix(r)}") if x)
+                                      f"fix: {float_fix(r, rec)}") if x)
         tag = " (warning, --float warn)" if f.warning else ""
-        return f"float64: porous{tag} ({inner})"
+        word = "refutes too" if logic_refuted(rec) else "porous"  # porous: beyond a sound logic
+        return f"float64: {word}{tag} ({inner})"
     if f.verdict == "not_refuted":
         # not refuted is not shown: "not porous" read as a proof where a larger budget refuted
         return f"float64: porosity not found ({bound})" if bound else "float64: porosity not found"

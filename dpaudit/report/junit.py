@@ -89,7 +89,7 @@ def _finding_case(parent: ET.Element, rec: Mapping[str, Any], f: Any) -> str:
         lines.append(f"WARNING (--float warn): the float64 implementation is porous; the verdict is the logic "
                      f"one, {d.verdict_label(rec.get('verdict'))}")
     if f.question == fnd.FLOAT and f.refuted:
-        lines.append(f"fix: {fnd.float_fix(f.rec)}")
+        lines.append(f"fix: {fnd.float_fix(f.rec, rec)}")
     if f.decides and len(fnd.findings_of(rec) or ()) > 1:
         lines.append(f"this finding decides the verdict: {k.verdict_text()}")
     if rec.get("reproduce"):

@@ -107,7 +107,7 @@ def _finding(rec: Mapping[str, Any]) -> list[str]:
                 lines.append(f"    - evidence: {escape(fk.evidence_text(), 1200)}")
                 lines += _pair_found(f.rec, "    ")
             if f.question == fnd.FLOAT and f.refuted:
-                lines.append(f"    - fix: {escape(fnd.float_fix(f.rec))}")
+                lines.append(f"    - fix: {escape(fnd.float_fix(f.rec, rec))}")
     elif located:
         for b in located:
             lines += _block(b)

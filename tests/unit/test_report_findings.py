@@ -153,8 +153,9 @@ def test_terminal_lines_follow_the_contract():
     assert both.startswith(f"f.py:f: REFUTED (logic) — {claim}; ε ≥ 1.73 at 97.5% confidence (claimed ε = 1) "
                            "from 61,284 samples (the logic finding's; the run drew 61,284 at 95% over its findings)")
     # the float64 finding's own pair is named where it is not the line's counterexample
-    assert (f"; float64: porous (ε ≥ 8.35: on D = [], D′ = [⟨1.0⟩], {cell} (12.1% of outputs on D, "
-            f"never on D′); {fix})") in both
+    # ... and, the logic refuted too, it is not called porous nor sent to snapping (LOGIC_FIRST)
+    assert (f"; float64: refutes too (ε ≥ 8.35: on D = [], D′ = [⟨1.0⟩], {cell} (12.1% of outputs on D, "
+            f"never on D′); fix: the logic first, then audit again") in both and "snap" not in both
     only = terminal(record("float_only"))
     assert only.startswith(f"f.py:f: REFUTED (float64 only; the logic is NOT REFUTED, ε ≥ 0.49) — {claim}; "
                            "ε ≥ 8.35 at 97.5% confidence")
@@ -491,3 +492,19 @@ def test_discrete_outputs_are_labelled_by_value_and_the_caption_shades_only_what
     assert _marked(histogram_data(rec)) == []
     (caption, svg), = record_svgs(rec, "x")
     assert "the event S not among the outputs shown" in caption and "shaded" not in caption
+
+
+def test_a_float64_refutation_beside_a_refuted_logic_does_not_advise_snapping():
+    # a noise scale halved showed its logic gap in the float64 cells too: "float64: porous (…;
+    # fix: snap the output)" sent a reviewer to snapping, where the fix was the noise scale
+    from dpaudit.report import findings as fnd
+
+    flt = {"question": "float", "verdict": "refuted", "epsilon_lower_bound": 1.39, "decides": False,
+           "counterexample": {"event": {"kind": "float_cells", "cells": ["[1, 2) with 3 bits"]}}}
+    logic = {"question": "logic", "verdict": "refuted", "epsilon_lower_bound": 1.84, "decides": True}
+    rec = {"kind": "audit", "verdict": "refuted", "float_policy": "error",
+           "findings": {"logic": logic, "float": flt}}
+    assert fnd.float_fix(flt, rec) == fnd.LOGIC_FIRST
+    assert fnd.float_status(rec).startswith("float64: refutes too (ε ≥ 1.39") and "snap" not in fnd.float_status(rec)
+    sound = dict(rec, findings={"logic": dict(logic, verdict="not_refuted"), "float": flt})
+    assert fnd.float_fix(flt, sound) == fnd.FLOAT_FIX and fnd.float_status(sound).startswith("float64: porous")

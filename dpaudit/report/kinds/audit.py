@@ -283,7 +283,7 @@ class PrivacyAudit(RecordKind):
         if flt is None or rec.get("question"):
             return text
         if flt.decides and flt.refuted and not by_replay:
-            return f"{text}; fix: {fnd.float_fix(flt.rec)}"
+            return f"{text}; fix: {fnd.float_fix(flt.rec, rec)}"
         status = fnd.float_status(rec)
         return f"{text}; {status}" if status else text
 
@@ -453,7 +453,7 @@ class PrivacyAudit(RecordKind):
         return FindingBlock(
             question=None if f is None else f.question, heading=None if f is None else f.heading,
             verdict=verdict if applicable else fnd.NOT_APPLICABLE, lead=lead, note=note,
-            fix=fnd.float_fix(f.rec) if f is not None and f.question == fnd.FLOAT and f.refuted else "",
+            fix=fnd.float_fix(f.rec, self.rec) if f is not None and f.question == fnd.FLOAT and f.refuted else "",
             counterexample=k.counterexample() if applicable else None,
             plots=tuple(k.plots(salt)) if plots and applicable else (),
             evidence=tuple(k.evidence_facts()) if applicable and verdict != Verdict.ERROR.value else (),
