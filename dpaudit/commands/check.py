@@ -263,7 +263,8 @@ def _interrupted_record(target: str, partial: Mapping[str, Any], why: str, comma
     else:
         done = f"; stages finished: {', '.join(stages)}" if stages else "; no stage finished"
         message = (f"interrupted ({why}) during the {under_way or 'set-up'} before the audit "
-                   f"finished{done}{_sampled_so_far(partial.get('sampling'))}")
+                   f"finished{done}"
+                   f"{_sampled_so_far(partial.get('sampling'), (partial.get('claim') or {}).get('epsilon'))}")
     rec = _error_record(partial.get("name") or target, message, partial.get("reproduce") or command,
                         elapsed_s=partial.get("elapsed_s", 0.0))
     sampling = partial.get("sampling") or {}
@@ -277,7 +278,7 @@ def _interrupted_record(target: str, partial: Mapping[str, Any], why: str, comma
             **({"replay": partial["replay"]} if isinstance(partial.get("replay"), dict) else {})}
 
 
-def _sampled_so_far(sampling: Optional[Mapping[str, Any]]) -> str:
+def _sampled_so_far(sampling: Optional[Mapping[str, Any]], claimed: Optional[float] = None) -> str:
     """What an interrupted sampling had done, for the record's message: the samples it drew and
     the best bound of its finished early looks (each at its own α on its own samples: a bound
     that stands, though the run's other looks never ran)."""
@@ -292,6 +293,9 @@ def _sampled_so_far(sampling: Optional[Mapping[str, Any]]) -> str:
         text += (f", {len(sampling['looks'])} early look(s) finished; the best: ε ≥ "
                  f"{best['epsilon_lb']:.4g} at {percent(1 - best['alpha'])}% confidence from look "
                  f"{best['look']}'s {best['samples']:,} samples")
+        if claimed is not None and best["epsilon_lb"] > claimed:
+            text += (f", above the claimed ε = {claimed:g}: that look refutes the claim (its α is "
+                     f"part of the run's, so at the run's confidence), though the run did not finish")
     return text
 
 

@@ -135,3 +135,7 @@ def test_an_interrupted_audit_names_what_its_sampling_had_done():
     assert "drawn 21,309 samples; the best of its 2 finished early look(s): ε ≥ 0.89 at 99.5% " \
            "confidence (look 2)" in text and "not a pass" in text
     assert "no early look had finished" in plain_sentence({**rec, "looks_finished": []})
+    assert "refutes the claim" not in text
+    # a finished look above the claim refutes it (its α is part of the run's): said so
+    above = plain_sentence({**rec, "claim": {**rec["claim"], "epsilon": 0.5}})
+    assert "above the claimed ε = 0.5: that look refutes the claim at the run's confidence" in above

@@ -580,6 +580,10 @@ def _sampled_before(rec: Mapping[str, Any]) -> str:
     if not looks:
         return text + "; no early look had finished."
     best = max(looks, key=lambda x: x["epsilon_lb"])
+    claimed = num((rec.get("claim") or {}).get("epsilon")) if isinstance(rec.get("claim"), Mapping) else None
+    above = claimed is not None and best["epsilon_lb"] > claimed
     return (text + f"; the best of its {len(looks)} finished early look(s): ε ≥ {best['epsilon_lb']:.4g} "
             f"at {percent(1 - best['alpha'])}% confidence (look {best.get('look')}), a bound that "
-            f"stands on that look's own samples.")
+            f"stands on that look's own samples" +
+            (f", above the claimed ε = {fmt(claimed)}: that look refutes the claim at the run's "
+             f"confidence, though the run did not finish." if above else "."))
