@@ -69,8 +69,13 @@ def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
     said to be text, which the bare requirement did not)."""
     if not _is_real(epsilon) or not math.isfinite(float(epsilon)) or float(epsilon) <= 0:
         bad = InvalidArgument.bad(name, epsilon, "a finite number > 0")
-        raise InvalidArgument(f"{bad} (text: give the number without quotes)") \
-            if isinstance(epsilon, str) else bad
+        if isinstance(epsilon, str):
+            raise InvalidArgument(f"{bad} (text: give the number without quotes)")
+        if isinstance(epsilon, (tuple, list)) and len(epsilon) == 2 and all(map(_is_real, epsilon)):
+            # OpenDP's map of an approximate-DP measurement is the pair (ε, δ)
+            raise InvalidArgument(f"{bad} (a pair (ε, δ), as an approximate-DP map gives: write "
+                                  f"{name}=m.map(d_in)[0], delta=m.map(d_in)[1])")
+        raise bad
     return float(epsilon)
 
 

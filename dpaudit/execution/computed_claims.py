@@ -13,6 +13,7 @@ a small interpreter that calls nothing but OpenDP's constructors (the functions 
 measurements, transformations, combinators, domains, metrics, measures and accuracy modules, a few
 named helpers such as ``enable_features`` and ``binary_search_param``, and the ``map`` and ``check``
 methods of its objects), the types ``float``, ``int``, ``str``, ``bool``, with literal arguments,
+a tuple's part by an int (``meas.map(1)[0]``, and ``EPS, DELTA = meas.map(1)`` read as that),
 reads no attribute or module whose name starts with ``_`` and nothing of ``opendp.extras``, holds no
 value that is not OpenDP's (numpy, ``re`` and the like are attributes of OpenDP's prelude: reaching
 one ends the recomputation) and enables no feature but ``contrib`` and ``floating-point`` (so no
@@ -84,8 +85,20 @@ def _binding(tree: ast.Module, name: str) -> Optional[ast.Assign]:
               or (isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names)]
     if len(stores) != 1 or others:
         return None
-    return next((stmt for stmt in tree.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == name), None)
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+            continue
+        target = stmt.targets[0]
+        if isinstance(target, ast.Name) and target.id == name:
+            return stmt
+        # ``EPS, DELTA = meas.map(1)`` (an approximate-DP map is a pair): read as ``EPS = …[0]``
+        if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+            at = [i for i, e in enumerate(target.elts) if e.id == name]
+            if at:
+                one = ast.Assign(targets=[ast.Name(name, ast.Store())],
+                                 value=ast.Subscript(stmt.value, ast.Constant(at[0]), ast.Load()))
+                return ast.fix_missing_locations(ast.copy_location(one, stmt))
+    return None
 
 
 def recipe(expr: ast.AST, tree: ast.Module) -> Optional[str]:
@@ -111,6 +124,9 @@ def recipe(expr: ast.AST, tree: ast.Module) -> Optional[str]:
             return not node.attr.startswith("_") and ok(node.value, depth + 1)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.RShift):
             return ok(node.left, depth + 1) and ok(node.right, depth + 1)
+        if isinstance(node, ast.Subscript):  # ``meas.map(1)[0]``: one part of a map's pair
+            return isinstance(node.slice, ast.Constant) and type(node.slice.value) is int \
+                and ok(node.value, depth + 1)
         if isinstance(node, ast.Call):
             return ok(node.func, depth + 1) and all(ok(a, depth + 1) for a in node.args) \
                 and all(k.arg is not None and ok(k.value, depth + 1) for k in node.keywords)
@@ -231,6 +247,13 @@ def run(source):
             return checked(getattr(ev(n.value), n.attr), "." + n.attr)
         if isinstance(n, ast.BinOp):
             return checked(ev(n.left) >> ev(n.right), ">>")
+        if isinstance(n, ast.Subscript):
+            # one part of a tuple (an approximate-DP map's (ε, δ)): a builtin tuple only, an int
+            # index only, so no object's own __getitem__ runs
+            v = ev(n.value)
+            if type(v) is not tuple or not isinstance(n.slice, ast.Constant) or type(n.slice.value) is not int:
+                raise ValueError("a subscript of something other than a tuple by an int")
+            return checked(v[n.slice.value], "[i]")
         if isinstance(n, ast.Call):
             f = ev(n.func)
             if not may_call(f):
@@ -263,7 +286,11 @@ def run(source):
         elif isinstance(st, ast.Assign):
             env[st.targets[0].id] = ev(st.value)
     from importlib.metadata import version
-    return float(env["__claim__"]), version("opendp")
+    claim = env["__claim__"]
+    if type(claim) is tuple:  # an approximate-DP map: (ε, δ)
+        raise ValueError(f"the map gives a pair {tuple(float(x) for x in claim)!r}, not a number: "
+                         f"write epsilon=meas.map(d_in)[0], delta=meas.map(d_in)[1]")
+    return float(claim), version("opendp")
 
 try:
     isolation = isolate(sys.argv[1], sys.argv[2])

@@ -57,6 +57,38 @@ def test_what_needs_the_files_own_code_is_not_recomputable(line):
     assert recipe(expr, tree) is None
 
 
+APPROX = HEADER + textwrap.dedent('''
+    approx = dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(dp.m.make_gaussian(*SPACE, scale=2.0)),
+                                 delta=1e-6)
+''')
+
+
+@pytest.mark.parametrize("lines, name, expected", [
+    ("EPS, DELTA = approx.map(1.0)\n", "EPS", 0), ("EPS, DELTA = approx.map(1.0)\n", "DELTA", 1),
+    ("CLAIM = approx.map(1.0)[1]\n", "CLAIM", 1),
+])
+def test_an_approximate_dp_maps_parts_are_recomputed(lines, name, expected):
+    # ``EPS, DELTA = meas.map(1)`` and ``meas.map(1)[0]`` were refused as "not a literal, nor
+    # OpenDP's map …", though their arguments are literals: an approximate-DP map is a pair
+    tree = ast.parse(APPROX + lines)
+    program = recipe(ast.Name(name, ast.Load()), tree)
+    assert program is not None, lines
+    value, _ = recompute(program)
+    pair = recompute(recipe(ast.parse("approx.map(1.0)[0]", mode="eval").body, tree))[0], 1e-6
+    assert value == pytest.approx(pair[expected], rel=1e-12) and 1.0 < pair[0] < 5.0
+
+
+def test_a_pair_or_a_subscript_of_an_opendp_object_is_not_a_claim():
+    tree = ast.parse(APPROX)
+    of = lambda text: recipe(ast.parse(text, mode="eval").body, tree)  # noqa: E731
+    value, why = recompute(of("approx.map(1.0)"))
+    assert value is None and "write epsilon=meas.map(d_in)[0], delta=meas.map(d_in)[1]" in why
+    # only a builtin tuple is subscripted: an OpenDP object's own __getitem__ never runs
+    value, why = recompute(of("dp.atom_domain(T=float)[0]"))
+    assert value is None and "a subscript of something other than a tuple by an int" in why
+    assert of("approx.map(1.0)[0:1]") is None and of("approx.map(1.0)[-1]") is None
+
+
 def test_the_recomputing_process_calls_nothing_but_opendp():
     # dp.re is the re module, reachable from OpenDP's prelude: the interpreter refuses its call
     value, why = recompute("import opendp.prelude as dp\n__claim__ = dp.re.escape('1')")

@@ -106,3 +106,15 @@ def test_typed_values():
         validation.parse_integer("--examples", "11", "an integer in [1, 10]", 1, 10)
     with pytest.raises(InvalidArgument, match="executor must be None or an object with run"):
         validation.check_executor(object())
+
+
+def test_an_epsilon_that_is_an_approximate_dp_maps_pair_says_how_to_split_it():
+    # epsilon=meas.map(1) on an approximate-DP measurement gave "must be a finite number > 0,
+    # got (2.419…, 1e-06)" and no way forward
+    from dpaudit.validation import check_epsilon
+
+    with pytest.raises(InvalidArgument, match=r"a pair \(ε, δ\), as an approximate-DP map gives: "
+                                              r"write epsilon=m.map\(d_in\)\[0\], delta=m.map\(d_in\)\[1\]"):
+        check_epsilon((2.419, 1e-6))
+    with pytest.raises(InvalidArgument, match=r"got \(1, 2, 3\)$"):
+        check_epsilon((1, 2, 3))
