@@ -190,9 +190,12 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
             reproducible = _reruns_alike(spec, executor, seed, estimate, _left(deadline))
             differ = _forms_differ(spec, executor, seed, budget, estimate, _left(deadline))
             if differ is None:
-                fitted = _fitted_budget(budget, samples, estimate, _left(deadline))
+                by_default = deadline is None and context is not None and context.fit_within
+                fitted = _fitted_budget(budget, samples, estimate,
+                                        context.fit_within if by_default else _left(deadline))
                 if fitted is not None:
                     budget = fitted["budget"]
+                    fitted["by_default"] = bool(by_default)
                 executor = _independent(executor, reproducible)
                 checked = _checkpoints(spec, executor, seed, budget, reproducible, estimate,
                                        _left(deadline))
@@ -298,12 +301,30 @@ def _fitted_budget(budget: int, given: Optional[int], estimate: Optional[dict],
             "seconds_left": round(float(left), 3), "estimated_seconds": took}
 
 
+#: ``dpaudit check`` with neither ``--samples`` nor ``--timeout``: a default budget that would take
+#: longer than this (seconds, at the measured time per call) is sized to it, as a time limit would
+#: size it (:func:`_fitted_budget`), with no deadline set. A 50 ms call (an OpenDP Polars plan, a
+#: query built per call) made the default 400,000 calls an audit of hours: no verdict at defaults
+DEFAULT_FIT_SECONDS = 600.0
+
+
+def default_fit(budget: int, estimate: Optional[dict]) -> Optional[dict]:
+    """The default budget sized to :data:`DEFAULT_FIT_SECONDS` (:func:`_fitted_budget`) for an
+    ``estimate`` event, or None when it fits: what a ``dpaudit check`` with neither
+    ``--samples`` nor ``--timeout`` will draw (its estimate line says so before the audit)."""
+    return _fitted_budget(budget, None, estimate, DEFAULT_FIT_SECONDS)
+
+
 def _fitted_note(fitted: dict, timeout: Optional[float]) -> str:
     """What an audit on a fitted budget says after its verdict."""
     limit = "the time limit" if timeout is None else f"the time limit of {timeout:.3g} s"
+    if fitted.get("by_default"):
+        limit = (f"dpaudit check's default of {duration(fitted['seconds_left'])} with neither "
+                 f"--samples nor --timeout")
     return (f"budget reduced to {fitted['budget']:,} calls to fit {limit} (the default "
             f"{fitted['default']:,} would take about {duration(fitted['estimated_seconds'])} at "
-            f"{fitted['seconds_per_call']:.3g} s per call); --samples N sets it")
+            f"{fitted['seconds_per_call']:.3g} s per call); --samples N sets it"
+            + (", --timeout S sizes it to S" if fitted.get("by_default") else ""))
 
 
 def _reruns_alike(spec: MechanismSpec, executor: Executor, seed: int,

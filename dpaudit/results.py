@@ -492,6 +492,10 @@ class AuditContext:
     #: when (``time.monotonic()``) the command began checking the target: the record's
     #: ``elapsed_s`` counts its steps before the audit too
     started: Optional[float] = None
+    #: with neither a budget nor a time limit given: the seconds the default budget is sized to
+    #: when it would take longer (no deadline is set: nothing is cut; ``dpaudit check``'s
+    #: :data:`dpaudit.auditor.DEFAULT_FIT_SECONDS`)
+    fit_within: Optional[float] = None
 
 
 # -- one finding, and the audit's result ---------------------------------------------------------------

@@ -107,8 +107,9 @@ class FreshStart:
 
         def timed(per_call: float) -> None:
             if per_call >= slow:
-                run.progress(_with_replay_calls(estimate_event(spec, per_call, budget), per_call,
-                                                run.settings))
+                run.progress(_sized_by_default(
+                    _with_replay_calls(estimate_event(spec, per_call, budget), per_call, run.settings),
+                    budget, run.settings))
             run.partial["seconds_per_call"] = per_call
 
         try:
@@ -121,6 +122,23 @@ class FreshStart:
         run.failure = fresh.failure
         per_call = fresh.seconds_per_call
         run.outcomes[self.name] = per_call if per_call is not None and per_call >= slow else None
+
+
+def _sized_by_default(event: dict, budget: int, settings: Any) -> dict:
+    """The estimate event, saying first that the audit will draw fewer calls when neither
+    ``--samples`` nor ``--timeout`` is given and the default budget would take longer than
+    :data:`dpaudit.auditor.DEFAULT_FIT_SECONDS` (:func:`dpaudit.auditor.default_fit`)."""
+    from dpaudit.auditing.estimate import duration
+    from dpaudit.auditor import DEFAULT_FIT_SECONDS, default_fit
+
+    if settings.timeout is not None or settings.samples is not None:
+        return event
+    fit = default_fit(budget, event)
+    if fit is None:
+        return event
+    said = (f"with neither --samples nor --timeout the audit is sized to about "
+            f"{duration(DEFAULT_FIT_SECONDS)}: {fit['budget']:,} calls")
+    return {**event, "hint": f"{said}; {event['hint']}" if event.get("hint") else said}
 
 
 def _with_replay_calls(event: dict, per_call: float, settings: Any) -> dict:
@@ -186,6 +204,7 @@ class SampledAudit:
 
     def run(self, run: Run) -> None:
         import dpaudit.auditor
+        from dpaudit.auditor import DEFAULT_FIT_SECONDS
         from dpaudit.errors import MechanismError
         from dpaudit.report.model import location
         from dpaudit.results import AuditContext, Origin, error_record
@@ -197,7 +216,9 @@ class SampledAudit:
                                self.reproduce(run, own, n, cut),
                                family=run.family, origin=origin, time_limit=s.timeout,
                                seconds_per_call=run.outcomes.get(FreshStart.name),
-                               failure=run.failure, started=run.started)
+                               failure=run.failure, started=run.started,
+                               fit_within=DEFAULT_FIT_SECONDS if s.timeout is None and s.samples is None
+                               else None)
         keywords = getattr(run.target, "keywords", None)  # the rerun line is in run.partial already
         try:
             if keywords is not None:  # an in-memory target (SpecTarget): its own keywords
@@ -224,6 +245,8 @@ def _kept(run: Run) -> Callable[[Any], None]:
 
     def report(event: Any) -> None:
         if isinstance(event, Mapping):
+            if event.get("phase") == "estimate" and isinstance(event.get("budget"), int):
+                event = _sized_by_default(dict(event), event["budget"], run.settings)
             if isinstance(event.get("samples"), int):
                 kept["samples"] = max(kept["samples"], event["samples"])
             if isinstance(event.get("look_done"), Mapping):

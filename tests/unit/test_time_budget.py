@@ -117,6 +117,32 @@ def test_the_check_line_says_the_budget_was_reduced_and_reruns_it(tmp_path):
     assert f"--samples={fitted['budget']}" in rec["reproduce"]
 
 
+@pytest.mark.slow
+def test_with_neither_samples_nor_timeout_a_slow_default_budget_is_sized_to_the_default(tmp_path,
+                                                                                       monkeypatch):
+    """A 50 ms call (an OpenDP Polars plan) made the default 400,000 calls an audit of hours: no
+    verdict at dpaudit's defaults. With neither ``--samples`` nor ``--timeout`` the default budget
+    is sized to :data:`dpaudit.auditor.DEFAULT_FIT_SECONDS` as a time limit would size it, and no
+    deadline is set (here the default is made 20 s to keep the test short)."""
+    import json
+
+    import dpaudit.auditor
+    from cli_in_process import dpaudit as check  # the command's entry point in this process
+
+    monkeypatch.setattr(dpaudit.auditor, "DEFAULT_FIT_SECONDS", 20.0)
+    (tmp_path / "m.py").write_text(QUARTER_MS)
+    done = check("check", "m.py", "--json", "r.json", cwd=tmp_path)
+    assert "Traceback" not in done.stderr, done.stderr
+    rec = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    fitted = rec["details"]["budget_fitted"]
+    assert rec["verdict"] != "inconclusive" and 1_000 <= fitted["budget"] < 400_000, done.stdout
+    assert fitted["by_default"] and not rec["details"].get("timed_out")
+    line = next(l for l in done.stdout.splitlines() if l.startswith("m.py:halved:"))
+    assert (f"budget reduced to {fitted['budget']:,} calls to fit dpaudit check's default of 20 s "
+            f"with neither --samples nor --timeout") in line
+    assert f"--samples={fitted['budget']}" in rec["reproduce"] and "--timeout" not in rec["reproduce"]
+
+
 # -- the in-process time limit -------------------------------------------------------------------
 
 def test_in_process_pieces_give_the_outputs_of_the_whole_batch():
