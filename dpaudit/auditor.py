@@ -315,7 +315,7 @@ def default_fit(budget: int, estimate: Optional[dict]) -> Optional[dict]:
     return _fitted_budget(budget, None, estimate, DEFAULT_FIT_SECONDS)
 
 
-def _fitted_note(fitted: dict, timeout: Optional[float]) -> str:
+def fitted_note(fitted: dict, timeout: Optional[float]) -> str:
     """What an audit on a fitted budget says after its verdict."""
     limit = "the time limit" if timeout is None else f"the time limit of {timeout:.3g} s"
     if fitted.get("by_default"):
@@ -572,7 +572,7 @@ def _sampled_result(spec: MechanismSpec, out: Any, budget: int, confidence: floa
                 out.answers[q] = Answer(q, alpha=share_of(q, asked, 1.0 - confidence), timed_out=True)
     note = cut
     if fitted is not None:
-        note = _fitted_note(fitted, timeout) + (f"; {cut}" if cut else "")
+        note = fitted_note(fitted, timeout) + (f"; {cut}" if cut else "")
     seen = dict(phases=out.phases, timed_out=bool(out.timed_out),
                 candidates_validated=out.validated, early_stop=looks,
                 output_kind=None if out.schema is None else out.schema.description, note=note,

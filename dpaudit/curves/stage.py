@@ -43,14 +43,53 @@ class CurveAudit:
         run.begin("curve")
         s, target = run.settings, run.target
         curve = {k: v for k, v in target.curve.items() if k != "library"}
-        result = curve_audit(run.spec, **curve, samples=s.samples, confidence=run.confidence,
+        fitted = _fitted(run)
+        samples = s.samples if fitted is None else fitted["budget"]
+        result = curve_audit(run.spec, **curve, samples=samples, confidence=run.confidence,
                              seed=s.seed, executor=target.executor or run.cluster,
                              early_stop=s.early_stop, timeout=run.left(), stated_timeout=s.timeout)
+        if fitted is not None:  # said after the verdict, as the sampled audit says it
+            from dpaudit.auditor import fitted_note
+
+            note = fitted_note(fitted, None)
+            said = result.details.note
+            result = replace(result, details=replace(result.details,
+                                                     note=f"{said}; {note}" if said else note))
         # what the pipeline knows, built into the result: its record is never patched
         run.outcomes[self.name] = replace(
             result, reproduce=check_line(target.name, self.flags(run), seed=s.seed,
-                                         samples=s.samples, confidence=run.confidence,
+                                         samples=samples, confidence=run.confidence,
                                          in_process=target.in_process_flag,
                                          early_stop=s.early_stop, settings=s),
             isolation=target.isolation,
             location=location(run.spec.source) if run.spec.source else None)
+
+
+def _fitted(run: Any) -> Any:
+    """The default budget sized to :data:`dpaudit.auditor.DEFAULT_FIT_SECONDS` when neither
+    ``--samples`` nor ``--timeout`` is given and it would take longer (a zCDP curve of an OpenDP
+    sum with Gaussian noise ran past 5 minutes at defaults), from a timing probe outside the
+    budget (:func:`dpaudit.auditing.estimate.probe_estimate`; its estimate line is shown); None
+    otherwise, or when the probe fails (the audit meets the failure itself)."""
+    from dpaudit.auditing.estimate import probe_estimate
+    from dpaudit.auditor import default_fit
+    from dpaudit.curves.audit import DEFAULT_SAMPLES_BATCH, DEFAULT_SAMPLES_LOOP
+    from dpaudit.errors import MechanismError
+    from dpaudit.execution.base import InProcessExecutor
+    from dpaudit.spec import CallForm
+
+    s, spec = run.settings, run.spec
+    if s.samples is not None or s.timeout is not None:
+        return None
+    budget = DEFAULT_SAMPLES_BATCH if spec.call_form is CallForm.BATCH else DEFAULT_SAMPLES_LOOP
+    executor = run.target.executor or run.cluster or InProcessExecutor()
+    try:
+        estimate = probe_estimate(spec, executor, s.seed, budget, None)
+    except MechanismError:
+        return None
+    fitted = default_fit(budget, estimate)
+    if fitted is not None:
+        fitted["by_default"] = True
+        run.progress(dict(estimate, hint=f"with neither --samples nor --timeout the audit is sized "
+                                          f"to {fitted['budget']:,} calls"))
+    return fitted

@@ -72,3 +72,27 @@ def test_no_early_stop_reaches_the_curve_audit(tmp_path):
     assert "sequential" not in rec["details"], rec["details"]["sequential"]
     assert rec["samples"] >= 0.99 * 50000  # the whole budget (pairs drawn in equal halves)
     assert "--no-early-stop" in rec["reproduce"].split()
+
+
+@pytest.mark.slow
+def test_with_neither_samples_nor_timeout_a_slow_curve_audit_is_sized_to_the_default(tmp_path, monkeypatch):
+    # a zCDP curve of an OpenDP sum with Gaussian noise ran past 5 minutes at defaults: the curve
+    # audit had no sizing of its default budget; here the default is made 20 s to keep it short
+    from dpaudit import auditor
+
+    monkeypatch.setattr(auditor, "DEFAULT_FIT_SECONDS", 20.0)
+    (tmp_path / "slow.py").write_text(textwrap.dedent("""
+        import time
+        import dpaudit
+
+        @dpaudit.mechanism(mu=1.0, neighbours="linf", domain=(0, 1), size=1)
+        def slow(data, rng):
+            time.sleep(0.002)
+            return float(data[0]) + rng.normal(0.0, 1.0)
+    """))
+    proc = dpaudit("check", "slow.py", "--in-process", "--json", "r.json", cwd=tmp_path)
+    rec = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    assert rec["kind"] == "curve" and rec["verdict"] in ("not_refuted", "refuted"), proc.stdout
+    assert 1_000 <= rec["samples"] <= 10_000 and "--samples=" in rec["reproduce"]
+    assert "to fit dpaudit check's default of 20 s with neither --samples nor --timeout" in proc.stdout
+    assert "the audit is sized to" in proc.stdout  # the estimate line says so first

@@ -11,7 +11,7 @@ import pytest
 import dpaudit
 from dpaudit.auditing.estimate import (POLARS_RELEASE_ADVICE, SLOW_CALL_ADVICE, estimate_event,
                                        releases_polars_query)
-from dpaudit.auditor import FIT_SHARE, _fitted_budget, _fitted_note  # private: the budget rule itself, at set timings
+from dpaudit.auditor import FIT_SHARE, _fitted_budget, fitted_note  # private: the budget rule itself, at set timings
 from dpaudit.errors import TimeLimitReached
 from dpaudit.execution.base import InProcessExecutor, check_time_limit, plan_batches, time_limit
 from dpaudit.execution.fork import ForkExecutor, fork_unsafe
@@ -29,7 +29,7 @@ def test_a_default_budget_that_does_not_fit_is_sized_to_the_time_left():
     # 0.5 · 60 s / 1 ms = 30,000 calls, in thousands
     assert fitted["budget"] == int(FIT_SHARE * 60.0 / 0.001) // 1000 * 1000 == 30_000
     assert fitted["default"] == 400_000 and fitted["seconds_per_call"] == 0.001
-    note = _fitted_note(fitted, 60.0)
+    note = fitted_note(fitted, 60.0)
     assert note.startswith("budget reduced to 30,000 calls to fit the time limit of 60 s")
     assert "400,000" in note and "--samples" in note
 
