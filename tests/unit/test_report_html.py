@@ -247,3 +247,17 @@ def test_a_reproduce_line_wraps_between_its_flags_never_inside_one():
     assert "<span>--call-timeout=2</span> <span>--float=error</span>" in text
     assert "pre.command span { white-space: nowrap; }" in text
     assert "dpaudit check m.py:f --call-timeout=2 --float=error" in parse(text).sections["r1"]
+
+
+def test_a_replay_that_saw_no_noise_says_so_in_the_summary():
+    # an OpenDP target's noise is drawn in Rust: "replay: INCONCLUSIVE" beside a REFUTED read as a
+    # failed check
+    from dpaudit.report.html import _stage_summary  # private: the summary's replay line
+
+    stage = {"kind": "replay", "verdict": "inconclusive",
+             "findings": [{"kind": "no_noise_intercepted", "severity": "limit"}]}
+    (line,) = _stage_summary({"replay": stage})
+    assert line["verdict"] == "inconclusive"
+    assert line["verdict_label"] == "INCONCLUSIVE (no noise call seen; the sampling decides)"
+    (other,) = _stage_summary({"replay": {**stage, "findings": []}})
+    assert other["verdict_label"] == "INCONCLUSIVE"
