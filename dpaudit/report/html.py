@@ -131,6 +131,23 @@ def view(rec: Mapping[str, Any], index: int, plots: bool = True) -> dict:
     }
 
 
+def _policy_lines(records: Any) -> list[tuple[str, str]]:
+    """``(policy, meaning)`` per float policy of the run; a policy under which no record had a
+    float64 question (every output an integer, a category, a boolean) says so: "a porous float64
+    implementation refutes the claim" above a report of counts read as if it applied."""
+    from dpaudit.report.findings import FLOAT, finding
+
+    out = []
+    for p in policies(records):
+        meaning = POLICY_MEANING.get(p, "")
+        asked = any(isinstance(r, Mapping) and float_policy(r) == p and
+                    (f := finding(r, FLOAT)) is not None and f.applicable for r in records)
+        if p != "off" and not asked:
+            meaning += " (no result here had a float64 question: no output held a real number)"
+        out.append((p, meaning))
+    return out
+
+
 def _stage_summary(rec: Mapping[str, Any]) -> list[dict]:
     """The summary's line for an audit's replay stage (``rec["replay"]``), if it has one."""
     stage = rec.get("replay")
@@ -214,7 +231,7 @@ def render_html(run: Mapping[str, Any], *, plots: bool = True) -> str:
     views = [view(r, i, plots) for i, r in enumerate(records, 1)]
     return _template().render(
         audited_files=_audited_files(run),
-        float_policies=[(p, POLICY_MEANING.get(p, "")) for p in policies(records)],
+        float_policies=_policy_lines(records),
         isolation_off=[(d.title(r), isolation_off(r)) for r in records if isolation_off(r)],
         run=run_view,
         summary=summary,

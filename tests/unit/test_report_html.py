@@ -261,3 +261,16 @@ def test_a_replay_that_saw_no_noise_says_so_in_the_summary():
     assert line["verdict_label"] == "INCONCLUSIVE (no noise call seen; the sampling decides)"
     (other,) = _stage_summary({"replay": {**stage, "findings": []}})
     assert other["verdict_label"] == "INCONCLUSIVE"
+
+
+def test_a_float_policy_no_result_used_says_so():
+    from dpaudit.report.html import _policy_lines  # private: the header's policy lines
+
+    counts = {"kind": "audit", "verdict": "not_refuted", "float_policy": "error",
+              "findings": {"logic": {"question": "logic", "verdict": "not_refuted"},
+                           "float": {"question": "float", "verdict": None,
+                                     "reason": "outputs are integers or categories: there is no float64 question"}}}
+    ((policy, meaning),) = _policy_lines([counts])
+    assert policy == "error" and meaning.endswith("(no result here had a float64 question: no output held a real number)")
+    reals = {**counts, "findings": {**counts["findings"], "float": {"question": "float", "verdict": "not_refuted"}}}
+    assert _policy_lines([reals]) == [("error", "a porous float64 implementation refutes the claim")]
