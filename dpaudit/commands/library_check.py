@@ -158,7 +158,12 @@ def library_spec(target: str, claim: Optional[Mapping[str, Any]] = None,
     if not found:
         raise UsageError(f"{what}: no library target in it: build one at module level, e.g. "
                          f"mean = diffprivlib.target('tools.mean', epsilon=1, bounds=(0, 1))")
-    return [(f"{PREFIX}{what}:{k}", v) for k, v in found]
+    # named by the file's own names first: two chains of one metric and measure read alike
+    # ("opendp 0.16.0: SymmetricDistance() >> MaxDivergence at d_in=1"), and the one a stop cut
+    # was named by its variable, the finished one not
+    from dataclasses import replace
+
+    return [(f"{PREFIX}{what}:{k}", replace(v, name=f"{what}:{k} ({v.name})")) for k, v in found]
 
 
 def _recording_chains(path: str) -> Any:

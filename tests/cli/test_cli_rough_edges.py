@@ -226,6 +226,8 @@ def test_a_file_of_library_targets_runs_each_in_process(tmp_path):
     recs = json.loads((tmp_path / "r.json").read_text())["results"]
     assert [r["verdict"] for r in recs] == ["not_refuted", "refuted"]
     assert [r["family"]["targets"] for r in recs] == [2, 2]
+    # named by the file's own names first (two chains of one metric and measure read alike)
+    assert [r["target"].split(" (")[0] for r in recs] == ["targets.py:geometric", "targets.py:misused"]
     assert "reproduce: dpaudit check lib:targets.py:misused --samples=20000 --confidence=0.975 " \
            "--seed=20261122 --in-process --float=error" in proc.stdout
 
