@@ -21,13 +21,15 @@ from dpaudit.results import Verdict, error_record
 __all__ = ["ReplayAudit", "ReplayStage", "library_replay", "verdict_of_stage"]
 
 
-def _reproduce(run: Any, nonfinite: bool) -> str:
+def _reproduce(run: Any, nonfinite: bool, cut: bool = False) -> str:
+    """The replay's rerun line; ``cut``: the time limit stopped its search, so the line carries
+    ``--timeout`` (the pairs it tried depend on the limit)."""
     from dpaudit.reproduce import check_line
 
     claim = run.target.claim_flags(run.spec)
     return check_line(run.target.name, flags(run.spec, nonfinite=nonfinite, claim=claim),
                       seed=int(run.settings.seed), in_process=run.target.in_process_flag,
-                      settings=run.settings)
+                      settings=run.settings, timeout=run.settings.timeout if cut else None)
 
 
 def _replay(run: Any, nonfinite: bool, timeout: Optional[float], *, engine: bool) -> dict:
@@ -35,12 +37,17 @@ def _replay(run: Any, nonfinite: bool, timeout: Optional[float], *, engine: bool
     target's engine, it names the isolation it ran under)."""
     target, reproduce = run.target, _reproduce(run, nonfinite)
     if target.library is not None:
-        return library_replay(run.spec, run.settings.seed, target.name, nonfinite, timeout,
-                              reproduce)
-    return run_replay(run.spec, run.settings, target.name, func=target.func,
-                      executor=target.executor, nonfinite=nonfinite, timeout=timeout,
-                      isolation=target.isolation if engine else None,
-                      reproduce=reproduce).to_record()
+        rec = library_replay(run.spec, run.settings.seed, target.name, nonfinite, timeout,
+                             reproduce)
+    else:
+        rec = run_replay(run.spec, run.settings, target.name, func=target.func,
+                         executor=target.executor, nonfinite=nonfinite, timeout=timeout,
+                         isolation=target.isolation if engine else None,
+                         reproduce=reproduce).to_record()
+    if isinstance(rec, dict) and any(isinstance(f, dict) and f.get("kind") == "time_limit"
+                                     for f in rec.get("findings") or ()):
+        rec["reproduce"] = _reproduce(run, nonfinite, cut=True)  # reran without it: all the pairs
+    return rec
 
 
 class ReplayAudit:

@@ -155,3 +155,17 @@ def test_an_integer_past_the_double_range_is_replayed_not_an_internal_error(tmp_
     proc = in_process("check", "huge.py", "--replay", "--in-process", cwd=tmp_path)
     assert proc.returncode == 0 and "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     assert proc.stdout.startswith("huge.py:mech: NOT REFUTED") and "OverflowError" not in proc.stdout
+
+
+@pytest.mark.slow
+def test_a_replay_cut_by_the_time_limit_reruns_with_it(tmp_path):
+    # the line of a replay the time limit stopped had no --timeout: rerun, it tried every pair
+    (tmp_path / "slow.py").write_text(
+        "import time\nimport dpaudit\n\n"
+        "@dpaudit.mechanism(epsilon=1.0, neighbours='add-remove', domain=(0, 1), size=3)\n"
+        "def mech(data, rng):\n"
+        "    time.sleep(0.05)\n"
+        "    return float(sum(data)) + rng.laplace(0, 1.0)\n", encoding="utf-8")
+    proc = in_process("check", "slow.py", "--replay", "--timeout", "3", "--in-process", cwd=tmp_path)
+    assert "the time limit was reached after" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.stdout.strip().splitlines()[-1].endswith("--seed=20261122 --timeout=3")
