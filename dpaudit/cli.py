@@ -299,9 +299,38 @@ def _process_started() -> Optional[float]:
     return time.monotonic() - age if 0.0 <= age < 60.0 else None
 
 
+def _long_ints_as_text() -> Optional[int]:
+    """Let this process write as text every int a sandbox child can send
+    (:data:`dpaudit.execution.safe_pickle.MAX_INT_BYTES`: about 19,700 digits; Python's default
+    stops at 4,300, its guard against quadratic conversions of unbounded ints); return the limit
+    it had (None when unchanged). A mechanism that returned 10**5000 + k, refuted, lost every
+    report and was an internal error in the texts that name its output; conversions of ints this
+    size take milliseconds."""
+    from dpaudit.execution.safe_pickle import MAX_INT_BYTES
+
+    limit = int(MAX_INT_BYTES * 8 * 0.30103) + 64  # its decimal digits, and a margin
+    if not hasattr(sys, "set_int_max_str_digits"):  # pragma: no cover - Python < 3.11
+        return None
+    before = sys.get_int_max_str_digits()
+    if not 0 < before < limit:
+        return None
+    sys.set_int_max_str_digits(limit)
+    return before
+
+
 def run(argv: Optional[Sequence[str]] = None, started: Optional[float] = None) -> ExitCode:
     """Parse ``argv`` and run the subcommand; return its exit code (never exits). ``started``:
-    when the run began (``time.monotonic``), if before this call (``--timeout`` counts from it)."""
+    when the run began (``time.monotonic``), if before this call (``--timeout`` counts from it).
+    The process's limit on writing ints as text is raised for the run and given back after."""
+    before = _long_ints_as_text()
+    try:
+        return _run(argv, started)
+    finally:
+        if before is not None:
+            sys.set_int_max_str_digits(before)
+
+
+def _run(argv: Optional[Sequence[str]], started: Optional[float]) -> ExitCode:
     from dpaudit.errors import DpauditError
 
     _hypothesis_storage()

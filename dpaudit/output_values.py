@@ -36,7 +36,17 @@ def as_tuple(v: Any) -> Any:
     try:
         return tuple(sorted(v))
     except TypeError:
-        return tuple(sorted(v, key=lambda x: (type(x).__name__, repr(x))))
+        return tuple(sorted(v, key=lambda x: (type(x).__name__, _sort_text(x))))
+
+
+def _sort_text(x: Any) -> str:
+    """``repr(x)``, or, for an int too long for Python to write as text (4,300 digits), its size
+    and its bits in hex (which every int has): a set holding 10**5000 and a text was an internal
+    error."""
+    try:
+        return repr(x)
+    except ValueError:
+        return f"<int of {x.bit_length()} bits> {x:x}" if isinstance(x, int) else object.__repr__(x)
 
 
 def element_value(x: Any) -> float:
@@ -123,8 +133,9 @@ _SCALAR_CODES = {t: i for i, t in enumerate((float, int, bool, str, bytes, type(
 
 def _order_key(k: Any) -> tuple:
     if isinstance(k, (int, float)) and not isinstance(k, bool) and k == k:
-        return (0, float(k), "")
-    return (1, 0.0, f"{type(k).__name__}:{k!r}")
+        x = to_float(k)  # an int past float64 as the ±inf it rounds to, told apart by its bits
+        return (0, x, "" if math.isfinite(x) else _sort_text(k))
+    return (1, 0.0, f"{type(k).__name__}:{_sort_text(k)}")
 
 
 def form_of(v: Any, depth: int = 0, _memo: Optional[dict] = None) -> Any:
@@ -132,8 +143,10 @@ def form_of(v: Any, depth: int = 0, _memo: Optional[dict] = None) -> Any:
     float64 and a Python float, ``True`` and ``1``), an array's dtype and shape (an object
     array's elements' forms too), whether a time has a zone, a sequence's type and its elements'
     forms (a tuple and a list), a dict's key order (the permutation from its keys sorted to its
-    keys as inserted) and its keys' and values' forms, a set's elements' forms. Two outputs with
-    the same values and different forms are two releases (:mod:`dpaudit.outputs`).
+    keys as inserted) and its keys' and values' forms, a set's elements' forms and its iteration
+    order, a numpy time's unit, an array's memory layout. Two outputs with the same values and
+    different forms are two releases (:mod:`dpaudit.outputs`). (A NaN's sign is not a form: NaNs
+    of both signs in one run are the mechanism's error, :class:`dpaudit.outputs.OutputEncoder`.)
 
     A container's form is its type, its length and a digest of its parts' forms, so it stays small
     however long or deep the output, and an object met twice (``x = [x, x]``, 50 times over) is
@@ -143,11 +156,16 @@ def form_of(v: Any, depth: int = 0, _memo: Optional[dict] = None) -> Any:
         return t
     if t is _dt.datetime or t is _dt.time:  # naive or UTC: the same seconds, two forms
         return (t, v.tzinfo is not None)
+    if isinstance(v, (np.datetime64, np.timedelta64)):  # its unit: str() shows ".000" for ms
+        return (t, v.dtype.str)
     if t is np.ndarray:
+        # dtype, shape and memory layout (C, Fortran or strided: .flags, .strides and
+        # tobytes('A') show it)
+        layout = "C" if v.flags.c_contiguous else "F" if v.flags.f_contiguous else "S"
         if v.dtype.kind == "O":  # its elements' forms too: 0 and 0.0 in an object array
             memo = {} if _memo is None else _memo
-            return (t, v.dtype.str, v.shape, _digest(v.reshape(-1).tolist(), (), depth, memo))
-        return (t, v.dtype.str, v.shape)
+            return (t, v.dtype.str, v.shape, layout, _digest(v.reshape(-1).tolist(), (), depth, memo))
+        return (t, v.dtype.str, v.shape, layout)
     if depth >= MAX_DEPTH or t not in (tuple, list, dict, set, frozenset):
         return t
     memo = {} if _memo is None else _memo
@@ -162,7 +180,10 @@ def form_of(v: Any, depth: int = 0, _memo: Optional[dict] = None) -> Any:
             order = ()
         form = (t, len(keys), _digest(keys + [v[k] for k in keys], order, depth, memo))
     elif t is set or t is frozenset:  # its elements' forms in the order it is audited in (sorted):
-        form = (t, len(v), _digest(list(as_tuple(v)), (), depth, memo))  # {0, 1.0} and {0, 1}
+        ranked = as_tuple(v)  # {0, 1.0} and {0, 1}; and the permutation from that order to the
+        pos = {x: i for i, x in enumerate(ranked)}  # set's own iteration order: {1, 9} built as
+        order = tuple(pos.get(x, -1) for x in v)  # 1, 9 or as 9, 1 iterates as [1, 9] or [9, 1]
+        form = (t, len(v), _digest(list(ranked), order, depth, memo))
     else:
         form = (t, len(v), _digest(v, (), depth, memo))
     memo[id(v)] = (v, form)  # v kept alive: its id stays its own

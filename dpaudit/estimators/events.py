@@ -134,11 +134,15 @@ def _plain(v: Any) -> Any:
 
 
 def _repr(v: Any) -> str:
-    """``repr(v)``; an int of more digits than Python writes (4300) by its size."""
+    """``repr(v)``; an int of more than 60 digits by its size and its last six digits (the same
+    text whatever limit the process sets on writing ints as text: Python's default is 4,300
+    digits, ``dpaudit check`` raises it)."""
+    if type(v) is int and v.bit_length() > 200:
+        return f"<an int of {v.bit_length()} bits, …{abs(v) % 10 ** 6:06d}>"
     try:
         return repr(v)
     except ValueError:
-        return f"<an int of {v.bit_length()} bits>" if isinstance(v, int) else f"<{type(v).__name__}>"
+        return f"<{type(v).__name__}>"
 
 
 def _vector(p: np.ndarray) -> str:

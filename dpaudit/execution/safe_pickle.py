@@ -167,10 +167,15 @@ def _timezone(*args: Any) -> _dt.timezone:
     return _dt.timezone(*args)
 
 
-def array(dtype: Any, shape: Any, data: Any) -> Any:
+def array(dtype: Any, shape: Any, data: Any, layout: Any = "C") -> Any:
     """A numpy array (``shape`` a tuple) or scalar (``shape`` None) of ``dtype`` (its ``str``: a
     byte order, a kind of number, text or time, a size) from exactly the bytes it holds, or, for
-    the dtype ``"|O"``, from the list of its elements. Never larger than ``data``."""
+    the dtype ``"|O"``, from the list of its elements. Never larger than ``data`` (but twice, for
+    ``layout`` ``"S"``). ``layout`` is the memory order the child's array had: ``"C"``, ``"F"``
+    (Fortran) or ``"S"`` (neither: a strided view); it is an output's form
+    (:func:`dpaudit.output_values.form_of`): ``.flags`` and ``tobytes('A')`` show it."""
+    if layout not in ("C", "F", "S"):
+        raise _bad("an array of an unknown memory layout")
     if type(dtype) is not str or len(dtype) > 32:
         raise _bad("an array without a dtype")
     try:
@@ -197,7 +202,14 @@ def array(dtype: Any, shape: Any, data: Any) -> Any:
         return out.reshape(shape)
     if type(data) is not bytes or len(data) != count * dt.itemsize:
         raise _bad(f"an array of shape {shape[:4]} whose bytes are not its size")
-    return np.frombuffer(data, dtype=dt).reshape(shape)
+    out = np.frombuffer(data, dtype=dt).reshape(shape)
+    if layout == "F":
+        return np.asfortranarray(out)
+    if layout == "S":  # a view with a step: contiguous in neither order
+        spaced = np.empty(shape + (2,), dtype=dt)[..., 0]
+        spaced[...] = out
+        return spaced
+    return out
 
 
 #: (module, name) of every class or function a reply may name, and what it is read as
@@ -476,7 +488,8 @@ def _pack(v: Any, memo: dict) -> Any:
     if t is np.ndarray:
         if v.dtype.kind == "O":
             return _Packed("|O", v.shape, [_pack(x, memo) for x in v.reshape(-1).tolist()])
-        return _Packed(v.dtype.str, v.shape, np.ascontiguousarray(v).tobytes())
+        layout = "C" if v.flags.c_contiguous else "F" if v.flags.f_contiguous else "S"
+        return _Packed(v.dtype.str, v.shape, np.ascontiguousarray(v).tobytes(), layout)
     if isinstance(v, np.generic):
         # as its own numpy type, never as the Python value: np.float64(0.0) and 0.0 are two forms
         # of output (dpaudit.output_values.form_of), and a mechanism hid the exact sum in which

@@ -80,6 +80,40 @@ def _skeleton(e: Any) -> Any:
     return REAL_MARK
 
 
+#: scalar types whose NaNs (``x != x``) are the only NaNs a list of them holds
+_FLAT = frozenset({float, int, bool, str, bytes, type(None), np.float64, np.float32, np.float16,
+                   np.int64, np.int32})
+
+
+def _nan_signs_in(v: Any, depth: int) -> set:
+    """The sign bits (True: negative) of the NaNs an output or a batch holds: in numpy arrays,
+    float scalars, and the lists, tuples, sets and dict values they sit in (4 levels deep)."""
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind in "fc" and v.size:
+            parts = (v.real, v.imag) if v.dtype.kind == "c" else (v,)
+            return {bool(b) for x in parts for b in np.unique(np.signbit(x[np.isnan(x)]))}
+        if v.dtype.kind == "O" and depth < 4:
+            return set().union(*(_nan_signs_in(x, depth + 1) for x in v.reshape(-1).tolist()), set())
+        return set()
+    if isinstance(v, (float, np.floating)):
+        return {bool(np.signbit(v))} if v != v else set()
+    if isinstance(v, (complex, np.complexfloating)):
+        return _nan_signs_in(v.real, depth) | _nan_signs_in(v.imag, depth)
+    if depth < 4 and isinstance(v, (list, tuple, set, frozenset, dict)):
+        items = v.values() if isinstance(v, dict) else v
+        if set(map(type, items)) <= _FLAT:  # the common case: scalars, the NaNs alone looked at
+            return {bool(np.signbit(x)) for x in items if x != x}
+        out: set = set()
+        for x in items:
+            if isinstance(x, (float, np.floating, np.ndarray, list, tuple, set, frozenset, dict,
+                              complex, np.complexfloating)):
+                out |= _nan_signs_in(x, depth + 1)
+                if len(out) > 1:
+                    break
+        return out
+    return set()
+
+
 class OutputEncoder(Normaliser):
     """Detects the output kind from the first batch, then validates and encodes every batch.
 
@@ -103,6 +137,7 @@ class OutputEncoder(Normaliser):
         self._form_codes: dict[Any, int] = {}
         self._splits: dict[tuple, int] = {}
         self._code_form: dict[int, Any] = {}  # category or skeleton code -> the form first met
+        self._nan_signs: set = set()  # the signs of the NaNs met so far (_one_nan_sign)
 
     # ------------------------------------------------------------------ public
     def encode(self, raw: Any, data: Any) -> np.ndarray:
@@ -110,6 +145,7 @@ class OutputEncoder(Normaliser):
         :mod:`dpaudit.outputs`): normalise, detect the kind, accept it, encode."""
         raw = self._from_table(raw)
         self._refuse_array_subclass(raw, data)
+        self._one_nan_sign(raw, data)
         forms = self._forms_of(raw) if self.forms and isinstance(raw, np.ndarray) else None
         books = (len(self._skeletons), len(self._atoms))
         raw = self._array_texts_and_times(raw)
@@ -132,19 +168,39 @@ class OutputEncoder(Normaliser):
         self._accept(schema, found, data)
         return self._formed(self._encode_list(seq, data), forms, books)
 
+    def _one_nan_sign(self, raw: Any, data: Any) -> None:
+        """NaNs of one sign throughout the run, else the mechanism's error. A NaN's sign bit is
+        read by np.signbit and math.copysign, and every NaN is one value to the audit: a
+        mechanism returned −NaN on D and NaN on D′ and was NOT REFUTED. (Arithmetic makes NaNs
+        of one sign, −NaN on x86, so NaNs of one sign are audited as before.)"""
+        signs = _nan_signs_in(raw, 0)
+        if not signs:
+            return
+        seen = self._nan_signs | signs
+        if len(seen) > 1:
+            raise MechanismError("returned NaNs of both signs (np.signbit and math.copysign tell them "
+                                 "apart); dpaudit audits every NaN as one value, which would hide "
+                                 "the sign: return NaNs of one sign (float('nan'))", data)
+        self._nan_signs = seen
+
     # ------------------------------------------------------------------ forms
     @staticmethod
     def _forms_of(raw: Any) -> tuple:
         """``(form, None)`` when every output of the batch has one form (a numpy batch: its dtype,
         and each output's shape), else ``(None, [form of each output])``."""
         if isinstance(raw, np.ndarray):
-            if raw.ndim == 1:
-                return (raw.dtype.type, None)  # what raw[k] is: the one-call form's scalar
-            return ((np.ndarray, raw.dtype.str, raw.shape[1:]), None)
+            if raw.ndim == 1:  # what raw[k] is: the one-call form's scalar (form_of's form)
+                t = raw.dtype.type
+                return ((t, raw.dtype.str), None) if raw.dtype.kind in "mM" else (t, None)
+            return ((np.ndarray, raw.dtype.str, raw.shape[1:], "C"), None)  # a row, as form_of has it
         types = set(map(type, raw))
         if len(types) == 1:
             (t,) = types
-            if issubclass(t, np.generic) or form_of(raw[0]) is t:  # scalars of one type
+            if t in (np.datetime64, np.timedelta64):  # one unit throughout, or a form each
+                units = {x.dtype.str for x in raw}
+                if len(units) == 1:
+                    return ((t, units.pop()), None)
+            elif issubclass(t, np.generic) or form_of(raw[0]) is t:  # scalars of one type
                 return (t, None)
         return (None, [form_of(v) for v in raw])
 
@@ -348,7 +404,8 @@ class OutputEncoder(Normaliser):
         out[:, :2] = np.asarray(head, dtype=float).reshape(-1, 2)
         try:
             out[:, 2:] = np.asarray(flat, dtype=float).reshape(-1, w)
-        except (ValueError, TypeError):  # texts, None and Decimal("sNaN") inside: NaN
+        except (ValueError, TypeError, OverflowError):  # texts, None, Decimal("sNaN"): NaN; an int
+            # past float64 (10**5000 in a set with a text): the ±inf it rounds to
             out[:, 2:] = np.asarray([element_value(x) for x in flat], dtype=float).reshape(-1, w)
         return out
 
@@ -384,7 +441,7 @@ class OutputEncoder(Normaliser):
             if raw.shape[0] == 0:
                 return self._empty()
             if big is not None:
-                raise MechanismError(f"returned vectors holding the integer {big}, beyond ±2**53: "
+                raise MechanismError(f"returned vectors holding the integer {_short(big)}, beyond ±2**53: "
                                      f"float64 cannot hold it exactly", data, big)
             self._accept(OutputSchema(OutputKind.VECTOR, length=raw.shape[1]) if raw.shape[1]
                          else _mixed({0}), {_VEC: raw[0]}, data)
@@ -408,7 +465,7 @@ class OutputEncoder(Normaliser):
         if s.kind is OutputKind.VECTOR:
             try:
                 out = np.asarray([np.asarray(v, dtype=float) for v in seq], dtype=float)
-            except ValueError:
+            except (ValueError, OverflowError, TypeError):  # an int past float64: OverflowError
                 out = None
             if out is None or out.ndim != 2 or out.shape[1] != s.length:
                 for v in seq:
@@ -416,13 +473,17 @@ class OutputEncoder(Normaliser):
                         raise MechanismError(f"changed output length between calls: returned "
                                              f"{_short(v)} of length {len(v)} after vectors of "
                                              f"length {s.length}", data, v)
+                big = next((b for b in map(_big_int, seq) if b is not None), None)
+                if big is not None:
+                    raise MechanismError(f"returned vectors holding the integer {_short(big)}, beyond "
+                                         f"±2**53: float64 cannot hold it exactly", data, big)
                 raise MechanismError("returned vectors that are not all numeric", data)
             with np.errstate(invalid="ignore"):  # NaN compares False; ±inf are floats, not ints
                 wide = bool((np.abs(out) > EXACT_INT).any())
             if wide:
                 big = next((b for b in map(_big_int, seq) if b is not None), None)
                 if big is not None:
-                    raise MechanismError(f"returned vectors holding the integer {big}, beyond "
+                    raise MechanismError(f"returned vectors holding the integer {_short(big)}, beyond "
                                          f"±2**53: float64 cannot hold it exactly", data, big)
             return out
         codes = self._codes

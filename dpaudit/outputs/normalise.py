@@ -39,8 +39,12 @@ _INT, _CAT, _SET = ElementClass.INT, ElementClass.CATEGORY, ElementClass.SET
 _REAL_SPELLING = re.compile(r"[0-9]\.[0-9]|[0-9][eE][-+]?[0-9]")
 
 
-def _key_list(keys: Any) -> str:
-    return "(" + ", ".join(sorted(map(repr, keys))) + ")"
+def _key_list(keys: Any, limit: int = 200) -> str:
+    """The keys for a message, each at most 60 characters and all at most ``limit`` (an int key
+    of 5,000 digits was printed whole)."""
+    shown = [r if len(r) <= 60 else r[:28] + "..." + r[-28:] for r in sorted(map(repr, keys))]
+    text = "(" + ", ".join(shown) + ")"
+    return text if len(text) <= limit else text[: limit - 4] + "...)"
 
 
 def _key_order(k: Any) -> tuple:

@@ -92,6 +92,8 @@ def element_class(v: Any) -> str:
         return _NONE
     if isinstance(v, (bool, np.bool_)):
         return _BOOL
+    if isinstance(v, np.timedelta64):  # numpy makes it an Integral: a duration, read as seconds
+        return _CAT
     if isinstance(v, numbers.Integral):
         return _INT
     if isinstance(v, (numbers.Real, Decimal)):
@@ -179,7 +181,10 @@ def short(v: Any, limit: int = 80) -> str:
         v = v.reshape(-1)[:32].tolist() if v.size > 32 else v.tolist()
     elif isinstance(v, np.generic):
         v = v.tolist()
-    text = _REPR.repr(v)
+    try:
+        text = _REPR.repr(v)
+    except ValueError:  # an int too long for Python to write as text (4,300 digits), inside
+        text = f"<a {type(v).__name__} holding an int of over 4,300 digits>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -173,6 +173,8 @@ def _maxabs(v: Any) -> float:
 
 
 def _short(x: Any, limit: int = 60) -> str:
+    if type(x) is int and x.bit_length() > 14_000:  # past Python's default 4,300 digits: named
+        return f"an int of {x.bit_length()} bits"  # by its size, whatever limit the process set
     try:
         text = repr(x)
     except ValueError:  # an int of more than 4300 digits has no repr (sys.set_int_max_str_digits)

@@ -267,6 +267,16 @@ def test_numbers_float64_does_not_hold_are_refused(value, said):
     ({i: 0 for i in range(70)}, {**{i: 0 for i in range(69)}, 69.0: 0}),          # past 64 keys
     (__import__("datetime").datetime(2024, 1, 1),                                  # naive or UTC
      __import__("datetime").datetime(2024, 1, 1, tzinfo=__import__("datetime").timezone.utc)),
+    # a set's iteration order: {1, 9} built as 1, 9 or as 9, 1 (they collide) lists as [1, 9]
+    # or [9, 1]; sorted for the audit, it was one form, and a leak of the dataset NOT REFUTED
+    (set([1, 9]), set([9, 1])),
+    (frozenset([1, 9]), frozenset([9, 1])),
+    # a numpy time's unit: str() shows 00:00:00 or 00:00:00.000
+    (np.datetime64(0, "s"), np.datetime64(0, "ms")),
+    (np.timedelta64(1, "s"), np.timedelta64(1000, "ms")),
+    # an array's memory layout: .flags, .strides and tobytes('A') show it
+    (np.ones((2, 2)), np.asfortranarray(np.ones((2, 2)))),
+    (np.arange(4.0), np.arange(8.0)[::2]),
 ])
 def test_forms_see_every_position_depth_and_element(a, b):
     """An output's form (types, shapes, key order) kept the first 64 positions, 4 levels, and a
@@ -409,3 +419,85 @@ def test_noise_fixed_at_import_is_found_behind_slow_first_calls(arena, capfd):
         """, "--call-timeout=1", "--timeout=300")
     assert (code, rec["verdict"]) == (1, "refuted"), rec.get("error")
     assert rec["epsilon_lower_bound"] == "inf"
+
+
+_BIT = "    s = len(data) > 0 and float(data.sum()) > 0.5\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,ret", [
+    ("set_order", "set([1, 9]) if s else set([9, 1])"),
+    ("set_in_dict", "{'a': frozenset([1, 9]) if s else frozenset([9, 1])}"),
+    ("datetime_unit", "np.datetime64(0, 's') if s else np.datetime64(0, 'ms')"),
+    ("timedelta_unit", "np.timedelta64(1, 's') if s else np.timedelta64(1000, 'ms')"),
+    ("fortran_order", "np.asfortranarray(np.ones((2, 2))) if s else np.ones((2, 2))"),
+])
+def test_what_a_release_shows_beyond_its_values_is_refuted(arena, capfd, name, ret):
+    """A hostile review's leaks, each the dataset revealed with certainty and NOT REFUTED, exit 0:
+    a set's iteration order, a numpy time's unit (a timedelta64 output was an internal error
+    too), an array's memory layout (the child sent every array in C order)."""
+    code, rec, _ = _check(arena, capfd, name, "import numpy as np\ndef f(data, rng):\n" + _BIT +
+                          f"    return {ret}\n")
+    assert (code, rec["verdict"]) == (1, "refuted"), rec.get("error")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,ret,said", [
+    ("nan_sign", "-float('nan') if s else float('nan')", "NaNs of both signs"),
+    ("nan_sign_array", "np.array([-np.nan if s else np.nan, 1.0])", "NaNs of both signs"),
+    ("big_int_vector", "[10 ** 400 + (1 if s else 0), 3]", "beyond ±2**53"),
+])
+def test_a_release_the_audit_cannot_read_whole_is_an_error_with_every_report(arena, capfd, name,
+                                                                            ret, said):
+    """−NaN against NaN (one value to the audit: np.signbit tells them apart) was NOT REFUTED;
+    ints past float64 in a vector were internal errors. Now each is the mechanism's ERROR
+    (exit 6), every report written."""
+    code, rec, _ = _check(arena, capfd, name, "import numpy as np\ndef f(data, rng):\n" + _BIT +
+                          f"    return {ret}\n")
+    assert (code, rec["verdict"]) == (6, "error") and said in rec["error"], rec.get("error")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,ret", [
+    ("huge_int", "10 ** 5000 + (1 if s else 0)"),
+    ("huge_int_in_a_set", "{10 ** 5000, 'a' if s else 'b'}"),
+])
+def test_a_huge_int_output_is_refuted_with_every_report_written(arena, capfd, name, ret):
+    """10**5000 + the bit was REFUTED on the terminal, then no report was written (Python writes
+    no int of more than 4,300 digits as text) and the exit code was 3, blamed on the workflow;
+    in a set beside a text it was an internal error. The reports are written, exit 1."""
+    code, rec, _ = _check(arena, capfd, name, "import numpy as np\ndef f(data, rng):\n" + _BIT +
+                          f"    return {ret}\n")
+    assert (code, rec["verdict"]) == (1, "refuted"), rec.get("error")
+
+
+def test_nans_of_both_signs_in_one_run_are_the_mechanisms_error():
+    """A NaN's sign is no form (arithmetic makes −NaN on x86, so a NaN output's first batch would
+    set the form every finite output differs from): NaNs of one sign are audited as NaN, both
+    signs in one run are an error, in a batch or across batches."""
+    from dpaudit.errors import MechanismError
+    from dpaudit.outputs import OutputEncoder
+
+    enc = OutputEncoder()
+    enc.encode(np.array([-np.nan, 1.0]), ())
+    enc.encode([-float("nan"), 2.0], ())
+    with pytest.raises(MechanismError, match="NaNs of both signs"):
+        enc.encode([float("nan")], ())
+    with pytest.raises(MechanismError, match="NaNs of both signs"):
+        OutputEncoder().encode([[float("nan"), 1.0], [-float("nan"), 1.0]], ())
+
+
+def test_a_run_gives_back_the_processs_limit_on_ints_as_text_and_json_writes_any_int():
+    """``dpaudit check`` raises Python's 4,300-digit limit for its run only (a test, or a user's
+    process, that calls it keeps its own), and the JSON report writes an int past any limit by its
+    size and bits (no report was written for 10**5000 + k)."""
+    import sys
+
+    from dpaudit.cli import run
+    from dpaudit.report.json_io import dumps
+
+    before = sys.get_int_max_str_digits()
+    run(["check", "--help-never-a-flag"])
+    assert sys.get_int_max_str_digits() == before
+    text = dumps({"x": 10 ** 5000 + 1, "y": 3})
+    assert '"<an int of 16610 bits: 0x' in text and '"y": 3' in text
