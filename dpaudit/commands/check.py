@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from dpaudit.execution.base import Executor
 
 __all__ = ["CheckSettings", "resolve_settings", "read_config", "run_check", "exit_code",
-           "reproduce_command", "write_reports"]
+           "reproduce_command", "write_reports", "interrupted_record"]
 
 
 def reproduce_command(target: str, settings: CheckSettings, claim: Any, neighbours: Any,
@@ -187,8 +187,8 @@ def _interrupted(records: list[dict], targets: tuple, partial: Mapping[str, Any]
     """Append the records of the target a stop cut (what it finished) and of those not begun;
     return how many targets were done before it."""
     done = len(records)
-    records += [_interrupted_record(t, partial, why, command) for t in targets[done:done + 1]]
-    records += [_interrupted_record(t, {}, why, command, started=False) for t in targets[done + 1:]]
+    records += [interrupted_record(t, partial, why, command) for t in targets[done:done + 1]]
+    records += [interrupted_record(t, {}, why, command, started=False) for t in targets[done + 1:]]
     return done
 
 
@@ -249,7 +249,7 @@ def _error_record(target: str, message: str, reproduce: str, *, elapsed_s: float
     return error_record("audit", target, message, reproduce=reproduce, elapsed_s=elapsed_s, **extra)
 
 
-def _interrupted_record(target: str, partial: Mapping[str, Any], why: str, command: str, *,
+def interrupted_record(target: str, partial: Mapping[str, Any], why: str, command: str, *,
                         started: bool = True) -> dict:
     """The record of a target the run's stop (Ctrl-C, SIGTERM) cut: verdict INTERRUPTED (never
     the mechanism's ERROR), with the claim when it was resolved, the stages it finished
@@ -296,6 +296,14 @@ def _sampled_so_far(sampling: Optional[Mapping[str, Any]], claimed: Optional[flo
         if claimed is not None and best["epsilon_lb"] > claimed:
             text += (f", above the claimed ε = {claimed:g}: that look refutes the claim (its α is "
                      f"part of the run's, so at the run's confidence), though the run did not finish")
+    # the float64 question's bound of a look, which the line above (the first question's) hides
+    floats = [(x["questions"]["float"], x["look"]) for x in sampling.get("looks") or ()
+              if isinstance(x.get("questions"), Mapping)
+              and isinstance(x["questions"].get("float"), (int, float))]
+    if floats and claimed is not None and max(floats)[0] > claimed:
+        bound, look = max(floats)
+        text += (f"; look {look}'s float64 question is above the claim too (ε ≥ {bound:.4g}: under "
+                 f"the float policy error, that refutes it)")
     return text
 
 

@@ -309,12 +309,20 @@ def _check_all(runs: list, progress: Any, reports: Mapping[str, Optional[str]],
                 record = _refused(one, exc)
             records.append(record)
             progress.finish(records[-1])
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
+        from dpaudit.commands.check import interrupted_record
+
         progress.clear()
-        done = [r.target.name for r in runs][len(records):]
-        records += [{**_error(n, "interrupted before the audit finished", command),
-                     "verdict": "interrupted"} for n in done]  # the run's stop, not the library's ERROR
+        why = str(stop) or "Ctrl-C"
+        left = runs[len(records):]  # the run's stop, not the library's ERROR: what the one under
+        # way had done (its claim, stages, samples and finished looks), the others not begun
+        records += [interrupted_record(r.target.name, {**r.partial, "name": r.target.name},
+                                       why, command, started=i == 0)
+                    for i, r in enumerate(left)]
+        if left:
+            progress.finish(records[len(records) - len(left)])
         _write(records, reports, runs[0].settings.seed if runs else None, started, command, progress)
+        progress.reproduce(records[: len(records) - len(left) + 1])
         raise
     return records
 

@@ -124,3 +124,48 @@ def test_a_stop_keeps_the_samples_drawn_and_the_early_looks_finished(tmp_path):
     assert all(x["epsilon_lb"] is not None and x["alpha"] < 0.05 for x in looks)
     assert f"{rec['samples']:,} samples drawn, {len(looks)} early look(s) finished; the best: ε ≥ " in rec["error"]
     assert out.strip().splitlines()[-1] == f"reproduce: {rec['reproduce']}"
+
+
+@pytest.mark.slow
+def test_a_stop_during_a_library_targets_sampling_keeps_what_it_did(tmp_path):
+    # a library target's stop printed no line and wrote samples 0, no claim, no finished look,
+    # and a reproduce line without its settings: the file form kept them
+    pytest.importorskip("diffprivlib")  # the library extra: not in the core install
+    (tmp_path / "targets.py").write_text(
+        "from dpaudit.adapters import diffprivlib\n\n"
+        "mean = diffprivlib.target('tools.mean', epsilon=1, bounds=(0, 1))\n", encoding="utf-8")
+    cmd = [sys.executable, "-m", "dpaudit", "check", "lib:targets.py", "--in-process", "--seed", "7",
+           "--json", "r.json"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, CI="1"), start_new_session=True)
+    try:
+        time.sleep(12)  # the replay stage and the first looks (about 1 s each here)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == ExitCode.INTERRUPTED, out + err
+    (rec,) = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert rec["verdict"] == "interrupted" and rec["claim"]["epsilon"] == 1.0, rec
+    assert rec["samples"] > 0 and rec["stages_finished"], rec
+    assert "targets.py:mean" in out and "INTERRUPTED" in out
+    assert out.strip().splitlines()[-1] == f"reproduce: {rec['reproduce']}" and "--seed=7" in rec["reproduce"]
+
+
+def test_an_interrupted_line_names_a_float64_bound_above_the_claim():
+    # the line took each look's first question only: "the best: ε ≥ 0.9503" hid a float64 bound
+    # of 3.76 at look 3, above the claimed 1, under the default float policy error
+    from dpaudit.commands.check import interrupted_record
+
+    looks = [{"look": 1, "samples": 1700, "alpha": 0.005, "epsilon_lb": 0.8,
+              "questions": {"logic": 0.8, "float": 0.5}},
+             {"look": 3, "samples": 31000, "alpha": 0.005, "epsilon_lb": 0.9503,
+              "questions": {"logic": 0.9503, "float": 3.76}}]
+    partial = {"stages": [], "under_way": "sampling", "claim": {"epsilon": 1.0},
+               "sampling": {"samples": 63386, "looks": looks}}
+    rec = interrupted_record("m.py", partial, "Ctrl-C", "dpaudit check m.py")
+    assert "the best: ε ≥ 0.9503" in rec["error"]
+    assert "look 3's float64 question is above the claim too (ε ≥ 3.76" in rec["error"]
+    assert rec["samples"] == 63386 and rec["looks_finished"] == looks
