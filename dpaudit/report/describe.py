@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from dpaudit.report.formatting import delta_floor, fmt, num, percent, verdict_label, verdict_meaning  # noqa: F401
+from dpaudit.report.formatting import delta_floor, fmt, num, percent, verdict_label, verdict_meaning
 from dpaudit.report.kinds import kind_of
 
-__all__ = ["num", "fmt", "delta_floor", "verdict_label", "verdict_meaning", "claim_text", "title",
-           "finding_text", "figure", "one_line", "verdict_text"]
+__all__ = ["num", "fmt", "percent", "delta_floor", "verdict_label", "verdict_meaning", "claim_text",
+           "title", "finding_text", "figure", "one_line", "verdict_text"]
 
 
 def claim_text(rec: Mapping[str, Any]) -> str:
