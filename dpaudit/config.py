@@ -289,6 +289,7 @@ def _read_by_run(targets: Any, config_path: Optional[str]) -> dict[str, str]:
     for t in [*(targets or ()), config_path]:
         if not isinstance(t, str):
             continue
+        t = t[len("lib:"):] if t.startswith("lib:") else t  # a lib:FILE.py[:NAME] target's file
         for path in (t, t.rpartition(":")[0]):
             if path and os.path.isfile(path):
                 read.setdefault(os.path.realpath(path), path)

@@ -145,8 +145,9 @@ def form_of(v: Any, depth: int = 0, _memo: Optional[dict] = None) -> Any:
     forms (a tuple and a list), a dict's key order (the permutation from its keys sorted to its
     keys as inserted) and its keys' and values' forms, a set's elements' forms and its iteration
     order, a numpy time's unit, an array's memory layout. Two outputs with the same values and
-    different forms are two releases (:mod:`dpaudit.outputs`). (A NaN's sign is not a form: NaNs
-    of both signs in one run are the mechanism's error, :class:`dpaudit.outputs.OutputEncoder`.)
+    different forms are two releases (:mod:`dpaudit.outputs`). (A NaN's sign is not a form, nor
+    audited: arithmetic makes −NaN on x86 beside the +NaN of ``np.nan``, so a correct mechanism
+    returns both; docs/reports.md lists it with what the audit does not read.)
 
     A container's form is its type, its length and a digest of its parts' forms, so it stays small
     however long or deep the output, and an object met twice (``x = [x, x]``, 50 times over) is

@@ -237,7 +237,9 @@ class PointLooks:
         if looks.record is None:
             return out
         if looks.early and out.error is not None:
-            return _merged(out, self.answered, qs, used, spent)
+            # a refutation an earlier look made stands (a marginal one was given one more look,
+            # which failed: the run still refuted, as it did before that rule)
+            return _merged(out, {**self.best, **self.answered}, qs, used, spent)
         if looks.early:
             return _merged(self.main or out, self.answered, qs, used, spent)
         if looks.timed_out:

@@ -268,10 +268,11 @@ def _settings(args: argparse.Namespace, targets: list, reports: Mapping[str, Opt
     report still written, an ERROR record per target)."""
     from dataclasses import replace
 
-    from dpaudit.config import read_config, resolve_settings
+    from dpaudit.config import read_config, reports_apart, resolve_settings
     from dpaudit.report.json_io import check_report_paths
 
     started, command = run
+    config_path = None
     try:
         files = [t for t in targets if not is_library_target(t)]
         if files:
@@ -285,8 +286,9 @@ def _settings(args: argparse.Namespace, targets: list, reports: Mapping[str, Opt
         config, config_path = read_config()
         settings = resolve_settings(args, config, config_path)
         check_report_paths(reports)
-    except DpauditError as exc:
-        _write([_error(t, str(exc), command) for t in targets], reports, None, started, command)
+    except DpauditError as exc:  # never written over a file the run reads (a lib:FILE.py)
+        _write([_error(t, str(exc), command) for t in targets],
+               reports_apart(reports, targets, config_path), None, started, command)
         raise UsageError(str(exc)) from None
     return replace(settings, replay=replay_option)
 

@@ -41,8 +41,8 @@ float, a tuple and a list), an array's dtype, shape and memory layout (C, Fortra
 numpy time's unit, a dict's key order, a set's iteration order (``{1, 9}`` built as 1, 9 or as
 9, 1 lists as ``[1, 9]`` or ``[9, 1]``). A mechanism that returned ``3`` on D and ``3.0`` on D′
 leaked which one it ran on, and was audited as one value; so did each of those. A NaN's sign is
-not a form (arithmetic makes −NaN on x86): NaNs of both signs in one run are the mechanism's
-error.
+not audited (arithmetic makes −NaN on x86 beside ``np.nan``'s +NaN: a correct mechanism returns
+both).
 The first batch fixes the usual form (its most common); a number or a vector of another form
 is encoded as NaN (one atom: "a value of another form"; the usual form's values keep their
 order), and a category or a MIXED skeleton met in another form than the one it was first met in

@@ -80,40 +80,6 @@ def _skeleton(e: Any) -> Any:
     return REAL_MARK
 
 
-#: scalar types whose NaNs (``x != x``) are the only NaNs a list of them holds
-_FLAT = frozenset({float, int, bool, str, bytes, type(None), np.float64, np.float32, np.float16,
-                   np.int64, np.int32})
-
-
-def _nan_signs_in(v: Any, depth: int) -> set:
-    """The sign bits (True: negative) of the NaNs an output or a batch holds: in numpy arrays,
-    float scalars, and the lists, tuples, sets and dict values they sit in (4 levels deep)."""
-    if isinstance(v, np.ndarray):
-        if v.dtype.kind in "fc" and v.size:
-            parts = (v.real, v.imag) if v.dtype.kind == "c" else (v,)
-            return {bool(b) for x in parts for b in np.unique(np.signbit(x[np.isnan(x)]))}
-        if v.dtype.kind == "O" and depth < 4:
-            return set().union(*(_nan_signs_in(x, depth + 1) for x in v.reshape(-1).tolist()), set())
-        return set()
-    if isinstance(v, (float, np.floating)):
-        return {bool(np.signbit(v))} if v != v else set()
-    if isinstance(v, (complex, np.complexfloating)):
-        return _nan_signs_in(v.real, depth) | _nan_signs_in(v.imag, depth)
-    if depth < 4 and isinstance(v, (list, tuple, set, frozenset, dict)):
-        items = v.values() if isinstance(v, dict) else v
-        if set(map(type, items)) <= _FLAT:  # the common case: scalars, the NaNs alone looked at
-            return {bool(np.signbit(x)) for x in items if x != x}
-        out: set = set()
-        for x in items:
-            if isinstance(x, (float, np.floating, np.ndarray, list, tuple, set, frozenset, dict,
-                              complex, np.complexfloating)):
-                out |= _nan_signs_in(x, depth + 1)
-                if len(out) > 1:
-                    break
-        return out
-    return set()
-
-
 class OutputEncoder(Normaliser):
     """Detects the output kind from the first batch, then validates and encodes every batch.
 
@@ -137,7 +103,6 @@ class OutputEncoder(Normaliser):
         self._form_codes: dict[Any, int] = {}
         self._splits: dict[tuple, int] = {}
         self._code_form: dict[int, Any] = {}  # category or skeleton code -> the form first met
-        self._nan_signs: set = set()  # the signs of the NaNs met so far (_one_nan_sign)
 
     # ------------------------------------------------------------------ public
     def encode(self, raw: Any, data: Any) -> np.ndarray:
@@ -145,7 +110,6 @@ class OutputEncoder(Normaliser):
         :mod:`dpaudit.outputs`): normalise, detect the kind, accept it, encode."""
         raw = self._from_table(raw)
         self._refuse_array_subclass(raw, data)
-        self._one_nan_sign(raw, data)
         forms = self._forms_of(raw) if self.forms and isinstance(raw, np.ndarray) else None
         books = (len(self._skeletons), len(self._atoms))
         raw = self._array_texts_and_times(raw)
@@ -167,21 +131,6 @@ class OutputEncoder(Normaliser):
             schema = replace(_mixed({MAX_POSITIONS}), keyed=True)
         self._accept(schema, found, data)
         return self._formed(self._encode_list(seq, data), forms, books)
-
-    def _one_nan_sign(self, raw: Any, data: Any) -> None:
-        """NaNs of one sign throughout the run, else the mechanism's error. A NaN's sign bit is
-        read by np.signbit and math.copysign, and every NaN is one value to the audit: a
-        mechanism returned −NaN on D and NaN on D′ and was NOT REFUTED. (Arithmetic makes NaNs
-        of one sign, −NaN on x86, so NaNs of one sign are audited as before.)"""
-        signs = _nan_signs_in(raw, 0)
-        if not signs:
-            return
-        seen = self._nan_signs | signs
-        if len(seen) > 1:
-            raise MechanismError("returned NaNs of both signs (np.signbit and math.copysign tell them "
-                                 "apart); dpaudit audits every NaN as one value, which would hide "
-                                 "the sign: return NaNs of one sign (float('nan'))", data)
-        self._nan_signs = seen
 
     # ------------------------------------------------------------------ forms
     @staticmethod

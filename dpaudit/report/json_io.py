@@ -220,10 +220,29 @@ def _write_in_place(fd: int, here: str, name: str, data: bytes) -> None:
             if not _system_folder(here):
                 raise _Refused("it changed into a link to a file while being written; dpaudit "
                                "does not follow links when writing reports")
-            os.ftruncate(out, 0)
+            if _appended(out):  # `--json - >> log`: after what the file holds, as the shell asked
+                os.lseek(out, 0, os.SEEK_END)
+            else:
+                os.ftruncate(out, 0)
         _write_all(out, data)
     finally:
         os.close(out)
+
+
+def _appended(out: int) -> bool:
+    """Whether the regular file open as ``out`` is this process's stdout or stderr opened for
+    appending (``>>``): a report written there through /dev/stdout goes after what it holds (it
+    was truncated: the log the report was appended to was lost)."""
+    import fcntl
+
+    here = os.fstat(out)
+    for fd in (1, 2):
+        try:
+            if os.path.samestat(os.fstat(fd), here) and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _write_atomically(fd: int, name: str, data: bytes) -> None:

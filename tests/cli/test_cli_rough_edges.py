@@ -7,6 +7,8 @@ import importlib.util
 import json
 import os
 import shlex
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -278,3 +280,26 @@ def test_a_report_on_stdout_is_all_that_stdout_holds(tmp_path, where):
     (rec,) = json.loads(proc.stdout)["results"]
     assert rec["verdict"] == "not_refuted" and not os.path.exists(os.path.join(ROOT, "-"))
     assert "laplace_sum.py:noisy_sum: NOT REFUTED" in proc.stderr and "reproduce: " in proc.stderr
+
+
+def test_a_lib_targets_file_is_never_a_report_path(tmp_path):
+    # lib:targets.py's file was not among the files the run reads: --json targets.py replaced it
+    (tmp_path / "targets.py").write_text("x = 1\n", encoding="utf-8")
+    for flags in (["--json", "targets.py"], ["--in-process", "--json", "./targets.py"]):
+        proc = dpaudit("check", "lib:targets.py", *flags, cwd=tmp_path)
+        assert proc.returncode == ExitCode.USAGE_ERROR and "would overwrite targets.py" in proc.stderr
+        assert (tmp_path / "targets.py").read_text(encoding="utf-8") == "x = 1\n"
+
+
+def test_a_report_on_stdout_appended_to_a_file_keeps_what_the_file_held(tmp_path):
+    # `--json - >> log`: the report was written from the start of the file, truncating the log
+    log = tmp_path / "log.txt"
+    log.write_text("line1\n", encoding="utf-8")
+    with open(log, "a", encoding="utf-8") as out:
+        done = subprocess.run([sys.executable, "-m", "dpaudit", "check",
+                               os.path.join(ROOT, "examples", "laplace_sum.py"), *TINY, "--json", "-"],
+                              stdout=out, stderr=subprocess.PIPE, text=True,
+                              env=dict(os.environ, CI="1"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    text = log.read_text(encoding="utf-8")
+    assert text.startswith("line1\n") and json.loads(text[len("line1\n"):])["results"][0]["verdict"] == "not_refuted"

@@ -113,3 +113,29 @@ def test_a_marginal_refutation_gets_one_more_look_and_reads_plainly(seed):
     assert 0.5 < looks[0]["epsilon_lb"] < looks[1]["epsilon_lb"] == r.epsilon_lower_bound
     assert not r.strength.marginal and r.strength.p_value < 1e-20
     assert r.samples == sum(x["samples"] for x in looks) < 12_000
+
+
+def test_a_marginal_refutation_stands_when_the_look_after_it_fails(monkeypatch):
+    # the one more look a marginal refutation gets met the mechanism's failure: the run's ERROR
+    # dropped the refutation it had made; the logic finding keeps it (the run is the mechanism's
+    # ERROR, as a failure at any look makes it: the extra look found the failure)
+    from dpaudit.auditing import looks
+    from dpaudit.errors import MechanismError
+
+    @dpaudit.mechanism(epsilon=0.5, neighbours="add-remove", domain=(0, 1), size=1)
+    def twice(data, rng):
+        return float(data.sum()) + rng.laplace(0.0, 1.0)
+
+    real = looks.PointLooks.look
+
+    def look(self, j, budget, confidence, seed, timeout, progress):
+        out = real(self, j, budget, confidence, seed, timeout, progress)
+        if j == 1:  # the look after seed 4's marginal first look fails before it answers
+            out.error, out.answers = MechanismError("failed on purpose", None), {}
+        return out
+
+    monkeypatch.setattr(looks.PointLooks, "look", look)
+    r = dpaudit.audit(twice, float="off", seed=4)
+    logic = r.findings["logic"]
+    assert r.verdict is Verdict.ERROR and "failed on purpose" in r.error
+    assert logic.verdict is Verdict.REFUTED and logic.epsilon_lower_bound > 0.5
