@@ -315,6 +315,14 @@ def default_fit(budget: int, estimate: Optional[dict]) -> Optional[dict]:
     return _fitted_budget(budget, None, estimate, DEFAULT_FIT_SECONDS)
 
 
+def with_fit_hint(event: dict, fitted: dict) -> dict:
+    """The ``estimate`` event ``event`` saying first that a ``dpaudit check`` with neither
+    ``--samples`` nor ``--timeout`` draws the ``fitted`` budget (:func:`default_fit`)."""
+    said = (f"with neither --samples nor --timeout the audit is sized to about "
+            f"{duration(DEFAULT_FIT_SECONDS)}: {fitted['budget']:,} calls")
+    return {**event, "hint": f"{said}; {event['hint']}" if event.get("hint") else said}
+
+
 def fitted_note(fitted: dict, timeout: Optional[float]) -> str:
     """What an audit on a fitted budget says after its verdict."""
     limit = "the time limit" if timeout is None else f"the time limit of {timeout:.3g} s"

@@ -181,6 +181,12 @@ class CheckSettings:
         return max(1, len(self.targets))
 
     @property
+    def sizes_by_default(self) -> bool:
+        """Neither ``--samples`` nor ``--timeout``: a default budget too long for
+        :data:`dpaudit.auditor.DEFAULT_FIT_SECONDS` is sized to it."""
+        return self.samples is None and self.timeout is None
+
+    @property
     def target_confidence(self) -> float:
         """The confidence each target is audited at: 1 − (1 − confidence)/targets (Bonferroni),
         so every bound of the run holds at once with probability ≥ ``confidence``."""
@@ -353,8 +359,9 @@ def resolve_settings(args: argparse.Namespace, config: Optional[Mapping[str, Any
             if key in seen:  # the second format would overwrite the first
                 raise InvalidArgument(f"--{seen[key]} and --{fmt} both write {path}")
             seen[key] = fmt
+    reads = _read_by_run(targets, config_path)
     for key, fmt in seen.items():
-        read = _read_by_run(targets, config_path).get(key)
+        read = reads.get(key)
         if read is not None:  # the report would replace the code (or settings) under audit
             raise InvalidArgument(f"--{fmt} {reports[fmt]} would overwrite {read}, which this run "
                                   f"reads: give the report another path")

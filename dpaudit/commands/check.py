@@ -26,7 +26,7 @@ from dpaudit.config import CheckSettings, read_config, reports_apart, resolve_se
 from dpaudit.errors import DpauditError, InvalidArgument, LoadError, UsageError
 from dpaudit.exitcodes import ExitCode, exit_code
 from dpaudit.pipeline.target import clean_record
-from dpaudit.report.registry import report_paths
+from dpaudit.report.registry import report_paths, to_stdout
 from dpaudit.terminal import guard_stdout  # re-exported: dpaudit.commands.check.guard_stdout
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     # --timeout counts from the process's start (dpaudit.cli.main), else from here
     begun = getattr(args, "started", None) or time.monotonic()
     command = shlex.join(["dpaudit", *getattr(args, "argv", sys.argv[1:])])
-    reports = {fmt: "/dev/stdout" if path == "-" else path for fmt, path in report_paths(args).items()}
+    reports = report_paths(args)
     targets = args.target if isinstance(args.target, (list, tuple)) else [args.target]
     config_path = None
     try:
@@ -77,7 +77,7 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     _precheck(settings.targets, reports, settings.seed, started, command)
     guard_stdout()
     # a report written to stdout is all stdout holds: the verdict lines go to stderr
-    progress = Progress(quiet=settings.quiet, out=sys.stderr if _to_stdout(reports) else None)
+    progress = Progress(quiet=settings.quiet, out=sys.stderr if to_stdout(reports) else None)
     try:
         cluster = _cluster(settings)
     except UsageError as exc:
@@ -98,26 +98,6 @@ def run_check(args: argparse.Namespace) -> ExitCode:
         return ExitCode.USAGE_ERROR
     return exit_code(records, exit_zero=settings.exit_zero,
                      fail_on_inconclusive=settings.fail_on_inconclusive)
-
-
-def _to_stdout(reports: Mapping[str, Optional[str]]) -> bool:
-    """Whether a report goes to this process's standard output (``-``, ``/dev/stdout``, or any
-    path to the same file, pipe or terminal)."""
-    try:
-        out = os.fstat(sys.stdout.fileno())
-    except (AttributeError, OSError, ValueError):  # a captured stream: no descriptor to compare
-        out = None
-    for path in reports.values():
-        if path is None:
-            continue
-        if os.fspath(path) in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
-            return True
-        try:
-            if out is not None and os.path.samestat(os.stat(path), out):
-                return True
-        except OSError:
-            continue
-    return False
 
 
 def _check_all(settings: CheckSettings, progress: Any, deadline: Optional[float], cluster: Any,

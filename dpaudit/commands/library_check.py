@@ -45,7 +45,7 @@ from typing import Any, Mapping, Optional
 from dpaudit.errors import DpauditError, InvalidArgument, UsageError
 from dpaudit.exitcodes import ExitCode, exit_code
 from dpaudit.commands.check import write_reports as _write
-from dpaudit.report.registry import report_paths
+from dpaudit.report.registry import report_paths, to_stdout
 
 __all__ = ["PREFIX", "LIBRARIES", "is_library_target", "parse_library_target", "library_spec",
            "run_library_check"]
@@ -233,7 +233,7 @@ def run_library_check(args: argparse.Namespace) -> ExitCode:
     from dpaudit.pipeline.run import library_runs
     from dpaudit.progress import Progress
 
-    progress = Progress(quiet=settings.quiet)
+    progress = Progress(quiet=settings.quiet, out=sys.stderr if to_stdout(reports) else None)
     specs: list[tuple[str, Any]] = []
     for i, target in enumerate(targets):
         try:

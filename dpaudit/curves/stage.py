@@ -72,14 +72,14 @@ def _fitted(run: Any) -> Any:
     budget (:func:`dpaudit.auditing.estimate.probe_estimate`; its estimate line is shown); None
     otherwise, or when the probe fails (the audit meets the failure itself)."""
     from dpaudit.auditing.estimate import probe_estimate
-    from dpaudit.auditor import default_fit
+    from dpaudit.auditor import default_fit, with_fit_hint
     from dpaudit.curves.audit import DEFAULT_SAMPLES_BATCH, DEFAULT_SAMPLES_LOOP
     from dpaudit.errors import MechanismError
     from dpaudit.execution.base import InProcessExecutor
     from dpaudit.spec import CallForm
 
     s, spec = run.settings, run.spec
-    if s.samples is not None or s.timeout is not None:
+    if not s.sizes_by_default:
         return None
     budget = DEFAULT_SAMPLES_BATCH if spec.call_form is CallForm.BATCH else DEFAULT_SAMPLES_LOOP
     executor = run.target.executor or run.cluster or InProcessExecutor()
@@ -90,6 +90,5 @@ def _fitted(run: Any) -> Any:
     fitted = default_fit(budget, estimate)
     if fitted is not None:
         fitted["by_default"] = True
-        run.progress(dict(estimate, hint=f"with neither --samples nor --timeout the audit is sized "
-                                          f"to {fitted['budget']:,} calls"))
+        run.progress(with_fit_hint(estimate, fitted))
     return fitted

@@ -170,10 +170,12 @@ def _timezone(*args: Any) -> _dt.timezone:
 def array(dtype: Any, shape: Any, data: Any, layout: Any = "C") -> Any:
     """A numpy array (``shape`` a tuple) or scalar (``shape`` None) of ``dtype`` (its ``str``: a
     byte order, a kind of number, text or time, a size) from exactly the bytes it holds, or, for
-    the dtype ``"|O"``, from the list of its elements. Never larger than ``data`` (but twice, for
-    ``layout`` ``"S"``). ``layout`` is the memory order the child's array had: ``"C"``, ``"F"``
-    (Fortran) or ``"S"`` (neither: a strided view); it is an output's form
-    (:func:`dpaudit.output_values.form_of`): ``.flags`` and ``tobytes('A')`` show it."""
+    the dtype ``"|O"``, from the list of its elements. Never larger than ``data``: a view of it.
+    ``layout`` is the memory order the child's array had: ``"C"``, ``"F"`` (Fortran: ``data``
+    holds it in that order) or ``"S"`` (neither: a strided view; ``data`` holds it reversed along
+    its last axis longer than one, :func:`_strided_axis`, and the view reverses it back); it is an
+    output's form (:func:`dpaudit.output_values.form_of`): ``.flags`` and ``tobytes('A')`` show
+    it."""
     if layout not in ("C", "F", "S"):
         raise _bad("an array of an unknown memory layout")
     if type(dtype) is not str or len(dtype) > 32:
@@ -202,14 +204,22 @@ def array(dtype: Any, shape: Any, data: Any, layout: Any = "C") -> Any:
         return out.reshape(shape)
     if type(data) is not bytes or len(data) != count * dt.itemsize:
         raise _bad(f"an array of shape {shape[:4]} whose bytes are not its size")
-    out = np.frombuffer(data, dtype=dt).reshape(shape)
-    if layout == "F":
-        return np.asfortranarray(out)
-    if layout == "S":  # a view with a step: contiguous in neither order
-        spaced = np.empty(shape + (2,), dtype=dt)[..., 0]
-        spaced[...] = out
-        return spaced
-    return out
+    flat = np.frombuffer(data, dtype=dt)
+    if layout == "F":  # the transpose of its reverse-shaped C array: no copy
+        return flat.reshape(shape[::-1]).T
+    if layout == "S":  # reversed back along one axis: a negative step, contiguous in neither order
+        k = _strided_axis(shape)
+        if k is None:
+            raise _bad("a strided array of one element")
+        return np.flip(flat.reshape(shape), axis=k)
+    return flat.reshape(shape)
+
+
+def _strided_axis(shape: tuple) -> Optional[int]:
+    """The last axis longer than one, along which a strided array travels reversed (so the
+    parent's view of the reply's bytes is strided too); None for an array of at most one element
+    (always contiguous, never sent as strided)."""
+    return next((k for k in range(len(shape) - 1, -1, -1) if shape[k] > 1), None)
 
 
 #: (module, name) of every class or function a reply may name, and what it is read as
@@ -489,7 +499,13 @@ def _pack(v: Any, memo: dict) -> Any:
         if v.dtype.kind == "O":
             return _Packed("|O", v.shape, [_pack(x, memo) for x in v.reshape(-1).tolist()])
         layout = "C" if v.flags.c_contiguous else "F" if v.flags.f_contiguous else "S"
-        return _Packed(v.dtype.str, v.shape, np.ascontiguousarray(v).tobytes(), layout)
+        if layout == "F":
+            data = v.tobytes(order="F")
+        elif layout == "S":
+            data = np.ascontiguousarray(np.flip(v, axis=_strided_axis(v.shape))).tobytes()
+        else:
+            data = np.ascontiguousarray(v).tobytes()
+        return _Packed(v.dtype.str, v.shape, data, layout)
     if isinstance(v, np.generic):
         # as its own numpy type, never as the Python value: np.float64(0.0) and 0.0 are two forms
         # of output (dpaudit.output_values.form_of), and a mechanism hid the exact sum in which

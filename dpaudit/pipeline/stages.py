@@ -128,17 +128,10 @@ def _sized_by_default(event: dict, budget: int, settings: Any) -> dict:
     """The estimate event, saying first that the audit will draw fewer calls when neither
     ``--samples`` nor ``--timeout`` is given and the default budget would take longer than
     :data:`dpaudit.auditor.DEFAULT_FIT_SECONDS` (:func:`dpaudit.auditor.default_fit`)."""
-    from dpaudit.auditing.estimate import duration
-    from dpaudit.auditor import DEFAULT_FIT_SECONDS, default_fit
+    from dpaudit.auditor import default_fit, with_fit_hint
 
-    if settings.timeout is not None or settings.samples is not None:
-        return event
-    fit = default_fit(budget, event)
-    if fit is None:
-        return event
-    said = (f"with neither --samples nor --timeout the audit is sized to about "
-            f"{duration(DEFAULT_FIT_SECONDS)}: {fit['budget']:,} calls")
-    return {**event, "hint": f"{said}; {event['hint']}" if event.get("hint") else said}
+    fit = default_fit(budget, event) if settings.sizes_by_default else None
+    return event if fit is None else with_fit_hint(event, fit)
 
 
 def _with_replay_calls(event: dict, per_call: float, settings: Any) -> dict:
@@ -217,8 +210,7 @@ class SampledAudit:
                                family=run.family, origin=origin, time_limit=s.timeout,
                                seconds_per_call=run.outcomes.get(FreshStart.name),
                                failure=run.failure, started=run.started,
-                               fit_within=DEFAULT_FIT_SECONDS if s.timeout is None and s.samples is None
-                               else None)
+                               fit_within=DEFAULT_FIT_SECONDS if s.sizes_by_default else None)
         keywords = getattr(run.target, "keywords", None)  # the rerun line is in run.partial already
         try:
             if keywords is not None:  # an in-memory target (SpecTarget): its own keywords

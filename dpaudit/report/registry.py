@@ -105,6 +105,32 @@ def add_report_options(parser: Any, prefix: str = "--", dest_prefix: str = "") -
 
 def report_paths(source: Any, dest_prefix: str = "") -> dict[str, Optional[str]]:
     """``{format: path or None}`` read from parsed arguments (a Namespace, or a callable
-    ``getter(dest)`` such as pytest's ``config.getoption``)."""
+    ``getter(dest)`` such as pytest's ``config.getoption``); ``-`` is standard output
+    (``/dev/stdout``: it wrote a file named ``-``)."""
     get = source if callable(source) else (lambda dest: getattr(source, dest, None))
-    return {rep.name: get(dest_prefix + rep.name) for rep in reporters()}
+    paths = {rep.name: get(dest_prefix + rep.name) for rep in reporters()}
+    return {fmt: "/dev/stdout" if path == "-" else path for fmt, path in paths.items()}
+
+
+def to_stdout(reports: Mapping[str, Optional[str]]) -> bool:
+    """Whether a report goes to this process's standard output (``-``, ``/dev/stdout``, or any
+    path to the same file, pipe or terminal): then it is all stdout holds, and a command's lines
+    for people go to stderr."""
+    import os
+    import sys
+
+    try:
+        out = os.fstat(sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):  # a captured stream: no descriptor to compare
+        out = None
+    for path in reports.values():
+        if path is None:
+            continue
+        if os.fspath(path) in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+            return True
+        try:
+            if out is not None and os.path.samestat(os.stat(path), out):
+                return True
+        except OSError:
+            continue
+    return False

@@ -482,3 +482,18 @@ def test_a_run_gives_back_the_processs_limit_on_ints_as_text_and_json_writes_any
     assert sys.get_int_max_str_digits() == before
     text = dumps({"x": 10 ** 5000 + 1, "y": 3})
     assert '"<an int of 16610 bits: 0x' in text and '"y": 3' in text
+
+
+@pytest.mark.parametrize("v", [np.asfortranarray(np.arange(6.0).reshape(2, 3)), np.arange(8.0)[::2],
+                               np.arange(12.0).reshape(3, 4)[:, :1], np.arange(24).reshape(2, 3, 4)[:, ::2]])
+def test_an_arrays_layout_crosses_from_the_child_as_a_view_of_the_replys_bytes(v):
+    """The layout is a form (a Fortran or strided array is another release than a C one), and the
+    parent rebuilds it without a copy: a reply referencing one buffer many times as Fortran or
+    strided arrays grew the parent's memory with each (a review measured 200 MiB from 1 MiB)."""
+    import pickle
+
+    from dpaudit.execution import safe_pickle
+    from dpaudit.output_values import form_of
+
+    (back,) = safe_pickle.loads(pickle.dumps(safe_pickle.pack([v])))
+    assert np.array_equal(back, v) and form_of(back) == form_of(v) and not back.flags.owndata
