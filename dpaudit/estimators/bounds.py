@@ -15,13 +15,17 @@ each valid whatever the dependence between the samples of D and D':
     The counts X ~ Poi(λ_D p), Y ~ Poi(λ_D' q) are independent, so X | X + Y = m ~ Bin(m, π) with
     π = λ_D p / (λ_D p + λ_D' q) (Lehmann and Romano, TSH §4.5). One CP lower bound π_lo at α gives
     p/q ≥ (π_lo/(1 − π_lo))·(λ_D'/λ_D): one quantile instead of two.
-``paired`` (δ = 0, common random numbers: row i of D and D' share a seed)
-    With A = #{both in S} and X = #{D in S}: q/p = θ1 + θ2 (1 − p)/p where θ1 = P[D' ∈ S | D ∈ S]
+``paired`` (any δ, common random numbers: row i of D and D' share a seed)
+    With A = #{both in S} and X = #{D in S}: q = θ1 p + θ2 (1 − p) where θ1 = P[D' ∈ S | D ∈ S]
     and θ2 = P[D' ∈ S | D ∉ S]. Given X, A ~ Bin(X, θ1) and C = #{D' in S, D not} ~ Bin(N − X, θ2);
-    X ~ Bin(N, p). With CP bounds at α1 + α2 + α3 = α (union bound),
-    p/q ≥ 1 / (θ1_hi + θ2_hi (1 − p_lo)/p_lo). When the mechanism's randomness couples the two
-    outputs (a shift of a noisy value), θ1 is close to q/p with variance θ1(1 − θ1)/X, far below
-    the 1/X + 1/Y of two independent counts.
+    X ~ Bin(N, p). With CP bounds at α1 + α2 + α3 = α (union bound), θ1 ≤ θ1_hi, θ2 ≤ θ2_hi and
+    p ≥ p_lo together, and (p − δ)/(θ1_hi p + θ2_hi (1 − p)) increases with p (its derivative has
+    the sign of θ2_hi (1 − δ) + δ θ1_hi ≥ 0), so
+    (p − δ)/q ≥ (p_lo − δ)/(θ1_hi p_lo + θ2_hi (1 − p_lo)), at δ = 0 p/q ≥ 1/(θ1_hi + θ2_hi (1 − p_lo)/p_lo);
+    δ_LB(ε) = min over p in [p_lo, 1] of p − e^ε (θ1_hi p + θ2_hi (1 − p)), linear in p (its two
+    ends). When the mechanism's randomness couples the two outputs (a shift of a noisy value), θ1
+    is close to q/p with variance θ1(1 − θ1)/X, far below the 1/X + 1/Y of two independent counts.
+    docs/math.md ("Paired bounds") has the derivation.
 
 Selection uses :func:`projected_lb`, a fast Wilson-score stand-in for the same bounds evaluated at
 the validation budget on pessimistic (one standard error) selection estimates; it never enters a
@@ -251,6 +255,13 @@ class BoundMethod(ABC):
         standard errors the pessimistic way, projected to ``n_val`` validation samples; ``zcol(j)``
         is the column of normal quantiles of the j-th part of α, one row per split."""
 
+    def delta_lb(self, c: "Counts", alpha: float, w: np.ndarray, epsilon: float) -> float:
+        """δ_LB(ε) = p_lo − e^ε q_hi from one-sided CP bounds at α·w0, α·w1 (the marginal form;
+        a method whose counts say more overrides it)."""
+        pl = cp_lower(c.x, c.n_num, alpha * w[0])
+        qh = cp_upper(c.y, c.n_den, alpha * w[1])
+        return float(pl - math.exp(epsilon) * qh)
+
     def validated(self, counts: "Counts", alpha: float, split: tuple, delta: float = 0.0,
                   epsilon: Optional[float] = None) -> "Bound":
         """The exact bound of this method on validation ``counts`` at level ``alpha`` split as
@@ -264,9 +275,7 @@ class BoundMethod(ABC):
         eps_lb = self.epsilon_lb(c, alpha, w, delta)
         delta_lb = None
         if delta > 0 and epsilon is not None:
-            pl = cp_lower(c.x, c.n_num, alpha * w[0])
-            qh = cp_upper(c.y, c.n_den, alpha * w[1])
-            delta_lb = float(pl - math.exp(epsilon) * qh)
+            delta_lb = float(self.delta_lb(c, alpha, w, epsilon))
         p = c.x / c.n_num if c.n_num else 0.0
         q = c.y / c.n_den if c.n_den else 0.0
         p_int = (float(cp_lower(c.x, c.n_num, alpha / 2)), float(cp_upper(c.x, c.n_num, alpha / 2)))
@@ -321,21 +330,34 @@ class Ratio(BoundMethod):
 
 
 class Paired(BoundMethod):
-    """``paired`` (δ = 0, common random numbers): p/q ≥ 1 / (θ1_hi + θ2_hi (1 − p_lo)/p_lo) with
-    θ1 = P[D' ∈ S | D ∈ S], θ2 = P[D' ∈ S | D ∉ S], CP bounds at α·w0, α·w1, α·w2."""
+    """``paired`` (any δ, common random numbers): (p − δ)/q ≥ (p_lo − δ)/(θ1_hi p_lo + θ2_hi (1 − p_lo))
+    with θ1 = P[D' ∈ S | D ∈ S], θ2 = P[D' ∈ S | D ∉ S], CP bounds at α·w0, α·w1, α·w2 (module
+    docstring; at δ = 0 the form 1/(θ1_hi + θ2_hi (1 − p_lo)/p_lo) of Ding et al.'s ratio)."""
 
     name = "paired"
     splits = ((0.8, 0.1, 0.1), (0.6, 0.2, 0.2), (0.9, 0.05, 0.05), (0.34, 0.33, 0.33))
-    pure_only = True
+    pure_only = False
 
     def usable(self, c: "Counts") -> bool:
         return c.a is not None and c.n_num == c.n_den
 
-    def epsilon_lb(self, c: "Counts", alpha: float, w: np.ndarray, delta: float) -> float:
+    @staticmethod
+    def _parts(c: "Counts", alpha: float, w: np.ndarray) -> tuple[float, float, float]:
         t1 = cp_upper(c.a, c.x, alpha * w[0])
         t2 = cp_upper(c.y - c.a, c.n_num - c.x, alpha * w[1])
         p_lo = cp_lower(c.x, c.n_num, alpha * w[2])
+        return float(t1), float(t2), float(p_lo)
+
+    def epsilon_lb(self, c: "Counts", alpha: float, w: np.ndarray, delta: float) -> float:
+        t1, t2, p_lo = self._parts(c, alpha, w)
+        if delta > 0:
+            return 0.0 if p_lo <= delta else _log_ratio(p_lo - delta, t1 * p_lo + t2 * (1.0 - p_lo))
         return 0.0 if p_lo <= 0 else _log_ratio(1.0, t1 + t2 * (1.0 - p_lo) / p_lo)
+
+    def delta_lb(self, c: "Counts", alpha: float, w: np.ndarray, epsilon: float) -> float:
+        t1, t2, p_lo = self._parts(c, alpha, w)
+        e = math.exp(epsilon)
+        return float(min(p_lo - e * (t1 * p_lo + t2 * (1.0 - p_lo)), 1.0 - e * t1))
 
     def projected(self, n, x, y, a, n_val, zs, zcol, delta):
         a = np.asarray(a, dtype=float)
@@ -346,6 +368,8 @@ class Paired(BoundMethod):
         t1v = _wilson_p(t1, x * scale, zcol(0), True)
         t2v = _wilson_p(t2, (n - x) * scale, zcol(1), True)
         p_v = _wilson_p(p_s, n_val, zcol(2), False)
+        if delta > 0:
+            return np.log((p_v - delta) / (t1v * p_v + t2v * (1 - p_v)))
         return -np.log(t1v + t2v * (1 - p_v) / p_v)
 
 

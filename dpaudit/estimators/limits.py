@@ -226,8 +226,8 @@ def _budget(samples: int, factor: Optional[float]) -> Optional[int]:
 
 def best_ceiling(n: int, alpha: float, delta: float = 0.0) -> float:
     """The largest ε ceiling, at the claimed ``delta``, of every bound method and split the
-    selection could choose (:data:`dpaudit.estimators.bounds.SPLITS`; for a δ claim the marginal
-    bound only) with ``n`` validation samples on each dataset at level ``alpha``: what an event
+    selection could choose (:data:`dpaudit.estimators.bounds.SPLITS`; for a δ claim the methods
+    that bound one, marginal and paired) with ``n`` validation samples on each dataset at level ``alpha``: what an event
     validated at these sizes could show, whatever the outputs and whichever bound it got."""
     if n <= 0 or not 0 < alpha < 1:
         return 0.0

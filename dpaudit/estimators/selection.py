@@ -602,7 +602,7 @@ def _choose(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, n_val: float, 
     if yd.shape[0] < 4:
         return [], []
     if delta > 0:
-        methods: tuple = ("marginal",)
+        methods: tuple = ("marginal", "paired") if paired else ("marginal",)
     else:
         methods = ("ratio", "paired") if paired else ("ratio",)
         if not quick:

@@ -49,6 +49,20 @@ def test_paired_bound_coverage_under_coupling():
 
 
 @pytest.mark.statistical
+def test_paired_delta_bounds_coverage_under_coupling():
+    # the same coupling with an (ε, δ) claim: the true ε at δ is ln((p − δ)/q) and the true
+    # δ(ε) is p − e^ε q; neither lower bound may exceed its truth more often than α
+    rng = np.random.default_rng(14)
+    p, q, delta, eps, n, alpha, m = 0.39, 0.083, 0.127, 1.0, 3000, 0.1, 1500
+    ys = rng.binomial(n, q, m)
+    xs = ys + rng.binomial(n - ys, (p - q) / (1 - q))
+    bounds = [validated_bound("paired", Counts(n, n, int(x), int(y), int(y)), alpha, (0.6, 0.2, 0.2),
+                              delta=delta, epsilon=eps) for x, y in zip(xs, ys)]
+    assert _miss_rate(np.array([b.epsilon_lb for b in bounds]), math.log((p - delta) / q)) <= _limit(alpha, m)
+    assert _miss_rate(np.array([b.delta_lb for b in bounds]), p - math.exp(eps) * q) <= _limit(alpha, m)
+
+
+@pytest.mark.statistical
 def test_marginal_bound_coverage():
     rng = np.random.default_rng(13)
     p, q, n, alpha, m = 0.3, 0.25, 2000, 0.1, 1500

@@ -77,7 +77,7 @@ def test_methods_refuse_what_they_cannot_bound():
     with pytest.raises(InvalidArgument, match="method"):
         validated_bound("ratio", Counts(10, 10, 5, 1), 0.1, (1.0,))  # not Poisson
     with pytest.raises(InvalidArgument, match="pure DP"):
-        validated_bound("paired", Counts(10, 10, 5, 1, 1), 0.1, (0.8, 0.1, 0.1), delta=0.01)
+        validated_bound("ratio", Counts(10, 10, 5, 1, None, 10.0, 10.0), 0.1, (1.0,), delta=0.01)
     with pytest.raises(InvalidArgument, match="method must be one of"):
         validated_bound("magic", Counts(10, 10, 5, 1), 0.1, (1.0,))
 
@@ -95,3 +95,33 @@ def test_projection_grows_with_the_validation_budget_and_needs_events():
         big = projected_lb(method, args["n"], args["x"], args["y"], args["a"], 1e7, 0.1, split)[0]
         assert small < big < math.log(500 / 200) + 1e-9
     assert projected_lb("ratio", 100, [0], [3], [0], 1e6, 0.1, (1.0,))[0] == -math.inf
+
+
+def test_paired_bound_takes_delta_off_the_numerator():
+    # (p - δ)/q ≥ (p_lo - δ)/(θ1_hi p_lo + θ2_hi (1 - p_lo)) (bounds.py docstring): as δ → 0 the
+    # δ form meets the pure one, it falls as δ grows, and nothing is shown once p_lo ≤ δ
+    c, split = Counts(6606, 6606, 2570, 547, 547), (0.8, 0.1, 0.1)
+    pure = validated_bound("paired", c, 0.005, split).epsilon_lb
+    tiny = validated_bound("paired", c, 0.005, split, delta=1e-12, epsilon=1.0).epsilon_lb
+    assert tiny == pytest.approx(pure, rel=1e-9)
+    lbs = [validated_bound("paired", c, 0.005, split, delta=d, epsilon=1.0).epsilon_lb
+           for d in (0.01, 0.1, 0.3)]
+    assert pure > lbs[0] > lbs[1] > lbs[2] == 0.0
+
+
+def test_paired_delta_bounds_agree_on_the_refutation():
+    # ε_LB > ε exactly when δ_LB(ε) > δ: the report's two numbers never disagree
+    split, delta = (0.6, 0.2, 0.2), 0.127
+    for x, a, c in ((2570, 547, 0), (3242, 898, 3), (2947, 716, 40), (900, 850, 5), (6000, 10, 1)):
+        b = validated_bound("paired", Counts(6606, 6606, x, a + c, a), 0.005, split, delta=delta,
+                            epsilon=1.0)
+        assert (b.epsilon_lb > 1.0) == (b.delta_lb > delta), (x, a, c, b)
+
+
+def test_paired_beats_marginal_on_coupled_counts_with_delta():
+    # a shift of Gaussian noise: D' in S implies D in S, so θ2 = 0 and θ1 = q/p is known to
+    # within θ1(1 − θ1)/X rather than 1/X + 1/Y (Gaussian, 10% too narrow, ε = 1, δ = 0.127)
+    c = Counts(6606, 6606, 2570, 547, 547)
+    paired = validated_bound("paired", c, 0.005, (0.8, 0.1, 0.1), delta=0.127, epsilon=1.0)
+    marginal = validated_bound("marginal", c, 0.005, (0.5, 0.5), delta=0.127, epsilon=1.0)
+    assert paired.epsilon_lb > 1.0 > marginal.epsilon_lb

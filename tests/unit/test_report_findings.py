@@ -214,6 +214,11 @@ def test_each_finding_leads_with_a_plain_sentence():
     approx["delta_lower_bound"] = 0.33
     text = plain_sentence(approx)
     assert "has probability at least 0.6" in text and "by 0.33" in text and "a gap of at most δ = 1e-06" in text
+    # a paired bound is not p_lo − e^ε q_hi of the intervals shown: the sentence says what it is
+    approx["details"] = dict(approx.get("details") or {}, bound_method="paired")
+    text = plain_sentence(approx)
+    assert "counted on pairs drawn with the same randomness, P[D] − e^ε·P[D′] is at least 0.33" in text
+    assert "times its probability on D′" not in text and "a gap of at most δ = 1e-06" in text
     assert plain_sentence(record("error")).startswith("The check could not run: mechanism raised")
 
 

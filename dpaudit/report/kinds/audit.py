@@ -149,6 +149,13 @@ def plain_sentence(rec: Mapping[str, Any]) -> str:
                     f"(binade and trailing zero mantissa bits) that outputs on D′ {rare}, so these bits make "
                     f"D {least}{_ratio(eps_lb)} times likelier than D′{at_conf}; {claim_words} allows at most "
                     f"{allowed} times.")
+        details = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}
+        if delta and delta_lb is not None and delta_lb > delta and details.get("bound_method") == "paired":
+            # the paired bound is not p_lo − e^ε q_hi of the intervals shown (bounds.py docstring)
+            return (f"On D the event {_event_phrase(cx)} happens in {_share(p)} of outputs and on D′ "
+                    f"in {_share(q)}; counted on pairs drawn with the same randomness, P[D] − e^ε·P[D′] "
+                    f"is {least}{fmt(delta_floor(delta_lb), 3)}{at_conf}; {claim_words} allows a gap "
+                    f"of at most δ = {fmt(delta)}.")
         if delta and delta_lb is not None and delta_lb > delta:
             p_lo = (cx.get("p_interval") or [p])[0] if isinstance(cx.get("p_interval"), list) else p
             q_hi = (cx.get("q_interval") or [None, q])[-1] if isinstance(cx.get("q_interval"), list) else q
