@@ -160,7 +160,8 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
     questions = tuple(questions or sampled.questions_of(spec))
     if plan is None and early_stop:
         plan = schedule(budget, confidence) if min_look is None else schedule(budget, confidence, min_look)
-    point = PointLooks(spec, executor, questions, alpha=1.0 - confidence)
+    point = PointLooks(spec, executor, questions, alpha=1.0 - confidence,
+                       early=len(plan.budgets) if early_stop and plan is not None else 0)
     looks = drive(point, plan if early_stop else None, budget=budget, confidence=confidence,
                   seed=seed, timeout=timeout, progress=progress)
     return point.outcome(looks), looks.record
@@ -182,11 +183,19 @@ class PointLooks:
     refuted at twice its true ε from 715 samples read "MARGINAL, confirm with another seed", where
     the next look's few thousand samples say it plainly. The strongest refuting look is reported.
     Whether the run refutes is unchanged (it did at the marginal look, and any look's bound holds
-    at its own α_j), so the false refutation rate is too; only the samples of a refuted run grow."""
+    at its own α_j), so the false refutation rate is too; only the samples of a refuted run grow.
+
+    A refuted logic question never pays for the final look (``early``, the number of early
+    looks): a refutation that no early look settled is reported from its strongest early look once
+    the last early look has run (a float64 question still open goes on, as beside any settled
+    logic; a marginal refutation still gets its one more look, the final one). The final look is the bulk of the budget (at least 89% of it) and would
+    only tighten a bound that already refutes: a Gaussian (ε, δ) claim 10% too narrow refuted at
+    102,000 samples went on to all 4·10⁶ for a bound of 1.189 against the early looks' 1.18."""
 
     def __init__(self, spec: MechanismSpec, executor: Any, questions: tuple[str, ...],
-                 alpha: float = 0.05) -> None:
+                 alpha: float = 0.05, early: int = 0) -> None:
         self.spec, self.executor, self.questions, self.alpha = spec, executor, questions, alpha
+        self.early = early  # how many early looks the schedule has (the final look comes after)
         self.again: set = set()  # questions given one more look after a marginal refutation
         self.pending = list(questions)
         self.answered: dict[str, Any] = {}  # question -> the Answer that settled it
@@ -221,6 +230,11 @@ class PointLooks:
                 self.answered[q] = best.get(q, ans)
                 if q in self.pending:
                     self.pending.remove(q)
+        if j == self.early - 1 and sampled.LOGIC in self.pending and sampled.LOGIC in best \
+                and not _marginal(best[sampled.LOGIC], spec, self.alpha):
+            # the last early look: a refuted logic is not worth the final look (class docstring)
+            self.answered[sampled.LOGIC] = best[sampled.LOGIC]
+            self.pending.remove(sampled.LOGIC)
         # a float64 refutation that is not yet strong looks on only beside the logic: once the
         # logic is settled, no look is run for the float64 bound's size alone
         for q in [q for q in self.pending if q in best and q == sampled.FLOAT]:
@@ -279,8 +293,9 @@ def _settled(ans: Any, spec: MechanismSpec) -> bool:
     :func:`dpaudit.auditing.sampled.float_validation`), or, for the logic of a pure claim, when
     the event's ratio is measured (:data:`SATURATED_COUNT`). The ε of an (ε, δ) claim lives in events of probability near δ,
     which a small look cannot see (a Gaussian mean with σ² for σ: ε ≥ 1.34 at the first look, of
-    a true 3.64), so a weaker refutation goes on to the next look, and the strongest refuting look
-    is reported (any rule that picks which look is reported keeps the Bonferroni bound)."""
+    a true 3.64), so a weaker refutation goes on to the next early look, and the strongest
+    refuting look is reported (any rule that picks which look is reported keeps the Bonferroni
+    bound); the final look is not run for it (:class:`PointLooks`)."""
     if ans.bound.epsilon_lb >= STRONG_EPSILON:
         return True
     if ans.question == sampled.FLOAT:
