@@ -9,7 +9,8 @@ the true ε, or μ, is the claimed one times 1.05, 1.1, 1.25 and 2), side by sid
   Laplace rows on its own), the μ-GDP claim :func:`dpaudit.curve_audit`. *Samples to refute* is
   the samples drawn up to and including the first look whose bound refutes the claim (None: no
   look did, within the budget); the median is over seeds (a seed that never refutes counts as
-  infinite).
+  infinite). ``dpaudit_median_samples_drawn`` is the median of what the run drew in all: a
+  refutation may look on for a tighter bound, through the early looks only.
 * **oracle**: Clopper-Pearson at the same α (one-sided, α/2 on each dataset's probability) on the
   optimal event, known in advance with no search, no selection split and no look: the smallest
   total sample count 2n (n per dataset) at which a single test on that event refutes with
@@ -297,12 +298,14 @@ def run_row(name: str, err: float, look: bool = False) -> dict:
                      "cpu_seconds": round(time.process_time() - t0, 3)})
     med = statistics.median([x["samples_to_refute"] if x["samples_to_refute"] is not None else math.inf
                              for x in runs])
+    drawn = statistics.median(x["samples_drawn"] for x in runs)
     finite = math.isfinite(med) and math.isfinite(oracle_samples)
     bounds = [x["bound"] for x in runs if x["bound"] is not None]
     row = {"family": name, "scale_error": err, "claim": fam["kind"],
            "oracle_event": {"p": p, "q": q},
            "oracle_median_samples": oracle_samples if math.isfinite(oracle_samples) else None,
            "dpaudit_median_samples": med if math.isfinite(med) else None,
+           "dpaudit_median_samples_drawn": drawn,
            "ratio": med / oracle_samples if finite else None,
            "oracle_median_samples_at_look_alpha": at_look if math.isfinite(at_look) else None,
            "single_look_samples": (single_look(fam, at_look / 8) if look and math.isfinite(at_look)
