@@ -174,16 +174,13 @@ def limits_of(method: str, n_num: int, n_den: int, alpha: float, epsilon: float,
               reach: Optional[Reach] = None, delta: float = 0.0) -> Limits:
     """The :class:`Limits` of a bound ``method`` on these validation sizes, at the per-candidate
     level ``alpha`` and the claimed ``epsilon`` and ``delta`` (module docstring: the ε ceiling of
-    the method used or of any the selection could choose, whichever is larger). The δ floor uses
-    the method's first two weights for (p, q), as
-    :meth:`~dpaudit.estimators.bounds.BoundMethod.validated`'s δ_LB does."""
-    w = _weights(split)
-    pq = (w[0], w[1]) if len(w) >= 2 else (0.5, 0.5)
+    the method used or of any the selection could choose, whichever is larger). The δ floor is the
+    budget's too, whichever method was used: the least over the splits of the ``marginal``
+    bound, which the selection may choose for any claim (:func:`delta_floor`)."""
     top = max(epsilon_ceiling(method, n_num, n_den, alpha, split, lam_num, lam_den, delta),
               best_ceiling(max(int(n_num), int(n_den)), alpha, delta))
-    return Limits(top,
-                  delta_floor(n_num, n_den, alpha, epsilon, pq), int(n_num), int(n_den),
-                  float(alpha), method, basis, reach)
+    floor = min(delta_floor(n_num, n_den, alpha, epsilon, s) for s in SPLITS["marginal"])
+    return Limits(top, floor, int(n_num), int(n_den), float(alpha), method, basis, reach)
 
 
 def curve_limits(n: int, level: float) -> Limits:

@@ -3,8 +3,8 @@
 Records of library targets carry ``library`` = {name, version, claim, notion, own_randomness}
 (see :mod:`dpaudit.adapters`). Each row states the claim as the library states it, the verdict,
 the margin ε_LB/ε, and for a refutation a paragraph a library maintainer can check: the pair,
-the event, its two probabilities and the bound they give, ε ≥ ln((p_lo − δ)/q_hi) at the stated
-confidence.
+the event, its two probabilities and the bound they give at the stated confidence (for the
+``marginal`` bound ε ≥ ln((p_lo − δ)/q_hi); the method is named, dpaudit/estimators/bounds.py).
 """
 
 from __future__ import annotations

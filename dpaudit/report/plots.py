@@ -78,6 +78,8 @@ class Probabilities:
     q_interval: Optional[tuple[float, float]]
     ceiling: Optional[float]
     title: str
+    #: the bound counted the pairs together (``paired``): it is not read off these two intervals
+    paired: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,8 +310,9 @@ def probabilities(rec: Mapping[str, Any]) -> Optional[Probabilities]:
         title = f"the event S on coordinate {_coordinate(rec)}: D against D′"
     elif ev.get("kind") == "score":
         title = "the score event S: D against D′"
+    details = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}
     return Probabilities(float(num(cx["p"])), float(num(cx["q"])), _interval(cx.get("p_interval")), qi,
-                         ceiling, title)
+                         ceiling, title, details.get("bound_method") == "paired")
 
 
 # -- float64 cells ----------------------------------------------------------------------------------
@@ -477,7 +480,9 @@ def _prob_axes(ax, pr: Probabilities, eps: Optional[float]) -> None:
                     fontsize=9)
     if pr.ceiling is not None:
         ax.hlines(pr.ceiling, -0.35, 0.35, color=EVENT_COLOUR, linestyle="--", linewidth=1.4,
-                  label=f"most the claim allows on D (e^ε·P′ + δ = {_pct(pr.ceiling)})")
+                  label=f"most the claim allows on D (e^ε·P′ + δ = {_pct(pr.ceiling)})"
+                  + ("\nat P′'s upper end; the bound counts the pairs together, so it can refute\n"
+                     "where the two intervals overlap this line" if pr.paired else ""))
         ax.legend(fontsize=9, frameon=False, loc="upper right")
     top = max([pr.p, pr.q] + [iv[1] for iv in (pr.p_interval, pr.q_interval) if iv] + [pr.ceiling or 0])
     ax.set_ylim(0, min(1.0, top * 1.35) if top > 0 else 1.0)

@@ -53,6 +53,16 @@ def test_delta_floor_is_the_least_visible_delta():
         assert (b.delta_lb > 0) is positive
 
 
+def test_delta_floor_is_the_budgets_whatever_the_method():
+    # the paired bound's weights are (θ1, θ2, p): its first two are not p's and q's, and took the
+    # floor from a 0.8/0.1 split of the marginal bound; the floor is the least over the splits
+    # the selection may give the marginal bound, for every method
+    least = min(delta_floor(1000, 1000, 0.05, 1.0, s) for s in ((0.5, 0.5), (0.3, 0.7), (0.7, 0.3)))
+    for method, split in (("paired", (0.8, 0.1, 0.1)), ("marginal", (0.7, 0.3)), ("ratio", (1.0,))):
+        assert limits_of(method, 1000, 1000, 0.05, 1.0, split).delta_floor == least
+    assert least < delta_floor(1000, 1000, 0.05, 1.0, (0.8, 0.1))
+
+
 def test_limits_shrink_with_alpha_and_grow_with_n():
     a = limits_of("marginal", 10_000, 10_000, 0.05, 1.0)
     assert limits_of("marginal", 10_000, 10_000, 0.001, 1.0).epsilon_ceiling < a.epsilon_ceiling

@@ -296,3 +296,19 @@ def test_the_float64_cells_chart_counts_the_kept_outputs_and_never_says_never():
     assert po is not None and po.kept_p > 0 and po.kept_q > 0
     svg = " ".join(s for _, s in record_svgs(flt, "t"))
     assert "never" not in svg and f"the first {min(po.kept_p, po.kept_q):,} a side" in svg
+
+
+def test_a_paired_refutation_chart_says_its_bound_is_not_read_off_the_intervals():
+    # the dashed line is e^ε·q_hi + δ from the two intervals shown; a paired bound refutes from
+    # the pairs' joint counts, where p's interval can still reach the line (a reviewer read the
+    # chart as contradicting the verdict)
+    from dpaudit.report.plots import probabilities, record_svgs
+
+    rec = {"verdict": "refuted", "claim": {"epsilon": 1.0, "delta": 0.127},
+           "counterexample": {"p": 0.389, "q": 0.0828, "p_interval": [0.372, 0.406],
+                              "q_interval": [0.0747, 0.0915]},
+           "details": {"bound_method": "paired"}}
+    pr = probabilities(rec)
+    assert pr.paired and pr.p_interval[0] < pr.ceiling  # the case: p's lower end under the line
+    assert not probabilities(dict(rec, details={"bound_method": "marginal"})).paired
+    assert "the bound counts the pairs together" in " ".join(svg for _, svg in record_svgs(rec, "t"))

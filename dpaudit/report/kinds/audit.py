@@ -1,8 +1,10 @@
 """Privacy-audit records: the sampled (black-box) audit and the exact (white-box) audit.
 
-Both check an (ε, δ) claim on neighbouring datasets D, D′ and report
-ε_LB = ln((p_lo − δ)/q_hi) and δ_LB(ε) = p_lo − e^ε q_hi at the claimed ε (Clopper-Pearson bounds
-at a family-wise confidence for a sampled audit; exact values for an exact one; docs/math.md#oblivious-noise). The
+Both check an (ε, δ) claim on neighbouring datasets D, D′ and report a lower bound on
+ln((p − δ)/q) and on δ(ε) = p − e^ε q at the claimed ε (a sampled audit's from Clopper-Pearson bounds
+at a family-wise confidence, by the method its ``bound_method`` names: ``marginal`` is
+ln((p_lo − δ)/q_hi), ``paired`` counts the pairs together, dpaudit/estimators/bounds.py; exact
+values for an exact one; docs/math.md#oblivious-noise). The
 record's keys are those of :meth:`dpaudit.results.AuditResult.to_record`; the facts read from its
 ``details`` are listed in :data:`SampledAudit.DETAIL_FACTS` and :data:`ExactAudit.DETAIL_FACTS`.
 """
