@@ -61,7 +61,9 @@ def _rows(only, suite=None):
 def _check(path: Path, extra: list, out: Path) -> tuple[float, dict]:
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "dpaudit", "check", f"{path}:mechanism", "--quiet",
-                           "--json", str(out), *extra], capture_output=True, text=True)
+                           "--json", str(out), *extra], capture_output=True, text=True,
+                          cwd=str(HERE.parent))  # the repository is the working folder: the
+    # sandbox shares it, so the suites' imports of mechanisms/ are readable (docs/sandbox.md)
     wall = time.perf_counter() - t0
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"dpaudit check {path} exited {proc.returncode}: {proc.stderr.strip()}")

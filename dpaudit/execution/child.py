@@ -327,6 +327,11 @@ def _import_mechanism(load_mechanism: Callable, config: dict, attempts: Any, iso
             message += (f" (the sandbox shares only the mechanism's file from {folder}, which is "
                         "too broad to share: keep the mechanism in a folder of its own, beside the "
                         "modules it imports)")
+        elif shared is not None and "ModuleNotFoundError" in message:
+            # a folder the file put on sys.path itself is not shared: its modules are not found
+            message += (" (if that module lives in a folder the sandbox does not share: run dpaudit "
+                        "from that folder, put it on PYTHONPATH, or pass --isolation=process for "
+                        "code you trust)")
         send.send_bytes(pickle.dumps(("load_error", message)))
         return None
     tried = attempts.take() if attempts is not None else None

@@ -91,6 +91,10 @@ _BUNDLE_SAMPLES = 16_384
 #: A call in flight when the total time limit stops it is said to look stuck (it may never
 #: return) after this many seconds and this many times the longest call before it.
 STALLED_AFTER, STALLED_RATIO = 2.0, 20.0
+#: what a file that imports from a folder the sandbox does not share can do (docs/sandbox.md)
+_READ_HINT = ("; the sandbox reads the working folder, the mechanism's folder, PYTHONPATH and the "
+              "installed packages only: run dpaudit from the folder the file imports from, put that "
+              "folder on PYTHONPATH, or pass --isolation=process for code you trust")
 #: Seconds between two looks at the child while waiting for its reply.
 _POLL = 0.1
 #: Open files and extra processes the child may have.
@@ -311,7 +315,8 @@ class SandboxExecutor:
                 reply = told
         except MechanismError as exc:
             self._kill()
-            raise LoadError(f"{self.path}: the sandbox could not import it: {exc.cause}") from None
+            hint = _READ_HINT if str(exc.cause).startswith("tried to read ") else ""
+            raise LoadError(f"{self.path}: the sandbox could not import it: {exc.cause}{hint}") from None
         if self.isolation_in_force is None:
             self._kill()
             raise LoadError(f"{self.path}: the sandbox child did not say which isolation it "

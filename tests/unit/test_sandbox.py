@@ -271,6 +271,22 @@ def test_load_errors_come_back_from_the_child(tmp_path, mech_file):
         SandboxExecutor(mech_file, "missing").start()
 
 
+def test_an_import_from_an_unshared_folder_says_how_to_share_it(tmp_path, monkeypatch):
+    # a benchmark's file put the repository on sys.path itself and imported from it: refused,
+    # rightly, with no word on what to do; the error now names the three ways
+    lib, home = tmp_path / "lib", tmp_path / "mech"
+    lib.mkdir(), home.mkdir()
+    (lib / "helper_for_the_test.py").write_text("SCALE = 1.0\n")
+    f = home / "m.py"
+    f.write_text(f"import sys\nsys.path.insert(0, {str(lib)!r})\nimport helper_for_the_test\n"
+                 "def mech(data, rng):\n    return 0.0\n")
+    monkeypatch.chdir(home)
+    with pytest.raises(LoadError, match="No module named 'helper_for_the_test'") as err:
+        SandboxExecutor(str(f), "mech").start()
+    assert "does not share: run dpaudit from that folder, put it on PYTHONPATH, or pass " \
+           "--isolation=process" in str(err.value)
+
+
 def test_arguments_are_validated(mech_file):
     with pytest.raises(InvalidArgument, match="call_timeout must be"):
         SandboxExecutor(mech_file, call_timeout=0)
