@@ -157,3 +157,34 @@ def test_a_refutation_that_no_early_look_settles_skips_the_final_look():
     assert len(rec["looks"]) == len(rec["budgets"]) and r.samples <= sum(rec["budgets"]) + 1_000
     assert refuting and r.epsilon_lower_bound == max(refuting) < 1.2 and not r.strength.marginal
     assert r.confidence == 0.95 and r.details["alpha"] <= 0.05
+
+
+def _answer(question, eps_lb):
+    # a look's answer as PointLooks.settles reads it: counts far from marginal (p ≪ 0.001)
+    from types import SimpleNamespace
+
+    from dpaudit.estimators.bounds import Counts
+
+    bound = SimpleNamespace(epsilon_lb=eps_lb, alpha=0.0045, method="marginal")
+    choice = SimpleNamespace(split=(0.5, 0.5), method="marginal")
+    return SimpleNamespace(question=question, bound=bound, alpha=0.0045, absent=None,
+                           candidate=SimpleNamespace(choice=choice), timed_out=False,
+                           counts=Counts(1000, 1000, 700, 20))
+
+
+@pytest.mark.parametrize("float_lb, logic_rides_along", [(0.0, True), (1.3, False)])
+def test_the_logic_rides_along_when_the_final_look_runs_anyway(float_lb, logic_rides_along):
+    # a weak logic refutation (an (ε, δ) claim: no measured ratio) at the last of two early looks;
+    # while the float64 question is unrefuted the final look runs for it, and the logic goes along
+    # (its bound may grow there for free); with both refuted, no final look is run
+    from types import SimpleNamespace
+
+    from dpaudit.auditing import looks, sampled
+
+    spec = SimpleNamespace(epsilon=1.0, delta=0.1)
+    point = looks.PointLooks(spec, None, (sampled.LOGIC, sampled.FLOAT), alpha=0.05, early=2)
+    out = SimpleNamespace(error=None, answers={sampled.LOGIC: _answer(sampled.LOGIC, 1.2),
+                                               sampled.FLOAT: _answer(sampled.FLOAT, float_lb)})
+    ends = point.settles(1, out)
+    assert (sampled.LOGIC in point.pending) is logic_rides_along
+    assert ends is not logic_rides_along
