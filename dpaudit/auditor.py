@@ -501,7 +501,7 @@ def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float,
     return Finding(verdict=(Verdict.REFUTED if refuted else Verdict.INCONCLUSIVE if vacuous
                             else Verdict.NOT_REFUTED), reason=vacuous,
                    epsilon_lower_bound=b.epsilon_lb,
-                   delta_lower_bound=b.delta_lb if spec.delta > 0 else None,
+                   delta_lower_bound=max(0.0, b.delta_lb) if spec.delta > 0 else None,
                    counterexample=cx, strength=_strength(spec, ans, confidence, refuted),
                    details=validated, samples=counts.n_num + counts.n_den, **common)
 

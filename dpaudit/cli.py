@@ -213,7 +213,7 @@ def _engine_flags(c: argparse.ArgumentParser) -> None:
                         "is right over the reals (also float = ... in [tool.dpaudit])")
     c.add_argument("--no-early-stop", dest="early_stop", action="store_false",
                    help="spend the whole budget even when an early look refutes the claim "
-                        "(tightest bound; default: stop at the first refuting look)")
+                        "(the tightest ε bound; default: stop at the first refuting look)")
 
 
 def _other_commands(sub: Any) -> None:

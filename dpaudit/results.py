@@ -579,9 +579,10 @@ def _engine(method: str) -> tuple[str, bool]:
 class AuditResult:
     """The outcome of a sampled (black-box) or exact (white-box) privacy audit of one mechanism.
 
-    ``epsilon_lower_bound`` ε_LB = ln((p_lo − δ)/q_hi) holds with probability ≥ ``confidence``
-    (family-wise over every candidate validated); ``delta_lower_bound`` is
-    δ_LB(ε) = p_lo − e^ε q_hi at the claimed ε. For ``method == "exact"`` these are exact values
+    ``epsilon_lower_bound`` ε_LB (``marginal``: ln((p_lo − δ)/q_hi); the method is
+    ``details["bound_method"]``) holds with probability ≥ ``confidence`` (family-wise over every
+    candidate validated); ``delta_lower_bound`` is δ_LB(ε) (``marginal``: p_lo − e^ε q_hi) at the
+    claimed ε, at least 0 (a sampled bound below 0 says no more than δ ≥ 0). For ``method == "exact"`` these are exact values
     (confidence 1). ``verdict`` is REFUTED when ε_LB > ε (pure) or δ_LB > δ (approximate).
     ``method`` names the evidence engine (:data:`ENGINES`); ``details`` are its typed extras
     (:class:`SampledDetails`, :class:`ExactDetails`, :class:`FailureDetails`,

@@ -489,11 +489,14 @@ def _composition_note(comp: Optional[Composition], rows: list, issues: list, eps
               key=lambda r: (r.epsilon or 0.0) + (r.mu or 0.0), default=None)
     k = sum(1 for r in rows if r.epsilon is not None or r.mu is not None)
     dtext = f", δ = {comp.delta:.3g}" if comp.delta > 0 else ""
+    over = comp.epsilon > epsilon * (1 + RTOL) + ATOL
+    claimed = (f"ε = {fmt_apart(epsilon, comp.epsilon)}" if over else
+               f"δ = {delta:.3g} (at ε = {fmt_apart(epsilon, comp.epsilon)})")
     notes.append(Issue(
         "composition_excess", None if top is None else top.site,
         f"by composition over its {k} accounted noise call(s) the code's own noise supports "
         f"ε = {fmt_apart(comp.epsilon, epsilon)}{dtext} on this pair, above the claimed "
-        f"ε = {fmt_apart(epsilon, comp.epsilon)}: an "
+        f"{claimed}: an "
         f"accounting note, not an ε lower bound (composition is an upper bound; a sparse vector "
         f"or a report-noisy-max is private for reasons per-call composition does not see)",
         {"epsilon_supported": comp.epsilon, "delta_supported": comp.delta,

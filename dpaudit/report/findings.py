@@ -46,7 +46,8 @@ QUESTIONS = (LOGIC, FLOAT)
 REPLAY = "replay"
 
 #: what to do about a porous float64 implementation (Mironov 2012, the snapping mechanism)
-FLOAT_FIX = "snap the output (Mironov 2012) or use integer noise"
+FLOAT_FIX = ("snap the output to a grid (Mironov 2012) or use integer noise (a discrete Laplace or "
+             "discrete Gaussian, Canonne, Kamath and Steinke 2020)")
 #: the float64 finding's advice when the logic is refuted too
 LOGIC_FIRST = ("the logic first, then audit again: while the claim fails over the reals, a "
                "float64 finding cannot be told apart from that failure")

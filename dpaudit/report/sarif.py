@@ -71,7 +71,7 @@ FINDING_RULES: dict[str, SarifRule] = {
                          "doubles (binade and trailing zero mantissa bits): x + noise and x' + noise round "
                          "differently, so the output's bits tell D from D' beyond the claim (porosity, "
                          "Mironov 2012). Fix: snap the output to a grid (Mironov's snapping mechanism) or use "
-                         "integer noise."),
+                         "integer noise (a discrete Laplace or discrete Gaussian)."),
 }
 
 def _entries(kinds: tuple) -> list[tuple[SarifRule, str]]:

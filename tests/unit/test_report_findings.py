@@ -146,7 +146,7 @@ def terminal(rec):
 def test_terminal_lines_follow_the_contract():
     claim = "ε = 1 (pure DP), add-remove neighbours, domain [0, 1], size 10"
     cell = "outputs in (−0.03125, −0.015625] with exactly 6 trailing zero mantissa bits … and 1 more cell"
-    fix = "fix: snap the output (Mironov 2012) or use integer noise"
+    fix = "fix: snap the output to a grid (Mironov 2012) or use integer noise"
     both = terminal(record("both"))
     # the confidence and samples of the finding whose bound it is, as every format shows them, and
     # the run's own, named
@@ -239,7 +239,7 @@ def test_html_shows_the_two_findings_apart_and_states_the_policy():
     assert "(logic)" in secs["r1"] and "(logic)" in secs["r3"] and "(logic)" not in secs["r4"]
     assert "(float64 only; the logic is NOT REFUTED, ε ≥ 0.49)" in secs["r2"] and "decides the verdict" in secs["r2"]
     assert "a warning under --float warn: it does not change the verdict" in secs["r3"]
-    assert "Fix: snap the output (Mironov 2012) or use integer noise." in " ".join(secs["r3"].split())
+    assert "Fix: snap the output to a grid (Mironov 2012) or use integer noise (a discrete Laplace or discrete Gaussian, Canonne, Kamath and Steinke 2020)." in " ".join(secs["r3"].split())
     assert "No violation found: the most telling of the float64 bits tried" in secs["r4"]
     assert "No float64 question here: outputs are integers." in secs["r5"]
     assert "Not asked (--float off): only the logic question was audited." in secs["r6"]
@@ -334,7 +334,7 @@ def test_markdown_shows_the_two_findings_apart():
     assert "**REFUTED** (float64 only; the logic is NOT REFUTED, ε ≥ 0.49)" in findings
     assert "  - logic: **NOT REFUTED**: No violation found" in findings
     assert "  - float64: **REFUTED** (warning: --float warn): The output's float64 bits" in findings
-    assert "    - fix: snap the output (Mironov 2012) or use integer noise" in findings
+    assert "    - fix: snap the output to a grid (Mironov 2012) or use integer noise (a discrete Laplace" in findings
     assert "float64 policy `warn`" in text and "float64 policy `error`" in text and "float64 policy `off`" in text
     assert "| **NOT REFUTED** (float64 warning) |" in text and "| **REFUTED** (float64 only) |" in text
 
