@@ -455,3 +455,19 @@ def test_no_noise_intercepted_says_the_sampled_audit_decides():
     message = _one(result, "no_noise_intercepted").message
     assert "any noise the mechanism adds comes from elsewhere" in message
     assert "the sampled audit decides" in message and "without --replay" not in message
+
+
+def test_a_composition_note_names_delta_when_delta_is_what_exceeds():
+    # a diffprivlib GaussianAnalytic at (1, 0.01) under a claim of (1, 1e-4): the note said
+    # "above the claimed ε = 1" beside ε = 1
+    from types import SimpleNamespace
+
+    from dpaudit.replay.compare import _composition_note  # private: the note's text alone
+
+    notes = []
+    _composition_note(SimpleNamespace(epsilon=1.0, delta=0.01), [], [], 1.0, 1e-4, notes)
+    assert len(notes) == 1 and "supports ε = 1, δ = 0.01 on this pair, above the claimed δ = 0.0001 " \
+        "(at ε = 1)" in notes[0].message
+    notes = []
+    _composition_note(SimpleNamespace(epsilon=2.0, delta=0.0), [], [], 1.0, 0.0, notes)
+    assert "above the claimed ε = 1:" in notes[0].message
