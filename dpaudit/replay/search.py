@@ -445,6 +445,8 @@ def _confirm(engine: Engine, out: Outcome) -> None:
             break
         done += 1
         rec, seed, align = report.record  # type: ignore[attr-defined]
+        if not _all_perturbable(rec):
+            continue  # an integer draw (geometric, integers) is not moved: its output would not move either
         _, od = engine.call(report.dataset, "replay", seed, recorded=rec, perturb=PERTURB)
         _, odp = engine.call(report.neighbour, "replay", seed, recorded=rec, perturb=PERTURB,
                              align=align)
@@ -466,6 +468,24 @@ def _confirm(engine: Engine, out: Outcome) -> None:
         if coords:
             out.confirmed.append((report, coords))
     out.phases["confirm"] = {"pairs": done}
+
+
+#: draws that pick or order (indices, subsets): integers that a perturbation need not move
+_PICKS = frozenset({"choice", "integers", "permutation", "shuffle", "permuted"})
+
+
+def _all_perturbable(rec: Any) -> bool:
+    """Whether every noise value the record froze is one a perturbed replay moves (floats,
+    :func:`dpaudit.replay.session.perturbed`) or a pick (:data:`_PICKS`: an index, a subset):
+    integer noise (geometric, Poisson, binomial ...) is answered as it was, so an output computed
+    from it (``log(n + int(rng.geometric(p)))``) stays put although it is a function of the noise."""
+    for call in getattr(rec, "calls", ()):
+        if call.method in _PICKS:
+            continue
+        v = np.asarray(call.value) if call.value is not None else None
+        if v is None or v.dtype.kind != "f":
+            return False
+    return True
 
 
 def _eq(x: float, y: float) -> bool:

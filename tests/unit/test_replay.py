@@ -471,3 +471,18 @@ def test_a_composition_note_names_delta_when_delta_is_what_exceeds():
     notes = []
     _composition_note(SimpleNamespace(epsilon=2.0, delta=0.0), [], [], 1.0, 0.0, notes)
     assert "above the claimed ε = 1:" in notes[0].message
+
+
+def test_an_output_of_integer_noise_is_not_called_a_release_without_noise():
+    # a correct geometric count on a log scale: the perturbed replay moves floats only, so the
+    # output stayed put and was "data released without noise" (INCONCLUSIVE, and a line on
+    # every default check); a record with an integer draw confirms nothing that way now
+    import math
+
+    def log_count(data, rng):
+        p = 1 - math.exp(-1.0)
+        noisy = len(data) + int(rng.geometric(p)) - int(rng.geometric(p))
+        return math.log(noisy) if noisy > 0 else float("nan")
+
+    r = _audit(log_count, size=10)
+    assert not r.of("unnoised_release") and r.verdict is Verdict.NOT_REFUTED
