@@ -90,7 +90,8 @@ def run_check(args: argparse.Namespace) -> ExitCode:
     finally:
         if cluster is not None:
             cluster.close()
-    not_written = write_reports(records, reports, settings.seed, started, command, progress)
+    not_written = write_reports(records, reports, settings.seed, started, command, progress,
+                                gate=settings.fail_on_inconclusive)
     progress.reproduce(records)
     if internal_errors:
         return ExitCode.INTERNAL_ERROR
@@ -292,7 +293,7 @@ def _error_records(targets: Any, message: str, command: str) -> list[dict]:
 
 
 def write_reports(records: list[dict], reports: Mapping[str, Optional[str]], seed: Optional[int],
-           started: float, command: str, progress: Any = None) -> list[str]:
+           started: float, command: str, progress: Any = None, gate: bool = False) -> list[str]:
     """Write the requested reports of ``records`` (nothing when none was asked for); return the
     formats that could not be written, each said in one line on stderr. It never raises: a report
     that fails at the end (a full disk, a file-size limit, a folder removed meanwhile) must not
@@ -301,7 +302,8 @@ def write_reports(records: list[dict], reports: Mapping[str, Optional[str]], see
         return []
     from dpaudit.report import make_run, write_each
 
-    run = make_run(records, seed=seed, started=started, finished=time.time(), command=command)
+    run = make_run(records, seed=seed, started=started, finished=time.time(), command=command,
+                   fail_on_inconclusive=gate)  # --fail-on-inconclusive: JUnit fails those cases too
     written, failed = write_each(run, **reports)
     if progress is not None:
         for fmt, path in written.items():

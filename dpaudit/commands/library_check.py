@@ -253,7 +253,8 @@ def run_library_check(args: argparse.Namespace) -> ExitCode:
         for run in runs:
             run.deadline = began + settings.timeout
     records = _check_all(runs, progress, reports, (started, command))
-    not_written = _write(records, reports, settings.seed, started, command, progress)
+    not_written = _write(records, reports, settings.seed, started, command, progress,
+                         gate=settings.fail_on_inconclusive)
     progress.reproduce(records)
     if not_written:
         return ExitCode.USAGE_ERROR

@@ -7,7 +7,9 @@ Mapping (honest by construction: nothing undecided is shown as passed):
   (``file:line``), its text gives what was seen there and the two runs' sequences where they part,
   and ``<system-out>`` adds its notes;
 * ERROR → ``<error>`` with the cause;
-* INCONCLUSIVE → ``<skipped>`` whose message starts ``INCONCLUSIVE (not a pass)``;
+* INCONCLUSIVE → ``<skipped>`` whose message starts ``INCONCLUSIVE (not a pass)``; a
+  ``<failure>`` when the run failed on it (``--fail-on-inconclusive``: the run's
+  ``fail_on_inconclusive``);
 * NOT REFUTED / PROVED → a passing case whose ``<system-out>`` says which (``NOT REFUTED`` adds
   "this is not a proof").
 
@@ -157,6 +159,24 @@ def _stage_case(parent: ET.Element, rec: Mapping[str, Any]) -> list[str]:
     return _case(parent, stage, name=f"{d.title(rec)} [replay]")
 
 
+def _gate_inconclusive(suite: ET.Element, counts: dict) -> None:
+    """Under ``--fail-on-inconclusive`` (the run's ``fail_on_inconclusive``) an INCONCLUSIVE case
+    is a ``<failure>``, as the exit code makes it: a dashboard reading the file showed green (every
+    case passed or skipped) for a job that failed."""
+    for case in suite.iter("testcase"):
+        skip = case.find("skipped")
+        if skip is None or not (skip.get("message") or "").startswith("INCONCLUSIVE"):
+            continue
+        message = skip.get("message") or ""
+        case.remove(skip)
+        fail = ET.Element("failure", {"message": _clean("failing under --fail-on-inconclusive: " + message),
+                                      "type": "dpaudit.Inconclusive"})
+        fail.text = message
+        case.insert(0, fail)
+        counts["skipped"] -= 1
+        counts["failure"] += 1
+
+
 def render_junit(run: Mapping[str, Any]) -> str:
     """The JUnit XML document for ``run`` (one testcase per record, two per privacy audit with
     two findings)."""
@@ -191,6 +211,8 @@ def render_junit(run: Mapping[str, Any]) -> str:
                 if out is not None:
                     out.text = _clean(f"{isolation_off(rec)}\n{out.text or ''}")
         total_time += max(0.0, d.num(rec.get("elapsed_s")) or 0.0)
+    if run.get("fail_on_inconclusive"):
+        _gate_inconclusive(suite, counts)
     attrs = {"tests": str(tests), "failures": str(counts["failure"]),
              "errors": str(counts["error"]), "skipped": str(counts["skipped"]), "time": f"{total_time:.3f}"}
     for el in (suites, suite):

@@ -202,7 +202,7 @@ def _command_text(command: Any) -> str:
 
 
 def make_run(records: Iterable[Any], *, seed: Optional[int], started: Any, finished: Any,
-             command: Any, git: bool = True) -> dict:
+             command: Any, git: bool = True, fail_on_inconclusive: bool = False) -> dict:
     """The canonical run dict (module docstring) from results or records.
 
     ``records``: result objects with ``to_record()`` or record dicts; ``seed``: the root seed;
@@ -214,7 +214,9 @@ def make_run(records: Iterable[Any], *, seed: Optional[int], started: Any, finis
         raise InvalidArgument.bad("seed", seed, "an integer >= 0 or None")
     from dpaudit import __version__
 
+    gate = {"fail_on_inconclusive": True} if fail_on_inconclusive else {}
     return {
+        **gate,
         "format_version": FORMAT_VERSION,
         "tool_version": __version__,
         "seed": seed,

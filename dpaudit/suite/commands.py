@@ -88,7 +88,8 @@ def run_audit(args: argparse.Namespace) -> ExitCode:
         stop.restore()
     command = ["dpaudit", "audit", *(args.paths or [])] + [x for i in (args.ids or []) for x in ("--id", i)] \
         + ["--seed", str(seed)]
-    run = make_run(records, seed=seed, started=started, finished=time.time(), command=command)
+    run = make_run(records, seed=seed, started=started, finished=time.time(), command=command,
+                   fail_on_inconclusive=bool(getattr(args, "fail_on_inconclusive", False)))
     if skipped:
         run["skipped"] = skipped
     written, not_written = write_each(run, **outputs)  # one that fails hides no verdict

@@ -312,3 +312,16 @@ def test_a_paired_refutation_chart_says_its_bound_is_not_read_off_the_intervals(
     assert pr.paired and pr.p_interval[0] < pr.ceiling  # the case: p's lower end under the line
     assert not probabilities(dict(rec, details={"bound_method": "marginal"})).paired
     assert "the bound counts the pairs together" in " ".join(svg for _, svg in record_svgs(rec, "t"))
+
+
+def test_a_replaced_record_among_equal_ones_is_marked_where_it_is():
+    # D and D′ part at index 5 alone; the edit script deleted D's last (equal) record and
+    # inserted D′'s sixth, so the HTML marked D's last record
+    from dpaudit.report.kinds.base import dataset_views
+
+    t = 9.094947017729282e-13
+    d, dn = [1.0] + [t] * 9, [1.0] + [t] * 4 + [0.0] + [t] * 4
+    views, words = dataset_views(d, dn)
+    assert [m for _, m in views[0].items] == [m for _, m in views[1].items]
+    assert [i for i, (_, m) in enumerate(views[0].items) if m] == [5]
+    assert "the record replaced" in words

@@ -41,6 +41,21 @@ def test_one_case_per_claim_with_honest_outcomes():
     assert "reproduce: dpaudit check m.py" in tcs[0].find("failure").text
 
 
+def test_under_fail_on_inconclusive_an_inconclusive_case_fails():
+    # the exit code failed the job while the file showed every case passed or skipped
+    records = [rec("inconclusive", kind="formal"), rec("not_refuted")]
+    run = make_run(records, seed=1, started=0, finished=1, command="c", git=False,
+                   fail_on_inconclusive=True)
+    root, suite, tcs = cases(run)
+    assert [outcome(c) for c in tcs] == ["failure", "passed"]
+    assert suite.get("failures") == "1" == root.get("failures") and suite.get("skipped") == "0"
+    fail = tcs[0].find("failure")
+    assert fail.get("type") == "dpaudit.Inconclusive"
+    assert fail.get("message").startswith("failing under --fail-on-inconclusive: INCONCLUSIVE (not a pass)")
+    plain = make_run(records, seed=1, started=0, finished=1, command="c", git=False)
+    assert "fail_on_inconclusive" not in plain and [outcome(c) for c in cases(plain)[2]] == ["skipped", "passed"]
+
+
 def test_controls_pass_when_the_expected_verdict_is_met():
     records = [rec("refuted", id="broken", expected="refuted"), rec("not_refuted", id="ok", expected="refuted")]
     _, _, tcs = cases(make_run(records, seed=1, started=0, finished=1, command="c", git=False))

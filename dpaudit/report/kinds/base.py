@@ -198,6 +198,12 @@ def _marks(a: list, b: list) -> tuple[list[str], list[str]]:
     ka = [json.dumps(x, sort_keys=True, default=str) for x in a]
     kb = [json.dumps(x, sort_keys=True, default=str) for x in b]
     ma, mb = [""] * len(a), [""] * len(b)
+    apart = [i for i in range(len(a)) if ka[i] != kb[i]] if len(a) == len(b) else []
+    if len(apart) == 1:
+        # one record replaced in place (replace neighbours): that position, whatever repeats
+        # around it (an edit script may delete an equal record elsewhere and insert this one)
+        ma[apart[0]] = mb[apart[0]] = "changed"
+        return ma, mb
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
