@@ -94,6 +94,8 @@ class Event:
             rec["kind"] = "interval" if self.side == "interval" else "threshold"
             if isinstance(sc, Coordinate):
                 rec["coordinate"] = sc.j
+                if sc.name is not None:  # a dict output's key: what the text calls it
+                    rec["coordinate_name"] = repr(sc.name)
             if self.side == "above":
                 rec["threshold"] = self.lo
             elif self.side == "below":
@@ -109,6 +111,8 @@ class Event:
             rec["family"] = sc.cells.family
             if sc.coordinate is not None:
                 rec["coordinate"] = sc.coordinate
+                if sc.name is not None:
+                    rec["coordinate_name"] = repr(sc.name)
             members = sc.members(self._keep())
             rec["cells"] = [sc.cells.describe_cell(c) for c in members[:_MAX_LISTED]]
             rec["cell_codes"] = ([int(c) for c in members] if sc.cells.family == "repeated"

@@ -159,6 +159,14 @@ def _coordinate(rec: Mapping[str, Any]) -> Optional[int]:
     return int(c) if isinstance(c, int) and not isinstance(c, bool) and c >= 0 else None
 
 
+def _coordinate_label(rec: Mapping[str, Any]) -> str:
+    """``coordinate 'sum'`` for a dict output's key (as the event's text names it), else
+    ``coordinate 1``."""
+    ev = _event(rec) or {}
+    name = ev.get("coordinate_name")
+    return f"coordinate {name}" if isinstance(name, str) and name else f"coordinate {_coordinate(rec)}"
+
+
 def _raw_samples(rec: Mapping[str, Any]) -> Optional[tuple[list, list]]:
     det = rec.get("details")
     if not isinstance(det, Mapping):
@@ -187,7 +195,7 @@ def _sample_arrays(rec: Mapping[str, Any]) -> Optional[tuple[np.ndarray, np.ndar
             b = [row[coord] for row in b]
         except (IndexError, TypeError, KeyError):
             return None
-        label = f"coordinate {coord}"
+        label = _coordinate_label(rec)
     else:
         label = "output"
     fa, fb = _floats(a), _floats(b)
@@ -307,7 +315,7 @@ def probabilities(rec: Mapping[str, Any]) -> Optional[Probabilities]:
     ev = _event(rec) or {}
     title = "the event S on D and on D′"
     if _coordinate(rec) is not None:
-        title = f"the event S on coordinate {_coordinate(rec)}: D against D′"
+        title = f"the event S on {_coordinate_label(rec)}: D against D′"
     elif ev.get("kind") == "score":
         title = "the score event S: D against D′"
     details = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}

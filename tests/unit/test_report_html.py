@@ -325,3 +325,15 @@ def test_a_replaced_record_among_equal_ones_is_marked_where_it_is():
     assert [m for _, m in views[0].items] == [m for _, m in views[1].items]
     assert [i for i, (_, m) in enumerate(views[0].items) if m] == [5]
     assert "the record replaced" in words
+
+
+def test_a_dict_outputs_chart_names_the_key_as_the_text_does():
+    # the text said "coordinate 'sum'" and the chart title "coordinate 1"
+    from dpaudit.estimators.events import Event
+    from dpaudit.estimators.scores import Coordinate
+    from dpaudit.report.plots import probabilities
+
+    event = Event(Coordinate(1, "sum"), "above", 0.5, None).to_record()
+    assert event["coordinate"] == 1 and event["coordinate_name"] == "'sum'"
+    rec = {"claim": {"epsilon": 1.0}, "counterexample": {"p": 0.6, "q": 0.2, "event": event}}
+    assert probabilities(rec).title == "the event S on coordinate 'sum': D against D′"
