@@ -179,7 +179,10 @@ def form_of(v: Any, depth: int = 0, _memo: Optional[dict] = None) -> Any:
             order = tuple(sorted(range(len(keys)), key=lambda i: _order_key(keys[i])))
         except TypeError:
             order = ()
-        form = (t, len(keys), _digest(keys + [v[k] for k in keys], order, depth, memo))
+        # and which keys hold a −0.0: a key −0.0 is the key 0.0 (equal, one hash), so the keys'
+        # values never show its sign bit, which a mechanism set by the data
+        signs = tuple(i for i, k in enumerate(keys) if _negative_zero_in(k))
+        form = (t, len(keys), _digest(keys + [v[k] for k in keys], (order, signs), depth, memo))
     elif t is set or t is frozenset:  # its elements' forms in the order it is audited in (sorted):
         ranked = as_tuple(v)  # {0, 1.0} and {0, 1}; and the permutation from that order to the
         pos = {x: i for i, x in enumerate(ranked)}  # set's own iteration order: {1, 9} built as
@@ -189,6 +192,15 @@ def form_of(v: Any, depth: int = 0, _memo: Optional[dict] = None) -> Any:
         form = (t, len(v), _digest(v, (), depth, memo))
     memo[id(v)] = (v, form)  # v kept alive: its id stays its own
     return form
+
+
+def _negative_zero_in(k: Any, depth: int = 0) -> bool:
+    """Whether the dict key ``k`` is, or holds (in a tuple or frozenset), a float −0.0."""
+    if isinstance(k, (float, np.floating)):
+        return k == 0.0 and math.copysign(1.0, float(k)) < 0.0
+    if depth < MAX_DEPTH and type(k) in (tuple, frozenset):
+        return any(_negative_zero_in(x, depth + 1) for x in k)
+    return False
 
 
 def _digest(items: Any, extra: tuple, depth: int, memo: dict) -> bytes:

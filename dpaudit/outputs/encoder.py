@@ -428,7 +428,8 @@ class OutputEncoder(Normaliser):
                                          f"±2**53: float64 cannot hold it exactly", data, big)
                 raise MechanismError("returned vectors that are not all numeric", data)
             with np.errstate(invalid="ignore"):  # NaN compares False; ±inf are floats, not ints
-                wide = bool((np.abs(out) > EXACT_INT).any())
+                # ≥: 2**53 + 1 rounds to 2**53 on the way to float64 (a bit released unread)
+                wide = bool((np.abs(out) >= EXACT_INT).any())
             if wide:
                 big = next((b for b in map(_big_int, seq) if b is not None), None)
                 if big is not None:
