@@ -640,8 +640,11 @@ def _table_beyond_values(v: Any, column: bool = False) -> Optional[str]:
     """Why a pandas or polars value holds more than the values dpaudit audits it as, or None:
     a time zone (naive and UTC, or any two zones, give the same seconds), times finer than a
     microsecond, a Series' name (not a DataFrame ``column``'s: its name is a key of the dict the
-    frame is audited as) or an index of its own. A mechanism hid the exact sum in each of a
-    Series' index, its name, a column name, a time zone and nanoseconds, and was NOT REFUTED."""
+    frame is audited as), an index of its own or a named one, ``.attrs``, a name on the columns, a
+    categorical's list of categories (pandas ``category``, polars ``Enum``). A mechanism hid the
+    exact sum in each of a Series' index, its name, a column name, a time zone and nanoseconds,
+    and (a third hostile review) in ``.attrs``, the index's and the columns' names and the unused
+    categories, and was NOT REFUTED."""
     fix = "return its values (x.to_numpy()) or a dict of them"
     what = type(v).__name__
     dtype = getattr(v, "dtype", None)
@@ -656,6 +659,21 @@ def _table_beyond_values(v: Any, column: bool = False) -> Optional[str]:
     if index is not None and not callable(index) and (
             type(index).__name__ != "RangeIndex" or (index.start, index.step) != (0, 1)):
         return f"returned a {what} with an index of its own, which its values do not show: {fix}"
+    if index is not None and not callable(index) and getattr(index, "name", None) not in (None, ""):
+        return f"returned a {what} whose index is named, which its values do not show: {fix}"
+    attrs = getattr(v, "attrs", None)
+    if isinstance(attrs, dict) and attrs:  # pandas' free-form metadata travels with the object
+        return f"returned a {what} carrying .attrs, which its values do not show: {fix}"
+    columns = getattr(v, "columns", None)
+    if columns is not None and not callable(columns) and getattr(columns, "name", None) not in (None, ""):
+        return f"returned a {what} whose columns are named, which its values do not show: {fix}"
+    categories = getattr(getattr(v, "cat", None), "categories", None) \
+        if str(dtype) == "category" else None
+    if categories is None:  # polars: an Enum's or a Categorical's dtype lists its categories
+        categories = getattr(dtype, "categories", None)
+    if categories is not None and not callable(categories):
+        return (f"returned a {what} of categories, whose list of categories (used or not) its "
+                f"values do not show: {fix}")
     try:
         a = np.asarray(v.to_numpy())
     except Exception:  # noqa: BLE001 - the conversion itself says what is wrong, later

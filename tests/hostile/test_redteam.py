@@ -332,6 +332,11 @@ def test_a_bit_in_the_numpy_type_of_a_number_is_refuted(arena, capfd):
     # a column is checked as a Series is (beside a float column, the frame's own array is objects)
     ("pd.DataFrame({'t': [pd.Timestamp('2200-01-01') + pd.Timedelta(nanoseconds=7)], 'x': [1.5]})",
      "finer than a microsecond"),
+    # a third hostile review: .attrs, the index's and the columns' names, unused categories
+    ("(lambda d: (d.attrs.update(raw=[0.25, 0.5]), d)[1])(pd.DataFrame({'a': [1.5]}))", "attrs"),
+    ("pd.DataFrame({'a': [1.5]}).rename_axis('3.2')", "index is named"),
+    ("pd.DataFrame({'a': [1.5]}).rename_axis(columns='3.2')", "columns are named"),
+    ("pd.Series(pd.Categorical(['a'], categories=['a', 'b0.25']))", "categories"),
 ])
 def test_a_table_holding_more_than_its_values_is_refused(make, said):
     """A pandas or polars value was audited as its values alone: its name, its index, its time
@@ -343,6 +348,16 @@ def test_a_table_holding_more_than_its_values_is_refused(make, said):
     with pytest.raises(NotPlain, match=said):
         plain_outputs([eval(make, {"pd": pd})])
     assert list(plain_outputs([pd.DataFrame({"3.2": [1.5]})])[0]) == ["3.2"]
+
+
+def test_a_polars_enum_lists_its_categories_and_is_refused():
+    """A polars Enum's dtype lists categories no value shows: the exact sum hid there, NOT
+    REFUTED (a third hostile review)."""
+    pl = pytest.importorskip("polars")
+    from dpaudit.output_values import NotPlain, plain_outputs
+
+    with pytest.raises(NotPlain, match="categories"):
+        plain_outputs([pl.Series(["a"], dtype=pl.Enum(["a", "b0.25"]))])
 
 
 def test_a_number_past_the_positions_of_a_labelled_output_is_an_error():
