@@ -30,7 +30,7 @@ from dpaudit.execution.base import Executor, InProcessExecutor
 from dpaudit.results import (FLOAT, LOGIC, AuditContext, AuditResult, Counterexample, ExactDetails,
                              FailureDetails, Finding, Interval, MechanismFailure, SampledDetails,
                              Strength, ValidatedEvent, ValidationCounts, ValidationSamples, Verdict)
-from dpaudit.spec import CallForm, Declaration, MechanismSpec
+from dpaudit.spec import CallForm, Declaration, MechanismSpec, OutputKind
 from dpaudit.validation import (MAX_SAMPLES, MIN_SAMPLES, check_callable, check_confidence,
                                 check_count, check_executor, check_records, check_samples,
                                 check_seconds, check_seed)
@@ -468,7 +468,7 @@ def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float,
         return Finding.absent(ans.question, ans.absent)
     common = dict(question=ans.question, alpha=ans.alpha, limits=_limits(spec, out, ans))
     if ans.bound is None:
-        vacuous = None if ans.timed_out else _reach_text(spec, common["limits"])
+        vacuous = None if ans.timed_out else (_reach_text(spec, common["limits"]) or _all_distinct(out))
         verdict = Verdict.INCONCLUSIVE if ans.timed_out or vacuous else Verdict.NOT_REFUTED
         reason = vacuous or (_NO_FLOAT_EVENT if ans.question == FLOAT and ans.candidate is None else None)
         return Finding(verdict=verdict, epsilon_lower_bound=0.0, delta_lower_bound=None,
@@ -530,6 +530,30 @@ def _limits(spec: MechanismSpec, out: Any, ans: Any) -> Any:
     reach = point_reach(n, ans.alpha, spec.epsilon, int(out.samples), spec.delta)
     return limits_of("marginal", n, n, ans.alpha, spec.epsilon, basis="budget", reach=reach,
                      delta=spec.delta)
+
+
+#: unordered outputs of more categories than this share of the outputs drawn (the race draws a
+#: seed more than once, so a category seen once per seed still repeats) and than MANY_CATEGORIES
+DISTINCT_SHARE = 0.1
+MANY_CATEGORIES = 100
+
+
+def _all_distinct(out: Any) -> Optional[str]:
+    """Why an audit of unordered outputs that validated no event says nothing (INCONCLUSIVE), or
+    None: when the outputs are many categories, nearly each seen once (random bytes or letters
+    before the released data: each output a category of its own, and the whole dataset in the
+    clear, was NOT REFUTED with no event found, a hostile review), no event of categories can be
+    chosen, so the audit saw nothing. One category (a constant output) stays NOT REFUTED."""
+    enc, schema = getattr(out, "encoder", None), getattr(out, "schema", None)
+    if enc is None or schema is None or schema.ordered or schema.kind is not OutputKind.DISCRETE:
+        return None
+    seen, n = enc.categories, enc.encoded
+    if seen <= max(MANY_CATEGORIES, DISTINCT_SHARE * n):
+        return None
+    return (f"it found no event: its {n:,} outputs were {seen:,} distinct categories, too many seen "
+            f"too few times for any event of categories to be chosen, so the audit saw nothing of "
+            f"this release; give the output a form whose equal releases repeat (numbers, or texts "
+            f"of digits, which are read as numbers)")
 
 
 def _reach_text(spec: MechanismSpec, limits: Any) -> Optional[str]:

@@ -544,10 +544,18 @@ def _plain(v: Any, walk: _Walk, depth: int) -> tuple[Any, int]:
     return _plain_object(v, walk, depth)
 
 
+#: a dtype's metadata (np.dtype(float, metadata={...})) travels with the array, unshown by its
+#: values and by dtype.str: a third hostile review put the dataset there, NOT REFUTED
+_METADATA = ("returned a numpy array whose dtype carries metadata, which its values do not show: "
+             "return np.asarray(x, dtype=x.dtype.str) or the values")
+
+
 def _plain_array(v: np.ndarray, walk: _Walk, depth: int) -> tuple[Any, int]:
     """A numpy array of numbers, texts or times as it is (its size its count: texts within
     :data:`MAX_TEXT`, no NaN payload), of objects as it is once each element is plain."""
     kind = v.dtype.kind
+    if v.dtype.metadata is not None:
+        raise NotPlain(_METADATA, v)
     if kind in "US" and v.dtype.itemsize // (4 if kind == "U" else 1) > MAX_TEXT:
         raise _too_long(v)
     if kind in _PLAIN_KINDS:
@@ -881,7 +889,7 @@ def plain_outputs(seq: list) -> list:
             if t is str:
                 _check_precision(v)
         elif t is np.ndarray and v.dtype.kind in "biufc":  # a numeric vector: nothing to convert
-            why = nan_payloads(v)
+            why = nan_payloads(v) if v.dtype.metadata is None else _METADATA
             if why is not None:
                 raise NotPlain(why, v)
             continue

@@ -101,13 +101,25 @@ class OutputEncoder(Normaliser):
         self._primary: Any = None  # the most common form of the first batch
         self._primary_set = False
         self._form_codes: dict[Any, int] = {}
+        #: how many outputs :meth:`encode` took (with :attr:`categories`: how often a category repeats)
+        self.encoded = 0
         self._splits: dict[tuple, int] = {}
         self._code_form: dict[int, Any] = {}  # category or skeleton code -> the form first met
 
     # ------------------------------------------------------------------ public
+    @property
+    def categories(self) -> int:
+        """How many distinct categories (atoms of an unordered output) the encoder has seen."""
+        return len(self._atoms)
+
     def encode(self, raw: Any, data: Any) -> np.ndarray:
         """Validate one batch of raw outputs of ``data`` and return its encoding (docstring of
         :mod:`dpaudit.outputs`): normalise, detect the kind, accept it, encode."""
+        out = self._encode(raw, data)
+        self.encoded += len(out)
+        return out
+
+    def _encode(self, raw: Any, data: Any) -> np.ndarray:
         raw = self._from_table(raw)
         self._refuse_array_subclass(raw, data)
         forms = self._forms_of(raw) if self.forms and isinstance(raw, np.ndarray) else None

@@ -350,6 +350,18 @@ def test_a_table_holding_more_than_its_values_is_refused(make, said):
     assert list(plain_outputs([pd.DataFrame({"3.2": [1.5]})])[0]) == ["3.2"]
 
 
+def test_an_array_whose_dtype_carries_metadata_is_refused():
+    """np.dtype(float, metadata={...}) travels with the array and dtype.str does not show it: the
+    dataset hid there, NOT REFUTED (a third hostile review)."""
+    from dpaudit.output_values import NotPlain, plain_outputs
+
+    dt = np.dtype(np.float64, metadata={"raw": (0.25, 0.5)})
+    for out in ([np.array([1.5], dtype=dt)], [np.array(["a"], dtype=np.dtype("U1", metadata={"k": 1}))]):
+        with pytest.raises(NotPlain, match="metadata"):
+            plain_outputs(out)
+    assert plain_outputs([np.array([1.5])])[0].tolist() == [1.5]
+
+
 def test_a_polars_enum_lists_its_categories_and_is_refused():
     """A polars Enum's dtype lists categories no value shows: the exact sum hid there, NOT
     REFUTED (a third hostile review)."""
@@ -524,3 +536,38 @@ def test_an_arrays_layout_crosses_from_the_child_as_a_view_of_the_replys_bytes(v
 
     (back,) = safe_pickle.loads(pickle.dumps(safe_pickle.pack([v])))
     assert np.array_equal(back, v) and form_of(back) == form_of(v) and not back.flags.owndata
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,ret", [
+    ("nonce_bytes", "rng.bytes(8) + np.asarray(data, dtype='<f8').tobytes()"),
+    ("nonce_letters", "data.sum().hex() .translate(str.maketrans('0123456789abcdef', 'ghijklmnopqrstuv'))"
+                      " + ''.join(chr(97 + int(x)) for x in rng.integers(0, 26, 12))"),
+])
+def test_outputs_that_are_each_a_category_of_their_own_are_inconclusive(arena, capfd, name, ret):
+    """Random bytes or letters before the dataset in the clear: each output a new category, no
+    event could be chosen, and the run read NOT REFUTED, exit 0 (a third hostile review). It saw
+    nothing: INCONCLUSIVE, a failure under --fail-on-inconclusive."""
+    code, rec, out = _check(arena, capfd, name, "import numpy as np\ndef f(data, rng):\n"
+                            f"    return {ret}\n", "--samples=20000", "--fail-on-inconclusive")
+    assert (code, rec["verdict"]) == (2, "inconclusive"), rec.get("error")
+    assert "distinct categories" in out
+
+
+def test_a_constant_output_stays_not_refuted_and_few_categories_are_audited():
+    """The rule above reads many categories seen once only: a constant is private, and a
+    randomized response of three answers is audited as ever."""
+    from types import SimpleNamespace
+
+    from dpaudit.auditor import _all_distinct  # private: the rule alone, on its inputs
+    from dpaudit.outputs.schema import OutputSchema
+    from dpaudit.spec import OutputKind
+
+    cat = OutputSchema(OutputKind.DISCRETE, ordered=False)
+    out = lambda seen, n: SimpleNamespace(schema=cat, encoder=SimpleNamespace(categories=seen, encoded=n))  # noqa: E731
+    assert _all_distinct(out(1, 20_000)) is None and _all_distinct(out(3, 20_000)) is None
+    assert _all_distinct(out(150, 20_000)) is None  # many categories, each seen often
+    assert "4,600 distinct categories" in _all_distinct(out(4_600, 11_100))
+    ordered = SimpleNamespace(schema=OutputSchema(OutputKind.DISCRETE, ordered=True),
+                              encoder=SimpleNamespace(categories=4_600, encoded=11_100))
+    assert _all_distinct(ordered) is None

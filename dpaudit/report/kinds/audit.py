@@ -302,9 +302,14 @@ class PrivacyAudit(RecordKind):
         4.1e-06``; for an INCONCLUSIVE whose claim was out of the budget's reach, why and what
         budget could reach it; empty otherwise."""
         lim = self.rec.get("limits")
-        reach = fnd.out_of_reach(self.numbers_record())
+        numbers = self.numbers_record()
+        reach = fnd.out_of_reach(numbers)
         if reach and self.rec.get("verdict") == Verdict.INCONCLUSIVE.value:
             return f"; {reach}"
+        details = numbers.get("details") if isinstance(numbers.get("details"), Mapping) else {}
+        if self.rec.get("verdict") == Verdict.INCONCLUSIVE.value and numbers.get("reason") \
+                and not details.get("timed_out") and not self.rec.get("timed_out"):
+            return f"; {numbers['reason']}"  # what the audit could not see (auditor._all_distinct)
         if self.rec.get("verdict") != Verdict.NOT_REFUTED.value or not isinstance(lim, Mapping):
             return ""
         ceiling, floor = num(lim.get("epsilon_ceiling")), num(lim.get("delta_floor"))
