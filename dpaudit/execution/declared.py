@@ -262,6 +262,9 @@ def reconcile(source: Optional[SourceDeclaration], reported: Optional[Mapping[st
     if source is None or not source.found:
         return dict(reported), tuple(reported)
     literal = {k: v for k, v in source.literal.items() if k in CLAIM_FIELDS + POLICY_FIELDS + CURVE_FIELDS}
+    mixed = _mixed_d_in(source)
+    if mixed:
+        raise LoadError(f"{path}: line {source.line}: {mixed}")
     literal.update(_recomputed(source, reported, path))
     try:
         stated = _fields(Declaration.make(**literal))
@@ -293,6 +296,30 @@ def reconcile(source: Optional[SourceDeclaration], reported: Optional[Mapping[st
             out[name] = reported[name]
             unchecked.append(name)
     return out, tuple(unchecked)
+
+
+def _map_inputs(text: str) -> set:
+    """The literal ``d_in`` of every ``.map(d_in)`` call in a claim's expression text."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return {ast.unparse(n.args[0]) for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "map"
+            and len(n.args) == 1 and isinstance(n.args[0], ast.Constant)}
+
+
+def _mixed_d_in(source: SourceDeclaration) -> Optional[str]:
+    """Why claim fields computed from OpenDP's map at different ``d_in`` make no claim, or None:
+    ``epsilon=meas.map(2)[0], delta=meas.map(1)[1]`` pairs the ε of one distance with the δ of
+    another (a probe took it as written)."""
+    inputs = {name: _map_inputs(text) for name, (text, _) in source.computed.items()}
+    used = {d for ds in inputs.values() for d in ds}
+    if len(used) <= 1:
+        return None
+    named = ", ".join(f"{name} at d_in = {' and '.join(sorted(ds))}" for name, ds in sorted(inputs.items()) if ds)
+    return (f"the claim's parts come from the map at different input distances ({named}): a claim "
+            f"is one map's value at one d_in; use one, e.g. EPS, DELTA = meas.map(1)")
 
 
 def _recomputed(source: SourceDeclaration, reported: Mapping[str, Any], path: str) -> dict:
