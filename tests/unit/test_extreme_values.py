@@ -51,3 +51,19 @@ def test_patterns_over_a_domain_as_wide_as_the_doubles_are_finite():
     # an ordinary domain keeps its exact values (seeded results depend on them)
     spread = dict(backgrounds(Domain(-10.0, 10.0), 5))["spread"]
     assert spread.tolist() == np.linspace(-10.0, 10.0, 5).tolist()
+
+
+def test_a_result_holding_a_huge_int_output_reads_back_through_the_api():
+    # dpaudit check raises Python's int-to-text limit for its run; through the Python API a
+    # result whose event holds 10**5000 + 1 raised on repr() and json.dumps(to_record())
+    import json
+
+    import dpaudit
+
+    @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=3)
+    def huge(data, rng):
+        return 10 ** 5000 + (1 if len(data) > 1 else 0)
+
+    r = dpaudit.audit(huge, samples=4000, seed=1)
+    assert r.verdict.value == "refuted"
+    assert "an int of 16610 bits" in json.dumps(r.to_record()) and repr(r)
