@@ -674,10 +674,33 @@ def enter(level: str, *, workdir: str, readable: Sequence[str],
             words, filtered = f"landlock (ABI {abi}) + seccomp", True
     except OSError as exc:  # pragma: no cover - seccomp disabled by the kernel
         words += f"; seccomp unavailable: {exc.strerror or exc}"
-    if held:
-        words += "; not shared: " + "; ".join(held)
+    words = held_words(words, held)
     return words, Attempts(reads, writes, files, channel, words, metadata_refused=filtered,
                            listed=listed)
+
+
+#: the longest isolation words the child may send before it imports the file (the parent takes
+#: nothing longer: :meth:`dpaudit.execution.sandbox.SandboxExecutor.start`)
+WORDS_MAX = 200
+
+
+def held_words(words: str, held: Sequence[str], most: int = WORDS_MAX) -> str:
+    """``words`` with what of the user's folders is not shared, as many names as fit in ``most``
+    characters and how many more: a folder holding a few checkouts (each its ``.git``) or
+    ``.env`` files made words the parent refused, and every check failed with "the sandbox child
+    did not say which isolation it entered"."""
+    held = list(held)
+    if not held:
+        return words[:most]
+    head = words + "; not shared: "
+    for k in range(len(held), 0, -1):
+        more = len(held) - k
+        text = "; ".join(held[:k]) + (f" and {more} more" if more else "")
+        if len(head) + len(text) <= most:
+            return head + text
+    tail = f" and {len(held) - 1} more" if len(held) > 1 else ""
+    room = most - len(head) - len(tail) - 1
+    return (head + held[0][:max(0, room)] + "…" + tail)[:most] if room > 10 else words[:most]
 
 
 def child_environment(passed: Iterable[str] = (), base: Optional[dict] = None) -> dict[str, str]:

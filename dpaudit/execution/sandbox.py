@@ -62,7 +62,7 @@ from dpaudit.errors import InvalidArgument, LoadError, MechanismError, TimeLimit
 from dpaudit.execution import safe_pickle
 from dpaudit.execution.base import BatchTask
 from dpaudit.execution.child import ENGINE_CALL_FLOOR, KILL_GRACE, WATCHDOG_EXIT
-from dpaudit.execution.isolation import child_environment
+from dpaudit.execution.isolation import WORDS_MAX, child_environment
 from dpaudit.execution.shares import shared_reads, user_homes
 from dpaudit.execution.process import OutputTail, StopOnSignals, describe_exit, kill_tree, printable
 from dpaudit.execution.shared_outputs import OutputPool
@@ -305,7 +305,7 @@ class SandboxExecutor:
         try:
             told = self._receive(_START_GRACE, None, during="entering its isolation", per_call=False)
             if told[0] == "isolated" and len(told) == 2 and isinstance(told[1], str) \
-                    and len(told[1]) <= 200:
+                    and len(told[1]) <= WORDS_MAX:
                 # said before the child imported anything from the checkout: the only word on
                 # the isolation in force that the audited code could not have rewritten
                 self.isolation_in_force = told[1]

@@ -188,6 +188,8 @@ def share(folder: str, name: str, out: Shared, secrets: list, homes: Sequence[st
     left: list[str] = []
     _around(folder, folder, found, secrets, out, left)
     shown = sorted(_shown(os.path.relpath(f, folder)) for f in found)
+    if len(shown) > 4:  # a folder of many checkouts: the words stay short (isolation.held_words)
+        shown = shown[:3] + [f"{len(shown) - 3} more"]
     out.held.append(f"{', '.join(shown)} of {name} {folder}" +
                     (f", and its links to what is not shared ({', '.join(sorted(left))})"
                      if left else ""))

@@ -437,3 +437,31 @@ def test_outputs_of_a_class_from_the_file_come_back_without_importing_it(tmp_pat
         out = ex.run(spec, tasks(40))[0]
     assert {v["v"] for v in out} == {"red", "blue"}
     assert not [m for m in set(sys.modules) - before if m.startswith("_dpaudit_user_")]
+
+
+def test_a_working_folder_of_many_checkouts_still_starts_the_child(tmp_path, monkeypatch):
+    # each checkout's .git and .env is held back and named in the isolation words the child
+    # sends first; past 200 characters the parent refused them, and every check of a file in
+    # such a folder failed: "the sandbox child did not say which isolation it entered"
+    for i in range(30):
+        (tmp_path / f"repo{i:02d}" / ".git").mkdir(parents=True)
+        (tmp_path / f"repo{i:02d}" / ".env").write_text("TOKEN=x\n")
+    f = tmp_path / "m.py"
+    f.write_text("def mech(data, rng):\n    return 0.0\n")
+    monkeypatch.chdir(tmp_path)
+    ex = SandboxExecutor(str(f), "mech")
+    try:
+        ex.start()
+        assert ex.isolation_in_force and len(ex.isolation_in_force) <= 200
+    finally:
+        ex.close()
+
+
+def test_held_words_keep_under_the_limit_and_say_how_many_more():
+    from dpaudit.execution.isolation import WORDS_MAX, held_words
+
+    held = [f"repo{i}/.git of the working folder /tmp/x" for i in range(40)]
+    text = held_words("landlock (ABI 7) + seccomp", held)
+    assert len(text) <= WORDS_MAX and text.endswith(" more") and "repo0/.git" in text
+    assert held_words("landlock (ABI 7)", []) == "landlock (ABI 7)"
+    assert len(held_words("landlock (ABI 7)", ["x" * 500, "y"])) <= WORDS_MAX
