@@ -35,7 +35,7 @@ def as_tuple(v: Any) -> Any:
         return v
     try:
         return tuple(sorted(v))
-    except TypeError:
+    except (TypeError, ArithmeticError):  # Decimal('NaN') beside a number: InvalidOperation
         return tuple(sorted(v, key=lambda x: (type(x).__name__, _sort_text(x))))
 
 

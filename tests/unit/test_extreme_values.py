@@ -67,3 +67,11 @@ def test_a_result_holding_a_huge_int_output_reads_back_through_the_api():
     r = dpaudit.audit(huge, samples=4000, seed=1)
     assert r.verdict.value == "refuted"
     assert "an int of 16610 bits" in json.dumps(r.to_record()) and repr(r)
+
+
+def test_a_set_holding_a_decimal_nan_beside_a_number_is_audited():
+    # sorting it raised decimal.InvalidOperation (a signalling comparison): an internal error
+    from decimal import Decimal
+
+    r = _audit(lambda data, rng: {Decimal("NaN"), int(data.sum() > 0)})
+    assert r.verdict.value == "refuted", r.error
