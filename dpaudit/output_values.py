@@ -198,6 +198,8 @@ def _negative_zero_in(k: Any, depth: int = 0) -> bool:
     """Whether the dict key ``k`` is, or holds (in a tuple or frozenset), a float −0.0."""
     if isinstance(k, (float, np.floating)):
         return k == 0.0 and math.copysign(1.0, float(k)) < 0.0
+    if isinstance(k, (complex, np.complexfloating)):  # either part's zero sign
+        return _negative_zero_in(float(k.real)) or _negative_zero_in(float(k.imag))
     if depth < MAX_DEPTH and type(k) in (tuple, frozenset):
         return any(_negative_zero_in(x, depth + 1) for x in k)
     return False
@@ -667,26 +669,51 @@ def _table_beyond_values(v: Any, column: bool = False) -> Optional[str]:
     if index is not None and not callable(index) and (
             type(index).__name__ != "RangeIndex" or (index.start, index.step) != (0, 1)):
         return f"returned a {what} with an index of its own, which its values do not show: {fix}"
-    if index is not None and not callable(index) and getattr(index, "name", None) not in (None, ""):
-        return f"returned a {what} whose index is named, which its values do not show: {fix}"
+    unname = "return x.rename_axis(index=None, columns=None), or its values"
+    if index is not None and not callable(index) and _named(index):
+        return f"returned a {what} whose index is named, which its values do not show: {unname}"
     attrs = getattr(v, "attrs", None)
     if isinstance(attrs, dict) and attrs:  # pandas' free-form metadata travels with the object
         return f"returned a {what} carrying .attrs, which its values do not show: {fix}"
     columns = getattr(v, "columns", None)
-    if columns is not None and not callable(columns) and getattr(columns, "name", None) not in (None, ""):
-        return f"returned a {what} whose columns are named, which its values do not show: {fix}"
-    categories = getattr(getattr(v, "cat", None), "categories", None) \
-        if str(dtype) == "category" else None
-    if categories is None:  # polars: an Enum's or a Categorical's dtype lists its categories
-        categories = getattr(dtype, "categories", None)
-    if categories is not None and not callable(categories):
-        return (f"returned a {what} of categories, whose list of categories (used or not) its "
-                f"values do not show: {fix}")
+    if columns is not None and not callable(columns) and _named(columns):
+        return f"returned a {what} whose columns are named, which its values do not show: {unname}"
+    flags = getattr(v, "flags", None)
+    if getattr(flags, "allows_duplicate_labels", True) is False:
+        return f"returned a {what} with flags set, which its values do not show: {fix}"
+    unused = _unused_categories(v, dtype)
+    if unused:
+        where = "a column" if column else f"a {what}"
+        return (f"returned {where} of categories, {unused} of them unused, which its values do not "
+                f"show: drop them (x.cat.remove_unused_categories()), or {fix}")
     try:
         a = np.asarray(v.to_numpy())
     except Exception:  # noqa: BLE001 - the conversion itself says what is wrong, later
         return None
     return _numpy_times_beyond(a) if a.dtype.kind in "mM" else None
+
+
+def _named(axis: Any) -> bool:
+    """Whether a pandas axis carries a name (a MultiIndex: any of its levels' names)."""
+    names = getattr(axis, "names", None)
+    names = list(names) if isinstance(names, (list, tuple)) or type(names).__name__ == "FrozenList" \
+        else [getattr(axis, "name", None)]
+    return any(n not in (None, "") for n in names)
+
+
+def _unused_categories(v: Any, dtype: Any) -> int:
+    """How many categories a pandas ``category`` or a polars ``Enum`` lists that no value holds
+    (what the values do not show; a category in use is shown by its value)."""
+    try:
+        if str(dtype) == "category":
+            used = set(v.cat.remove_unused_categories().cat.categories)
+            return len(v.cat.categories) - len(used)
+        if type(dtype).__name__ == "Enum":
+            cats = list(dtype.categories)
+            return len(set(cats) - set(v.to_list()))
+    except Exception:  # noqa: BLE001 - an object that only looks like one: its values decide
+        return 0
+    return 0
 
 
 #: significant digits a double carries (17 print any double exactly)

@@ -304,9 +304,16 @@ def _map_inputs(text: str) -> set:
         tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
-    return {ast.unparse(n.args[0]) for n in ast.walk(tree)
+    return {_distance(n.args[0].value) for n in ast.walk(tree)
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "map"
             and len(n.args) == 1 and isinstance(n.args[0], ast.Constant)}
+
+
+def _distance(v: Any) -> str:
+    """A ``d_in`` as text, one text a number (``1`` and ``1.0`` are one distance)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return format(float(v), "g")
+    return repr(v)
 
 
 def _mixed_d_in(source: SourceDeclaration) -> Optional[str]:

@@ -284,6 +284,8 @@ def test_numbers_float64_does_not_hold_are_refused(value, said):
     ({frozenset({-0.0}): 1}, {frozenset({0.0}): 1}),
     ([{-0.0: 1.0}], [{0.0: 1.0}]),
     ({-0.0: 1.0, 2.0: 3.0}, {0.0: 1.0, 2.0: 3.0}),
+    ({complex(-0.0, 1.0): 1}, {complex(0.0, 1.0): 1}),                      # a complex key's parts
+    ({0j: 1}, {complex(0.0, -0.0): 1}),
 ])
 def test_forms_see_every_position_depth_and_element(a, b):
     """An output's form (types, shapes, key order) kept the first 64 positions, 4 levels, and a
@@ -337,6 +339,11 @@ def test_a_bit_in_the_numpy_type_of_a_number_is_refuted(arena, capfd):
     ("pd.DataFrame({'a': [1.5]}).rename_axis('3.2')", "index is named"),
     ("pd.DataFrame({'a': [1.5]}).rename_axis(columns='3.2')", "columns are named"),
     ("pd.Series(pd.Categorical(['a'], categories=['a', 'b0.25']))", "categories"),
+    # a review of those fixes: a MultiIndex's level names, the frame's flags
+    ("pd.DataFrame([[0]], columns=pd.MultiIndex.from_tuples([('a', 'x')], names=['k', '0.25']))",
+     "columns are named"),
+    ("(lambda d: (setattr(d.flags, 'allows_duplicate_labels', False), d)[1])(pd.DataFrame([[0]]))",
+     "flags"),
 ])
 def test_a_table_holding_more_than_its_values_is_refused(make, said):
     """A pandas or polars value was audited as its values alone: its name, its index, its time
@@ -364,12 +371,23 @@ def test_an_array_whose_dtype_carries_metadata_is_refused():
 
 def test_a_polars_enum_lists_its_categories_and_is_refused():
     """A polars Enum's dtype lists categories no value shows: the exact sum hid there, NOT
-    REFUTED (a third hostile review)."""
+    REFUTED (a third hostile review). Categories all in use are shown by the values: audited."""
     pl = pytest.importorskip("polars")
     from dpaudit.output_values import NotPlain, plain_outputs
 
-    with pytest.raises(NotPlain, match="categories"):
+    with pytest.raises(NotPlain, match="categories, 1 of them unused"):
         plain_outputs([pl.Series(["a"], dtype=pl.Enum(["a", "b0.25"]))])
+    plain_outputs([pl.Series(["a", "b"], dtype=pl.Enum(["a", "b"]))])
+    plain_outputs([pl.Series(["a", "b"], dtype=pl.Categorical)])
+
+
+def test_a_categorical_whose_categories_are_all_in_use_is_audited():
+    """A fixed list of buckets, each in use, is what a correct histogram returns: no ERROR."""
+    pd = pytest.importorskip("pandas")
+    from dpaudit.output_values import plain_outputs
+
+    buckets = ["a", "b", "c"]
+    plain_outputs([pd.Series(pd.Categorical(buckets, categories=buckets))])
 
 
 def test_a_number_past_the_positions_of_a_labelled_output_is_an_error():

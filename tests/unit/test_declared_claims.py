@@ -27,3 +27,4 @@ def test_one_distance_is_not_refused_here():
 
     assert _mixed_d_in(_source("meas.map(1)[0]", "meas.map(1)[1]")) is None
     assert _mixed_d_in(_source("meas.map(1.0)[0]", "meas.map(1.0)[1]")) is None
+    assert _mixed_d_in(_source("meas.map(1)[0]", "meas.map(1.0)[1]")) is None  # one distance

@@ -513,3 +513,12 @@ def test_a_float64_refutation_beside_a_refuted_logic_does_not_advise_snapping():
     assert fnd.float_status(rec).startswith("float64: refutes too (ε ≥ 1.39") and "snap" not in fnd.float_status(rec)
     sound = dict(rec, findings={"logic": dict(logic, verdict="not_refuted"), "float": flt})
     assert fnd.float_fix(flt, sound) == fnd.FLOAT_FIX and fnd.float_status(sound).startswith("float64: porous")
+
+
+def test_an_inconclusive_with_a_reason_says_it_in_the_plain_sentence():
+    # the CLI line and the JSON said why (no event to choose); HTML and Markdown said only
+    # "The audit could not decide"
+    rec = {"kind": "audit", "verdict": "inconclusive", "claim": {"epsilon": 1.0},
+           "reason": "it found no event: its 11,100 outputs were 2,300 distinct categories"}
+    assert plain_sentence(rec) == ("The audit could not decide: it found no event: its 11,100 outputs "
+                                   "were 2,300 distinct categories. This is not a pass.")

@@ -136,6 +136,8 @@ def plain_sentence(rec: Mapping[str, Any]) -> str:
         reach = details.get("out_of_reach") or fnd.out_of_reach(rec)
         if reach:
             return f"The audit could not decide: {reach}. This is not a pass."
+        if rec.get("reason") and not details.get("timed_out"):  # e.g. no event to choose
+            return f"The audit could not decide: {rec['reason']}. This is not a pass."
         return ("The audit could not decide" + (" (cut short by the time limit)" if details.get("timed_out")
                                                 else "") + ": this is not a pass.")
     if verdict == Verdict.REFUTED.value and cx is not None:
