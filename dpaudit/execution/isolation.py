@@ -700,7 +700,11 @@ def held_words(words: str, held: Sequence[str], most: int = WORDS_MAX) -> str:
             return head + text
     tail = f" and {len(held) - 1} more" if len(held) > 1 else ""
     room = most - len(head) - len(tail) - 1
-    return (head + held[0][:max(0, room)] + "…" + tail)[:most] if room > 10 else words[:most]
+    if room > 10:
+        return head + held[0][:room] + "…" + tail
+    # a long first part (a seccomp error's text): cut it, never the fact that something is held
+    note = f"; not shared: {len(held)} entr{'y' if len(held) == 1 else 'ies'}"
+    return words[:most - len(note) - 1] + "…" + note
 
 
 def child_environment(passed: Iterable[str] = (), base: Optional[dict] = None) -> dict[str, str]:

@@ -465,3 +465,5 @@ def test_held_words_keep_under_the_limit_and_say_how_many_more():
     assert len(text) <= WORDS_MAX and text.endswith(" more") and "repo0/.git" in text
     assert held_words("landlock (ABI 7)", []) == "landlock (ABI 7)"
     assert len(held_words("landlock (ABI 7)", ["x" * 500, "y"])) <= WORDS_MAX
+    long = held_words("landlock (ABI 7); seccomp unavailable: " + "z" * 170, ["a/.git of /w"])
+    assert len(long) <= WORDS_MAX and long.endswith("; not shared: 1 entry")
