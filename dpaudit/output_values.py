@@ -695,9 +695,9 @@ def _table_beyond_values(v: Any, column: bool = False) -> Optional[str]:
 
 def _named(axis: Any) -> bool:
     """Whether a pandas axis carries a name (a MultiIndex: any of its levels' names)."""
-    names = getattr(axis, "names", None)
-    names = list(names) if isinstance(names, (list, tuple)) or type(names).__name__ == "FrozenList" \
-        else [getattr(axis, "name", None)]
+    names = getattr(axis, "names", None)  # pandas' FrozenList is a list
+    if not isinstance(names, (list, tuple)):
+        names = [getattr(axis, "name", None)]
     return any(n not in (None, "") for n in names)
 
 

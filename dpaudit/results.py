@@ -129,6 +129,19 @@ class Verdict(str, Enum):
         raise InvalidArgument.bad(name, what, "one of " + ", ".join(v.value for v in cls))
 
 
+#: the largest int a record holds as a number (its decimal digits stay under Python's 4,300)
+INT_TEXT_BITS = 14_000
+
+
+def int_text(x: Any) -> Any:
+    """``x``, or for an int past :data:`INT_TEXT_BITS` bits its size and bits in hex as text:
+    Python writes no int of more than 4,300 digits as text, so an output of 10**5000 + k lost every
+    report of a refuted claim (exit 3), and ``repr``/``json.dumps`` of an API result raised."""
+    if type(x) is int and x.bit_length() > INT_TEXT_BITS:
+        return f"<an int of {x.bit_length()} bits: 0x{x:x}>"
+    return x
+
+
 def jsonable(x: Any) -> Any:
     """Recursively convert to JSON-safe Python: numpy scalars/arrays to lists and numbers,
     non-finite floats to ``"inf"``/``"-inf"``/``"nan"``, enums to their values, tuples to lists,
@@ -140,7 +153,7 @@ def jsonable(x: Any) -> Any:
     if isinstance(x, (np.bool_,)):
         return bool(x)
     if isinstance(x, (int, np.integer)):
-        return int(x)
+        return int_text(int(x))
     if isinstance(x, (float, np.floating)):
         v = float(x)
         if math.isnan(v):

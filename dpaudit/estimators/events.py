@@ -25,6 +25,7 @@ import numpy as np
 
 from dpaudit.estimators.floats import FloatCellRatio
 from dpaudit.estimators.scores import AtomRatio, Coordinate, Identity, PatternRatio, Score
+from dpaudit.results import int_text
 
 __all__ = ["Event"]
 
@@ -122,7 +123,9 @@ class Event:
             rec["reason"] = "signed-zero" if signed_zero else "porosity"
         elif isinstance(sc, AtomRatio):
             rec["kind"] = "atoms"
-            rec["atoms"] = [_atom(decode(a)) for a in sc.members(self._keep())]
+            # an int too long to write as text as the record's text for it: the event is kept in
+            # the result, whose repr() raised on it through the Python API
+            rec["atoms"] = [int_text(_plain(decode(a))) for a in sc.members(self._keep())]
         elif isinstance(sc, PatternRatio):
             rec["kind"] = "patterns"
             rec["patterns"] = sc.members(self._keep()).tolist()
@@ -135,16 +138,6 @@ class Event:
 
 def _plain(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
-
-
-def _atom(v: Any) -> Any:
-    """An atom as a record holds it: :func:`_plain`, and an int past 14,000 bits as the text the
-    JSON writer gives it (Python writes no int of more than 4,300 digits as text, so
-    ``json.dumps`` and ``repr`` of an API result holding one raised)."""
-    v = _plain(v)
-    if type(v) is int and v.bit_length() > 14_000:
-        return f"<an int of {v.bit_length()} bits: 0x{v:x}>"
-    return v
 
 
 def _repr(v: Any) -> str:

@@ -320,6 +320,20 @@ def out_of_reach(rec: Mapping[str, Any]) -> str:
     return str(rec.get("reason") or "the claim is out of this run's reach")
 
 
+def undecided_reason(rec: Mapping[str, Any]) -> str:
+    """Why an INCONCLUSIVE finding record could not decide, where it says: out of its run's reach
+    (:func:`out_of_reach`), or what the audit could not see (its ``reason``: no event to choose
+    among outputs each a category of their own); ``""`` for a run cut by its time limit, which
+    its line says otherwise, and for any other verdict."""
+    reach = out_of_reach(rec)
+    if reach or rec.get("verdict") != "inconclusive":
+        return reach
+    details = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}
+    if details.get("timed_out") or rec.get("timed_out"):
+        return ""
+    return str(rec.get("reason") or "")
+
+
 def float_status(rec: Mapping[str, Any]) -> str:
     """The float64 finding in a few words for the terminal line and the summaries:
     ``float64: porous (ε ≥ 8.35: outputs in …; fix: …)``, ``float64: porous (warning, --float

@@ -18,6 +18,7 @@ from typing import Any, Mapping, Optional
 
 from dpaudit.errors import InvalidArgument, UsageError
 from dpaudit.report.model import check_run
+from dpaudit.results import int_text
 
 __all__ = ["dumps", "write_json", "read_json", "write_text", "unwritable", "check_report_paths"]
 
@@ -32,15 +33,7 @@ def dumps(run: Mapping[str, Any]) -> str:
 
 
 def _scalar(x: Any) -> str:
-    if type(x) is int and x.bit_length() > _INT_TEXT_BITS:
-        # Python writes no int of more than 4,300 digits as text: an output of 10**5000 + k
-        # lost every report of a refuted claim (exit 3); its size and bits in hex instead
-        x = f"<an int of {x.bit_length()} bits: 0x{x:x}>"
-    return json.dumps(x, ensure_ascii=False, allow_nan=False)
-
-
-#: the largest int written as a JSON number (its decimal digits stay under Python's 4,300)
-_INT_TEXT_BITS = 14_000
+    return json.dumps(int_text(x), ensure_ascii=False, allow_nan=False)
 
 
 def _encode(x: Any, level: int) -> str:

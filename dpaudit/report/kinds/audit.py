@@ -133,11 +133,9 @@ def plain_sentence(rec: Mapping[str, Any]) -> str:
         return f"No float64 question here: {reason.split(':')[0] or 'not asked'}."
     if verdict == Verdict.INCONCLUSIVE.value:
         details = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}
-        reach = details.get("out_of_reach") or fnd.out_of_reach(rec)
+        reach = details.get("out_of_reach") or fnd.undecided_reason(rec)
         if reach:
             return f"The audit could not decide: {reach}. This is not a pass."
-        if rec.get("reason") and not details.get("timed_out"):  # e.g. no event to choose
-            return f"The audit could not decide: {rec['reason']}. This is not a pass."
         return ("The audit could not decide" + (" (cut short by the time limit)" if details.get("timed_out")
                                                 else "") + ": this is not a pass.")
     if verdict == Verdict.REFUTED.value and cx is not None:
@@ -304,14 +302,9 @@ class PrivacyAudit(RecordKind):
         4.1e-06``; for an INCONCLUSIVE whose claim was out of the budget's reach, why and what
         budget could reach it; empty otherwise."""
         lim = self.rec.get("limits")
-        numbers = self.numbers_record()
-        reach = fnd.out_of_reach(numbers)
-        if reach and self.rec.get("verdict") == Verdict.INCONCLUSIVE.value:
+        reach = fnd.undecided_reason(self.numbers_record())
+        if reach and self.rec.get("verdict") == Verdict.INCONCLUSIVE.value and not self.rec.get("timed_out"):
             return f"; {reach}"
-        details = numbers.get("details") if isinstance(numbers.get("details"), Mapping) else {}
-        if self.rec.get("verdict") == Verdict.INCONCLUSIVE.value and numbers.get("reason") \
-                and not details.get("timed_out") and not self.rec.get("timed_out"):
-            return f"; {numbers['reason']}"  # what the audit could not see (auditor._all_distinct)
         if self.rec.get("verdict") != Verdict.NOT_REFUTED.value or not isinstance(lim, Mapping):
             return ""
         ceiling, floor = num(lim.get("epsilon_ceiling")), num(lim.get("delta_floor"))
