@@ -99,6 +99,26 @@ def _event_phrase(cx: Mapping[str, Any]) -> str:
     return phrase
 
 
+def _delta_gap(rec: Mapping[str, Any], cx: Mapping[str, Any], eps: Any, exact: bool) -> str:
+    """The start of a refuted (ε, δ) claim's sentence, up to the δ gap's value: from the two
+    intervals shown (``marginal``, p_lo − e^ε q_hi), or from the pairs counted together
+    (``paired``, which is not that difference: dpaudit/estimators/bounds.py)."""
+    p, q = cx.get("p"), cx.get("q")
+    least = "" if exact else "at least "
+    details = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}
+    if details.get("bound_method") == "paired":
+        return (f"On D the event {_event_phrase(cx)} happens in {_share(p)} of outputs and on D′ "
+                f"in {_share(q)}; counted on pairs drawn with the same randomness, P[D] − e^ε·P[D′] "
+                f"is {least}")
+    p_lo = (cx.get("p_interval") or [p])[0] if isinstance(cx.get("p_interval"), list) else p
+    q_hi = (cx.get("q_interval") or [None, q])[-1] if isinstance(cx.get("q_interval"), list) else q
+    scaled = (math.exp(eps) * num(q_hi)) if eps is not None and num(q_hi) is not None else None
+    allowed = _ratio(eps) if eps is not None else "—"
+    return (f"On D the event {_event_phrase(cx)} has probability {least}{fmt(p_lo, 3)}, "
+            f"more than e^ε = {allowed} times its probability on D′ ({'at most ' if not exact else ''}"
+            f"{fmt(q_hi, 3)}, times e^ε: {fmt(scaled, 3)}) by ")
+
+
 def plain_sentence(rec: Mapping[str, Any]) -> str:
     """One plain sentence saying what was found, for a reviewer who is no statistician: how
     many times likelier the event is on D than on D′ against what the claim allows (e^ε_LB
@@ -151,21 +171,10 @@ def plain_sentence(rec: Mapping[str, Any]) -> str:
                     f"(binade and trailing zero mantissa bits) that outputs on D′ {rare}, so these bits make "
                     f"D {least}{_ratio(eps_lb)} times likelier than D′{at_conf}; {claim_words} allows at most "
                     f"{allowed} times.")
-        details = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}
-        if delta and delta_lb is not None and delta_lb > delta and details.get("bound_method") == "paired":
-            # the paired bound is not p_lo − e^ε q_hi of the intervals shown (bounds.py docstring)
-            return (f"On D the event {_event_phrase(cx)} happens in {_share(p)} of outputs and on D′ "
-                    f"in {_share(q)}; counted on pairs drawn with the same randomness, P[D] − e^ε·P[D′] "
-                    f"is {least}{fmt(delta_floor(delta_lb), 3)}{at_conf}; {claim_words} allows a gap "
-                    f"of at most δ = {fmt(delta)}.")
         if delta and delta_lb is not None and delta_lb > delta:
-            p_lo = (cx.get("p_interval") or [p])[0] if isinstance(cx.get("p_interval"), list) else p
-            q_hi = (cx.get("q_interval") or [None, q])[-1] if isinstance(cx.get("q_interval"), list) else q
-            scaled = (math.exp(eps) * num(q_hi)) if eps is not None and num(q_hi) is not None else None
-            return (f"On D the event {_event_phrase(cx)} has probability {least}{fmt(p_lo, 3)}, "
-                    f"more than e^ε = {allowed} times its probability on D′ ({'at most ' if not exact else ''}"
-                    f"{fmt(q_hi, 3)}, times e^ε: {fmt(scaled, 3)}) by {fmt(delta_floor(delta_lb), 3)}{at_conf}; "
-                    f"{claim_words} allows a gap of at most δ = {fmt(delta)}.")
+            return _delta_gap(rec, cx, eps, exact) + (
+                f"{fmt(delta_floor(delta_lb), 3)}{at_conf}; {claim_words} allows a gap of at most "
+                f"δ = {fmt(delta)}.")
         if q is not None and num(q) == 0:
             return (f"On D the event {_event_phrase(cx)} happens in {_share(p)} of outputs and on D′ "
                     f"never: it is {least}{_ratio(eps_lb)} times likelier on D{at_conf}; "
