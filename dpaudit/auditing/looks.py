@@ -160,8 +160,10 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
     questions = tuple(questions or sampled.questions_of(spec))
     if plan is None and early_stop:
         plan = schedule(budget, confidence) if min_look is None else schedule(budget, confidence, min_look)
+    staged = early_stop and plan is not None
     point = PointLooks(spec, executor, questions, alpha=1.0 - confidence,
-                       early=len(plan.budgets) if early_stop and plan is not None else 0)
+                       early=len(plan.budgets) if staged else 0,
+                       stages=plan.final_stages if staged else ())
     looks = drive(point, plan if early_stop else None, budget=budget, confidence=confidence,
                   seed=seed, timeout=timeout, progress=progress)
     return point.outcome(looks), looks.record
@@ -194,12 +196,18 @@ class PointLooks:
     refutes: a Gaussian (ε, δ) claim 10% too narrow refuted at 102,000 samples went on to all
     4·10⁶ for ε ≥ 1.19 where its early looks give 1.10 to 1.16
     (``benchmarks/results/oracle_gap.json``). Time to a verdict is worth that; ``early_stop=False``
-    spends the budget on one look for the tightest bound."""
+    spends the budget on one look for the tightest bound.
+
+    The final look's validation is counted in prefixes (``stages``,
+    :data:`dpaudit.auditing.schedule.FINAL_STAGES`) and ends at the first that refutes plainly
+    (:meth:`prefix_stops`): a claim only the final look refutes is answered after a fraction of
+    the budget, and a correct claim's bound is the whole sample's, at 90% of the final look's α."""
 
     def __init__(self, spec: MechanismSpec, executor: Any, questions: tuple[str, ...],
-                 alpha: float = 0.05, early: int = 0) -> None:
+                 alpha: float = 0.05, early: int = 0, stages: tuple = ()) -> None:
         self.spec, self.executor, self.questions, self.alpha = spec, executor, questions, alpha
         self.early = early  # how many early looks the schedule has (the final look comes after)
+        self.stages = stages  # the final look's validation prefixes (Schedule.final_stages)
         self.again: set = set()  # questions given one more look after a marginal refutation
         self.pending = list(questions)
         self.answered: dict[str, Any] = {}  # question -> the Answer that settled it
@@ -211,7 +219,19 @@ class PointLooks:
              progress: Optional[Callable]) -> sampled.Outcome:
         return sampled.run(self.spec, self.executor, budget=budget, confidence=confidence,
                            seed=seed, timeout=timeout, progress=progress,
-                           questions=tuple(self.pending))
+                           questions=tuple(self.pending), stages=self.stages if j < 0 else (),
+                           stop=self.prefix_stops)
+
+    def prefix_stops(self, question: str, bound: Any, counts: Any, candidate: Any) -> bool:
+        """Whether a refuting prefix of the final look's validation ends it
+        (:mod:`dpaudit.auditing.validate`): for the logic, when the refutation is not marginal
+        (:func:`_marginal`: the whole sample would say it plainly where a marginal prefix would
+        read MARGINAL); for the float64 question, only when it is strong (:func:`_settled`: a
+        porosity's bound grows with its samples, and its share of the look is small)."""
+        ans = sampled.Answer(question, bound=bound, counts=counts, candidate=candidate)
+        if question == sampled.FLOAT:
+            return _settled(ans, self.spec)
+        return not _marginal(ans, self.spec, self.alpha)
 
     def entry(self, number: int, budget: int, out: sampled.Outcome, alpha: float) -> dict:
         return _look(number, budget, out, alpha)
@@ -335,8 +355,12 @@ def _look(number: int, budget: int, out: sampled.Outcome, alpha: float) -> dict:
     bounds = {q: None if a.bound is None else a.bound.epsilon_lb
               for q, a in out.answers.items() if a.absent is None}
     first = next(iter(bounds.values()), None)
-    return {"look": number, "budget": budget, "samples": out.samples, "alpha": alpha,
-            "epsilon_lb": first, "questions": bounds}
+    entry = {"look": number, "budget": budget, "samples": out.samples, "alpha": alpha,
+             "epsilon_lb": first, "questions": bounds}
+    stopped = {q: a.stopped.to_record() for q, a in out.answers.items() if a.stopped is not None}
+    if stopped:  # the final look's validation stopped at a prefix (dpaudit.auditing.validate)
+        entry["validation_stopped"] = stopped
+    return entry
 
 
 def _merged(out: sampled.Outcome, answers: dict, questions: tuple[str, ...], used: int,

@@ -57,6 +57,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -117,6 +118,9 @@ class Answer:
     absent: Optional[str] = None
     #: the largest validation size of the candidates validated (:mod:`dpaudit.estimators.limits`)
     largest_n: int = 0
+    #: where a staged validation stopped (:class:`dpaudit.auditing.validate.Stopped`; None: the
+    #: whole sample was counted, or the validation was not staged)
+    stopped: Any = None
 
 
 @dataclass(slots=True)
@@ -232,11 +236,14 @@ class _Audit(Core):
 
 def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, seed: int,
         timeout: Optional[float] = None, progress: Optional[Callable] = None, validate: int = 1,
-        strategy: Any = None, questions: Optional[tuple[str, ...]] = None) -> Outcome:
+        strategy: Any = None, questions: Optional[tuple[str, ...]] = None,
+        stages: tuple = (), stop: Optional[Callable[..., bool]] = None) -> Outcome:
     """Run a sampled audit of ``spec`` (module docstring) on ``questions`` (default
     :func:`questions_of`); never raises for a misbehaving mechanism (the error is in
     ``Outcome.error``). Where the logic is not asked (an earlier look refuted it), the pairs are
-    the structured patterns only: the float64 question needs no worst pair."""
+    the structured patterns only: the float64 question needs no worst pair. ``stages``: the
+    validation's prefixes that may stop it early (:mod:`dpaudit.auditing.validate`), at a
+    refutation ``stop(question, bound, counts, candidate)`` accepts (None: any)."""
     questions = tuple(questions or questions_of(spec))
     deadline = None if timeout is None else time.monotonic() + timeout
     encoder = OutputEncoder(spec.output)
@@ -263,7 +270,7 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
         corners = corner_pairs(spec, seed) if LOGIC in questions else []
         search_pairs(a, patterns, strategy, searching=LOGIC in questions, level_share=LEVEL_SHARE,
                      corners=corners)
-        _select_and_validate(a, out, questions, validate, deadline)
+        _select_and_validate(a, out, questions, validate, deadline, stages, stop)
     except MechanismError as exc:
         out.error = exc
     except _NothingToAsk:
@@ -303,7 +310,8 @@ class _NothingToAsk(Exception):
 
 
 def _select_and_validate(a: _Audit, out: Outcome, questions: tuple[str, ...], validate: int,
-                         deadline: Optional[float]) -> None:
+                         deadline: Optional[float], stages: tuple = (),
+                         stop: Optional[Callable[..., bool]] = None) -> None:
     """Phases 5 and 6 for every question asked: the race ranks by the first question and chooses
     every question's event on each finalist's sample; each question's candidates are validated on
     their own share of what is left (:data:`FLOAT_VALIDATION` for the float64 one when both are
@@ -336,8 +344,9 @@ def _select_and_validate(a: _Audit, out: Outcome, questions: tuple[str, ...], va
         ans = Answer(q, alpha=a.share(q), validated=len(chosen))
         v = validate_candidates(sampler, chosen, seeds[q], alpha=bonferroni(1.0 - ans.alpha, k),
                                 delta=spec.delta, epsilon=spec.epsilon, deadline=deadline,
-                                report=a.report, share=share)
+                                report=a.report, share=share, stages=stages,
+                                stop=None if stop is None else partial(stop, q))
         ans.bound, ans.candidate, ans.counts, ans.kept = v.bound, v.candidate, v.counts, v.kept
-        ans.largest_n = v.largest_n
+        ans.largest_n, ans.stopped = v.largest_n, v.stopped
         ans.timed_out = v.timed_out or sampler.time_cut  # a race cut short chose nothing
         out.answers[q] = ans

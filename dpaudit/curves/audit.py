@@ -593,7 +593,8 @@ def curve_audit(f: Any, *, rho: Any = None, mu: Any = None, renyi: Any = None, p
         # the clock, so the looks' shares of the time are of what is left after it
         cp_lower(0, 1, 0.5)
         left = max(0.001, left - (time.monotonic() - t0))
-    plan = schedule(a.budget, a.confidence) if a.early_stop else None
+    # the curve's final look counts its thresholds whole: no validation prefixes
+    plan = replace(schedule(a.budget, a.confidence), final_stages=()) if a.early_stop else None
     looks = drive(CurveObjective(a.spec, a.claim, a.eps, a.executor, a.band, a.k), plan,
                   budget=a.budget, confidence=a.confidence, seed=a.seed, timeout=left)
     sequential = looks.record
