@@ -714,9 +714,15 @@ def _note_porosity(event: dict, counts: Any) -> None:
     and (nearly) impossible on the other (only the rates where the event is no more frequent on D:
     an always-NaN output's event holds 100% on both) (Mironov, "On significance of the least significant bits
     for differential privacy", CCS 2012; README "Floating point")."""
-    if event.get("reason") not in ("porosity", "signed-zero") or not counts.n_num or not counts.n_den:
+    if event.get("reason") not in ("porosity", "signed-zero", "hidden-bit") or not counts.n_num \
+            or not counts.n_den:
         return
     on_d, on_dp = _share(counts.x, counts.n_num), _share(counts.y, counts.n_den)
+    if event["reason"] == "hidden-bit":
+        event["text"] = (f"{event['text']} (a hidden bit: {on_d} of the outputs on D, {on_dp} on "
+                         f"D′; a bit in the middle of the mantissa is rounding noise in an honest "
+                         f"implementation, and here it depends on the data)")
+        return
     if event["reason"] == "signed-zero":
         event["text"] = (f"{event['text']} (signed zero: {on_d} of the outputs on D, {on_dp} on D′; "
                          f"+0.0 and −0.0 compare equal but are different doubles, and the sign bit "

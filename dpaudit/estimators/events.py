@@ -120,7 +120,10 @@ class Event:
                                  else [float(c) for c in members])
             # a zero of one sign only: the value 0 is the same, the sign bit is what differs
             signed_zero = bool(members.size) and all(sc.cells.is_zero(c) for c in members)
-            rec["reason"] = "signed-zero" if signed_zero else "porosity"
+            rec["reason"] = ("signed-zero" if signed_zero else
+                             "hidden-bit" if sc.cells.family == "bit" else "porosity")
+            if sc.cells.family == "bit":
+                rec["bit"] = sc.cells.bit
         elif isinstance(sc, AtomRatio):
             rec["kind"] = "atoms"
             # an int too long to write as text as the record's text for it: the event is kept in

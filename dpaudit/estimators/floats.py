@@ -19,6 +19,13 @@ Cells (sign s, biased exponent e, 52-bit mantissa m of the double y):
 ``lowbits``   (s, e, m mod 4): the binade and the last two mantissa bits.
 ``repeated``  the value itself (its canonical bits): exact atoms for values that repeat
               (clamped bounds, a snapping grid, constants).
+``bit``       bit k of the mantissa (0 or 1; k counted from the last, 0 ≤ k < :data:`BIT_TOP`),
+              for the few bits whose frequencies differ most between the datasets on the fitting
+              sample (:func:`revealing_bits`). Trailing zeros see how a value was rounded; a
+              bit in the middle of the mantissa is noise in any honest implementation, and a
+              mechanism that writes data into it (a payload hidden in the low bits of a noisy
+              value) has an event of probability 0 on one dataset. The top mantissa bits are
+              the value's position in its binade, the logic's to judge.
 ``signed``    +0.0, −0.0, or any other finite value (and the non-finite atoms): the only bits
               worth testing when every value lies on one grid (:func:`float_structure` says
               ``"special"``), fitted as two scores that keep one zero each
@@ -47,7 +54,7 @@ import numpy as np
 from dpaudit.estimators.scores import PRIOR, AtomRatio, fit_atoms
 
 __all__ = ["FloatCells", "FloatCellRatio", "fit_float_cells", "has_float_structure", "float_structure",
-           "FAMILIES"]
+           "FAMILIES", "revealing_bits", "BIT_TOP", "BIT_Z", "BITS_FITTED", "INT_BIT_TOP"]
 
 #: the float-structure families fitted for real outputs by default. ``trailing`` is binade × low
 #: mantissa bits in the form that matters for rounding (tz = j ⟺ the last j + 1 bits are 1 then j
@@ -57,6 +64,19 @@ FAMILIES = ("trailing", "repeated")
 #: narrower IEEE-754 formats whose values, widened to doubles, still carry rounding marks
 #: (:func:`float_structure`): name → significand precision P (bits, the implicit one included)
 NARROW_FORMATS = {"float32": 24, "float16": 11}
+
+#: mantissa bits below this one are screened for a ``bit`` family (the top four are the value's
+#: position in its binade: sixteenths of it, the logic's events)
+BIT_TOP = 48
+#: a bit is screened in when its two frequencies differ by at least this many standard errors
+#: (of the pooled frequency, on the fitting sample): 48 bits of pure noise pass it with
+#: probability about 48 · 6e-5 = 0.003
+BIT_Z = 4.0
+#: at most this many ``bit`` families per coordinate (the largest differences)
+BITS_FITTED = 2
+#: integer outputs: the bits screened (:class:`~dpaudit.estimators.scores.IntBit`); 2^53 is where
+#: the encoded float64 values stop being exact integers
+INT_BIT_TOP = 53
 
 _MANT = np.uint64((1 << 52) - 1)
 _CANON_NAN = np.float64(np.nan).view(np.uint64)
@@ -83,6 +103,8 @@ class FloatCells:
     (or of canonical bit patterns for ``repeated``, as uint64)."""
 
     family: str
+    #: the mantissa bit of a ``bit`` family (0: the last)
+    bit: int = 0
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
         y = np.asarray(y, dtype=np.float64)
@@ -98,6 +120,8 @@ class FloatCells:
         """Number of dense cell indices (finite cells, then NaN, +inf, −inf)."""
         if self.family == "signed":
             return 3 + 3  # +0.0, −0.0, any other finite value
+        if self.family == "bit":
+            return 2 + 3  # the bit is 0, it is 1
         return (1 << 12) * (64 if self.family == "trailing" else 4) + 3
 
     def index(self, y: np.ndarray) -> np.ndarray:
@@ -110,6 +134,8 @@ class FloatCells:
         m = b & _MANT
         if self.family == "signed":
             cells = np.where((e == 0) & (m == 0), head >> 11, 2)  # +0.0: 0, −0.0: 1, else 2
+        elif self.family == "bit":
+            cells = ((m >> np.uint64(self.bit)) & np.uint64(1)).astype(np.int64)
         elif self.family == "trailing":
             cells = (2 * e + (head >> 11)) * 64 + _trailing_zeros(m)
         else:
@@ -132,6 +158,8 @@ class FloatCells:
             return f"output is {('NaN', '+inf', '−inf')[c - top]} (non-finite output)"
         if self.family == "signed":
             return ("outputs equal to +0.0", "outputs equal to −0.0", "nonzero finite outputs")[c]
+        if self.family == "bit":
+            return f"outputs whose mantissa bit {self.bit} (0 the last of 52) is {c}"
         k = 64 if self.family == "trailing" else 4
         head, low = divmod(c, k)
         e, sign = divmod(head, 2)
@@ -156,7 +184,8 @@ class FloatCells:
         return {"trailing": "binade and trailing zero bits of the output",
                 "lowbits": "binade and last two mantissa bits of the output",
                 "repeated": "the output's exact value",
-                "signed": "sign of a zero output (and non-finite outputs)"}[self.family]
+                "signed": "sign of a zero output (and non-finite outputs)",
+                "bit": f"mantissa bit {self.bit} of the output"}[self.family]
 
 
 def _value(v: float) -> str:
@@ -240,18 +269,20 @@ class FloatCellRatio:
 
     def to_record(self) -> dict:
         where = {} if self.coordinate is None else {"coordinate": self.coordinate}
-        return {"kind": "float-structure", "family": self.cells.family, **where,
+        bit = {"bit": self.cells.bit} if self.cells.family == "bit" else {}
+        return {"kind": "float-structure", "family": self.cells.family, **bit, **where,
                 "cells": [int(c) if self.cells.family == "repeated" else float(c)
                           for c in self.inner.atoms.tolist()],
                 "llr": self.inner.llr.tolist()}
 
 
 def fit_float_cells(family: str, yd: np.ndarray, yp: np.ndarray,
-                    coordinate: Optional[int] = None, name: Any = None) -> FloatCellRatio:
+                    coordinate: Optional[int] = None, name: Any = None, bit: int = 0) -> FloatCellRatio:
     """Per-cell log-ratios of ``family`` from equal-size samples of D and D' (counts by
     ``bincount`` over dense cell indices, so fitting and scoring are O(n)). With ``coordinate``,
-    ``yd`` and ``yp`` are vector outputs (rows) and column ``coordinate`` is fitted."""
-    cells = FloatCells(family)
+    ``yd`` and ``yp`` are vector outputs (rows) and column ``coordinate`` is fitted; ``bit`` is
+    the mantissa bit of the ``bit`` family."""
+    cells = FloatCells(family, bit)
     if coordinate is not None:
         yd, yp = yd[:, coordinate], yp[:, coordinate]
     if family == "repeated":
@@ -267,6 +298,33 @@ def fit_float_cells(family: str, yd: np.ndarray, yp: np.ndarray,
     table = np.full(hi - lo + 3, np.nan)
     table[seen + 1] = llr
     return FloatCellRatio(cells, AtomRatio((seen + lo).astype(float), llr), table, lo, coordinate, name)
+
+
+def revealing_bits(yd: np.ndarray, yp: np.ndarray, top: int = BITS_FITTED,
+                   z: float = BIT_Z, integer: bool = False) -> list[int]:
+    """The mantissa bits below :data:`BIT_TOP` (with ``integer``: the bits below
+    :data:`INT_BIT_TOP` of the values as two's-complement integers) whose frequencies of 1 on
+    the finite values of ``yd`` and ``yp`` differ by at least ``z`` standard errors
+    (two-proportion z statistic, pooled), the ``top`` largest first. Chosen on the fitting sample
+    only, like every event."""
+    fd, fp = (np.asarray(y, dtype=np.float64) for y in (yd, yp))
+    fd, fp = fd[np.isfinite(fd)], fp[np.isfinite(fp)]
+    if fd.size < 20 or fp.size < 20:
+        return []
+    if integer:
+        ud, up, width = fd.astype(np.int64).view(np.uint64), fp.astype(np.int64).view(np.uint64), INT_BIT_TOP
+    else:
+        ud, up, width = _bits(fd), _bits(fp), BIT_TOP
+    k = np.arange(width, dtype=np.uint64)
+    ones_d = ((ud[:, None] >> k) & np.uint64(1)).sum(axis=0).astype(float)
+    ones_p = ((up[:, None] >> k) & np.uint64(1)).sum(axis=0).astype(float)
+    f_d, f_p = ones_d / fd.size, ones_p / fp.size
+    pooled = (ones_d + ones_p) / (fd.size + fp.size)
+    se = np.sqrt(pooled * (1.0 - pooled) * (1.0 / fd.size + 1.0 / fp.size))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stat = np.where(se > 0, np.abs(f_d - f_p) / se, np.where(f_d != f_p, np.inf, 0.0))
+    order = np.argsort(-stat, kind="stable")
+    return [int(b) for b in order[:top] if stat[b] >= z]
 
 
 def has_float_structure(*samples: np.ndarray, head: int = 4096) -> bool:

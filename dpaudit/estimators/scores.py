@@ -98,6 +98,28 @@ class Coordinate:
                 **({} if self.name is None else {"name": self.name})}
 
 
+@dataclass(frozen=True, slots=True)
+class IntBit:
+    """s(y) = bit ``k`` of the integer output y (two's complement; NaN for a value that is not a
+    finite integer): for integer outputs too many to list as atoms, a payload written into a bit
+    of a noisy count is an event of probability 0 on one dataset that no threshold or interval
+    of the value holds (chosen by :func:`dpaudit.estimators.floats.revealing_bits`)."""
+
+    k: int
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        v = np.asarray(y, dtype=np.float64)
+        ok = np.isfinite(v) & (np.abs(v) < 2.0 ** 63)
+        bits = ((np.where(ok, v, 0.0).astype(np.int64) >> self.k) & 1).astype(np.float64)
+        return np.where(ok, bits, np.nan)
+
+    def describe(self) -> str:
+        return f"bit {self.k} of the output as an integer (0 the last)"
+
+    def to_record(self) -> dict:
+        return {"kind": "integer-bit", "bit": self.k}
+
+
 def lookup(keys: np.ndarray, values: np.ndarray, y: np.ndarray) -> np.ndarray:
     """values[k] where y == keys[k] (keys sorted), NaN where y is not a key."""
     if keys.size == 0:

@@ -45,11 +45,12 @@ import numpy as np
 from dpaudit.estimators.binning import Binner
 from dpaudit.estimators.bounds import SPLITS, projected_lb, projected_lbs
 from dpaudit.estimators.events import Event
-from dpaudit.estimators.floats import FAMILIES as FLOAT_FAMILIES, fit_float_cells, float_structure
+from dpaudit.estimators.floats import (FAMILIES as FLOAT_FAMILIES, fit_float_cells, float_structure,
+                                       revealing_bits)
 from dpaudit.estimators.joint import float_elements, joint_families, mixed_families, scores_of
 from dpaudit.estimators.logistic import fit_logistic
 from dpaudit.estimators.compact import BYTE_VALUES, row_keys
-from dpaudit.estimators.scores import (Coordinate, Identity, OnColumns, Score, fit_atoms,
+from dpaudit.estimators.scores import (Coordinate, Identity, IntBit, OnColumns, Score, fit_atoms,
                                        fit_cell_patterns, fit_discriminant, fit_naive_bayes,
                                        fit_patterns, pooled_cells)
 from dpaudit.outputs import OutputSchema
@@ -394,6 +395,11 @@ def score_families(yd: np.ndarray, yp: np.ndarray, schema: OutputSchema, quick: 
         distinct = np.unique(head).size
         if floats and kind is OutputKind.REAL and half:
             yield from _float_families(fit_d, fit_p, ev_d, ev_p, distinct < 0.9 * head.size, quick)
+        if distinct > 256 and kind is OutputKind.DISCRETE and half and logic:
+            # integers too many for atoms: a bit of theirs that differs (a payload in a count)
+            for bit in revealing_bits(fit_d, fit_p, integer=True):
+                sc = IntBit(bit)
+                yield sc, sc(ev_d), sc(ev_p), False
         if distinct > 256 or half == 0 or not logic:
             return
     if half and logic:
@@ -470,6 +476,12 @@ def _float_families(fit_d, fit_p, ev_d, ev_p, repeats: bool, quick: bool,
         # that no event is "the output is zero" or "it is not", which are the value's
         for one in ([sc.without((1, 2)), sc.without((0, 2))] if family == "signed" else [sc]):
             yield one, one(ev_d), one(ev_p), False
+    if kind == "bits":  # a mantissa bit whose frequency differs (a payload in the low bits)
+        for bit in revealing_bits(yd, yp):
+            sc = fit_float_cells("bit", fit_d, fit_p, coordinate, name, bit=bit)
+            if nan_absent:
+                sc = sc.without(sc.cells(np.array([np.nan])).tolist())
+            yield sc, sc(ev_d), sc(ev_p), False
 
 
 def _float_coordinate_families(fit_d, fit_p, ev_d, ev_p, coordinates: list[int], quick: bool,

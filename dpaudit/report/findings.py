@@ -55,6 +55,9 @@ LOGIC_FIRST = ("the logic first, then audit again: while the claim fails over th
 NON_FINITE_FIX = ("make the output finite on every dataset (guard what gives NaN or ±inf: an empty "
                   "dataset, a division, an overflow)")
 SIGNED_ZERO_FIX = "release +0.0 for every zero (add 0.0 to the output)"
+#: ... about a mantissa bit whose value depends on the data (a payload in the bits of a value)
+HIDDEN_BIT_FIX = ("find what writes the data into the output's bits (a bit-level operation on a "
+                  "noisy value, a value built from bytes): no snapping or noise scale fixes it")
 
 
 def logic_refuted(record: Optional[Mapping[str, Any]]) -> bool:
@@ -79,6 +82,8 @@ def float_fix(rec: Mapping[str, Any], record: Optional[Mapping[str, Any]] = None
         return NON_FINITE_FIX
     if event.get("reason") == "signed-zero":
         return SIGNED_ZERO_FIX
+    if event.get("reason") == "hidden-bit":
+        return HIDDEN_BIT_FIX
     return FLOAT_FIX
 
 #: how each question is named in reports (the record's word for the second is "float")
@@ -236,7 +241,7 @@ def float_warning(rec: Mapping[str, Any]) -> bool:
 _CELLS_IN_ALL = re.compile(r"\((\d+) cells in all\)")
 _MORE = re.compile(r",? and (\d+) more cells?\b")
 #: the parenthesis that ends a float event's text: its shares on D and D′, or the older notes
-_SHARE = re.compile(r"\((porosity|signed zero|non-finite|never|\d)")
+_SHARE = re.compile(r"\((porosity|signed zero|a hidden bit|non-finite|never|\d)")
 
 
 def is_float_event(event: Any) -> bool:
@@ -295,7 +300,7 @@ def porosity_text(event: Any, limit: int = 2) -> str:
         words += f" … and {rest} more cell{'' if rest == 1 else 's'}"
     if tail:
         note = tail[1:-1]
-        note = re.sub(r"^(porosity|signed zero):\s*", "", note).split(";")[0].strip()
+        note = re.sub(r"^(porosity|signed zero|a hidden bit):\s*", "", note).split(";")[0].strip()
         if note:
             words += f" ({note})"
     return words

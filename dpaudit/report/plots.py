@@ -226,14 +226,14 @@ def _shaded(h: Histogram) -> bool:
 def _atom_labels(atoms: Any) -> list[str]:
     """Tick labels of discrete outputs: a number in 4 significant digits, or as many more as keep
     the labels apart (3.572e+86, not its first ten characters, 3.57177037; an integral value as
-    an integer, -8 not -8.0, a zero without its sign); a text's first 10 characters. Never
-    mathtext: a ``$`` is escaped."""
+    an integer, -8 not -8.0, a zero without its sign); a text's first 10 characters (never
+    mathtext: :func:`record_svgs` turns it off)."""
     labels: list[str] = []
     for digits in (4, 6, 9, 12, 17):
         labels = [fmt(a, digits) if num(a) is not None else str(a)[:10] for a in atoms]
         if len(set(labels)) == len(labels):
             break
-    return [text.replace("$", r"\$") for text in labels]
+    return labels
 
 
 def histogram_data(rec: Mapping[str, Any]) -> Optional[Histogram]:
@@ -536,7 +536,16 @@ def _tz_axes(ax, po: Porosity) -> None:
 
 
 def record_svgs(rec: Mapping[str, Any], salt: str) -> list[tuple[str, str]]:
-    """``[(caption, inline svg)]`` for one record or finding (empty when it has no plot data)."""
+    """``[(caption, inline svg)]`` for one record or finding (empty when it has no plot data).
+    No text of a plot is mathtext: a label is the audited code's text (a dict key, a category),
+    and ``$…$`` in it would be parsed (a key of 2,000 nested braces raised RecursionError)."""
+    import matplotlib
+
+    with matplotlib.rc_context({"text.parse_math": False}):
+        return _record_svgs(rec, salt)
+
+
+def _record_svgs(rec: Mapping[str, Any], salt: str) -> list[tuple[str, str]]:
     claim = rec.get("claim") if isinstance(rec.get("claim"), Mapping) else {}
     eps = num(claim.get("epsilon"))
     ev = _event(rec) or {}

@@ -371,6 +371,8 @@ def test_the_hooks_are_python_hooks_running_dpaudit_check():
     for hook in HOOKS:
         assert hook["language"] == "python" and shlex.split(hook["entry"])[:2] == ["dpaudit", "check"]
         assert hook["require_serial"] is True
+        # an audit that decided nothing stops the commit (a mechanism can force INCONCLUSIVE)
+        assert "--fail-on-inconclusive" in shlex.split(hook["entry"])
     assert _hook("dpaudit-check")["pass_filenames"] is True
     assert _hook("dpaudit-check-targets")["pass_filenames"] is False
     assert selected(_hook("dpaudit-check"), [

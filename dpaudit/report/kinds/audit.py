@@ -51,7 +51,8 @@ def counterexample_text(cx: Mapping[str, Any]) -> str:
             parts.append(f"D′ = {short(cx['neighbour'])}")
     event = cx.get("event")
     if fnd.is_float_event(event):
-        reason = {"signed-zero": "signed zero"}.get(str(event.get("reason")), "porosity")
+        reason = {"signed-zero": "signed zero", "hidden-bit": "hidden bit"}.get(
+            str(event.get("reason")), "porosity")
         parts.append(f"{reason}: {fnd.porosity_text(event)}")
     elif isinstance(event, Mapping) and event.get("text"):
         parts.append(f"event {event['text']}")
@@ -381,7 +382,7 @@ class PrivacyAudit(RecordKind):
 
         try:
             return record_svgs(self.rec, salt=salt)
-        except (ValueError, TypeError, OverflowError, KeyError, IndexError):  # malformed plot data: no plot
+        except Exception:  # noqa: BLE001 - malformed or hostile plot data: the report, without its plot
             return []
 
     # -- the HTML's blocks --------------------------------------------------------------------------
