@@ -22,7 +22,8 @@ On platforms without ``fork`` it runs the batches in process, and so it does whi
 of :data:`FORK_UNSAFE` is loaded in this process: Polars runs a thread pool whose locks a forked
 child inherits held, so a worker that calls Polars waits forever (an OpenDP Polars mechanism
 audited ``--in-process`` hung past its ``--timeout``; Polars' own documentation asks for
-``spawn`` instead of ``fork``).
+``spawn`` instead of ``fork``), and python-dp's generator buffer is copied into every child,
+which then draw the same noise.
 
 **Time limit.** Under :func:`dpaudit.execution.base.time_limit` the parent waits for each answer
 until the deadline at most, then stops the workers and raises
@@ -60,8 +61,9 @@ from dpaudit.spec import MechanismSpec
 
 __all__ = ["ForkExecutor", "default_workers", "FORK_UNSAFE", "fork_unsafe"]
 
-#: modules whose threads make ``fork`` unsafe once loaded (module docstring)
-FORK_UNSAFE = ("polars",)
+#: modules that make ``fork`` unsafe once loaded (module docstring): Polars' threads, and
+#: python-dp's generator, whose buffer a forked child copies (two workers drew the same noise)
+FORK_UNSAFE = ("polars", "pydp")
 
 
 def fork_unsafe() -> Optional[str]:
@@ -80,11 +82,26 @@ def default_workers() -> int:
 
 
 def _init_worker() -> None:
-    """Pool initializer: default signal dispositions (module docstring), one BLAS thread, and
-    no time limit of the parent's (the parent enforces it)."""
+    """Pool initializer: default signal dispositions (module docstring), one BLAS thread, no
+    time limit of the parent's (the parent enforces it), and global random streams of its own
+    (:func:`_fresh_global_streams`)."""
     worker_signals()
     cap_worker()
     forget_time_limit()
+    _fresh_global_streams()
+
+
+def _fresh_global_streams() -> None:
+    """Reseed numpy's legacy global state and the ``random`` module from the OS in a forked
+    worker. Code that draws from them (a library may: diffprivlib without ``random_state``
+    draws from ``np.random``'s global state) would otherwise draw in every worker the stream
+    the parent had at the fork: 8 batches of 1,000 ``np.random.standard_normal`` calls over two
+    workers gave 5,000 distinct values of 8,000, and repeated outputs are not the independent
+    samples every bound assumes. Such a run is not reproducible from its seed either way."""
+    import random
+
+    np.random.seed(None)
+    random.seed()
 
 
 def _work(task: BatchTask) -> tuple:
