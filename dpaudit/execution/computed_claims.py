@@ -39,7 +39,7 @@ import sys
 import tempfile
 from typing import Optional
 
-__all__ = ["recipe", "recompute", "public_opendp", "RECOMPUTE_SECONDS"]
+__all__ = ["recipe", "recompute", "recompute_measured", "public_opendp", "RECOMPUTE_SECONDS"]
 
 #: the fresh process that recomputes a claim is stopped after this many seconds
 RECOMPUTE_SECONDS = 60.0
@@ -62,9 +62,11 @@ def _roots(tree: ast.Module) -> tuple[list, set]:
     """The module-level imports of OpenDP's public modules (statements) and the names they bind."""
     stmts, names = [], set()
     for node in tree.body:
-        if isinstance(node, ast.Import) and all(public_opendp(a.name) for a in node.names):
-            stmts.append(node)
-            names.update(a.asname or a.name.split(".")[0] for a in node.names)
+        if isinstance(node, ast.Import) and any(public_opendp(a.name) for a in node.names):
+            # ``import dpaudit, opendp.prelude as dp``: the OpenDP names of it only
+            ours = [a for a in node.names if public_opendp(a.name)]
+            stmts.append(ast.copy_location(ast.Import(names=ours), node))
+            names.update(a.asname or a.name.split(".")[0] for a in ours)
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module \
                 and public_opendp(node.module) \
                 and all(a.name != "*" and not a.name.startswith("_") for a in node.names):
@@ -290,12 +292,24 @@ def run(source):
     if type(claim) is tuple:  # an approximate-DP map: (ε, δ)
         raise ValueError(f"the map gives a pair {tuple(float(x) for x in claim)!r}, not a number: "
                          f"write epsilon=meas.map(d_in)[0], delta=meas.map(d_in)[1]")
-    return float(claim), version("opendp")
+    return float(claim), version("opendp"), measure_of(tree.body[-1].value, ev)
+
+
+def measure_of(expr, ev):
+    """The output measure (its name, e.g. ZeroConcentratedDivergence) of the measurement whose
+    map gives the claim (the outermost ``X.map(d_in)`` in it), or None: what the number means."""
+    calls = [n for n in ast.walk(expr) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr == "map"]
+    if not calls:
+        return None
+    measure = getattr(ev(calls[0].func.value), "output_measure", None)
+    return None if measure is None else str(measure)[:80]
 
 try:
     isolation = isolate(sys.argv[1], sys.argv[2])
-    value, version = run(sys.stdin.read())
-    print(json.dumps({"value": repr(value), "version": version, "isolation": isolation}))
+    value, version, measure = run(sys.stdin.read())
+    print(json.dumps({"value": repr(value), "version": version, "isolation": isolation,
+                      "measure": measure}))
 except BaseException as exc:
     print(json.dumps({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"}))
 '''
@@ -304,7 +318,16 @@ except BaseException as exc:
 def recompute(source: str, *, timeout: float = RECOMPUTE_SECONDS) -> tuple[Optional[float], str]:
     """``(value, "OpenDP <version>, isolated: <the isolation in force>")`` of a :func:`recipe`,
     evaluated in a fresh, sandboxed ``python -I`` process in an empty folder; ``(None, why)`` when
-    it fails or runs past ``timeout``."""
+    it fails or runs past ``timeout``. :func:`recompute_measured` also says the map's measure."""
+    value, why, _ = recompute_measured(source, timeout=timeout)
+    return value, why
+
+
+def recompute_measured(source: str, *, timeout: float = RECOMPUTE_SECONDS
+                       ) -> tuple[Optional[float], str, Optional[str]]:
+    """:func:`recompute` and the output measure of the measurement whose map it is
+    (``MaxDivergence``, ``ZeroConcentratedDivergence``, …; None where the value is no map's):
+    what the number means, an ε or a ρ."""
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT")}
     env["RUST_LIB_BACKTRACE"] = env["RUST_BACKTRACE"] = "0"
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -314,15 +337,17 @@ def recompute(source: str, *, timeout: float = RECOMPUTE_SECONDS) -> tuple[Optio
                                   capture_output=True, text=True, timeout=timeout, cwd=here, env=env,
                                   start_new_session=True)
         except subprocess.TimeoutExpired:
-            return None, f"recomputing it took more than {timeout:g} s"
+            return None, f"recomputing it took more than {timeout:g} s", None
     try:
         reply = json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        return None, f"the process that recomputes it ended with code {done.returncode}"
+        return None, f"the process that recomputes it ended with code {done.returncode}", None
     if "error" in reply:
-        return None, str(reply["error"])[:200]
+        return None, str(reply["error"])[:200], None
+    measure = reply.get("measure")
     try:
         return float(reply["value"]), (f"OpenDP {reply.get('version', '?')}, "
-                                       f"isolated: {reply.get('isolation', '?')}")
+                                       f"isolated: {reply.get('isolation', '?')}"), \
+            (measure if isinstance(measure, str) else None)
     except (TypeError, ValueError, KeyError):
-        return None, "no number came back"
+        return None, "no number came back", None

@@ -31,7 +31,11 @@ POLICY_FIELDS = ("float", "float_events")
 CURVE_FIELDS = ("rho", "mu", "renyi")
 #: the claim fields a source may compute with OpenDP's own map (recomputed, never taken on the
 #: child's word: :mod:`dpaudit.execution.computed_claims`)
-COMPUTABLE = ("epsilon", "delta")
+COMPUTABLE = ("epsilon", "delta", "rho")
+#: what each computed field must be the map of: its measurement's output measure (OpenDP's names)
+MEASURES = {"epsilon": ("MaxDivergence", "FixedSmoothedMaxDivergence"),
+            "delta": ("FixedSmoothedMaxDivergence",),
+            "rho": ("ZeroConcentratedDivergence",)}
 #: how a claim whose fields come from the child unchecked is labelled
 FROM_THE_CHILD = "as reported by the sandboxed code"
 
@@ -333,14 +337,34 @@ def _recomputed(source: SourceDeclaration, reported: Mapping[str, Any], path: st
     """The claim fields the source computes with OpenDP's map, recomputed from OpenDP alone in a
     fresh process (:func:`dpaudit.execution.computed_claims.recompute`); a field that cannot be
     recomputed is left out (then taken from nobody: refused unless a flag gives it)."""
-    from dpaudit.execution.computed_claims import recompute
+    from dpaudit.execution.computed_claims import recompute_measured
 
     out = {}
     for name, (text, program) in source.computed.items():
-        value, _ = recompute(program)
-        if value is not None:
-            out[name] = value
+        value, _, measure = recompute_measured(program)
+        if value is None:
+            continue
+        wrong = _wrong_measure(name, text, value, measure)
+        if wrong:
+            raise LoadError(f"{path}: line {source.line}: {wrong}")
+        out[name] = value
     return out
+
+
+def _wrong_measure(name: str, text: str, value: float, measure: Optional[str]) -> Optional[str]:
+    """Why ``name=text`` is not the claim it names (its map's measure says what the number is:
+    OpenDP's Gaussian mechanism is ρ-zCDP, and its map's 0.5 read as ε = 0.5 made a correct
+    Gaussian look broken), or None."""
+    kind = str(measure or "").split("(")[0].strip()
+    if not kind or kind in MEASURES.get(name, (kind,)):
+        return None
+    means = {"ZeroConcentratedDivergence": ("ρ of ρ-zCDP", f"write rho={text}"),
+             "MaxDivergence": ("ε of pure DP", f"write epsilon={text}"),
+             "FixedSmoothedMaxDivergence": ("(ε, δ) of approximate DP",
+                                            "write epsilon=…map(d_in)[0], delta=…map(d_in)[1]")}
+    what, fix = means.get(kind, (f"a {kind} value", "give the claim with its flag"))
+    return (f"{name}={text} is the map of a measurement whose output measure is {kind}: its "
+            f"{value!r} is the {what}, not the {name} declared; {fix}")
 
 
 def computed_text(source: Optional[SourceDeclaration], declared: Mapping[str, Any]) -> dict:

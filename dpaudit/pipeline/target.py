@@ -380,17 +380,18 @@ def function_named(facts: Mapping[str, Any], asked: Optional[str]) -> str:
 
 
 def _refuse_opaque_curve(source: Any, overrides: Mapping[str, Any], name: str) -> None:
-    """A curve claim the source does not spell as a literal (``rho=meas.map(1)``) is a usage
-    error naming its flag: the curve fields are read from the source only, and OpenDP's map is
-    recomputed for ε and δ alone (:data:`dpaudit.execution.declared.COMPUTABLE`). It was dropped
-    silently, and the run then asked for ``--epsilon``."""
+    """A curve claim the source does not spell as a literal, nor computes with OpenDP's map of a
+    zCDP measurement (``rho=meas.map(1)``, recomputed), is a usage error naming its flag
+    (:data:`dpaudit.execution.declared.COMPUTABLE`). It was dropped silently, and the run then
+    asked for ``--epsilon``."""
+    computed = getattr(source, "computed", {}) or {}
     opaque = [k for k in ("rho", "mu") if k in getattr(source, "opaque", ())
-              and overrides.get(k) is None and overrides.get("epsilon") is None]
+              and k not in computed and overrides.get(k) is None and overrides.get("epsilon") is None]
     if opaque:
         flags = " or ".join(f"--{k} {k.upper() if k == 'mu' else 'R'}" for k in opaque)
         raise LoadError(f"{name}: its declaration of {', '.join(opaque)} is not a literal: dpaudit "
-                        f"reads a curve claim from the source only as a number (from OpenDP's "
-                        f"map it computes epsilon and delta only); give {flags}")
+                        f"reads a curve claim from the source as a number, or as OpenDP's map of "
+                        f"a zCDP measurement for rho); give {flags}")
 
 
 def refuse_unchecked(declared: dict, unchecked: tuple, path: str, name: str) -> dict:

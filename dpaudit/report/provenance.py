@@ -103,6 +103,6 @@ def computed_text(rec: Mapping[str, Any]) -> str:
     got = rec.get("claim_computed")
     if not isinstance(got, Mapping) or not got:
         return ""
-    symbol = {"epsilon": "ε", "delta": "δ"}
+    symbol = {"epsilon": "ε", "delta": "δ", "rho": "ρ"}
     parts = [f"{symbol.get(str(k), str(k))} from {' '.join(str(v).split())[:120]}" for k, v in got.items()]
     return ", ".join(parts) + ": OpenDP's own map, recomputed by dpaudit from the file's OpenDP calls alone"

@@ -148,3 +148,52 @@ def test_the_recomputing_process_reaches_nothing_but_opendp(program):
     value, why = recompute(program)
     assert value is None and ("not OpenDP's" in why or "honest-but-curious" in why
                               or "constructors" in why or "import" in why or "private" in why), why
+
+
+# -- what the map's number is: its measurement's output measure ---------------------------------
+
+ZCDP = textwrap.dedent('''
+    import dpaudit, opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    SPACE = dp.vector_domain(dp.atom_domain(bounds=(0.0, 1.0))), dp.symmetric_distance()
+    meas = SPACE >> dp.t.then_sum() >> dp.m.then_gaussian(scale=1.0)
+''')
+
+
+def test_the_recomputed_map_says_its_measure_and_a_mixed_import_line_is_read():
+    # ``import dpaudit, opendp.prelude as dp`` on one line: its OpenDP name is a root
+    from dpaudit.execution.computed_claims import recompute_measured
+
+    expr, tree = _expr(ZCDP + "CLAIM = meas.map(1)\n")
+    program = recipe(expr, tree)
+    assert program is not None and "dpaudit" not in program
+    value, _, measure = recompute_measured(program)
+    assert abs(value - 0.5) < 1e-6 and measure == "ZeroConcentratedDivergence"
+    expr, tree = _expr(HEADER + "CLAIM = meas.map(1.0)\n")
+    assert recompute_measured(recipe(expr, tree))[2] == "MaxDivergence"
+
+
+def _declared(tmp_path, keyword: str):
+    from dpaudit.execution.declared import read_declaration, reconcile
+
+    path = tmp_path / "m.py"
+    path.write_text(ZCDP + textwrap.dedent(f'''
+        @dpaudit.mechanism({keyword}=meas.map(1), neighbours="add-remove", domain=(0.0, 1.0), size=10)
+        def noisy_sum(data):
+            return meas([float(v) for v in data])
+    '''), encoding="utf-8")
+    source = read_declaration(str(path), "noisy_sum")
+    return reconcile(source, {"neighbours": "add-remove", "domain": (0.0, 1.0), "size": 10},
+                     path=str(path))
+
+
+def test_a_zcdp_map_declared_as_epsilon_is_refused_and_as_rho_is_the_claim(tmp_path):
+    # OpenDP's Gaussian is ρ-zCDP: its map's 0.5 read as ε = 0.5 made a correct mechanism look
+    # broken (a library user's probe); as rho it is recomputed and audited
+    from dpaudit.errors import LoadError
+
+    with pytest.raises(LoadError, match=r"output measure is ZeroConcentratedDivergence.*write rho=meas.map\(1\)"):
+        _declared(tmp_path, "epsilon")
+    declared, unchecked = _declared(tmp_path, "rho")
+    assert abs(declared["rho"] - 0.5) < 1e-6 and "epsilon" not in declared and not unchecked

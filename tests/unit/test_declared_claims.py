@@ -28,3 +28,16 @@ def test_one_distance_is_not_refused_here():
     assert _mixed_d_in(_source("meas.map(1)[0]", "meas.map(1)[1]")) is None
     assert _mixed_d_in(_source("meas.map(1.0)[0]", "meas.map(1.0)[1]")) is None
     assert _mixed_d_in(_source("meas.map(1)[0]", "meas.map(1.0)[1]")) is None  # one distance
+
+
+def test_a_computed_field_must_be_the_map_of_its_measure():
+    # (dpaudit.execution.declared._wrong_measure: no OpenDP needed) the measure says what the
+    # number is; a field read as something else is refused with the spelling that fits
+    from dpaudit.execution.declared import _wrong_measure  # private: the rule, without OpenDP
+
+    assert _wrong_measure("epsilon", "m.map(1)", 0.5, "MaxDivergence") is None
+    assert _wrong_measure("rho", "m.map(1)", 0.5, "ZeroConcentratedDivergence") is None
+    assert _wrong_measure("epsilon", "m.map(1)[0]", 1.0, "FixedSmoothedMaxDivergence") is None
+    assert _wrong_measure("epsilon", "m.map(1)", 0.5, None) is None  # no map: nothing to say
+    assert "write rho=m.map(1)" in _wrong_measure("epsilon", "m.map(1)", 0.5, "ZeroConcentratedDivergence")
+    assert "write epsilon=m.map(1)" in _wrong_measure("rho", "m.map(1)", 0.5, "MaxDivergence")
