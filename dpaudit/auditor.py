@@ -478,7 +478,8 @@ def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float,
     choice = cand.choice
     pair = cand.pair if choice.numerator == 0 else cand.pair.swapped()
     event = choice.event.to_record(_decoder(out))
-    _note_nonfinite(event, ans.kept, mixed=out.schema is not None and out.schema.kind.value == "mixed")
+    _note_nonfinite(event, ans.kept, mixed=out.schema is not None and out.schema.kind.value == "mixed",
+                    others=sorted(getattr(out.encoder, "other_forms", ()) or ()))
     _note_porosity(event, counts)
     cx = Counterexample(*pair.tuples(), event, b.p, b.q,
                         Interval(*b.p_interval), Interval(*b.q_interval))
@@ -679,10 +680,13 @@ def _ordered(findings: dict) -> dict:
     return {q: findings[q] for q in (LOGIC, FLOAT) if q in findings}
 
 
-def _note_nonfinite(event: dict, kept: Any, mixed: bool = False) -> None:
+def _note_nonfinite(event: dict, kept: Any, mixed: bool = False, others: Any = ()) -> None:
     """Say "non-finite output" in the event when the validation outputs kept for the report show
     NaN or ±inf on one dataset more often than on the other (NaN and ±inf are outputs). Rows of
-    ``mixed`` outputs (:mod:`dpaudit.outputs`) use NaN for an absent element: only ±inf counts."""
+    ``mixed`` outputs (:mod:`dpaudit.outputs`) use NaN for an absent element: only ±inf counts.
+    An output of another type than the usual one is encoded as NaN too (``others``: the types
+    met; a library returned a Python ``float`` where its other outputs were ``numpy.float64``),
+    and the text then says so: the type is released with the value."""
     if not kept:
         return
     names = ("D", "D′")
@@ -700,6 +704,22 @@ def _note_nonfinite(event: dict, kept: Any, mixed: bool = False) -> None:
     k = 0 if shares[0] > shares[1] else 1
     who = names[k]
     event["nonfinite"] = {"D": shares[0], "D_prime": shares[1]}
+    if others:
+        event["other_types"] = list(others)
+        cells = event.get("cells") if isinstance(event.get("cells"), list) else []
+        if event.get("kind") == "float-structure" and cells \
+                and all("(non-finite output)" in str(c) for c in cells):
+            event["reason"] = "output-type"  # the NaN cell holds the outputs of another type
+            said = f"output of another type ({', '.join(others)}) or NaN"
+            event["cells"] = [str(c).replace("output is NaN (non-finite output)", said) for c in cells]
+            event["text"] = str(event["text"]).replace("output is NaN (non-finite output)", said)
+            event["text"] = (f"{event['text']} ({shares[k]:.1%} of the outputs on {who}, "
+                             f"{shares[1 - k]:.1%} on {names[1 - k]}: the type is released with the value)")
+            return
+        event["text"] = (f"{event['text']} (an output of another type ({', '.join(others)}) or NaN "
+                         f"or ±inf in {shares[k]:.1%} of the outputs on {who}, "
+                         f"{shares[1 - k]:.1%} on {names[1 - k]}: the type is released with the value)")
+        return
     event["text"] = (f"{event['text']} (non-finite output: NaN or ±inf in {shares[k]:.1%} of the "
                      f"outputs on {who}, {shares[1 - k]:.1%} on {names[1 - k]})")
 

@@ -100,6 +100,9 @@ class OutputEncoder(Normaliser):
         self.forms = forms
         self._primary: Any = None  # the most common form of the first batch
         self._primary_set = False
+        #: the names of the forms (types) of ordered outputs met besides the primary one, which
+        #: are encoded as NaN (what a report must not call a non-finite output)
+        self.other_forms: set = set()
         self._form_codes: dict[Any, int] = {}
         #: how many outputs :meth:`encode` took (with :attr:`categories`: how often a category repeats)
         self.encoded = 0
@@ -196,6 +199,8 @@ class OutputEncoder(Normaliser):
             mask = np.fromiter((f != primary for f in each), dtype=bool, count=len(each))
             if not mask.any():
                 return out
+            if len(self.other_forms) < 4:
+                self.other_forms.update(_form_name(f) for f in {f for f in each if f != primary})
             out = np.array(out, dtype=float, copy=True)
             if out.ndim == 1:
                 out[mask] = np.nan
@@ -471,3 +476,12 @@ class OutputEncoder(Normaliser):
                 self._atoms.append(v)
             out[i] = c
         return out
+
+
+def _form_name(form: Any) -> str:
+    """A form as a reader names it: ``float``, ``numpy.float64``, ``numpy.ndarray``."""
+    t = form[0] if isinstance(form, tuple) and form else form
+    if isinstance(t, type):
+        mod = t.__module__
+        return t.__name__ if mod == "builtins" else f"{mod.split('.')[0]}.{t.__name__}"
+    return str(t)[:40]

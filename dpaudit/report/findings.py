@@ -55,6 +55,9 @@ LOGIC_FIRST = ("the logic first, then audit again: while the claim fails over th
 NON_FINITE_FIX = ("make the output finite on every dataset (guard what gives NaN or ±inf: an empty "
                   "dataset, a division, an overflow)")
 SIGNED_ZERO_FIX = "release +0.0 for every zero (add 0.0 to the output)"
+#: ... about outputs of more than one type (a Python float among numpy.float64 values)
+OTHER_TYPE_FIX = ("return every output as one type (a reader tells a Python float from a "
+                  "numpy.float64, and here the type depends on the data)")
 #: ... about a mantissa bit whose value depends on the data (a payload in the bits of a value)
 HIDDEN_BIT_FIX = ("find what writes the data into the output's bits (a bit-level operation on a "
                   "noisy value, a value built from bytes): no snapping or noise scale fixes it")
@@ -78,6 +81,8 @@ def float_fix(rec: Mapping[str, Any], record: Optional[Mapping[str, Any]] = None
     cx = rec.get("counterexample") if isinstance(rec.get("counterexample"), Mapping) else {}
     event = cx.get("event") if isinstance(cx.get("event"), Mapping) else {}
     cells = event.get("cells") if isinstance(event.get("cells"), list) else []
+    if event.get("other_types"):
+        return OTHER_TYPE_FIX
     if cells and all("(non-finite output)" in str(c) for c in cells):
         return NON_FINITE_FIX
     if event.get("reason") == "signed-zero":
@@ -241,7 +246,7 @@ def float_warning(rec: Mapping[str, Any]) -> bool:
 _CELLS_IN_ALL = re.compile(r"\((\d+) cells in all\)")
 _MORE = re.compile(r",? and (\d+) more cells?\b")
 #: the parenthesis that ends a float event's text: its shares on D and D′, or the older notes
-_SHARE = re.compile(r"\((porosity|signed zero|a hidden bit|non-finite|never|\d)")
+_SHARE = re.compile(r"\((porosity|signed zero|a hidden bit|an output of another type|non-finite|never|\d)")
 
 
 def is_float_event(event: Any) -> bool:

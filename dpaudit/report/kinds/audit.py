@@ -51,7 +51,8 @@ def counterexample_text(cx: Mapping[str, Any]) -> str:
             parts.append(f"D′ = {short(cx['neighbour'])}")
     event = cx.get("event")
     if fnd.is_float_event(event):
-        reason = {"signed-zero": "signed zero", "hidden-bit": "hidden bit"}.get(
+        reason = {"signed-zero": "signed zero", "hidden-bit": "hidden bit",
+                  "output-type": "output type"}.get(
             str(event.get("reason")), "porosity")
         parts.append(f"{reason}: {fnd.porosity_text(event)}")
     elif isinstance(event, Mapping) and event.get("text"):
