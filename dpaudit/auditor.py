@@ -319,7 +319,8 @@ def with_fit_hint(event: dict, fitted: dict) -> dict:
     """The ``estimate`` event ``event`` saying first that a ``dpaudit check`` with neither
     ``--samples`` nor ``--timeout`` draws the ``fitted`` budget (:func:`default_fit`)."""
     said = (f"with neither --samples nor --timeout the audit is sized to about "
-            f"{duration(DEFAULT_FIT_SECONDS)}: {fitted['budget']:,} calls")
+            f"{duration(DEFAULT_FIT_SECONDS)}, its calls to {FIT_SHARE:.0%} of that: "
+            f"{fitted['budget']:,} calls")
     return {**event, "hint": f"{said}; {event['hint']}" if event.get("hint") else said}
 
 
@@ -331,7 +332,8 @@ def fitted_note(fitted: dict, timeout: Optional[float]) -> str:
                  f"--samples nor --timeout")
     return (f"budget reduced to {fitted['budget']:,} calls to fit {limit} (the default "
             f"{fitted['default']:,} would take about {duration(fitted['estimated_seconds'])} at "
-            f"{fitted['seconds_per_call']:.3g} s per call); --samples N sets it"
+            f"{fitted['seconds_per_call']:.3g} s per call, more than the {FIT_SHARE:.0%} of the "
+            f"time the calls may fill: the rest is the audit's own work); --samples N sets it"
             + (", --timeout S sizes it to S" if fitted.get("by_default") else ""))
 
 
