@@ -28,8 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--attempts", type=int, help=f"combinations tried per constructor ({DEFAULTS['attempts']:,})")
     p.add_argument("--confidence", type=float, help="family-wise confidence of every sampled check (0.95)")
     p.add_argument("--timeout", type=float, help=f"seconds per check ({DEFAULTS['timeout']:g})")
-    p.add_argument("--only", action="append", metavar="NAME", help="only constructors whose name "
-                   "contains NAME (repeatable)")
+    p.add_argument("--only", action="append", metavar="NAME", help="only the constructor named NAME, "
+                   "or, if none is, those whose name contains NAME (repeatable)")
     p.add_argument("--json", metavar="F", help="write the sweep's record as JSON")
     p.add_argument("--journal", metavar="F", help="write each case as a JSON line as soon as it is known")
     p.add_argument("--drafts", metavar="DIR", help="write a bug-report draft per refutation")

@@ -76,8 +76,11 @@ class Sweeper:
         self.case_confidence = 1.0 - (1.0 - confidence) / max(len(self.listed) * cases, 1)
 
     def run(self) -> Iterator[Case]:
+        from dpaudit.sweep.grid import selected
+
+        picked = selected([qual for _, qual, _ in self.listed], self.only)
         for kind, qual, obj in self.listed:
-            if self.only and not any(o in qual for o in self.only):
+            if qual not in picked:
                 continue
             yield from self.entry(kind, qual, obj)
 

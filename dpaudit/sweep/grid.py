@@ -20,7 +20,7 @@ from typing import Any, Iterator, Optional
 
 import numpy as np
 
-__all__ = ["Value", "VALUES", "combinations", "code_of", "required", "first_line"]
+__all__ = ["Value", "VALUES", "combinations", "code_of", "required", "first_line", "selected"]
 
 #: records in a sized dataset (a ``size`` parameter, a sized vector domain)
 N = 10
@@ -131,3 +131,16 @@ def first_line(exc: BaseException) -> str:
     for head in ("MakeTransformation(", "MakeMeasurement(", "FFI(", "FailedFunction("):
         msg = msg.replace(head, "")
     return f"{type(exc).__name__}: {msg[:200]}"
+
+
+def selected(quals: list[str], only: Optional[list]) -> set:
+    """The qualified names ``--only`` picks: for each NAME, the constructors whose last name is
+    NAME when there is one (``make_laplace`` is make_laplace, not make_laplace_threshold too, as
+    a user asking for it expects), else those whose name contains it."""
+    if not only:
+        return set(quals)
+    picked: set = set()
+    for o in only:
+        exact = {q for q in quals if q.rsplit(".", 1)[-1] == o or q == o}
+        picked |= exact or {q for q in quals if o in q}
+    return picked

@@ -384,8 +384,11 @@ class Sweeper:
 
     def run(self) -> Iterator[Case]:
         """The cases, constructor by constructor (the Polars expressions last)."""
+        from dpaudit.sweep.grid import selected
+
+        picked = selected([qual for qual, _ in self.listed], self.only)
         for qual, fn in self.listed:
-            if self.only and not any(o in qual for o in self.only):
+            if qual not in picked:
                 continue
             yield from self.constructor(qual, fn)
         if self.polars:
@@ -468,8 +471,20 @@ class Sweeper:
         from dpaudit.stability.checker import default_d_in
         from dpaudit.sweep.checks import privacy, stability
 
+        from dpaudit.adapters.common import relation_for_metric
+        from dpaudit.errors import InvalidArgument
+
         measure = str(m.output_measure)
         d_in = default_d_in(m) if convert is None else 1
+        if convert is None:
+            try:
+                relation_for_metric(m.input_metric, d_in)
+            except InvalidArgument:
+                case.claim = f"{measure} under {m.input_metric}"
+                case.verdict, case.reason = "skipped", (
+                    f"dpaudit has no neighbour relation for its input metric {m.input_metric} "
+                    f"(not the library's failure: dpaudit does not audit measurements on it yet)")
+                return
         try:
             value = m.map(d_in)
         except Exception as exc:  # noqa: BLE001 - a map the library cannot compute or return

@@ -180,3 +180,14 @@ def test_a_metric_named_by_its_rust_path_is_read(dp):
     assert str(m.input_metric.type).startswith("opendp::metrics::LInfDistance")
     spec = opendp.target(m)
     assert spec.neighbours.value == "linf" and spec.size == 3 and spec.epsilon == m.map(1)
+
+
+def test_only_takes_the_constructor_named_before_those_that_contain_the_name():
+    from dpaudit.sweep.grid import selected
+
+    quals = ["opendp.measurements.make_laplace", "opendp.measurements.make_laplace_threshold",
+             "opendp.measurements.make_gaussian"]
+    assert selected(quals, ["make_laplace"]) == {"opendp.measurements.make_laplace"}
+    assert selected(quals, ["laplace"]) == set(quals[:2])  # no constructor is named that
+    assert selected(quals, ["make_laplace", "gauss"]) == {quals[0], quals[2]}
+    assert selected(quals, None) == set(quals)
