@@ -267,7 +267,8 @@ def reruns_alike(spec: MechanismSpec, executor: Executor, seed: int,
                  n: int = RERUN_CHECK_CALLS) -> bool:
     """The rerun check: whether the mechanism's outputs are a function of the seed: one batch of
     ``n`` calls on a mid-domain dataset, drawn twice through ``executor`` with generators on the
-    same ``SeedSequence``, compared output by output (NaN equal to NaN). False means the mechanism
+    same ``SeedSequence``, compared output by output (NaN equal to NaN); when that batch's
+    outputs are all one value (nothing to compare), once more on records spread over the domain. False means the mechanism
     draws its own randomness: the audit's bound stays valid (its samples are still independent
     draws, as long as no two processes start from one copied state: see
     :func:`dpaudit.auditor.audit`), but a rerun gives other numbers. The two batches are two
@@ -282,16 +283,46 @@ def reruns_alike(spec: MechanismSpec, executor: Executor, seed: int,
     from dpaudit.execution.base import BatchTask
 
     size = max(1, int(spec.size))
-    data = tuple([0.5 * (spec.domain.lo + spec.domain.hi)] * size)
+    lo, hi = spec.domain.lo, spec.domain.hi
     seq = np.random.SeedSequence(int(seed), spawn_key=(0x5EED,))
-    task = BatchTask(data, seq, n)
     twice = getattr(executor, "run_twice", None)  # a pool: one worker draws both, in turn
-    if twice is not None:
-        first, second = twice(spec, task)
-    else:
+
+    def drawn_twice(data: tuple) -> tuple:
+        task = BatchTask(data, seq, n)
+        if twice is not None:
+            return twice(spec, task)
         (first,) = executor.run(spec, [task])
         (second,) = executor.run(spec, [task])
+        return first, second
+
+    first, second = drawn_twice(tuple([0.5 * (lo + hi)] * size))
+    if _same(first, second) and _constant(first):
+        # every output alike on equal records says nothing (diffprivlib's mean with its bounds
+        # taken from the data: on records all 0.5 it is 0.5, whatever its generator; a run that
+        # drew its own randomness read "reproducible from the seed: yes"): records spread over
+        # the domain, where the noise shows
+        spread = tuple(lo + (hi - lo) * (i + 0.5) / size for i in range(size))
+        first, second = drawn_twice(spread)
     return _same(first, second)
+
+
+def _constant(outputs: Any) -> bool:
+    """Whether every output of a batch is the same (by its pickled bytes, NaN bits included)."""
+    import pickle
+
+    import numpy as np
+
+    rows = list(outputs) if not isinstance(outputs, np.ndarray) else outputs
+    if len(rows) < 2:
+        return False
+    if isinstance(rows, np.ndarray):
+        return bool(np.array_equal(rows, np.broadcast_to(rows[:1], rows.shape),
+                                   equal_nan=rows.dtype.kind in "fc"))
+    try:
+        head = pickle.dumps(rows[0], protocol=pickle.HIGHEST_PROTOCOL)
+        return all(pickle.dumps(r, protocol=pickle.HIGHEST_PROTOCOL) == head for r in rows[1:])
+    except Exception:  # noqa: BLE001 - an output that does not pickle: say nothing of it
+        return False
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -78,3 +78,25 @@ def test_own_randomness_is_seen_through_a_fork_pool_and_sampled_in_one_process()
         r = dpaudit.audit(global_noise, samples=4_000, seed=5, executor=ex)
     assert r.reproducible is False
     assert len(drawn) >= r.samples > 0 and len(set(drawn)) == len(drawn)  # all drawn here, none twice
+
+
+@dpaudit.mechanism(epsilon=1.0, neighbours="replace", domain=(0.0, 1.0), size=10)
+def spread_scaled_own_noise(data, rng=None):
+    """Noise scaled to the records' spread, drawn from numpy's global state (diffprivlib's mean
+    with bounds taken from the data): constant on equal records, its own randomness otherwise."""
+    x = np.asarray(data, dtype=float)
+    return float(x.mean() + (x.max() - x.min()) * np.random.laplace())
+
+
+@dpaudit.mechanism(epsilon=1.0, neighbours="replace", domain=(0.0, 1.0), size=10)
+def spread_scaled_seeded(data, rng):
+    x = np.asarray(data, dtype=float)
+    return float(x.mean() + (x.max() - x.min()) * rng.laplace())
+
+
+def test_the_rerun_check_is_not_fooled_by_a_dataset_whose_output_is_constant():
+    # on records all 0.5 both give 0.5 every call; on spread records only the seeded one reruns
+    own = dpaudit.MechanismSpec.from_function(spread_scaled_own_noise)
+    seeded = dpaudit.MechanismSpec.from_function(spread_scaled_seeded)
+    assert reruns_alike(own, InProcessExecutor(), seed=5) is False
+    assert reruns_alike(seeded, InProcessExecutor(), seed=5) is True
