@@ -24,8 +24,9 @@ Cells (sign s, biased exponent e, 52-bit mantissa m of the double y):
               sample (:func:`revealing_bits`). Trailing zeros see how a value was rounded; a
               bit in the middle of the mantissa is noise in any honest implementation, and a
               mechanism that writes data into it (a payload hidden in the low bits of a noisy
-              value) has an event of probability 0 on one dataset. The top mantissa bits are
-              the value's position in its binade, the logic's to judge.
+              value) has an event of probability 0 on one dataset. The top bits are the
+              value's place in its binade; a bit set there from the data is a comb of
+              intervals, which the logic's thresholds and intervals do not hold.
 ``signed``    +0.0, −0.0, or any other finite value (and the non-finite atoms): the only bits
               worth testing when every value lies on one grid (:func:`float_structure` says
               ``"special"``), fitted as two scores that keep one zero each
@@ -65,12 +66,14 @@ FAMILIES = ("trailing", "repeated")
 #: (:func:`float_structure`): name → significand precision P (bits, the implicit one included)
 NARROW_FORMATS = {"float32": 24, "float16": 11}
 
-#: mantissa bits below this one are screened for a ``bit`` family (the top four are the value's
-#: position in its binade: sixteenths of it, the logic's events)
-BIT_TOP = 48
+#: mantissa bits below this one are screened for a ``bit`` family: all 52. The top bits are the
+#: value's position in its binade, but a bit set from the data there is a comb of intervals in
+#: every binade, which no threshold or interval of the logic holds (bit 49 = |D| mod 2 passed a
+#: screen of the lower 48 as NOT REFUTED)
+BIT_TOP = 52
 #: a bit is screened in when its two frequencies differ by at least this many standard errors
-#: (of the pooled frequency, on the fitting sample): 48 bits of pure noise pass it with
-#: probability about 48 · 6e-5 = 0.003
+#: (of the pooled frequency, on the fitting sample): 52 bits of pure noise pass it with
+#: probability about 52 · 6e-5 = 0.003
 BIT_Z = 4.0
 #: at most this many ``bit`` families per coordinate (the largest differences)
 BITS_FITTED = 2
