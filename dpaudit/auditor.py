@@ -196,12 +196,19 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
                 if fitted is not None:
                     budget = fitted["budget"]
                     fitted["by_default"] = bool(by_default)
-                executor = _independent(executor, reproducible)
-                checked = _checkpoints(spec, executor, seed, budget, reproducible, estimate,
-                                       _left(deadline))
-                out, looks = run_looks(spec, checked or executor, budget=budget,
-                                       confidence=confidence, seed=seed, timeout=_left(deadline),
-                                       progress=progress, early_stop=bool(early_stop))
+                hopeless = _cannot_fit(samples, estimate, _left(deadline))
+                if hopeless is not None:  # stop now, not at the limit (the note says why)
+                    from dpaudit.auditing.sampled import Outcome
+
+                    out, looks = Outcome(error=hopeless), None
+                else:
+                    executor = _independent(executor, reproducible)
+                    checked = _checkpoints(spec, executor, seed, budget, reproducible, estimate,
+                                           _left(deadline))
+                    out, looks = run_looks(spec, checked or executor, budget=budget,
+                                           confidence=confidence, seed=seed,
+                                           timeout=_left(deadline), progress=progress,
+                                           early_stop=bool(early_stop))
     finally:
         if own is not None:
             own.close()
@@ -299,6 +306,33 @@ def _fitted_budget(budget: int, given: Optional[int], estimate: Optional[dict],
         return None
     return {"default": int(budget), "budget": n, "seconds_per_call": estimate["seconds_per_call"],
             "seconds_left": round(float(left), 3), "estimated_seconds": took}
+
+
+#: the smallest audit is given up before it starts when it needs more than this many times the
+#: time left (at the time per call the probe measured, and the share of the time calls may fill)
+HOPELESS = 2.0
+
+
+def _cannot_fit(given: Optional[int], estimate: Optional[dict],
+                left: Optional[float]) -> Optional[TimeLimitReached]:
+    """A time limit reached before it is spent, or None: with no budget given, when even the
+    smallest audit (:data:`dpaudit.validation.MIN_SAMPLES` calls, filling :data:`FIT_SHARE` of
+    the time) needs more than :data:`HOPELESS` times the time left. An OpenDP Context query
+    built in every call (0.7 s a call) spent a whole ``--timeout 300`` on an audit that needed 23
+    minutes to decide anything, and ended INCONCLUSIVE with the advice it could have given at
+    once. With ``--samples`` given, the audit runs to the limit and keeps what it validated."""
+    from dpaudit.validation import MIN_SAMPLES
+
+    if given is not None or left is None or estimate is None:
+        return None
+    per_call = float(estimate.get("seconds_per_call") or 0.0)
+    if not per_call > 0 or MIN_SAMPLES * per_call / FIT_SHARE <= HOPELESS * left:
+        return None
+    cut = TimeLimitReached("could not finish even the smallest audit in the time left")
+    cut.stalled = (f"stopped before sampling: at {per_call:.3g} s per call the smallest audit "
+                   f"needs about {duration(MIN_SAMPLES * per_call / FIT_SHARE)}, more than "
+                   f"{HOPELESS:g}× the {duration(left)} left")
+    return cut
 
 
 #: ``dpaudit check`` with neither ``--samples`` nor ``--timeout``: a default budget that would take

@@ -343,3 +343,21 @@ def test_a_slow_call_is_told_where_its_time_goes(tmp_path):
     assert estimate_event(spec, 0.5, 400_000)["hint"].startswith(SLOW_CALL_ADVICE)
     assert SLOW_CALL_ADVICE not in estimate_event(spec, 0.005, 400_000)["hint"]  # not slow a call
     assert estimate_event(spec, 1e-5, 400_000)["hint"] is None  # 4 s: nothing to say
+
+
+def test_an_audit_that_cannot_fit_even_its_smallest_run_stops_at_once():
+    # 20 ms a call under a 12 s limit: the smallest audit (1,000 calls filling half the time)
+    # needs about 40 s, more than twice the time left: INCONCLUSIVE after the probe and the
+    # rerun check (a few seconds), not at the limit, with what would help
+    from dpaudit.auditor import _cannot_fit  # private: the rule, at set timings
+
+    assert _cannot_fit(None, _estimate(0.02), 12.0) is not None
+    assert _cannot_fit(None, _estimate(0.02), 25.0) is None        # 40 s ≤ 2 × 25 s: try
+    assert _cannot_fit(1_000, _estimate(0.02), 12.0) is None       # a budget given runs to the limit
+    assert _cannot_fit(None, None, 12.0) is None and _cannot_fit(None, _estimate(0.02), None) is None
+    slow = dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=5)(_timed(0.02))
+    t0 = time.monotonic()
+    r = dpaudit.audit(slow, timeout=12, seed=1, executor=InProcessExecutor())
+    took = time.monotonic() - t0
+    assert r.verdict.value == "inconclusive" and took < 9, (took, r)
+    assert "stopped before sampling" in r.details["note"] and "smallest audit" in r.details["note"]
