@@ -272,6 +272,11 @@ def stage_text(record: Any) -> str:
     named = [f"{f.get('title') or f.get('kind')}{_at(f.get('site'))}" for f in strong[:3]]
     more = len(strong) - len(named)
     tail = f" and {more} more" if more else ""
+    if all(f.get("severity") == "finding" for f in strong) \
+            and record.get("verdict") == Verdict.NOT_REFUTED.value:
+        # what a reader of the line asked: does it matter here? (a library user's probe)
+        tail += (" (to read: the report says what met what at that line; a finding is no "
+                 "refutation, and the sampling showed none)")
     return "replay: " + "; ".join(named) + tail
 
 

@@ -95,6 +95,10 @@ def test_the_terminal_says_the_strongest_finding_and_nothing_for_notes():
     assert stage_text({"replay": {"verdict": "not_refuted", "findings": [
         {"severity": "note", "title": "per-record randomness"}]}}) == ""
     assert stage_text({"verdict": "refuted"}) == ""
+    # on a NOT REFUTED line, findings say they are to read, not a refutation
+    said = stage_text({**rec, "verdict": "not_refuted"})
+    assert said.startswith("replay: data-dependent control flow at b.py:3; noise reused (to read: ")
+    assert "a finding is no refutation" in said
 
 
 @pytest.mark.slow
