@@ -32,12 +32,9 @@ CURVE_FIELDS = ("rho", "mu", "renyi")
 #: the claim fields a source may compute with OpenDP's own map (recomputed, never taken on the
 #: child's word: :mod:`dpaudit.execution.computed_claims`)
 COMPUTABLE = ("epsilon", "delta", "rho")
-#: what each computed field must be the map of: its measurement's output measure (OpenDP's names)
-MEASURES = {"epsilon": ("MaxDivergence", "FixedSmoothedMaxDivergence"),
-            "delta": ("FixedSmoothedMaxDivergence",),
-            "rho": ("ZeroConcentratedDivergence",)}
-#: how a claim whose fields come from the child unchecked is labelled
-FROM_THE_CHILD = "as reported by the sandboxed code"
+#: the measure whose map is ρ: a field other than ``rho`` computed from it, or ``rho`` computed from
+#: another, is refused (:func:`_wrong_measure`)
+ZCDP_MEASURE = "ZeroConcentratedDivergence"
 
 
 @dataclass(frozen=True)
@@ -352,19 +349,21 @@ def _recomputed(source: SourceDeclaration, reported: Mapping[str, Any], path: st
 
 
 def _wrong_measure(name: str, text: str, value: float, measure: Optional[str]) -> Optional[str]:
-    """Why ``name=text`` is not the claim it names (its map's measure says what the number is:
-    OpenDP's Gaussian mechanism is ρ-zCDP, and its map's 0.5 read as ε = 0.5 made a correct
-    Gaussian look broken), or None."""
-    kind = str(measure or "").split("(")[0].strip()
-    if not kind or kind in MEASURES.get(name, (kind,)):
+    """Why ``name=text`` is not the claim it names, or None: OpenDP's Gaussian mechanism is
+    ρ-zCDP, and its map's 0.5 read as ε = 0.5 made a correct Gaussian look broken. Only the
+    mismatch the measure proves is refused (its whole name, e.g. ``ZeroConcentratedDivergence``,
+    ``Approximate(MaxDivergence)``): ρ declared as ε or δ, or ``rho`` from a measure that is not
+    zCDP; ε and δ from any other measure stay as they were (a conversion's ``.epsilon(δ)``)."""
+    kind = str(measure or "").strip()
+    if not kind:
         return None
-    means = {"ZeroConcentratedDivergence": ("ρ of ρ-zCDP", f"write rho={text}"),
-             "MaxDivergence": ("ε of pure DP", f"write epsilon={text}"),
-             "FixedSmoothedMaxDivergence": ("(ε, δ) of approximate DP",
-                                            "write epsilon=…map(d_in)[0], delta=…map(d_in)[1]")}
-    what, fix = means.get(kind, (f"a {kind} value", "give the claim with its flag"))
-    return (f"{name}={text} is the map of a measurement whose output measure is {kind}: its "
-            f"{value!r} is the {what}, not the {name} declared; {fix}")
+    if name != "rho" and kind == ZCDP_MEASURE:
+        return (f"{name}={text} is the map of a measurement whose output measure is {kind}: its "
+                f"{value!r} is the ρ of ρ-zCDP, not the {name} declared; write rho={text}")
+    if name == "rho" and kind != ZCDP_MEASURE:
+        return (f"rho={text} is the map of a measurement whose output measure is {kind}, not "
+                f"zCDP: its {value!r} is no ρ; declare what it is (epsilon= for MaxDivergence)")
+    return None
 
 
 def computed_text(source: Optional[SourceDeclaration], declared: Mapping[str, Any]) -> dict:

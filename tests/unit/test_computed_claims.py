@@ -197,3 +197,23 @@ def test_a_zcdp_map_declared_as_epsilon_is_refused_and_as_rho_is_the_claim(tmp_p
         _declared(tmp_path, "epsilon")
     declared, unchecked = _declared(tmp_path, "rho")
     assert abs(declared["rho"] - 0.5) < 1e-6 and "epsilon" not in declared and not unchecked
+
+
+def test_an_approximate_dp_maps_parts_are_still_taken(tmp_path):
+    # OpenDP 0.16 names the measure Approximate(MaxDivergence): its (ε, δ) parts are the claim
+    from dpaudit.execution.declared import read_declaration, reconcile
+
+    path = tmp_path / "m.py"
+    path.write_text(HEADER + textwrap.dedent('''
+        approx = dp.c.make_approximate(meas)
+
+        @dpaudit.mechanism(epsilon=approx.map(1.0)[0], delta=approx.map(1.0)[1], neighbours="linf",
+                           domain=(0.0, 1.0), size=1)
+        def release(data, rng):
+            return meas(float(data[0]))
+    '''), encoding="utf-8")
+    declared, _ = reconcile(read_declaration(str(path), "release"),
+                            {"epsilon": 0.5, "delta": 0.0, "neighbours": "linf", "domain": (0.0, 1.0),
+                             "size": 1}, path=str(path))
+    assert declared["epsilon"] == 0.5 and declared["delta"] == 0.0
+

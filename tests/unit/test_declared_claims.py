@@ -31,13 +31,15 @@ def test_one_distance_is_not_refused_here():
 
 
 def test_a_computed_field_must_be_the_map_of_its_measure():
-    # (dpaudit.execution.declared._wrong_measure: no OpenDP needed) the measure says what the
-    # number is; a field read as something else is refused with the spelling that fits
+    # (dpaudit.execution.declared._wrong_measure: no OpenDP needed) the measure, by the whole name
+    # OpenDP 0.16 gives it, says what the number is; only a proven mismatch is refused
     from dpaudit.execution.declared import _wrong_measure  # private: the rule, without OpenDP
 
     assert _wrong_measure("epsilon", "m.map(1)", 0.5, "MaxDivergence") is None
     assert _wrong_measure("rho", "m.map(1)", 0.5, "ZeroConcentratedDivergence") is None
-    assert _wrong_measure("epsilon", "m.map(1)[0]", 1.0, "FixedSmoothedMaxDivergence") is None
+    for name in ("epsilon", "delta"):  # an approximate-DP map's parts, in 0.16's and older names
+        for measure in ("Approximate(MaxDivergence)", "FixedSmoothedMaxDivergence", "SmoothedMaxDivergence"):
+            assert _wrong_measure(name, "m.map(1)[0]", 1.0, measure) is None
     assert _wrong_measure("epsilon", "m.map(1)", 0.5, None) is None  # no map: nothing to say
     assert "write rho=m.map(1)" in _wrong_measure("epsilon", "m.map(1)", 0.5, "ZeroConcentratedDivergence")
-    assert "write epsilon=m.map(1)" in _wrong_measure("rho", "m.map(1)", 0.5, "MaxDivergence")
+    assert "not zCDP" in _wrong_measure("rho", "m.map(1)", 0.5, "MaxDivergence")
