@@ -338,9 +338,14 @@ def _select_and_validate(a: _Audit, out: Outcome, questions: tuple[str, ...], va
     left = sampler.remaining
     wants = {q: float_validation(c[0].choice.projected if c else None, lam_other, left)
              for q, c, _ in plan[1:]}  # per other question, decided before any validation sample
+    stopped_early = False
     for i, (q, chosen, k) in enumerate(plan):
         rest = sum(wants[r] for r, c, _ in plan[i + 1:] if c)  # for the questions after this one
         share = 1.0 if rest == 0 else max(0.0, 1.0 - rest / max(1, sampler.remaining))
+        if stopped_early and i > 0:
+            # a question before stopped at a prefix of its validation: this one gets what it was
+            # planned, not the rest of the look (which would undo the prefix's saving)
+            share = min(share, wants[q] / max(1, sampler.remaining))
         ans = Answer(q, alpha=a.share(q), validated=len(chosen))
         v = validate_candidates(sampler, chosen, seeds[q], alpha=bonferroni(1.0 - ans.alpha, k),
                                 delta=spec.delta, epsilon=spec.epsilon, deadline=deadline,
@@ -348,5 +353,6 @@ def _select_and_validate(a: _Audit, out: Outcome, questions: tuple[str, ...], va
                                 stop=None if stop is None else partial(stop, q))
         ans.bound, ans.candidate, ans.counts, ans.kept = v.bound, v.candidate, v.counts, v.kept
         ans.largest_n, ans.stopped = v.largest_n, v.stopped
+        stopped_early = stopped_early or v.stopped is not None
         ans.timed_out = v.timed_out or sampler.time_cut  # a race cut short chose nothing
         out.answers[q] = ans

@@ -157,3 +157,25 @@ def test_a_plain_audit_and_a_curve_audit_have_no_prefixes():
 
     r = dpaudit.curve_audit(gauss, samples=40_000, seed=1)
     assert r.details["sequential"]["final_stages"] == []
+
+
+def test_a_question_after_one_stopped_at_a_prefix_gets_its_planned_share_not_the_rest():
+    # both questions in the final look: the logic (8% too narrow) stops at a prefix, and the
+    # float64 question after it counted the rest of the look (396,507 samples drawn in all for
+    # this seed), undoing the saving; it gets what it was planned now. One seeded audit, no retry.
+    import dpaudit
+    from dpaudit.execution.base import InProcessExecutor
+
+    @dpaudit.mechanism(epsilon=1.0, neighbours="add-remove", domain=(0, 1), size=1)
+    def narrow_dense(data, rng, size=None):
+        """A discrete Laplace on a 2^-20 grid plus a uniform within the cell, 8% too narrow."""
+        n = 1 if size is None else size
+        g = 2.0 ** -20
+        k = rng.geometric(1 - np.exp(-1.08 * g), n) - rng.geometric(1 - np.exp(-1.08 * g), n)
+        out = data.sum() + k * g + g * rng.random(n)
+        return out if size is not None else float(out[0])
+
+    r = dpaudit.audit(narrow_dense, samples=400_000, seed=2, executor=InProcessExecutor())
+    final = r.details["early_stop"]["looks"][-1]
+    assert r.refuted and final["validation_stopped"]["logic"]["stage"] < 5
+    assert r.samples < 300_000, r.samples
