@@ -776,7 +776,7 @@ def _note_porosity(event: dict, counts: Any) -> None:
     on_d, on_dp = _share(counts.x, counts.n_num), _share(counts.y, counts.n_den)
     if event["reason"] == "hidden-bit":
         event["text"] = (f"{event['text']} (a hidden bit: {on_d} of the outputs on D, {on_dp} on "
-                         f"D′; a bit in the middle of the mantissa is rounding noise in an honest "
+                         f"D′; given the bits above it, a mantissa bit is noise in an honest "
                          f"implementation, and here it depends on the data)")
         return
     if event["reason"] == "signed-zero":

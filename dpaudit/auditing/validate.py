@@ -7,8 +7,9 @@ each is bounded at level α/k (Bonferroni over the k candidates validated), so t
 the largest of them, holds with probability ≥ confidence (docs/ARCHITECTURE.md#statistical-soundness).
 
 **stages** (the final look of a sequential run, :data:`dpaudit.auditing.schedule.FINAL_STAGES`):
-a candidate's validation sample of size n (drawn as above) is counted in nested prefixes, the
-first ⌊f_i·n⌋ units for the fractions f_1 < … < f_m < 1 fixed in advance, then all n. Prefix i is
+a candidate's validation sample is counted in nested prefixes for the fractions f_1 < … < f_m < 1
+fixed in advance, then whole: increments of independent Poisson sizes, means λ·(f_i − f_{i−1}),
+so prefix i is a Poisson(λ·f_i) sample and the whole a Poisson(λ) one, as unstaged. Prefix i is
 bounded at level s_i·α (its share), the whole sample at (1 − Σ s_i)·α, and counting stops at the
 first prefix whose bound refutes the claim. Every prefix is a sample no choice saw, so each
 bound holds at its own level, and P(some bound is wrong) ≤ Σ_i s_i·α + (1 − Σ s_i)·α = α

@@ -81,7 +81,7 @@ def float_fix(rec: Mapping[str, Any], record: Optional[Mapping[str, Any]] = None
     cx = rec.get("counterexample") if isinstance(rec.get("counterexample"), Mapping) else {}
     event = cx.get("event") if isinstance(cx.get("event"), Mapping) else {}
     cells = event.get("cells") if isinstance(event.get("cells"), list) else []
-    if event.get("other_types"):
+    if event.get("reason") == "output-type":  # the event is the other type's cell itself
         return OTHER_TYPE_FIX
     if cells and all("(non-finite output)" in str(c) for c in cells):
         return NON_FINITE_FIX

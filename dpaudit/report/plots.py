@@ -23,11 +23,12 @@ date), so reports diff cleanly.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
@@ -513,7 +514,7 @@ def _cells_axes(ax, po: Porosity) -> None:
         # read "never" beside a table of 0.04%, 11 of 27,694)
         ax.annotate(_pct(qv) if qv else (f"0 of {po.kept_q:,} kept" if po.kept_q else "0"),
                     (qv, yi - 0.2), textcoords="offset points", xytext=(3, -3), fontsize=8)
-    ax.set_yticks(y, [str(s).replace("$", r"\$") for s in labels], fontsize=8.5)
+    ax.set_yticks(y, [str(s) for s in labels], fontsize=8.5)
     ax.set_xlim(0, max(float(p.max()), float(q.max()), 1e-9) * 1.3)
     kept = f" (the first {min(po.kept_p, po.kept_q):,} a side)" if po.kept_p and po.kept_q else ""
     ax.set_xlabel(f"share of the validation outputs kept{kept}", fontsize=10)
@@ -535,17 +536,23 @@ def _tz_axes(ax, po: Porosity) -> None:
     ax.legend(fontsize=9, frameon=True, framealpha=0.9, edgecolor="none")
 
 
+def _plain_text(draw: Callable) -> Callable:
+    """``draw`` with no text of its plots read as mathtext: a label is the audited code's text (a
+    dict key, a category, a claim's text), and ``$…$`` in it would be parsed (a key of 2,000
+    nested braces raised RecursionError and the HTML report became an internal error)."""
+    @functools.wraps(draw)
+    def plain(*args: Any, **kwargs: Any) -> Any:
+        import matplotlib
+
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return draw(*args, **kwargs)
+
+    return plain
+
+
+@_plain_text
 def record_svgs(rec: Mapping[str, Any], salt: str) -> list[tuple[str, str]]:
-    """``[(caption, inline svg)]`` for one record or finding (empty when it has no plot data).
-    No text of a plot is mathtext: a label is the audited code's text (a dict key, a category),
-    and ``$…$`` in it would be parsed (a key of 2,000 nested braces raised RecursionError)."""
-    import matplotlib
-
-    with matplotlib.rc_context({"text.parse_math": False}):
-        return _record_svgs(rec, salt)
-
-
-def _record_svgs(rec: Mapping[str, Any], salt: str) -> list[tuple[str, str]]:
+    """``[(caption, inline svg)]`` for one record or finding (empty when it has no plot data)."""
     claim = rec.get("claim") if isinstance(rec.get("claim"), Mapping) else {}
     eps = num(claim.get("epsilon"))
     ev = _event(rec) or {}
@@ -648,6 +655,7 @@ def _plain(ev: Mapping[str, Any]) -> bool:
     return ev.get("kind") in ("threshold", "interval", "atoms") and ev.get("coordinate") is None
 
 
+@_plain_text
 def sensitivity_svgs(rec: Mapping[str, Any], salt: str) -> list[tuple[str, str]]:
     """A sensitivity counterexample drawn: f(D) and f(D′) on the output axis with the band the
     declared bound allows around f(D′) (a scalar output), or per coordinate (a vector output)."""
@@ -700,6 +708,7 @@ def sensitivity_svgs(rec: Mapping[str, Any], salt: str) -> list[tuple[str, str]]
     return [("f(D) and f(D′) per coordinate of the output.", _svg(fig, salt))]
 
 
+@_plain_text
 def curve_claim_svgs(rec: Mapping[str, Any], salt: str) -> list[tuple[str, str]]:
     """A curve claim drawn: the claimed δ(ε) and the mechanism's lower confidence curve δ_LB(ε)
     over the record's grid (:mod:`dpaudit.curves`), the refuting point (or the closest approach)

@@ -482,8 +482,8 @@ class Sweeper:
             except InvalidArgument:
                 case.claim = f"{measure} under {m.input_metric}"
                 case.verdict, case.reason = "skipped", (
-                    f"dpaudit has no neighbour relation for its input metric {m.input_metric} "
-                    f"(not the library's failure: dpaudit does not audit measurements on it yet)")
+                    f"dpaudit has no neighbour relation for its input metric {m.input_metric} at "
+                    f"d_in = {d_in!r} (not the library's failure: dpaudit does not audit it yet)")
                 return
         try:
             value = m.map(d_in)

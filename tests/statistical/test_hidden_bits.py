@@ -115,3 +115,22 @@ def test_a_key_written_as_mathtext_is_drawn_as_text_and_the_report_is_written():
     html = render_html(make_run([r.to_record()], seed=7, started=0, finished=1, command="c", git=False))
     assert html.count("<svg") >= 1  # the plots are there, their text not parsed as mathtext
     assert "{{{{{" in html  # the key as the text it is
+
+
+def test_a_weak_payload_is_screened_beside_the_bits_a_shifted_value_moves():
+    # α: 20,000 values a side, fixed seed, no retry. A Laplace at 100 against 101 moves its top
+    # mantissa bits (honestly: a value event); a payload in bit 20, 1 with probability 0.45 on
+    # one side and 0.55 on the other (z ≈ 14 within its strata), must still get a slot
+    # (unconditional frequencies ranked it behind bits 48 and 46, and two slots held those)
+    rng = np.random.default_rng(20261206)
+    a, b = 100 + rng.laplace(size=20_000), 101 + rng.laplace(size=20_000)
+
+    def with_bit(x, k, ones):
+        u = x.copy().view(np.uint64)
+        u[:] = (u & ~np.uint64(1 << k)) | (ones.astype(np.uint64) << np.uint64(k))
+        return u.view(np.float64)
+
+    pa = with_bit(a, 20, rng.random(20_000) < 0.45)
+    pb = with_bit(b, 20, rng.random(20_000) < 0.55)
+    assert 20 in revealing_bits(pa, pb)
+    assert 20 not in revealing_bits(a, b)  # the same values without the payload
