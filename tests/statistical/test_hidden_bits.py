@@ -67,6 +67,12 @@ def test_a_payload_in_the_mantissa_is_refuted_and_named_a_hidden_bit(mech):
     assert ev["reason"] == "hidden-bit" and ev["family"] == "bit" and 0 <= ev["bit"] < 52
     assert "(a hidden bit: " in ev["text"]
     assert float_fix(f.to_record(), r.to_record()) == HIDDEN_BIT_FIX
+    # the report's sentence names the bit, not the binade and trailing zeros of porosity
+    from dpaudit.report import make_run, render_html
+
+    html = render_html(make_run([r.to_record()], seed=7, started=0, finished=1, command="c", git=False),
+                       plots=False)
+    assert f"(the value of mantissa bit {ev['bit']}, a bit the data sets)" in html
 
 
 def test_a_payload_in_a_wide_integer_is_refuted_by_the_logic():

@@ -169,8 +169,12 @@ def plain_sentence(rec: Mapping[str, Any]) -> str:
             cells = (f"{len(codes)} float64 cell{'' if len(codes) == 1 else 's'}" if isinstance(codes, list)
                      and codes else "float64 cells")
             rare = "never reach" if num(q) == 0 else f"reach only {_share(q)} of the time"
+            what = {"hidden-bit": f"(the value of mantissa bit {event.get('bit')}, a bit the data sets)",
+                    "signed-zero": "(the sign of a zero)",
+                    "output-type": "(an output of another type)"}.get(
+                str(event.get("reason")), "(binade and trailing zero mantissa bits)")
             return (f"The output's float64 bits tell D from D′: {_share(p)} of outputs on D fall in {cells} "
-                    f"(binade and trailing zero mantissa bits) that outputs on D′ {rare}, so these bits make "
+                    f"{what} that outputs on D′ {rare}, so these bits make "
                     f"D {least}{_ratio(eps_lb)} times likelier than D′{at_conf}; {claim_words} allows at most "
                     f"{allowed} times.")
         if delta and delta_lb is not None and delta_lb > delta:
