@@ -492,9 +492,14 @@ def _prob_axes(ax, pr: Probabilities, eps: Optional[float]) -> None:
                   label=f"most the claim allows on D (e^ε·P′ + δ = {_pct(pr.ceiling)})"
                   + ("\nat P′'s upper end; the bound counts the pairs together, so it can refute\n"
                      "where the two intervals overlap this line" if pr.paired else ""))
-        ax.legend(fontsize=9, frameon=False, loc="upper right")
     top = max([pr.p, pr.q] + [iv[1] for iv in (pr.p_interval, pr.q_interval) if iv] + [pr.ceiling or 0])
-    ax.set_ylim(0, min(1.0, top * 1.35) if top > 0 else 1.0)
+    if pr.ceiling is not None:
+        # a tall bar's labels fill the top: the legend goes where the bars are low
+        ax.legend(fontsize=9, frameon=False, loc="upper right" if top < 0.6 else "center right")
+    # room above the tallest bar for its two-line label (a bar at 100% wrote it over the title)
+    ax.set_ylim(0, top * 1.35 if top > 0 else 1.0)
+    if top * 1.35 > 1.0:
+        ax.set_yticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_xticks(x, ["P[M(D) ∈ S]", "P[M(D′) ∈ S]"], fontsize=10)
     ax.set_xlim(-0.8, 1.8)
     ax.set_ylabel("probability (with its interval)", fontsize=10)
