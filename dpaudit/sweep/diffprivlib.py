@@ -29,7 +29,7 @@ __all__ = ["Sweeper", "VALUES_DPL", "entries"]
 
 #: candidate values by parameter name (diffprivlib's keywords), before :data:`dpaudit.sweep.grid.VALUES`
 VALUES_DPL: dict[str, list[Value]] = {
-    "epsilon": plain(1.0), "delta": plain(1e-3), "bounds": plain((0.0, 1.0)), "range": plain((0.0, 1.0)),
+    "epsilon": plain(1.0), "delta": plain(1e-3), "bounds": plain((0.0, 1.0), None), "range": plain((0.0, 1.0)),
     "bins": plain(2, 5), "sensitivity": plain(1.0), "lower": plain(0.0), "upper": plain(4.0),
     "q": plain(0.5), "quant": plain(0.5), "percent": plain(50), "axis": plain(None), "keepdims": plain(False),
     "dtype": plain(None), "gamma": plain(None), "value0": plain(0), "value1": plain(1),
