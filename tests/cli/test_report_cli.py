@@ -63,3 +63,14 @@ def test_bad_result_files_are_one_line_and_exit_3(tmp_path, content, message):
 def test_nothing_to_write_is_a_usage_error(saved):
     out = dpaudit_process("report", saved)  # in a fresh process
     assert out.returncode == 3 and "--html F" in out.stderr and "--markdown F" in out.stderr
+
+
+def test_a_report_never_overwrites_the_result_it_reads_or_another_format(saved, tmp_path):
+    # `dpaudit report two.json --html two.json` replaced the saved result by HTML, exit 0 (a
+    # hurried user's probe); check refused the same mistake
+    before = open(saved).read()
+    out = dpaudit("report", saved, "--html", saved)
+    assert out.returncode == 3 and "would overwrite the result it reads" in out.stderr
+    assert open(saved).read() == before
+    out = dpaudit("report", saved, "--json", tmp_path / "x.out", "--html", tmp_path / "x.out")
+    assert out.returncode == 3 and "both write" in out.stderr and not (tmp_path / "x.out").exists()
