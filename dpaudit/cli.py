@@ -347,8 +347,10 @@ def _run(argv: Optional[Sequence[str]], started: Optional[float]) -> ExitCode:
             module, func = "dpaudit.commands.library_check", "run_library_check"  # lib:... targets
         return ExitCode(getattr(importlib.import_module(module), func)(args))
     except DpauditError as exc:
+        from dpaudit.errors import NothingMatched
+
         print(f"dpaudit: error: {exc}", file=sys.stderr)
-        return ExitCode.USAGE_ERROR
+        return ExitCode.NOTHING_TO_AUDIT if isinstance(exc, NothingMatched) else ExitCode.USAGE_ERROR
     except KeyboardInterrupt:
         print("dpaudit: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED

@@ -16,6 +16,7 @@ __all__ = [
     "LoadError",
     "MechanismError",
     "TimeLimitReached",
+    "NothingMatched",
 ]
 
 
@@ -35,6 +36,11 @@ class InvalidArgument(DpauditError, ValueError):
 
 class UsageError(DpauditError):
     """The command line or the declaration is incomplete or contradictory (exit code 3)."""
+
+
+class NothingMatched(UsageError):
+    """No audit or claim matched what was asked (``dpaudit audit --id``, ``dpaudit verify
+    --claim``): exit code 5, "nothing to audit", as the exit-code table says."""
 
 
 class LoadError(DpauditError):

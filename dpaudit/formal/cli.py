@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 
 from dpaudit.config import parse_seconds
 from dpaudit.exitcodes import ExitCode
-from dpaudit.errors import UsageError
+from dpaudit.errors import NothingMatched
 from dpaudit.formal.registry import claim_names, get_claims
 from dpaudit.formal.result import FormalResult, Status
 from dpaudit.formal.runner import run_claim
@@ -97,7 +97,7 @@ def run_verify(args: argparse.Namespace) -> ExitCode:
         valid = claim_names()
         unknown = [n for n in names if n not in valid]
         if unknown:
-            raise UsageError(f"unknown claim {unknown[0]!r}; valid names: {', '.join(valid)}")
+            raise NothingMatched(f"unknown claim {unknown[0]!r}; valid names: {', '.join(valid)}")
     claims = get_claims(names or None)
     if not claims:
         print("dpaudit verify: no claims to run", file=sys.stderr)

@@ -39,7 +39,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from dpaudit.errors import InvalidArgument, LoadError, UsageError
+from dpaudit.errors import InvalidArgument, LoadError, NothingMatched
 from dpaudit.results import Verdict
 
 __all__ = ["AuditKind", "AuditDef", "SUITE_CONFIDENCE", "sampled", "exact", "sensitivity", "formal",
@@ -195,7 +195,7 @@ def _display(path: Path) -> str:
 
 def load_audits(paths: Sequence[str] = (), ids: Optional[Iterable[str]] = None) -> list[AuditDef]:
     """Every audit in ``paths`` (files or folders; default ``audits/``), in file order, optionally
-    only those whose id is in ``ids`` (an unknown id is a UsageError). Ids must be unique."""
+    only those whose id is in ``ids`` (an unknown id is a NothingMatched, exit 5). Ids must be unique."""
     files = _audit_files(list(paths) or [DEFAULT_AUDIT_DIR])
     audits: list[AuditDef] = []
     seen: dict[str, str] = {}
@@ -209,6 +209,8 @@ def load_audits(paths: Sequence[str] = (), ids: Optional[Iterable[str]] = None) 
         wanted = list(dict.fromkeys(ids))
         unknown = [i for i in wanted if i not in seen]
         if unknown:
-            raise UsageError(f"no audit with id {', '.join(map(repr, unknown))} (see dpaudit list)")
+            raise NothingMatched(f"no audit with id {', '.join(map(repr, unknown))} in "
+                                 f"{', '.join(map(str, files)) or 'the files given'} (dpaudit list names the "
+                                 f"audits of ./audits)")
         audits = [a for a in audits if a.id in wanted]
     return audits

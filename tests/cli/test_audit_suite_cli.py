@@ -270,3 +270,14 @@ def test_a_signal_keeps_what_finished_writes_the_reports_and_stops_every_process
         except ProcessLookupError:
             gone = True
     assert gone, "the hung audit's process group outlived dpaudit"
+
+
+def test_no_match_exits_5_and_a_listing_exits_0_anywhere(tmp_path):
+    # the exit-code table: 5 for no audit or claim matched (they exited 3); `list` outside a
+    # folder with ./audits printed its listing and exited 5 with nothing on stderr
+    out = dpaudit("audit", "--id", "nope", cwd=ROOT)
+    assert out.returncode == 5 and "no audit with id 'nope'" in out.stderr
+    out = dpaudit("verify", "--claim", "nope", cwd=tmp_path)
+    assert out.returncode == 5 and "unknown claim 'nope'" in out.stderr
+    out = dpaudit("list", cwd=tmp_path)
+    assert out.returncode == 0 and "(none found in ./audits)" in out.stdout

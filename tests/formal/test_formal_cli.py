@@ -33,8 +33,9 @@ def test_verify_rows_json_and_smt2(tmp_path, capsys):
         "01-bound.smt2", "02-bound-attained.smt2"]
 
 
-def test_unknown_claim_is_a_one_line_usage_error(capsys):
-    assert run(["verify", "--claim", "l1-helly-9d"]) is ExitCode.USAGE_ERROR
+def test_unknown_claim_is_one_line_and_exit_5(capsys):
+    # the exit-code table's 5, "no audit or claim matched" (it was 3, a usage error)
+    assert run(["verify", "--claim", "l1-helly-9d"]) is ExitCode.NOTHING_TO_AUDIT
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert "unknown claim 'l1-helly-9d'" in err and "l1-helly-2d" in err and "laplace-loss-bound" in err
