@@ -50,14 +50,20 @@ def load_spec(target: str) -> Any:
             raise LoadError(f"{path} defines no {name!r}")
         found = names[name]
     else:
-        specs = [v for v in names.values() if isinstance(v, OneRunSpec)]
+        specs = {k: v for k, v in names.items() if isinstance(v, OneRunSpec)}
+        own = names.get("one_run_spec")
+        # the file's own one_run_spec(), not one it imports (the training example imports
+        # dpaudit.reference.dpsgd.one_run_spec to build its two specs: with both defined, that
+        # helper was called with its defaults, and audited what neither definition says)
+        own = own if callable(own) and getattr(own, "__module__", None) == "__dpaudit_train_audit__" else None
         if len(specs) == 1:
-            found = specs[0]
-        elif callable(names.get("one_run_spec")):
-            found = names["one_run_spec"]
+            found = next(iter(specs.values()))
+        elif own is not None:
+            found = own
         else:
-            raise LoadError(f"{path} defines {len(specs)} OneRunSpec values and no one_run_spec(): name one as "
-                            f"{path}:NAME")
+            listed = f" ({', '.join(sorted(specs))})" if specs else ""
+            raise LoadError(f"{path} defines {len(specs)} OneRunSpec values{listed} and no one_run_spec() "
+                            f"of its own: name one as {path}:NAME")
     if callable(found) and not isinstance(found, OneRunSpec):
         found = found()
     if not isinstance(found, OneRunSpec):

@@ -33,3 +33,19 @@ def test_a_file_without_a_spec_is_a_load_error(tmp_path, capsys):
     f.write_text("x = 1\n")
     assert run(["train-audit", str(f)]) == ExitCode.USAGE_ERROR
     assert "OneRunSpec" in capsys.readouterr().err
+
+
+def test_two_specs_and_an_imported_helper_ask_which_one(tmp_path, capsys):
+    # the shipped example defines spec and buggy with dpaudit's imported one_run_spec helper: the
+    # loader called that helper with its defaults and audited neither (a hurried user's probe)
+    f = tmp_path / "two.py"
+    f.write_text("from dpaudit.reference.dpsgd import one_run_spec\n"
+                 "spec = one_run_spec(None, m=1000)\nbuggy = one_run_spec('mean-noise', m=1000)\n")
+    assert run(["train-audit", str(f)]) == ExitCode.USAGE_ERROR
+    err = capsys.readouterr().err
+    assert "2 OneRunSpec values (buggy, spec)" in err and f"{f}:NAME" in err
+    # a one_run_spec() the file defines itself is still the default
+    f.write_text(f.read_text() + "def one_run_spec():\n    return buggy\n")
+    from dpaudit.commands.train_audit import load_spec
+
+    assert load_spec(str(f)).name == "dpsgd-logreg[mean-noise, dirac]"  # the one it returns
