@@ -142,5 +142,14 @@ def selected(quals: list[str], only: Optional[list]) -> set:
     picked: set = set()
     for o in only:
         exact = {q for q in quals if q.rsplit(".", 1)[-1] == o or q == o}
-        picked |= exact or {q for q in quals if o in q}
+        found = exact or {q for q in quals if o in q}
+        if not found:  # a typo swept nothing and exited 0 (a hurried user's probe)
+            import difflib
+
+            from dpaudit.errors import NothingMatched
+
+            close = difflib.get_close_matches(o, sorted({q.rsplit(".", 1)[-1] for q in quals}), n=3)
+            hint = f"; close: {', '.join(close)}" if close else ""
+            raise NothingMatched(f"--only {o}: no constructor is named so or contains it{hint}")
+        picked |= found
     return picked

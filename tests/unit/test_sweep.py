@@ -191,3 +191,7 @@ def test_only_takes_the_constructor_named_before_those_that_contain_the_name():
     assert selected(quals, ["laplace"]) == set(quals[:2])  # no constructor is named that
     assert selected(quals, ["make_laplace", "gauss"]) == {quals[0], quals[2]}
     assert selected(quals, None) == set(quals)
+    from dpaudit.errors import NothingMatched
+
+    with pytest.raises(NothingMatched, match="--only make_laplase: .*close: make_laplace"):
+        selected(quals, ["make_laplase"])  # a typo swept nothing and exited 0
