@@ -66,8 +66,8 @@ from dpaudit.execution.isolation import WORDS_MAX, child_environment
 from dpaudit.execution.shares import shared_reads, user_homes
 from dpaudit.execution.process import OutputTail, StopOnSignals, describe_exit, kill_tree, printable
 from dpaudit.execution.shared_outputs import OutputPool
-from dpaudit.execution.wire import (MAX_REPLY_BYTES, AuditedFile, ForgedReply, Frame, child_text,
-                                    describe_reply, error_reply, malformed,
+from dpaudit.execution.wire import (MAX_REPLY_BYTES, AuditedFile, ForgedReply, Frame, TooLarge,
+                                    child_text, describe_reply, error_reply, malformed,
                                     reply_limit)  # MAX_REPLY_BYTES: re-exported
 from dpaudit.output_values import NotPlain, plain_outputs
 from dpaudit.spec import MechanismSpec
@@ -614,6 +614,12 @@ class SandboxExecutor:
             raise MechanismError(self._with_tail(self._death()), data)
         try:
             return frame.feed(chunk)
+        except TooLarge as exc:  # said plainly (honest outputs too large, or a forged length),
+            self._kill()           # and an ERROR wherever it arrives, as any reply dpaudit refuses
+            raise ForgedReply(
+                f"returned outputs too large to read: a reply of {exc.size:,} bytes, more than the "
+                f"{exc.limit:,} bytes ({exc.limit >> 20:,} MiB) dpaudit reads at once (a release of "
+                f"millions of values; return a summary, or fewer values per call)", data) from None
         except ValueError as exc:
             self._kill()
             raise ForgedReply(printable(f"sent back a malformed reply ({exc})"), data) from None

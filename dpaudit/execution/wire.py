@@ -71,9 +71,10 @@ class Frame:
                     return False
                 (n,) = struct.unpack("!Q", self.buf[4:12])
                 head = 12
-            if n < 0 or n > self.limit:
-                raise ValueError(f"a message of {n:,} bytes, more than the {self.limit:,} "
-                                 f"dpaudit reads")
+            if n < 0:
+                raise ValueError(f"a message of {n:,} bytes")
+            if n > self.limit:
+                raise TooLarge(n, self.limit)
             self.size = n
             del self.buf[:head]
         self.done = len(self.buf) >= self.size
@@ -106,6 +107,14 @@ def child_text(text: Any, limit: int = MAX_CAUSE) -> str:
     """A text the child sent, cut to ``limit`` characters before it is made printable."""
     text = text if isinstance(text, str) else str(type(text).__name__)
     return printable(text[:limit] + ("…" if len(text) > limit else ""))
+
+
+class TooLarge(ValueError):
+    """A reply longer than a frame may be: outputs too large to read (or a hostile length)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size, self.limit = size, limit
+        super().__init__(f"a message of {size:,} bytes, more than the {limit:,} dpaudit reads")
 
 
 class ForgedReply(MechanismError):

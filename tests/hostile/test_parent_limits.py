@@ -127,7 +127,7 @@ def test_the_reply_cap_follows_the_memory_cap(arena):
             time.sleep(5)
         """), "--memory=256M")
     assert (code, rec["verdict"]) == (6, "error")
-    assert "more than the 67,108,864 dpaudit reads" in rec["error"], rec["error"]
+    assert "more than the 67,108,864 bytes (64 MiB) dpaudit reads" in rec["error"], rec["error"]
 
 
 # -- forged replies ----------------------------------------------------------------------------
