@@ -304,10 +304,14 @@ def _read_by_run(targets: Any, config_path: Optional[str]) -> dict[str, str]:
 
 def reports_apart(reports: Mapping[str, Any], targets: Any,
                   config_path: Optional[str] = None) -> dict[str, Any]:
-    """``reports`` less those whose path is a file the run reads (:func:`_read_by_run`): what an
-    error may still be written to (a refused run must not overwrite the code it was given)."""
+    """``reports`` less those whose path is a file the run reads (:func:`_read_by_run`), and less
+    every format of a path two formats name: what an error may still be written to (a refused
+    run must not overwrite the code it was given, nor write one of two formats it refused to
+    write to one path: ``--json same.out --html same.out`` left HTML in same.out)."""
     read = _read_by_run(targets, config_path)
-    return {fmt: None if path is not None and os.path.realpath(os.fspath(path)) in read else path
+    keys = {fmt: os.path.realpath(os.fspath(path)) for fmt, path in reports.items() if path is not None}
+    shared = {k for k in keys.values() if list(keys.values()).count(k) > 1}
+    return {fmt: None if path is not None and (keys[fmt] in read or keys[fmt] in shared) else path
             for fmt, path in reports.items()}
 
 

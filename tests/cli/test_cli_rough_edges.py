@@ -303,3 +303,12 @@ def test_a_report_on_stdout_appended_to_a_file_keeps_what_the_file_held(tmp_path
     assert done.returncode == 0, done.stderr
     text = log.read_text(encoding="utf-8")
     assert text.startswith("line1\n") and json.loads(text[len("line1\n"):])["results"][0]["verdict"] == "not_refuted"
+
+
+def test_two_formats_to_one_path_write_neither_there(tmp_path):
+    # `--json same.out --html same.out` was refused (exit 3) and then the refusal's HTML report
+    # was written to same.out anyway (a hurried user's probe); another report still says why
+    proc = dpaudit("check", os.path.join(ROOT, "examples", "laplace_sum.py"), *TINY, "--json", "same.out",
+                   "--html", "same.out", "--junit", "r.xml", cwd=tmp_path)
+    assert proc.returncode == ExitCode.USAGE_ERROR and "both write same.out" in proc.stderr
+    assert not (tmp_path / "same.out").exists() and "both write same.out" in (tmp_path / "r.xml").read_text()
