@@ -752,9 +752,10 @@ def _note_nonfinite(event: dict, kept: Any, mixed: bool = False, others: Any = (
             event["text"] = (f"{event['text']} ({shares[k]:.1%} of the outputs on {who}, "
                              f"{shares[1 - k]:.1%} on {names[1 - k]}: the type is released with the value)")
             return
-        event["text"] = (f"{event['text']} (an output of another type ({', '.join(others)}) or NaN "
-                         f"or ±inf in {shares[k]:.1%} of the outputs on {who}, "
-                         f"{shares[1 - k]:.1%} on {names[1 - k]}: the type is released with the value)")
+        event["text"] = (f"{event['text']} (an output of another type ({', '.join(others)}): "
+                         f"{shares[k]:.1%} of the outputs on {who}, {shares[1 - k]:.1%} on "
+                         f"{names[1 - k]}, counted with any NaN or ±inf; the type is released with "
+                         f"the value)")
         return
     event["text"] = (f"{event['text']} (non-finite output: NaN or ±inf in {shares[k]:.1%} of the "
                      f"outputs on {who}, {shares[1 - k]:.1%} on {names[1 - k]})")

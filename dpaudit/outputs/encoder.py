@@ -291,8 +291,14 @@ class OutputEncoder(Normaliser):
             self.schema = OutputSchema(OutputKind.DISCRETE, ordered=False)
             return
         if k is OutputKind.VECTOR and n in (OutputKind.VECTOR, OutputKind.MIXED, OutputKind.NONE):
-            v = next((x for x in found.values() if x is None or len(x) != cur.length), None)
-            what = "None" if v is None else f"{_short(v)} of length {len(v)}"
+            v = next((x for x in found.values() if x is not None and hasattr(x, "__len__")
+                      and len(x) != cur.length), None)
+            if v is not None:
+                what = f"{_short(v)} of length {len(v)}"
+            elif _NONE in found:
+                what = "None"
+            else:  # the batch's example vector is of the old length; another of it is not
+                what = "vectors of another length"
             raise MechanismError(f"changed output length between calls: returned {what} after "
                                  f"vectors of length {cur.length} (declare output='mixed' for "
                                  f"outputs of varying length)", data, v)

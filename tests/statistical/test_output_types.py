@@ -35,3 +35,15 @@ def test_an_output_of_another_type_is_named_as_such():
     assert ev["other_types"] == ["float"]
     assert "another type (float)" in ev["text"] and "non-finite output: NaN" not in ev["text"]
     assert float_fix(f.to_record(), r.to_record()) == OTHER_TYPE_FIX
+
+
+def test_a_vector_of_another_length_is_named_as_such_not_as_none():
+    # a grouped release whose key set varies returned lists of 1 and 2 values; the error said
+    # "returned None after vectors of length 1" (a library user's probe)
+    from dpaudit.errors import MechanismError
+    from dpaudit.outputs import OutputEncoder
+
+    enc = OutputEncoder(None)
+    enc.encode([[1.0]] * 5, data=np.zeros(2))
+    with pytest.raises(MechanismError, match="returned vectors of another length after vectors of length 1"):
+        enc.encode([[1.0]] * 4 + [[1.0, 2.0]], data=np.zeros(2))
