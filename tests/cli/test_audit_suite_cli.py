@@ -89,7 +89,7 @@ def test_all_as_expected_exits_0_and_reruns_one_audit_without_touching_reports(f
 
 
 @pytest.mark.parametrize("args, code, message", [
-    (["--id", "nope"], 3, "no audit with id 'nope'"),
+    (["--id", "nope"], 5, "no audit with id 'nope'"),
     (["missing/"], 3, "missing/: no such file or folder"),
     (["--seed", "x"], 3, "--seed must be an integer"),
 ])

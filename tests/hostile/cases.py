@@ -198,7 +198,7 @@ CASES = [
     Case("nested_too_deep", _f("x = [0.5]\nfor _ in range(100000):\n    x = [x]\nreturn x"), 6,
          "error", "cannot be sent back"),
     Case("reply_length_too_large", _f(_PIPES.format(header='struct.pack("!iQ", -1, 1 << 40)')
-                                      + "time.sleep(5)"), 6, "error", "malformed reply"),
+                                      + "time.sleep(5)"), 6, "error", "too large to read"),
     Case("recursion", _f("return f(data, rng)"), 6, "error", "RecursionError"),
     Case("batch_wrong_length", dedent("""\
         def f(data, rng, size=None):
