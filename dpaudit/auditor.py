@@ -162,7 +162,6 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
                                                          executor)
     from dpaudit.execution.base import time_limit
     from dpaudit.execution.blas import single_blas_thread
-    from dpaudit.auditing.looks import run as run_looks
 
     # the record's time is the command's for the target, its steps before the audit included
     t0 = time.monotonic() if context is None or context.started is None else context.started
@@ -196,19 +195,9 @@ def audit(mechanism: Any, *, samples: Optional[int] = None, confidence: float = 
                 if fitted is not None:
                     budget = fitted["budget"]
                     fitted["by_default"] = bool(by_default)
-                hopeless = _cannot_fit(samples, estimate, _left(deadline))
-                if hopeless is not None:  # stop now, not at the limit (the note says why)
-                    from dpaudit.auditing.sampled import Outcome
-
-                    out, looks = Outcome(error=hopeless), None
-                else:
-                    executor = _independent(executor, reproducible)
-                    checked = _checkpoints(spec, executor, seed, budget, reproducible, estimate,
-                                           _left(deadline))
-                    out, looks = run_looks(spec, checked or executor, budget=budget,
-                                           confidence=confidence, seed=seed,
-                                           timeout=_left(deadline), progress=progress,
-                                           early_stop=bool(early_stop))
+                out, looks, checked = _sample(spec, executor, samples, budget, confidence, seed,
+                                              reproducible, estimate, deadline, progress,
+                                              bool(early_stop))
     finally:
         if own is not None:
             own.close()
@@ -306,6 +295,28 @@ def _fitted_budget(budget: int, given: Optional[int], estimate: Optional[dict],
         return None
     return {"default": int(budget), "budget": n, "seconds_per_call": estimate["seconds_per_call"],
             "seconds_left": round(float(left), 3), "estimated_seconds": took}
+
+
+def _sample(spec: MechanismSpec, executor: Executor, samples: Optional[int], budget: int,
+            confidence: float, seed: int, reproducible: Optional[bool], estimate: Optional[dict],
+            deadline: Optional[float], progress: Optional[Callable], early_stop: bool) -> tuple:
+    """``(outcome, looks record, checkpoints)`` of the sampled audit's looks
+    (:func:`dpaudit.auditing.looks.run`), on independent workers and under the checkpoints; or,
+    when even its smallest run cannot fit the time left (:func:`_cannot_fit`), an outcome cut by
+    the time limit at once, with no sample drawn."""
+    from dpaudit.auditing.looks import run as run_looks
+
+    hopeless = _cannot_fit(samples, estimate, _left(deadline))
+    if hopeless is not None:  # stop now, not at the limit (the note says why)
+        from dpaudit.auditing.sampled import Outcome
+
+        return Outcome(error=hopeless), None, None
+    executor = _independent(executor, reproducible)
+    checked = _checkpoints(spec, executor, seed, budget, reproducible, estimate, _left(deadline))
+    out, looks = run_looks(spec, checked or executor, budget=budget, confidence=confidence,
+                           seed=seed, timeout=_left(deadline), progress=progress,
+                           early_stop=early_stop)
+    return out, looks, checked
 
 
 #: the smallest audit is given up before it starts when it needs more than this many times the

@@ -33,23 +33,6 @@ from dpaudit.rng import generator
 __all__ = ["Validated", "validate", "Stopped"]
 
 
-def _count(sampler: Any, cand: Candidate, lam: float, seeds: tuple, deadline: Optional[float],
-           kept: Optional[list], report: Callable[..., None]) -> Counts:
-    """Count the candidate's event on fresh samples with Poisson sizes (module docstring)."""
-    c = cand.choice
-    paired = c.method == "paired"
-    rng = generator(seeds[2])
-    n_num = int(rng.poisson(lam))
-    n_den = n_num if paired else int(rng.poisson(lam))
-
-    def progress(counts: Counts) -> None:
-        report("validate", candidate=cand.pair.label, epsilon_lb=None, validated=counts.n_num)
-
-    return sampler.count(cand.pair, c.event, paired=paired, n_num=n_num, n_den=n_den,
-                         seeds=(seeds[0], seeds[1]), numerator=c.numerator, deadline=deadline,
-                         lam=None if paired else lam, progress=progress, keep=kept)
-
-
 def _add(a: Optional[Counts], b: Counts, lam: Optional[float]) -> Counts:
     """The counts of two disjoint samples of one event; ``lam`` the Poisson mean of their joint
     size (None: not Poisson, a count cut short)."""
@@ -75,20 +58,25 @@ class Stopped:
         return {"stage": self.stage, "of": self.of, "fraction": self.fraction, "alpha": self.alpha}
 
 
-def _staged(sampler: Any, cand: Candidate, lam: float, seeds: tuple, deadline: Optional[float],
-            kept: Optional[list], report: Callable[..., None], stages: tuple, alpha: float,
-            delta: float, epsilon: float, stop: Optional[Callable[..., bool]] = None,
-            ) -> tuple[Optional[Counts], Optional[Bound], Optional[Stopped]]:
-    """Count and bound ``cand`` in the nested prefixes of ``stages`` (module docstring): the
-    counts, the bound of the prefix that stopped it (or of the whole sample), and where it stopped
-    (None: the whole sample was counted). A prefix whose bound refutes stops the count when
-    ``stop(bound, counts, cand)`` says so (None: always); any rule keeps the union bound. Each prefix's size is Poisson (mean f_i·lam: the
-    increments are independent Poisson draws), so every bound method applies to every prefix."""
+def _count(sampler: Any, cand: Candidate, lam: float, seeds: tuple, deadline: Optional[float],
+           kept: Optional[list], report: Callable[..., None], stages: tuple, alpha: float,
+           delta: float, epsilon: float, stop: Optional[Callable[..., bool]] = None,
+           ) -> tuple[Optional[Counts], Optional[Bound], Optional[Stopped]]:
+    """Count and bound ``cand`` on fresh samples of Poisson size (mean ``lam`` a dataset), in the
+    nested prefixes of ``stages`` (module docstring; none: the whole sample at once, on the
+    streams ``seeds`` themselves): the counts, the bound of the prefix that stopped it (or of the
+    whole sample; None when nothing was counted), and where it stopped (None: the whole sample
+    was counted). A prefix whose bound refutes stops the count when ``stop(bound, counts, cand)``
+    says so (None: always); any rule keeps the union bound. Each prefix's size is Poisson (mean
+    f_i·lam: the increments are independent Poisson draws), so every bound method applies."""
     c = cand.choice
     paired = c.method == "paired"
     rng = generator(seeds[2])
     plan = [(float(f), float(share)) for f, share in stages] + [(1.0, None)]
-    s_num, s_den = seeds[0].spawn(len(plan)), seeds[1].spawn(len(plan))
+    if stages:
+        s_num, s_den = seeds[0].spawn(len(plan)), seeds[1].spawn(len(plan))
+    else:
+        s_num, s_den = [seeds[0]], [seeds[1]]
     total: Optional[Counts] = None
     spent, before = 0.0, 0.0
     for i, (f, share) in enumerate(plan):
@@ -119,7 +107,7 @@ def _staged(sampler: Any, cand: Candidate, lam: float, seeds: tuple, deadline: O
         spent += share
         if b.epsilon_lb > epsilon and (stop is None or stop(b, total, cand)):
             return total, b, Stopped(i + 1, len(plan), f, level)
-    return total, None, None
+    return total, None, None  # not reached: the plan ends with the whole sample
 
 
 def _bound(cand: Candidate, counts: Counts, alpha: float, delta: float, epsilon: float) -> Bound:
@@ -162,18 +150,11 @@ def validate(sampler: Any, cands: list[Candidate], seeds: Any, *, alpha: float, 
     best: Optional[tuple] = None
     for cand, s in zip(cands, seeds.spawn(max(1, len(cands)))):
         kept: list = [[], []]
-        stopped = None
-        if stages:
-            counts, b, stopped = _staged(sampler, cand, lam, tuple(s.spawn(3)), deadline, kept,
-                                         report, stages, alpha, delta, epsilon, stop)
-        else:
-            counts = _count(sampler, cand, lam, tuple(s.spawn(3)), deadline, kept, report)
-            b = None
-        if counts is None or counts.n_num == 0 or counts.n_den == 0:
+        counts, b, stopped = _count(sampler, cand, lam, tuple(s.spawn(3)), deadline, kept, report,
+                                    stages, alpha, delta, epsilon, stop)
+        if b is None:  # nothing counted on one dataset: the time limit came first
             out.timed_out = True
             continue
-        if b is None:
-            b = _bound(cand, counts, alpha, delta, epsilon)
         out.largest_n = max(out.largest_n, counts.n_num, counts.n_den)
         if best is None or b.epsilon_lb > best[0].epsilon_lb:
             best = (b, cand, counts, kept, stopped)

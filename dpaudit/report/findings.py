@@ -34,7 +34,7 @@ __all__ = ["LOGIC", "FLOAT", "REPLAY", "NOT_APPLICABLE", "QUESTIONS", "FLOAT_FIX
            "FindingView", "findings_of",
            "finding_record", "float_policy", "porosity_text", "is_float_event", "float_status",
            "question_label", "float_only", "float_warning", "policies", "POLICY_MEANING", "verdict_tag",
-           "event_words", "finding", "short_tag", "out_of_reach"]
+           "event_words", "finding", "short_tag", "out_of_reach", "FLOAT_REASONS", "float_reason"]
 
 LOGIC = "logic"
 FLOAT = "float"
@@ -63,6 +63,22 @@ HIDDEN_BIT_FIX = ("find what writes the data into the output's bits (a bit-level
                   "noisy value, a value built from bytes): no snapping or noise scale fixes it")
 
 
+#: a float64 event's reason (:mod:`dpaudit.estimators.events`, :mod:`dpaudit.auditor`) as the
+#: reports name it, what its cells are, and what to do about it; any other reason is porosity's
+FLOAT_REASONS: dict[str, tuple[str, str, str]] = {
+    "porosity": ("porosity", "binade and trailing zero mantissa bits", FLOAT_FIX),
+    "signed-zero": ("signed zero", "the sign of a zero", SIGNED_ZERO_FIX),
+    "hidden-bit": ("hidden bit", "the value of mantissa bit {bit}, a bit the data sets", HIDDEN_BIT_FIX),
+    "output-type": ("output type", "an output of another type", OTHER_TYPE_FIX),
+}
+
+
+def float_reason(event: Mapping[str, Any]) -> tuple[str, str, str]:
+    """``(name, what its cells are, fix)`` of a float64 event (:data:`FLOAT_REASONS`)."""
+    name, cells, fix = FLOAT_REASONS.get(str(event.get("reason")), FLOAT_REASONS["porosity"])
+    return name, cells.format(bit=event.get("bit")), fix
+
+
 def logic_refuted(record: Optional[Mapping[str, Any]]) -> bool:
     """Whether an audit record's logic finding refutes its claim."""
     f = finding(record, LOGIC) if isinstance(record, Mapping) else None
@@ -81,15 +97,10 @@ def float_fix(rec: Mapping[str, Any], record: Optional[Mapping[str, Any]] = None
     cx = rec.get("counterexample") if isinstance(rec.get("counterexample"), Mapping) else {}
     event = cx.get("event") if isinstance(cx.get("event"), Mapping) else {}
     cells = event.get("cells") if isinstance(event.get("cells"), list) else []
-    if event.get("reason") == "output-type":  # the event is the other type's cell itself
-        return OTHER_TYPE_FIX
-    if cells and all("(non-finite output)" in str(c) for c in cells):
-        return NON_FINITE_FIX
-    if event.get("reason") == "signed-zero":
-        return SIGNED_ZERO_FIX
-    if event.get("reason") == "hidden-bit":
-        return HIDDEN_BIT_FIX
-    return FLOAT_FIX
+    if event.get("reason") != "output-type" and cells \
+            and all("(non-finite output)" in str(c) for c in cells):
+        return NON_FINITE_FIX  # NaN or ±inf itself (the other type's cell has its own fix)
+    return float_reason(event)[2]
 
 #: how each question is named in reports (the record's word for the second is "float")
 _LABELS = {LOGIC: "logic", FLOAT: "float64"}

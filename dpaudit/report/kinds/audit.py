@@ -51,10 +51,7 @@ def counterexample_text(cx: Mapping[str, Any]) -> str:
             parts.append(f"D′ = {short(cx['neighbour'])}")
     event = cx.get("event")
     if fnd.is_float_event(event):
-        reason = {"signed-zero": "signed zero", "hidden-bit": "hidden bit",
-                  "output-type": "output type"}.get(
-            str(event.get("reason")), "porosity")
-        parts.append(f"{reason}: {fnd.porosity_text(event)}")
+        parts.append(f"{fnd.float_reason(event)[0]}: {fnd.porosity_text(event)}")
     elif isinstance(event, Mapping) and event.get("text"):
         parts.append(f"event {event['text']}")
     return ", ".join(parts)
@@ -169,12 +166,8 @@ def plain_sentence(rec: Mapping[str, Any]) -> str:
             cells = (f"{len(codes)} float64 cell{'' if len(codes) == 1 else 's'}" if isinstance(codes, list)
                      and codes else "float64 cells")
             rare = "never reach" if num(q) == 0 else f"reach only {_share(q)} of the time"
-            what = {"hidden-bit": f"(the value of mantissa bit {event.get('bit')}, a bit the data sets)",
-                    "signed-zero": "(the sign of a zero)",
-                    "output-type": "(an output of another type)"}.get(
-                str(event.get("reason")), "(binade and trailing zero mantissa bits)")
             return (f"The output's float64 bits tell D from D′: {_share(p)} of outputs on D fall in {cells} "
-                    f"{what} that outputs on D′ {rare}, so these bits make "
+                    f"({fnd.float_reason(event)[1]}) that outputs on D′ {rare}, so these bits make "
                     f"D {least}{_ratio(eps_lb)} times likelier than D′{at_conf}; {claim_words} allows at most "
                     f"{allowed} times.")
         if delta and delta_lb is not None and delta_lb > delta:
