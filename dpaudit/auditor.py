@@ -29,7 +29,8 @@ from dpaudit.errors import InvalidArgument, MechanismError, TimeLimitReached, Us
 from dpaudit.execution.base import Executor, InProcessExecutor
 from dpaudit.results import (FLOAT, LOGIC, AuditContext, AuditResult, Counterexample, ExactDetails,
                              FailureDetails, Finding, Interval, MechanismFailure, SampledDetails,
-                             Strength, ValidatedEvent, ValidationCounts, ValidationSamples, Verdict)
+                             MARGINAL_P, Strength, ValidatedEvent, ValidationCounts,
+                             ValidationSamples, Verdict)
 from dpaudit.spec import CallForm, Declaration, MechanismSpec, OutputKind
 from dpaudit.validation import (MAX_SAMPLES, MIN_SAMPLES, check_callable, check_confidence,
                                 check_count, check_executor, check_records, check_samples,
@@ -472,6 +473,12 @@ def _strength(spec: MechanismSpec, ans: Any, confidence: float, refuted: bool) -
     from dpaudit.estimators import strength
 
     b, choice = ans.bound, ans.candidate.choice
+    if b.method == "betting":  # the betting look's wealth, not counts, is its evidence
+        from dpaudit.auditing.betting import p_value
+
+        p = p_value(b, 1.0 - confidence)
+        return Strength(p_value=p, margin=b.epsilon_lb / spec.epsilon if spec.epsilon > 0 else None,
+                        marginal=bool(refuted and p > MARGINAL_P), power=None)
     split = choice.split if b.method == choice.method else (0.5, 0.5)
     k = (1.0 - confidence) / b.alpha  # the Bonferroni factor the run used
     return Strength.of(strength.grade(b.method, ans.counts, split, b.alpha, k, spec.epsilon,
@@ -539,7 +546,8 @@ def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float,
         projected_bound=choice.projected,
         validation=ValidationCounts(n_D=counts.n_num, n_D_prime=counts.n_den, in_event_D=counts.x,
                                     in_event_D_prime=counts.y, both=counts.a,
-                                    design="paired" if counts.paired else "independent"),
+                                    design=("betting" if b.method == "betting" else
+                                            "paired" if counts.paired else "independent")),
         event_thresholds=sorted({float(v) for v in (event.get("threshold"), event.get("lo"),
                                                     event.get("hi"))
                                  if v is not None and np.isfinite(v)}),
@@ -565,7 +573,7 @@ def _limits(spec: MechanismSpec, out: Any, ans: Any) -> Any:
     from dpaudit.estimators.limits import limits_of, point_reach
 
     b, counts = ans.bound, ans.counts
-    if b is not None and counts is not None:
+    if b is not None and counts is not None and b.method != "betting":
         choice = ans.candidate.choice
         split = choice.split if b.method == choice.method else (0.5, 0.5)
         largest = max(ans.largest_n, counts.n_num, counts.n_den)

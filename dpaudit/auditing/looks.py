@@ -20,8 +20,8 @@ from typing import Any, Callable, Optional, Protocol
 
 import numpy as np
 
-from dpaudit.auditing.schedule import Schedule, schedule
-from dpaudit.auditing import sampled
+from dpaudit.auditing.schedule import BETTING, Schedule, schedule
+from dpaudit.auditing import betting, sampled
 from dpaudit.spec import MechanismSpec
 
 __all__ = ["run", "look_seed", "drive", "Objective", "Looks", "PointLooks"]
@@ -159,11 +159,13 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
     and α)."""
     questions = tuple(questions or sampled.questions_of(spec))
     if plan is None and early_stop:
-        plan = schedule(budget, confidence) if min_look is None else schedule(budget, confidence, min_look)
+        plan = schedule(budget, confidence, betting=sampled.LOGIC in questions) if min_look is None \
+            else schedule(budget, confidence, min_look, betting=sampled.LOGIC in questions)
     staged = early_stop and plan is not None
     point = PointLooks(spec, executor, questions, alpha=1.0 - confidence,
                        early=len(plan.budgets) if staged else 0,
-                       stages=plan.final_stages if staged else ())
+                       stages=plan.final_stages if staged else (),
+                       kinds=plan.kinds if staged else ())
     looks = drive(point, plan if early_stop else None, budget=budget, confidence=confidence,
                   seed=seed, timeout=timeout, progress=progress)
     return point.outcome(looks), looks.record
@@ -186,6 +188,11 @@ class PointLooks:
     the next look's few thousand samples say it plainly. The strongest refuting look is reported.
     Whether the run refutes is unchanged (it did at the marginal look, and any look's bound holds
     at its own α_j), so the false refutation rate is too; only the samples of a refuted run grow.
+    A marginal refutation by the betting look's first part waits for its second part, which bets
+    on from it (its one wealth process), before the rule applies. A betting refutation rides
+    along the sampled look after it when the float64 question runs that look anyway: the betting
+    look's bound is a short run's confidence sequence, and the sampled look's may be larger (the
+    stronger is reported), at no cost in samples.
 
     A refuted logic question never pays for a final look of its own (``early``, the number of
     early looks): a refutation that no early look settled is reported from its strongest early
@@ -204,10 +211,12 @@ class PointLooks:
     the budget, and a correct claim's bound is the whole sample's, at 90% of the final look's α."""
 
     def __init__(self, spec: MechanismSpec, executor: Any, questions: tuple[str, ...],
-                 alpha: float = 0.05, early: int = 0, stages: tuple = ()) -> None:
+                 alpha: float = 0.05, early: int = 0, stages: tuple = (), kinds: tuple = ()) -> None:
         self.spec, self.executor, self.questions, self.alpha = spec, executor, questions, alpha
         self.early = early  # how many early looks the schedule has (the final look comes after)
         self.stages = stages  # the final look's validation prefixes (Schedule.final_stages)
+        self.kinds = kinds  # each early look's kind (Schedule.kinds): the betting look first
+        self.bettor: Optional[betting.Bettor] = None  # the betting look's state, between its parts
         self.again: set = set()  # questions given one more look after a marginal refutation
         self.pending = list(questions)
         self.answered: dict[str, Any] = {}  # question -> the Answer that settled it
@@ -217,6 +226,18 @@ class PointLooks:
 
     def look(self, j: int, budget: int, confidence: float, seed: int, timeout: Optional[float],
              progress: Optional[Callable]) -> sampled.Outcome:
+        if 0 <= j < len(self.kinds) and self.kinds[j] == BETTING:
+            if sampled.LOGIC not in self.pending:  # refuted already: this part draws nothing
+                return sampled.Outcome()
+            first = self.bettor is None
+            if first:  # one wealth process for every part, at the first part's level
+                from dpaudit.results import MARGINAL_P
+
+                level = 1.0 - confidence
+                self.bettor = betting.Bettor(self.spec, self.executor, alpha=level, seed=seed,
+                                             strong=self.alpha / (level * MARGINAL_P))
+            return betting.look(self.bettor, budget=budget, timeout=timeout, progress=progress,
+                                charge=first)
         return sampled.run(self.spec, self.executor, budget=budget, confidence=confidence,
                            seed=seed, timeout=timeout, progress=progress,
                            questions=tuple(self.pending), stages=self.stages if j < 0 else (),
@@ -245,9 +266,17 @@ class PointLooks:
             if _refutes(ans, spec) and (q not in best or ans.bound.epsilon_lb > best[q].bound.epsilon_lb):
                 best[q] = ans
             settled = _refutes(ans, spec) and _settled(ans, spec)
+            if settled and q == sampled.LOGIC and ans.bound.method == "betting" \
+                    and BETTING in self.kinds[j + 1:] and _marginal(ans, spec, self.alpha):
+                continue  # the betting look's next part bets on from here (class docstring)
             if settled and q == sampled.LOGIC and q not in self.again \
                     and _marginal(ans, spec, self.alpha):
                 self.again.add(q)  # one more look to say it plainly (class docstring)
+                continue
+            if settled and q == sampled.LOGIC and q not in self.again \
+                    and ans.bound.method == "betting" and sampled.FLOAT in self.pending \
+                    and j + 1 < self.early and self.kinds[j + 1] != BETTING:
+                self.again.add(q)  # rides along the sampled look the float64 question runs
                 continue
             if ans.absent is not None or _nothing_to_test(ans) or settled or \
                     (q in self.again and q in best):
@@ -322,8 +351,8 @@ def _settled(ans: Any, spec: MechanismSpec) -> bool:
     a true 3.64), so a weaker refutation goes on to the next early look, and the strongest
     refuting look is reported (any rule that picks which look is reported keeps the Bonferroni
     bound); the final look is not run for it (:class:`PointLooks`)."""
-    if ans.bound.epsilon_lb >= STRONG_EPSILON:
-        return True
+    if ans.bound.epsilon_lb >= STRONG_EPSILON or ans.bound.method == "betting":
+        return True  # the betting look bet on until its refutation was not marginal, or spent
     if ans.question == sampled.FLOAT:
         return False
     counts = ans.counts
@@ -340,6 +369,8 @@ def _marginal(ans: Any, spec: MechanismSpec, alpha: float) -> bool:
     b, counts, cand = ans.bound, ans.counts, ans.candidate
     if b is None or counts is None or cand is None or not b.alpha > 0:
         return False
+    if b.method == "betting":
+        return betting.p_value(b, alpha) > MARGINAL_P
     split = cand.choice.split if b.method == cand.choice.method else (0.5, 0.5)
     return p_value(b.method, counts, split, alpha / b.alpha, spec.epsilon, spec.delta) > MARGINAL_P
 
@@ -357,6 +388,10 @@ def _look(number: int, budget: int, out: sampled.Outcome, alpha: float) -> dict:
     first = next(iter(bounds.values()), None)
     entry = {"look": number, "budget": budget, "samples": out.samples, "alpha": alpha,
              "epsilon_lb": first, "questions": bounds}
+    bet = out.phases.get("betting") if isinstance(out.phases, dict) else None
+    if bet is not None:  # the betting look: when its wealth first refuted (in this part's
+        # samples; None: not in this part), and how far it went
+        entry.update(kind=BETTING, refuted_at=bet["refuted_at"], log_wealth=bet["log_wealth"])
     stopped = {q: a.stopped.to_record() for q, a in out.answers.items() if a.stopped is not None}
     if stopped:  # the final look's validation stopped at a prefix (dpaudit.auditing.validate)
         entry["validation_stopped"] = stopped

@@ -25,8 +25,9 @@ state, seeds, budget split and search are the core's, its objective (the point �
 mechanism as a model over the reals: events on values) and :data:`FLOAT` (is the float64
 implementation safe: float-structure events on the bits of real outputs, porosity), each with
 its own event, bound and share of the error level: with both asked, the logic gets
-``1 − FLOAT_SHARE`` of α and the float64 question :data:`FLOAT_SHARE` (Bonferroni: the two bounds
-hold together with probability ≥ 1 − α). The search and the race rank pairs by the first question
+``1 − FLOAT_SHARE`` of a look's α and the float64 question :data:`FLOAT_SHARE` (Bonferroni: the two
+bounds hold together with probability ≥ 1 − α; the betting look before the sampled looks,
+:mod:`dpaudit.auditing.betting`, asks the logic alone, at all of its own level). The search and the race rank pairs by the first question
 asked (the logic, when asked); the race chooses each finalist's events of both questions on its
 one sample, and the float64 candidate is validated on samples of its own, the logic's on the rest,
 so neither question's samples choose the other's event. How many is decided on the selection

@@ -130,7 +130,9 @@ class Counts:
 @dataclass(frozen=True, slots=True)
 class Bound:
     """A validated bound: ε_LB (≥ 0), δ_LB at the claimed ε (None for pure claims), and the
-    frequencies with two-sided CP intervals at the candidate's level (for the report)."""
+    frequencies with two-sided CP intervals at the candidate's level (for the report). A bound of
+    the betting look (``method`` "betting", :mod:`dpaudit.auditing.betting`) carries the largest
+    log-wealth its test reached at the claim (its p-value is e^−log_wealth)."""
 
     epsilon_lb: float
     delta_lb: Optional[float]
@@ -140,6 +142,7 @@ class Bound:
     q_interval: tuple[float, float]
     method: str
     alpha: float
+    log_wealth: Optional[float] = None
 
 
 # ---------------------------------------------------------------------------------------------

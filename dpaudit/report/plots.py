@@ -27,7 +27,7 @@ import functools
 import io
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
@@ -57,6 +57,8 @@ class Histogram:
     event: Optional[tuple[float, float]] = None
     event_atoms: tuple = ()
     label: str = "output"
+    #: which outputs these are (:func:`_where`)
+    where: str = "validation split"
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +239,18 @@ def _atom_labels(atoms: Any) -> list[str]:
     return labels
 
 
+def _where(rec: Mapping[str, Any]) -> str:
+    """Which outputs a record's plots show: its validation split, or the draws of the betting look
+    that refuted (:mod:`dpaudit.auditing.betting`: each draw was bet on an event chosen before it)."""
+    det = rec.get("details")
+    betting = isinstance(det, Mapping) and det.get("bound_method") == "betting"
+    return "draws of the betting look" if betting else "validation split"
+
+
+def _at(rec: Mapping[str, Any], h: Histogram) -> Histogram:
+    return replace(h, where=_where(rec))
+
+
 def histogram_data(rec: Mapping[str, Any]) -> Optional[Histogram]:
     """The output histograms of a record (of its event's coordinate for vector outputs), or None
     when its details carry none."""
@@ -253,9 +267,9 @@ def histogram_data(rec: Mapping[str, Any]) -> Optional[Histogram]:
         edges = _floats(_first(h, "edges", "bins"))
         atoms = _first(h, "atoms", "values", "categories")
         if edges is not None and edges.size == p.size + 1:
-            return Histogram(_normalise(p), _normalise(q), edges=edges, event=event)
+            return _at(rec, Histogram(_normalise(p), _normalise(q), edges=edges, event=event))
         if isinstance(atoms, (list, tuple)) and len(atoms) == p.size:
-            return Histogram(_normalise(p), _normalise(q), atoms=tuple(atoms), event=event)
+            return _at(rec, Histogram(_normalise(p), _normalise(q), atoms=tuple(atoms), event=event))
         return None
     arrays = _sample_arrays(rec)
     if arrays is None:
@@ -269,15 +283,15 @@ def histogram_data(rec: Mapping[str, Any]) -> Optional[Histogram]:
     if uniq.size <= 30:
         pa = np.array([(a == u).sum() for u in uniq], dtype=float)
         pb = np.array([(b == u).sum() for u in uniq], dtype=float)
-        return Histogram(_normalise(pa), _normalise(pb), atoms=tuple(uniq.tolist()),
-                         event=event, event_atoms=_event_atoms(rec), label=label)
+        return _at(rec, Histogram(_normalise(pa), _normalise(pb), atoms=tuple(uniq.tolist()),
+                                  event=event, event_atoms=_event_atoms(rec), label=label))
     lo, hi = np.quantile(both, [0.005, 0.995])
     edges = np.linspace(lo, hi if hi > lo else lo + 1.0, 61)
     # fractions of *all* samples (the 1% in the far tails is left out of the picture, not
     # piled into the end bins), so the plotted densities are honest
     pa = np.histogram(a, edges)[0] / max(a.size, 1)
     pb = np.histogram(b, edges)[0] / max(b.size, 1)
-    return Histogram(pa, pb, edges=edges, event=event, label=label)
+    return _at(rec, Histogram(pa, pb, edges=edges, event=event, label=label))
 
 
 def curve_data(rec: Mapping[str, Any]) -> Optional[Curve]:
@@ -452,7 +466,7 @@ def _hist_axes(ax, h: Histogram, eps: Optional[float]) -> None:
                       fontsize=9)
         ax.set_xlabel(h.label, fontsize=10)
         ax.set_ylabel("probability", fontsize=10)
-    ax.set_title(f"{'outputs' if h.label == 'output' else h.label} on D and D′ (validation split)", fontsize=11)
+    ax.set_title(f"{'outputs' if h.label == 'output' else h.label} on D and D′ ({h.where})", fontsize=11)
     ax.legend(fontsize=9, frameon=False)
 
 
@@ -584,7 +598,7 @@ def record_svgs(rec: Mapping[str, Any], salt: str) -> list[tuple[str, str]]:
             panels.append(h)
             caption.append(f"{'left: ' if (c is not None or pr is not None and not _plain(ev)) else ''}"
                            f"histograms of {'the outputs' if h.label == 'output' else h.label} on D and on D′ "
-                           "(validation split), " + ("the event S shaded" if _shaded(h) else
+                           f"({h.where}), " + ("the event S shaded" if _shaded(h) else
                                                      "the event S not among the outputs shown"))
         if c is not None:
             panels.append(c)
@@ -595,7 +609,7 @@ def record_svgs(rec: Mapping[str, Any], salt: str) -> list[tuple[str, str]]:
             weights = _score_weights(ev)
             panels.append(pr)
             caption.append(("right: " if h is not None else "left: " if weights is not None else "")
-                           + "P[M(D) ∈ S] and P[M(D′) ∈ S] on the validation split with their "
+                           + f"P[M(D) ∈ S] and P[M(D′) ∈ S] on the {_where(rec)} with their "
                            "Clopper-Pearson intervals, and the most the claim allows on D "
                            "(e^ε times the upper end on D′, plus δ)")
             if weights is not None and h is None:

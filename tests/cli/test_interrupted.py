@@ -111,7 +111,8 @@ def test_a_stop_during_the_replay_stage_keeps_the_claim_and_the_rerun_line(tmp_p
 def test_a_stop_keeps_the_samples_drawn_and_the_early_looks_finished(tmp_path):
     # the record of a stop during the sampling had samples 0 and no bound, though early looks had
     # finished (each bound holds at its own α on its own samples) and thousands of calls were made
-    (tmp_path / "mech.py").write_text(MECHANISM.replace("CALLS[0] == 500", "CALLS[0] == 15_000"))
+    # after the betting look (25,000 calls) and the sampled look after it (32,000)
+    (tmp_path / "mech.py").write_text(MECHANISM.replace("CALLS[0] == 500", "CALLS[0] == 60_000"))
     marker = tmp_path / "started"
     cmd = [sys.executable, "-m", "dpaudit", "check", "mech.py", "--samples", "400000", "--seed", "7",
            "--float", "off", "--json", "r.json", "--isolation=process", "--pass-env=STARTED_MARKER"]

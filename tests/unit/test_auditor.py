@@ -35,7 +35,10 @@ def test_correct_mechanism_not_refuted_and_bound_is_sensible():
 
 def test_buggy_mechanism_refuted_with_a_reproducible_counterexample():
     r = dpaudit.audit(laplace_sum(0.25), samples=SMALL, seed=4)  # true ε = 4
-    assert r.verdict is Verdict.REFUTED and r.epsilon_lower_bound > 2.0
+    # refuted by the betting look in a few hundred samples, plainly; its bound is a short run's
+    # confidence sequence (docs/math.md, "The betting look"), not the 4 a long count would show
+    assert r.verdict is Verdict.REFUTED and r.epsilon_lower_bound > 1.5
+    assert r.strength.p_value <= 1e-3 and r.samples < 2_000
     cx = r.counterexample
     assert are_neighbours("add-remove", cx.dataset, cx.neighbour, (0, 1), 5)
     assert cx.event["kind"] in ("threshold", "interval") and cx.event["text"]
@@ -70,7 +73,7 @@ def test_report_data_for_plots():
     assert 0 < len(s["d"]) <= 2000 and 0 < len(s["d_prime"]) <= 2000
     assert r.details["event_thresholds"]
     v = r.details["validation"]
-    assert v["n_D"] > 0 and v["design"] in ("paired", "independent")
+    assert v["n_D"] > 0 and v["design"] in ("paired", "independent", "betting")
 
 
 @pytest.mark.parametrize("func, fragment", [
@@ -250,9 +253,11 @@ def test_approximate_dp_claims_use_delta():
     # Gaussian, sensitivity 1, σ = 1: δ(1) = Φ(-0.5) − e Φ(-1.5) ≈ 0.127 (Balle and Wang 2018, Thm 8)
     true_delta = stats.norm.cdf(-0.5) - math.e * stats.norm.cdf(-1.5)
     r = dpaudit.audit(gaussian_sum, samples=SMALL, seed=6)
-    assert r.verdict is Verdict.REFUTED
-    assert 0.01 < r.delta_lower_bound <= true_delta
-    # the pairs share their noise (common random numbers): the paired bound, which holds for δ
+    assert r.verdict is Verdict.REFUTED and 0.01 < r.delta_lower_bound <= true_delta
+    # one look: the pairs share their noise (common random numbers): the paired bound, which
+    # holds for δ
+    r = dpaudit.audit(gaussian_sum, samples=SMALL, seed=6, early_stop=False)
+    assert r.verdict is Verdict.REFUTED and 0.01 < r.delta_lower_bound <= true_delta
     assert r.details["bound_method"] == "paired"
     r = dpaudit.audit(gaussian_sum, samples=SMALL, seed=6, delta=0.2)
     assert r.verdict is Verdict.NOT_REFUTED and r.delta_lower_bound < 0.2

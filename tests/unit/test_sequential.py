@@ -7,7 +7,8 @@ import pytest
 
 import dpaudit
 from dpaudit.errors import InvalidArgument
-from dpaudit.auditing.schedule import LOOK_FRACTIONS, MIN_LOOK, SPEND, schedule
+from dpaudit.auditing.schedule import (BET_SPEND, BETTING, LOOK_FRACTIONS, MIN_BET, MIN_LOOK,
+                                       SAMPLED, SPEND, schedule)
 from dpaudit.results import Verdict
 
 
@@ -21,6 +22,21 @@ def test_schedule_spends_alpha_exactly_and_looks_geometrically():
     assert schedule(4_000_000, 0.95).budgets == (5_000, 20_000, 80_000, 320_000)
     assert schedule(400_000, 0.95).budgets == (2_000, 8_000, 32_000)  # 500 < MIN_LOOK
     assert s.to_record()["family_alpha"] == s.alpha
+
+
+def test_the_betting_look_comes_first_in_two_parts_around_the_smallest_sampled_look():
+    s = schedule(4_000_000, 0.95, betting=True)
+    assert s.budgets == (25_000, 5_000, 25_000, 80_000, 320_000)  # the 20,000 look replaced
+    assert s.kinds == (BETTING, SAMPLED, BETTING, SAMPLED, SAMPLED)
+    # one level for both parts: one wealth process (dpaudit.auditing.betting.Bettor)
+    assert s.alphas[0] == pytest.approx(BET_SPEND * s.alpha) and s.alphas[2] == 0.0
+    assert s.final_alpha == pytest.approx(0.5 * s.alpha)
+    assert math.isclose(sum(s.alphas) + s.final_alpha, s.alpha, rel_tol=1e-12)
+    # a mechanism with no batch form: 25,000 samples of betting in all, as with a batch form
+    assert schedule(400_000, 0.95, betting=True).budgets == (12_500, 2_000, 12_500, 32_000)
+    assert schedule(8 * MIN_BET, 0.95, betting=True).budgets == (2 * MIN_BET,)
+    assert schedule(8 * MIN_BET - 1, 0.95, betting=True).budgets == ()
+    assert s.to_record()["kinds"] == ["betting", "sampled", "betting", "sampled", "sampled"]
 
 
 def test_small_budget_has_no_early_look():
@@ -66,8 +82,9 @@ def test_no_early_stop_spends_the_budget_and_has_no_record():
 @pytest.mark.slow
 def test_without_an_early_look_the_audit_is_the_plain_one():
     f = laplace_sum(0.5)
-    a = dpaudit.audit(f, samples=24_000, seed=11).to_record()
-    b = dpaudit.audit(f, samples=24_000, seed=11, early_stop=False).to_record()
+    # below 8 × MIN_BET samples there is no betting look, and below 12.5 × MIN_LOOK no other
+    a = dpaudit.audit(f, samples=7_999, seed=11).to_record()
+    b = dpaudit.audit(f, samples=7_999, seed=11, early_stop=False).to_record()
     assert "early_stop" not in a["details"]  # nothing was stopped early: nothing to record
     assert b.pop("reproduce") == a.pop("reproduce").replace(", seed=", ", early_stop=False, seed=")
     for rec in (a, b):
@@ -98,21 +115,54 @@ def test_cli_flag_turns_early_stopping_off_and_the_reproduce_line_keeps_it():
     assert "--no-early-stop" not in check_command("m.py", **kw)
 
 
-@pytest.mark.parametrize("seed", [4, 6])
-def test_a_marginal_refutation_gets_one_more_look_and_reads_plainly(seed):
-    # claim 0.5, true ε 1 (twice the claim): these seeds' first look refuted with a family-wise
-    # p of 0.0025 and 0.0041 and stopped there, the verdict reading "MARGINAL, confirm with
-    # another seed"; one more look (a few thousand samples) gives p < 1e-20 on the same run
-    @dpaudit.mechanism(epsilon=0.5, neighbours="add-remove", domain=(0, 1), size=1)
-    def twice(data, rng):
-        return float(data.sum()) + rng.laplace(0.0, 1.0)
+@dpaudit.mechanism(epsilon=0.5, neighbours="add-remove", domain=(0, 1), size=1)
+def twice(data, rng):
+    return float(data.sum()) + rng.laplace(0.0, 1.0)  # claim 0.5, true ε 1 (twice the claim)
 
-    r = dpaudit.audit(twice, float="off", seed=seed)
+
+def _weakened(monkeypatch, log_wealth):
+    """Make the betting look's refutation reach only ``log_wealth`` (a marginal one: its
+    family-wise p is (α/α_bet)·e^−log_wealth), the rest of the run as it is."""
+    from dataclasses import replace
+
+    from dpaudit.auditing import looks, sampled
+
+    real = looks.betting.look
+
+    def weak(*args, **kwargs):
+        out = real(*args, **kwargs)
+        ans = out.answers[sampled.LOGIC]
+        if ans.bound is not None:
+            ans.bound = replace(ans.bound, log_wealth=log_wealth)
+        return out
+
+    monkeypatch.setattr(looks.betting, "look", weak)
+
+
+def test_the_betting_look_refutes_a_gross_violation_plainly_in_hundreds_of_samples():
+    # the betting look (dpaudit.auditing.betting) refutes twice the claim after a few hundred
+    # samples and bets on until its p-value is not marginal; its bound stays below the true ε
+    r = dpaudit.audit(twice, float="off", seed=4)
+    looks = r.details["early_stop"]["looks"]
+    assert r.verdict is Verdict.REFUTED and len(looks) == 1 and looks[0]["kind"] == "betting"
+    assert looks[0]["refuted_at"] <= looks[0]["samples"] == r.samples < 3_000
+    assert 0.5 < r.epsilon_lower_bound < 1.0 and r.details["bound_method"] == "betting"
+    assert not r.strength.marginal and r.strength.p_value <= 1e-3
+    assert r.details["alpha"] == pytest.approx(r.details["early_stop"]["alphas"][0])
+
+
+@pytest.mark.slow  # its budget (4·10⁶) is what puts a 5,000-sample look next; it draws 10,000
+def test_a_marginal_refutation_gets_one_more_look_and_reads_plainly(monkeypatch):
+    # a refutation whose family-wise p is above 0.001 read "MARGINAL, confirm with another
+    # seed"; it gets one more look, whose samples say it plainly, and the stronger is reported
+    _weakened(monkeypatch, math.log(400.0))  # p = 5/400 = 0.0125
+    # the look after the betting look is the smallest sampled one: 5,000 samples of 4·10⁶
+    r = dpaudit.audit(twice, float="off", seed=4, samples=4_000_000)
     looks = r.details["early_stop"]["looks"]
     assert r.verdict is Verdict.REFUTED and len(looks) == 2 and r.details["early_stop"]["stopped_early"]
     assert 0.5 < looks[0]["epsilon_lb"] < looks[1]["epsilon_lb"] == r.epsilon_lower_bound
-    assert not r.strength.marginal and r.strength.p_value < 1e-20
-    assert r.samples == sum(x["samples"] for x in looks) < 12_000
+    assert not r.strength.marginal and r.strength.p_value < 1e-12
+    assert r.samples == sum(x["samples"] for x in looks) < 10_000
 
 
 def test_a_marginal_refutation_stands_when_the_look_after_it_fails(monkeypatch):
@@ -122,15 +172,12 @@ def test_a_marginal_refutation_stands_when_the_look_after_it_fails(monkeypatch):
     from dpaudit.auditing import looks
     from dpaudit.errors import MechanismError
 
-    @dpaudit.mechanism(epsilon=0.5, neighbours="add-remove", domain=(0, 1), size=1)
-    def twice(data, rng):
-        return float(data.sum()) + rng.laplace(0.0, 1.0)
-
+    _weakened(monkeypatch, math.log(400.0))
     real = looks.PointLooks.look
 
     def look(self, j, budget, confidence, seed, timeout, progress):
         out = real(self, j, budget, confidence, seed, timeout, progress)
-        if j == 1:  # the look after seed 4's marginal first look fails before it answers
+        if j == 1:  # the look after the marginal betting look fails before it answers
             out.error, out.answers = MechanismError("failed on purpose", None), {}
         return out
 
@@ -139,13 +186,12 @@ def test_a_marginal_refutation_stands_when_the_look_after_it_fails(monkeypatch):
     logic = r.findings["logic"]
     assert r.verdict is Verdict.ERROR and "failed on purpose" in r.error
     assert logic.verdict is Verdict.REFUTED and logic.epsilon_lower_bound > 0.5
+    assert logic.details["bound_method"] == "betting" and logic.strength.marginal
 
 
-def test_a_refutation_that_no_early_look_settles_skips_the_final_look():
-    # an (ε, δ) claim never settles on a measured ratio (its ε lives near δ), and this one is
-    # refuted below ε = 5 at the last early look (ε ≥ 1.21 of a true 1.41, family-wise p near
-    # 1e-12, far from the marginal 0.001 on any machine): it looked on through the final look,
-    # all 400,000 samples; it ends at the early looks now
+def test_an_approximate_claim_is_refuted_by_the_betting_look_with_its_delta_bound():
+    # an (ε, δ) claim 20% too narrow: the betting look refutes it at the claimed ε and bounds δ
+    # there too (its δ_LB is above the claimed δ); it went on through the early looks before
     @dpaudit.mechanism(epsilon=1.0, delta=0.1269, neighbours="linf", domain=(0, 1), size=1,
                        float_events=False)
     def gauss(data, rng, size=None):
@@ -153,11 +199,11 @@ def test_a_refutation_that_no_early_look_settles_skips_the_final_look():
 
     r = dpaudit.audit(gauss, samples=400_000, seed=1)
     rec = r.details["early_stop"]
-    refuting = [x["epsilon_lb"] for x in rec["looks"] if x["epsilon_lb"] > 1.0]
-    assert r.verdict is Verdict.REFUTED and rec["stopped_early"]
-    assert len(rec["looks"]) == len(rec["budgets"]) and r.samples <= sum(rec["budgets"]) + 1_000
-    assert refuting and r.epsilon_lower_bound == max(refuting) < 1.41 and r.strength.p_value < 1e-6
-    assert r.confidence == 0.95 and r.details["alpha"] <= 0.05
+    assert r.verdict is Verdict.REFUTED and rec["stopped_early"] and len(rec["looks"]) == 1
+    assert 1.0 < r.epsilon_lower_bound < 1.41 and r.strength.p_value <= 1e-3
+    # the true δ at ε = 1 of the σ = 1/1.2 Gaussian is 0.1805 (δ_μ(ε) with μ = 1.2)
+    assert 0.1269 < r.delta_lower_bound < 0.1805
+    assert r.samples <= rec["budgets"][0] and r.confidence == 0.95
 
 
 def _answer(question, eps_lb):

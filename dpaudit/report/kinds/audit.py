@@ -105,6 +105,10 @@ def _delta_gap(rec: Mapping[str, Any], cx: Mapping[str, Any], eps: Any, exact: b
     p, q = cx.get("p"), cx.get("q")
     least = "" if exact else "at least "
     details = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}
+    if details.get("bound_method") == "betting":
+        return (f"On D the event {_event_phrase(cx)} happens in {_share(p)} of outputs and on D′ "
+                f"in {_share(q)}; a test by betting, each draw tested by an event chosen before it, "
+                f"shows P[D] − e^ε·P[D′] is {least}")
     if details.get("bound_method") == "paired":
         return (f"On D the event {_event_phrase(cx)} happens in {_share(p)} of outputs and on D′ "
                 f"in {_share(q)}; counted on pairs drawn with the same randomness, P[D] − e^ε·P[D′] "
@@ -492,8 +496,9 @@ class SampledAudit(PrivacyAudit):
                      "A differential-privacy claim is refuted by a sampled audit.",
                      "A black-box audit found neighbouring datasets D, D' and an event S with "
                      "P[M(D) in S] > e^eps P[M(D') in S] + delta: the Clopper-Pearson lower bound on epsilon, "
-                     "from samples that played no part in choosing D, D' or S, exceeds the claim at the "
-                     "stated family-wise confidence.")
+                     "from samples that played no part in choosing D, D' or S, or a test by betting whose "
+                     "every draw was tested by an event chosen before it was drawn, exceeds the claim at "
+                     "the stated family-wise confidence.")
     DETAIL_FACTS = (("pair_label", "pair found by"), ("bound_method", "bound"),
                     ("candidates_validated", "candidates validated (family-wise)"), ("output_kind", "output"))
 
