@@ -78,7 +78,7 @@ from dpaudit.curves.audit import EARLY_THRESHOLDS
 from dpaudit.curves.claims import gdp_delta_formula
 from dpaudit.estimators.bounds import cp_lower, cp_upper
 
-SEEDS = range(5)
+SEEDS = range(21)
 ERRORS = (0.05, 0.10, 0.25, 1.0)
 CONFIDENCE = 0.95
 ORACLE_DRAWS = 400
@@ -199,10 +199,13 @@ def samples_to_refute_point(r: Any, claim_eps: float) -> tuple:
         return (r.samples if r.refuted else None), r.samples
     used = 0
     for look in rec["looks"]:
-        used += look["samples"]
         lb = (look.get("questions") or {}).get("logic")
         if lb is not None and lb > claim_eps:
-            return used, r.samples
+            # the betting look refuted when its wealth first reached 1/α; it bet on after that
+            # only to make the refutation strong (dpaudit.auditing.betting)
+            at = look.get("refuted_at")
+            return used + (at if at is not None else look["samples"]), r.samples
+        used += look["samples"]
     return None, r.samples
 
 
