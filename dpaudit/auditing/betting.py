@@ -82,8 +82,11 @@ __all__ = ["Betting", "Bettor", "bet", "look", "p_value", "kelly", "FIRST_ROWS",
 FIRST_ROWS = 8
 #: at most this many structured pairs get a first round
 MAX_PAIRS = 8
-#: a pair's batch is this share of the rows it has (geometric rounds)
+#: a pair's batch is this share of the rows it has (geometric rounds) ...
 GROWTH = 0.25
+#: ... or this share while no pair's bet promises growth (a round that bets nothing only looks
+#: for a bet: larger rounds, fewer event choices, for a correct mechanism about a third of them)
+EXPLORE = 1.0
 #: the bet is this share of the Kelly fraction estimated on the earlier draws
 FRACTION = 0.5
 #: ... times n/(n + PRIOR_ROWS) on n rows (a plug-in on few rows overbets)
@@ -363,7 +366,8 @@ class Bettor:
         if key is None:
             raise _NoEvent
         plan, (p, old_d, old_p, together) = self.plans[key], self.data[key]
-        m = int(min(max(FIRST_ROWS, GROWTH * old_d.shape[0]), sampler.remaining // 2))
+        growth = GROWTH if plan.growth > 0.0 else EXPLORE  # a bet, or a look for one
+        m = int(min(max(FIRST_ROWS, growth * old_d.shape[0]), sampler.remaining // 2))
         yd, yp = _draw(sampler, p, plan, self.root, m, deadline)
         num, den = (yd, yp) if plan.choice.numerator == 0 else (yp, yd)
         a, b = plan.choice.event.contains(num), plan.choice.event.contains(den)
