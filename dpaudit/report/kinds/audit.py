@@ -375,8 +375,11 @@ class PrivacyAudit(RecordKind):
                                          (("dataset", "D"), ("neighbour", "D′")) if key in cx)
         probs = None
         if "p" in cx or "q" in cx:
-            probs = {"p": fmt(cx.get("p")), "p_interval": interval_text(cx.get("p_interval")),
-                     "q": fmt(cx.get("q")), "q_interval": interval_text(cx.get("q_interval"))}
+            det = self.rec.get("details") if isinstance(self.rec.get("details"), Mapping) else {}
+            # the betting look's draws also chose S: their intervals describe, the wealth decides
+            on = " (the betting look's draws)" if det.get("bound_method") == "betting" else ""
+            probs = {"p": fmt(cx.get("p")), "p_interval": interval_text(cx.get("p_interval")) + on,
+                     "q": fmt(cx.get("q")), "q_interval": interval_text(cx.get("q_interval")) + on}
         return CounterexampleView(rows, event_text, probs, datasets, marked)
 
     def plots(self, salt: str) -> list[tuple[str, str]]:
@@ -529,7 +532,14 @@ class SampledAudit(PrivacyAudit):
         facts = super().stat_facts()
         det = self.rec.get("details") if isinstance(self.rec.get("details"), Mapping) else {}
         val = det.get("validation")
-        if isinstance(val, Mapping) and val.get("n_D") is not None:
+        if isinstance(val, Mapping) and val.get("n_D") is not None and val.get("design") == "betting":
+            # the betting look's draws of its last pair: they also chose its events, so these are
+            # a description, not the evidence (the wealth is: the p-value)
+            facts.append(("draws of the betting look", f"{fmt(val.get('in_event_D'))} of {fmt(val.get('n_D'))} "
+                                                       f"outputs on D in S, {fmt(val.get('in_event_D_prime'))} of "
+                                                       f"{fmt(val.get('n_D_prime'))} on D′ (each draw was bet on an "
+                                                       f"event chosen before it; S is the last one)"))
+        elif isinstance(val, Mapping) and val.get("n_D") is not None:
             facts.append(("validation split", f"{fmt(val.get('in_event_D'))} of {fmt(val.get('n_D'))} outputs "
                                               f"on D in S, {fmt(val.get('in_event_D_prime'))} of "
                                               f"{fmt(val.get('n_D_prime'))} on D′ ({val.get('design', '')})"))
