@@ -559,7 +559,9 @@ def _finding(spec: MechanismSpec, out: Any, ans: Any, confidence: float,
                    epsilon_lower_bound=b.epsilon_lb,
                    delta_lower_bound=max(0.0, b.delta_lb) if spec.delta > 0 else None,
                    counterexample=cx, strength=_strength(spec, ans, confidence, refuted),
-                   details=validated, samples=counts.n_num + counts.n_den, **common)
+                   details=validated,
+                   samples=ans.drawn if ans.drawn is not None else counts.n_num + counts.n_den,
+                   **common)
 
 
 def _limits(spec: MechanismSpec, out: Any, ans: Any) -> Any:
@@ -573,7 +575,9 @@ def _limits(spec: MechanismSpec, out: Any, ans: Any) -> Any:
     from dpaudit.estimators.limits import limits_of, point_reach
 
     b, counts = ans.bound, ans.counts
-    if b is not None and counts is not None and b.method != "betting":
+    if b is not None and b.method == "betting":
+        return None  # a wealth, not counts at a level: no ceiling or floor of a count to state
+    if b is not None and counts is not None:
         choice = ans.candidate.choice
         split = choice.split if b.method == choice.method else (0.5, 0.5)
         largest = max(ans.largest_n, counts.n_num, counts.n_den)

@@ -15,6 +15,7 @@ __all__ = [
     "UsageError",
     "LoadError",
     "MechanismError",
+    "OutputChanged",
     "TimeLimitReached",
     "NothingMatched",
 ]
@@ -72,6 +73,13 @@ def _short(x: Any, limit: int = 120) -> str:
         pass
     text = repr(x)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class OutputChanged(MechanismError):
+    """The mechanism returned an output of another kind or length than the kind its first outputs
+    fixed for the encoder (None after numbers, a vector of another length). An audit that fixed
+    the kind from a few outputs (the betting look's first draws) may meet what a larger first
+    batch would have seen: it leaves the question to the looks after it, which fix their own."""
 
 
 class TimeLimitReached(MechanismError):

@@ -104,8 +104,9 @@ GRID_FINE = 256
 #: its samples, for a bound that says how far the claim is off
 AFTER = 2.0
 STRONG = 5.0
-#: claims of ε above this are not bet on (the largest safe bet, e^−ε, is too small to win)
-MAX_EPSILON = 20.0
+#: claims of ε above this are not bet on (the largest safe bet, e^−ε, is too small to win: at
+#: ε = 8 an event never seen on D′ needs about 18,000 rows to refute it)
+MAX_EPSILON = 8.0
 #: outputs per dataset kept for the report's plots
 KEEP = 2_000
 _BET_WORD = 0xBE7_7106
@@ -135,13 +136,18 @@ class Betting:
     schema: Any = None
     #: the first outputs of that pair's numerator and denominator dataset (the report's plots)
     kept: Optional[list] = None
+    #: why the look stopped betting without a verdict of its own (an output kind its first
+    #: draws fixed was left: :class:`dpaudit.errors.OutputChanged`), or None
+    gave_up: Optional[str] = None
+    #: the betting look's draws over all its parts so far
+    drawn: int = 0
 
     def to_record(self) -> dict:
         return {"refuted": self.refuted, "refuted_at": self.refuted_at, "samples": self.samples,
                 "log_wealth": self.log_wealth, "epsilon_lb": self.epsilon_lb,
                 "delta_lb": self.delta_lb,
                 "pair": None if self.pair is None else self.pair.label, "rounds": len(self.rounds),
-                "last_rounds": self.rounds[-3:]}
+                "last_rounds": self.rounds[-3:], "gave_up": self.gave_up, "drawn": self.drawn}
 
 
 def kelly(vals: np.ndarray, weights: np.ndarray, lam_max: Any, iters: int = 60) -> np.ndarray:
@@ -219,6 +225,9 @@ def _plan(yd: np.ndarray, yp: np.ndarray, together: np.ndarray, schema: Any, egr
     best = None
     for paired, w in designs:
         lams = np.minimum(caps, shrink * FRACTION * kelly(vals, w, caps / FRACTION))
+        # at and below the claim, the claim's bet (safe there: the caps fall with ε′), so the
+        # wealth falls with ε′ there and a refuted claim has every grid point below it refuted
+        lams[:claim_i] = lams[claim_i]
         g = _growth(vals[:, claim_i], w, float(lams[claim_i]))
         if best is None or g > best.growth:
             best = _Plan(g, float(choice.projected), choice, paired, float(lams[claim_i]), lams)
@@ -316,7 +325,7 @@ class Bettor:
         found, its ``samples`` this part's, ``refuted_at`` counted from this part's start (None
         when the refutation came in an earlier part). A mechanism's failure is in ``error``;
         nothing here raises for it."""
-        from dpaudit.errors import MechanismError
+        from dpaudit.errors import MechanismError, OutputChanged, TimeLimitReached
 
         sampler = Sampler(self.spec, self.executor, self.encoder, budget)
         res = Betting()
@@ -351,6 +360,14 @@ class Bettor:
             pass
         except Exhausted:
             res.timed_out = res.timed_out or sampler.time_cut
+        except TimeLimitReached:  # the user's limit, not a fault: no verdict from this part
+            res.timed_out = True
+        except OutputChanged as exc:
+            # the first draws (8 rows a pair) fixed an output kind a later draw left (None now
+            # and then, vectors of varying length): the sampled looks fix theirs from a larger
+            # first batch, and report the mechanism's error if it is one; this look stops here
+            self.done = True
+            res.gave_up = str(exc)
         except MechanismError as exc:  # the caller reports it (and keeps what was found)
             res.error = exc
         self.used += sampler.used
@@ -392,12 +409,14 @@ class Bettor:
     def _result(self, res: Betting, sampler: Sampler) -> Betting:
         ci, enc = self.claim_i, self.encoder
         res.samples = sampler.used
+        res.drawn = self.used
         res.schema = enc.schema if enc.schema is not None else sampler.probed
         res.refuted = self.refuted_at is not None
         res.log_wealth = float(self.best[ci]) if np.isfinite(self.best[ci]) else 0.0
         res.epsilon_lb = float(self.grid[_lower_end(self.best, self.threshold)])
-        if self.dgrid.size:
-            res.delta_lb = float(self.dgrid[_lower_end(self.best_d, self.threshold)])
+        if self.dgrid.size:  # nothing refuted at the claimed δ: no bound on δ above 0
+            refuted_d = self.best_d[0] >= self.threshold
+            res.delta_lb = float(self.dgrid[_lower_end(self.best_d, self.threshold)]) if refuted_d else 0.0
         res.rounds = self.rounds
         if self.pair is not None:
             res.pair, res.choice = self.pair, self.choice
@@ -445,7 +464,7 @@ def look(bettor: Bettor, *, budget: int, timeout: Optional[float] = None,
     out = Outcome(samples=res.samples, timed_out=res.timed_out, error=res.error,
                   phases={"betting": res.to_record()}, schema=res.schema, encoder=bettor.encoder)
     ans = Answer(LOGIC, alpha=alpha if charge else 0.0, validated=0, timed_out=res.timed_out)
-    if res.counts is not None:
+    if res.counts is not None and res.gave_up is None:  # (gave up: the sampled looks ask afresh)
         n, x, y = res.counts
         half = alpha / 2.0
         # a refutation at the claim says the true ε is above it: a bound at least the claim's
@@ -460,6 +479,7 @@ def look(bettor: Bettor, *, budget: int, timeout: Optional[float] = None,
         ans.candidate = Candidate(res.pair, replace(res.choice, curve=None))
         ans.counts = Counts(n, n, x, y)
         ans.kept = res.kept
+        ans.drawn = res.drawn
         ans.validated = 1
     out.answers[LOGIC] = ans
     return out

@@ -159,8 +159,10 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
     and α)."""
     questions = tuple(questions or sampled.questions_of(spec))
     if plan is None and early_stop:
-        plan = schedule(budget, confidence, betting=sampled.LOGIC in questions) if min_look is None \
-            else schedule(budget, confidence, min_look, betting=sampled.LOGIC in questions)
+        # the betting look where the logic is asked of a claim it can bet on (ε not too large)
+        bets = sampled.LOGIC in questions and float(spec.epsilon) <= betting.MAX_EPSILON
+        plan = schedule(budget, confidence, betting=bets) if min_look is None \
+            else schedule(budget, confidence, min_look, betting=bets)
     staged = early_stop and plan is not None
     point = PointLooks(spec, executor, questions, alpha=1.0 - confidence,
                        early=len(plan.budgets) if staged else 0,
@@ -263,7 +265,7 @@ class PointLooks:
             return True
         spec, best = self.spec, self.best
         for q, ans in out.answers.items():
-            if _refutes(ans, spec) and (q not in best or ans.bound.epsilon_lb > best[q].bound.epsilon_lb):
+            if _refutes(ans, spec) and (q not in best or _stronger(ans, best[q], spec, self.alpha)):
                 best[q] = ans
             settled = _refutes(ans, spec) and _settled(ans, spec)
             if settled and q == sampled.LOGIC and ans.bound.method == "betting" \
@@ -321,6 +323,19 @@ class PointLooks:
                  if q not in best or (a.bound is not None and a.bound.epsilon_lb >= best[q].bound.epsilon_lb)}
         return _merged(self.main or out, {**best, **final, **self.answered}, qs, used, spent,
                        error=out.error)
+
+
+def _stronger(new: Any, old: Any, spec: MechanismSpec, alpha: float) -> bool:
+    """Whether refuting answer ``new`` replaces ``old`` as a question's strongest: a later part of
+    the betting look always (one wealth process: its largest wealth and bound only grow); a plain
+    refutation over a marginal one, never a marginal one over a plain one (the verdict would
+    read MARGINAL where the run had refuted plainly); else the larger bound."""
+    if new.bound.method == "betting" and old.bound.method == "betting":
+        return True
+    new_m, old_m = _marginal(new, spec, alpha), _marginal(old, spec, alpha)
+    if new_m != old_m:
+        return old_m
+    return new.bound.epsilon_lb > old.bound.epsilon_lb
 
 
 def _spend(spent: dict, out: sampled.Outcome) -> None:

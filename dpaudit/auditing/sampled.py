@@ -122,6 +122,9 @@ class Answer:
     #: where a staged validation stopped (:class:`dpaudit.auditing.validate.Stopped`; None: the
     #: whole sample was counted, or the validation was not staged)
     stopped: Any = None
+    #: the draws behind a betting answer (:mod:`dpaudit.auditing.betting`: every part's, all
+    #: pairs'), None for a validated one (its counts say how many)
+    drawn: Optional[int] = None
 
 
 @dataclass(slots=True)

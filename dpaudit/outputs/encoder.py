@@ -14,7 +14,7 @@ from typing import Any, Hashable, Optional
 
 import numpy as np
 
-from dpaudit.errors import MechanismError
+from dpaudit.errors import MechanismError, OutputChanged
 from dpaudit.output_values import (NEG_ZERO, element_value, form_name, form_of, holds_zero,
                                    signed_zeros, to_float)
 from dpaudit.outputs.normalise import Normaliser
@@ -299,7 +299,7 @@ class OutputEncoder(Normaliser):
                 what = "None"
             else:  # the batch's example vector is of the old length; another of it is not
                 what = "vectors of another length"
-            raise MechanismError(f"changed output length between calls: returned {what} after "
+            raise OutputChanged(f"changed output length between calls: returned {what} after "
                                  f"vectors of length {cur.length} (declare output='mixed' for "
                                  f"outputs of varying length)", data, v)
         big = found.get(_CAT)
@@ -308,12 +308,12 @@ class OutputEncoder(Normaliser):
                                  f"integers: float64 cannot hold it exactly (return such outputs "
                                  f"as str to audit them as categories)", data, big)
         if _NONE in found and k in numeric and cur.ordered:
-            raise MechanismError(f"changed output type between calls: returned None after "
+            raise OutputChanged(f"changed output type between calls: returned None after "
                                  f"{cur.description} outputs (declare output='mixed' for a value "
                                  f"that may be None)", data, None)
         bad_class = next(iter(found))
         v = found[bad_class]
-        raise MechanismError(f"changed output type between calls: returned {bad_class} "
+        raise OutputChanged(f"changed output type between calls: returned {bad_class} "
                              f"{_short(v)} after {cur.description} outputs", data, v)
 
     def _declared(self, schema: OutputSchema, found: dict[str, Any], data: Any) -> OutputSchema:
@@ -442,7 +442,7 @@ class OutputEncoder(Normaliser):
             if out is None or out.ndim != 2 or out.shape[1] != s.length:
                 for v in seq:
                     if len(v) != s.length:
-                        raise MechanismError(f"changed output length between calls: returned "
+                        raise OutputChanged(f"changed output length between calls: returned "
                                              f"{_short(v)} of length {len(v)} after vectors of "
                                              f"length {s.length}", data, v)
                 big = next((b for b in map(_big_int, seq) if b is not None), None)

@@ -235,3 +235,29 @@ def test_the_logic_rides_along_when_the_final_look_runs_anyway(float_lb, logic_r
     ends = point.settles(1, out)
     assert (sampled.LOGIC in point.pending) is logic_rides_along
     assert ends is not logic_rides_along
+
+
+def test_a_marginal_refutation_never_replaces_a_plain_one_and_a_later_betting_part_always_does():
+    # a sampled look's larger but marginal bound replaced the betting look's plain refutation, and
+    # the run read MARGINAL; and a betting part that tied its earlier part's bound lost to it,
+    # reporting the earlier (smaller) wealth: the strongest refutation is chosen by _stronger
+    from types import SimpleNamespace
+
+    from dpaudit.auditing import looks, sampled
+    from dpaudit.estimators.bounds import Counts
+
+    spec = SimpleNamespace(epsilon=1.0, delta=0.0)
+    plain = _answer(sampled.LOGIC, 1.2)
+    marginal = _answer(sampled.LOGIC, 1.5)
+    marginal.counts = Counts(1000, 1000, 70, 20)  # p of about 0.04: marginal
+    assert looks._marginal(marginal, spec, 0.05) and not looks._marginal(plain, spec, 0.05)
+    assert not looks._stronger(marginal, plain, spec, 0.05)
+    assert looks._stronger(plain, marginal, spec, 0.05)
+
+    def betting(log_wealth):
+        bound = SimpleNamespace(epsilon_lb=1.1, alpha=0.01, method="betting", log_wealth=log_wealth)
+        return SimpleNamespace(question=sampled.LOGIC, bound=bound, alpha=0.01, counts=plain.counts,
+                               candidate=plain.candidate)
+
+    first, second = betting(6.0), betting(9.6)  # the same bound: the later part's wealth counts
+    assert looks._stronger(second, first, spec, 0.05)

@@ -107,8 +107,8 @@ def _delta_gap(rec: Mapping[str, Any], cx: Mapping[str, Any], eps: Any, exact: b
     details = rec.get("details") if isinstance(rec.get("details"), Mapping) else {}
     if details.get("bound_method") == "betting":
         return (f"On D the event {_event_phrase(cx)} happens in {_share(p)} of outputs and on D′ "
-                f"in {_share(q)}; a test by betting, each draw tested by an event chosen before it, "
-                f"shows P[D] − e^ε·P[D′] is {least}")
+                f"in {_share(q)}; a test by betting on draws like these (each bet on an event chosen "
+                f"before it, S the last) shows the mechanism's δ at this ε is {least}")
     if details.get("bound_method") == "paired":
         return (f"On D the event {_event_phrase(cx)} happens in {_share(p)} of outputs and on D′ "
                 f"in {_share(q)}; counted on pairs drawn with the same randomness, P[D] − e^ε·P[D′] "
