@@ -243,16 +243,17 @@ def test_a_marginal_refutation_never_replaces_a_plain_one_and_a_later_betting_pa
     # reporting the earlier (smaller) wealth: the strongest refutation is chosen by _stronger
     from types import SimpleNamespace
 
-    from dpaudit.auditing import looks, sampled
+    from dpaudit.auditing import sampled
+    from dpaudit.auditing.looks import _marginal, _stronger  # private: the rule under test
     from dpaudit.estimators.bounds import Counts
 
     spec = SimpleNamespace(epsilon=1.0, delta=0.0)
     plain = _answer(sampled.LOGIC, 1.2)
     marginal = _answer(sampled.LOGIC, 1.5)
     marginal.counts = Counts(1000, 1000, 70, 20)  # p of about 0.04: marginal
-    assert looks._marginal(marginal, spec, 0.05) and not looks._marginal(plain, spec, 0.05)
-    assert not looks._stronger(marginal, plain, spec, 0.05)
-    assert looks._stronger(plain, marginal, spec, 0.05)
+    assert _marginal(marginal, spec, 0.05) and not _marginal(plain, spec, 0.05)
+    assert not _stronger(marginal, plain, spec, 0.05)
+    assert _stronger(plain, marginal, spec, 0.05)
 
     def betting(log_wealth):
         bound = SimpleNamespace(epsilon_lb=1.1, alpha=0.01, method="betting", log_wealth=log_wealth)
@@ -260,4 +261,4 @@ def test_a_marginal_refutation_never_replaces_a_plain_one_and_a_later_betting_pa
                                candidate=plain.candidate)
 
     first, second = betting(6.0), betting(9.6)  # the same bound: the later part's wealth counts
-    assert looks._stronger(second, first, spec, 0.05)
+    assert _stronger(second, first, spec, 0.05)
