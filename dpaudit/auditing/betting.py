@@ -66,11 +66,10 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from dpaudit.auditing.race import Candidate
-from dpaudit.auditing.sampled import LOGIC, Answer, Outcome
+from dpaudit.auditing.sampled import LOGIC, Answer, Outcome, pattern_pairs
 from dpaudit.auditing.sampler import KEEP_BYTES, Exhausted, Sampler
-from dpaudit.estimators.bounds import Bound, Counts, cp_lower, cp_upper
+from dpaudit.estimators.bounds import Bound, Counts, cp_interval
 from dpaudit.estimators.selection import choose_event
-from dpaudit.neighbours.patterns import structured_pairs
 from dpaudit.neighbours.relations import Pair
 from dpaudit.outputs import OutputEncoder
 from dpaudit.spec import MechanismSpec
@@ -217,9 +216,7 @@ def _plan(yd: np.ndarray, yp: np.ndarray, together: np.ndarray, schema: Any, egr
         both = np.count_nonzero(at & bt)
         n10, n01 = np.count_nonzero(at) - both, np.count_nonzero(bt) - both
         designs.insert(0, (True, np.array([n10, both, n01, k - n10 - both - n01], dtype=float) / k))
-    if k >= DESIGN_ROWS:  # the design from the estimates; on fewer rows, one seed
-        pass
-    elif k:
+    if 0 < k < DESIGN_ROWS:  # on few rows drawn on one seed, one seed; from more, the estimates
         designs = designs[:1]
     shrink = n / (n + PRIOR_ROWS)  # a plug-in on few rows overbets: less, the fewer they are
     best = None
@@ -283,12 +280,7 @@ class Bettor:
         self.spec, self.executor, self.alpha, self.seed = spec, executor, float(alpha), int(seed)
         self.eps, self.delta = float(spec.epsilon), float(spec.delta)
         self.encoder = encoder or OutputEncoder(spec.output)
-        if pairs is None:
-            pairs = structured_pairs(spec.neighbours, spec.domain, spec.size, both_orders=False)
-            if spec.first_pairs:
-                first = list(spec.first_pairs)
-                pairs = first + [p for p in pairs if p.key not in {q.key for q in first}]
-        self.pairs = pairs[:MAX_PAIRS]
+        self.pairs = (pattern_pairs(spec) if pairs is None else pairs)[:MAX_PAIRS]
         eps, delta = self.eps, self.delta
         self.able = bool(self.pairs) and eps <= MAX_EPSILON
         eps = min(eps, MAX_EPSILON)  # (the grid of a claim not bet on is never used)
@@ -344,7 +336,7 @@ class Bettor:
                 if deadline is not None and time.monotonic() > deadline:
                     res.timed_out = True
                     break
-                self._round(sampler, deadline, res)
+                self._round(sampler, deadline)
                 if progress is not None:
                     progress({"phase": "betting", "samples": sampler.used, "budget": budget,
                               "log_wealth": float(self.logw[ci])})
@@ -373,7 +365,7 @@ class Bettor:
         self.used += sampler.used
         return self._result(res, sampler)
 
-    def _round(self, sampler: Sampler, deadline: Optional[float], res: Betting) -> None:
+    def _round(self, sampler: Sampler, deadline: Optional[float]) -> None:
         """One round (module docstring): choose on the draws so far, draw a batch, bet."""
         for key, (p, yd, yp, together) in self.data.items():
             if key not in self.plans:
@@ -466,15 +458,12 @@ def look(bettor: Bettor, *, budget: int, timeout: Optional[float] = None,
     ans = Answer(LOGIC, alpha=alpha if charge else 0.0, validated=0, timed_out=res.timed_out)
     if res.counts is not None and res.gave_up is None:  # (gave up: the sampled looks ask afresh)
         n, x, y = res.counts
-        half = alpha / 2.0
         # a refutation at the claim says the true ε is above it: a bound at least the claim's
         # next double, whatever grid point the confidence sequence's lower end fell on
         eps_lb = max(res.epsilon_lb, math.nextafter(float(spec.epsilon), math.inf)) if res.refuted \
             else min(res.epsilon_lb, float(spec.epsilon))
-        ans.bound = Bound(eps_lb, res.delta_lb, x / n, y / n,
-                          (float(cp_lower(x, n, half)), float(cp_upper(x, n, half))),
-                          (float(cp_lower(y, n, half)), float(cp_upper(y, n, half))),
-                          "betting", alpha, res.log_wealth)
+        ans.bound = Bound(eps_lb, res.delta_lb, x / n, y / n, cp_interval(x, n, alpha),
+                          cp_interval(y, n, alpha), "betting", alpha, res.log_wealth)
         # the event as chosen, with no projected curve: its draws are the bet's, not a split's
         ans.candidate = Candidate(res.pair, replace(res.choice, curve=None))
         ans.counts = Counts(n, n, x, y)

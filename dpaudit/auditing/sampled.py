@@ -79,7 +79,7 @@ from dpaudit.neighbours.relations import Pair
 from dpaudit.outputs import OutputEncoder
 from dpaudit.spec import MechanismSpec, OutputKind
 
-__all__ = ["Candidate", "Answer", "Outcome", "run", "questions_of", "share_of", "SEARCH_SHARE", "RACE",
+__all__ = ["Candidate", "Answer", "Outcome", "run", "pattern_pairs", "questions_of", "share_of", "SEARCH_SHARE", "RACE",
            "MIN_RACE_SAMPLES", "RACE_PATTERNS", "MIN_SCORE_SAMPLES", "FLOAT_SHARE",
            "FLOAT_VALIDATION", "FLOAT_MIN_VALIDATION", "FLOAT_TARGET", "FLOAT_MOST",
            "float_validation", "NO_FLOAT_KINDS", "LOGIC", "FLOAT"]
@@ -163,6 +163,17 @@ class Outcome:
     @property
     def validated(self) -> int:
         return self._first().validated
+
+
+def pattern_pairs(spec: MechanismSpec) -> list[Pair]:
+    """The structured pairs of ``spec``'s relation in one order each
+    (:func:`~dpaudit.neighbours.patterns.structured_pairs`), the replay stage's pairs first."""
+    patterns = structured_pairs(spec.neighbours, spec.domain, spec.size, both_orders=False)
+    if not spec.first_pairs:
+        return patterns
+    first = list(spec.first_pairs)
+    keys = {q.key for q in first}
+    return first + [p for p in patterns if p.key not in keys]
 
 
 def questions_of(spec: MechanismSpec) -> tuple[str, ...]:
@@ -255,10 +266,7 @@ def run(spec: MechanismSpec, executor: Any, *, budget: int, confidence: float, s
     a = _Audit(spec, sampler, confidence, validate, seed, deadline, progress, questions)
     out = Outcome()
     try:
-        patterns = structured_pairs(spec.neighbours, spec.domain, spec.size, both_orders=False)
-        if spec.first_pairs:  # the replay stage's pairs, scored first
-            first = list(spec.first_pairs)
-            patterns = first + [p for p in patterns if p.key not in {q.key for q in first}]
+        patterns = pattern_pairs(spec)
         if patterns:  # how wide the outputs are sizes the batches and the selection samples
             sampler.probe_width(patterns[0].dataset, seed)
         # a None on the probe's one dataset says nothing of the others (None on an empty dataset,

@@ -46,7 +46,7 @@ from scipy.special import ndtri
 from dpaudit.claims import check_confidence
 from dpaudit.errors import InvalidArgument
 
-__all__ = ["METHODS", "Counts", "Bound", "cp_lower", "cp_upper", "validated_bound",
+__all__ = ["METHODS", "Counts", "Bound", "cp_lower", "cp_upper", "cp_interval", "validated_bound",
            "projected_lb", "projected_lbs", "SPLITS", "bonferroni", "method", "BoundMethod",
            "Marginal", "Ratio", "Paired", "dkw_width"]
 
@@ -91,6 +91,12 @@ def cp_upper(k, n, alpha: float):
         hi = np.asarray(betainccinv(k + 1.0, m - k, alpha), dtype=float)
     hi = np.where((n <= 0) | (k >= n), 1.0, hi)
     return hi if hi.ndim else float(hi)
+
+
+def cp_interval(k: int, n: int, alpha: float) -> tuple[float, float]:
+    """Two-sided (1 − α) Clopper-Pearson interval on p from k successes in n trials (α/2 a side):
+    the frequencies' intervals a bound reports."""
+    return float(cp_lower(k, n, alpha / 2)), float(cp_upper(k, n, alpha / 2))
 
 
 def dkw_width(n: int, alpha: float) -> float:
@@ -281,9 +287,8 @@ class BoundMethod(ABC):
             delta_lb = float(self.delta_lb(c, alpha, w, epsilon))
         p = c.x / c.n_num if c.n_num else 0.0
         q = c.y / c.n_den if c.n_den else 0.0
-        p_int = (float(cp_lower(c.x, c.n_num, alpha / 2)), float(cp_upper(c.x, c.n_num, alpha / 2)))
-        q_int = (float(cp_lower(c.y, c.n_den, alpha / 2)), float(cp_upper(c.y, c.n_den, alpha / 2)))
-        return Bound(float(eps_lb), delta_lb, p, q, p_int, q_int, self.name, float(alpha))
+        return Bound(float(eps_lb), delta_lb, p, q, cp_interval(c.x, c.n_num, alpha),
+                     cp_interval(c.y, c.n_den, alpha), self.name, float(alpha))
 
 
 class Marginal(BoundMethod):
